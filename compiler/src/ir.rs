@@ -1,0 +1,180 @@
+//! A thin, safe-to-call layer over the MLIR C API for rewriting IR inside our passes.
+//!
+//! melior's typed handles tie values to borrows of their blocks, which fights in-place rewriting
+//! (insert before an op, replace uses, erase). Passes work on raw handles through this module; every
+//! `unsafe` here relies on one invariant: the handles come from the live module the pass is running on.
+
+use mlir_sys::*;
+use std::ffi::{c_void, CString};
+
+pub type Op = MlirOperation;
+pub type Val = MlirValue;
+
+fn sref(s: &str) -> MlirStringRef {
+    MlirStringRef { data: s.as_ptr() as *const _, length: s.len() }
+}
+
+fn string_of(r: MlirStringRef) -> String {
+    if r.data.is_null() {
+        return String::new();
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(r.data as *const u8, r.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+unsafe extern "C" fn append_to_string(s: MlirStringRef, data: *mut c_void) {
+    let out = unsafe { &mut *(data as *mut String) };
+    out.push_str(&string_of(s));
+}
+
+pub fn op_name(op: Op) -> String {
+    unsafe { string_of(mlirIdentifierStr(mlirOperationGetName(op))) }
+}
+
+pub fn type_to_string(t: MlirType) -> String {
+    let mut s = String::new();
+    unsafe { mlirTypePrint(t, Some(append_to_string), &mut s as *mut String as *mut c_void) };
+    s
+}
+
+pub fn value_type(v: Val) -> MlirType {
+    unsafe { mlirValueGetType(v) }
+}
+
+pub fn operand(op: Op, i: usize) -> Val {
+    unsafe { mlirOperationGetOperand(op, i as isize) }
+}
+
+pub fn operand_count(op: Op) -> usize {
+    unsafe { mlirOperationGetNumOperands(op) as usize }
+}
+
+pub fn result(op: Op, i: usize) -> Val {
+    unsafe { mlirOperationGetResult(op, i as isize) }
+}
+
+pub fn location(op: Op) -> MlirLocation {
+    unsafe { mlirOperationGetLocation(op) }
+}
+
+pub fn context(op: Op) -> MlirContext {
+    unsafe { mlirOperationGetContext(op) }
+}
+
+/// Reports an error at an op's location through the context's diagnostic handler.
+pub fn emit_error(loc: MlirLocation, message: &str) {
+    let c = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    unsafe { mlirEmitError(loc, c.as_ptr()) }
+}
+
+pub fn parse_type(ctx: MlirContext, text: &str) -> Option<MlirType> {
+    let t = unsafe { mlirTypeParseGet(ctx, sref(text)) };
+    (!t.ptr.is_null()).then_some(t)
+}
+
+pub fn parse_attr(ctx: MlirContext, text: &str) -> Option<MlirAttribute> {
+    let a = unsafe { mlirAttributeParseGet(ctx, sref(text)) };
+    (!a.ptr.is_null()).then_some(a)
+}
+
+/// All ops nested in `root` (not `root` itself), in pre-order.
+pub fn nested_ops(root: Op) -> Vec<Op> {
+    unsafe extern "C" fn collect(op: MlirOperation, data: *mut c_void) -> MlirWalkResult {
+        let v = unsafe { &mut *(data as *mut Vec<Op>) };
+        v.push(op);
+        MlirWalkResult_MlirWalkResultAdvance
+    }
+    let mut ops = Vec::new();
+    unsafe { mlirOperationWalk(root, Some(collect), &mut ops as *mut Vec<Op> as *mut c_void, MlirWalkOrder_MlirWalkPreOrder) };
+    ops.retain(|o: &Op| o.ptr != root.ptr);
+    ops
+}
+
+pub fn entry_block(func: Op) -> MlirBlock {
+    unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0)) }
+}
+
+pub fn block_args(block: MlirBlock) -> Vec<Val> {
+    let n = unsafe { mlirBlockGetNumArguments(block) };
+    (0..n).map(|i| unsafe { mlirBlockGetArgument(block, i) }).collect()
+}
+
+pub fn insert_block_arg(block: MlirBlock, pos: usize, ty: MlirType, loc: MlirLocation) -> Val {
+    unsafe { mlirBlockInsertArgument(block, pos as isize, ty, loc) }
+}
+
+pub fn erase_block_arg(block: MlirBlock, pos: usize) {
+    unsafe { mlirBlockEraseArgument(block, pos as u32) }
+}
+
+pub fn same_value(a: Val, b: Val) -> bool {
+    unsafe { mlirValueEqual(a, b) }
+}
+
+pub fn set_attr(op: Op, name: &str, attr: MlirAttribute) {
+    unsafe { mlirOperationSetAttributeByName(op, sref(name), attr) }
+}
+
+pub fn function_type_attr(ctx: MlirContext, inputs: &[MlirType]) -> MlirAttribute {
+    unsafe { mlirTypeAttrGet(mlirFunctionTypeGet(ctx, inputs.len() as isize, inputs.as_ptr(), 0, std::ptr::null())) }
+}
+
+/// Replaces every use of `op`'s results with `with` and erases `op`.
+pub fn replace_op(op: Op, with: &[Val]) {
+    for (i, v) in with.iter().enumerate() {
+        unsafe { mlirValueReplaceAllUsesOfWith(result(op, i), *v) };
+    }
+    unsafe { mlirOperationDestroy(op) }
+}
+
+/// Creates ops immediately before an anchor op, at a given location.
+pub struct Builder {
+    pub ctx: MlirContext,
+    block: MlirBlock,
+    anchor: Op,
+    pub loc: MlirLocation,
+}
+
+impl Builder {
+    pub fn before(anchor: Op) -> Builder {
+        Builder { ctx: context(anchor), block: unsafe { mlirOperationGetBlock(anchor) }, anchor, loc: location(anchor) }
+    }
+
+    /// Creates an op before the anchor; `attrs` are parsed from MLIR attribute syntax.
+    pub fn create(&self, name: &str, operands: &[Val], results: &[MlirType], attrs: &[(&str, MlirAttribute)]) -> Op {
+        unsafe {
+            let mut state = mlirOperationStateGet(sref(name), self.loc);
+            mlirOperationStateAddOperands(&mut state, operands.len() as isize, operands.as_ptr());
+            mlirOperationStateAddResults(&mut state, results.len() as isize, results.as_ptr());
+            let named: Vec<MlirNamedAttribute> =
+                attrs.iter().map(|(n, a)| mlirNamedAttributeGet(mlirIdentifierGet(self.ctx, sref(n)), *a)).collect();
+            mlirOperationStateAddAttributes(&mut state, named.len() as isize, named.as_ptr());
+            let op = mlirOperationCreate(&mut state);
+            mlirBlockInsertOwnedOperationBefore(self.block, self.anchor, op);
+            op
+        }
+    }
+
+    pub fn ty(&self, text: &str) -> MlirType {
+        parse_type(self.ctx, text).unwrap_or_else(|| panic!("internal error: bad builtin type `{text}`"))
+    }
+
+    pub fn attr(&self, text: &str) -> MlirAttribute {
+        parse_attr(self.ctx, text).unwrap_or_else(|| panic!("internal error: bad builtin attribute `{text}`"))
+    }
+
+    pub fn const_int(&self, value: i64, ty: &str) -> Val {
+        let t = self.ty(ty);
+        let a = self.attr(&format!("{value} : {ty}"));
+        result(self.create("arith.constant", &[], &[t], &[("value", a)]), 0)
+    }
+
+    pub fn binary(&self, name: &str, a: Val, b: Val) -> Val {
+        result(self.create(name, &[a, b], &[value_type(a)], &[]), 0)
+    }
+
+    pub fn cast(&self, name: &str, a: Val, to: &str) -> Val {
+        let t = self.ty(to);
+        result(self.create(name, &[a], &[t], &[]), 0)
+    }
+}

@@ -1,0 +1,236 @@
+//! The compilation pipeline: `.cute` → AST → `cute` IR → gpu/llvm → NVVM → PTX → cubin, each stage
+//! printable.
+
+use crate::ir;
+use crate::passes;
+use crate::ptxas;
+use cute_lang::diag::Diagnostic;
+use melior::ir::operation::OperationLike;
+pub use melior::ir::Module;
+use melior::pass::PassManager;
+use melior::Context;
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Ast,
+    Cute,
+    Gpu,
+    Llvm,
+    Ptx,
+    Cubin,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 6] = [Stage::Ast, Stage::Cute, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Cubin];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Ast => "ast",
+            Stage::Cute => "cute",
+            Stage::Gpu => "gpu",
+            Stage::Llvm => "llvm",
+            Stage::Ptx => "ptx",
+            Stage::Cubin => "cubin",
+        }
+    }
+}
+
+/// GPU architectures cutec targets.
+pub const ARCHES: [&str; 3] = ["sm_90", "sm_90a", "sm_80"];
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub arch: String,
+    pub ptxas: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { arch: "sm_90".into(), ptxas: None }
+    }
+}
+
+pub enum Output {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+#[derive(Debug)]
+pub enum CompileError {
+    /// Errors in the `.cute` source, with spans.
+    Source(Vec<Diagnostic>),
+    /// Errors reported by MLIR (verifiers, passes), already formatted as `file:line:col: error: ...`.
+    Mlir(Vec<String>),
+    Ptxas(ptxas::PtxasError),
+    Internal(String),
+}
+
+/// The upstream passes from the lowered `gpu` form to NVVM/LLVM inside the gpu.module.
+fn llvm_pipeline(arch: &str) -> String {
+    format!(
+        "nvvm-attach-target{{chip={arch} O=3 features=+ptx80}},\
+         gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-arith-to-llvm,canonicalize,cse,reconcile-unrealized-casts),\
+         ensure-debug-info-scope-on-llvm-func{{emission-kind=DebugDirectivesOnly}}"
+    )
+}
+
+const PTX_PIPELINE: &str = "gpu-module-to-binary{format=isa}";
+
+/// Owns the MLIR context and collects its diagnostics.
+pub struct Session {
+    pub context: Context,
+    diagnostics: Rc<RefCell<Vec<String>>>,
+}
+
+/// `loc("file":3:5)` → `file:3:5`; other locations print as MLIR prints them.
+fn location_prefix(loc: &str) -> String {
+    let inner = loc.strip_prefix("loc(").and_then(|s| s.strip_suffix(')')).unwrap_or(loc);
+    if let Some(rest) = inner.strip_prefix('"') {
+        if let Some((file, lc)) = rest.split_once("\":") {
+            return format!("{file}:{lc}");
+        }
+    }
+    inner.to_string()
+}
+
+impl Session {
+    pub fn new() -> Result<Session, CompileError> {
+        let context = cute_dialect::new_context().map_err(|e| CompileError::Internal(e.0))?;
+        let diagnostics = Rc::new(RefCell::new(Vec::new()));
+        let sink = diagnostics.clone();
+        context.attach_diagnostic_handler(move |d| {
+            let severity = match d.severity() {
+                melior::diagnostic::DiagnosticSeverity::Error => "error",
+                melior::diagnostic::DiagnosticSeverity::Warning => "warning",
+                melior::diagnostic::DiagnosticSeverity::Note => "note",
+                melior::diagnostic::DiagnosticSeverity::Remark => "remark",
+            };
+            let mut text = format!("{}: {severity}: {d}", location_prefix(&d.location().to_string()));
+            for i in 0..d.note_count() {
+                if let Ok(n) = d.note(i) {
+                    text.push_str(&format!("\n{}: note: {n}", location_prefix(&n.location().to_string())));
+                }
+            }
+            sink.borrow_mut().push(text);
+            true
+        });
+        Ok(Session { context, diagnostics })
+    }
+
+    fn take_diagnostics(&self) -> Vec<String> {
+        std::mem::take(&mut *self.diagnostics.borrow_mut())
+    }
+
+    fn mlir_error(&self, fallback: &str) -> CompileError {
+        let mut d = self.take_diagnostics();
+        if d.is_empty() {
+            d.push(format!("error: {fallback}"));
+        }
+        CompileError::Mlir(d)
+    }
+
+    /// Parses textual IR (the `cute` dialect and upstream dialects) and verifies it.
+    pub fn parse(&self, text: &str, name: &str) -> Result<Module<'_>, CompileError> {
+        let _ = name;
+        let module = Module::parse(&self.context, text).ok_or_else(|| self.mlir_error("the IR does not parse"))?;
+        if !module.as_operation().verify() {
+            return Err(self.mlir_error("the IR does not verify"));
+        }
+        Ok(module)
+    }
+
+    /// Runs a list of passes: each entry is one of ours by name or an upstream pipeline element.
+    pub fn run_passes(&self, module: &mut Module, pipeline: &[String]) -> Result<(), CompileError> {
+        let pm = PassManager::new(&self.context);
+        for element in pipeline {
+            if let Some(p) = passes::find(element) {
+                pm.add_pass((p.create)());
+            } else {
+                add_upstream(&pm, element).map_err(|e| CompileError::Mlir(vec![format!("error: invalid pass pipeline `{element}`: {e}")]))?;
+            }
+        }
+        pm.run(module).map_err(|_| self.mlir_error("a pass failed"))?;
+        Ok(())
+    }
+}
+
+/// Appends an upstream textual pipeline to the top-level pass manager (melior's
+/// `parse_pass_pipeline` would replace the passes already added).
+fn add_upstream(pm: &PassManager, pipeline: &str) -> Result<(), String> {
+    unsafe extern "C" fn collect(s: mlir_sys::MlirStringRef, data: *mut c_void) {
+        let out = unsafe { &mut *(data as *mut String) };
+        let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
+        out.push_str(&String::from_utf8_lossy(bytes));
+    }
+    let mut message = String::new();
+    let text = mlir_sys::MlirStringRef { data: pipeline.as_ptr() as *const _, length: pipeline.len() };
+    let ok = unsafe {
+        mlir_sys::mlirOpPassManagerAddPipeline(
+            pm.as_operation_pass_manager().to_raw(),
+            text,
+            Some(collect),
+            &mut message as *mut String as *mut c_void,
+        )
+    };
+    if ok.value == 0 {
+        Err(message)
+    } else {
+        Ok(())
+    }
+}
+
+fn ptx_of(module: &Module) -> Result<String, CompileError> {
+    for op in ir::nested_ops(module.as_operation().to_raw()) {
+        if ir::op_name(op) != "gpu.binary" {
+            continue;
+        }
+        let objects = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, mlir_sys::MlirStringRef { data: b"objects".as_ptr() as *const _, length: 7 }) };
+        if objects.ptr.is_null() || unsafe { mlir_sys::mlirArrayAttrGetNumElements(objects) } == 0 {
+            break;
+        }
+        let object = unsafe { mlir_sys::mlirArrayAttrGetElement(objects, 0) };
+        let s = unsafe { mlir_sys::mlirGPUObjectAttrGetObject(object) };
+        let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
+        return Ok(String::from_utf8_lossy(bytes).into_owned());
+    }
+    Err(CompileError::Internal("gpu-module-to-binary produced no object".into()))
+}
+
+/// Compiles `.cute` source up to `stage`.
+pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<Output, CompileError> {
+    if !ARCHES.contains(&options.arch.as_str()) {
+        return Err(CompileError::Internal(format!("unsupported architecture `{}`; use one of {}", options.arch, ARCHES.join(", "))));
+    }
+    let file = cute_lang::front_end(source).map_err(CompileError::Source)?;
+    if stage == Stage::Ast {
+        return Ok(Output::Text(format!("{file:#?}\n")));
+    }
+    // Find ptxas before the expensive work, so a missing install is reported at once.
+    let ptxas_path = if stage == Stage::Cubin { Some(ptxas::find(options.ptxas.as_deref()).map_err(CompileError::Ptxas)?) } else { None };
+    let text = crate::lower::lower_to_cute_text(&file, file_name, source).map_err(CompileError::Source)?;
+    let session = Session::new()?;
+    let mut module = session.parse(&text, file_name)?;
+    let print = |m: &Module| Output::Text(format!("{}\n", m.as_operation()));
+    if stage == Stage::Cute {
+        return Ok(print(&module));
+    }
+    session.run_passes(&mut module, &[passes::lower_to_gpu::NAME.to_string()])?;
+    if stage == Stage::Gpu {
+        return Ok(print(&module));
+    }
+    session.run_passes(&mut module, &[llvm_pipeline(&options.arch)])?;
+    if stage == Stage::Llvm {
+        return Ok(print(&module));
+    }
+    session.run_passes(&mut module, &[PTX_PIPELINE.to_string()])?;
+    let ptx = ptx_of(&module)?;
+    if stage == Stage::Ptx {
+        return Ok(Output::Text(ptx));
+    }
+    let cubin = ptxas::assemble(ptxas_path.as_deref().unwrap_or(std::path::Path::new("ptxas")), &ptx, &options.arch).map_err(CompileError::Ptxas)?;
+    Ok(Output::Binary(cubin))
+}

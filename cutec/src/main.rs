@@ -1,0 +1,202 @@
+//! `cutec`: the command-line driver. Argument parsing, file I/O and printing only; the work is in
+//! the `cute-lang`, `cute-layout` and `cute-compiler` crates.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use cute_compiler::{compile, CompileError, Options, Output, Session, Stage};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cutec", version, about = "Ahead-of-time compiler for .cute GPU kernels (CuTe layout algebra)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Emit {
+    Ast,
+    Cute,
+    Gpu,
+    Llvm,
+    Ptx,
+    Cubin,
+}
+
+impl From<Emit> for Stage {
+    fn from(e: Emit) -> Stage {
+        match e {
+            Emit::Ast => Stage::Ast,
+            Emit::Cute => Stage::Cute,
+            Emit::Gpu => Stage::Gpu,
+            Emit::Llvm => Stage::Llvm,
+            Emit::Ptx => Stage::Ptx,
+            Emit::Cubin => Stage::Cubin,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile a .cute file to a cubin (or print an intermediate stage with --emit).
+    Build {
+        file: PathBuf,
+        /// Output file; `-` or absent prints text stages to stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The stage to produce.
+        #[arg(long, value_enum, default_value = "cubin")]
+        emit: Emit,
+        /// Target architecture: sm_90 (default), sm_90a or sm_80.
+        #[arg(long, default_value = "sm_90")]
+        arch: String,
+        /// Path to ptxas (default: $CUTEC_PTXAS, the project-local install, then PATH).
+        #[arg(long)]
+        ptxas: Option<PathBuf>,
+    },
+    /// Parse and type-check .cute files without generating code.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Run passes on textual MLIR, like mlir-opt: ours by name, or any upstream pipeline element.
+    Opt {
+        file: PathBuf,
+        /// A pass to run (repeatable, in order), e.g. `cute-lower-to-gpu` or `canonicalize`.
+        #[arg(long = "pass")]
+        passes: Vec<String>,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// List our passes and exit.
+        #[arg(long)]
+        list_passes: bool,
+    },
+    /// The layout algebra: `eval EXPR`, `eval -` (one expression a line), `show EXPR [--svg FILE]`.
+    #[command(disable_help_flag = true)]
+    Layout {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+fn read_source(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!("error: `{}` is not valid UTF-8 (invalid byte at offset {})\n  help: .cute sources must be UTF-8 text", path.display(), e.utf8_error().valid_up_to())
+    })
+}
+
+fn write_output(path: Option<&Path>, output: &Output) -> Result<(), String> {
+    let bytes: &[u8] = match output {
+        Output::Text(t) => t.as_bytes(),
+        Output::Binary(b) => b,
+    };
+    match path {
+        Some(p) if p != Path::new("-") => std::fs::write(p, bytes).map_err(|e| format!("error: cannot write `{}`: {e}", p.display())),
+        _ => {
+            if matches!(output, Output::Binary(_)) {
+                return Err("error: refusing to write a cubin to the terminal\n  help: pass `-o FILE`".into());
+            }
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes).and_then(|_| out.flush()).map_err(|e| format!("error: cannot write to stdout: {e}"))
+        }
+    }
+}
+
+fn report(err: CompileError, file_name: &str, source: &str) -> String {
+    match err {
+        CompileError::Source(diags) => {
+            let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+            cute_lang::diag::emit(&mut stderr, file_name, source, &diags);
+            String::new()
+        }
+        CompileError::Mlir(lines) => lines.join("\n"),
+        CompileError::Ptxas(e) => format!("error: {e}"),
+        CompileError::Internal(m) => format!("error: {m}"),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Build { file, output, emit, arch, ptxas } => {
+            let source = read_source(&file)?;
+            let name = file.display().to_string();
+            let options = Options { arch, ptxas };
+            let stage = Stage::from(emit);
+            if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
+                return Err("error: `--emit=cubin` needs an output file\n  help: pass `-o FILE.cubin`".into());
+            }
+            let out = compile(&source, &name, stage, &options).map_err(|e| report(e, &name, &source))?;
+            write_output(output.as_deref(), &out)
+        }
+        Command::Check { files } => {
+            let mut failed = false;
+            for file in files {
+                let source = match read_source(&file) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("{e}");
+                        failed = true;
+                        continue;
+                    }
+                };
+                if let Err(diags) = cute_lang::front_end(&source) {
+                    let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+                    cute_lang::diag::emit(&mut stderr, &file.display().to_string(), &source, &diags);
+                    failed = true;
+                }
+            }
+            if failed {
+                Err(String::new())
+            } else {
+                Ok(())
+            }
+        }
+        Command::Opt { file, passes, output, list_passes } => {
+            if list_passes {
+                for p in cute_compiler::passes::PASSES {
+                    println!("{:<24} {}", p.name, p.summary);
+                }
+                return Ok(());
+            }
+            let source = read_source(&file)?;
+            let session = Session::new().map_err(|e| report(e, "", ""))?;
+            let name = file.display().to_string();
+            let mut module = session.parse(&source, &name).map_err(|e| report(e, &name, &source))?;
+            session.run_passes(&mut module, &passes).map_err(|e| report(e, &name, &source))?;
+            use cute_compiler::pipeline::Module;
+            let text = format!("{}\n", Module::as_operation(&module));
+            write_output(output.as_deref(), &Output::Text(text))
+        }
+        Command::Layout { args } => {
+            let stdin = std::io::stdin();
+            let mut input = stdin.lock();
+            let mut out = std::io::stdout().lock();
+            let mut err = std::io::stderr().lock();
+            match cute_layout::cli::run(&args, &mut input, &mut out, &mut err) {
+                0 => Ok(()),
+                _ => Err(String::new()),
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Errors are values everywhere; this only turns a bug into a clear message instead of a crash.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal compiler error: {info}\n  help: this is a bug in cutec; please report it with the input that caused it");
+    }));
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(message)) => {
+            if !message.is_empty() {
+                eprintln!("{message}");
+            }
+            ExitCode::FAILURE
+        }
+        Err(_) => ExitCode::from(101),
+    }
+}

@@ -1,0 +1,854 @@
+//! The `eval` expression language: CuTe notation plus calls of the algebra's
+//! operations, e.g. `composition((6,2):(8,2), (4,3):(3,1))`.
+//!
+//! Grammar (docs/layout-algebra.md has the full description):
+//!
+//! ```text
+//! expr    := term [':' term]                 shape ':' stride makes a layout
+//!          | swizzle 'o' term 'o' expr       a composed layout S<B,M,S> o off o L
+//! term    := INT | '_' INT | '_' | dyn | '(' [expr {',' expr}] ')'
+//!          | '<' expr {',' expr} '>' | swizzle | NAME '(' [expr {',' expr}] ')'
+//! dyn     := '?' [NAME] ['{' 'div' '=' INT '}']
+//! swizzle := 'S' '<' INT ',' INT ',' INT '>'
+//! ```
+//!
+//! `_3` is the static 3 (CuTe C++ prints statics that way); `_` alone is the
+//! underscore (keep this mode). Each `?` is a fresh dynamic value; `?n`
+//! names one, so `(?n,4):(1,?n)` uses the same value twice.
+
+use crate::error::{Error, Result};
+use crate::int::Int;
+use crate::int_tuple::IntTuple;
+use crate::layout::{crd2idx, idx2crd, idx2crd_strided, Layout};
+use crate::ops::*;
+use crate::swizzle::{ComposedLayout, Swizzle};
+use crate::tiler::Tiler;
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// A value of the expression language.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Value {
+    Int(Int),
+    Tuple(Vec<Value>),
+    Layout(Layout),
+    /// `<T0,T1,...>`
+    Tiler(Vec<Value>),
+    Swizzle(Swizzle),
+    Composed(ComposedLayout),
+    Under,
+    /// A sliced layout and the offset of its origin.
+    Sliced(Layout, Int),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |f: &mut fmt::Formatter<'_>, v: &[Value], open: &str, close: &str| -> fmt::Result {
+            write!(f, "{open}")?;
+            for (k, x) in v.iter().enumerate() {
+                if k > 0 {
+                    write!(f, ",")?;
+                }
+                write!(f, "{x}")?;
+            }
+            write!(f, "{close}")
+        };
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Tuple(v) => list(f, v, "(", ")"),
+            Value::Tiler(v) => list(f, v, "<", ">"),
+            Value::Layout(l) => write!(f, "{l}"),
+            Value::Swizzle(s) => write!(f, "{s}"),
+            Value::Composed(c) => write!(f, "{c}"),
+            Value::Under => write!(f, "_"),
+            Value::Sliced(l, o) => write!(f, "{l} offset={o}"),
+        }
+    }
+}
+
+impl Value {
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Int(_) => "an integer",
+            Value::Tuple(_) => "a tuple",
+            Value::Layout(_) => "a layout",
+            Value::Tiler(_) => "a tiler",
+            Value::Swizzle(_) => "a swizzle",
+            Value::Composed(_) => "a composed layout",
+            Value::Under => "_",
+            Value::Sliced(..) => "a sliced layout",
+        }
+    }
+
+    pub fn to_int_tuple(&self) -> Option<IntTuple> {
+        match self {
+            Value::Int(i) => Some(IntTuple::Int(i.clone())),
+            Value::Tuple(v) => v.iter().map(|x| x.to_int_tuple()).collect::<Option<Vec<_>>>().map(IntTuple::Tuple),
+            _ => None,
+        }
+    }
+
+    /// A layout; an integer n or a shape stands for its compact column-major
+    /// layout (as `make_layout(shape)`).
+    pub fn to_layout(&self) -> Option<Layout> {
+        match self {
+            Value::Layout(l) => Some(l.clone()),
+            Value::Sliced(l, _) => Some(l.clone()),
+            _ => Layout::col_major(self.to_int_tuple()?).ok(),
+        }
+    }
+
+    pub fn to_tiler(&self) -> Option<Tiler> {
+        match self {
+            Value::Layout(l) => Some(Tiler::Layout(l.clone())),
+            Value::Under => Some(Tiler::Skip),
+            Value::Int(_) => Some(Tiler::Shape(self.to_int_tuple()?)),
+            Value::Tuple(v) => match self.to_int_tuple() {
+                Some(t) => Some(Tiler::Shape(t)),
+                None => v.iter().map(|x| x.to_tiler()).collect::<Option<Vec<_>>>().map(Tiler::Tuple),
+            },
+            Value::Tiler(v) => v.iter().map(|x| x.to_tiler()).collect::<Option<Vec<_>>>().map(Tiler::Tuple),
+            _ => None,
+        }
+    }
+
+    pub fn to_crd(&self) -> Option<Crd> {
+        match self {
+            Value::Int(i) => Some(Crd::Int(i.clone())),
+            Value::Under => Some(Crd::Under),
+            Value::Tuple(v) => v.iter().map(|x| x.to_crd()).collect::<Option<Vec<_>>>().map(Crd::Tuple),
+            _ => None,
+        }
+    }
+}
+
+fn tiler_value(t: &Tiler) -> Value {
+    match t {
+        Tiler::Layout(l) => Value::Layout(l.clone()),
+        Tiler::Shape(s) => int_tuple_value(s),
+        Tiler::Skip => Value::Under,
+        Tiler::Tuple(v) => Value::Tiler(v.iter().map(tiler_value).collect()),
+    }
+}
+
+fn int_tuple_value(t: &IntTuple) -> Value {
+    match t {
+        IntTuple::Int(i) => Value::Int(i.clone()),
+        IntTuple::Tuple(v) => Value::Tuple(v.iter().map(int_tuple_value).collect()),
+    }
+}
+
+// ---------------------------------------------------------------- lexer
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Int(i64),
+    Name(String),
+    Sym(char),
+}
+
+fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
+    let b: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || (c == '-' && i + 1 < b.len() && b[i + 1].is_ascii_digit()) {
+            let start = i;
+            i += 1;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let text: String = b[start..i].iter().collect();
+            let v = text.parse::<i64>().map_err(|_| Error::new("parse", format!("integer {text} at column {} does not fit the 64-bit index type", start + 1)))?;
+            out.push((Tok::Int(v), start));
+        } else if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_' || b[i] == '.') {
+                i += 1;
+            }
+            let text: String = b[start..i].iter().collect();
+            // `_3`: CuTe C++'s spelling of the static 3.
+            if let Some(num) = text.strip_prefix('_').filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit())) {
+                let v = num.parse::<i64>().map_err(|_| Error::new("parse", format!("integer {text} does not fit the 64-bit index type")))?;
+                out.push((Tok::Int(v), start));
+            } else {
+                out.push((Tok::Name(text), start));
+            }
+        } else if "()<>,:?{}=[]".contains(c) {
+            out.push((Tok::Sym(c), i));
+            i += 1;
+        } else {
+            return Err(Error::new("parse", format!("unexpected character '{c}' at column {}", i + 1)));
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- parser
+
+#[derive(Clone, Debug)]
+enum Ast {
+    Int(Int),
+    Under,
+    Tuple(Vec<Ast>),
+    Angle(Vec<Ast>),
+    Layout(Box<Ast>, Box<Ast>),
+    Swizzle(i64, i64, i64),
+    Composed(Box<Ast>, Box<Ast>, Box<Ast>),
+    Call(String, Vec<Ast>, usize),
+}
+
+struct Parser {
+    toks: Vec<(Tok, usize)>,
+    pos: usize,
+    names: HashMap<String, u32>,
+    next_id: u32,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + k).map(|t| &t.0)
+    }
+    fn col(&self) -> usize {
+        self.toks.get(self.pos).map_or(usize::MAX, |t| t.1 + 1)
+    }
+    fn err(&self, what: &str) -> Error {
+        match self.toks.get(self.pos) {
+            Some((t, c)) => Error::new("parse", format!("{what} at column {}, found {}", c + 1, tok_text(t))),
+            None => Error::new("parse", format!("{what} at the end of the input")),
+        }
+    }
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(&Tok::Sym(c)) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, c: char) -> Result<()> {
+        if self.eat(c) { Ok(()) } else { Err(self.err(&format!("expected '{c}'"))) }
+    }
+    fn int(&mut self) -> Result<i64> {
+        match self.peek() {
+            Some(Tok::Int(v)) => {
+                let v = *v;
+                self.pos += 1;
+                Ok(v)
+            }
+            _ => Err(self.err("expected an integer")),
+        }
+    }
+
+    fn expr(&mut self) -> Result<Ast> {
+        let t = self.term()?;
+        if let Ast::Swizzle(..) = t {
+            if self.peek() == Some(&Tok::Name("o".into())) {
+                self.pos += 1;
+                let off = self.term()?;
+                if self.peek() != Some(&Tok::Name("o".into())) {
+                    return Err(self.err("expected 'o' after the offset of a composed layout"));
+                }
+                self.pos += 1;
+                let inner = self.expr()?;
+                return Ok(Ast::Composed(Box::new(t), Box::new(off), Box::new(inner)));
+            }
+        }
+        if self.eat(':') {
+            let d = self.term()?;
+            return Ok(Ast::Layout(Box::new(t), Box::new(d)));
+        }
+        Ok(t)
+    }
+
+    fn list(&mut self, close: char) -> Result<Vec<Ast>> {
+        let mut v = Vec::new();
+        if self.eat(close) {
+            return Ok(v);
+        }
+        loop {
+            v.push(self.expr()?);
+            if self.eat(close) {
+                return Ok(v);
+            }
+            self.expect(',')?;
+        }
+    }
+
+    fn term(&mut self) -> Result<Ast> {
+        let col = self.col();
+        match self.peek().cloned() {
+            Some(Tok::Int(v)) => {
+                self.pos += 1;
+                Ok(Ast::Int(Int::S(v)))
+            }
+            Some(Tok::Sym('?')) => {
+                self.pos += 1;
+                let id = match self.peek().cloned() {
+                    Some(Tok::Name(n)) => {
+                        self.pos += 1;
+                        let next = self.next_id;
+                        let id = *self.names.entry(n).or_insert(next);
+                        if id == next {
+                            self.next_id += 1;
+                        }
+                        id
+                    }
+                    _ => {
+                        self.next_id += 1;
+                        self.next_id - 1
+                    }
+                };
+                let mut div = 1;
+                if self.eat('{') {
+                    if self.peek() != Some(&Tok::Name("div".into())) {
+                        return Err(self.err("expected 'div'"));
+                    }
+                    self.pos += 1;
+                    self.expect('=')?;
+                    div = self.int()?;
+                    if div < 1 {
+                        return Err(Error::new("parse", format!("divisibility {div} at column {col} must be positive")));
+                    }
+                    self.expect('}')?;
+                }
+                Ok(Ast::Int(Int::var(id, div)))
+            }
+            Some(Tok::Sym('(')) => {
+                self.pos += 1;
+                Ok(Ast::Tuple(self.list(')')?))
+            }
+            Some(Tok::Sym('[')) => {
+                // Python-style lists, as in cute.select(l, [0,1,3,2]).
+                self.pos += 1;
+                Ok(Ast::Tuple(self.list(']')?))
+            }
+            Some(Tok::Sym('<')) => {
+                self.pos += 1;
+                Ok(Ast::Angle(self.list('>')?))
+            }
+            Some(Tok::Name(n)) => {
+                self.pos += 1;
+                if n == "_" {
+                    return Ok(Ast::Under);
+                }
+                if (n == "S" || n == "Sw") && self.peek() == Some(&Tok::Sym('<')) {
+                    self.pos += 1;
+                    let b = self.int()?;
+                    self.expect(',')?;
+                    let m = self.int()?;
+                    self.expect(',')?;
+                    let s = self.int()?;
+                    self.expect('>')?;
+                    return Ok(Ast::Swizzle(b, m, s));
+                }
+                if self.peek() == Some(&Tok::Sym('(')) {
+                    self.pos += 1;
+                    let args = self.list(')')?;
+                    let name = n.strip_prefix("cute.").unwrap_or(&n).to_string();
+                    return Ok(Ast::Call(name, args, col));
+                }
+                let _ = self.peek_at(0);
+                Err(Error::new("parse", format!("unknown name '{n}' at column {col} (a call needs parentheses)")))
+            }
+            _ => Err(self.err("expected a value")),
+        }
+    }
+}
+
+fn tok_text(t: &Tok) -> String {
+    match t {
+        Tok::Int(v) => v.to_string(),
+        Tok::Name(n) => format!("'{n}'"),
+        Tok::Sym(c) => format!("'{c}'"),
+    }
+}
+
+fn parse(src: &str) -> Result<Ast> {
+    let mut p = Parser { toks: lex(src)?, pos: 0, names: HashMap::new(), next_id: 0 };
+    let e = p.expr()?;
+    if p.pos != p.toks.len() {
+        return Err(p.err("unexpected input after the expression"));
+    }
+    Ok(e)
+}
+
+// ---------------------------------------------------------------- evaluation
+
+/// Parses and evaluates one expression.
+pub fn eval_str(src: &str) -> Result<Value> {
+    eval(&parse(src)?)
+}
+
+fn eval(a: &Ast) -> Result<Value> {
+    match a {
+        Ast::Int(i) => Ok(Value::Int(i.clone())),
+        Ast::Under => Ok(Value::Under),
+        Ast::Tuple(v) => Ok(Value::Tuple(v.iter().map(eval).collect::<Result<_>>()?)),
+        Ast::Angle(v) => Ok(Value::Tiler(v.iter().map(eval).collect::<Result<_>>()?)),
+        Ast::Swizzle(b, m, s) => Ok(Value::Swizzle(Swizzle::new(*b, *m, *s)?)),
+        Ast::Layout(s, d) => {
+            let (s, d) = (eval(s)?, eval(d)?);
+            let s = s.to_int_tuple().ok_or_else(|| Error::new("parse", format!("the shape of a layout must be an IntTuple, not {}", s.kind())))?;
+            let d = d.to_int_tuple().ok_or_else(|| Error::new("parse", format!("the stride of a layout must be an IntTuple, not {}", d.kind())))?;
+            Ok(Value::Layout(Layout::new(s, d)?))
+        }
+        Ast::Composed(sw, off, l) => {
+            let Value::Swizzle(sw) = eval(sw)? else { return Err(Error::new("parse", "expected a swizzle")) };
+            let off = match eval(off)? {
+                Value::Int(i) => i,
+                v => return Err(Error::new("parse", format!("the offset of a composed layout must be an integer, not {}", v.kind()))),
+            };
+            let l = eval(l)?.to_layout().ok_or_else(|| Error::new("parse", "the inner part of a composed layout must be a layout"))?;
+            Ok(Value::Composed(ComposedLayout { swizzle: sw, offset: off, layout: l }))
+        }
+        Ast::Call(name, args, col) => {
+            let vals = args.iter().map(eval).collect::<Result<Vec<_>>>()?;
+            call(name, &vals).map_err(|e| if e.op == "eval" && e.reason.starts_with("unknown") { Error::new("eval", format!("{} (column {col})", e.reason)) } else { e })
+        }
+    }
+}
+
+struct Args<'a> {
+    op: &'a str,
+    v: &'a [Value],
+}
+
+impl<'a> Args<'a> {
+    fn count(&self, lo: usize, hi: usize) -> Result<()> {
+        if self.v.len() < lo || self.v.len() > hi {
+            let want = if lo == hi { format!("{lo}") } else { format!("{lo} to {hi}") };
+            return Err(Error::new(self.op, format!("takes {want} arguments, got {}", self.v.len())));
+        }
+        Ok(())
+    }
+    fn bad(&self, i: usize, want: &str) -> Error {
+        Error::new(self.op, format!("argument {} must be {want}, not {}", i + 1, self.v[i].kind()))
+    }
+    fn layout(&self, i: usize) -> Result<Layout> {
+        self.v[i].to_layout().ok_or_else(|| self.bad(i, "a layout"))
+    }
+    fn tuple(&self, i: usize) -> Result<IntTuple> {
+        self.v[i].to_int_tuple().ok_or_else(|| self.bad(i, "an IntTuple"))
+    }
+    fn int(&self, i: usize) -> Result<Int> {
+        match &self.v[i] {
+            Value::Int(x) => Ok(x.clone()),
+            _ => Err(self.bad(i, "an integer")),
+        }
+    }
+    fn index(&self, i: usize) -> Result<usize> {
+        match &self.v[i] {
+            Value::Int(Int::S(x)) if *x >= 0 => Ok(*x as usize),
+            _ => Err(self.bad(i, "a static non-negative integer")),
+        }
+    }
+    fn indices(&self, from: usize) -> Result<Vec<usize>> {
+        // Either separate integers or one tuple/list of them.
+        if self.v.len() == from + 1 {
+            if let Value::Tuple(t) = &self.v[from] {
+                return t
+                    .iter()
+                    .map(|x| match x {
+                        Value::Int(Int::S(k)) if *k >= 0 => Ok(*k as usize),
+                        _ => Err(self.bad(from, "a list of static non-negative integers")),
+                    })
+                    .collect();
+            }
+        }
+        (from..self.v.len()).map(|i| self.index(i)).collect()
+    }
+    fn tiler(&self, i: usize) -> Result<Tiler> {
+        self.v[i].to_tiler().ok_or_else(|| self.bad(i, "a tiler (a layout, a shape or <...>)"))
+    }
+    fn crd(&self, i: usize) -> Result<Crd> {
+        self.v[i].to_crd().ok_or_else(|| self.bad(i, "a coordinate"))
+    }
+}
+
+fn lay(r: Result<Layout>) -> Result<Value> {
+    r.map(Value::Layout)
+}
+
+/// Applies a right action to a layout or to the inner layout of a composed one.
+fn right_action(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> Result<Value> {
+    match v {
+        Value::Composed(c) => Ok(Value::Composed(c.map(|l| f(l))?)),
+        _ => lay(f(&a.layout(0)?)),
+    }
+}
+
+/// Every operation the expression language knows, with its arity; used by
+/// `help` and the docs test.
+pub const OPERATIONS: &[&str] = &[
+    "size", "cosize", "rank", "depth", "shape", "stride", "get", "select", "take", "group_modes", "flatten", "append",
+    "prepend", "make_layout", "make_layout_left", "make_layout_right", "make_ordered_layout", "make_identity_layout",
+    "crd2idx", "idx2crd", "eval", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
+    "left_inverse", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
+    "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape",
+    "local_tile", "local_partition", "make_layout_tv", "max_common_vector", "max_common_layout", "slice",
+    "with_shape", "product", "product_each", "leaves",
+];
+
+fn call(name: &str, v: &[Value]) -> Result<Value> {
+    let a = Args { op: name, v };
+    match name {
+        "size" => {
+            a.count(1, 8)?;
+            let x = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };
+            match &x {
+                Value::Composed(c) => c.size().map(Value::Int),
+                Value::Tiler(_) => Err(a.bad(0, "a layout or a shape")),
+                other => {
+                    if let Some(t) = other.to_int_tuple() {
+                        t.product().map(Value::Int)
+                    } else {
+                        other.to_layout().ok_or_else(|| a.bad(0, "a layout or a shape"))?.size().map(Value::Int)
+                    }
+                }
+            }
+        }
+        "cosize" => {
+            a.count(1, 1)?;
+            match &v[0] {
+                Value::Composed(c) => Ok(Value::Int(Int::S(c.swizzle.size().max(c.layout.cosize()?.as_static().unwrap_or(0))))),
+                _ => a.layout(0)?.cosize().map(Value::Int),
+            }
+        }
+        "rank" | "depth" => {
+            a.count(1, 8)?;
+            let x = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };
+            let t = match &x {
+                Value::Layout(l) => l.shape.clone(),
+                Value::Composed(c) => c.layout.shape.clone(),
+                other => other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?,
+            };
+            Ok(Value::Int(Int::S(if name == "rank" { t.rank() } else { t.depth() } as i64)))
+        }
+        "shape" | "stride" => {
+            a.count(1, 8)?;
+            let l = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };
+            let l = match l {
+                Value::Composed(c) => c.layout,
+                other => other.to_layout().ok_or_else(|| a.bad(0, "a layout"))?,
+            };
+            Ok(int_tuple_value(if name == "shape" { &l.shape } else { &l.stride }))
+        }
+        "get" | "mode" => {
+            a.count(2, 9)?;
+            get_path(&v[0], &a.indices(1)?)
+        }
+        "select" => {
+            a.count(2, 64)?;
+            let idx = a.indices(1)?;
+            right_action(&v[0], &a, &|l| l.select(&idx))
+        }
+        "take" => {
+            a.count(3, 3)?;
+            let (b, e) = (a.index(1)?, a.index(2)?);
+            right_action(&v[0], &a, &|l| l.take(b, e))
+        }
+        "group_modes" | "group" => {
+            a.count(3, 3)?;
+            let (b, e) = (a.index(1)?, a.index(2)?);
+            right_action(&v[0], &a, &|l| l.group_modes(b, e))
+        }
+        "flatten" => {
+            a.count(1, 1)?;
+            match &v[0] {
+                Value::Layout(_) | Value::Composed(_) => right_action(&v[0], &a, &|l| Ok(l.flatten())),
+                other => Ok(int_tuple_value(&other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?.flatten())),
+            }
+        }
+        "append" | "prepend" => {
+            a.count(2, 2)?;
+            let (l, x) = (a.layout(0)?, a.layout(1)?);
+            lay(Ok(if name == "append" { l.append(&x) } else { l.prepend(&x) }))
+        }
+        "make_layout" => {
+            a.count(1, 64)?;
+            if v.iter().any(|x| matches!(x, Value::Layout(_))) {
+                return lay(Ok(Layout::concat((0..v.len()).map(|i| a.layout(i)).collect::<Result<_>>()?)));
+            }
+            match v.len() {
+                1 => lay(Layout::col_major(a.tuple(0)?)),
+                2 => lay(Layout::new(a.tuple(0)?, a.tuple(1)?)),
+                _ => Err(Error::new(name, "takes a shape and an optional stride, or layouts to concatenate")),
+            }
+        }
+        "make_layout_left" | "col_major" => {
+            a.count(1, 1)?;
+            lay(Layout::col_major(a.tuple(0)?))
+        }
+        "make_layout_right" | "row_major" => {
+            a.count(1, 1)?;
+            lay(Layout::row_major(a.tuple(0)?))
+        }
+        "make_ordered_layout" => {
+            a.count(2, 2)?;
+            lay(Layout::ordered(a.tuple(0)?, &a.tuple(1)?))
+        }
+        "make_identity_layout" => {
+            a.count(1, 1)?;
+            Err(Error::new(name, "identity layouts (strides 1@0, 1@1, ...) are evaluated by `eval(make_identity_layout(S), c)` = c; as values they are not supported yet"))
+        }
+        "crd2idx" => {
+            a.count(2, 3)?;
+            let crd = a.tuple(0)?;
+            let s = a.tuple(1)?;
+            let d = if v.len() == 3 { a.tuple(2)? } else { Layout::col_major(s.clone())?.stride };
+            crd2idx(&crd, &s, &d).map(Value::Int)
+        }
+        "idx2crd" => {
+            a.count(2, 3)?;
+            let idx = a.tuple(0)?;
+            let s = a.tuple(1)?;
+            let r = if v.len() == 3 { idx2crd_strided(&idx, &s, &a.tuple(2)?)? } else { idx2crd(&idx, &s)? };
+            Ok(int_tuple_value(&r))
+        }
+        "eval" | "call" => {
+            a.count(2, 2)?;
+            let crd = a.tuple(1)?;
+            match &v[0] {
+                Value::Composed(c) => c.eval(&crd).map(Value::Int),
+                Value::Swizzle(s) => match a.int(1)? {
+                    Int::S(x) => Ok(Value::Int(Int::S(s.apply(x)))),
+                    _ => Err(Error::new(name, "a swizzle of a dynamic index cannot be folded")),
+                },
+                _ => a.layout(0)?.eval(&crd).map(Value::Int),
+            }
+        }
+        "coalesce" | "filter" => {
+            a.count(1, 2)?;
+            let f: fn(&Layout) -> Result<Layout> = if name == "coalesce" { coalesce } else { filter };
+            match v.len() {
+                1 => right_action(&v[0], &a, &f),
+                _ => {
+                    let p = a.tuple(1)?;
+                    right_action(&v[0], &a, &|l| if name == "coalesce" { coalesce_by(l, &p) } else { filter_by(l, &p) })
+                }
+            }
+        }
+        "filter_zeros" => {
+            a.count(1, 1)?;
+            lay(filter_zeros(&a.layout(0)?))
+        }
+        "composition" | "compose" => {
+            a.count(2, 2)?;
+            match (&v[0], &v[1]) {
+                (Value::Swizzle(s), b) => {
+                    let b = b.to_layout().ok_or_else(|| a.bad(1, "a layout"))?;
+                    Ok(Value::Composed(ComposedLayout { swizzle: *s, offset: Int::ZERO, layout: b }))
+                }
+                (x, Value::Layout(b)) => right_action(x, &a, &|l| composition(l, b)),
+                (x, _) => {
+                    let t = a.tiler(1)?;
+                    right_action(x, &a, &|l| composition_tiler(l, &t))
+                }
+            }
+        }
+        "complement" => {
+            a.count(1, 2)?;
+            let l = a.layout(0)?;
+            if v.len() == 1 {
+                return lay(complement_default(&l));
+            }
+            let cot = a.tuple(1)?.product()?;
+            lay(complement(&l, &cot))
+        }
+        "right_inverse" => {
+            a.count(1, 1)?;
+            lay(right_inverse(&a.layout(0)?))
+        }
+        "left_inverse" => {
+            a.count(1, 1)?;
+            lay(left_inverse(&a.layout(0)?))
+        }
+        "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" => {
+            a.count(2, 2)?;
+            let t = a.tiler(1)?;
+            let f: fn(&Layout, &Tiler) -> Result<Layout> = match name {
+                "logical_divide" => logical_divide,
+                "zipped_divide" => zipped_divide,
+                "tiled_divide" => tiled_divide,
+                _ => flat_divide,
+            };
+            right_action(&v[0], &a, &|l| f(l, &t))
+        }
+        "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
+            a.count(2, 2)?;
+            let t = a.tiler(1)?;
+            let f: fn(&Layout, &Tiler) -> Result<Layout> = match name {
+                "logical_product" => logical_product,
+                "zipped_product" => zipped_product,
+                "tiled_product" => tiled_product,
+                _ => flat_product,
+            };
+            lay(f(&a.layout(0)?, &t))
+        }
+        "blocked_product" | "raked_product" => {
+            a.count(2, 2)?;
+            let (x, y) = (a.layout(0)?, a.layout(1)?);
+            lay(if name == "blocked_product" { blocked_product(&x, &y) } else { raked_product(&x, &y) })
+        }
+        "tile_to_shape" => {
+            a.count(2, 3)?;
+            let ord = if v.len() == 3 { Some(a.tuple(2)?) } else { None };
+            lay(tile_to_shape(&a.layout(0)?, &a.tuple(1)?, ord.as_ref()))
+        }
+        "local_tile" => {
+            a.count(3, 3)?;
+            let (l, off) = local_tile(&a.layout(0)?, &a.tiler(1)?, &a.crd(2)?)?;
+            Ok(Value::Sliced(l, off))
+        }
+        "local_partition" => {
+            a.count(3, 3)?;
+            let (l, off) = local_partition(&a.layout(0)?, &a.layout(1)?, &a.int(2)?)?;
+            Ok(Value::Sliced(l, off))
+        }
+        "slice" => {
+            a.count(2, 2)?;
+            let (l, off) = slice_and_offset(&a.crd(1)?, &a.layout(0)?)?;
+            Ok(Value::Sliced(l, off))
+        }
+        "make_layout_tv" => {
+            a.count(2, 2)?;
+            let (tiler, tv) = make_layout_tv(&a.layout(0)?, &a.layout(1)?)?;
+            Ok(Value::Tuple(vec![int_tuple_value(&tiler), Value::Layout(tv)]))
+        }
+        "max_common_vector" => {
+            a.count(2, 2)?;
+            max_common_vector(&a.layout(0)?, &a.layout(1)?).map(Value::Int)
+        }
+        "max_common_layout" => {
+            a.count(2, 2)?;
+            lay(max_common_layout(&a.layout(0)?, &a.layout(1)?))
+        }
+        "with_shape" => {
+            a.count(2, 2)?;
+            let s = Layout::col_major(a.tuple(1)?)?;
+            right_action(&v[0], &a, &|l| composition(l, &s))
+        }
+        "product" => {
+            a.count(1, 1)?;
+            a.tuple(0)?.product().map(Value::Int)
+        }
+        "product_each" => {
+            a.count(1, 1)?;
+            Ok(int_tuple_value(&a.tuple(0)?.product_each()?))
+        }
+        "leaves" => {
+            a.count(1, 1)?;
+            let l = a.layout(0)?;
+            Ok(Value::Tuple(l.leaves().into_iter().map(|(s, d)| Value::Layout(Layout::leaf(s, d))).collect()))
+        }
+        _ => Err(Error::new("eval", format!("unknown operation '{name}'"))),
+    }
+}
+
+fn get_path(v: &Value, path: &[usize]) -> Result<Value> {
+    let mut cur = v.clone();
+    for &i in path {
+        cur = match cur {
+            Value::Layout(l) => Value::Layout(l.mode(i)?),
+            Value::Composed(c) => Value::Composed(c.map(|l| l.mode(i))?),
+            Value::Tuple(t) | Value::Tiler(t) => t.get(i).cloned().ok_or_else(|| Error::at("get", i, "index out of range"))?,
+            Value::Int(x) if i == 0 => Value::Int(x),
+            other => return Err(Error::at("get", i, format!("cannot index {}", other.kind()))),
+        };
+    }
+    Ok(cur)
+}
+
+// ---------------------------------------------------------------- FromStr
+
+impl FromStr for Layout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Layout> {
+        match eval(&parse(s)?)? {
+            Value::Layout(l) => Ok(l),
+            v => Err(Error::new("parse", format!("expected a layout, found {}", v.kind()))),
+        }
+    }
+}
+
+impl FromStr for IntTuple {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<IntTuple> {
+        let v = eval(&parse(s)?)?;
+        v.to_int_tuple().ok_or_else(|| Error::new("parse", format!("expected an IntTuple, found {}", v.kind())))
+    }
+}
+
+impl FromStr for Tiler {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Tiler> {
+        let v = eval(&parse(s)?)?;
+        v.to_tiler().ok_or_else(|| Error::new("parse", format!("expected a tiler, found {}", v.kind())))
+    }
+}
+
+impl FromStr for ComposedLayout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<ComposedLayout> {
+        match eval(&parse(s)?)? {
+            Value::Composed(c) => Ok(c),
+            v => Err(Error::new("parse", format!("expected a composed layout, found {}", v.kind()))),
+        }
+    }
+}
+
+/// Round-trip helper for tilers printed from values.
+pub fn tiler_to_value(t: &Tiler) -> Value {
+    tiler_value(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: &str) -> String {
+        eval_str(s).map(|v| v.to_string()).unwrap_or_else(|e| format!("error: {e}"))
+    }
+
+    #[test]
+    fn parse_and_print_round_trip() {
+        for s in ["12:1", "(4,8):(8,1)", "((2,2),3):((24,2),8)", "<3:3,(2,4):(1,8)>", "(16,256)", "(3):(1)", "((3)):((1))", "?{div=8}:1", "S<3,4,3> o 0 o (8,64):(64,1)"] {
+            assert_eq!(ev(s), s);
+        }
+        assert_eq!(ev("(_2,_3):(_1,_2)"), "(2,3):(1,2)");
+    }
+
+    #[test]
+    fn issue_examples() {
+        assert_eq!(ev("composition((6,2):(8,2), (4,3):(3,1))"), "((2,2),3):((24,2),8)");
+        assert_eq!(ev("complement(4:1, 24)"), "6:4");
+        assert_eq!(ev("zipped_divide((9,(4,8)):(59,(13,1)), <3:3,(2,4):(1,8)>)"), "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))");
+        assert_eq!(ev("coalesce((2,(1,6)):(1,(6,2)), (1,1))"), "(2,6):(1,2)");
+        assert_eq!(ev("make_layout_tv((4,32):(32,1), (4,8):(8,1))"), "((16,256),((32,4),(8,4)):((128,4),(16,1)))");
+    }
+
+    #[test]
+    fn errors_are_messages() {
+        assert!(ev("composition((4,3):(1,10), 6:1)").starts_with("error: composition"));
+        assert!(ev("frobnicate(1)").contains("unknown operation 'frobnicate'"));
+        assert!(ev("(4,8):(8,1").contains("parse"));
+        assert!(ev("(4,8):(8,(1,2))").contains("not congruent"));
+        assert!(ev("size(99999999999999999999)").contains("64-bit"));
+        assert!(ev("size((4294967296,4294967296))").contains("overflows"));
+    }
+
+    #[test]
+    fn named_dynamic_values() {
+        assert_eq!(ev("coalesce((?n,4):(1,?n))"), "?{div=4}:1");
+        assert_eq!(ev("coalesce((?n{div=4},4):(1,?n{div=4}))"), "?{div=16}:1");
+        assert_eq!(ev("right_inverse((16,?):(1,16))"), "?{div=16}:1");
+    }
+}

@@ -1,0 +1,442 @@
+//! Integers of the layout algebra: static (known now) or dynamic (known at run time).
+//!
+//! A dynamic integer is a symbolic expression over opaque leaves
+//! `Var { id, div }` (a kernel parameter or SSA value the compiler names by
+//! `id`, known to be a positive multiple of `div`). It is kept in a canonical
+//! product form `coef * f1 * f2 * ...` so that the question CuTe's algebra
+//! asks most often, "is `s0*d0` equal to `d1`?", can be answered by structural
+//! equality (this is what lets `coalesce((192,?):(1,192))` merge to
+//! `?{div=192}:1`, which CuTe DSL cannot: its issue 3469). Sums, ceiling
+//! divisions, minima, quotients and remainders that cannot be simplified
+//! become opaque factors, so every dynamic result is still an expression the
+//! compiler can lower to arithmetic.
+//!
+//! Dynamic leaves are assumed positive (they are shapes, or strides of
+//! tensors laid out forward), as CuTe assumes; divisibility is tracked and
+//! printed as CuTe prints it: `?`, `?{div=8}`.
+//!
+//! All arithmetic is checked: an overflow of the 64-bit index type is an
+//! error, never a wrapped value.
+
+use crate::error::{Error, Result};
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Int {
+    /// A static value.
+    S(i64),
+    /// A dynamic value.
+    D(Dyn),
+}
+
+/// `coef * factors[0] * factors[1] * ...`, factors sorted, never empty.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Dyn {
+    pub coef: i64,
+    pub factors: Arc<[Atom]>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Atom {
+    /// An opaque run-time value, a positive multiple of `div`.
+    Var { id: u32, div: i64 },
+    /// An operation that could not be folded.
+    Op(Arc<Op>),
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Op {
+    Add(Int, Int),
+    /// ceil(a / b), CuTe's `shape_div` where the divisibility is unknown.
+    CeilDiv(Int, Int),
+    /// floor(a / b)
+    Div(Int, Int),
+    /// a mod b
+    Mod(Int, Int),
+    Min(Int, Int),
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    i64::try_from(a).unwrap_or(1)
+}
+
+impl Atom {
+    fn div(&self) -> i64 {
+        match self {
+            Atom::Var { div, .. } => *div,
+            Atom::Op(op) => match &**op {
+                Op::Add(a, b) | Op::Min(a, b) => gcd(a.divisibility(), b.divisibility()).max(1),
+                Op::Div(a, Int::S(b)) if *b > 0 && a.divisibility() % b == 0 => (a.divisibility() / b).max(1),
+                _ => 1,
+            },
+        }
+    }
+    fn eval(&self, env: &dyn Fn(u32) -> Option<i64>) -> Option<i64> {
+        match self {
+            Atom::Var { id, .. } => env(*id),
+            Atom::Op(op) => match &**op {
+                Op::Add(a, b) => a.eval(env)?.checked_add(b.eval(env)?),
+                Op::CeilDiv(a, b) => ceil_div_i(a.eval(env)?, b.eval(env)?),
+                Op::Div(a, b) => {
+                    let b = b.eval(env)?;
+                    if b == 0 { None } else { a.eval(env)?.checked_div_euclid(b) }
+                }
+                Op::Mod(a, b) => {
+                    let b = b.eval(env)?;
+                    if b == 0 { None } else { a.eval(env)?.checked_rem_euclid(b) }
+                }
+                Op::Min(a, b) => Some(a.eval(env)?.min(b.eval(env)?)),
+            },
+        }
+    }
+}
+
+fn ceil_div_i(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let q = a.checked_div(b)?;
+    if a % b != 0 && ((a < 0) == (b < 0)) { q.checked_add(1) } else { Some(q) }
+}
+
+impl Dyn {
+    fn atom(a: Atom) -> Int {
+        Int::D(Dyn { coef: 1, factors: Arc::from(vec![a]) })
+    }
+
+    /// A positive coefficient times leaves only: then the value is at least
+    /// its divisibility.
+    fn is_positive_product(&self) -> bool {
+        self.coef > 0 && self.factors.iter().all(|f| matches!(f, Atom::Var { .. }))
+    }
+
+    /// The largest known divisor.
+    pub fn divisibility(&self) -> i64 {
+        let mut d = self.coef.checked_abs().unwrap_or(1);
+        for f in self.factors.iter() {
+            match d.checked_mul(f.div()) {
+                Some(v) => d = v,
+                None => return self.coef.checked_abs().unwrap_or(1).max(1),
+            }
+        }
+        d.max(1)
+    }
+}
+
+impl From<i64> for Int {
+    fn from(v: i64) -> Int {
+        Int::S(v)
+    }
+}
+
+impl Int {
+    pub const ZERO: Int = Int::S(0);
+    pub const ONE: Int = Int::S(1);
+
+    /// A fresh dynamic leaf. `div` is its known divisibility (1 when unknown).
+    pub fn var(id: u32, div: i64) -> Int {
+        Dyn::atom(Atom::Var { id, div: div.max(1) })
+    }
+
+    pub fn as_static(&self) -> Option<i64> {
+        match self {
+            Int::S(v) => Some(*v),
+            Int::D(_) => None,
+        }
+    }
+    pub fn is_static(&self) -> bool {
+        matches!(self, Int::S(_))
+    }
+    pub fn is(&self, v: i64) -> bool {
+        matches!(self, Int::S(x) if *x == v)
+    }
+
+    /// The largest number known to divide this value (for a static value, itself).
+    pub fn divisibility(&self) -> i64 {
+        match self {
+            Int::S(v) => v.checked_abs().unwrap_or(i64::MAX),
+            Int::D(d) => d.divisibility(),
+        }
+    }
+
+    /// Evaluates with run-time values for the dynamic leaves.
+    pub fn eval(&self, env: &dyn Fn(u32) -> Option<i64>) -> Option<i64> {
+        match self {
+            Int::S(v) => Some(*v),
+            Int::D(d) => {
+                let mut acc = d.coef;
+                for f in d.factors.iter() {
+                    acc = acc.checked_mul(f.eval(env)?)?;
+                }
+                Some(acc)
+            }
+        }
+    }
+
+    pub fn mul(&self, o: &Int) -> Result<Int> {
+        Ok(match (self, o) {
+            (Int::S(a), Int::S(b)) => Int::S(a.checked_mul(*b).ok_or_else(|| Error::overflow(format!("{a} * {b}")))?),
+            (Int::S(0), _) | (_, Int::S(0)) => Int::S(0),
+            (Int::S(1), x) | (x, Int::S(1)) => x.clone(),
+            (Int::S(k), Int::D(d)) | (Int::D(d), Int::S(k)) => Int::D(Dyn {
+                coef: d.coef.checked_mul(*k).ok_or_else(|| Error::overflow(format!("{k} * {}", d.coef)))?,
+                factors: d.factors.clone(),
+            }),
+            (Int::D(a), Int::D(b)) => {
+                let mut f: Vec<Atom> = a.factors.iter().chain(b.factors.iter()).cloned().collect();
+                f.sort();
+                Int::D(Dyn {
+                    coef: a.coef.checked_mul(b.coef).ok_or_else(|| Error::overflow("a product of dynamic coefficients"))?,
+                    factors: Arc::from(f),
+                })
+            }
+        })
+    }
+
+    pub fn add(&self, o: &Int) -> Result<Int> {
+        Ok(match (self, o) {
+            (Int::S(a), Int::S(b)) => Int::S(a.checked_add(*b).ok_or_else(|| Error::overflow(format!("{a} + {b}")))?),
+            (Int::S(0), x) | (x, Int::S(0)) => x.clone(),
+            (a, b) => {
+                let (a, b) = if a <= b { (a, b) } else { (b, a) };
+                Dyn::atom(Atom::Op(Arc::new(Op::Add(a.clone(), b.clone()))))
+            }
+        })
+    }
+
+    pub fn neg(&self) -> Result<Int> {
+        self.mul(&Int::S(-1))
+    }
+
+    pub fn sub(&self, o: &Int) -> Result<Int> {
+        self.add(&o.neg()?)
+    }
+
+    /// `self / o` when the division is known to be exact.
+    pub fn exact_div(&self, o: &Int) -> Option<Int> {
+        match (self, o) {
+            (_, Int::S(0)) => None,
+            (x, Int::S(1)) => Some(x.clone()),
+            (Int::S(a), Int::S(b)) => (a % b == 0).then(|| Int::S(a / b)),
+            (Int::S(0), _) => Some(Int::S(0)),
+            (Int::D(a), Int::S(b)) => {
+                if a.coef % b == 0 {
+                    Some(Int::D(Dyn { coef: a.coef / b, factors: a.factors.clone() }))
+                } else if a.divisibility() % b == 0 {
+                    // Known divisible, but not through the coefficient: keep
+                    // the quotient as an (exact) division node.
+                    Some(Dyn::atom(Atom::Op(Arc::new(Op::Div(self.clone(), o.clone())))))
+                } else {
+                    None
+                }
+            }
+            (Int::S(_), Int::D(_)) => None,
+            (Int::D(a), Int::D(b)) => {
+                if b.coef == 0 || a.coef % b.coef != 0 {
+                    return None;
+                }
+                let mut rest: Vec<Atom> = a.factors.to_vec();
+                for f in b.factors.iter() {
+                    let pos = rest.iter().position(|x| x == f)?;
+                    rest.remove(pos);
+                }
+                let coef = a.coef / b.coef;
+                Some(if rest.is_empty() { Int::S(coef) } else { Int::D(Dyn { coef, factors: Arc::from(rest) }) })
+            }
+        }
+    }
+
+    /// Is `self` known to divide `o`? `None` when it cannot be decided.
+    pub fn divides(&self, o: &Int) -> Option<bool> {
+        match (self, o) {
+            (Int::S(0), Int::S(b)) => Some(*b == 0),
+            (Int::S(a), Int::S(b)) => Some(b % a == 0),
+            (Int::S(1), _) | (_, Int::S(0)) => Some(true),
+            (Int::S(a), Int::D(d)) => {
+                if d.divisibility() % a == 0 { Some(true) } else { None }
+            }
+            _ => {
+                if o.exact_div(self).is_some() { Some(true) } else { None }
+            }
+        }
+    }
+
+    /// Is `self == o`? `None` when it cannot be decided.
+    pub fn known_eq(&self, o: &Int) -> Option<bool> {
+        if self == o {
+            return Some(true);
+        }
+        match (self, o) {
+            (Int::S(_), Int::S(_)) => Some(false),
+            (Int::S(s), d @ Int::D(_)) | (d @ Int::D(_), Int::S(s)) => {
+                // A positive multiple of `div` can only equal s if div | s.
+                if *s <= 0 || s % d.divisibility() != 0 { Some(false) } else { None }
+            }
+            _ => None,
+        }
+    }
+
+    /// Ordering where it is known (dynamic leaves are positive).
+    pub fn known_cmp(&self, o: &Int) -> Option<Ordering> {
+        match (self, o) {
+            (Int::S(a), Int::S(b)) => Some(a.cmp(b)),
+            _ if self == o => Some(Ordering::Equal),
+            (Int::D(a), Int::D(b)) if a.factors == b.factors => Some(a.coef.cmp(&b.coef)),
+            // A product of positive leaves is at least its divisibility.
+            (Int::S(s), Int::D(d)) if d.is_positive_product() && *s < d.divisibility() => Some(Ordering::Less),
+            (Int::D(d), Int::S(s)) if d.is_positive_product() && *s < d.divisibility() => Some(Ordering::Greater),
+            _ => None,
+        }
+    }
+
+    /// CuTe's `shape_div`: `a / b` rounded up, exact where divisible.
+    pub fn ceil_div(&self, o: &Int) -> Result<Int> {
+        if o.is(0) {
+            return Err(Error::new("arithmetic", format!("division of {self} by zero")));
+        }
+        if let Some(q) = self.exact_div(o) {
+            return Ok(q);
+        }
+        match (self, o) {
+            (Int::S(a), Int::S(b)) => Ok(Int::S(ceil_div_i(*a, *b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?)),
+            // a | b with both positive: the quotient rounds up to one.
+            (Int::S(a), b) if *a > 0 && self.divides(b) == Some(true) => Ok(Int::S(1)),
+            _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::CeilDiv(self.clone(), o.clone()))))),
+        }
+    }
+
+    /// floor(a / b).
+    pub fn floor_div(&self, o: &Int) -> Result<Int> {
+        if o.is(0) {
+            return Err(Error::new("arithmetic", format!("division of {self} by zero")));
+        }
+        if let Some(q) = self.exact_div(o) {
+            return Ok(q);
+        }
+        match (self, o) {
+            (Int::S(a), Int::S(b)) => Ok(Int::S(a.checked_div_euclid(*b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?)),
+            _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::Div(self.clone(), o.clone()))))),
+        }
+    }
+
+    /// a mod b.
+    pub fn modulo(&self, o: &Int) -> Result<Int> {
+        if o.is(0) {
+            return Err(Error::new("arithmetic", format!("{self} modulo zero")));
+        }
+        if o.divides(self) == Some(true) {
+            return Ok(Int::S(0));
+        }
+        match (self, o) {
+            (Int::S(a), Int::S(b)) => Ok(Int::S(a.checked_rem_euclid(*b).ok_or_else(|| Error::overflow(format!("{a} % {b}")))?)),
+            _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::Mod(self.clone(), o.clone()))))),
+        }
+    }
+
+    /// min(a, b), folded where the order is known (a | b with both positive
+    /// means a <= b).
+    pub fn minimum(&self, o: &Int) -> Int {
+        if let Some(ord) = self.known_cmp(o) {
+            return if ord == Ordering::Greater { o.clone() } else { self.clone() };
+        }
+        let pos = |x: &Int| x.as_static().map_or(true, |v| v > 0);
+        if pos(self) && pos(o) {
+            if self.divides(o) == Some(true) {
+                return self.clone();
+            }
+            if o.divides(self) == Some(true) {
+                return o.clone();
+            }
+        }
+        let (a, b) = if self <= o { (self, o) } else { (o, self) };
+        Dyn::atom(Atom::Op(Arc::new(Op::Min(a.clone(), b.clone()))))
+    }
+
+    pub fn abs(&self) -> Result<Int> {
+        match self {
+            Int::S(v) => Ok(Int::S(v.checked_abs().ok_or_else(|| Error::overflow(format!("|{v}|")))?)),
+            Int::D(d) if d.coef < 0 => self.neg(),
+            _ => Ok(self.clone()),
+        }
+    }
+
+    /// Sign for strides: static sign, or +1 for a dynamic value with positive coefficient.
+    pub fn signum(&self) -> i64 {
+        match self {
+            Int::S(v) => v.signum(),
+            Int::D(d) => d.coef.signum(),
+        }
+    }
+}
+
+impl fmt::Display for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Int::S(v) => write!(f, "{v}"),
+            Int::D(d) => {
+                let div = d.divisibility();
+                if div > 1 { write!(f, "?{{div={div}}}") } else { write!(f, "?") }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_arithmetic_is_checked() {
+        assert_eq!(Int::S(6).mul(&Int::S(7)).unwrap(), Int::S(42));
+        assert!(Int::S(i64::MAX).mul(&Int::S(2)).is_err());
+        assert!(Int::S(i64::MAX).add(&Int::S(1)).is_err());
+        assert_eq!(Int::S(7).ceil_div(&Int::S(2)).unwrap(), Int::S(4));
+        assert!(Int::S(7).ceil_div(&Int::S(0)).is_err());
+    }
+
+    #[test]
+    fn dynamic_values_print_with_divisibility() {
+        let x = Int::var(0, 1);
+        assert_eq!(x.to_string(), "?");
+        assert_eq!(x.mul(&Int::S(3)).unwrap().to_string(), "?{div=3}");
+        let y = Int::var(1, 8);
+        assert_eq!(y.to_string(), "?{div=8}");
+        assert_eq!(y.mul(&Int::S(2)).unwrap().to_string(), "?{div=16}");
+        assert_eq!(y.add(&Int::S(4)).unwrap().to_string(), "?{div=4}");
+    }
+
+    #[test]
+    fn products_are_canonical() {
+        let a = Int::var(0, 1);
+        let b = Int::var(1, 1);
+        let ab = a.mul(&b).unwrap();
+        let ba = b.mul(&a).unwrap();
+        assert_eq!(ab, ba);
+        assert_eq!(ab.exact_div(&a), Some(b.clone()));
+        assert_eq!(Int::S(192).mul(&a).unwrap().known_eq(&a.mul(&Int::S(192)).unwrap()), Some(true));
+        assert_eq!(a.known_eq(&b), None);
+        assert_eq!(Int::var(2, 8).known_eq(&Int::S(12)), Some(false));
+    }
+
+    #[test]
+    fn min_and_ceil_div_fold_on_divisibility() {
+        let x = Int::var(0, 16);
+        assert_eq!(Int::S(4).minimum(&x), Int::S(4));
+        assert_eq!(Int::S(4).ceil_div(&x).unwrap(), Int::S(1));
+        assert_eq!(x.ceil_div(&Int::S(4)).unwrap().to_string(), "?{div=4}");
+        let y = Int::var(1, 1);
+        let m = Int::S(4).minimum(&y);
+        assert!(!m.is_static());
+        let env = |id: u32| Some(if id == 0 { 32 } else { 3 });
+        assert_eq!(m.eval(&env), Some(3));
+        assert_eq!(Int::S(8).ceil_div(&y).unwrap().eval(&env), Some(3));
+    }
+}

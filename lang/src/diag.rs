@@ -1,0 +1,121 @@
+//! Diagnostics: one error with its labels and help, rendered through codespan-reporting.
+
+use crate::span::Span;
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, termcolor};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub message: String,
+    pub primary: (Span, String),
+    pub secondary: Vec<(Span, String)>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+        Diagnostic { message: message.into(), primary: (span, label.into()), secondary: Vec::new(), help: None }
+    }
+
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.secondary.push((span, label.into()));
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    fn to_codespan(&self) -> CsDiagnostic<()> {
+        let mut labels = vec![Label::primary((), self.primary.0.range()).with_message(&self.primary.1)];
+        labels.extend(self.secondary.iter().map(|(s, m)| Label::secondary((), s.range()).with_message(m)));
+        let mut d = CsDiagnostic::error().with_message(&self.message).with_labels(labels);
+        if let Some(help) = &self.help {
+            d = d.with_notes(vec![format!("help: {help}")]);
+        }
+        d
+    }
+}
+
+/// Renders diagnostics as plain text (`error: ...` then `┌─ file:line:col` and the source snippet).
+pub fn render(file_name: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
+    let mut out = termcolor::NoColor::new(Vec::new());
+    emit(&mut out, file_name, source, diagnostics);
+    String::from_utf8_lossy(&out.into_inner()).into_owned()
+}
+
+/// Writes diagnostics to a terminal-capable writer (colour where the writer supports it).
+pub fn emit(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &str, diagnostics: &[Diagnostic]) {
+    let file = SimpleFile::new(file_name, source);
+    let config = term::Config::default();
+    for d in diagnostics {
+        // A span past the end (from a truncated file) must not abort rendering: clamp it.
+        let mut d = d.clone();
+        let clamp = |s: Span| Span::new(s.start.min(source.len()), s.end.min(source.len()).max(s.start.min(source.len())));
+        d.primary.0 = clamp(d.primary.0);
+        for (s, _) in &mut d.secondary {
+            *s = clamp(*s);
+        }
+        let _ = term::emit(writer, &config, &file, &d.to_codespan());
+    }
+}
+
+/// 1-based line and column of a byte offset (columns count characters).
+pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = &source[..floor_char_boundary(source, offset)];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The closest name within a small edit distance, for "did you mean" help.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.len() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == b[j] { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(did_you_mean("thread_id", ["thread_idx", "block_idx"]), Some("thread_idx"));
+        assert_eq!(did_you_mean("zzz", ["thread_idx"]), None);
+    }
+
+    #[test]
+    fn line_and_column() {
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

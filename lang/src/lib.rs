@@ -1,0 +1,26 @@
+//! The `.cute` front end: lexing, parsing (lalrpop), the AST, checking and diagnostics.
+//! No MLIR here, so its tests build in seconds.
+
+pub mod ast;
+pub mod check;
+pub mod diag;
+pub mod lexer;
+pub mod parse;
+pub mod span;
+pub mod types;
+
+#[allow(clippy::all, unused_parens)]
+mod grammar {
+    include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
+}
+
+pub use diag::Diagnostic;
+pub use parse::parse;
+pub use span::Span;
+
+/// Parses and checks a source file: the whole front end in one call.
+pub fn front_end(source: &str) -> Result<ast::File, Vec<Diagnostic>> {
+    let file = parse(source).map_err(|d| vec![d])?;
+    check::check(&file)?;
+    Ok(file)
+}

@@ -1,0 +1,245 @@
+//! The types of `.cute` values.
+
+use std::fmt;
+
+/// Scalar element types: CuTe DSL's numeric types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    TF32,
+    F32,
+    F64,
+    F8E4M3,
+    F8E5M2,
+    Bool,
+}
+
+impl Scalar {
+    pub const ALL: [Scalar; 16] = [
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::F16,
+        Scalar::BF16,
+        Scalar::TF32,
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::F8E4M3,
+        Scalar::F8E5M2,
+        Scalar::Bool,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
+            Scalar::TF32 => "tf32",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+            Scalar::F8E4M3 => "f8e4m3",
+            Scalar::F8E5M2 => "f8e5m2",
+            Scalar::Bool => "bool",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Storage size in bytes (tf32 is stored in 32 bits).
+    pub fn size_bytes(self) -> u32 {
+        match self {
+            Scalar::I8 | Scalar::U8 | Scalar::F8E4M3 | Scalar::F8E5M2 | Scalar::Bool => 1,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::TF32 => 4,
+            Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16 | Scalar::TF32 | Scalar::F32 | Scalar::F64 | Scalar::F8E4M3 | Scalar::F8E5M2)
+    }
+
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Scalar::Bool
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemSpace {
+    Gmem,
+    Smem,
+    Rmem,
+}
+
+impl MemSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemSpace::Gmem => "gmem",
+            MemSpace::Smem => "smem",
+            MemSpace::Rmem => "rmem",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MemSpace> {
+        [MemSpace::Gmem, MemSpace::Smem, MemSpace::Rmem].into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// One entry of a layout's shape or stride: known at compile time, or dynamic (`?`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Extent {
+    Static(i64),
+    Dynamic,
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Extent::Static(v) => write!(f, "{v}"),
+            Extent::Dynamic => f.write_str("?"),
+        }
+    }
+}
+
+/// A nested integer tuple of extents, as CuTe writes shapes and strides.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Tuple {
+    Leaf(Extent),
+    Node(Vec<Tuple>),
+}
+
+impl Tuple {
+    pub fn leaves(&self) -> Vec<Extent> {
+        match self {
+            Tuple::Leaf(e) => vec![*e],
+            Tuple::Node(items) => items.iter().flat_map(Tuple::leaves).collect(),
+        }
+    }
+
+    /// Number of top-level modes (an integer has rank 1).
+    pub fn rank(&self) -> usize {
+        match self {
+            Tuple::Leaf(_) => 1,
+            Tuple::Node(items) => items.len(),
+        }
+    }
+
+    pub fn congruent(&self, other: &Tuple) -> bool {
+        match (self, other) {
+            (Tuple::Leaf(_), Tuple::Leaf(_)) => true,
+            (Tuple::Node(a), Tuple::Node(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.congruent(y)),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Tuple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tuple::Leaf(e) => write!(f, "{e}"),
+            Tuple::Node(items) => {
+                f.write_str("(")?;
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// A layout whose entries may be dynamic: the type-level part of a tensor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LayoutType {
+    pub shape: Tuple,
+    pub stride: Tuple,
+}
+
+impl LayoutType {
+    pub fn rank(&self) -> usize {
+        self.shape.rank()
+    }
+
+    /// Number of dynamic shape entries, then of dynamic stride entries: the kernel ABI passes these.
+    pub fn dynamic_counts(&self) -> (usize, usize) {
+        let count = |t: &Tuple| t.leaves().iter().filter(|e| **e == Extent::Dynamic).count();
+        (count(&self.shape), count(&self.stride))
+    }
+}
+
+impl fmt::Display for LayoutType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.shape, self.stride)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorType {
+    pub elem: Scalar,
+    pub space: MemSpace,
+    /// Alignment of the base pointer in bytes.
+    pub align: u32,
+    pub layout: LayoutType,
+}
+
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tensor<{}, {}, {}, align: {}>", self.elem.name(), self.space.name(), self.layout, self.align)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    Scalar(Scalar),
+    /// An integer literal: static, takes the integer or float type its context needs.
+    IntLit,
+    /// A float literal: takes the float type its context needs.
+    FloatLit,
+    Tensor(TensorType),
+    /// `thread_idx`, `block_idx`, ...: a value with `.x`, `.y`, `.z`.
+    Dim3,
+    Unit,
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Scalar(s) => f.write_str(s.name()),
+            Ty::IntLit => f.write_str("integer literal"),
+            Ty::FloatLit => f.write_str("float literal"),
+            Ty::Tensor(t) => write!(f, "{t}"),
+            Ty::Dim3 => f.write_str("dim3"),
+            Ty::Unit => f.write_str("()"),
+        }
+    }
+}

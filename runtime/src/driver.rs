@@ -1,0 +1,120 @@
+//! Probing the CUDA driver (`libcuda.so`) without ever panicking, and turning
+//! driver error codes into readable [`RuntimeError`]s.
+//!
+//! cudarc loads `libcuda` lazily and panics when it is absent, so every path
+//! into the driver goes through [`ensure_driver`] first.
+
+use std::sync::OnceLock;
+
+use cudarc::driver::result::DriverError;
+use cudarc::driver::sys;
+
+use crate::error::{format_cuda_version, Result, RuntimeError};
+
+/// The oldest driver API version this crate accepts: the bindings are built
+/// for CUDA 13.0 (`cuda-13000`), i.e. NVIDIA driver 580 or newer. Older
+/// drivers lack some of the entry points the bindings call.
+pub const REQUIRED_DRIVER_VERSION: i32 = 13000;
+
+/// Ok when `libcuda` can be loaded; `RuntimeError::NoDriver` otherwise.
+pub fn ensure_driver() -> Result<()> {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen the candidate library names.
+    let present = *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() });
+    if present {
+        Ok(())
+    } else {
+        let names = cudarc::get_lib_name_candidates("cuda");
+        let shown: Vec<&str> = names.iter().take(2).map(String::as_str).collect();
+        Err(RuntimeError::NoDriver(format!(
+            "could not dlopen {} (or {} other candidate names); install the NVIDIA driver \
+             or add the directory holding libcuda.so.1 to LD_LIBRARY_PATH",
+            shown.join(", "),
+            names.len().saturating_sub(shown.len())
+        )))
+    }
+}
+
+/// The CUDA version supported by the installed driver (`cuDriverGetVersion`),
+/// e.g. `13000` for CUDA 13.0. Does not need a GPU, only `libcuda`.
+pub fn driver_version() -> Result<i32> {
+    ensure_driver()?;
+    let mut v: std::ffi::c_int = 0;
+    // SAFETY: libcuda is loaded; cuDriverGetVersion only writes an int.
+    let r = unsafe { sys::cuDriverGetVersion(&mut v) };
+    check("cuDriverGetVersion", r)?;
+    Ok(v)
+}
+
+/// Loads the driver, checks its version and runs `cuInit(0)`.
+/// Failures of `cuInit` (no GPU, stub library, ...) become `NoDevice`.
+pub fn init() -> Result<()> {
+    let found = driver_version()?;
+    if found < REQUIRED_DRIVER_VERSION {
+        return Err(RuntimeError::DriverTooOld { found, required: REQUIRED_DRIVER_VERSION });
+    }
+    cudarc::driver::result::init().map_err(|e| {
+        let (code, message) = describe(e);
+        RuntimeError::NoDevice(format!(
+            "cuInit failed with {code} ({message}); driver supports CUDA {}",
+            format_cuda_version(found)
+        ))
+    })
+}
+
+/// Number of CUDA devices (after [`init`]).
+pub fn device_count() -> Result<usize> {
+    init()?;
+    let n = cudarc::driver::result::device::get_count()
+        .map_err(|e| driver_error("cuDeviceGetCount", e))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// True when the driver symbol `name` exists (used before calling entry
+/// points that older drivers lack, since cudarc panics on missing symbols).
+pub(crate) fn has_symbol(name: &str) -> bool {
+    if ensure_driver().is_err() {
+        return false;
+    }
+    // SAFETY: libcuda is present (checked above); we only look the symbol up.
+    unsafe { sys::culib().get::<*const std::ffi::c_void>(name.as_bytes()).is_ok() }
+}
+
+/// `cuFuncGetParamCount` (CUDA 13.2+ drivers), looked up by hand because the
+/// CUDA 13.0 bindings do not declare it. `None` when missing or failing.
+pub(crate) fn func_param_count(func: sys::CUfunction) -> Option<usize> {
+    type GetParamCount = unsafe extern "C" fn(sys::CUfunction, *mut usize) -> sys::CUresult;
+    ensure_driver().ok()?;
+    // SAFETY: libcuda is present; the signature is the documented one:
+    // CUresult cuFuncGetParamCount(CUfunction func, size_t *paramCount).
+    unsafe {
+        let f = sys::culib().get::<GetParamCount>("cuFuncGetParamCount".as_bytes()).ok()?;
+        let mut count = 0usize;
+        (*f)(func, &mut count).result().ok()?;
+        Some(count)
+    }
+}
+
+/// `(CUDA_ERROR_NAME, "driver description")` for a driver error.
+pub(crate) fn describe(e: DriverError) -> (String, String) {
+    let code = match e.error_name() {
+        Ok(s) => s.to_string_lossy().into_owned(),
+        Err(_) => format!("{:?}", e.0),
+    };
+    let message = match e.error_string() {
+        Ok(s) => s.to_string_lossy().into_owned(),
+        Err(_) => String::new(),
+    };
+    (code, message)
+}
+
+/// Wraps a cudarc `DriverError` raised by operation `op`.
+pub(crate) fn driver_error(op: impl Into<String>, e: DriverError) -> RuntimeError {
+    let (code, message) = describe(e);
+    RuntimeError::Driver { op: op.into(), code, message }
+}
+
+/// Turns a raw `CUresult` into `Result`.
+pub(crate) fn check(op: &str, r: sys::CUresult) -> Result<()> {
+    r.result().map_err(|e| driver_error(op, e))
+}

@@ -1,0 +1,126 @@
+//! IEEE 754 binary16 (`f16`) <-> `f32` conversion on raw `u16` bit patterns,
+//! for filling and checking `DeviceBuffer<u16>` f16 tensors without the
+//! `half` crate. f32 -> f16 rounds to nearest, ties to even, like the GPU's
+//! `cvt.rn.f16.f32`.
+
+/// Converts an `f32` to f16 bits (round to nearest even; overflow -> inf;
+/// NaN stays NaN).
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32;
+    let man = b & 0x007f_ffff;
+    if exp == 0xff {
+        // Inf or NaN (keep NaNs quiet and non-zero).
+        return if man == 0 { sign | 0x7c00 } else { sign | 0x7e00 | (man >> 13) as u16 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        // Subnormal f16 (or zero): value / 2^-24 = (man | implicit) >> (14 - e).
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x0080_0000;
+        let shift = (14 - e) as u32;
+        let mut r = m >> shift;
+        let rem = m & ((1 << shift) - 1);
+        let half = 1 << (shift - 1);
+        if rem > half || (rem == half && r & 1 == 1) {
+            r += 1; // may carry into the smallest normal, which is correct
+        }
+        return sign | r as u16;
+    }
+    let mut r = ((e as u32) << 10) | (man >> 13);
+    let rem = man & 0x1fff;
+    if rem > 0x1000 || (rem == 0x1000 && r & 1 == 1) {
+        r += 1; // may carry into the exponent (up to inf), which is correct
+    }
+    sign | r as u16
+}
+
+/// Converts f16 bits to `f32` (exact).
+pub fn f16_bits_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    let exp = u32::from((h >> 10) & 0x1f);
+    let man = u32::from(h & 0x03ff);
+    match exp {
+        0 => {
+            // Zero or subnormal: man * 2^-24, exact in f32.
+            let v = man as f32 * (1.0 / 16_777_216.0);
+            if sign != 0 {
+                -v
+            } else {
+                v
+            }
+        }
+        0x1f => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
+        _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values() {
+        assert_eq!(f32_to_f16_bits(0.0), 0x0000);
+        assert_eq!(f32_to_f16_bits(-0.0), 0x8000);
+        assert_eq!(f32_to_f16_bits(1.0), 0x3c00);
+        assert_eq!(f32_to_f16_bits(-2.0), 0xc000);
+        assert_eq!(f32_to_f16_bits(0.5), 0x3800);
+        assert_eq!(f32_to_f16_bits(65504.0), 0x7bff);
+        assert_eq!(f32_to_f16_bits(65519.0), 0x7bff);
+        assert_eq!(f32_to_f16_bits(65520.0), 0x7c00);
+        assert_eq!(f32_to_f16_bits(1e10), 0x7c00);
+        assert_eq!(f32_to_f16_bits(f32::INFINITY), 0x7c00);
+        assert_eq!(f32_to_f16_bits(f32::NEG_INFINITY), 0xfc00);
+        assert_eq!(f32_to_f16_bits(2f32.powi(-24)), 0x0001);
+        assert_eq!(f32_to_f16_bits(2f32.powi(-25)), 0x0000); // tie -> even (0)
+        assert_eq!(f32_to_f16_bits(1.5 * 2f32.powi(-25)), 0x0001);
+        assert_eq!(f32_to_f16_bits(3.0 * 2f32.powi(-25)), 0x0002); // 1.5 ulp tie -> even 2
+        assert_eq!(f32_to_f16_bits(2f32.powi(-14)), 0x0400);
+        // 1 + 2^-11 is a tie between 1.0 and 1+2^-10: even is 1.0.
+        assert_eq!(f32_to_f16_bits(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16_bits(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        let nan = f32_to_f16_bits(f32::NAN);
+        assert_eq!(nan & 0x7c00, 0x7c00);
+        assert_ne!(nan & 0x03ff, 0);
+        assert!(f16_bits_to_f32(nan).is_nan());
+    }
+
+    #[test]
+    fn every_f16_round_trips() {
+        for h in 0..=u16::MAX {
+            let f = f16_bits_to_f32(h);
+            if f.is_nan() {
+                assert!(f16_bits_to_f32(f32_to_f16_bits(f)).is_nan());
+            } else {
+                assert_eq!(f32_to_f16_bits(f), h, "{h:#06x} -> {f}");
+            }
+        }
+    }
+
+    #[test]
+    fn rounding_matches_nearest() {
+        // For values between consecutive f16 numbers, the result is the nearer.
+        let mut r = crate::rng::Rng::new(5);
+        for _ in 0..100_000 {
+            let x = r.uniform_f32(-70000.0, 70000.0) * r.next_f32().powi(8);
+            let h = f32_to_f16_bits(x);
+            let y = f16_bits_to_f32(h);
+            if y.is_infinite() {
+                assert!(x.abs() >= 65520.0, "{x}");
+                continue;
+            }
+            let up = f16_bits_to_f32(h.wrapping_add(1) & 0x7fff | (h & 0x8000));
+            let dn = f16_bits_to_f32(if h & 0x7fff == 0 { h } else { h - 1 });
+            let err = (x - y).abs();
+            assert!(err <= (x - up).abs() || up.is_infinite(), "{x} -> {y} vs {up}");
+            assert!(err <= (x - dn).abs(), "{x} -> {y} vs {dn}");
+        }
+    }
+}

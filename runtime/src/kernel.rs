@@ -1,0 +1,221 @@
+//! A kernel (entry function) of a loaded module: its attributes, its
+//! parameter sizes, and launching it.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use cudarc::driver::sys::{self, CUfunction_attribute, CUresult};
+
+use crate::device::Stream;
+use crate::driver::{self, check, driver_error};
+use crate::error::{Result, RuntimeError};
+use crate::launch::{check_params, KernelArg, LaunchConfig, PackedArgs, DEFAULT_MAX_DYNAMIC_SMEM};
+use crate::module::Module;
+
+/// A kernel of a [`Module`]; keeps the module loaded. Get one with
+/// [`Module::kernel`].
+#[derive(Clone)]
+pub struct Kernel {
+    func: sys::CUfunction,
+    module: Module,
+    name: String,
+    param_sizes: OnceLock<Option<Vec<usize>>>,
+}
+
+// SAFETY: a CUfunction handle is usable from any thread once its context is
+// current, which every use here ensures first.
+unsafe impl Send for Kernel {}
+unsafe impl Sync for Kernel {}
+
+impl Kernel {
+    pub(crate) fn new(func: sys::CUfunction, module: Module, name: String) -> Kernel {
+        Kernel { func, module, name, param_sizes: OnceLock::new() }
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The module it belongs to.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// Any `cuFuncGetAttribute` value.
+    pub fn attribute(&self, attr: CUfunction_attribute) -> Result<i32> {
+        self.module.device().bind()?;
+        let mut v: std::ffi::c_int = 0;
+        // SAFETY: valid function handle, context current.
+        check(&format!("cuFuncGetAttribute({}, {attr:?})", self.name), unsafe {
+            sys::cuFuncGetAttribute(&mut v, attr, self.func)
+        })?;
+        Ok(v)
+    }
+
+    /// Most threads per block this kernel can be launched with (limited by
+    /// its register use).
+    pub fn max_threads_per_block(&self) -> Result<i32> {
+        self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+    }
+
+    /// Registers per thread.
+    pub fn num_registers(&self) -> Result<i32> {
+        self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
+    }
+
+    /// Statically allocated shared memory per block, bytes.
+    pub fn static_shared_bytes(&self) -> Result<i32> {
+        self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+    }
+
+    /// Byte size of each parameter, in order, as the driver reports it
+    /// (`cuFuncGetParamInfo`, CUDA 12.4+); `None` when the driver cannot say.
+    pub fn param_sizes(&self) -> Result<Option<Vec<usize>>> {
+        if let Some(v) = self.param_sizes.get() {
+            return Ok(v.clone());
+        }
+        let sizes = self.query_param_sizes()?;
+        Ok(self.param_sizes.get_or_init(|| sizes).clone())
+    }
+
+    fn query_param_sizes(&self) -> Result<Option<Vec<usize>>> {
+        if !driver::has_symbol("cuFuncGetParamInfo") {
+            return Ok(None);
+        }
+        self.module.device().bind()?;
+        // A kernel has at most 32764 bytes of parameters, so at most that
+        // many parameters; the bound only guards against a looping driver.
+        let mut limit = 32768usize;
+        let mut exact_count = false;
+        if let Some(count) = driver::func_param_count(self.func) {
+            if count <= limit {
+                limit = count;
+                exact_count = true;
+            }
+        }
+        let mut sizes = Vec::with_capacity(if exact_count { limit } else { 0 });
+        // Without cuFuncGetParamCount (drivers before CUDA 13.2), probe until
+        // cuFuncGetParamInfo reports an index out of range. (compute-sanitizer
+        // lists that one expected CUDA_ERROR_INVALID_VALUE as an API error;
+        // `--report-api-errors no` silences it.)
+        for index in 0..limit {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: valid function handle, context current, symbol present.
+            let r = unsafe { sys::cuFuncGetParamInfo(self.func, index, &mut offset, &mut size) };
+            match r {
+                CUresult::CUDA_SUCCESS => sizes.push(size),
+                // Past the last parameter.
+                CUresult::CUDA_ERROR_INVALID_VALUE if !exact_count => return Ok(Some(sizes)),
+                _ => return Ok(None),
+            }
+        }
+        Ok(if exact_count { Some(sizes) } else { None })
+    }
+
+    /// Launches the kernel on `stream` (asynchronously: faults inside the
+    /// kernel surface at the next synchronize).
+    ///
+    /// Checked first, each giving a readable `Err`: the launch config
+    /// ([`LaunchConfig::validate`]); that `args` match the kernel's parameter
+    /// count and byte sizes (when the driver reports them); the kernel's
+    /// thread limit; the dynamic shared memory limit (amounts above 48 KiB are
+    /// opted in to automatically). Pointers are passed through unchecked: a
+    /// wrong pointer corrupts device memory, not host memory.
+    pub fn launch(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg]) -> Result<()> {
+        cfg.validate()?;
+        let device = self.module.device();
+        if stream.device().ordinal() != device.ordinal() {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "kernel `{}` is loaded on device {} but the stream is on device {}",
+                self.name,
+                device.ordinal(),
+                stream.device().ordinal()
+            )));
+        }
+        if let Some(sizes) = self.param_sizes()? {
+            check_params(&self.name, &sizes, args)?;
+        }
+        let threads = cfg.threads_per_block();
+        let max_threads = self.max_threads_per_block()?;
+        if threads > u64::try_from(max_threads).unwrap_or(0) {
+            let regs = self.num_registers().unwrap_or(-1);
+            return Err(RuntimeError::InvalidLaunch(format!(
+                "kernel `{}` can run at most {max_threads} threads per block ({regs} registers \
+                 per thread) but block {:?} has {threads}",
+                self.name, cfg.block
+            )));
+        }
+        if cfg.shared_mem_bytes > DEFAULT_MAX_DYNAMIC_SMEM {
+            self.opt_in_shared_memory(cfg.shared_mem_bytes)?;
+        }
+
+        let mut packed = PackedArgs::new(args);
+        let mut pointers = packed.pointers();
+        device.bind()?;
+        // SAFETY: `pointers` point into `packed`, which outlives the call and
+        // holds one value per parameter (count and sizes checked above when
+        // the driver reports them); the driver copies the values during the
+        // call. The kernel itself is trusted to respect its arguments.
+        unsafe {
+            cudarc::driver::result::launch_kernel(
+                self.func,
+                cfg.grid,
+                cfg.block,
+                cfg.shared_mem_bytes,
+                stream.cuda().cu_stream(),
+                &mut pointers,
+            )
+        }
+        .map_err(|e| {
+            driver_error(
+                format!(
+                    "cuLaunchKernel({}, grid {:?}, block {:?}, {} B dynamic smem)",
+                    self.name, cfg.grid, cfg.block, cfg.shared_mem_bytes
+                ),
+                e,
+            )
+        })
+    }
+
+    fn opt_in_shared_memory(&self, dynamic: u32) -> Result<()> {
+        let device = self.module.device();
+        let optin = device.max_shared_memory_per_block_optin()?;
+        let static_smem = self.static_shared_bytes()?;
+        let total = i64::from(dynamic) + i64::from(static_smem);
+        if total > i64::from(optin) {
+            return Err(RuntimeError::InvalidLaunch(format!(
+                "kernel `{}` needs {dynamic} B dynamic + {static_smem} B static shared memory \
+                 per block but the device allows at most {optin} B",
+                self.name
+            )));
+        }
+        let current =
+            self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        let wanted = i32::try_from(dynamic).unwrap_or(i32::MAX);
+        if current < wanted {
+            device.bind()?;
+            // SAFETY: valid function handle, context current.
+            check(
+                &format!("cuFuncSetAttribute({}, MAX_DYNAMIC_SHARED_SIZE_BYTES={wanted})", self.name),
+                unsafe {
+                    sys::cuFuncSetAttribute(
+                        self.func,
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        wanted,
+                    )
+                },
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kernel")
+            .field("name", &self.name)
+            .field("module", &self.module.label())
+            .finish()
+    }
+}
