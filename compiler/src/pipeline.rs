@@ -135,8 +135,17 @@ impl Session {
 
     /// Parses textual IR (the `cute` dialect and upstream dialects) and verifies it.
     pub fn parse(&self, text: &str, name: &str) -> Result<Module<'_>, CompileError> {
-        let _ = name;
-        let module = Module::parse(&self.context, text).ok_or_else(|| self.mlir_error("the IR does not parse"))?;
+        // Parse through the C API that takes a buffer name, so errors say `file:line:col`.
+        let sref = |s: &str| mlir_sys::MlirStringRef { data: s.as_ptr() as *const _, length: s.len() };
+        let op = unsafe { mlir_sys::mlirOperationCreateParse(self.context.to_raw(), sref(text), sref(name)) };
+        if op.ptr.is_null() {
+            return Err(self.mlir_error("the IR does not parse"));
+        }
+        if ir::op_name(op) != "builtin.module" {
+            unsafe { mlir_sys::mlirOperationDestroy(op) };
+            return Err(CompileError::Mlir(vec![format!("{name}: error: expected a `builtin.module` at the top level")]));
+        }
+        let module = unsafe { Module::from_raw(mlir_sys::mlirModuleFromOperation(op)) };
         if !module.as_operation().verify() {
             return Err(self.mlir_error("the IR does not verify"));
         }

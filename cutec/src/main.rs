@@ -81,6 +81,12 @@ enum Command {
     },
 }
 
+/// Colour only when a person is reading: a pipe or file gets plain text.
+fn stderr_stream() -> StandardStream {
+    use std::io::IsTerminal;
+    StandardStream::stderr(if std::io::stderr().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never })
+}
+
 fn read_source(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
@@ -108,7 +114,7 @@ fn write_output(path: Option<&Path>, output: &Output) -> Result<(), String> {
 fn report(err: CompileError, file_name: &str, source: &str) -> String {
     match err {
         CompileError::Source(diags) => {
-            let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+            let mut stderr = stderr_stream();
             cute_lang::diag::emit(&mut stderr, file_name, source, &diags);
             String::new()
         }
@@ -143,7 +149,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     }
                 };
                 if let Err(diags) = cute_lang::front_end(&source) {
-                    let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+                    let mut stderr = stderr_stream();
                     cute_lang::diag::emit(&mut stderr, &file.display().to_string(), &source, &diags);
                     failed = true;
                 }

@@ -135,7 +135,9 @@ fn driver_queries_never_panic() {
 }
 
 fn run_cli(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cute-run"))
+    // CUTE_RUN_BIN lets a test binary carried to the GPU machine find the runner beside it.
+    let bin = std::env::var("CUTE_RUN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cute-run").to_string());
+    let out = Command::new(bin)
         .args(args)
         .output()
         .expect("spawn cute-run");

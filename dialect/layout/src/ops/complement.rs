@@ -45,7 +45,7 @@ pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
                 if dv < cv {
                     return Err(Error::at(
                         OP,
-                        format!("{k} (leaf)"),
+                        format!("{k} of the flattened layout"),
                         format!("the layout {l} is not injective: stride {dv} falls inside the span {cv} of the modes with smaller strides"),
                     ));
                 }
@@ -53,7 +53,7 @@ pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
                 Int::S(dv / cv)
             }
             _ => d.exact_div(&current).ok_or_else(|| {
-                Error::at(OP, format!("{k} (leaf)"), format!("cannot decide whether {current} divides the stride {d}"))
+                Error::at(OP, format!("{k} of the flattened layout"), format!("cannot decide whether {current} divides the stride {d}"))
             })?,
         };
         out.push((new_shape, current.clone()));

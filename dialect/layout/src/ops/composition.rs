@@ -55,23 +55,19 @@ fn compose_leaf(flat: &[(Int, Int)], s: &Int, d: &Int) -> std::result::Result<La
     if d.is(0) {
         return Ok(Layout::leaf(s.clone(), 0));
     }
-    if s.is(1) {
-        // CuTe gives every static size-1 result the stride 0.
-        return Ok(Layout::leaf(1, 0));
-    }
     let n = flat.len();
     if n == 1 {
-        return Ok(Layout::leaf(s.clone(), d.mul(&flat[0].1).map_err(e)?));
+        // CuTe gives every static size-1 result the stride 0.
+        return Ok(if s.is(1) { Layout::leaf(1, 0) } else { Layout::leaf(s.clone(), d.mul(&flat[0].1).map_err(e)?) });
     }
     let sign = Int::S(if d.signum() < 0 { -1 } else { 1 });
     let mut rest_s = s.clone();
     let mut rest_d = d.abs().map_err(e)?;
     let mut out: Vec<(Int, Int)> = Vec::new();
     for (i, (si, di)) in flat[..n - 1].iter().enumerate() {
-        if rest_s.is(1) {
-            break;
-        }
-        // Divide the rhs stride out of this lhs mode.
+        // Divide the rhs stride out of this lhs mode. As in CuTe, the stride
+        // condition is checked on every mode but the last, even once the
+        // shape is used up.
         let (new_shape, new_stride);
         if rest_d.is(1) {
             new_shape = si.clone();
@@ -94,7 +90,7 @@ fn compose_leaf(flat: &[(Int, Int)], s: &Int, d: &Int) -> std::result::Result<La
             new_stride = di.mul(&rest_d).map_err(e)?;
             rest_d = rest_d.ceil_div(si).map_err(e)?;
         }
-        if new_shape.is(1) {
+        if new_shape.is(1) || rest_s.is(1) {
             continue;
         }
         // Mod the rhs shape out of what is left of this mode.

@@ -1,0 +1,10 @@
+// RUN: not %cutec opt %s --pass cute-lower-to-gpu 2>&1 | FileCheck %s
+// A kernel tensor argument must live in global memory; the error points at the function.
+// CHECK: lower-to-gpu-errors.mlir:6:5: error: kernel argument of type !cute.tensor<f32, "smem", 4 : i64, "8:1"> must be in gmem
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @bad(%t: !cute.tensor<f32, "smem", 4, "8:1">) kernel {
+      gpu.return
+    }
+  }
+}
