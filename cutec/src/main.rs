@@ -1,7 +1,7 @@
 //! `cutec`: the command-line driver. Argument parsing, file I/O and printing only; the work is in
 //! the `cute-lang`, `cute-layout` and `cute-compiler` crates.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cute_compiler::{compile, CompileError, Options, Output, Session, Stage};
 use std::io::Write;
@@ -15,27 +15,12 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Emit {
-    Ast,
-    Cute,
-    Gpu,
-    Llvm,
-    Ptx,
-    Cubin,
-}
-
-impl From<Emit> for Stage {
-    fn from(e: Emit) -> Stage {
-        match e {
-            Emit::Ast => Stage::Ast,
-            Emit::Cute => Stage::Cute,
-            Emit::Gpu => Stage::Gpu,
-            Emit::Llvm => Stage::Llvm,
-            Emit::Ptx => Stage::Ptx,
-            Emit::Cubin => Stage::Cubin,
-        }
-    }
+/// `--emit` names are the pipeline's own stage names.
+fn parse_stage(name: &str) -> Result<Stage, String> {
+    Stage::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+        format!("unknown stage `{name}`; the stages are {}", names.join(", "))
+    })
 }
 
 #[derive(Subcommand)]
@@ -46,9 +31,9 @@ enum Command {
         /// Output file; `-` or absent prints text stages to stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// The stage to produce.
-        #[arg(long, value_enum, default_value = "cubin")]
-        emit: Emit,
+        /// The stage to produce: ast, cute, gpu, llvm, ptx or cubin.
+        #[arg(long, value_parser = parse_stage, default_value = "cubin")]
+        emit: Stage,
         /// Target architecture: sm_90 (default), sm_90a or sm_80.
         #[arg(long, default_value = "sm_90")]
         arch: String,
@@ -130,7 +115,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let source = read_source(&file)?;
             let name = file.display().to_string();
             let options = Options { arch, ptxas };
-            let stage = Stage::from(emit);
+            let stage = emit;
             if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
                 return Err("error: `--emit=cubin` needs an output file\n  help: pass `-o FILE.cubin`".into());
             }
