@@ -58,7 +58,7 @@ struct FnWriter<'s> {
 pub fn lower_to_cute_text(file: &File, file_name: &str, source: &str) -> Result<String, Vec<Diagnostic>> {
     let mut out = String::from("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n");
     let mut diags = Vec::new();
-    for f in file.items.iter().filter(|f| f.kind == FnKind::Kernel) {
+    for f in file.functions().filter(|f| f.kind == FnKind::Kernel) {
         let mut w = FnWriter { file: file_name, source, out: String::new(), indent: 3, next: 0, scopes: Vec::new() };
         match w.kernel(f) {
             Ok(()) => out.push_str(&w.out),
@@ -171,7 +171,10 @@ impl FnWriter<'_> {
 
     fn stmt(&mut self, s: &Stmt) -> Result<(), Diagnostic> {
         match s {
-            Stmt::Let { name, ty, value, .. } => {
+            Stmt::Let { pattern, ty, value, span } => {
+                let Pattern::Name(name) = pattern else {
+                    return Err(Diagnostic::error("tuple patterns are not supported yet", *span, "pattern"));
+                };
                 let v = self.expr(value)?;
                 let want = match ty {
                     Some(t) => match resolve_type(t)? {
@@ -227,7 +230,10 @@ impl FnWriter<'_> {
                 self.line(&format!("}} {loc}"));
             }
             Stmt::Block(b) => self.block(b)?,
-            Stmt::For { var, start, end, body, span } => {
+            Stmt::Launch { span, .. } => {
+                return Err(Diagnostic::error("`launch` is only allowed in host functions", *span, "launch here"));
+            }
+            Stmt::For { var, start, end, body, span, .. } => {
                 let a = self.expr(start)?;
                 let b = self.expr(end)?;
                 let ty = match (&a, &b) {

@@ -10,7 +10,31 @@ pub struct Ident {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct File {
-    pub items: Vec<Function>,
+    pub items: Vec<Item>,
+}
+
+impl File {
+    pub fn functions(&self) -> impl Iterator<Item = &Function> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Function(f) => Some(f),
+            Item::Const(_) => None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Function(Function),
+    /// `const NAME = expr;`: a compile-time value visible in every function of the file.
+    Const(ConstItem),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstItem {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+    pub value: Expr,
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +59,9 @@ pub struct Function {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
+    /// A `const` parameter is known at compile time (CuTe DSL's `Constexpr`): every launch supplies
+    /// a static value and gets its own instance of the kernel.
+    pub is_const: bool,
     pub name: Ident,
     pub ty: TypeExpr,
     pub span: Span,
@@ -42,17 +69,20 @@ pub struct Param {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeExpr {
-    /// A scalar type name such as `f32` or `i32`.
+    /// A named type: a scalar (`f32`, `i32`, ...) or `int`, `layout`, `shape`, `tiler`, `tiled_copy`, ...
     Named(Ident),
-    /// `tensor<elem, space, layout[, align: N]>`.
-    Tensor { elem: Ident, space: Ident, layout: LayoutLit, align: Option<(i64, Span)>, span: Span },
+    /// `tensor<elem, space[, layout][, align: N]>`; without a layout the parameter takes the layout of
+    /// whatever tensor each launch passes (the kernel is instantiated per layout, as CuTe DSL's JIT is).
+    Tensor { elem: Ident, space: Ident, layout: Option<LayoutLit>, align: Option<(i64, Span)>, span: Span },
+    /// `fn(T, U) -> R`: the type of a function passed as a `const` parameter.
+    Fn { params: Vec<TypeExpr>, ret: Box<TypeExpr>, span: Span },
 }
 
 impl TypeExpr {
     pub fn span(&self) -> Span {
         match self {
             TypeExpr::Named(id) => id.span,
-            TypeExpr::Tensor { span, .. } => *span,
+            TypeExpr::Tensor { span, .. } | TypeExpr::Fn { span, .. } => *span,
         }
     }
 }
@@ -86,16 +116,43 @@ pub struct Block {
     pub span: Span,
 }
 
+/// The left side of a `let`: a name, `_`, or a tuple of patterns (`let (tiler, tv) = ...`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pattern {
+    Name(Ident),
+    Wildcard(Span),
+    Tuple(Vec<Pattern>, Span),
+}
+
+impl Pattern {
+    pub fn span(&self) -> Span {
+        match self {
+            Pattern::Name(id) => id.span,
+            Pattern::Wildcard(s) | Pattern::Tuple(_, s) => *s,
+        }
+    }
+}
+
+/// One clause of a `launch`: `grid(x, y, z)`, `block(x, y, z)`, `smem(bytes)` or `stream(s)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchClause {
+    pub name: Ident,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Let { name: Ident, ty: Option<TypeExpr>, value: Expr, span: Span },
+    Let { pattern: Pattern, ty: Option<TypeExpr>, value: Expr, span: Span },
     Assign { target: Expr, value: Expr, span: Span },
     Expr(Expr),
     If { cond: Expr, then: Block, els: Option<Box<Stmt>>, span: Span },
     /// An `else` branch that is a plain block (an `else if` is a nested `If`).
     Block(Block),
-    For { var: Ident, start: Expr, end: Expr, body: Block, span: Span },
+    For { var: Ident, start: Expr, end: Expr, step: Option<(Ident, Expr)>, body: Block, span: Span },
     Return { value: Option<Expr>, span: Span },
+    /// `launch kernel(args) grid(...) block(...) [smem(...)] [stream(...)];` in a host function.
+    Launch { kernel: Ident, args: Vec<Arg>, clauses: Vec<LaunchClause>, span: Span },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

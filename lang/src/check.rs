@@ -29,12 +29,16 @@ pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
                 Err(d)
             }
         },
+        TypeExpr::Fn { span, .. } => Err(Diagnostic::error("function types are not supported yet", *span, "function type")),
         TypeExpr::Tensor { elem, space, layout, align, span } => {
             let Ty::Scalar(elem_ty) = resolve_type(&TypeExpr::Named(elem.clone()))? else { unreachable!("named types are scalars") };
             let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
                 Diagnostic::error(format!("unknown memory space `{}`", space.name), space.span, "not a memory space")
                     .with_help("the memory spaces are `gmem`, `smem` and `rmem`")
             })?;
+            let Some(layout) = layout else {
+                return Err(Diagnostic::error("this tensor type needs a layout here", *span, "no layout").with_help("write `tensor<T, space, shape:stride>`"));
+            };
             let layout_ty = resolve_layout(layout)?;
             let align_bytes = match align {
                 None => elem_ty.size_bytes(),
@@ -52,7 +56,6 @@ pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
                     *v as u32
                 }
             };
-            let _ = span;
             Ok(Ty::Tensor(TensorType { elem: elem_ty, space: space_ty, align: align_bytes, layout: layout_ty }))
         }
     }
@@ -135,7 +138,7 @@ struct Checker {
 pub fn check(file: &File) -> Result<(), Vec<Diagnostic>> {
     let mut c = Checker { diagnostics: Vec::new(), scopes: Vec::new() };
     let mut seen: HashMap<&str, Span> = HashMap::new();
-    for f in &file.items {
+    for f in file.functions() {
         if let Some(prev) = seen.insert(&f.name.name, f.name.span) {
             c.diagnostics.push(
                 Diagnostic::error(format!("`{}` is defined twice", f.name.name), f.name.span, "second definition")
@@ -167,6 +170,10 @@ impl Checker {
         }
         let mut scope = HashMap::new();
         for p in &f.params {
+            if p.is_const {
+                self.diagnostics.push(Diagnostic::error("`const` parameters are not supported yet", p.span, "const parameter"));
+                continue;
+            }
             match resolve_type(&p.ty) {
                 Ok(ty) => {
                     if let Ty::Tensor(t) = &ty {
@@ -207,7 +214,11 @@ impl Checker {
 
     fn stmt(&mut self, s: &Stmt) {
         match s {
-            Stmt::Let { name, ty, value, .. } => {
+            Stmt::Let { pattern, ty, value, span } => {
+                let Pattern::Name(name) = pattern else {
+                    self.diagnostics.push(Diagnostic::error("tuple patterns are not supported yet", *span, "pattern"));
+                    return;
+                };
                 let vt = self.expr(value);
                 let ty = match (ty, vt) {
                     (Some(t), Some(vt)) => match resolve_type(t) {
@@ -262,7 +273,13 @@ impl Checker {
                 }
             }
             Stmt::Block(b) => self.block(b),
-            Stmt::For { var, start, end, body, .. } => {
+            Stmt::Launch { span, .. } => {
+                self.diagnostics.push(Diagnostic::error("`launch` is only allowed in host functions", *span, "launch here"));
+            }
+            Stmt::For { var, start, end, body, step, .. } => {
+                if let Some((kw, e)) = step {
+                    self.diagnostics.push(Diagnostic::error("`step` in ranges is not supported yet", kw.span.to(e.span), "step here"));
+                }
                 let a = self.expr(start);
                 let b = self.expr(end);
                 let mut var_ty = Ty::Scalar(Scalar::I32);
