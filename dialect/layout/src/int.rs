@@ -99,6 +99,11 @@ impl Atom {
     }
 }
 
+/// b | a without the panics of `%` (zero, and i64::MIN % -1).
+fn divisible(a: i64, b: i64) -> bool {
+    b != 0 && (b == -1 || a % b == 0)
+}
+
 fn ceil_div_i(a: i64, b: i64) -> Option<i64> {
     if b == 0 {
         return None;
@@ -225,11 +230,11 @@ impl Int {
         match (self, o) {
             (_, Int::S(0)) => None,
             (x, Int::S(1)) => Some(x.clone()),
-            (Int::S(a), Int::S(b)) => (a % b == 0).then(|| Int::S(a / b)),
+            (Int::S(a), Int::S(b)) => if divisible(*a, *b) { a.checked_div(*b).map(Int::S) } else { None },
             (Int::S(0), _) => Some(Int::S(0)),
             (Int::D(a), Int::S(b)) => {
-                if a.coef % b == 0 {
-                    Some(Int::D(Dyn { coef: a.coef / b, factors: a.factors.clone() }))
+                if divisible(a.coef, *b) {
+                    Some(Int::D(Dyn { coef: a.coef.checked_div(*b)?, factors: a.factors.clone() }))
                 } else if a.divisibility() % b == 0 {
                     // Known divisible, but not through the coefficient: keep
                     // the quotient as an (exact) division node.
@@ -240,7 +245,7 @@ impl Int {
             }
             (Int::S(_), Int::D(_)) => None,
             (Int::D(a), Int::D(b)) => {
-                if b.coef == 0 || a.coef % b.coef != 0 {
+                if !divisible(a.coef, b.coef) {
                     return None;
                 }
                 let mut rest: Vec<Atom> = a.factors.to_vec();
@@ -248,7 +253,7 @@ impl Int {
                     let pos = rest.iter().position(|x| x == f)?;
                     rest.remove(pos);
                 }
-                let coef = a.coef / b.coef;
+                let coef = a.coef.checked_div(b.coef)?;
                 Some(if rest.is_empty() { Int::S(coef) } else { Int::D(Dyn { coef, factors: Arc::from(rest) }) })
             }
         }
@@ -258,10 +263,10 @@ impl Int {
     pub fn divides(&self, o: &Int) -> Option<bool> {
         match (self, o) {
             (Int::S(0), Int::S(b)) => Some(*b == 0),
-            (Int::S(a), Int::S(b)) => Some(b % a == 0),
+            (Int::S(a), Int::S(b)) => Some(divisible(*b, *a)),
             (Int::S(1), _) | (_, Int::S(0)) => Some(true),
             (Int::S(a), Int::D(d)) => {
-                if d.divisibility() % a == 0 { Some(true) } else { None }
+                if divisible(d.divisibility(), *a) { Some(true) } else { None }
             }
             _ => {
                 if o.exact_div(self).is_some() { Some(true) } else { None }

@@ -19,7 +19,10 @@ pub struct Swizzle {
 
 impl Swizzle {
     pub fn new(bits: i64, base: i64, shift: i64) -> Result<Swizzle> {
-        if bits < 0 || base < 0 || shift.unsigned_abs() < bits.unsigned_abs() {
+        if !(0..=62).contains(&bits) || !(0..=62).contains(&base) || !(-62..=62).contains(&shift) {
+            return Err(Error::new("swizzle", format!("S<{bits},{base},{shift}> is out of range for the 64-bit index type")));
+        }
+        if shift.unsigned_abs() < bits.unsigned_abs() {
             return Err(Error::new("swizzle", format!("S<{bits},{base},{shift}> needs B >= 0, M >= 0 and |S| >= B")));
         }
         if bits + base + shift.abs() > 62 {
