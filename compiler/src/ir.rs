@@ -119,12 +119,27 @@ pub fn function_type_attr(ctx: MlirContext, inputs: &[MlirType]) -> MlirAttribut
     unsafe { mlirTypeAttrGet(mlirFunctionTypeGet(ctx, inputs.len() as isize, inputs.as_ptr(), 0, std::ptr::null())) }
 }
 
-/// Replaces every use of `op`'s results with `with` and erases `op`.
-pub fn replace_op(op: Op, with: &[Val]) {
+/// Replaces every use of `op`'s results with `with` (the op itself stays until erased).
+pub fn replace_uses(op: Op, with: &[Val]) {
     for (i, v) in with.iter().enumerate() {
         unsafe { mlirValueReplaceAllUsesOfWith(result(op, i), *v) };
     }
+}
+
+/// Erases an op whose results have no uses left.
+pub fn erase(op: Op) {
     unsafe { mlirOperationDestroy(op) }
+}
+
+/// An integer attribute's value, if the op has one by that name.
+pub fn int_attr(op: Op, name: &str) -> Option<i64> {
+    unsafe {
+        let a = mlirOperationGetAttributeByName(op, sref(name));
+        if a.ptr.is_null() || !mlirAttributeIsAInteger(a) {
+            return None;
+        }
+        Some(mlirIntegerAttrGetValueInt(a))
+    }
 }
 
 /// Creates ops immediately before an anchor op, at a given location.

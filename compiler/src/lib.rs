@@ -1,10 +1,13 @@
 //! The cutec compiler: AST → `cute` IR (`lower`), our passes (`passes`, one per file), and the
 //! pipeline down to PTX and cubin (`pipeline`, `ptxas`).
 
+pub mod header;
 pub mod ir;
 pub mod lower;
+pub mod manifest;
 pub mod passes;
 pub mod pipeline;
+pub mod plan;
 pub mod ptxas;
 
 pub use pipeline::{compile, CompileError, Options, Output, Session, Stage};

@@ -1,15 +1,21 @@
-//! AST → `cute` IR.
+//! KIR → `cute` IR.
 //!
-//! The checked AST is written out as textual MLIR in the `cute` dialect (plus upstream `gpu`, `arith`
-//! and `scf`) and parsed into a module. Text is the dialect's stable, documented interface (every
-//! `--emit=cute` output re-parses through `cutec opt`), so building through it means the lowering can
-//! only produce IR that the parser and verifiers accept, and its output is exactly what tests read.
-//! Every op carries `loc("file":line:col)` of the `.cute` node it came from.
+//! Each kernel instance is written as textual MLIR in the `cute` dialect (plus upstream `gpu`,
+//! `arith`, `scf` and `vector`) and parsed into a module. Text is the dialect's stable, documented
+//! interface (every `--emit=cute` output re-parses through `cutec opt`), so building through it means
+//! lowering can only produce IR that the parser and verifiers accept, and its output is exactly what
+//! tests read. Every op carries `loc("file":line:col)` of the `.cute` node it came from.
+//!
+//! Symbolic index expressions (`cute_layout::Int`) are materialized as `arith` ops where an op uses
+//! them, once per region (an expression computed in an outer region is reused in inner ones).
 
-use cute_lang::ast::*;
-use cute_lang::check::{default_literal, resolve_type, unify};
 use cute_lang::diag::{line_col, Diagnostic};
-use cute_lang::types::{Scalar, TensorType, Ty};
+use cute_lang::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, Special, TensorTy, ValueId, ValueTy};
+use cute_lang::span::Span;
+use cute_lang::types::Scalar;
+use cute_layout::int::{Atom, Dyn, Op};
+use std::sync::Arc;
+use cute_layout::Int;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -31,46 +37,27 @@ pub fn mlir_scalar(s: Scalar) -> &'static str {
     }
 }
 
-pub fn mlir_tensor(t: &TensorType) -> String {
+pub fn mlir_tensor(t: &TensorTy) -> String {
     format!("!cute.tensor<{}, \"{}\", {}, \"{}\">", mlir_scalar(t.elem), t.space.name(), t.align, t.layout)
 }
 
-/// A value during lowering. Literals stay unmaterialized until their type is known from context.
-#[derive(Clone, Debug)]
-enum Val {
-    Ssa(String, Scalar),
-    Tensor(String, TensorType),
-    Dim3(&'static str),
-    Int(i64),
-    Float(f64),
+fn mlir_frag(f: &FragTy) -> String {
+    format!("vector<{}x{}>", f.len(), mlir_scalar(f.elem))
 }
 
-struct FnWriter<'s> {
-    file: &'s str,
-    source: &'s str,
-    out: String,
-    indent: usize,
-    next: usize,
-    scopes: Vec<HashMap<String, Val>>,
+fn mlir_value_ty(t: &ValueTy) -> String {
+    match t {
+        ValueTy::Scalar(s) => mlir_scalar(*s).to_string(),
+        ValueTy::Frag(f) => mlir_frag(f),
+        ValueTy::Tensor(t) => mlir_tensor(t),
+    }
 }
 
-/// Lowers a checked file to the text of a `cute` module.
-pub fn lower_to_cute_text(file: &File, file_name: &str, source: &str) -> Result<String, Vec<Diagnostic>> {
-    let mut out = String::from("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n");
-    let mut diags = Vec::new();
-    for f in file.functions().filter(|f| f.kind == FnKind::Kernel) {
-        let mut w = FnWriter { file: file_name, source, out: String::new(), indent: 3, next: 0, scopes: Vec::new() };
-        match w.kernel(f) {
-            Ok(()) => out.push_str(&w.out),
-            Err(d) => diags.push(d),
-        }
-    }
-    out.push_str("  }\n}\n");
-    if diags.is_empty() {
-        Ok(out)
-    } else {
-        Err(diags)
-    }
+/// The dynamic leaves of a layout in ABI order: shape entries, then stride entries.
+pub fn dynamic_leaves(l: &cute_layout::Layout) -> Vec<Int> {
+    let mut v: Vec<Int> = l.shape.leaves().into_iter().filter(|i| !i.is_static()).collect();
+    v.extend(l.stride.leaves().into_iter().filter(|i| !i.is_static()));
+    v
 }
 
 fn escape(s: &str) -> String {
@@ -88,8 +75,44 @@ fn escape(s: &str) -> String {
     r
 }
 
-impl FnWriter<'_> {
-    fn loc(&self, span: cute_lang::Span) -> String {
+/// Lowers the kernels of a KIR module to the text of a `cute` module.
+pub fn lower_to_cute_text(module: &kir::Module, file_name: &str, source: &str, arch: &str) -> Result<String, Vec<Diagnostic>> {
+    let mut out = String::from("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n");
+    let mut errors = Vec::new();
+    for k in &module.kernels {
+        let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new() };
+        w.kernel();
+        out.push_str(&w.out);
+        errors.extend(w.errors);
+    }
+    // The manifest travels inside the cubin: the runtime reads it from the ELF symbol table.
+    out.push_str(&crate::manifest::manifest_global(&crate::manifest::manifest_text(module, arch)));
+    out.push_str("  }\n}\n");
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+struct KernelWriter<'a> {
+    file: &'a str,
+    source: &'a str,
+    k: &'a kir::Kernel,
+    out: String,
+    indent: usize,
+    next: usize,
+    /// Materialized index expressions, one map per open region.
+    memo: Vec<HashMap<Int, String>>,
+    errors: Vec<Diagnostic>,
+}
+
+fn v(id: ValueId) -> String {
+    format!("%v{id}")
+}
+
+impl KernelWriter<'_> {
+    fn loc(&self, span: Span) -> String {
         let (l, c) = line_col(self.source, span.start);
         format!("loc(\"{}\":{l}:{c})", escape(self.file))
     }
@@ -102,343 +125,418 @@ impl FnWriter<'_> {
         self.out.push('\n');
     }
 
-    fn fresh(&mut self) -> String {
+    fn tmp(&mut self) -> String {
         self.next += 1;
-        format!("%{}", self.next - 1)
+        format!("%t{}", self.next - 1)
     }
 
-    /// Emits `%n = <op> <loc>` and returns `%n`.
-    fn op(&mut self, text: &str, span: cute_lang::Span) -> String {
-        let v = self.fresh();
+    /// Emits `%t = <op> loc` and returns `%t`.
+    fn op(&mut self, text: &str, span: Span) -> String {
+        let t = self.tmp();
         let loc = self.loc(span);
-        self.line(&format!("{v} = {text} {loc}"));
-        v
+        self.line(&format!("{t} = {text} {loc}"));
+        t
     }
 
-    fn kernel(&mut self, f: &Function) -> Result<(), Diagnostic> {
-        let mut scope = HashMap::new();
+    fn ty(&self, id: ValueId) -> String {
+        self.k.value_types.get(id as usize).map(mlir_value_ty).unwrap_or_else(|| "i32".into())
+    }
+
+    fn kernel(&mut self) {
         let mut params = Vec::new();
-        for p in &f.params {
-            let ty = resolve_type(&p.ty)?;
-            let name = format!("%p.{}", p.name.name);
-            let ty_text = match &ty {
-                Ty::Tensor(t) => {
-                    scope.insert(p.name.name.clone(), Val::Tensor(name.clone(), t.clone()));
-                    mlir_tensor(t)
-                }
-                Ty::Scalar(s) => {
-                    scope.insert(p.name.name.clone(), Val::Ssa(name.clone(), *s));
-                    mlir_scalar(*s).to_string()
-                }
-                other => return Err(Diagnostic::error(format!("a kernel parameter cannot have type `{other}`"), p.ty.span(), "unsupported parameter type")),
+        for p in &self.k.params {
+            let ty = match &p.kind {
+                ParamKind::Tensor { ty, .. } => mlir_tensor(ty),
+                ParamKind::Scalar(s) => mlir_scalar(*s).to_string(),
             };
-            params.push(format!("{name}: {ty_text} {}", self.loc(p.span)));
+            params.push(format!("{}: {ty} {}", v(p.value), self.loc(p.span)));
         }
-        self.line(&format!("gpu.func @{}({}) kernel {{", f.name.name, params.join(", ")));
+        self.line(&format!("gpu.func @{}({}) kernel {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
-        self.scopes.push(scope);
-        let stmts = &f.body.stmts;
-        for (i, s) in stmts.iter().enumerate() {
-            if let Stmt::Return { value: None, .. } = s {
-                if i + 1 == stmts.len() {
-                    continue;
+        // The run-time values behind each tensor parameter's `?` entries.
+        for p in &self.k.params {
+            if let ParamKind::Tensor { ty, dyn_leaves } = &p.kind {
+                let t = mlir_tensor(ty);
+                for (i, leaf) in dyn_leaves.iter().enumerate() {
+                    let loc = self.loc(p.span);
+                    self.line(&format!("{} = \"cute.dyn\"({}) {{index = {i} : i32}} : ({t}) -> i32 {loc}", v(*leaf), v(p.value)));
                 }
             }
-            self.stmt(s)?;
         }
-        self.scopes.pop();
-        let end = cute_lang::Span::new(f.body.span.end.saturating_sub(1), f.body.span.end);
-        let loc = self.loc(end);
+        let body = &self.k.body;
+        self.insts(body);
+        let loc = self.loc(Span::new(self.k.span.end.saturating_sub(1), self.k.span.end));
         self.line(&format!("gpu.return {loc}"));
         self.indent -= 1;
-        let loc = self.loc(f.name.span);
+        let loc = self.loc(self.k.span);
         self.line(&format!("}} {loc}"));
-        Ok(())
     }
 
-    fn block(&mut self, b: &Block) -> Result<(), Diagnostic> {
-        self.scopes.push(HashMap::new());
-        let r = b.stmts.iter().try_for_each(|s| self.stmt(s));
-        self.scopes.pop();
-        r
-    }
-
-    fn bind(&mut self, name: &str, v: Val) {
-        if let Some(s) = self.scopes.last_mut() {
-            s.insert(name.to_string(), v);
+    fn insts(&mut self, insts: &[Inst]) {
+        for i in insts {
+            self.inst(i);
         }
     }
 
-    fn stmt(&mut self, s: &Stmt) -> Result<(), Diagnostic> {
-        match s {
-            Stmt::Let { pattern, ty, value, span } => {
-                let Pattern::Name(name) = pattern else {
-                    return Err(Diagnostic::error("tuple patterns are not supported yet", *span, "pattern"));
-                };
-                let v = self.expr(value)?;
-                let want = match ty {
-                    Some(t) => match resolve_type(t)? {
-                        Ty::Scalar(s) => Some(s),
-                        _ => None,
-                    },
-                    None => None,
-                };
-                let v = match (v, want) {
-                    (v @ (Val::Int(_) | Val::Float(_)), Some(s)) => Val::Ssa(self.materialize(&v, s, value.span), s),
-                    (v @ Val::Int(_), None) => Val::Ssa(self.materialize(&v, Scalar::I32, value.span), Scalar::I32),
-                    (v @ Val::Float(_), None) => Val::Ssa(self.materialize(&v, Scalar::F32, value.span), Scalar::F32),
-                    (v, _) => v,
-                };
-                self.bind(&name.name, v);
-            }
-            Stmt::Assign { target, value, span } => {
-                let ExprKind::Index { base, index } = &target.kind else {
-                    return Err(Diagnostic::error("only tensor elements can be assigned", target.span, "not a tensor element"));
-                };
-                let Val::Tensor(t, tt) = self.expr(base)? else {
-                    return Err(Diagnostic::error("cannot index into this value", base.span, "not a tensor"));
-                };
-                let v = self.expr(value)?;
-                let v = self.as_scalar(&v, tt.elem, value.span)?;
-                let coords = self.coords(index)?;
-                let mut operand_types = vec![mlir_scalar(tt.elem).to_string(), mlir_tensor(&tt)];
-                operand_types.extend(coords.iter().map(|_| "i32".to_string()));
-                let mut operands = vec![v, t];
-                operands.extend(coords);
-                let loc = self.loc(*span);
-                self.line(&format!("\"cute.store\"({}) : ({}) -> () {loc}", operands.join(", "), operand_types.join(", ")));
-            }
-            Stmt::Expr(e) => {
-                self.expr(e)?;
-            }
-            Stmt::If { cond, then, els, span } => {
-                let c = self.expr(cond)?;
-                let c = self.as_scalar(&c, Scalar::Bool, cond.span)?;
-                self.line(&format!("scf.if {c} {{"));
-                self.indent += 1;
-                self.block(then)?;
-                self.indent -= 1;
-                if let Some(e) = els {
-                    self.line("} else {");
-                    self.indent += 1;
-                    self.scopes.push(HashMap::new());
-                    self.stmt(e)?;
-                    self.scopes.pop();
-                    self.indent -= 1;
+    fn region(&mut self, insts: &[Inst]) {
+        self.indent += 1;
+        self.memo.push(HashMap::new());
+        self.insts(insts);
+        self.memo.pop();
+        self.indent -= 1;
+    }
+
+    /// The SSA name holding an index expression, computing it here if no enclosing region has.
+    fn int(&mut self, i: &Int, span: Span) -> String {
+        if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(i)) {
+            return name.clone();
+        }
+        let name = match i {
+            Int::S(c) => self.op(&format!("arith.constant {c} : i32"), span),
+            Int::D(d) => {
+                let mut acc: Option<String> = None;
+                for a in d.factors.iter() {
+                    let x = self.atom(a, span);
+                    acc = Some(match acc {
+                        None => x,
+                        Some(p) => self.op(&format!("arith.muli {p}, {x} : i32"), span),
+                    });
                 }
-                let loc = self.loc(*span);
-                self.line(&format!("}} {loc}"));
+                let acc = acc.unwrap_or_else(|| self.int(&Int::S(1), span));
+                if d.coef == 1 {
+                    acc
+                } else {
+                    let c = self.int(&Int::S(d.coef), span);
+                    self.op(&format!("arith.muli {acc}, {c} : i32"), span)
+                }
             }
-            Stmt::Block(b) => self.block(b)?,
-            Stmt::Launch { span, .. } => {
-                return Err(Diagnostic::error("`launch` is only allowed in host functions", *span, "launch here"));
-            }
-            Stmt::For { var, start, end, body, span, .. } => {
-                let a = self.expr(start)?;
-                let b = self.expr(end)?;
-                let ty = match (&a, &b) {
-                    (Val::Ssa(_, s), _) | (_, Val::Ssa(_, s)) => *s,
-                    _ => Scalar::I32,
-                };
-                let lo = self.as_scalar(&a, ty, start.span)?;
-                let hi = self.as_scalar(&b, ty, end.span)?;
-                let one = self.materialize(&Val::Int(1), ty, *span);
-                let iv = self.fresh();
-                let t = mlir_scalar(ty);
-                self.line(&format!("scf.for {iv} = {lo} to {hi} step {one} : {t} {{"));
-                self.indent += 1;
-                self.scopes.push(HashMap::from([(var.name.clone(), Val::Ssa(iv, ty))]));
-                self.block(body)?;
-                self.scopes.pop();
-                self.indent -= 1;
-                let loc = self.loc(*span);
-                self.line(&format!("}} {loc}"));
-            }
-            Stmt::Return { span, .. } => {
-                return Err(Diagnostic::error("early `return` is not supported yet", *span, "not the last statement of the kernel")
-                    .with_help("wrap the rest of the kernel in an `if` instead"));
-            }
+        };
+        if let Some(m) = self.memo.last_mut() {
+            m.insert(i.clone(), name.clone());
         }
-        Ok(())
+        name
     }
 
-    fn coords(&mut self, index: &[Expr]) -> Result<Vec<String>, Diagnostic> {
-        index
-            .iter()
-            .map(|i| {
-                let v = self.expr(i)?;
-                self.int_as_i32(&v, i.span)
-            })
-            .collect()
-    }
-
-    /// Coordinates are i32 in the dialect: narrower integers extend, wider ones truncate.
-    fn int_as_i32(&mut self, v: &Val, span: cute_lang::Span) -> Result<String, Diagnostic> {
-        match v {
-            Val::Ssa(s, Scalar::I32 | Scalar::U32) => Ok(s.clone()),
-            Val::Ssa(s, t) if t.is_int() => {
-                let from = mlir_scalar(*t);
-                let op = if t.size_bytes() > 4 { "arith.trunci" } else if t.is_signed() { "arith.extsi" } else { "arith.extui" };
-                Ok(self.op(&format!("{op} {s} : {from} to i32"), span))
+    /// The SSA name of one factor. Compound factors are memoized like whole expressions, so
+    /// `tid / n` used in several offsets is computed once.
+    fn atom(&mut self, a: &Atom, span: Span) -> String {
+        let op = match a {
+            Atom::Var { id, .. } => return v(*id),
+            Atom::Op(op) => op.clone(),
+            other => {
+                // Basis elements (identity layouts) are coordinates, never run-time integers here.
+                self.errors.push(Diagnostic::error(format!("cannot compute `{other:?}` at run time"), span, "unsupported index expression"));
+                return self.int(&Int::S(0), span);
             }
-            Val::Int(_) => Ok(self.materialize(v, Scalar::I32, span)),
-            _ => Err(Diagnostic::error("coordinates must be integers", span, "not an integer")),
+        };
+        let key = Int::D(Dyn { coef: 1, factors: Arc::from(vec![a.clone()]) });
+        if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(&key)) {
+            return name.clone();
         }
+        // Index expressions are non-negative (coordinates, extents, positive strides), so unsigned
+        // division and remainder are exact, equal to the algebra's floor/Euclidean ones, and cheaper.
+        let (name, x, y) = match &*op {
+            Op::Add(x, y) => ("addi", x, y),
+            Op::Div(x, y) => ("divui", x, y),
+            Op::Mod(x, y) => ("remui", x, y),
+            Op::CeilDiv(x, y) => ("ceildivui", x, y),
+            Op::Min(x, y) => ("minsi", x, y),
+        };
+        let (x, y) = (self.int(x, span), self.int(y, span));
+        let result = self.op(&format!("arith.{name} {x}, {y} : i32"), span);
+        if let Some(m) = self.memo.last_mut() {
+            m.insert(key, result.clone());
+        }
+        result
     }
 
-    fn as_scalar(&mut self, v: &Val, want: Scalar, span: cute_lang::Span) -> Result<String, Diagnostic> {
-        match v {
-            Val::Ssa(s, t) if *t == want || mlir_scalar(*t) == mlir_scalar(want) => Ok(s.clone()),
-            Val::Int(_) | Val::Float(_) => Ok(self.materialize(v, want, span)),
-            _ => Err(Diagnostic::error(format!("expected a value of type `{}`", want.name()), span, "wrong type")),
-        }
-    }
-
-    fn materialize(&mut self, v: &Val, want: Scalar, span: cute_lang::Span) -> String {
-        let t = mlir_scalar(want);
-        match (v, want.is_float()) {
-            (Val::Int(i), false) => {
-                let value = if want == Scalar::Bool { (*i != 0) as i64 } else { *i };
-                self.op(&format!("arith.constant {value} : {t}"), span)
+    /// An operand as an SSA name of type `ty`, or of `vector<len x ty>` when `frag` is set (scalars
+    /// and constants are broadcast).
+    fn operand(&mut self, o: &Operand, ty: Scalar, frag: Option<usize>, span: Span) -> String {
+        let mt = mlir_scalar(ty);
+        let scalar = match o {
+            Operand::Value(id) => {
+                let name = v(*id);
+                let is_vec = matches!(self.k.value_types.get(*id as usize), Some(ValueTy::Frag(_)));
+                if frag.is_none() || is_vec {
+                    return name;
+                }
+                name
             }
-            (Val::Int(i), true) => self.float_const(*i as f64, want, span),
-            (Val::Float(x), _) => self.float_const(*x, want, span),
-            (Val::Ssa(s, _), _) => s.clone(),
-            _ => unreachable!("only literals are materialized"),
+            Operand::Int(i) => {
+                if ty == Scalar::I32 || ty == Scalar::U32 {
+                    self.int(i, span)
+                } else if let Some(c) = i.as_static() {
+                    if ty.is_float() {
+                        self.float_const(c as f64, ty, span)
+                    } else {
+                        self.op(&format!("arith.constant {c} : {mt}"), span)
+                    }
+                } else {
+                    let x = self.int(i, span);
+                    self.op(&format!("arith.extsi {x} : i32 to {mt}"), span)
+                }
+            }
+            Operand::Float(x) => self.float_const(*x, ty, span),
+            Operand::Bool(b) => self.op(&format!("arith.constant {b}"), span),
+        };
+        match frag {
+            Some(n) => self.op(&format!("vector.broadcast {scalar} : {mt} to vector<{n}x{mt}>"), span),
+            None => scalar,
         }
     }
 
     /// Float constants are written as exact hexadecimal bit patterns; types narrower than f32 are
-    /// built in f32 and truncated, which rounds to nearest even like a literal in CUDA C++ does.
-    fn float_const(&mut self, x: f64, want: Scalar, span: cute_lang::Span) -> String {
-        match want {
-            Scalar::F64 => self.op(&format!("arith.constant 0x{:016X} : f64", x.to_bits()), span),
-            Scalar::F32 | Scalar::TF32 => self.op(&format!("arith.constant 0x{:08X} : f32", (x as f32).to_bits()), span),
-            other => {
-                let c = self.op(&format!("arith.constant 0x{:08X} : f32", (x as f32).to_bits()), span);
-                self.op(&format!("arith.truncf {c} : f32 to {}", mlir_scalar(other)), span)
+    /// built in f32 and truncated (round to nearest even, as a literal in CUDA C++).
+    fn float_const(&mut self, x: f64, ty: Scalar, span: Span) -> String {
+        self.float_const_into(None, x, ty, span)
+    }
+
+    /// A float constant, defining `dst` when given (else a fresh temporary).
+    fn float_const_into(&mut self, dst: Option<ValueId>, x: f64, ty: Scalar, span: Span) -> String {
+        let (text, last) = match ty {
+            Scalar::F64 => (format!("arith.constant 0x{:016X} : f64", x.to_bits()), None),
+            Scalar::F32 | Scalar::TF32 => (format!("arith.constant 0x{:08X} : f32", (x as f32).to_bits()), None),
+            other => (format!("arith.constant 0x{:08X} : f32", (x as f32).to_bits()), Some(other)),
+        };
+        match (last, dst) {
+            (None, Some(d)) => {
+                self.define(d, &text, span);
+                v(d)
+            }
+            (None, None) => self.op(&text, span),
+            (Some(narrow), d) => {
+                let c = self.op(&text, span);
+                let cast = format!("arith.truncf {c} : f32 to {}", mlir_scalar(narrow));
+                match d {
+                    Some(d) => {
+                        self.define(d, &cast, span);
+                        v(d)
+                    }
+                    None => self.op(&cast, span),
+                }
             }
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<Val> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+    fn define(&mut self, dst: ValueId, text: &str, span: Span) {
+        let loc = self.loc(span);
+        self.line(&format!("{} = {text} {loc}", v(dst)));
     }
 
-    fn expr(&mut self, e: &Expr) -> Result<Val, Diagnostic> {
-        Ok(match &e.kind {
-            ExprKind::Int(v) => Val::Int(*v),
-            ExprKind::Float(v) => Val::Float(*v),
-            ExprKind::Bool(b) => Val::Ssa(self.op(&format!("arith.constant {b}"), e.span), Scalar::Bool),
-            ExprKind::Name(n) => match self.lookup(n) {
-                Some(v) => v,
-                None => match n.as_str() {
-                    "thread_idx" => Val::Dim3("gpu.thread_id"),
-                    "block_idx" => Val::Dim3("gpu.block_id"),
-                    "block_dim" => Val::Dim3("gpu.block_dim"),
-                    "grid_dim" => Val::Dim3("gpu.grid_dim"),
-                    _ => return Err(Diagnostic::error(format!("cannot find value `{n}`"), e.span, "not found")),
-                },
-            },
-            ExprKind::Field { base, name } => {
-                let Val::Dim3(op) = self.expr(base)? else {
-                    return Err(Diagnostic::error("no such field", name.span, "unknown field"));
+    fn inst(&mut self, inst: &Inst) {
+        match inst {
+            Inst::Special { dst, which, span } => {
+                let (op, d) = match which {
+                    Special::ThreadIdx(d) => ("gpu.thread_id", d),
+                    Special::BlockIdx(d) => ("gpu.block_id", d),
+                    Special::BlockDim(d) => ("gpu.block_dim", d),
+                    Special::GridDim(d) => ("gpu.grid_dim", d),
                 };
-                let idx = self.op(&format!("{op} {}", name.name), e.span);
-                Val::Ssa(self.op(&format!("arith.index_cast {idx} : index to i32"), e.span), Scalar::I32)
+                let dim = ["x", "y", "z"][*d as usize % 3];
+                let idx = self.op(&format!("{op} {dim}"), *span);
+                self.define(*dst, &format!("arith.index_cast {idx} : index to i32"), *span);
             }
-            ExprKind::Call { callee, args } if callee.name == "size" && args.len() == 1 => {
-                let Val::Tensor(t, tt) = self.expr(&args[0].value)? else {
-                    return Err(Diagnostic::error("`size` expects a tensor", args[0].value.span, "not a tensor"));
+            Inst::Binary { dst, op, ty, frag, a, b, span } => {
+                let x = self.operand(a, *ty, *frag, *span);
+                let y = self.operand(b, *ty, *frag, *span);
+                let (f, s) = (ty.is_float(), ty.is_signed() || *ty == Scalar::I32);
+                let name = match op {
+                    BinaryOp::Add => if f { "addf" } else { "addi" },
+                    BinaryOp::Sub => if f { "subf" } else { "subi" },
+                    BinaryOp::Mul => if f { "mulf" } else { "muli" },
+                    BinaryOp::Div => if f { "divf" } else if s { "divsi" } else { "divui" },
+                    BinaryOp::Rem => if f { "remf" } else if s { "remsi" } else { "remui" },
+                    BinaryOp::And => "andi",
+                    BinaryOp::Or => "ori",
+                    BinaryOp::Xor => "xori",
+                    BinaryOp::Shl => "shli",
+                    BinaryOp::Shr => if s { "shrsi" } else { "shrui" },
+                    BinaryOp::Min => if f { "minimumf" } else if s { "minsi" } else { "minui" },
+                    BinaryOp::Max => if f { "maximumf" } else if s { "maxsi" } else { "maxui" },
                 };
-                Val::Ssa(self.op(&format!("\"cute.size\"({t}) : ({}) -> i32", mlir_tensor(&tt)), e.span), Scalar::I32)
+                let t = self.ty(*dst);
+                self.define(*dst, &format!("arith.{name} {x}, {y} : {t}"), *span);
             }
-            ExprKind::Index { base, index } => {
-                let Val::Tensor(t, tt) = self.expr(base)? else {
-                    return Err(Diagnostic::error("cannot index into this value", base.span, "not a tensor"));
-                };
-                let coords = self.coords(index)?;
-                let mut types = vec![mlir_tensor(&tt)];
-                types.extend(coords.iter().map(|_| "i32".to_string()));
-                let text = format!("\"cute.load\"({t}, {}) : ({}) -> {}", coords.join(", "), types.join(", "), mlir_scalar(tt.elem));
-                Val::Ssa(self.op(&text, e.span), tt.elem)
-            }
-            ExprKind::Unary(op, inner) => {
-                let v = self.expr(inner)?;
-                match (op, v) {
-                    (UnOp::Neg, Val::Int(i)) => Val::Int(i.checked_neg().ok_or_else(|| Diagnostic::error("integer overflow in `-`", e.span, "overflows"))?),
-                    (UnOp::Neg, Val::Float(x)) => Val::Float(-x),
-                    (UnOp::Neg, Val::Ssa(s, t)) if t.is_float() => Val::Ssa(self.op(&format!("arith.negf {s} : {}", mlir_scalar(t)), e.span), t),
-                    (UnOp::Neg, Val::Ssa(s, t)) => {
-                        let zero = self.materialize(&Val::Int(0), t, e.span);
-                        Val::Ssa(self.op(&format!("arith.subi {zero}, {s} : {}", mlir_scalar(t)), e.span), t)
-                    }
-                    (UnOp::Not, Val::Ssa(s, t)) => {
-                        let ones = self.materialize(&Val::Int(-1), t, e.span);
-                        Val::Ssa(self.op(&format!("arith.xori {s}, {ones} : {}", mlir_scalar(t)), e.span), t)
-                    }
-                    (UnOp::Not, Val::Int(i)) => Val::Int(!i),
-                    _ => return Err(Diagnostic::error("unsupported operand", e.span, "here")),
+            Inst::Neg { dst, ty, frag, a, span } => {
+                let x = self.operand(a, *ty, *frag, *span);
+                let t = self.ty(*dst);
+                if ty.is_float() {
+                    self.define(*dst, &format!("arith.negf {x} : {t}"), *span);
+                } else {
+                    let z = self.operand(&Operand::Int(Int::S(0)), *ty, *frag, *span);
+                    self.define(*dst, &format!("arith.subi {z}, {x} : {t}"), *span);
                 }
             }
-            ExprKind::Binary(op, a, b) => {
-                let va = self.expr(a)?;
-                let vb = self.expr(b)?;
-                self.binary(*op, va, vb, e)?
+            Inst::Not { dst, ty, frag, a, span } => {
+                let x = self.operand(a, *ty, *frag, *span);
+                let ones = if *ty == Scalar::Bool { self.operand(&Operand::Bool(true), *ty, *frag, *span) } else { self.operand(&Operand::Int(Int::S(-1)), *ty, *frag, *span) };
+                let t = self.ty(*dst);
+                self.define(*dst, &format!("arith.xori {x}, {ones} : {t}"), *span);
             }
-            _ => return Err(Diagnostic::error("this expression is not supported in kernels yet", e.span, "unsupported")),
-        })
+            Inst::Cmp { dst, op, ty, frag, a, b, span } => {
+                let x = self.operand(a, *ty, *frag, *span);
+                let y = self.operand(b, *ty, *frag, *span);
+                let signed = ty.is_signed() || *ty == Scalar::I32;
+                let pred = match (op, ty.is_float(), signed) {
+                    (CmpOp::Eq, true, _) => "oeq",
+                    (CmpOp::Ne, true, _) => "une",
+                    (CmpOp::Lt, true, _) => "olt",
+                    (CmpOp::Le, true, _) => "ole",
+                    (CmpOp::Gt, true, _) => "ogt",
+                    (CmpOp::Ge, true, _) => "oge",
+                    (CmpOp::Eq, false, _) => "eq",
+                    (CmpOp::Ne, false, _) => "ne",
+                    (CmpOp::Lt, false, true) => "slt",
+                    (CmpOp::Le, false, true) => "sle",
+                    (CmpOp::Gt, false, true) => "sgt",
+                    (CmpOp::Ge, false, true) => "sge",
+                    (CmpOp::Lt, false, false) => "ult",
+                    (CmpOp::Le, false, false) => "ule",
+                    (CmpOp::Gt, false, false) => "ugt",
+                    (CmpOp::Ge, false, false) => "uge",
+                };
+                let operand_ty = match frag {
+                    Some(n) => format!("vector<{n}x{}>", mlir_scalar(*ty)),
+                    None => mlir_scalar(*ty).to_string(),
+                };
+                let kind = if ty.is_float() { "cmpf" } else { "cmpi" };
+                self.define(*dst, &format!("arith.{kind} {pred}, {x}, {y} : {operand_ty}"), *span);
+            }
+            Inst::Convert { dst, from, to, frag, a, span } => self.convert(*dst, *from, *to, *frag, a, *span),
+            Inst::Select { dst, ty, frag, c, a, b, span } => {
+                let cond = self.operand(c, Scalar::Bool, None, *span);
+                let x = self.operand(a, *ty, *frag, *span);
+                let y = self.operand(b, *ty, *frag, *span);
+                let t = self.ty(*dst);
+                let cond_ty = match (frag, c) {
+                    (Some(n), Operand::Value(id)) if matches!(self.k.value_types.get(*id as usize), Some(ValueTy::Frag(_))) => format!("vector<{n}xi1>, "),
+                    _ => String::new(),
+                };
+                self.define(*dst, &format!("arith.select {cond}, {x}, {y} : {cond_ty}{t}"), *span);
+            }
+            Inst::View { dst, src, offset, ty, span } => {
+                let off = self.int(offset, *span);
+                let leaves: Vec<String> = dynamic_leaves(&ty.layout).iter().map(|l| self.int(l, *span)).collect();
+                let src_ty = self.ty(*src);
+                let mut operands = vec![v(*src), off];
+                operands.extend(leaves.iter().cloned());
+                let mut types = vec![src_ty, "i32".into()];
+                types.extend(leaves.iter().map(|_| "i32".to_string()));
+                self.define(*dst, &format!("\"cute.view\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), *span);
+            }
+            Inst::Load { dst, tensor, ty, offset, span } => {
+                let off = self.int(offset, *span);
+                self.define(*dst, &format!("\"cute.load\"({}, {off}) : ({}, i32) -> {}", v(*tensor), mlir_tensor(ty), mlir_scalar(ty.elem)), *span);
+            }
+            Inst::Store { value, tensor, ty, offset, span } => {
+                let x = self.operand(value, ty.elem, None, *span);
+                let off = self.int(offset, *span);
+                let loc = self.loc(*span);
+                let et = mlir_scalar(ty.elem);
+                self.line(&format!("\"cute.store\"({x}, {}, {off}) : ({et}, {}, i32) -> () {loc}", v(*tensor), mlir_tensor(ty)));
+            }
+            Inst::LoadFrag { dst, tensor, ty, span } => {
+                let t = self.ty(*dst);
+                self.define(*dst, &format!("\"cute.load_frag\"({}) : ({}) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
+            }
+            Inst::StoreFrag { value, tensor, ty, span } => {
+                let loc = self.loc(*span);
+                let t = self.ty(*value);
+                self.line(&format!("\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
+            }
+            Inst::If { cond, then, els, span } => {
+                let c = self.operand(cond, Scalar::Bool, None, *span);
+                self.line(&format!("scf.if {c} {{"));
+                self.region(then);
+                if !els.is_empty() {
+                    self.line("} else {");
+                    self.region(els);
+                }
+                let loc = self.loc(*span);
+                self.line(&format!("}} {loc}"));
+            }
+            Inst::For { iv, lb, ub, step, body, span } => {
+                let (l, u, s) = (self.int(lb, *span), self.int(ub, *span), self.int(step, *span));
+                self.line(&format!("scf.for {} = {l} to {u} step {s} : i32 {{", v(*iv)));
+                self.region(body);
+                let loc = self.loc(*span);
+                self.line(&format!("}} {loc}"));
+            }
+            Inst::Printf { format, args, span } => {
+                let mut names = Vec::new();
+                let mut types = Vec::new();
+                for (ty, a) in args {
+                    let x = self.operand(a, *ty, None, *span);
+                    // C varargs promote floats to double and small integers to int.
+                    let (x, t) = if ty.is_float() && *ty != Scalar::F64 {
+                        (self.op(&format!("arith.extf {x} : {} to f64", mlir_scalar(*ty)), *span), "f64".to_string())
+                    } else if ty.size_bytes() < 4 && !ty.is_float() {
+                        let op = if ty.is_signed() { "extsi" } else { "extui" };
+                        (self.op(&format!("arith.{op} {x} : {} to i32", mlir_scalar(*ty)), *span), "i32".to_string())
+                    } else {
+                        (x, mlir_scalar(*ty).to_string())
+                    };
+                    names.push(x);
+                    types.push(t);
+                }
+                let loc = self.loc(*span);
+                let fmt = escape(format);
+                if names.is_empty() {
+                    self.line(&format!("gpu.printf \"{fmt}\" {loc}"));
+                } else {
+                    self.line(&format!("gpu.printf \"{fmt}\", {} : {} {loc}", names.join(", "), types.join(", ")));
+                }
+            }
+            Inst::Barrier { span } => {
+                let loc = self.loc(*span);
+                self.line(&format!("gpu.barrier {loc}"));
+            }
+        }
     }
 
-    fn binary(&mut self, op: BinOp, a: Val, b: Val, e: &Expr) -> Result<Val, Diagnostic> {
-        let ty_of = |v: &Val| match v {
-            Val::Ssa(_, s) => Ty::Scalar(*s),
-            Val::Int(_) => Ty::IntLit,
-            Val::Float(_) => Ty::FloatLit,
-            _ => Ty::Unit,
-        };
-        let common = unify(&ty_of(&a), &ty_of(&b)).ok_or_else(|| Diagnostic::error("mismatched operand types", e.span, "operands differ"))?;
-        let Ty::Scalar(t) = default_literal(common) else {
-            return Err(Diagnostic::error("unsupported operands", e.span, "here"));
-        };
-        let x = self.as_scalar(&a, t, e.span)?;
-        let y = self.as_scalar(&b, t, e.span)?;
-        let mt = mlir_scalar(t);
-        let (f, s) = (t.is_float(), t.is_signed());
-        let text = match op {
-            BinOp::Add => format!("arith.add{} {x}, {y} : {mt}", if f { "f" } else { "i" }),
-            BinOp::Sub => format!("arith.sub{} {x}, {y} : {mt}", if f { "f" } else { "i" }),
-            BinOp::Mul => format!("arith.mul{} {x}, {y} : {mt}", if f { "f" } else { "i" }),
-            BinOp::Div => format!("arith.{} {x}, {y} : {mt}", if f { "divf" } else if s { "divsi" } else { "divui" }),
-            BinOp::Rem => format!("arith.{} {x}, {y} : {mt}", if f { "remf" } else if s { "remsi" } else { "remui" }),
-            BinOp::BitAnd | BinOp::And => format!("arith.andi {x}, {y} : {mt}"),
-            BinOp::BitOr | BinOp::Or => format!("arith.ori {x}, {y} : {mt}"),
-            BinOp::BitXor => format!("arith.xori {x}, {y} : {mt}"),
-            BinOp::Shl => format!("arith.shli {x}, {y} : {mt}"),
-            BinOp::Shr => format!("arith.{} {x}, {y} : {mt}", if s { "shrsi" } else { "shrui" }),
-            cmp => {
-                let pred = match (cmp, f, s) {
-                    (BinOp::Eq, true, _) => "oeq",
-                    (BinOp::Ne, true, _) => "une",
-                    (BinOp::Lt, true, _) => "olt",
-                    (BinOp::Le, true, _) => "ole",
-                    (BinOp::Gt, true, _) => "ogt",
-                    (BinOp::Ge, true, _) => "oge",
-                    (BinOp::Eq, false, _) => "eq",
-                    (BinOp::Ne, false, _) => "ne",
-                    (BinOp::Lt, false, true) => "slt",
-                    (BinOp::Le, false, true) => "sle",
-                    (BinOp::Gt, false, true) => "sgt",
-                    (BinOp::Ge, false, true) => "sge",
-                    (BinOp::Lt, false, false) => "ult",
-                    (BinOp::Le, false, false) => "ule",
-                    (BinOp::Gt, false, false) => "ugt",
-                    _ => "uge",
-                };
-                let v = self.op(&format!("arith.cmp{} {pred}, {x}, {y} : {mt}", if f { "f" } else { "i" }), e.span);
-                return Ok(Val::Ssa(v, Scalar::Bool));
+    fn convert(&mut self, dst: ValueId, from: Scalar, to: Scalar, frag: Option<usize>, a: &Operand, span: Span) {
+        let t = self.ty(dst);
+        // Constants: write the value directly in the target type.
+        match a {
+            Operand::Float(x) if frag.is_none() => {
+                self.float_const_into(Some(dst), *x, to, span);
+                return;
             }
+            Operand::Int(i) if frag.is_none() && i.is_static() && from != Scalar::I32 => {
+                let c = i.as_static().unwrap_or(0);
+                if to.is_float() {
+                    self.float_const_into(Some(dst), c as f64, to, span);
+                } else if to == Scalar::Bool {
+                    self.define(dst, &format!("arith.constant {} : i1", c != 0), span);
+                } else {
+                    self.define(dst, &format!("arith.constant {c} : {t}"), span);
+                }
+                return;
+            }
+            Operand::Bool(b) => {
+                self.define(dst, &format!("arith.constant {b}"), span);
+                return;
+            }
+            _ => {}
+        }
+        let x = self.operand(a, from, frag, span);
+        let ft = match frag {
+            Some(n) => format!("vector<{n}x{}>", mlir_scalar(from)),
+            None => mlir_scalar(from).to_string(),
         };
-        Ok(Val::Ssa(self.op(&text, e.span), t))
+        let (fb, tb) = (from.size_bytes(), to.size_bytes());
+        let signed = from.is_signed() || from == Scalar::I32;
+        let op = match (from.is_float(), to.is_float()) {
+            (true, true) if mlir_scalar(from) == mlir_scalar(to) => "bitcast",
+            (true, true) if tb > fb => "extf",
+            (true, true) => "truncf",
+            (false, true) => if signed { "sitofp" } else { "uitofp" },
+            (true, false) => if to.is_signed() || to == Scalar::I32 { "fptosi" } else { "fptoui" },
+            (false, false) if tb > fb => if signed { "extsi" } else { "extui" },
+            (false, false) if tb < fb => "trunci",
+            (false, false) => "bitcast",
+        };
+        self.define(dst, &format!("arith.{op} {x} : {ft} to {t}"), span);
     }
 }

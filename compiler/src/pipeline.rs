@@ -17,6 +17,10 @@ use std::rc::Rc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stage {
     Ast,
+    /// The manifest embedded in the cubin (kernels, parameters, host launch plans).
+    Manifest,
+    /// A typed C header for the file's kernels.
+    Header,
     Cute,
     Gpu,
     Llvm,
@@ -25,11 +29,13 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 6] = [Stage::Ast, Stage::Cute, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Cubin];
+    pub const ALL: [Stage; 8] = [Stage::Ast, Stage::Manifest, Stage::Header, Stage::Cute, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Cubin];
 
     pub fn name(self) -> &'static str {
         match self {
             Stage::Ast => "ast",
+            Stage::Manifest => "manifest",
+            Stage::Header => "header",
             Stage::Cute => "cute",
             Stage::Gpu => "gpu",
             Stage::Llvm => "llvm",
@@ -73,7 +79,7 @@ pub enum CompileError {
 fn llvm_pipeline(arch: &str) -> String {
     format!(
         "nvvm-attach-target{{chip={arch} O=3 features=+ptx80}},\
-         gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-arith-to-llvm,canonicalize,cse,reconcile-unrealized-casts),\
+         gpu.module(convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-arith-to-llvm,canonicalize,cse,reconcile-unrealized-casts),\
          ensure-debug-info-scope-on-llvm-func{{emission-kind=DebugDirectivesOnly}}"
     )
 }
@@ -209,37 +215,56 @@ fn ptx_of(module: &Module) -> Result<String, CompileError> {
     Err(CompileError::Internal("gpu-module-to-binary produced no object".into()))
 }
 
+/// What a compilation produced: the stage asked for, and what compile-time `print` calls printed.
+pub struct Compiled {
+    pub output: Output,
+    pub prints: Vec<String>,
+}
+
 /// Compiles `.cute` source up to `stage`.
-pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<Output, CompileError> {
+pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<Compiled, CompileError> {
+    let (output, prints) = compile_stage(source, file_name, stage, options)?;
+    Ok(Compiled { output, prints })
+}
+
+fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<(Output, Vec<String>), CompileError> {
     if !ARCHES.contains(&options.arch.as_str()) {
         return Err(CompileError::Internal(format!("unsupported architecture `{}`; use one of {}", options.arch, ARCHES.join(", "))));
     }
-    let file = cute_lang::front_end(source).map_err(CompileError::Source)?;
+    let (file, kir) = cute_lang::front_end(source).map_err(CompileError::Source)?;
+    let prints = kir.prints.clone();
+    let done = |o: Output| Ok((o, prints.clone()));
     if stage == Stage::Ast {
-        return Ok(Output::Text(format!("{file:#?}\n")));
+        return done(Output::Text(format!("{file:#?}\n")));
+    }
+    if stage == Stage::Manifest {
+        return done(Output::Text(crate::manifest::manifest_text(&kir, &options.arch)));
+    }
+    if stage == Stage::Header {
+        return done(Output::Text(crate::header::header_text(&kir, file_name)));
     }
     // Find ptxas before the expensive work, so a missing install is reported at once.
     let ptxas_path = if stage == Stage::Cubin { Some(ptxas::find(options.ptxas.as_deref()).map_err(CompileError::Ptxas)?) } else { None };
-    let text = crate::lower::lower_to_cute_text(&file, file_name, source).map_err(CompileError::Source)?;
+    let text = crate::lower::lower_to_cute_text(&kir, file_name, source, &options.arch).map_err(CompileError::Source)?;
     let session = Session::new()?;
     let mut module = session.parse(&text, file_name)?;
     let print = |m: &Module| Output::Text(format!("{}\n", m.as_operation()));
     if stage == Stage::Cute {
-        return Ok(print(&module));
+        return done(print(&module));
     }
-    session.run_passes(&mut module, &[passes::lower_to_gpu::NAME.to_string()])?;
+    session.run_passes(&mut module, &[passes::vectorize::NAME.to_string(), passes::lower_to_gpu::NAME.to_string()])?;
     if stage == Stage::Gpu {
-        return Ok(print(&module));
+        return done(print(&module));
     }
     session.run_passes(&mut module, &[llvm_pipeline(&options.arch)])?;
     if stage == Stage::Llvm {
-        return Ok(print(&module));
+        return done(print(&module));
     }
     session.run_passes(&mut module, &[PTX_PIPELINE.to_string()])?;
     let ptx = ptx_of(&module)?;
     if stage == Stage::Ptx {
-        return Ok(Output::Text(ptx));
+        return done(Output::Text(ptx));
     }
     let cubin = ptxas::assemble(ptxas_path.as_deref().unwrap_or(std::path::Path::new("ptxas")), &ptx, &options.arch).map_err(CompileError::Ptxas)?;
-    Ok(Output::Binary(cubin))
+    done(Output::Binary(cubin))
 }

@@ -119,8 +119,12 @@ fn run(cli: Cli) -> Result<(), String> {
             if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
                 return Err("error: `--emit=cubin` needs an output file\n  help: pass `-o FILE.cubin`".into());
             }
-            let out = compile(&source, &name, stage, &options).map_err(|e| report(e, &name, &source))?;
-            write_output(output.as_deref(), &out)
+            let compiled = compile(&source, &name, stage, &options).map_err(|e| report(e, &name, &source))?;
+            // Compile-time `print` output goes to stderr, so stdout holds only the emitted stage.
+            for line in &compiled.prints {
+                eprintln!("{line}");
+            }
+            write_output(output.as_deref(), &compiled.output)
         }
         Command::Check { files } => {
             let mut failed = false;
@@ -133,7 +137,7 @@ fn run(cli: Cli) -> Result<(), String> {
                         continue;
                     }
                 };
-                if let Err(diags) = cute_lang::front_end(&source) {
+                if let Err(diags) = cute_lang::front_end(&source).map(|(_, m)| m.prints.iter().for_each(|p| println!("{p}"))) {
                     let mut stderr = stderr_stream();
                     cute_lang::diag::emit(&mut stderr, &file.display().to_string(), &source, &diags);
                     failed = true;

@@ -15,29 +15,59 @@ irdl.dialect @cute {
     irdl.parameters(elem: %elem, space: %spaces, align: %align, layout: %layout)
   }
 
-  // The number of elements of a tensor (CuTe's size()); folds when the shape is static.
-  irdl.operation @size {
+  // The k-th dynamic entry of a tensor's layout (shape entries first, then strides, in flattened
+  // order): the run-time value behind a `?` in its type.
+  irdl.operation @dyn {
     %tensor = irdl.base @cute::@tensor
+    %index = irdl.base "#builtin.integer"
     %i32 = irdl.is i32
+    irdl.attributes { "index" = %index }
     irdl.operands(tensor: %tensor)
-    irdl.results(size: %i32)
+    irdl.results(value: %i32)
   }
 
-  // Reads one element at a coordinate: one linear index, or one index per mode.
+  // A view of a tensor's memory: the base moved by `offset` elements, with the layout of the result
+  // type; `dyn` gives the values of the result layout's `?` entries in order.
+  irdl.operation @view {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, offset: %i32, dyn: variadic %i32)
+    irdl.results(view: %dst)
+  }
+
+  // Reads the element `offset` elements from the tensor's base.
   irdl.operation @load {
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
     %elem = irdl.any
-    irdl.operands(tensor: %tensor, coord: variadic %i32)
+    irdl.operands(tensor: %tensor, offset: %i32)
     irdl.results(value: %elem)
   }
 
-  // Writes one element at a coordinate.
+  // Writes the element `offset` elements from the tensor's base.
   irdl.operation @store {
     %elem = irdl.any
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
-    irdl.operands(value: %elem, tensor: %tensor, coord: variadic %i32)
+    irdl.operands(value: %elem, tensor: %tensor, offset: %i32)
+    irdl.results()
+  }
+
+  // Loads a whole static-size tensor into a register fragment (CuTe's TensorSSA `.load()`):
+  // element i of the vector comes from the tensor's coordinate i.
+  irdl.operation @load_frag {
+    %tensor = irdl.base @cute::@tensor
+    %vec = irdl.base "!builtin.vector"
+    irdl.operands(tensor: %tensor)
+    irdl.results(value: %vec)
+  }
+
+  // Stores a register fragment into a whole static-size tensor.
+  irdl.operation @store_frag {
+    %vec = irdl.base "!builtin.vector"
+    %tensor = irdl.base @cute::@tensor
+    irdl.operands(value: %vec, tensor: %tensor)
     irdl.results()
   }
 }

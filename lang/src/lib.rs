@@ -4,8 +4,11 @@
 pub mod ast;
 pub mod check;
 pub mod diag;
+pub mod elab;
+pub mod kir;
 pub mod lexer;
 pub mod parse;
+pub mod pretty;
 pub mod span;
 pub mod types;
 
@@ -18,9 +21,9 @@ pub use diag::Diagnostic;
 pub use parse::parse;
 pub use span::Span;
 
-/// Parses and checks a source file: the whole front end in one call.
-pub fn front_end(source: &str) -> Result<ast::File, Vec<Diagnostic>> {
+/// Parses and elaborates a source file: the whole front end in one call.
+pub fn front_end(source: &str) -> Result<(ast::File, kir::Module), Vec<Diagnostic>> {
     let file = parse(source).map_err(|d| vec![d])?;
-    check::check(&file)?;
-    Ok(file)
+    let module = elab::elaborate(&file)?;
+    Ok((file, module))
 }

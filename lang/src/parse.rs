@@ -11,27 +11,173 @@ use lalrpop_util::ParseError;
 /// AST is walked recursively afterwards, so unbounded nesting would overflow the thread's stack.
 pub const MAX_NESTING: usize = 256;
 
+/// How deep the AST may become, as bounded from the tokens before parsing (see [`depth_bound`]).
+/// Brackets are not the only source of depth: `1+1+...+1`, `- - -x`, `a.b.c...`, `a[0][0]...` and
+/// `else if` chains nest the AST one level per operator or branch without any bracket. The AST's
+/// `Drop` and every pass over it recurse, so a 100,000-term sum would overflow the stack; worse, when
+/// such a file also has a syntax error, the parser drops the half-built tree itself. Hence a bound
+/// on the tokens, checked before any tree exists. Real code stays far below it (a long statement
+/// has a depth of a few dozen).
+pub const MAX_DEPTH: usize = 1024;
+
 pub fn parse(source: &str) -> Result<File, Diagnostic> {
     check_nesting(source)?;
     FileParser::new().parse(Lexer::new(source)).map_err(|e| to_diagnostic(source, e))
 }
 
+/// Refuses sources whose brackets nest more than [`MAX_NESTING`] deep or whose AST could be more
+/// than [`MAX_DEPTH`] deep. One pass over the tokens; tokens after a lexical error are skipped, as the
+/// parser never gets past that error.
 fn check_nesting(source: &str) -> Result<(), Diagnostic> {
-    let mut depth = 0usize;
+    let mut bound = DepthBound::new();
     for (offset, tok, end) in Lexer::new(source).filter_map(Result::ok) {
+        let span = Span::new(offset, end);
+        if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) && bound.groups.len() > MAX_NESTING {
+            return Err(Diagnostic::error("brackets nest too deeply", span, format!("more than {MAX_NESTING} levels deep"))
+                .with_help("split the expression with `let` bindings"));
+        }
+        bound.token(&tok, span)?;
+    }
+    bound.finish(Span::new(source.len(), source.len()))
+}
+
+/// An upper bound on the depth of every AST node the parser can build from a token stream, computed
+/// on the tokens alone.
+///
+/// Every node on a root-to-leaf path of the AST has its own token: a binary or unary operator, the
+/// `.` of a field or method, the `(` of a call or tuple, the `[` of an index, the `{` of a block, the
+/// `if` of a branch; only statement wrappers (`let`, assignment, expression statement) and leaves
+/// have none (an `else` block is anchored at its `else`). The tokens split into groups (between
+/// matching brackets) and groups into segments (at `,` and `;`, and after a `}` that no `else`
+/// follows, where a new statement or item starts). No node spans two segments of one group, so a
+/// path runs through a chain of nested segments, each holding at most one statement wrapper, and
+/// ending in one leaf: the counted tokens of the chain plus one per segment plus one bound its length. The tighter per-node depth would need the
+/// parser's precedence; this bound over-counts only operators that are siblings in one segment.
+/// A node is built only from tokens before the first syntax error, where brackets match, so
+/// mismatched brackets later on can only make the bound larger.
+struct DepthBound {
+    /// The open groups, outermost (the file itself) first.
+    groups: Vec<Group>,
+    /// The previous token was a `}`: unless `else` follows, the next token starts a new segment.
+    after_block: bool,
+}
+
+struct Group {
+    /// The best finished segment of this group: the largest bound of a path through one segment.
+    best: usize,
+    /// Counted tokens of the current segment.
+    count: usize,
+    /// The largest bound of the groups closed so far inside the current segment.
+    inner: usize,
+    /// Where the current segment starts, for the diagnostic.
+    start: usize,
+}
+
+impl Group {
+    fn new(start: usize) -> Self {
+        Group { best: 0, count: 0, inner: 0, start }
+    }
+
+    /// The bound of a path through the current segment: its own counted tokens, its statement
+    /// wrapper, and then either a group inside it or a leaf.
+    fn segment_bound(&self) -> usize {
+        self.count + 1 + self.inner.max(1)
+    }
+
+    /// Ends the current segment, refusing it if it is too deep.
+    fn end_segment(&mut self, at: usize) -> Result<(), Diagnostic> {
+        let bound = self.segment_bound();
+        if bound > MAX_DEPTH {
+            return Err(Diagnostic::error("expression too deeply nested", Span::new(self.start, at), format!("this nests more than {MAX_DEPTH} levels deep"))
+                .with_help("split long expressions with `let` bindings and long `else if` chains into separate `if`s"));
+        }
+        self.best = self.best.max(bound);
+        self.count = 0;
+        self.inner = 0;
+        self.start = at;
+        Ok(())
+    }
+}
+
+impl DepthBound {
+    fn new() -> Self {
+        DepthBound { groups: vec![Group::new(0)], after_block: false }
+    }
+
+    fn current(&mut self) -> &mut Group {
+        if self.groups.is_empty() {
+            self.groups.push(Group::new(0));
+        }
+        let last = self.groups.len() - 1;
+        &mut self.groups[last]
+    }
+
+    fn token(&mut self, tok: &Tok, span: Span) -> Result<(), Diagnostic> {
+        if std::mem::take(&mut self.after_block) && *tok != Tok::Else {
+            self.current().end_segment(span.start)?;
+        }
         match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(Diagnostic::error("brackets nest too deeply", Span::new(offset, end), format!("more than {MAX_NESTING} levels deep"))
-                        .with_help("split the expression with `let` bindings"));
+                self.current().count += 1;
+                self.groups.push(Group::new(span.end));
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                // The file itself is never closed: a stray closer only merges segments, which can
+                // only raise the bound.
+                if self.groups.len() > 1 {
+                    let mut group = self.groups.pop().unwrap_or_else(|| Group::new(span.start));
+                    group.end_segment(span.start)?;
+                    let parent = self.current();
+                    parent.inner = parent.inner.max(group.best);
+                }
+                self.after_block = *tok == Tok::RBrace;
+            }
+            Tok::Comma | Tok::Semi => self.current().end_segment(span.end)?,
+            // Names, literals and the punctuation that builds no nesting node.
+            Tok::Ident(_)
+            | Tok::Int(_)
+            | Tok::Float(_)
+            | Tok::Str(_)
+            | Tok::True
+            | Tok::False
+            | Tok::Underscore
+            | Tok::Question
+            | Tok::Colon
+            | Tok::DotDot
+            | Tok::Arrow
+            | Tok::Assign
+            | Tok::Kernel
+            | Tok::Fn
+            | Tok::Host
+            | Tok::Let
+            | Tok::In
+            | Tok::Return
+            | Tok::Const
+            | Tok::Launch => {}
+            // Operators, `.`, `if`, `else` (its block is a statement) and `for`: each may be one
+            // more level of the tree.
+            _ => {
+                let group = self.current();
+                group.count += 1;
+                if group.segment_bound() > MAX_DEPTH {
+                    // Refuse as soon as the bound is passed, without waiting for the segment's end.
+                    group.end_segment(span.end)?;
                 }
             }
-            Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.saturating_sub(1),
-            _ => {}
         }
+        Ok(())
     }
-    Ok(())
+
+    fn finish(mut self, eof: Span) -> Result<(), Diagnostic> {
+        // Unclosed groups: close them at the end of the file, innermost first.
+        while let Some(mut group) = self.groups.pop() {
+            group.end_segment(eof.start)?;
+            if let Some(parent) = self.groups.last_mut() {
+                parent.inner = parent.inner.max(group.best);
+            }
+        }
+        Ok(())
+    }
 }
 
 fn expected_list(expected: &[String]) -> String {

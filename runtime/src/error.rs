@@ -54,6 +54,8 @@ pub enum RuntimeError {
     ArgumentMismatch(String),
     /// Any other misuse of the API (length mismatch on copies, ...).
     InvalidArgument(String),
+    /// A checked launch was asked of a kernel whose image has no cutec manifest.
+    NoManifest(String),
 }
 
 impl RuntimeError {
@@ -107,6 +109,7 @@ impl fmt::Display for RuntimeError {
             RuntimeError::InvalidLaunch(why) => write!(f, "invalid launch configuration: {why}"),
             RuntimeError::ArgumentMismatch(why) => write!(f, "kernel argument mismatch: {why}"),
             RuntimeError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            RuntimeError::NoManifest(why) => write!(f, "no kernel manifest: {why}"),
         }
     }
 }

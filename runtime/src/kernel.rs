@@ -2,14 +2,16 @@
 //! parameter sizes, and launching it.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::{self, CUfunction_attribute, CUresult};
 
 use crate::device::Stream;
 use crate::driver::{self, check, driver_error};
 use crate::error::{Result, RuntimeError};
+use crate::checked::{check_args_into, Arg};
 use crate::launch::{check_params, KernelArg, LaunchConfig, PackedArgs, DEFAULT_MAX_DYNAMIC_SMEM};
+use crate::manifest::KernelSig;
 use crate::module::Module;
 
 /// A kernel of a [`Module`]; keeps the module loaded. Get one with
@@ -20,6 +22,8 @@ pub struct Kernel {
     module: Module,
     name: String,
     param_sizes: OnceLock<Option<Vec<usize>>>,
+    max_threads: OnceLock<i32>,
+    sig: Option<Arc<KernelSig>>,
 }
 
 // SAFETY: a CUfunction handle is usable from any thread once its context is
@@ -28,8 +32,48 @@ unsafe impl Send for Kernel {}
 unsafe impl Sync for Kernel {}
 
 impl Kernel {
-    pub(crate) fn new(func: sys::CUfunction, module: Module, name: String) -> Kernel {
-        Kernel { func, module, name, param_sizes: OnceLock::new() }
+    pub(crate) fn new(func: sys::CUfunction, module: Module, name: String, sig: Option<Arc<KernelSig>>) -> Kernel {
+        Kernel { func, module, name, param_sizes: OnceLock::new(), max_threads: OnceLock::new(), sig }
+    }
+
+    /// The kernel's signature from the cubin's cutec manifest (`None` for
+    /// images without one: PTX, fatbins, cubins not built by cutec).
+    pub fn signature(&self) -> Option<&KernelSig> {
+        self.sig.as_deref()
+    }
+
+    /// Checks `args` against the manifest signature and returns the flat
+    /// kernel-ABI argument list, without launching (a pure check: no driver
+    /// call). See [`crate::check_args`].
+    pub fn check(&self, args: &[Arg]) -> Result<Vec<KernelArg>> {
+        let mut out = Vec::new();
+        check_args_into(self.require_sig()?, args, &mut out)?;
+        Ok(out)
+    }
+
+    fn require_sig(&self) -> Result<&KernelSig> {
+        self.sig.as_deref().ok_or_else(|| {
+            RuntimeError::NoManifest(format!(
+                "kernel `{}` in {} has no cutec manifest entry, so its launches cannot be checked; \
+                 rebuild the cubin with a current cutec, or use the unchecked `launch`",
+                self.name,
+                self.module.label()
+            ))
+        })
+    }
+
+    /// A checked launch: each argument is checked against the kernel's
+    /// signature from the cubin's manifest (dtype, rank, static extents and
+    /// strides, pointer alignment, null pointer, dynamic values fitting i32,
+    /// 32-bit index range, and the memory bound when the view knows its
+    /// size) before any driver call; a mismatch is an
+    /// `Err(ArgumentMismatch)` naming the parameter, and nothing is
+    /// launched. Then as [`Kernel::launch`] (asynchronous).
+    pub fn launch_checked(&self, stream: &Stream, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        let sig = self.require_sig()?;
+        let mut flat = Vec::with_capacity(args.len() * 2);
+        check_args_into(sig, args, &mut flat)?;
+        self.launch(stream, cfg, &flat)
     }
 
     /// The kernel's name.
@@ -56,7 +100,11 @@ impl Kernel {
     /// Most threads per block this kernel can be launched with (limited by
     /// its register use).
     pub fn max_threads_per_block(&self) -> Result<i32> {
-        self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        if let Some(v) = self.max_threads.get() {
+            return Ok(*v);
+        }
+        let v = self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        Ok(*self.max_threads.get_or_init(|| v))
     }
 
     /// Registers per thread.

@@ -25,8 +25,11 @@ pub enum KernelArg {
     F32(f32),
     /// `.param .f64`.
     F64(f64),
-    /// `.param .b16` holding an IEEE binary16 value (see [`crate::f16`](mod@crate::f16)).
+    /// `.param .b16` holding an IEEE binary16 value (see [`crate::f16`](mod@crate::f16)),
+    /// or any other 16-bit value (bf16 bits, i16, u16).
     F16Bits(u16),
+    /// `.param .b8`: an 8-bit value (i8, u8, bool, f8 bits).
+    U8(u8),
 }
 
 impl KernelArg {
@@ -36,6 +39,7 @@ impl KernelArg {
             KernelArg::Ptr(_) | KernelArg::I64(_) | KernelArg::U64(_) | KernelArg::F64(_) => 8,
             KernelArg::I32(_) | KernelArg::U32(_) | KernelArg::F32(_) => 4,
             KernelArg::F16Bits(_) => 2,
+            KernelArg::U8(_) => 1,
         }
     }
 
@@ -50,6 +54,7 @@ impl KernelArg {
             KernelArg::F32(_) => "f32",
             KernelArg::F64(_) => "f64",
             KernelArg::F16Bits(_) => "f16",
+            KernelArg::U8(_) => "u8",
         }
     }
 
@@ -64,6 +69,7 @@ impl KernelArg {
             KernelArg::F32(v) => u64::from(v.to_bits()),
             KernelArg::F64(v) => v.to_bits(),
             KernelArg::F16Bits(v) => u64::from(v),
+            KernelArg::U8(v) => u64::from(v),
         }
     }
 }
@@ -79,6 +85,7 @@ impl fmt::Debug for KernelArg {
             KernelArg::F32(v) => write!(f, "f32({v})"),
             KernelArg::F64(v) => write!(f, "f64({v})"),
             KernelArg::F16Bits(v) => write!(f, "f16({v:#06x})"),
+            KernelArg::U8(v) => write!(f, "u8({v})"),
         }
     }
 }

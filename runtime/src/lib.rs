@@ -71,16 +71,25 @@
 //! `runtime/README.md`). Exit codes: 0 PASS, 1 FAIL, 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU; the automake "skipped" convention).
 
+pub mod capi;
+mod checked;
 mod device;
 pub mod driver;
+pub mod elf;
 mod error;
 pub mod f16;
+mod graph;
 mod kernel;
 mod launch;
+pub mod manifest;
 mod memory;
 mod module;
 pub mod rng;
 mod timing;
+
+pub use checked::{check_args, check_args_into, Arg, TensorView};
+pub use graph::Graph;
+pub use manifest::{DType, IntTuple, KernelSig, Manifest, ParamKind, ParamSig, Space, TensorSig};
 
 pub use device::{Device, Stream};
 pub use driver::{driver_version, REQUIRED_DRIVER_VERSION};

@@ -12,7 +12,9 @@ use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use crate::device::Stream;
 use crate::driver::driver_error;
 use crate::error::{Result, RuntimeError};
+use crate::checked::TensorView;
 use crate::launch::{KernelArg, TensorArg};
+use crate::manifest::DType;
 
 mod sealed {
     pub trait Sealed {}
@@ -24,17 +26,20 @@ pub trait DeviceElem:
 {
     /// Short type name used in messages (`f32`, `f16bits`, ...).
     const NAME: &'static str;
+    /// The element type views of such a buffer have (`u16` buffers holding
+    /// f16/bf16 bits: use [`TensorView::with_dtype`]).
+    const DTYPE: DType;
 }
 
 macro_rules! elems {
-    ($($t:ty => $name:literal),* $(,)?) => {$(
+    ($($t:ty => $name:literal, $d:ident),* $(,)?) => {$(
         impl sealed::Sealed for $t {}
-        impl DeviceElem for $t { const NAME: &'static str = $name; }
+        impl DeviceElem for $t { const NAME: &'static str = $name; const DTYPE: DType = DType::$d; }
     )*};
 }
 elems!(
-    f32 => "f32", f64 => "f64", i32 => "i32", u32 => "u32", i64 => "i64", u64 => "u64",
-    u16 => "u16/f16bits", i16 => "i16", u8 => "u8", i8 => "i8",
+    f32 => "f32", F32, f64 => "f64", F64, i32 => "i32", I32, u32 => "u32", U32, i64 => "i64", I64,
+    u64 => "u64", U64, u16 => "u16/f16bits", U16, i16 => "i16", I16, u8 => "u8", U8, i8 => "i8", I8,
 );
 
 /// A device allocation of `len` elements of `T`, freed on drop (stream-ordered
@@ -144,6 +149,18 @@ impl<T: DeviceElem> DeviceBuffer<T> {
     /// `KernelArg::Ptr(self.ptr())`.
     pub fn arg(&self) -> KernelArg {
         KernelArg::Ptr(self.ptr())
+    }
+
+    /// A typed view of this buffer for checked launches: shape and stride
+    /// leaves (flattened mode order, in elements). The view records the
+    /// buffer's size, so a checked launch also proves the layout stays inside it.
+    pub fn view(&self, shape: &[i64], stride: &[i64]) -> TensorView {
+        TensorView::new(self.ptr(), T::DTYPE, shape, stride).with_bytes(self.size_bytes() as u64)
+    }
+
+    /// The whole buffer as a contiguous 1-D view (`len:1`).
+    pub fn view_1d(&self) -> TensorView {
+        self.view(&[self.len as i64], &[1])
     }
 
     /// A tensor argument over this buffer (see the crate docs for the ABI).

@@ -12,6 +12,7 @@ use crate::device::Device;
 use crate::driver::{self, check, describe};
 use crate::error::{Result, RuntimeError};
 use crate::kernel::Kernel;
+use crate::manifest::Manifest;
 
 /// Where a module image comes from: a file or bytes already in memory.
 #[derive(Clone, Copy, Debug)]
@@ -94,6 +95,7 @@ struct ModuleInner {
     raw: sys::CUmodule,
     device: Device,
     label: String,
+    manifest: Option<Arc<Manifest>>,
 }
 
 // SAFETY: a CUmodule handle may be used from any thread once its context is
@@ -139,6 +141,11 @@ impl Module {
     pub fn load_bytes(device: &Device, bytes: &[u8], label: &str) -> Result<Module> {
         let kind = classify_image(bytes)
             .map_err(|e| RuntimeError::InvalidImage(format!("{label}: {e}")))?;
+        // Read on the host before anything reaches the driver: a corrupt
+        // manifest is reported as such.
+        let manifest = Manifest::from_cubin(bytes)
+            .map_err(|e| RuntimeError::InvalidImage(format!("{label}: {e}")))?
+            .map(Arc::new);
         // Copy into 8-byte aligned storage (ELF readers like aligned input)
         // and NUL-terminate (required for PTX, harmless otherwise).
         let words = bytes.len() / 8 + 1;
@@ -201,7 +208,12 @@ impl Module {
             });
         }
         Ok(Module {
-            inner: Arc::new(ModuleInner { raw, device: device.clone(), label: label.to_string() }),
+            inner: Arc::new(ModuleInner {
+                raw,
+                device: device.clone(),
+                label: label.to_string(),
+                manifest,
+            }),
         })
     }
 
@@ -213,6 +225,11 @@ impl Module {
     /// Where the module came from (path or `<memory>`).
     pub fn label(&self) -> &str {
         &self.inner.label
+    }
+
+    /// The manifest cutec embedded in the cubin (kernel signatures), if any.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.inner.manifest.as_deref()
     }
 
     /// Looks kernel `name` up. A missing name gives
@@ -227,7 +244,10 @@ impl Module {
         // SAFETY: the module is loaded and its context is current.
         let r = unsafe { sys::cuModuleGetFunction(&mut func, self.inner.raw, c_name.as_ptr()) };
         match r {
-            CUresult::CUDA_SUCCESS => Ok(Kernel::new(func, self.clone(), name.to_string())),
+            CUresult::CUDA_SUCCESS => {
+                let sig = self.manifest().and_then(|m| m.kernel(name)).cloned().map(Arc::new);
+                Ok(Kernel::new(func, self.clone(), name.to_string(), sig))
+            }
             CUresult::CUDA_ERROR_NOT_FOUND => Err(RuntimeError::KernelNotFound {
                 name: name.to_string(),
                 available: self.kernel_names().ok(),

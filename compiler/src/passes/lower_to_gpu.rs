@@ -1,20 +1,26 @@
-//! `cute-lower-to-gpu`: lowers `cute` ops inside `gpu.func` kernels to `arith` and `llvm` ops.
+//! `cute-lower-to-gpu`: lowers `cute` ops inside `gpu.func` kernels to `arith`, `vector` and `llvm`.
 //!
 //! A `!cute.tensor` kernel argument becomes the kernel ABI: its base pointer (`!llvm.ptr<1>`, tagged
 //! with the tensor's alignment), then one `i32` per dynamic shape entry, then one `i32` per dynamic
-//! stride entry, in flattened mode order (static entries are compiled in). Element accesses become
-//! the layout's crd2idx (static parts folded), a `getelementptr` and a load or store with the
-//! element's alignment. Index arithmetic is i32, as in CuTe; the byte offset is formed in i64.
+//! stride entry, in flattened mode order (static entries are compiled in). Every tensor value is then
+//! a pointer plus the values of its `?` entries:
+//! - `cute.dyn` is one of those values;
+//! - `cute.view` moves the pointer by an element offset and takes its own `?` values as operands;
+//! - `cute.load`/`cute.store` access one element at an offset;
+//! - `cute.load_frag`/`cute.store_frag` move a whole static-size tensor to or from a vector, in
+//!   chunks of the width `cute-vectorize` recorded (`vector = N`, 1 if absent), each chunk's offset
+//!   the layout's crd2idx at a static coordinate (static parts folded).
+//! Index arithmetic is i32, as in CuTe; offsets are sign-extended to i64 for addressing.
 
 use crate::ir::{self, Builder, Op, Val};
 use cute_dialect::TensorTypeInfo;
-use cute_lang::check::parse_layout;
-use cute_lang::types::{Extent, Tuple};
+use cute_layout::{Int as LInt, IntTuple, Layout};
 use melior::ir::r#type::TypeId;
 use melior::pass::{create_external, ExternalPass, Pass};
+use std::str::FromStr;
 
 pub const NAME: &str = "cute-lower-to-gpu";
-pub const SUMMARY: &str = "Lower cute tensor ops in gpu.func kernels to arith/llvm, expanding tensor arguments into the kernel ABI";
+pub const SUMMARY: &str = "Lower cute tensor ops in gpu.func kernels to arith/vector/llvm, expanding tensor arguments into the kernel ABI";
 
 #[repr(align(8))]
 struct PassId;
@@ -43,39 +49,25 @@ enum Int {
     Dyn(Val),
 }
 
-/// A tensor argument after expansion: its pointer and the layout with dynamic entries bound.
+/// A tensor value after lowering: its pointer, element type and layout with `?` entries bound.
 struct Lowered {
+    value: Val,
     ptr: Val,
     elem: String,
     elem_bytes: u32,
-    layout: Tree,
-}
-
-enum Tree {
-    Leaf { shape: Int, stride: Int },
-    Node(Vec<Tree>),
-}
-
-impl Tree {
-    fn leaves(&self) -> Vec<(Int, Int)> {
-        match self {
-            Tree::Leaf { shape, stride } => vec![(*shape, *stride)],
-            Tree::Node(items) => items.iter().flat_map(Tree::leaves).collect(),
-        }
-    }
-
-    fn modes(&self) -> Vec<&Tree> {
-        match self {
-            Tree::Leaf { .. } => vec![self],
-            Tree::Node(items) => items.iter().collect(),
-        }
-    }
+    /// (shape, stride) per leaf, in flattened order.
+    leaves: Vec<(Int, Int)>,
+    /// The `?` values in ABI order (for `cute.dyn`).
+    dyn_values: Vec<Val>,
+    /// The layout and proven base alignment (bytes), to check recorded vector widths.
+    layout: Layout,
+    align: u32,
 }
 
 /// Marks a failure that has already been reported through the context's diagnostics.
-struct Reported;
+pub(crate) struct Reported;
 
-fn fail(op: Op, message: &str) -> Reported {
+pub(crate) fn fail(op: Op, message: &str) -> Reported {
     ir::emit_error(ir::location(op), message);
     Reported
 }
@@ -88,7 +80,7 @@ fn run(module: Op) -> Result<(), Reported> {
     Ok(())
 }
 
-fn element_bytes(elem: &str) -> Option<u32> {
+pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
     Some(match elem {
         "i1" | "i8" | "f8E4M3FN" | "f8E5M2" => 1,
         "i16" | "f16" | "bf16" => 2,
@@ -98,105 +90,129 @@ fn element_bytes(elem: &str) -> Option<u32> {
     })
 }
 
-fn bind(t: &Tuple, values: &mut impl Iterator<Item = Val>) -> Option<Vec<Int>> {
-    t.leaves()
-        .into_iter()
-        .map(|e| match e {
-            Extent::Static(v) => Some(Int::Const(v)),
-            Extent::Dynamic => values.next().map(Int::Dyn),
-        })
-        .collect()
+/// The parameters of a `!cute.tensor` type and its layout, parsed with the layout library.
+pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layout, u32), Reported> {
+    let info = TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
+    let layout = Layout::from_str(&info.layout).map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
+    let bytes = element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
+    Ok((info, layout, bytes))
 }
 
-fn build_tree(shape: &Tuple, shapes: &mut std::vec::IntoIter<Int>, strides: &mut std::vec::IntoIter<Int>) -> Tree {
-    match shape {
-        Tuple::Leaf(_) => Tree::Leaf { shape: shapes.next().unwrap_or(Int::Const(1)), stride: strides.next().unwrap_or(Int::Const(0)) },
-        Tuple::Node(items) => Tree::Node(items.iter().map(|t| build_tree(t, shapes, strides)).collect()),
-    }
+/// Binds a layout's leaves: static entries stay constants, `?` entries take `dyn_values` in ABI order.
+fn bind_leaves(layout: &Layout, dyn_values: &[Val]) -> Option<Vec<(Int, Int)>> {
+    let mut it = dyn_values.iter();
+    let mut bind = |t: &IntTuple| -> Option<Vec<Int>> {
+        t.leaves()
+            .into_iter()
+            .map(|l| match l.as_static() {
+                Some(c) => Some(Int::Const(c)),
+                None => it.next().map(|v| Int::Dyn(*v)),
+            })
+            .collect()
+    };
+    let shapes = bind(&layout.shape)?;
+    let strides = bind(&layout.stride)?;
+    Some(shapes.into_iter().zip(strides).collect())
+}
+
+fn dynamic_count(layout: &Layout) -> usize {
+    layout.shape.leaves().iter().chain(layout.stride.leaves().iter()).filter(|l: &&LInt| !l.is_static()).count()
 }
 
 fn lower_func(func: Op) -> Result<(), Reported> {
     let ctx = ir::context(func);
     let block = ir::entry_block(func);
     let original = ir::block_args(block);
-    let mut lowered: Vec<(Val, Lowered)> = Vec::new();
+    let mut tensors: Vec<Lowered> = Vec::new();
     let mut arg_attrs: Vec<String> = Vec::new();
+    let mut old_args: Vec<Val> = Vec::new();
     let mut pos = 0usize;
     let ptr_ty = ir::parse_type(ctx, "!llvm.ptr<1>").ok_or_else(|| fail(func, "internal error: no llvm dialect"))?;
     let i32_ty = ir::parse_type(ctx, "i32").ok_or_else(|| fail(func, "internal error: no i32"))?;
     for old in original {
         let printed = ir::type_to_string(ir::value_type(old));
-        let Some(info) = TensorTypeInfo::parse(&printed) else {
+        if !printed.starts_with("!cute.tensor<") {
             arg_attrs.push("{}".into());
             pos += 1;
             continue;
-        };
+        }
+        let (info, layout, elem_bytes) = tensor_info(func, &printed)?;
         if info.space != "gmem" {
             return Err(fail(func, &format!("kernel argument of type {printed} must be in gmem")));
         }
-        let layout = parse_layout(&info.layout).map_err(|d| fail(func, &format!("invalid layout in {printed}: {}", d.message)))?;
-        let elem_bytes = element_bytes(&info.elem).ok_or_else(|| fail(func, &format!("unsupported element type `{}`", info.elem)))?;
         let loc = unsafe { mlir_sys::mlirValueGetLocation(old) };
-        let (n_shape, n_stride) = layout.dynamic_counts();
+        let n = dynamic_count(&layout);
         let ptr = ir::insert_block_arg(block, pos + 1, ptr_ty, loc);
-        let dyns: Vec<Val> = (0..n_shape + n_stride).map(|i| ir::insert_block_arg(block, pos + 2 + i, i32_ty, loc)).collect();
+        let dyn_values: Vec<Val> = (0..n).map(|i| ir::insert_block_arg(block, pos + 2 + i, i32_ty, loc)).collect();
         arg_attrs.push(format!("{{llvm.align = {} : i64}}", info.align));
-        arg_attrs.extend((0..dyns.len()).map(|_| "{}".to_string()));
-        let mut it = dyns.into_iter();
-        let shapes = bind(&layout.shape, &mut it).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
-        let strides = bind(&layout.stride, &mut it).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
-        let tree = build_tree(&layout.shape, &mut shapes.into_iter(), &mut strides.into_iter());
-        lowered.push((old, Lowered { ptr, elem: info.elem.clone(), elem_bytes, layout: tree }));
-        pos += 2 + n_shape + n_stride;
+        arg_attrs.extend((0..n).map(|_| "{}".to_string()));
+        let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
+        tensors.push(Lowered { value: old, ptr, elem: info.elem.clone(), elem_bytes, leaves, dyn_values, layout, align: info.align });
+        old_args.push(old);
+        pos += 2 + n;
     }
 
+    let mut dead: Vec<Op> = Vec::new();
     for op in ir::nested_ops(func) {
         let name = ir::op_name(op);
         if !name.starts_with("cute.") {
             continue;
         }
-        let tensor_operand = match name.as_str() {
-            "cute.size" | "cute.load" => ir::operand(op, 0),
-            "cute.store" => ir::operand(op, 1),
-            other => return Err(fail(op, &format!("{NAME}: no lowering for `{other}` yet"))),
+        let tensor_index = match name.as_str() {
+            "cute.dyn" | "cute.view" | "cute.load" | "cute.load_frag" => 0,
+            "cute.store" | "cute.store_frag" => 1,
+            other => return Err(fail(op, &format!("{NAME}: no lowering for `{other}`"))),
         };
-        let Some((_, t)) = lowered.iter().find(|(v, _)| ir::same_value(*v, tensor_operand)) else {
-            return Err(fail(op, &format!("{NAME}: the tensor operand of `{name}` must be a kernel argument")));
+        let operand = ir::operand(op, tensor_index);
+        let Some(t) = tensors.iter().position(|t| ir::same_value(t.value, operand)) else {
+            return Err(fail(op, &format!("{NAME}: the tensor operand of `{name}` is not a kernel argument or a view")));
         };
         let b = Builder::before(op);
         match name.as_str() {
-            "cute.size" => {
-                let mut size = Int::Const(1);
-                for (s, _) in t.layout.leaves() {
-                    size = mul(&b, size, s);
+            "cute.dyn" => {
+                let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
+                let v = *tensors[t].dyn_values.get(index as usize).ok_or_else(|| fail(op, &format!("`cute.dyn` index {index} is out of range")))?;
+                ir::replace_uses(op, &[v]);
+            }
+            "cute.view" => {
+                let result = ir::result(op, 0);
+                let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
+                let dyn_values: Vec<Val> = (2..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
+                if dyn_values.len() != dynamic_count(&layout) {
+                    return Err(fail(op, &format!("`cute.view` has {} dynamic values but its layout has {} `?` entries", dyn_values.len(), dynamic_count(&layout))));
                 }
-                let v = materialize(&b, size);
-                ir::replace_op(op, &[v]);
+                let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "internal error: dynamic count"))?;
+                let ptr = gep(&b, &tensors[t], Int::Dyn(ir::operand(op, 1)));
+                let elem = tensors[t].elem.clone();
+                tensors.push(Lowered { value: result, ptr, elem, elem_bytes, leaves, dyn_values, layout, align: info.align });
             }
             "cute.load" => {
-                let coords: Vec<Val> = (1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
-                let p = address(&b, op, t, &coords)?;
-                let elem_ty = b.ty(&t.elem);
-                let load = b.create(
-                    "llvm.load",
-                    &[p],
-                    &[elem_ty],
-                    &[("alignment", b.attr(&format!("{} : i64", t.elem_bytes))), ("ordering", b.attr("0 : i64"))],
-                );
-                ir::replace_op(op, &[ir::result(load, 0)]);
+                let src = &tensors[t];
+                let p = gep(&b, src, Int::Dyn(ir::operand(op, 1)));
+                let elem_ty = b.ty(&src.elem);
+                let load = b.create("llvm.load", &[p], &[elem_ty], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
+                ir::replace_uses(op, &[ir::result(load, 0)]);
             }
-            _ => {
-                let value = ir::operand(op, 0);
-                let coords: Vec<Val> = (2..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
-                let p = address(&b, op, t, &coords)?;
-                b.create("llvm.store", &[value, p], &[], &[("alignment", b.attr(&format!("{} : i64", t.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
-                ir::replace_op(op, &[]);
+            "cute.store" => {
+                let src = &tensors[t];
+                let p = gep(&b, src, Int::Dyn(ir::operand(op, 2)));
+                b.create("llvm.store", &[ir::operand(op, 0), p], &[], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
             }
+            "cute.load_frag" => {
+                let v = load_frag(&b, op, &tensors[t])?;
+                ir::replace_uses(op, &[v]);
+            }
+            _ => store_frag(&b, op, &tensors[t], ir::operand(op, 0))?,
         }
+        dead.push(op);
+    }
+    // Uses come after definitions, so erasing in reverse order never leaves a dangling use.
+    for op in dead.into_iter().rev() {
+        ir::erase(op);
     }
 
     // The tensor arguments are now unused: drop them, then restate the function type.
-    for (old, _) in lowered.iter().rev() {
+    for old in old_args.iter().rev() {
         let args = ir::block_args(block);
         if let Some(i) = args.iter().position(|a| ir::same_value(*a, *old)) {
             ir::erase_block_arg(block, i);
@@ -234,45 +250,34 @@ fn add(b: &Builder, x: Int, y: Int) -> Int {
     }
 }
 
-/// Coordinates are non-negative, so unsigned division is exact and cheaper than signed.
-fn divmod(b: &Builder, x: Int, y: Int, op: &str) -> Int {
-    match (x, y, op) {
-        (Int::Const(p), Int::Const(q), "arith.divui") if q != 0 => Int::Const(p / q),
-        (Int::Const(p), Int::Const(q), "arith.remui") if q != 0 => Int::Const(p % q),
-        (v, Int::Const(1), "arith.divui") => v,
-        (_, Int::Const(1), "arith.remui") => Int::Const(0),
-        _ => Int::Dyn(b.binary(op, materialize(b, x), materialize(b, y))),
-    }
-}
-
-/// crd2idx of one coordinate over the leaves of one mode, colexicographically (CuTe's order).
-fn mode_offset(b: &Builder, coord: Int, leaves: &[(Int, Int)]) -> Int {
+/// crd2idx of a static linear coordinate: colexicographic over the leaves (CuTe's order). The
+/// coordinate is static, so only the multiplications by dynamic strides remain.
+fn static_offset(b: &Builder, index: i64, leaves: &[(Int, Int)]) -> Result<Int, ()> {
     let mut offset = Int::Const(0);
-    let mut rest = coord;
+    let mut rest = index;
     for (i, (shape, stride)) in leaves.iter().enumerate() {
-        let c = if i + 1 == leaves.len() { rest } else { divmod(b, rest, *shape, "arith.remui") };
-        offset = add(b, offset, mul(b, c, *stride));
-        if i + 1 < leaves.len() {
-            rest = divmod(b, rest, *shape, "arith.divui");
-        }
+        let c = if i + 1 == leaves.len() {
+            rest
+        } else {
+            match shape {
+                Int::Const(s) if *s > 0 => {
+                    let c = rest % s;
+                    rest /= s;
+                    c
+                }
+                // A fragment has a static size, so its shape entries are static.
+                _ => return Err(()),
+            }
+        };
+        offset = add(b, offset, mul(b, Int::Const(c), *stride));
     }
-    offset
+    Ok(offset)
 }
 
-fn address(b: &Builder, op: Op, t: &Lowered, coords: &[Val]) -> Result<Val, Reported> {
-    let modes = t.layout.modes();
-    let offset = if coords.len() == 1 {
-        // One integer coordinate indexes the whole tensor (CuTe's 1-D view of any layout).
-        mode_offset(b, Int::Dyn(coords[0]), &t.layout.leaves())
-    } else if coords.len() == modes.len() {
-        let mut off = Int::Const(0);
-        for (c, m) in coords.iter().zip(modes) {
-            off = add(b, off, mode_offset(b, Int::Dyn(*c), &m.leaves()));
-        }
-        off
-    } else {
-        return Err(fail(op, &format!("coordinate has {} entries but the tensor has rank {}", coords.len(), modes.len())));
-    };
+fn gep(b: &Builder, t: &Lowered, offset: Int) -> Val {
+    if let Int::Const(0) = offset {
+        return t.ptr;
+    }
     let off32 = materialize(b, offset);
     let off64 = b.cast("arith.extsi", off32, "i64");
     let ptr_ty = b.ty("!llvm.ptr<1>");
@@ -280,7 +285,76 @@ fn address(b: &Builder, op: Op, t: &Lowered, coords: &[Val]) -> Result<Val, Repo
         "llvm.getelementptr",
         &[t.ptr, off64],
         &[ptr_ty],
-        &[("elem_type", b.attr(&format!("{}", t.elem))), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))],
+        &[("elem_type", b.attr(&t.elem)), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))],
     );
-    Ok(ir::result(gep, 0))
+    ir::result(gep, 0)
+}
+
+/// The fragment length and the chunk width recorded by `cute-vectorize` (1 when absent).
+fn frag_shape(op: Op, t: &Lowered) -> Result<(usize, usize), Reported> {
+    let mut n = 1i64;
+    for (s, _) in &t.leaves {
+        match s {
+            Int::Const(c) => n *= c,
+            Int::Dyn(_) => return Err(fail(op, "a fragment needs a tensor of static size")),
+        }
+    }
+    let width = ir::int_attr(op, "vector").unwrap_or(1).max(1) as usize;
+    if n as usize % width != 0 {
+        return Err(fail(op, &format!("vector width {width} does not divide the fragment's {n} elements")));
+    }
+    // A recorded width is a claim about contiguity and alignment: never trust more than is proven.
+    let proven = super::vectorize::width(&t.layout, t.align, t.elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))? as usize;
+    if width > proven {
+        return Err(fail(op, &format!("vector width {width} is not proven for layout {} with {}-byte alignment (at most {proven})", t.layout, t.align)));
+    }
+    Ok((n as usize, width))
+}
+
+fn load_frag(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
+    let (n, w) = frag_shape(op, t)?;
+    let vec_ty = format!("vector<{n}x{}>", t.elem);
+    let chunk_ty = format!("vector<{w}x{}>", t.elem);
+    let zero = if t.elem.starts_with('f') || t.elem == "bf16" { "0.000000e+00" } else { "0" };
+    let mut acc = ir::result(b.create("arith.constant", &[], &[b.ty(&vec_ty)], &[("value", b.attr(&format!("dense<{zero}> : {vec_ty}")))]), 0);
+    let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);
+    for chunk in 0..n / w {
+        let off = static_offset(b, (chunk * w) as i64, &t.leaves).map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
+        let p = gep(b, t, off);
+        let v = b.create("llvm.load", &[p], &[b.ty(&chunk_ty)], &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))]);
+        if w == n {
+            return Ok(ir::result(v, 0));
+        }
+        let ins = b.create(
+            "vector.insert_strided_slice",
+            &[ir::result(v, 0), acc],
+            &[b.ty(&vec_ty)],
+            &[("offsets", b.attr(&format!("[{}]", chunk * w))), ("strides", b.attr("[1]"))],
+        );
+        acc = ir::result(ins, 0);
+    }
+    Ok(acc)
+}
+
+fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val) -> Result<(), Reported> {
+    let (n, w) = frag_shape(op, t)?;
+    let chunk_ty = format!("vector<{w}x{}>", t.elem);
+    let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);
+    for chunk in 0..n / w {
+        let off = static_offset(b, (chunk * w) as i64, &t.leaves).map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
+        let p = gep(b, t, off);
+        let part = if w == n {
+            value
+        } else {
+            let ex = b.create(
+                "vector.extract_strided_slice",
+                &[value],
+                &[b.ty(&chunk_ty)],
+                &[("offsets", b.attr(&format!("[{}]", chunk * w))), ("sizes", b.attr(&format!("[{w}]"))), ("strides", b.attr("[1]"))],
+            );
+            ir::result(ex, 0)
+        };
+        b.create("llvm.store", &[part, p], &[], &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))]);
+    }
+    Ok(())
 }

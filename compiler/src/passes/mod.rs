@@ -1,6 +1,7 @@
 //! Our passes, one per file, and the table that names them for `cutec opt` and the pipeline.
 
 pub mod lower_to_gpu;
+pub mod vectorize;
 
 use melior::pass::Pass;
 
@@ -11,11 +12,10 @@ pub struct PassInfo {
     pub create: fn() -> Pass,
 }
 
-pub const PASSES: &[PassInfo] = &[PassInfo {
-    name: lower_to_gpu::NAME,
-    summary: lower_to_gpu::SUMMARY,
-    create: lower_to_gpu::create,
-}];
+pub const PASSES: &[PassInfo] = &[
+    PassInfo { name: vectorize::NAME, summary: vectorize::SUMMARY, create: vectorize::create },
+    PassInfo { name: lower_to_gpu::NAME, summary: lower_to_gpu::SUMMARY, create: lower_to_gpu::create },
+];
 
 pub fn find(name: &str) -> Option<&'static PassInfo> {
     PASSES.iter().find(|p| p.name == name)

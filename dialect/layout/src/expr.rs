@@ -62,6 +62,14 @@ impl fmt::Display for Value {
             Value::Swizzle(s) => write!(f, "{s}"),
             Value::Composed(c) => write!(f, "{c}"),
             Value::Under => write!(f, "_"),
+            Value::Sliced(l, o) if l.has_basis_strides() || o.has_basis() => {
+                // A counting (identity) tensor, printed as CuTe prints it:
+                // `ArithTuple(0,0) o (4,8):(1@0,1@1)`.
+                match o.to_arith_tuple(&l.basis_paths()) {
+                    Ok(t) => write!(f, "ArithTuple{t} o {l}"),
+                    Err(_) => write!(f, "ArithTuple({o}) o {l}"),
+                }
+            }
             Value::Sliced(l, o) => write!(f, "{l} offset={o}"),
         }
     }
@@ -178,7 +186,7 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
             } else {
                 out.push((Tok::Name(text), start));
             }
-        } else if "()<>,:?{}=[]".contains(c) {
+        } else if "()<>,:?{}=[]@".contains(c) {
             out.push((Tok::Sym(c), i));
             i += 1;
         } else {
@@ -282,7 +290,27 @@ impl Parser {
         }
     }
 
+    /// A term, then `@i@j...` makes it the scaled basis element (CuTe
+    /// prints `E<j,i>` scaled by k as `k@i@j`).
     fn term(&mut self) -> Result<Ast> {
+        let col = self.col();
+        let t = self.term_inner()?;
+        if self.peek() != Some(&Tok::Sym('@')) {
+            return Ok(t);
+        }
+        let Ast::Int(k) = t else {
+            return Err(Error::new("parse", format!("only an integer can be scaled by a basis element ('@' after the term at column {col})")));
+        };
+        let mut path = Vec::new();
+        while self.eat('@') {
+            let i = self.int()?;
+            path.push(u32::try_from(i).map_err(|_| Error::new("parse", format!("basis index {i} at column {col} must be a small non-negative integer")))?);
+        }
+        path.reverse();
+        Ok(Ast::Int(Int::basis(&path, &k)?))
+    }
+
+    fn term_inner(&mut self) -> Result<Ast> {
         let col = self.col();
         match self.peek().cloned() {
             Some(Tok::Int(v)) => {
@@ -473,6 +501,15 @@ impl<'a> Args<'a> {
     }
 }
 
+/// The origin of a tensor view (0 for a plain layout), so that slicing a
+/// slice, or tiling a counting tensor, accumulates it.
+fn base_offset(v: &Value) -> Int {
+    match v {
+        Value::Sliced(_, off) => off.clone(),
+        _ => Int::ZERO,
+    }
+}
+
 fn lay(r: Result<Layout>) -> Result<Value> {
     r.map(Value::Layout)
 }
@@ -481,6 +518,8 @@ fn lay(r: Result<Layout>) -> Result<Value> {
 fn right_action(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> Result<Value> {
     match v {
         Value::Composed(c) => Ok(Value::Composed(c.map(|l| f(l))?)),
+        // A tensor view (a sliced layout, a counting tensor) keeps its origin.
+        Value::Sliced(l, off) => Ok(Value::Sliced(f(l)?, off.clone())),
         _ => lay(f(&a.layout(0)?)),
     }
 }
@@ -489,7 +528,7 @@ fn right_action(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> R
 /// `help` and the docs test.
 pub const OPERATIONS: &[&str] = &[
     "size", "cosize", "rank", "depth", "shape", "stride", "get", "select", "take", "group_modes", "flatten", "append",
-    "prepend", "make_layout", "make_layout_left", "make_layout_right", "make_ordered_layout", "make_identity_layout",
+    "prepend", "make_layout", "make_layout_left", "make_layout_right", "make_ordered_layout", "make_identity_layout", "make_identity_tensor",
     "crd2idx", "idx2crd", "eval", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
     "left_inverse", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
     "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape",
@@ -597,7 +636,13 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
         }
         "make_identity_layout" => {
             a.count(1, 1)?;
-            Err(Error::new(name, "identity layouts (strides 1@0, 1@1, ...) are evaluated by `eval(make_identity_layout(S), c)` = c; as values they are not supported yet"))
+            lay(Layout::identity(a.tuple(0)?))
+        }
+        "make_identity_tensor" => {
+            // CuTe's counting tensor: origin ArithTuple(0,...) and the
+            // identity layout; slicing and tiling move the origin.
+            a.count(1, 1)?;
+            Ok(Value::Sliced(Layout::identity(a.tuple(0)?)?, Int::ZERO))
         }
         "crd2idx" => {
             a.count(2, 3)?;
@@ -622,7 +667,8 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
                     Int::S(x) => Ok(Value::Int(Int::S(s.apply(x)))),
                     _ => Err(Error::new(name, "a swizzle of a dynamic index cannot be folded")),
                 },
-                _ => a.layout(0)?.eval(&crd).map(Value::Int),
+                Value::Sliced(l, off) => Ok(int_tuple_value(&l.eval_coord(&crd, Some(off))?)),
+                _ => Ok(int_tuple_value(&a.layout(0)?.eval_coord(&crd, None)?)),
             }
         }
         "coalesce" | "filter" => {
@@ -706,17 +752,17 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
         "local_tile" => {
             a.count(3, 3)?;
             let (l, off) = local_tile(&a.layout(0)?, &a.tiler(1)?, &a.crd(2)?)?;
-            Ok(Value::Sliced(l, off))
+            Ok(Value::Sliced(l, base_offset(&v[0]).add(&off)?))
         }
         "local_partition" => {
             a.count(3, 3)?;
             let (l, off) = local_partition(&a.layout(0)?, &a.layout(1)?, &a.int(2)?)?;
-            Ok(Value::Sliced(l, off))
+            Ok(Value::Sliced(l, base_offset(&v[0]).add(&off)?))
         }
         "slice" => {
             a.count(2, 2)?;
             let (l, off) = slice_and_offset(&a.crd(1)?, &a.layout(0)?)?;
-            Ok(Value::Sliced(l, off))
+            Ok(Value::Sliced(l, base_offset(&v[0]).add(&off)?))
         }
         "make_layout_tv" => {
             a.count(2, 2)?;

@@ -19,6 +19,7 @@
 //! error, never a wrapped value.
 
 use crate::error::{Error, Result};
+use crate::int_tuple::IntTuple;
 use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
@@ -42,6 +43,11 @@ pub struct Dyn {
 pub enum Atom {
     /// An opaque run-time value, a positive multiple of `div`.
     Var { id: u32, div: i64 },
+    /// The basis element `E<path...>` of arithmetic tuples (CuTe's
+    /// `ScaledBasis`): `k * Basis([0])` is the stride `k@0` of an identity
+    /// layout. It only ever appears in strides (and in the values and offsets
+    /// computed from them), at most once per product, never in a shape.
+    Basis(Arc<[u32]>),
     /// An operation that could not be folded.
     Op(Arc<Op>),
 }
@@ -72,6 +78,7 @@ impl Atom {
     fn div(&self) -> i64 {
         match self {
             Atom::Var { div, .. } => *div,
+            Atom::Basis(_) => 1,
             Atom::Op(op) => match &**op {
                 Op::Add(a, b) | Op::Min(a, b) => gcd(a.divisibility(), b.divisibility()).max(1),
                 Op::Div(a, Int::S(b)) if *b > 0 && a.divisibility() % b == 0 => (a.divisibility() / b).max(1),
@@ -82,6 +89,8 @@ impl Atom {
     fn eval(&self, env: &dyn Fn(u32) -> Option<i64>) -> Option<i64> {
         match self {
             Atom::Var { id, .. } => env(*id),
+            // An arithmetic tuple is not one integer.
+            Atom::Basis(_) => None,
             Atom::Op(op) => match &**op {
                 Op::Add(a, b) => a.eval(env)?.checked_add(b.eval(env)?),
                 Op::CeilDiv(a, b) => ceil_div_i(a.eval(env)?, b.eval(env)?),
@@ -112,7 +121,24 @@ fn ceil_div_i(a: i64, b: i64) -> Option<i64> {
     if a % b != 0 && ((a < 0) == (b < 0)) { q.checked_add(1) } else { Some(q) }
 }
 
+impl Atom {
+    fn has_basis(&self) -> bool {
+        match self {
+            Atom::Var { .. } => false,
+            Atom::Basis(_) => true,
+            Atom::Op(op) => match &**op {
+                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Div(a, b) | Op::Mod(a, b) | Op::Min(a, b) => a.has_basis() || b.has_basis(),
+            },
+        }
+    }
+}
+
 impl Dyn {
+    /// Does this value involve a basis element (is it an arithmetic tuple)?
+    pub fn has_basis(&self) -> bool {
+        self.factors.iter().any(Atom::has_basis)
+    }
+
     fn atom(a: Atom) -> Int {
         Int::D(Dyn { coef: 1, factors: Arc::from(vec![a]) })
     }
@@ -149,6 +175,126 @@ impl Int {
     /// A fresh dynamic leaf. `div` is its known divisibility (1 when unknown).
     pub fn var(id: u32, div: i64) -> Int {
         Dyn::atom(Atom::Var { id, div: div.max(1) })
+    }
+
+    /// The scaled basis element `scale@path` (CuTe's `ScaledBasis`, printed
+    /// `1@0`, `2@1`, `1@1@0` for `E<0,1>`). An empty path is the integer
+    /// `scale` itself (CuTe's `E<>` is `1`).
+    pub fn basis(path: &[u32], scale: &Int) -> Result<Int> {
+        if path.is_empty() {
+            return Ok(scale.clone());
+        }
+        if scale.has_basis() {
+            return Err(Error::new("arithmetic", format!("the scale {scale} of a basis element must be an integer")));
+        }
+        Dyn::atom(Atom::Basis(Arc::from(path))).mul(scale)
+    }
+
+    /// Does this value involve a basis element (is it an arithmetic tuple,
+    /// not an integer)? Always false for static values.
+    pub fn has_basis(&self) -> bool {
+        match self {
+            Int::S(_) => false,
+            Int::D(d) => d.has_basis(),
+        }
+    }
+
+    /// `(scale, path)` when this is one scaled basis element `scale@path`.
+    pub fn as_scaled_basis(&self) -> Option<(Int, &[u32])> {
+        let Int::D(d) = self else { return None };
+        let mut path = None;
+        let mut rest = Vec::with_capacity(d.factors.len());
+        for f in d.factors.iter() {
+            match f {
+                Atom::Basis(p) if path.is_none() => path = Some(&**p),
+                f if f.has_basis() => return None,
+                f => rest.push(f.clone()),
+            }
+        }
+        let path = path?;
+        let scale = if rest.is_empty() { Int::S(d.coef) } else { Int::D(Dyn { coef: d.coef, factors: Arc::from(rest) }) };
+        Some((scale, path))
+    }
+
+    /// The components of an arithmetic tuple: `(path, coefficient)` pairs,
+    /// sorted by path, zero coefficients dropped; a plain integer has the
+    /// single component with the empty path. An error where a basis element
+    /// sits under an operation other than a sum or a scaling (which the
+    /// algebra never builds).
+    pub fn arith_components(&self) -> Result<Vec<(Vec<u32>, Int)>> {
+        let mut out: Vec<(Vec<u32>, Int)> = Vec::new();
+        self.collect_components(&Int::ONE, &mut out)?;
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut merged: Vec<(Vec<u32>, Int)> = Vec::with_capacity(out.len());
+        for (p, c) in out {
+            match merged.last_mut() {
+                Some(last) if last.0 == p => last.1 = last.1.add(&c)?,
+                _ => merged.push((p, c)),
+            }
+        }
+        merged.retain(|(_, c)| !c.is(0));
+        Ok(merged)
+    }
+
+    fn collect_components(&self, scale: &Int, out: &mut Vec<(Vec<u32>, Int)>) -> Result<()> {
+        if !self.has_basis() {
+            out.push((Vec::new(), self.mul(scale)?));
+            return Ok(());
+        }
+        if let Some((k, p)) = self.as_scaled_basis() {
+            out.push((p.to_vec(), k.mul(scale)?));
+            return Ok(());
+        }
+        let Int::D(d) = self else { return Ok(()) };
+        // coef * (scalar factors) * (one sum holding basis elements)
+        let mut vector = None;
+        let mut rest = Vec::new();
+        for f in d.factors.iter() {
+            if f.has_basis() {
+                if vector.is_some() {
+                    return Err(Error::new("arithmetic", "a product of two arithmetic tuples"));
+                }
+                vector = Some(f);
+            } else {
+                rest.push(f.clone());
+            }
+        }
+        let k = if rest.is_empty() { Int::S(d.coef) } else { Int::D(Dyn { coef: d.coef, factors: Arc::from(rest) }) };
+        let k = k.mul(scale)?;
+        match vector {
+            Some(Atom::Op(op)) => match &**op {
+                Op::Add(a, b) => {
+                    a.collect_components(&k, out)?;
+                    b.collect_components(&k, out)
+                }
+                _ => Err(Error::new("arithmetic", "an arithmetic tuple under a division, remainder or minimum")),
+            },
+            _ => Err(Error::new("arithmetic", "a malformed arithmetic tuple")),
+        }
+    }
+
+    /// The arithmetic tuple as an IntTuple, e.g. `3@0 + 5@1` -> `(3,5)`.
+    /// `like` lists the basis paths the tuple must have at least (the
+    /// strides of the layout it comes from), so that zero components print
+    /// too: `(3,0)`, as CuTe's ArithmeticTuple does.
+    pub fn to_arith_tuple(&self, like: &[Vec<u32>]) -> Result<IntTuple> {
+        let comps = self.arith_components()?;
+        if comps.iter().any(|(p, _)| p.is_empty()) && comps.len() > 1 {
+            return Err(Error::new("arithmetic", format!("{self} mixes an integer with an arithmetic tuple")));
+        }
+        if let [(p, c)] = comps.as_slice() {
+            if p.is_empty() {
+                return Ok(IntTuple::Int(c.clone()));
+            }
+        }
+        let mut t = IntTuple::Tuple(Vec::new());
+        for p in like.iter().chain(comps.iter().map(|(p, _)| p)) {
+            place(&mut t, p, None);
+        }
+        for (p, c) in &comps {
+            place(&mut t, p, Some(c));
+        }
+        Ok(t)
     }
 
     pub fn as_static(&self) -> Option<i64> {
@@ -196,6 +342,9 @@ impl Int {
                 factors: d.factors.clone(),
             }),
             (Int::D(a), Int::D(b)) => {
+                if self.has_basis() && o.has_basis() {
+                    return Err(Error::new("arithmetic", format!("the product {self} * {o} of two basis elements is not an arithmetic tuple")));
+                }
                 let mut f: Vec<Atom> = a.factors.iter().chain(b.factors.iter()).cloned().collect();
                 f.sort();
                 Int::D(Dyn {
@@ -281,6 +430,13 @@ impl Int {
         }
         match (self, o) {
             (Int::S(_), Int::S(_)) => Some(false),
+            // A scaled basis element (positive scale) is never a plain integer.
+            (Int::S(_), Int::D(d)) | (Int::D(d), Int::S(_)) if d.has_basis() => Some(false),
+            (Int::D(a), Int::D(b)) if a.has_basis() || b.has_basis() => match (self.as_scaled_basis(), o.as_scaled_basis()) {
+                (Some((ka, pa)), Some((kb, pb))) => if pa != pb { Some(false) } else { ka.known_eq(&kb) },
+                (Some(_), None) | (None, Some(_)) if !(a.has_basis() && b.has_basis()) => Some(false),
+                _ => None,
+            },
             (Int::S(s), d @ Int::D(_)) | (d @ Int::D(_), Int::S(s)) => {
                 // A positive multiple of `div` can only equal s if div | s.
                 if *s <= 0 || s % d.divisibility() != 0 { Some(false) } else { None }
@@ -382,10 +538,48 @@ impl Int {
     }
 }
 
+/// Makes sure the tuple `t` has a leaf at `path` (zero), and sets it to `v`
+/// when given.
+fn place(t: &mut IntTuple, path: &[u32], v: Option<&Int>) {
+    let Some((&i, rest)) = path.split_first() else {
+        if let Some(v) = v {
+            *t = IntTuple::Int(v.clone());
+        }
+        return;
+    };
+    if !t.is_tuple() {
+        *t = IntTuple::Tuple(Vec::new());
+    }
+    if let IntTuple::Tuple(v_) = t {
+        let i = i as usize;
+        while v_.len() <= i {
+            v_.push(IntTuple::Int(Int::ZERO));
+        }
+        if !rest.is_empty() && !v_[i].is_tuple() {
+            v_[i] = IntTuple::Tuple(Vec::new());
+        }
+        place(&mut v_[i], rest, v);
+    }
+}
+
 impl fmt::Display for Int {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Int::S(v) => write!(f, "{v}"),
+            Int::D(d) if d.has_basis() => {
+                if let Some((k, path)) = self.as_scaled_basis() {
+                    // CuTe prints E<0,1> scaled by k as k@1@0.
+                    write!(f, "{k}")?;
+                    for p in path.iter().rev() {
+                        write!(f, "@{p}")?;
+                    }
+                    return Ok(());
+                }
+                match self.to_arith_tuple(&[]) {
+                    Ok(t) => write!(f, "{t}"),
+                    Err(_) => write!(f, "?"),
+                }
+            }
             Int::D(d) => {
                 let div = d.divisibility();
                 if div > 1 { write!(f, "?{{div={div}}}") } else { write!(f, "?") }

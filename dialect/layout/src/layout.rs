@@ -16,6 +16,7 @@ pub struct Layout {
 impl Layout {
     /// A layout from a shape and a congruent stride.
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout> {
+        check_shape("make_layout", &shape)?;
         if !shape.congruent(&stride) {
             return Err(Error::new("make_layout", format!("shape {shape} and stride {stride} are not congruent")));
         }
@@ -29,6 +30,7 @@ impl Layout {
 
     /// The compact column-major layout of a shape (CuTe's default, LayoutLeft).
     pub fn col_major(shape: IntTuple) -> Result<Layout> {
+        check_shape("make_layout", &shape)?;
         let (stride, _) = shape.prefix_product(&Int::ONE)?;
         Ok(Layout { shape, stride })
     }
@@ -36,6 +38,7 @@ impl Layout {
     /// The compact row-major layout of a shape (LayoutRight): the last leaf is
     /// contiguous.
     pub fn row_major(shape: IntTuple) -> Result<Layout> {
+        check_shape("make_layout_right", &shape)?;
         let leaves = shape.leaves();
         let mut strides = vec![Int::ONE; leaves.len()];
         let mut acc = Int::ONE;
@@ -73,6 +76,58 @@ impl Layout {
         Ok(Layout { shape, stride })
     }
 
+    /// CuTe's `make_identity_layout(shape)`: the strides are the basis
+    /// elements of the shape's modes (`(4,8)` -> `(4,8):(1@0,1@1)`, nested
+    /// `((2,3),4)` -> `((2,3),4):((1@0@0,1@1@0),1@1)`), so the layout maps a
+    /// coordinate to itself as an arithmetic tuple. An integer shape `n`
+    /// gives `n:1`.
+    pub fn identity(shape: IntTuple) -> Result<Layout> {
+        check_shape("make_identity_layout", &shape)?;
+        fn basis_like(s: &IntTuple, path: &mut Vec<u32>) -> Result<IntTuple> {
+            match s {
+                IntTuple::Int(_) => Ok(IntTuple::Int(Int::basis(path, &Int::ONE)?)),
+                IntTuple::Tuple(v) => {
+                    let mut out = Vec::with_capacity(v.len());
+                    for (i, x) in v.iter().enumerate() {
+                        let i = u32::try_from(i).map_err(|_| Error::new("make_identity_layout", "too many modes"))?;
+                        path.push(i);
+                        out.push(basis_like(x, path)?);
+                        path.pop();
+                    }
+                    Ok(IntTuple::Tuple(out))
+                }
+            }
+        }
+        let stride = basis_like(&shape, &mut Vec::new())?;
+        Ok(Layout { shape, stride })
+    }
+
+    /// Has this layout basis-element strides (an identity layout, or one
+    /// derived from it): its values are arithmetic tuples, not indices.
+    pub fn has_basis_strides(&self) -> bool {
+        self.stride.leaves().iter().any(Int::has_basis)
+    }
+
+    /// The basis paths of the strides, in order (empty for integer strides):
+    /// the shape of the arithmetic tuples this layout produces.
+    pub fn basis_paths(&self) -> Vec<Vec<u32>> {
+        self.stride.leaves().iter().filter_map(|d| d.as_scaled_basis().map(|(_, p)| p.to_vec())).collect()
+    }
+
+    /// Evaluates at a coordinate; a layout with basis strides gives its
+    /// arithmetic tuple (`(4,8):(1@0,1@1)` at 9 gives `(1,2)`), plus
+    /// `origin` (the zero tuple when `None`).
+    pub fn eval_coord(&self, crd: &IntTuple, origin: Option<&Int>) -> Result<IntTuple> {
+        let mut v = self.eval(crd)?;
+        if let Some(o) = origin {
+            v = o.add(&v)?;
+        }
+        if !self.has_basis_strides() && !v.has_basis() {
+            return Ok(IntTuple::Int(v));
+        }
+        v.to_arith_tuple(&self.basis_paths())
+    }
+
     /// Concatenation: each layout becomes one mode of the result
     /// (`make_layout(3:1, 4:3)` = `(3,4):(1,3)`).
     pub fn concat(modes: Vec<Layout>) -> Layout {
@@ -86,6 +141,7 @@ impl Layout {
 
     /// Size of the codomain, CuTe's `L(size-1) + 1`.
     pub fn cosize(&self) -> Result<Int> {
+        self.no_basis("cosize")?;
         let mut hi = Int::ZERO;
         for (s, d) in self.leaves() {
             let span = s.sub(&Int::ONE)?.mul(&d)?;
@@ -197,13 +253,37 @@ impl Layout {
         crd2idx(&IntTuple::from(i), &self.shape, &self.stride)
     }
 
+    /// Static shape and strides; a basis stride `k@i` is static when `k` is.
     pub fn is_static(&self) -> bool {
-        self.shape.is_static() && self.stride.is_static()
+        self.shape.is_static()
+            && self.stride.leaves().iter().all(|d| d.is_static() || d.as_scaled_basis().is_some_and(|(k, _)| k.is_static()))
+    }
+
+    /// An error for operations that need integer strides (complement, the
+    /// inverses, cosize, the rhs of a composition), naming the first mode
+    /// (flattened) whose stride is a basis element.
+    pub fn no_basis(&self, op: &str) -> Result<()> {
+        match self.stride.leaves().iter().position(Int::has_basis) {
+            None => Ok(()),
+            Some(k) => Err(Error::at(
+                op,
+                format!("{k} of the flattened layout"),
+                format!("the stride {} is a basis element; {op} needs integer strides (identity layouts map to coordinates, not indices)", self.stride.leaves()[k]),
+            )),
+        }
     }
 
     /// `self` with its strides replaced (same shape).
     pub fn with_stride(&self, stride: IntTuple) -> Result<Layout> {
         Layout::new(self.shape.clone(), stride)
+    }
+}
+
+/// Basis elements are strides, never shapes.
+fn check_shape(op: &str, shape: &IntTuple) -> Result<()> {
+    match shape.leaves().iter().position(Int::has_basis) {
+        None => Ok(()),
+        Some(k) => Err(Error::at(op, format!("{k} of the flattened shape"), format!("{} is a basis element; shapes are integers", shape.leaves()[k]))),
     }
 }
 
@@ -276,6 +356,9 @@ pub fn idx2crd_strided(idx: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> R
             Ok(IntTuple::Tuple(s.iter().zip(d).map(|(s, d)| idx2crd_strided(idx, s, d)).collect::<Result<_>>()?))
         }
         (IntTuple::Int(i), IntTuple::Int(s), IntTuple::Int(d)) => {
+            if d.has_basis() {
+                return Err(Error::new("idx2crd", format!("the stride {d} is a basis element; idx2crd needs integer strides")));
+            }
             if s.is(1) {
                 return Ok(IntTuple::from(0));
             }

@@ -34,8 +34,20 @@ fn static_value(x: Int) -> Result<i64> {
     x.as_static().ok_or_else(|| Error::new("show", "the layout has dynamic strides; only static layouts can be drawn"))
 }
 
+/// The label and colour key of a cell: an index, or (for identity layouts
+/// and counting tensors) the coordinate it holds, coloured by its first
+/// component.
+fn cell_of(v: IntTuple) -> Result<(String, i64)> {
+    let first = v.leaves().into_iter().next().unwrap_or(Int::ZERO);
+    let key = static_value(first)?;
+    if !v.is_static() {
+        return Err(Error::new("show", "the layout has dynamic strides; only static layouts can be drawn"));
+    }
+    Ok((v.to_string(), key))
+}
+
 /// The grid of a layout of rank 1 (one row) or 2 (rows = mode 0).
-fn layout_grid(title: String, l: &Layout, f: &dyn Fn(&IntTuple) -> Result<Int>) -> Result<Grid> {
+fn layout_grid(title: String, l: &Layout, f: &dyn Fn(&IntTuple) -> Result<IntTuple>) -> Result<Grid> {
     let (rows, cols, two_d) = match l.rank() {
         1 => (1, static_size(l.size(), "the layout")?, false),
         2 => (static_size(l.mode(0)?.size(), "mode 0")?, static_size(l.mode(1)?.size(), "mode 1")?, true),
@@ -48,8 +60,7 @@ fn layout_grid(title: String, l: &Layout, f: &dyn Fn(&IntTuple) -> Result<Int>) 
     for m in 0..rows {
         for n in 0..cols {
             let crd = if two_d { crate::tup![m as i64, n as i64] } else { IntTuple::from(n as i64) };
-            let v = static_value(f(&crd)?)?;
-            cells.push(Some((v.to_string(), v)));
+            cells.push(Some(cell_of(f(&crd)?)?));
         }
     }
     Ok(Grid { title, rows, cols, cells })
@@ -97,11 +108,11 @@ pub fn tv_grid(tiler: &IntTuple, tv: &Layout) -> Result<Grid> {
 /// `(tiler, tv_layout)` pair such as `make_layout_tv(...)` returns.
 pub fn grid_of(v: &Value) -> Result<Grid> {
     match v {
-        Value::Layout(l) => layout_grid(l.to_string(), l, &|c| l.eval(c)),
-        Value::Sliced(l, off) => layout_grid(format!("{l} offset={off}"), l, &|c| l.eval(c)?.add(off)),
+        Value::Layout(l) => layout_grid(l.to_string(), l, &|c| l.eval_coord(c, None)),
+        Value::Sliced(l, off) => layout_grid(v.to_string(), l, &|c| l.eval_coord(c, Some(off))),
         Value::Composed(c) => {
             let c: ComposedLayout = c.clone();
-            layout_grid(c.to_string(), &c.layout, &|x| c.eval(x))
+            layout_grid(c.to_string(), &c.layout, &|x| c.eval(x).map(IntTuple::Int))
         }
         Value::Tuple(p) if p.len() == 2 => match (&p[0].to_int_tuple(), &p[1]) {
             (Some(tiler), Value::Layout(tv)) => tv_grid(tiler, tv),
@@ -109,7 +120,7 @@ pub fn grid_of(v: &Value) -> Result<Grid> {
         },
         other => v
             .to_layout()
-            .map(|l| layout_grid(l.to_string(), &l, &|c| l.eval(c)))
+            .map(|l| layout_grid(l.to_string(), &l, &|c| l.eval_coord(c, None)))
             .unwrap_or_else(|| Err(Error::new("show", format!("cannot draw {other}")))),
     }
 }

@@ -8,3 +8,7 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+// RUN: not %cutec opt %S/Inputs/unproven-width.mlir --pass cute-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=WIDTH
+// WIDTH: unproven-width.mlir:5:12: error: vector width 8 is not proven for layout (4,8):(?,1) with 16-byte alignment (at most 1)

@@ -11,6 +11,10 @@ const OP: &str = "complement";
 
 /// complement with an explicit cotarget (an integer, or the size of a shape).
 pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
+    l.no_basis(OP)?;
+    if cotarget.has_basis() {
+        return Err(Error::new(OP, format!("the cotarget {cotarget} is an arithmetic tuple, not an integer")));
+    }
     // Size-1 and stride-0 modes do not take part (CuTe's filter).
     let mut modes: Vec<(usize, Int, Int)> = Vec::new();
     for (k, (s, d)) in l.leaves().into_iter().enumerate() {
@@ -66,6 +70,7 @@ pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
 
 /// complement(L) = complement(L, cosize(L)).
 pub fn complement_default(l: &Layout) -> Result<Layout> {
+    l.no_basis(OP)?;
     complement(l, &l.cosize()?)
 }
 

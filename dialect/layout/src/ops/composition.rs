@@ -11,7 +11,15 @@ use crate::tiler::Tiler;
 const OP: &str = "composition";
 
 /// `A o B` for layouts.
+///
+/// `A` may have basis strides (an identity layout: the result maps B's
+/// coordinates to A's coordinates, as CuTe's counting tensors do); `B` must
+/// have integer strides, since its strides are divided through A's shape.
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
+    if b.has_basis_strides() {
+        let e = b.no_basis(OP).err().unwrap_or_else(|| Error::new(OP, "rhs has basis strides"));
+        return Err(Error { reason: format!("rhs {b}: {}", e.reason), ..e });
+    }
     let mut flat = coalesce_modes(a).map_err(|e| e.within(OP))?;
     if flat.is_empty() {
         flat.push((Int::ONE, Int::ZERO));

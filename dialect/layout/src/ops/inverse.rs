@@ -11,6 +11,7 @@ use crate::ops::coalesce::{coalesce_modes, from_modes};
 use crate::ops::complement::complement_default;
 
 pub fn right_inverse(l: &Layout) -> Result<Layout> {
+    l.no_basis("right_inverse")?;
     let flat = coalesce_modes(l).map_err(|e| e.within("right_inverse"))?;
     // Compact column-major strides of the coalesced shape: the index of a mode
     // in the domain.
@@ -44,6 +45,7 @@ pub fn right_inverse(l: &Layout) -> Result<Layout> {
 }
 
 pub fn left_inverse(l: &Layout) -> Result<Layout> {
+    l.no_basis("left_inverse")?;
     let c = complement_default(l).map_err(|e| e.within("left_inverse"))?;
     right_inverse(&Layout::concat(vec![l.clone(), c]))
 }

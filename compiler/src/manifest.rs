@@ -1,0 +1,118 @@
+//! The kernel manifest cutec embeds in every cubin (format: `docs/runtime.md`,
+//! reader: `runtime/src/manifest.rs`).
+//!
+//! The manifest is versioned, line-based UTF-8 text describing each kernel's
+//! parameters (element type, memory space, alignment, rank, shape and stride
+//! in CuTe notation with `?` for dynamic entries). It is placed in the
+//! kernel module as the global `__cutec_manifest` (a byte array with
+//! external linkage in address space 1), which ptxas keeps with its
+//! initializer as an `OBJECT` symbol in `.nv.global.init`; the runtime reads
+//! it from the cubin's ELF symbol table on the host (no GPU needed).
+
+use cute_lang::kir::{Module, Param, ParamKind};
+use cute_layout::IntTuple;
+use std::fmt::Write;
+
+/// The name of the global holding the manifest.
+pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
+/// The manifest format's major version.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// A shape or stride in CuTe notation with `?` for every dynamic entry (the runtime's reader
+/// accepts exactly this; divisibility facts are not written in version 1).
+pub fn tuple_text(t: &IntTuple) -> String {
+    match t {
+        IntTuple::Int(i) => i.as_static().map_or_else(|| "?".to_string(), |v| v.to_string()),
+        IntTuple::Tuple(items) => format!("({})", items.iter().map(tuple_text).collect::<Vec<_>>().join(",")),
+    }
+}
+
+fn params(ps: &[Param], out: &mut String) {
+    for p in ps {
+        match &p.kind {
+            ParamKind::Scalar(s) => {
+                let _ = writeln!(out, "param {} scalar elem={}", p.name, s.name());
+            }
+            ParamKind::Tensor { ty, .. } => {
+                let _ = writeln!(
+                    out,
+                    "param {} tensor elem={} space={} align={} rank={} shape={} stride={}",
+                    p.name,
+                    ty.elem.name(),
+                    ty.space.name(),
+                    ty.align,
+                    ty.layout.shape.rank(),
+                    tuple_text(&ty.layout.shape),
+                    tuple_text(&ty.layout.stride)
+                );
+            }
+        }
+    }
+}
+
+/// The manifest text of an elaborated module for target `arch` (`sm_90`, ...).
+///
+/// ```text
+/// cutec-manifest 1
+/// arch sm_90
+/// kernel vector_add
+/// param a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1
+/// ...
+/// end
+/// host add
+/// param a tensor ...
+/// launches vector_add
+/// end
+/// ```
+///
+/// One `kernel` block per kernel instance, named by its cubin symbol; one `host` block per host
+/// function with its parameters and the kernels it launches (readers that do not know a line skip
+/// it).
+pub fn manifest_text(module: &Module, arch: &str) -> String {
+    let mut out = format!("cutec-manifest {MANIFEST_VERSION}\narch {arch}\n");
+    for k in &module.kernels {
+        let _ = writeln!(out, "kernel {}", k.symbol);
+        params(&k.params, &mut out);
+        out.push_str("end\n");
+    }
+    for h in &module.hosts {
+        let _ = writeln!(out, "host {}", h.name);
+        params(&h.params, &mut out);
+        let vars = crate::plan::host_vars(h);
+        for l in &h.launches {
+            let _ = writeln!(out, "launches {}", l.kernel);
+            // The launch plan the runtime evaluates when the host function is called.
+            if let Some(lines) = crate::plan::launch_lines(l, &vars) {
+                out.push_str(&lines);
+            }
+        }
+        out.push_str("end\n");
+    }
+    out
+}
+
+/// The MLIR text of the `llvm.mlir.global` op holding `text`, to place inside
+/// `gpu.module @kernels { ... }` (ends with a newline).
+///
+/// Every byte that is not printable ASCII, plus `"` and `\`, is written as a
+/// `\XX` hex escape, so the attribute is exactly `text`'s bytes and the array
+/// length is its byte length.
+pub fn manifest_global(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut escaped = String::with_capacity(bytes.len() + bytes.len() / 8);
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                let _ = write!(escaped, "\\{b:02X}");
+            }
+            0x20..=0x7e => escaped.push(b as char),
+            _ => {
+                let _ = write!(escaped, "\\{b:02X}");
+            }
+        }
+    }
+    format!(
+        "    llvm.mlir.global external constant @{MANIFEST_SYMBOL}(\"{escaped}\") {{addr_space = 1 : i32}} : !llvm.array<{} x i8>\n",
+        bytes.len()
+    )
+}

@@ -1,0 +1,106 @@
+//! `cute-vectorize`: chooses the vector width of every fragment load and store.
+//!
+//! For `cute.load_frag`/`cute.store_frag` on a tensor of static size `n`, the width `w` is the largest
+//! power of two such that: the first `w` elements of every chunk are contiguous in memory (the
+//! layout's max_common_vector with the fragment's compact layout is a multiple of `w`), every other
+//! stride of the coalesced layout is a multiple of `w` (so every chunk starts aligned; a `?` stride
+//! counts by its known divisibility, `?{div=8}`), `w` elements fit in 16 bytes (the widest global
+//! access, `ld.global.v4.b32`), and the tensor's proven base alignment covers `w` elements. The
+//! choice is recorded on the op as `vector = w`, which `cute-lower-to-gpu` follows.
+
+use super::lower_to_gpu::{fail, tensor_info, Reported};
+use crate::ir::{self, Op};
+use cute_layout::{Int, Layout};
+use melior::ir::r#type::TypeId;
+use melior::pass::{create_external, ExternalPass, Pass};
+
+pub const NAME: &str = "cute-vectorize";
+pub const SUMMARY: &str = "Record on each cute.load_frag/store_frag the widest vector access its layout and alignment prove (vector = N)";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+pub fn create() -> Pass {
+    create_external(
+        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
+            if run(op.to_raw()).is_err() {
+                pass.signal_failure();
+            }
+        },
+        TypeId::create(&PASS_ID),
+        NAME,
+        NAME,
+        SUMMARY,
+        "builtin.module",
+        &[],
+    )
+}
+
+const MAX_ACCESS_BYTES: u32 = 16;
+
+fn run(module: Op) -> Result<(), Reported> {
+    for op in ir::nested_ops(module) {
+        let tensor = match ir::op_name(op).as_str() {
+            "cute.load_frag" => ir::operand(op, 0),
+            "cute.store_frag" => ir::operand(op, 1),
+            _ => continue,
+        };
+        let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(tensor)))?;
+        let w = width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
+        let attr = ir::parse_attr(ir::context(op), &format!("{w} : i32")).ok_or_else(|| fail(op, "internal error: bad attribute"))?;
+        ir::set_attr(op, "vector", attr);
+    }
+    Ok(())
+}
+
+/// The vector width (in elements) for moving a whole tensor of this layout to or from registers.
+pub fn width(layout: &Layout, align_bytes: u32, elem_bytes: u32) -> Result<u32, cute_layout::Error> {
+    let n = layout.size()?.as_static().unwrap_or(1).max(1);
+    let compact = Layout::col_major(layout.shape.clone())?;
+    let run = cute_layout::max_common_vector(layout, &compact)?.as_static().unwrap_or(1).max(1);
+    let coalesced = cute_layout::coalesce(layout)?;
+    let mut w = (MAX_ACCESS_BYTES / elem_bytes).max(1).min(align_bytes / elem_bytes).max(1);
+    while w > 1 {
+        let chunks_fit = n % w as i64 == 0 && run % w as i64 == 0;
+        // Past the contiguous first mode, every stride must keep chunk starts aligned.
+        let starts_aligned = coalesced.leaves().iter().skip(1).all(|(s, d)| {
+            s.is(1) || match d {
+                Int::S(v) => v % w as i64 == 0,
+                dynamic => dynamic.divisibility() % w as i64 == 0,
+            }
+        });
+        if chunks_fit && starts_aligned {
+            break;
+        }
+        w /= 2;
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn w(layout: &str, align: u32, bytes: u32) -> u32 {
+        width(&Layout::from_str(layout).unwrap(), align, bytes).unwrap()
+    }
+
+    #[test]
+    fn widths() {
+        // Eight contiguous f16 with 16-byte alignment: one 128-bit access.
+        assert_eq!(w("(1,8):(0,1)", 16, 2), 8);
+        // Rows of 8 at a row stride that keeps 16-byte alignment.
+        assert_eq!(w("(4,8):(2048,1)", 16, 2), 8);
+        // A dynamic row stride of unknown divisibility breaks chunk alignment.
+        assert_eq!(w("(4,8):(?,1)", 16, 2), 1);
+        assert_eq!(w("(4,8):(?{div=8},1)", 16, 2), 8);
+        // Less alignment, narrower access.
+        assert_eq!(w("8:1", 4, 2), 2);
+        // Strided elements: scalar accesses.
+        assert_eq!(w("8:2", 16, 4), 1);
+        // f32: four per 128-bit access.
+        assert_eq!(w("(4,4):(1,4)", 16, 4), 4);
+    }
+}

@@ -1,0 +1,111 @@
+//! Launch plans: how a host function's launches are written into the manifest for the runtime to
+//! evaluate at call time.
+//!
+//! A host function does no work of its own on the GPU: it tiles its tensors and launches kernels.
+//! Elaboration has already reduced every launch to symbolic integer expressions over the host's
+//! dynamic values (the `?` entries of its tensor parameters, then its i32 parameters, numbered
+//! `$0, $1, ...` in parameter order, shapes before strides). Writing those expressions down and
+//! evaluating them in the runtime needs no host compiler, no object files and no linking: a call costs
+//! one pass over a few integer expressions per launch (see docs/host-integration.md).
+//!
+//! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
+//! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
+
+use cute_lang::kir::{Host, Launch, ParamKind, PlanArg, ValueId};
+use cute_layout::int::{Atom, Op};
+use cute_layout::Int;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// The position of each dynamic value of a host function in its `$k` numbering.
+pub fn host_vars(h: &Host) -> HashMap<ValueId, usize> {
+    let mut map = HashMap::new();
+    for p in &h.params {
+        match &p.kind {
+            ParamKind::Tensor { dyn_leaves, .. } => {
+                for id in dyn_leaves {
+                    let k = map.len();
+                    map.insert(*id, k);
+                }
+            }
+            ParamKind::Scalar(_) => {
+                let k = map.len();
+                map.insert(p.value, k);
+            }
+        }
+    }
+    map
+}
+
+/// An expression in the plan's S-expression syntax; `None` if it refers to a value that is not one
+/// of the host's dynamic values (which elaboration never produces).
+pub fn expr_text(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<String> {
+    match i {
+        Int::S(v) => Some(v.to_string()),
+        Int::D(d) => {
+            let mut parts = Vec::new();
+            if d.coef != 1 {
+                parts.push(d.coef.to_string());
+            }
+            for a in d.factors.iter() {
+                parts.push(atom_text(a, vars)?);
+            }
+            if parts.len() == 1 {
+                parts.pop()
+            } else {
+                Some(format!("(mul {})", parts.join(" ")))
+            }
+        }
+    }
+}
+
+fn atom_text(a: &Atom, vars: &HashMap<ValueId, usize>) -> Option<String> {
+    match a {
+        Atom::Var { id, .. } => vars.get(id).map(|k| format!("${k}")),
+        Atom::Op(op) => {
+            let (name, x, y) = match &**op {
+                Op::Add(x, y) => ("add", x, y),
+                Op::Div(x, y) => ("div", x, y),
+                Op::Mod(x, y) => ("mod", x, y),
+                Op::CeilDiv(x, y) => ("ceildiv", x, y),
+                Op::Min(x, y) => ("min", x, y),
+            };
+            Some(format!("({name} {} {})", expr_text(x, vars)?, expr_text(y, vars)?))
+        }
+        _ => None,
+    }
+}
+
+/// The manifest lines of one launch. Expressions contain spaces but never `|`, which separates them:
+/// ```text
+/// launch elementwise_add_kernel
+/// grid (div $0 16) | (div $1 256) | 1
+/// block 128 | 1 | 1
+/// smem 0
+/// arg tensor 0 | 0 | (div $0 16) | (div $1 256) | $2 | (mul 16 $2)
+/// arg scalar i32 | (mul $0 $1)
+/// endlaunch
+/// ```
+/// A tensor argument names the host parameter it views, the element offset of the view, then the
+/// values of the view's `?` entries in ABI order (shapes, then strides).
+pub fn launch_lines(l: &Launch, vars: &HashMap<ValueId, usize>) -> Option<String> {
+    let e = |i: &Int| expr_text(i, vars);
+    let dims = |d: &[Int; 3]| -> Option<String> { Some(format!("{} | {} | {}", e(&d[0])?, e(&d[1])?, e(&d[2])?)) };
+    let mut out = format!("launch {}\ngrid {}\nblock {}\nsmem {}\n", l.kernel, dims(&l.grid)?, dims(&l.block)?, e(&l.smem_bytes)?);
+    for a in &l.args {
+        match a {
+            PlanArg::Tensor { host_param, offset, dyn_leaves } => {
+                let mut parts = vec![host_param.to_string(), e(offset)?];
+                for d in dyn_leaves {
+                    parts.push(e(d)?);
+                }
+                let _ = writeln!(out, "arg tensor {}", parts.join(" | "));
+            }
+            PlanArg::Scalar { ty, value } => {
+                let _ = writeln!(out, "arg scalar {} | {}", ty.name(), e(value)?);
+            }
+        }
+    }
+    out.push_str("endlaunch\n");
+    Some(out)
+}

@@ -1,0 +1,533 @@
+//! The builtin functions and methods: the layout algebra, tensor views, fragments, printing.
+//!
+//! Layout operations accept a layout or a tensor; on a tensor they act on its layout and give a view
+//! of the same memory (CuTe's `zipped_divide(mA, tiler)` and friends).
+
+use super::value::{Origin, TensorVal, Value};
+use super::{is_static_value, layout_err, Frame, R};
+use crate::ast::BinOp;
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::kir::{BinaryOp, FragTy, Inst, Operand, ValueTy};
+use crate::span::Span;
+use crate::types::Scalar;
+use cute_layout::{Int, IntTuple, Layout, Tiler};
+
+pub struct Arg {
+    pub name: Option<String>,
+    pub name_span: Option<Span>,
+    pub value: Value,
+    pub span: Span,
+}
+
+/// Every builtin function, for "did you mean" help.
+const FUNCTIONS: &[&str] = &[
+    "size", "cosize", "rank", "depth", "make_layout", "make_ordered_layout", "make_layout_tv", "make_tensor", "composition",
+    "complement", "right_inverse", "left_inverse", "coalesce", "filter", "logical_divide", "zipped_divide", "tiled_divide",
+    "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
+    "select", "group_modes", "flatten", "get", "local_tile", "local_partition", "print", "printf", "sync_threads", "min", "max",
+    "where",
+];
+
+/// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
+pub fn is_operator(name: &str) -> bool {
+    matches!(name, "add" | "sub" | "mul" | "div" | "max" | "min")
+}
+
+pub fn operator(f: &mut Frame, name: &str, a: Value, b: Value, span: Span) -> R<Value> {
+    match name {
+        "add" => f.binary(BinOp::Add, a, b, span, span, span),
+        "sub" => f.binary(BinOp::Sub, a, b, span, span, span),
+        "mul" => f.binary(BinOp::Mul, a, b, span, span, span),
+        "div" => f.binary(BinOp::Div, a, b, span, span, span),
+        _ => min_max(f, name == "max", a, b, span),
+    }
+}
+
+fn min_max(f: &mut Frame, is_max: bool, a: Value, b: Value, span: Span) -> R<Value> {
+    if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+        if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
+            return Ok(Value::Int(Int::S(if is_max { p.max(q) } else { p.min(q) })));
+        }
+        if !is_max {
+            return Ok(Value::Int(x.minimum(y)));
+        }
+    }
+    let ty = match (&a, &b) {
+        (Value::Scalar(s, _), _) | (_, Value::Scalar(s, _)) => *s,
+        (Value::Frag(fr, _), _) | (_, Value::Frag(fr, _)) => fr.elem,
+        _ => Scalar::I32,
+    };
+    f.need_kernel("run-time arithmetic", span)?;
+    let frag = match (&a, &b) {
+        (Value::Frag(fr, _), _) | (_, Value::Frag(fr, _)) => Some(fr.len()),
+        _ => None,
+    };
+    let like = if matches!(a, Value::Frag(..)) { a.clone() } else { b.clone() };
+    let x = frag_or_operand(f, &a, ty, span)?;
+    let y = frag_or_operand(f, &b, ty, span)?;
+    let dst = f.fresh(f.result_ty(ty, frag, &like));
+    f.emit(Inst::Binary { dst, op: if is_max { BinaryOp::Max } else { BinaryOp::Min }, ty, frag, a: x, b: y, span });
+    Ok(f.result_value(ty, frag, &like, dst))
+}
+
+fn frag_or_operand(f: &mut Frame, v: &Value, ty: Scalar, span: Span) -> R<Operand> {
+    match v {
+        Value::Frag(_, id) => Ok(Operand::Value(*id)),
+        v => f.operand(v, ty, span),
+    }
+}
+
+fn arity(name: &str, args: &[Arg], min: usize, max: usize, span: Span, usage: &str) -> R<()> {
+    let positional = args.iter().filter(|a| a.name.is_none()).count();
+    if positional < min || positional > max {
+        let want = if min == max { format!("{min}") } else { format!("{min} to {max}") };
+        return Err(Diagnostic::error(format!("`{name}` takes {want} arguments, found {positional}"), span, "wrong number of arguments").with_help(format!("write `{usage}`")));
+    }
+    Ok(())
+}
+
+fn named<'a>(name: &str, args: &'a [Arg], key: &str, allowed: &[&str]) -> R<Option<&'a Arg>> {
+    for a in args {
+        if let Some(n) = &a.name {
+            if !allowed.contains(&n.as_str()) {
+                let mut d = Diagnostic::error(format!("`{name}` has no argument named `{n}`"), a.name_span.unwrap_or(a.span), "unknown argument name");
+                d = match did_you_mean(n, allowed.iter().copied()) {
+                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                    None if allowed.is_empty() => d.with_help(format!("`{name}` takes no named arguments")),
+                    None => d.with_help(format!("the named arguments are {}", allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "))),
+                };
+                return Err(d);
+            }
+        }
+    }
+    Ok(args.iter().find(|a| a.name.as_deref() == Some(key)))
+}
+
+fn positional(args: &[Arg]) -> Vec<&Arg> {
+    args.iter().filter(|a| a.name.is_none()).collect()
+}
+
+fn int_tuple(a: &Arg, what: &str) -> R<IntTuple> {
+    a.value.to_int_tuple().ok_or_else(|| Diagnostic::error(format!("expected {what} (integers or tuples of integers), found a {}", a.value.kind()), a.span, format!("not {what}")))
+}
+
+fn static_usize(a: &Arg, what: &str) -> R<usize> {
+    match &a.value {
+        Value::Int(i) => i.as_static().filter(|v| *v >= 0).map(|v| v as usize).ok_or_else(|| Diagnostic::error(format!("{what} must be a non-negative compile-time integer"), a.span, "not static")),
+        other => Err(Diagnostic::error(format!("{what} must be an integer, found a {}", other.kind()), a.span, "not an integer")),
+    }
+}
+
+/// The layout of a layout or tensor argument.
+fn layout_of(a: &Arg) -> R<Layout> {
+    match &a.value {
+        Value::Layout(l) => Ok(l.clone()),
+        Value::Tensor(t) => Ok(t.ty.layout.clone()),
+        Value::Int(i) => Ok(Layout::leaf(i.clone(), 1)),
+        Value::Tuple(_) => {
+            let shape = a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
+            Layout::col_major(shape).map_err(|e| layout_err(e, a.span))
+        }
+        other => Err(Diagnostic::error(format!("expected a layout or a tensor, found a {}", other.kind()), a.span, "not a layout")),
+    }
+}
+
+/// A tiler: a layout, a shape, or a tuple of layouts/extents/`_`.
+fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
+    Ok(match v {
+        Value::Layout(l) => Tiler::Layout(l.clone()),
+        Value::Int(i) => Tiler::Shape(IntTuple::Int(i.clone())),
+        Value::Under => Tiler::Skip,
+        Value::Tuple(items) => match v.to_int_tuple() {
+            Some(shape) => Tiler::Shape(shape),
+            None => Tiler::Tuple(items.iter().map(|i| tiler_of(i, span)).collect::<R<_>>()?),
+        },
+        other => return Err(Diagnostic::error(format!("expected a tiler (a layout, a shape, or a tuple of them), found a {}", other.kind()), span, "not a tiler")),
+    })
+}
+
+/// The result of a layout operation on the first argument: a layout, or a view when it was a tensor.
+fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, span: Span) -> Value {
+    match &first.value {
+        Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, span)),
+        _ => Value::Layout(layout),
+    }
+}
+
+fn modes_list(a: &Arg) -> R<Vec<usize>> {
+    match &a.value {
+        Value::Int(_) => Ok(vec![static_usize(a, "a mode")?]),
+        Value::Tuple(items) => items
+            .iter()
+            .map(|v| static_usize(&Arg { name: None, name_span: None, value: v.clone(), span: a.span }, "a mode"))
+            .collect(),
+        other => Err(Diagnostic::error(format!("expected mode indices, found a {}", other.kind()), a.span, "not modes")),
+    }
+}
+
+pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Span) -> R<Value> {
+    let lerr = |e| layout_err(e, span);
+    match name {
+        "size" | "cosize" | "rank" | "depth" => {
+            arity(name, &args, 1, 1, span, &format!("{name}(x)"))?;
+            let mode = named(name, &args, "mode", &["mode"])?;
+            let mut l = match &positional(&args)[0].value {
+                Value::Frag(ft, _) => Layout::col_major(ft.shape.clone()).map_err(lerr)?,
+                _ => layout_of(positional(&args)[0])?,
+            };
+            if let Some(m) = mode {
+                let path = modes_list(m)?;
+                l = l.get(&path).map_err(lerr)?;
+            }
+            Ok(Value::Int(match name {
+                "size" => l.size().map_err(lerr)?,
+                "cosize" => l.cosize().map_err(lerr)?,
+                "rank" => Int::S(l.rank() as i64),
+                _ => Int::S(l.depth() as i64),
+            }))
+        }
+        "make_layout" => {
+            arity(name, &args, 1, 1, span, "make_layout(shape, stride: stride)")?;
+            let shape = int_tuple(positional(&args)[0], "a shape")?;
+            match named(name, &args, "stride", &["stride"])? {
+                Some(s) => {
+                    let stride = int_tuple(s, "a stride")?;
+                    Layout::new(shape, stride).map(Value::Layout).map_err(|e| layout_err(e, s.span))
+                }
+                None => Layout::col_major(shape).map(Value::Layout).map_err(lerr),
+            }
+        }
+        "make_ordered_layout" => {
+            arity(name, &args, 1, 1, span, "make_ordered_layout(shape, order: order)")?;
+            let shape = int_tuple(positional(&args)[0], "a shape")?;
+            let order = named(name, &args, "order", &["order"])?.ok_or_else(|| Diagnostic::error("`make_ordered_layout` needs `order:`", span, "missing order"))?;
+            Layout::ordered(shape, &int_tuple(order, "an order")?).map(Value::Layout).map_err(lerr)
+        }
+        "make_layout_tv" => {
+            arity(name, &args, 2, 2, span, "make_layout_tv(thr_layout, val_layout)")?;
+            named(name, &args, "", &[])?;
+            let p = positional(&args);
+            let (tiler, tv) = cute_layout::make_layout_tv(&layout_of(p[0])?, &layout_of(p[1])?).map_err(lerr)?;
+            Ok(Value::Tuple(vec![Value::from_int_tuple(&tiler), Value::Layout(tv)]))
+        }
+        "make_tensor" => {
+            arity(name, &args, 2, 2, span, "make_tensor(tensor, layout)")?;
+            let p = positional(&args);
+            let Value::Tensor(t) = &p[0].value else {
+                return Err(Diagnostic::error(format!("`make_tensor` takes the tensor whose memory to view, found a {}", p[0].value.kind()), p[0].span, "not a tensor"));
+            };
+            let l = layout_of(p[1])?;
+            let t = t.clone();
+            Ok(Value::Tensor(f.view(&t, l, Int::ZERO, span)))
+        }
+        "composition" => {
+            arity(name, &args, 2, 2, span, "composition(a, b)")?;
+            let p = positional(&args);
+            let a = layout_of(p[0])?;
+            let r = match &p[1].value {
+                Value::Layout(b) => cute_layout::composition(&a, b),
+                v => cute_layout::composition_tiler(&a, &tiler_of(v, p[1].span)?),
+            }
+            .map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+        }
+        "complement" => {
+            arity(name, &args, 1, 2, span, "complement(layout, cotarget)")?;
+            let p = positional(&args);
+            let l = layout_of(p[0])?;
+            let r = match p.get(1) {
+                Some(n) => match &n.value {
+                    Value::Int(i) => cute_layout::complement(&l, i),
+                    other => return Err(Diagnostic::error(format!("the cotarget is an integer, not a {}", other.kind()), n.span, "not an integer")),
+                },
+                None => cute_layout::complement_default(&l),
+            };
+            r.map(Value::Layout).map_err(lerr)
+        }
+        "right_inverse" | "left_inverse" | "flatten" | "filter" => {
+            arity(name, &args, 1, 1, span, &format!("{name}(layout)"))?;
+            let p = positional(&args);
+            let l = layout_of(p[0])?;
+            let r = match name {
+                "right_inverse" => cute_layout::right_inverse(&l),
+                "left_inverse" => cute_layout::left_inverse(&l),
+                "filter" => cute_layout::filter(&l),
+                _ => Ok(l.flatten()),
+            }
+            .map_err(lerr)?;
+            Ok(if name == "flatten" { rewrap(f, p[0], r, Int::ZERO, span) } else { Value::Layout(r) })
+        }
+        "coalesce" => {
+            arity(name, &args, 1, 2, span, "coalesce(layout[, profile])")?;
+            let p = positional(&args);
+            let l = layout_of(p[0])?;
+            let r = match p.get(1) {
+                Some(prof) => cute_layout::coalesce_by(&l, &int_tuple(prof, "a profile")?),
+                None => cute_layout::coalesce(&l),
+            }
+            .map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+        }
+        "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" | "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
+            arity(name, &args, 2, 2, span, &format!("{name}(x, tiler)"))?;
+            let p = positional(&args);
+            let a = layout_of(p[0])?;
+            let t = tiler_of(&p[1].value, p[1].span)?;
+            let r = match name {
+                "logical_divide" => cute_layout::logical_divide(&a, &t),
+                "zipped_divide" => cute_layout::zipped_divide(&a, &t),
+                "tiled_divide" => cute_layout::tiled_divide(&a, &t),
+                "flat_divide" => cute_layout::flat_divide(&a, &t),
+                "logical_product" => cute_layout::logical_product(&a, &t),
+                "zipped_product" => cute_layout::zipped_product(&a, &t),
+                "tiled_product" => cute_layout::tiled_product(&a, &t),
+                _ => cute_layout::flat_product(&a, &t),
+            }
+            .map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+        }
+        "blocked_product" | "raked_product" => {
+            arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
+            let p = positional(&args);
+            let (a, b) = (layout_of(p[0])?, layout_of(p[1])?);
+            let r = if name == "blocked_product" { cute_layout::blocked_product(&a, &b) } else { cute_layout::raked_product(&a, &b) }.map_err(lerr)?;
+            Ok(Value::Layout(r))
+        }
+        "select" => {
+            arity(name, &args, 2, 2, span, "select(x, modes)")?;
+            let p = positional(&args);
+            let r = layout_of(p[0])?.select(&modes_list(p[1])?).map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+        }
+        "get" => {
+            arity(name, &args, 2, 2, span, "get(x, mode)")?;
+            let p = positional(&args);
+            let r = layout_of(p[0])?.get(&modes_list(p[1])?).map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+        }
+        "group_modes" => {
+            arity(name, &args, 3, 3, span, "group_modes(x, begin, end)")?;
+            let p = positional(&args);
+            let r = layout_of(p[0])?.group_modes(static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?).map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+        }
+        "local_tile" => {
+            arity(name, &args, 3, 3, span, "local_tile(tensor, tiler, coord)")?;
+            let p = positional(&args);
+            let l = layout_of(p[0])?;
+            let t = tiler_of(&p[1].value, p[1].span)?;
+            let crd = value_crd(&p[2].value, p[2].span)?;
+            let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, off, span))
+        }
+        "local_partition" => {
+            arity(name, &args, 3, 3, span, "local_partition(tensor, thread_layout, thread_index)")?;
+            let p = positional(&args);
+            let l = layout_of(p[0])?;
+            let thr = layout_of(p[1])?;
+            let Value::Int(idx) = &p[2].value else {
+                return Err(Diagnostic::error("the thread index must be an integer", p[2].span, "not an integer"));
+            };
+            let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
+            Ok(rewrap(f, p[0], r, off, span))
+        }
+        "min" | "max" => {
+            arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
+            let mut it = args.into_iter();
+            let (a, b) = (it.next().map(|a| a.value).unwrap_or(Value::Unit), it.next().map(|a| a.value).unwrap_or(Value::Unit));
+            min_max(f, name == "max", a, b, span)
+        }
+        "where" => {
+            arity(name, &args, 3, 3, span, "where(condition, a, b)")?;
+            where_(f, &args, span)
+        }
+        "print" => {
+            let text = format_args(&args, false)?;
+            f.prog.module.prints.push(text);
+            Ok(Value::Unit)
+        }
+        "printf" => printf(f, &args, span),
+        "sync_threads" => {
+            arity(name, &args, 0, 0, span, "sync_threads()")?;
+            f.need_kernel("`sync_threads`", span)?;
+            f.emit(Inst::Barrier { span });
+            Ok(Value::Unit)
+        }
+        other => {
+            let mut d = Diagnostic::error(format!("cannot find function `{other}`"), name_span, "not found");
+            let mut candidates: Vec<&str> = FUNCTIONS.to_vec();
+            let fns: Vec<String> = f.prog.functions.keys().cloned().collect();
+            candidates.extend(fns.iter().map(String::as_str));
+            if let Some(s) = did_you_mean(other, candidates) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            Err(d)
+        }
+    }
+}
+
+fn value_crd(v: &Value, span: Span) -> R<cute_layout::Crd> {
+    Ok(match v {
+        Value::Int(i) => cute_layout::Crd::Int(i.clone()),
+        Value::Under => cute_layout::Crd::Under,
+        Value::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(|i| value_crd(i, span)).collect::<R<_>>()?),
+        other => return Err(Diagnostic::error(format!("expected a coordinate, found a {}", other.kind()), span, "not a coordinate")),
+    })
+}
+
+fn where_(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
+    let (c, a, b) = (&args[0], &args[1], &args[2]);
+    if let Value::Bool(cond) = c.value {
+        return Ok(if cond { a.value.clone() } else { b.value.clone() });
+    }
+    let ty = match (&a.value, &b.value) {
+        (Value::Scalar(s, _), _) | (_, Value::Scalar(s, _)) => *s,
+        (Value::Frag(fr, _), _) | (_, Value::Frag(fr, _)) => fr.elem,
+        (Value::Int(_), _) | (_, Value::Int(_)) => Scalar::I32,
+        _ => return Err(Diagnostic::error("`where` chooses between two values of one type", span, "no type")),
+    };
+    let frag = match (&c.value, &a.value, &b.value) {
+        (Value::Frag(fr, _), _, _) | (_, Value::Frag(fr, _), _) | (_, _, Value::Frag(fr, _)) => Some(fr.len()),
+        _ => None,
+    };
+    f.need_kernel("`where` on run-time values", span)?;
+    let cop = match &c.value {
+        Value::Frag(_, id) | Value::Scalar(Scalar::Bool, id) => Operand::Value(*id),
+        other => return Err(Diagnostic::error(format!("the condition of `where` is a bool, found a {}", other.kind()), c.span, "not a bool")),
+    };
+    let x = frag_or_operand(f, &a.value, ty, a.span)?;
+    let y = frag_or_operand(f, &b.value, ty, b.span)?;
+    let like = [&c.value, &a.value, &b.value].into_iter().find(|v| matches!(v, Value::Frag(..))).cloned().unwrap_or(Value::Unit);
+    let dst = f.fresh(f.result_ty(ty, frag, &like));
+    f.emit(Inst::Select { dst, ty, frag, c: cop, a: x, b: y, span });
+    Ok(f.result_value(ty, frag, &like, dst))
+}
+
+/// `print("x = {}", x)` or `print(a, b)`: static values formatted now, `?` for run-time ones.
+fn format_args(args: &[Arg], _runtime: bool) -> R<String> {
+    let mut parts = args.iter().map(|a| a.value.clone());
+    let Some(first) = parts.next() else { return Ok(String::new()) };
+    if let Value::Str(fmt) = &first {
+        if fmt.contains("{}") {
+            let mut out = String::new();
+            let mut pieces = fmt.split("{}");
+            out.push_str(pieces.next().unwrap_or(""));
+            for piece in pieces {
+                match parts.next() {
+                    Some(v) => out.push_str(&v.to_string()),
+                    None => return Err(Diagnostic::error("more `{}` placeholders than values", args[0].span, "format string")),
+                }
+                out.push_str(piece);
+            }
+            if parts.next().is_some() {
+                return Err(Diagnostic::error("more values than `{}` placeholders", args[0].span, "format string"));
+            }
+            return Ok(out);
+        }
+    }
+    Ok(std::iter::once(first).chain(parts).map(|v| v.to_string()).collect::<Vec<_>>().join(" "))
+}
+
+fn printf(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
+    f.need_kernel("`printf`", span)?;
+    let Some(Value::Str(fmt)) = args.first().map(|a| &a.value) else {
+        return Err(Diagnostic::error("`printf` starts with a format string", span, "no format string").with_help("write `printf(\"x = {}\\n\", x)`"));
+    };
+    let mut out = String::new();
+    let mut values = Vec::new();
+    let mut pieces = fmt.split("{}");
+    out.push_str(&pieces.next().unwrap_or("").replace('%', "%%"));
+    let mut rest = args[1..].iter();
+    for piece in pieces {
+        let Some(a) = rest.next() else {
+            return Err(Diagnostic::error("more `{}` placeholders than values", args[0].span, "format string"));
+        };
+        match &a.value {
+            v if is_static_value(v) => out.push_str(&v.to_string().replace('%', "%%")),
+            Value::Int(i) => {
+                out.push_str("%d");
+                values.push((Scalar::I32, Operand::Int(i.clone())));
+            }
+            Value::Scalar(s, id) => {
+                out.push_str(if s.is_float() { "%f" } else if *s == Scalar::I64 || *s == Scalar::U64 { "%lld" } else { "%d" });
+                values.push((*s, Operand::Value(*id)));
+            }
+            // Layouts and tensors print their static form; run-time entries show as `?`.
+            v @ (Value::Layout(_) | Value::Tensor(_) | Value::Tuple(_)) => out.push_str(&v.to_string()),
+            other => return Err(Diagnostic::error(format!("`printf` cannot print a {}", other.kind()), a.span, "unsupported value")),
+        }
+        out.push_str(&piece.replace('%', "%%"));
+    }
+    if rest.next().is_some() {
+        return Err(Diagnostic::error("more values than `{}` placeholders", args[0].span, "format string"));
+    }
+    f.emit(Inst::Printf { format: out, args: values, span });
+    Ok(Value::Unit)
+}
+
+pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Arg>, span: Span) -> R<Value> {
+    match (name.name.as_str(), &recv) {
+        ("load", Value::Tensor(t)) => {
+            arity("load", &args, 0, 0, span, "t.load()")?;
+            f.need_kernel("`load`", span)?;
+            let n = t.ty.layout.size().ok().and_then(|s| s.as_static());
+            let Some(n) = n else {
+                return Err(Diagnostic::error(format!("`load` needs a tensor of static size, this one is {}", t.ty.layout), span, "dynamic size")
+                    .with_help("slice or tile the tensor to a static shape first"));
+            };
+            if n > 256 {
+                return Err(Diagnostic::error(format!("a fragment of {n} elements is too large for registers"), span, "too large").with_help("load at most 256 elements per thread"));
+            }
+            let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
+            let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
+            let dst = f.fresh(ValueTy::Frag(ft.clone()));
+            f.emit(Inst::LoadFrag { dst, tensor: tid, ty: t.ty.clone(), span });
+            Ok(Value::Frag(ft, dst))
+        }
+        ("store", Value::Tensor(t)) => {
+            arity("store", &args, 1, 1, span, "t.store(fragment)")?;
+            f.need_kernel("`store`", span)?;
+            let Value::Frag(ft, fid) = &args[0].value else {
+                return Err(Diagnostic::error(format!("`store` takes a fragment (from `.load()`), found a {}", args[0].value.kind()), args[0].span, "not a fragment"));
+            };
+            let t: TensorVal = t.clone();
+            f.store_frag(&t, ft, *fid, span)?;
+            Ok(Value::Unit)
+        }
+        ("to", _) => {
+            arity("to", &args, 1, 1, span, "x.to(T)")?;
+            let Value::Type(to) = args[0].value else {
+                return Err(Diagnostic::error(format!("`to` takes a type, found a {}", args[0].value.kind()), args[0].span, "not a type"));
+            };
+            convert(f, recv, to, span)
+        }
+        (m, v) => {
+            let methods = match v {
+                Value::Tensor(_) => "`load`, `store` and `to`",
+                _ => "`to`",
+            };
+            Err(Diagnostic::error(format!("no method `{m}` on a {}", v.kind()), name.span, "unknown method").with_help(format!("the methods here are {methods}")))
+        }
+    }
+}
+
+fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
+    let (from, frag, a) = match &v {
+        Value::Int(i) if i.is_static() => {
+            let x = i.as_static().unwrap_or(0);
+            return if to == Scalar::I32 { Ok(v) } else if to.is_float() { f.coerce(Value::Float(x as f64), to, span) } else { f.coerce(v.clone(), to, span) };
+        }
+        Value::Float(x) if to.is_float() => return f.coerce(Value::Float(*x), to, span),
+        Value::Int(i) => (Scalar::I32, None, Operand::Int(i.clone())),
+        Value::Scalar(s, id) => (*s, None, Operand::Value(*id)),
+        Value::Frag(ft, id) => (ft.elem, Some(ft.len()), Operand::Value(*id)),
+        other => return Err(Diagnostic::error(format!("cannot convert a {} to `{}`", other.kind(), to.name()), span, "not a number")),
+    };
+    if from == to {
+        return Ok(v);
+    }
+    f.need_kernel("run-time conversion", span)?;
+    let dst = f.fresh(f.result_ty(to, frag, &v));
+    f.emit(Inst::Convert { dst, from, to, frag, a, span });
+    Ok(f.result_value(to, frag, &v, dst))
+}

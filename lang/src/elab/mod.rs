@@ -1,0 +1,1345 @@
+//! Elaboration: the checked meaning of a `.cute` file.
+//!
+//! Elaboration walks each function with an environment of [`Value`]s and evaluates everything that is
+//! known at compile time — integers, tuples, layouts and the whole layout algebra (through
+//! `cute-layout`), `const` parameters, static branches and short static loops — while run-time work
+//! becomes KIR instructions. It is the type checker: every error is found here, with a span.
+//!
+//! Kernels are instantiated per launch, like CuTe DSL's JIT: a host function's `launch` elaborates the
+//! kernel with the argument types (layouts included) and `const` values it passes; a kernel whose
+//! parameters are all fully typed is also instantiated on its own, under its own name.
+//! Host functions become launch plans: each launch's arguments, grid and block are symbolic
+//! expressions over the host parameters' dynamic values, evaluated by the runtime at call time.
+
+mod builtins;
+mod value;
+
+pub use value::{Origin, TensorVal, Value};
+
+use crate::ast::*;
+use crate::check::{resolve_layout, resolve_type};
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, PlanArg, Special, TensorTy, ValueId, ValueTy};
+use crate::span::Span;
+use crate::types::{Extent, MemSpace, Scalar, Ty, Tuple};
+use cute_layout::{Int, IntTuple, Layout};
+use std::collections::HashMap;
+
+pub type R<T> = Result<T, Diagnostic>;
+
+/// Loops with a static trip count up to this are unrolled at compile time (every index folds).
+const UNROLL_LIMIT: i64 = 64;
+/// Nested inlining of `fn` helpers deeper than this is an error (it can only be runaway recursion).
+const INLINE_DEPTH: usize = 64;
+
+pub(crate) fn layout_err(e: cute_layout::Error, span: Span) -> Diagnostic {
+    Diagnostic::error(format!("layout algebra: {e}"), span, "in this operation")
+}
+
+/// Elaborates a parsed file into KIR: every kernel instance and every host function.
+pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
+    let mut prog = Program {
+        functions: HashMap::new(),
+        consts: HashMap::new(),
+        module: kir::Module::default(),
+        instances: HashMap::new(),
+        symbols: HashMap::new(),
+        diags: Vec::new(),
+    };
+    for item in &file.items {
+        match item {
+            Item::Function(f) => {
+                if let Some(prev) = prog.functions.insert(f.name.name.clone(), f) {
+                    prog.diags.push(
+                        Diagnostic::error(format!("`{}` is defined twice", f.name.name), f.name.span, "second definition")
+                            .with_secondary(prev.name.span, "first defined here")
+                            .with_help("rename one of them"),
+                    );
+                }
+            }
+            Item::Const(c) => {
+                let r = Frame::new(&mut prog, Mode::Const).const_item(c);
+                match r {
+                    Ok(v) => {
+                        prog.consts.insert(c.name.name.clone(), v);
+                    }
+                    Err(d) => prog.diags.push(d),
+                }
+            }
+        }
+    }
+    for f in file.functions() {
+        let r = match f.kind {
+            FnKind::Host => prog.host(f),
+            FnKind::Kernel if is_standalone(f) => prog.standalone_kernel(f),
+            _ => Ok(()),
+        };
+        if let Err(d) = r {
+            prog.diags.push(d);
+        }
+    }
+    if prog.diags.is_empty() {
+        Ok(prog.module)
+    } else {
+        Err(prog.diags)
+    }
+}
+
+/// A kernel that can be compiled without a launch: no `const` parameters, every tensor typed fully.
+fn is_standalone(f: &Function) -> bool {
+    f.params.iter().all(|p| !p.is_const && !matches!(p.ty, TypeExpr::Tensor { layout: None, .. }))
+}
+
+struct Program<'f> {
+    functions: HashMap<String, &'f Function>,
+    consts: HashMap<String, Value>,
+    module: kir::Module,
+    /// Instance key (kernel and argument types) → cubin symbol.
+    instances: HashMap<String, String>,
+    /// Instances made of each kernel so far, to number the symbols.
+    symbols: HashMap<String, usize>,
+    diags: Vec<Diagnostic>,
+}
+
+/// A tensor type as a parameter declares it, with the dynamic entries still `?`.
+fn declared_tensor(ty: &TypeExpr) -> R<Option<(Scalar, MemSpace, Option<u32>, Option<Layout>)>> {
+    let TypeExpr::Tensor { elem, space, layout, align, .. } = ty else { return Ok(None) };
+    let elem_ty = match resolve_type(&TypeExpr::Named(elem.clone()))? {
+        Ty::Scalar(s) => s,
+        _ => return Err(Diagnostic::error("tensor elements must be scalars", elem.span, "not a scalar")),
+    };
+    let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
+        Diagnostic::error(format!("unknown memory space `{}`", space.name), space.span, "not a memory space")
+            .with_help("the memory spaces are `gmem`, `smem` and `rmem`")
+    })?;
+    let align = match align {
+        None => None,
+        Some((v, s)) => {
+            if *v <= 0 || (*v & (*v - 1)) != 0 || *v > 256 {
+                return Err(Diagnostic::error("alignment must be a power of two between 1 and 256 bytes", *s, "invalid alignment"));
+            }
+            if (*v as u32) < elem_ty.size_bytes() {
+                return Err(Diagnostic::error(
+                    format!("alignment {v} is smaller than the element size of {} ({} bytes)", elem_ty.name(), elem_ty.size_bytes()),
+                    *s,
+                    "too small",
+                ));
+            }
+            Some(*v as u32)
+        }
+    };
+    let layout = match layout {
+        None => None,
+        Some(l) => Some(to_layout(&resolve_layout(l)?)),
+    };
+    Ok(Some((elem_ty, space_ty, align, layout)))
+}
+
+fn to_int_tuple(t: &Tuple, next_dyn: &mut impl FnMut() -> Int) -> IntTuple {
+    match t {
+        Tuple::Leaf(Extent::Static(v)) => IntTuple::Int(Int::S(*v)),
+        Tuple::Leaf(Extent::Dynamic) => IntTuple::Int(next_dyn()),
+        Tuple::Node(items) => IntTuple::Tuple(items.iter().map(|i| to_int_tuple(i, next_dyn)).collect()),
+    }
+}
+
+/// A declared layout with placeholder dynamic leaves (id 0); `abstract_layout` gives them real ids.
+fn to_layout(l: &crate::types::LayoutType) -> Layout {
+    let mut placeholder = || Int::var(0, 1);
+    Layout { shape: to_int_tuple(&l.shape, &mut placeholder), stride: to_int_tuple(&l.stride, &mut placeholder) }
+}
+
+/// Replaces every dynamic leaf by a fresh value (shape leaves first, then stride leaves: the ABI order),
+/// keeping divisibility. Returns the new layout and the fresh value ids.
+fn abstract_layout(l: &Layout, fresh: &mut dyn FnMut() -> ValueId) -> (Layout, Vec<ValueId>) {
+    let mut ids = Vec::new();
+    let mut map = |t: &IntTuple, ids: &mut Vec<ValueId>| -> IntTuple {
+        let leaves: Vec<Int> = t
+            .leaves()
+            .into_iter()
+            .map(|leaf| match leaf {
+                Int::S(v) => Int::S(v),
+                d => {
+                    let id = fresh();
+                    ids.push(id);
+                    Int::var(id, d.divisibility().max(1))
+                }
+            })
+            .collect();
+        t.unflatten_like(&mut leaves.into_iter()).unwrap_or_else(|_| t.clone())
+    };
+    let shape = map(&l.shape, &mut ids);
+    let stride = map(&l.stride, &mut ids);
+    (Layout { shape, stride }, ids)
+}
+
+/// The dynamic leaves of a layout in ABI order (shapes, then strides).
+fn dynamic_leaves(l: &Layout) -> Vec<Int> {
+    let mut v: Vec<Int> = l.shape.leaves().into_iter().filter(|i| !i.is_static()).collect();
+    v.extend(l.stride.leaves().into_iter().filter(|i| !i.is_static()));
+    v
+}
+
+/// The largest power of two dividing `n` (n > 0), capped.
+fn pow2_divisor(n: i64, cap: u32) -> u32 {
+    if n == 0 {
+        return cap;
+    }
+    let tz = n.unsigned_abs().trailing_zeros().min(31);
+    (1u32 << tz).min(cap)
+}
+
+/// The alignment a view keeps: its base's, unless the element offset proves less.
+fn view_align(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
+    let div = match offset.as_static() {
+        Some(v) => v,
+        None => offset.divisibility(),
+    };
+    match div.checked_mul(elem_bytes as i64) {
+        Some(bytes) => pow2_divisor(bytes, base_align),
+        None => base_align,
+    }
+}
+
+impl<'f> Program<'f> {
+    fn standalone_kernel(&mut self, f: &'f Function) -> R<()> {
+        let mut args = Vec::new();
+        for p in &f.params {
+            match declared_tensor(&p.ty)? {
+                Some((elem, space, align, Some(layout))) => {
+                    if space != MemSpace::Gmem {
+                        return Err(Diagnostic::error("kernel tensor parameters must be in global memory", p.ty.span(), format!("{} tensor", space.name())).with_help("use `gmem`"));
+                    }
+                    let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout };
+                    args.push(Value::Tensor(TensorVal { ty, origin: Origin::Host { param: 0, offset: Int::ZERO } }));
+                }
+                Some(_) => unreachable!("standalone kernels have full tensor types"),
+                None => match resolve_type(&p.ty)? {
+                    Ty::Scalar(Scalar::I32) => args.push(Value::Int(Int::var(0, 1))),
+                    Ty::Scalar(s) => args.push(Value::Scalar(s, 0)),
+                    other => return Err(Diagnostic::error(format!("a kernel parameter cannot have type `{other}`"), p.ty.span(), "unsupported parameter type")),
+                },
+            }
+        }
+        self.instantiate(f, &args, f.name.span).map(|_| ())
+    }
+
+    /// The symbol of the instance of `f` for these argument values, elaborating it the first time.
+    fn instantiate(&mut self, f: &'f Function, args: &[Value], at: Span) -> R<String> {
+        let mut key = f.name.name.clone();
+        for (p, a) in f.params.iter().zip(args) {
+            key.push('|');
+            key.push_str(&match (p.is_const, a) {
+                (true, v) => format!("{v}"),
+                (false, Value::Tensor(t)) => format!("{}", t.ty),
+                (false, v) => v.kind(),
+            });
+        }
+        if let Some(sym) = self.instances.get(&key) {
+            return Ok(sym.clone());
+        }
+        let n = self.symbols.entry(f.name.name.clone()).or_insert(0);
+        let symbol = if *n == 0 { f.name.name.clone() } else { format!("{}_{}", f.name.name, n) };
+        *n += 1;
+        self.instances.insert(key, symbol.clone());
+        let kernel = Frame::new(self, Mode::Kernel).kernel(f, args, &symbol).map_err(|d| {
+            if at != f.name.span {
+                d.with_secondary(at, format!("in `{}` as launched here", f.name.name))
+            } else {
+                d
+            }
+        })?;
+        self.module.kernels.push(kernel);
+        Ok(symbol)
+    }
+
+    fn host(&mut self, f: &'f Function) -> R<()> {
+        let host = Frame::new(self, Mode::Host).host(f)?;
+        self.module.hosts.push(host);
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Kernel,
+    Host,
+    Const,
+}
+
+pub(crate) struct Frame<'p, 'f> {
+    prog: &'p mut Program<'f>,
+    mode: Mode,
+    scopes: Vec<HashMap<String, Value>>,
+    /// The instruction lists being filled: the function body, then nested regions.
+    regions: Vec<Vec<Inst>>,
+    /// Special registers, read once at the top of the kernel.
+    specials: Vec<Inst>,
+    special_values: HashMap<String, Value>,
+    value_types: Vec<ValueTy>,
+    launches: Vec<kir::Launch>,
+    inline_depth: usize,
+}
+
+impl<'p, 'f> Frame<'p, 'f> {
+    fn new(prog: &'p mut Program<'f>, mode: Mode) -> Self {
+        Frame {
+            prog,
+            mode,
+            scopes: vec![HashMap::new()],
+            regions: vec![Vec::new()],
+            specials: Vec::new(),
+            special_values: HashMap::new(),
+            value_types: Vec::new(),
+            launches: Vec::new(),
+            inline_depth: 0,
+        }
+    }
+
+    fn fresh(&mut self, ty: ValueTy) -> ValueId {
+        self.value_types.push(ty);
+        (self.value_types.len() - 1) as ValueId
+    }
+
+    fn emit(&mut self, inst: Inst) {
+        if let Some(r) = self.regions.last_mut() {
+            r.push(inst);
+        }
+    }
+
+    fn bind(&mut self, name: &str, v: Value) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), v);
+        }
+    }
+
+    /// Fails unless this frame can emit run-time instructions (kernels only).
+    fn need_kernel(&self, what: &str, span: Span) -> R<()> {
+        match self.mode {
+            Mode::Kernel => Ok(()),
+            Mode::Host => Err(Diagnostic::error(format!("{what} is not available in host functions"), span, "needs a kernel")
+                .with_help("host functions compute layouts, sizes and launches; do this work in a kernel")),
+            Mode::Const => Err(Diagnostic::error(format!("{what} is not a compile-time value"), span, "not constant")),
+        }
+    }
+
+    fn const_item(mut self, c: &ConstItem) -> R<Value> {
+        let v = self.expr(&c.value)?;
+        if !is_static_value(&v) {
+            return Err(Diagnostic::error("a `const` must be known at compile time", c.value.span, "not constant"));
+        }
+        Ok(v)
+    }
+
+    // ----- functions -------------------------------------------------------------------------
+
+    fn kernel(mut self, f: &Function, args: &[Value], symbol: &str) -> R<kir::Kernel> {
+        if let Some(ret) = &f.ret {
+            return Err(Diagnostic::error("a kernel cannot return a value", ret.span(), "return type here").with_help("write results into a tensor parameter"));
+        }
+        let mut params = Vec::new();
+        for (p, a) in f.params.iter().zip(args) {
+            if p.is_const {
+                self.bind(&p.name.name, a.clone());
+                continue;
+            }
+            match a {
+                Value::Tensor(t) => {
+                    let mut fresh = Vec::new();
+                    let (layout, ids) = {
+                        let types = &mut self.value_types;
+                        abstract_layout(&t.ty.layout, &mut || {
+                            types.push(ValueTy::Scalar(Scalar::I32));
+                            let id = (types.len() - 1) as ValueId;
+                            fresh.push(id);
+                            id
+                        })
+                    };
+                    let ty = TensorTy { layout, ..t.ty.clone() };
+                    let id = self.fresh(ValueTy::Tensor(ty.clone()));
+                    self.bind(&p.name.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Kernel(id) }));
+                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
+                }
+                Value::Int(_) => {
+                    let id = self.fresh(ValueTy::Scalar(Scalar::I32));
+                    self.bind(&p.name.name, Value::Int(Int::var(id, 1)));
+                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(Scalar::I32), span: p.span });
+                }
+                Value::Scalar(s, _) => {
+                    let id = self.fresh(ValueTy::Scalar(*s));
+                    self.bind(&p.name.name, Value::Scalar(*s, id));
+                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(*s), span: p.span });
+                }
+                other => return Err(Diagnostic::error(format!("a kernel parameter cannot take a {}", other.kind()), p.span, "unsupported parameter").with_help("mark it `const` to pass a compile-time value")),
+            }
+        }
+        let stmts = &f.body.stmts;
+        for (i, s) in stmts.iter().enumerate() {
+            if let Stmt::Return { value: None, .. } = s {
+                if i + 1 == stmts.len() {
+                    continue;
+                }
+            }
+            self.stmt(s)?;
+        }
+        let mut body = std::mem::take(&mut self.specials);
+        body.extend(self.regions.pop().unwrap_or_default());
+        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, span: f.span })
+    }
+
+    fn host(mut self, f: &Function) -> R<kir::Host> {
+        if let Some(ret) = &f.ret {
+            return Err(Diagnostic::error("a host function cannot return a value", ret.span(), "return type here"));
+        }
+        let mut params = Vec::new();
+        for (index, p) in f.params.iter().enumerate() {
+            if p.is_const {
+                return Err(Diagnostic::error("host functions take no `const` parameters", p.span, "const parameter")
+                    .with_help("use a top-level `const` item, or make it a parameter of the kernel"));
+            }
+            match declared_tensor(&p.ty)? {
+                Some((elem, space, align, layout)) => {
+                    let Some(layout) = layout else {
+                        return Err(Diagnostic::error("host tensor parameters need a layout", p.ty.span(), "no layout")
+                            .with_help("write the layout in CuTe notation with `?` for run-time extents, e.g. `tensor<f16, gmem, (?,?):(?,1), align: 16>`"));
+                    };
+                    if space != MemSpace::Gmem {
+                        return Err(Diagnostic::error("host tensor parameters must be in global memory", p.ty.span(), format!("{} tensor", space.name())));
+                    }
+                    let mut fresh = Vec::new();
+                    let (layout, ids) = {
+                        let types = &mut self.value_types;
+                        abstract_layout(&layout, &mut || {
+                            types.push(ValueTy::Scalar(Scalar::I32));
+                            let id = (types.len() - 1) as ValueId;
+                            fresh.push(id);
+                            id
+                        })
+                    };
+                    let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout };
+                    let id = self.fresh(ValueTy::Tensor(ty.clone()));
+                    self.bind(&p.name.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Host { param: index, offset: Int::ZERO } }));
+                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
+                }
+                None => match resolve_type(&p.ty)? {
+                    Ty::Scalar(Scalar::I32) => {
+                        let id = self.fresh(ValueTy::Scalar(Scalar::I32));
+                        self.bind(&p.name.name, Value::Int(Int::var(id, 1)));
+                        params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(Scalar::I32), span: p.span });
+                    }
+                    other => {
+                        return Err(Diagnostic::error(format!("host parameters are tensors and i32 values, not `{other}`"), p.ty.span(), "unsupported parameter type"))
+                    }
+                },
+            }
+        }
+        for s in &f.body.stmts {
+            self.stmt(s)?;
+        }
+        Ok(kir::Host { name: f.name.name.clone(), params, launches: self.launches, span: f.span })
+    }
+
+    // ----- statements ------------------------------------------------------------------------
+
+    fn block(&mut self, b: &Block) -> R<()> {
+        self.scopes.push(HashMap::new());
+        let r = b.stmts.iter().try_for_each(|s| self.stmt(s));
+        self.scopes.pop();
+        r
+    }
+
+    /// Elaborates `b` into a fresh region and returns its instructions.
+    fn region(&mut self, f: impl FnOnce(&mut Self) -> R<()>) -> R<Vec<Inst>> {
+        self.regions.push(Vec::new());
+        let r = f(self);
+        let insts = self.regions.pop().unwrap_or_default();
+        r.map(|_| insts)
+    }
+
+    fn bind_pattern(&mut self, p: &Pattern, v: Value) -> R<()> {
+        match p {
+            Pattern::Name(id) => {
+                self.bind(&id.name, v);
+                Ok(())
+            }
+            Pattern::Wildcard(_) => Ok(()),
+            Pattern::Tuple(items, span) => {
+                let parts = match v {
+                    Value::Tuple(parts) => parts,
+                    Value::Layout(l) => vec![Value::from_int_tuple(&l.shape), Value::from_int_tuple(&l.stride)],
+                    other => {
+                        return Err(Diagnostic::error(format!("cannot destructure a {} into {} names", other.kind(), items.len()), *span, "pattern here"));
+                    }
+                };
+                if parts.len() != items.len() {
+                    return Err(Diagnostic::error(format!("this pattern has {} names but the value has {} parts", items.len(), parts.len()), *span, "pattern here"));
+                }
+                for (p, v) in items.iter().zip(parts) {
+                    self.bind_pattern(p, v)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> R<()> {
+        match s {
+            Stmt::Let { pattern, ty, value, .. } => {
+                let mut v = self.expr(value)?;
+                if let Some(t) = ty {
+                    match resolve_type(t)? {
+                        Ty::Scalar(want) => v = self.coerce(v, want, value.span)?,
+                        _ => return Err(Diagnostic::error("only scalar types can annotate a `let`", t.span(), "type here")),
+                    }
+                }
+                self.bind_pattern(pattern, v)
+            }
+            Stmt::Assign { target, value, span } => self.assign(target, value, *span),
+            Stmt::Expr(e) => self.expr(e).map(|_| ()),
+            Stmt::If { cond, then, els, span } => {
+                let c = self.expr(cond)?;
+                match c {
+                    Value::Bool(b) => {
+                        // A static condition: only the branch taken is elaborated (CuTe's const_expr).
+                        if b {
+                            self.block(then)
+                        } else if let Some(e) = els {
+                            self.scopes.push(HashMap::new());
+                            let r = self.stmt(e);
+                            self.scopes.pop();
+                            r
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    Value::Scalar(Scalar::Bool, id) => {
+                        self.need_kernel("a run-time `if`", cond.span)?;
+                        let then_insts = self.region(|f| f.block(then))?;
+                        let else_insts = match els {
+                            Some(e) => self.region(|f| {
+                                f.scopes.push(HashMap::new());
+                                let r = f.stmt(e);
+                                f.scopes.pop();
+                                r
+                            })?,
+                            None => Vec::new(),
+                        };
+                        self.emit(Inst::If { cond: Operand::Value(id), then: then_insts, els: else_insts, span: *span });
+                        Ok(())
+                    }
+                    other => Err(Diagnostic::error(format!("`if` condition must be `bool`, found {}", other.kind()), cond.span, "not a bool")
+                        .with_help("compare explicitly, e.g. `x != 0`")),
+                }
+            }
+            Stmt::Block(b) => self.block(b),
+            Stmt::For { var, start, end, step, body, span } => self.for_loop(var, start, end, step.as_ref(), body, *span),
+            Stmt::Return { span, .. } => Err(Diagnostic::error("`return` is only allowed as the last statement of a kernel or `fn`", *span, "early return")
+                .with_help("kernels have no early exit: wrap the rest of the body in an `if`")),
+            Stmt::Launch { kernel, args, clauses, span } => self.launch(kernel, args, clauses, *span),
+        }
+    }
+
+    fn for_loop(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&(Ident, Expr)>, body: &Block, span: Span) -> R<()> {
+        let lb = self.index(start)?;
+        let ub = self.index(end)?;
+        let st = match step {
+            None => Int::ONE,
+            Some((kw, e)) => {
+                if kw.name != "step" {
+                    return Err(Diagnostic::error(format!("expected `step`, found `{}`", kw.name), kw.span, "unknown range clause").with_help("write `for i in a..b step s`"));
+                }
+                let s = self.index(e)?;
+                if s.as_static().is_some_and(|v| v <= 0) {
+                    return Err(Diagnostic::error("the step of a range must be positive", e.span, "not positive"));
+                }
+                s
+            }
+        };
+        if let (Some(a), Some(b), Some(s)) = (lb.as_static(), ub.as_static(), st.as_static()) {
+            let trips = if b > a { (b - a + s - 1) / s } else { 0 };
+            if trips <= UNROLL_LIMIT || self.mode != Mode::Kernel {
+                if self.mode != Mode::Kernel && trips > 4096 {
+                    return Err(Diagnostic::error("a compile-time loop may run at most 4096 times", span, "too long"));
+                }
+                let mut i = a;
+                while i < b {
+                    self.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::S(i)))]));
+                    let r = self.block(body);
+                    self.scopes.pop();
+                    r?;
+                    i += s;
+                }
+                return Ok(());
+            }
+        }
+        self.need_kernel("a loop with run-time bounds", span)?;
+        let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
+        let insts = self.region(|f| {
+            f.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::var(iv, 1)))]));
+            let r = f.block(body);
+            f.scopes.pop();
+            r
+        })?;
+        self.emit(Inst::For { iv, lb, ub, step: st, body: insts, span });
+        Ok(())
+    }
+
+    fn launch(&mut self, kernel: &Ident, args: &[Arg], clauses: &[LaunchClause], span: Span) -> R<()> {
+        if self.mode != Mode::Host {
+            return Err(Diagnostic::error("`launch` is only allowed in host functions", span, "launch here").with_help("kernels cannot launch kernels"));
+        }
+        let Some(&f) = self.prog.functions.get(&kernel.name) else {
+            let names: Vec<&str> = self.prog.functions.values().filter(|f| f.kind == FnKind::Kernel).map(|f| f.name.name.as_str()).collect();
+            let mut d = Diagnostic::error(format!("cannot find kernel `{}`", kernel.name), kernel.span, "not found");
+            if let Some(s) = did_you_mean(&kernel.name, names) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            return Err(d);
+        };
+        if f.kind != FnKind::Kernel {
+            return Err(Diagnostic::error(format!("`{}` is not a kernel", kernel.name), kernel.span, "not a kernel").with_secondary(f.name.span, "defined here"));
+        }
+        if args.len() != f.params.len() {
+            return Err(Diagnostic::error(format!("`{}` takes {} arguments but {} were given", kernel.name, f.params.len(), args.len()), span, "wrong number of arguments")
+                .with_secondary(f.name.span, "kernel defined here"));
+        }
+        let mut values = Vec::new();
+        let mut plan = Vec::new();
+        for (a, p) in args.iter().zip(&f.params) {
+            let v = self.expr(&a.value)?;
+            if p.is_const {
+                if !is_static_value(&v) {
+                    return Err(Diagnostic::error(format!("`const` parameter `{}` needs a compile-time value", p.name.name), a.value.span, "known only at run time")
+                        .with_secondary(p.span, "declared `const` here"));
+                }
+                values.push(v);
+                continue;
+            }
+            let v = self.check_kernel_arg(p, v, a.value.span)?;
+            match &v {
+                Value::Tensor(t) => {
+                    let Origin::Host { param, offset } = &t.origin else { unreachable!("host tensors have host origins") };
+                    plan.push(PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: dynamic_leaves(&t.ty.layout) });
+                }
+                Value::Int(i) => plan.push(PlanArg::Scalar { ty: Scalar::I32, value: i.clone() }),
+                other => return Err(Diagnostic::error(format!("cannot pass a {} to a kernel", other.kind()), a.value.span, "unsupported argument")),
+            }
+            values.push(v);
+        }
+        let mut grid = None;
+        let mut block = None;
+        let mut smem = Int::ZERO;
+        for c in clauses {
+            let vals: Vec<Int> = c.args.iter().map(|e| self.index(e)).collect::<R<_>>()?;
+            match c.name.name.as_str() {
+                "grid" | "block" => {
+                    if vals.is_empty() || vals.len() > 3 {
+                        return Err(Diagnostic::error(format!("`{}` takes 1 to 3 extents", c.name.name), c.span, "wrong number of extents"));
+                    }
+                    let mut dims = [Int::ONE, Int::ONE, Int::ONE];
+                    for (d, v) in dims.iter_mut().zip(vals) {
+                        *d = v;
+                    }
+                    if c.name.name == "grid" { grid = Some(dims) } else { block = Some(dims) }
+                }
+                "smem" => {
+                    if vals.len() != 1 {
+                        return Err(Diagnostic::error("`smem` takes the number of bytes", c.span, "one value expected"));
+                    }
+                    smem = vals[0].clone();
+                }
+                other => {
+                    let mut d = Diagnostic::error(format!("unknown launch clause `{other}`"), c.name.span, "unknown clause");
+                    if let Some(s) = did_you_mean(other, ["grid", "block", "smem"]) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    } else {
+                        d = d.with_help("the clauses are `grid(x, y, z)`, `block(x, y, z)` and `smem(bytes)`");
+                    }
+                    return Err(d);
+                }
+            }
+        }
+        let (Some(grid), Some(block)) = (grid, block) else {
+            return Err(Diagnostic::error("a launch needs `grid(...)` and `block(...)`", span, "missing launch configuration"));
+        };
+        if let Some(threads) = block.iter().try_fold(1i64, |acc, d| d.as_static().and_then(|v| acc.checked_mul(v))) {
+            if !(1..=1024).contains(&threads) {
+                return Err(Diagnostic::error(format!("a block of {threads} threads is not possible"), span, "invalid block").with_help("a block has 1 to 1024 threads"));
+            }
+        }
+        let symbol = self.prog.instantiate(f, &values, span)?;
+        self.launches.push(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, span });
+        Ok(())
+    }
+
+    /// Checks a launch argument against the kernel parameter's declared type.
+    fn check_kernel_arg(&mut self, p: &Param, v: Value, span: Span) -> R<Value> {
+        match (declared_tensor(&p.ty)?, &v) {
+            (Some((elem, space, align, layout)), Value::Tensor(t)) => {
+                let mismatch = |what: String| {
+                    Diagnostic::error(format!("argument for `{}` does not match its type: {what}", p.name.name), span, format!("this is {}", t.ty)).with_secondary(p.ty.span(), "parameter type here")
+                };
+                if t.ty.elem != elem {
+                    return Err(mismatch(format!("element type {} is not {}", t.ty.elem.name(), elem.name())));
+                }
+                if t.ty.space != space {
+                    return Err(mismatch(format!("memory space {} is not {}", t.ty.space.name(), space.name())));
+                }
+                if let Some(a) = align {
+                    if t.ty.align < a {
+                        return Err(mismatch(format!("alignment {} is less than {a}", t.ty.align)));
+                    }
+                }
+                if let Some(l) = layout {
+                    let fits = l.shape.congruent(&t.ty.layout.shape)
+                        && l.shape.leaves().iter().zip(t.ty.layout.shape.leaves()).chain(l.stride.leaves().iter().zip(t.ty.layout.stride.leaves())).all(|(d, a)| !d.is_static() || *d == a);
+                    if !fits {
+                        return Err(mismatch(format!("layout {} does not fit {}", t.ty.layout, l)));
+                    }
+                }
+                Ok(v)
+            }
+            (Some(_), other) => Err(Diagnostic::error(format!("`{}` expects a tensor, found a {}", p.name.name, other.kind()), span, "not a tensor").with_secondary(p.ty.span(), "parameter type here")),
+            (None, _) => match resolve_type(&p.ty)? {
+                Ty::Scalar(Scalar::I32) => match v {
+                    Value::Int(_) => Ok(v),
+                    other => Err(Diagnostic::error(format!("`{}` expects an i32, found a {}", p.name.name, other.kind()), span, "not an i32")),
+                },
+                other => Err(Diagnostic::error(format!("kernel parameters of type `{other}` cannot be launched from a host function yet"), p.ty.span(), "unsupported parameter type")),
+            },
+        }
+    }
+
+    fn assign(&mut self, target: &Expr, value: &Expr, span: Span) -> R<()> {
+        let ExprKind::Index { base, index } = &target.kind else {
+            return Err(Diagnostic::error("only tensor elements and slices can be assigned", target.span, "not a tensor element")
+                .with_help("`let` bindings are immutable; write `let x = ...` again to shadow, or assign to `t[i]`"));
+        };
+        let t = match self.expr(base)? {
+            Value::Tensor(t) => t,
+            other => return Err(Diagnostic::error(format!("cannot index into a {}", other.kind()), base.span, "not a tensor")),
+        };
+        let crd = self.coordinate(index)?;
+        check_rank(&crd, &t.ty.layout, target.span)?;
+        let v = self.expr(value)?;
+        self.need_kernel("writing memory", span)?;
+        let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
+        if crd_has_under(&crd) || matches!(v, Value::Frag(..)) {
+            let view = self.slice(&t, &crd, target.span)?;
+            let Value::Frag(ft, fid) = v else {
+                return Err(Diagnostic::error(format!("a tensor slice takes a fragment (from `.load()`), found a {}", v.kind()), value.span, "not a fragment"));
+            };
+            self.store_frag(&view, &ft, fid, span)
+        } else {
+            let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, target.span))?;
+            let v = self.coerce(v, t.ty.elem, value.span).map_err(|d| d.with_secondary(target.span, format!("expected `{}` because of this element", t.ty.elem.name())))?;
+            let operand = self.operand(&v, t.ty.elem, value.span)?;
+            self.emit(Inst::Store { value: operand, tensor: tid, ty: t.ty.clone(), offset, span });
+            Ok(())
+        }
+    }
+
+    pub(crate) fn store_frag(&mut self, view: &TensorVal, ft: &FragTy, fid: ValueId, span: Span) -> R<()> {
+        let Origin::Kernel(vid) = view.origin else { unreachable!("kernel tensors have kernel origins") };
+        let n = view.ty.layout.size().ok().and_then(|s| s.as_static());
+        if n != Some(ft.len() as i64) {
+            return Err(Diagnostic::error(format!("a fragment of {} elements cannot be stored into a tensor of layout {}", ft.len(), view.ty.layout), span, "sizes differ"));
+        }
+        if ft.elem != view.ty.elem {
+            return Err(Diagnostic::error(format!("a fragment of {} cannot be stored into a tensor of {}", ft.elem.name(), view.ty.elem.name()), span, "element types differ")
+                .with_help(format!("convert with `.to({})`", view.ty.elem.name())));
+        }
+        self.emit(Inst::StoreFrag { value: fid, tensor: vid, ty: view.ty.clone(), span });
+        Ok(())
+    }
+
+    // ----- expressions -----------------------------------------------------------------------
+
+    /// An expression that must be an index integer.
+    pub(crate) fn index(&mut self, e: &Expr) -> R<Int> {
+        match self.expr(e)? {
+            Value::Int(i) => Ok(i),
+            other => Err(Diagnostic::error(format!("expected an integer, found a {}", other.kind()), e.span, "not an integer")),
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<Value> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned()).or_else(|| self.prog.consts.get(name).cloned())
+    }
+
+    pub(crate) fn expr(&mut self, e: &Expr) -> R<Value> {
+        match &e.kind {
+            ExprKind::Int(v) => Ok(Value::Int(Int::S(*v))),
+            ExprKind::Float(v) => Ok(Value::Float(*v)),
+            ExprKind::Bool(b) => Ok(Value::Bool(*b)),
+            ExprKind::Str(s) => Ok(Value::Str(s.clone())),
+            ExprKind::Wildcard => Ok(Value::Under),
+            ExprKind::Tuple(items) => Ok(Value::Tuple(items.iter().map(|i| self.expr(i)).collect::<R<_>>()?)),
+            ExprKind::Name(n) => self.name(n, e.span),
+            ExprKind::Unary(op, inner) => {
+                let v = self.expr(inner)?;
+                self.unary(*op, v, e.span)
+            }
+            ExprKind::Binary(op, a, b) => {
+                let va = self.expr(a)?;
+                let vb = self.expr(b)?;
+                self.binary(*op, va, vb, e.span, a.span, b.span)
+            }
+            ExprKind::Field { base, name } => {
+                let v = self.expr(base)?;
+                self.field(v, name)
+            }
+            ExprKind::Index { base, index } => {
+                let v = self.expr(base)?;
+                let Value::Tensor(t) = v else {
+                    return match v {
+                        Value::Tuple(items) if index.len() == 1 => {
+                            let i = self.index(&index[0])?;
+                            let k = i.as_static().ok_or_else(|| Diagnostic::error("a tuple index must be static", index[0].span, "run-time index"))?;
+                            items.get(k as usize).cloned().ok_or_else(|| {
+                                Diagnostic::error(format!("index {k} is out of range for a tuple of {} parts", items.len()), index[0].span, "out of range")
+                            })
+                        }
+                        other => Err(Diagnostic::error(format!("cannot index into a {}", other.kind()), base.span, "not a tensor")),
+                    };
+                };
+                let crd = self.coordinate(index)?;
+                check_rank(&crd, &t.ty.layout, e.span)?;
+                if crd_has_under(&crd) {
+                    return Ok(Value::Tensor(self.slice(&t, &crd, e.span)?));
+                }
+                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                self.need_kernel("reading memory", e.span)?;
+                let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
+                let ty = if t.ty.elem == Scalar::I32 { ValueTy::Scalar(Scalar::I32) } else { ValueTy::Scalar(t.ty.elem) };
+                let dst = self.fresh(ty);
+                self.emit(Inst::Load { dst, tensor: tid, ty: t.ty.clone(), offset, span: e.span });
+                Ok(if t.ty.elem == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(t.ty.elem, dst) })
+            }
+            ExprKind::Call { callee, args } => self.call(callee, args, e.span),
+            ExprKind::Method { receiver, name, args } => {
+                let recv = self.expr(receiver)?;
+                self.method(recv, name, args, e.span)
+            }
+        }
+    }
+
+    fn name(&mut self, n: &str, span: Span) -> R<Value> {
+        if let Some(v) = self.lookup(n) {
+            return Ok(v);
+        }
+        if let Some(s) = Scalar::from_name(n) {
+            return Ok(Value::Type(s));
+        }
+        match n {
+            "thread_idx" => return Ok(Value::Dim3("thread_idx")),
+            "block_idx" => return Ok(Value::Dim3("block_idx")),
+            "block_dim" => return Ok(Value::Dim3("block_dim")),
+            "grid_dim" => return Ok(Value::Dim3("grid_dim")),
+            _ => {}
+        }
+        if self.prog.functions.get(n).is_some_and(|f| f.kind == FnKind::Device) || builtins::is_operator(n) {
+            return Ok(Value::Func(n.to_string()));
+        }
+        let mut names: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        names.extend(self.prog.consts.keys().cloned());
+        names.extend(["thread_idx", "block_idx", "block_dim", "grid_dim"].map(String::from));
+        let mut d = Diagnostic::error(format!("cannot find value `{n}` in this scope"), span, "not found in this scope");
+        if let Some(s) = did_you_mean(n, names.iter().map(String::as_str)) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        }
+        Err(d)
+    }
+
+    fn field(&mut self, v: Value, name: &Ident) -> R<Value> {
+        let unknown = |what: &str, fields: &str| {
+            Diagnostic::error(format!("no field `{}` on {what}", name.name), name.span, "unknown field").with_help(format!("the fields are {fields}"))
+        };
+        match v {
+            Value::Dim3(which) => {
+                let dim = match name.name.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => return Err(unknown("`dim3`", "`x`, `y` and `z`")),
+                };
+                self.special(which, dim, name.span)
+            }
+            Value::Tensor(t) => match name.name.as_str() {
+                "shape" => Ok(Value::from_int_tuple(&t.ty.layout.shape)),
+                "stride" => Ok(Value::from_int_tuple(&t.ty.layout.stride)),
+                "layout" => Ok(Value::Layout(t.ty.layout.clone())),
+                "element_type" => Ok(Value::Type(t.ty.elem)),
+                _ => Err(unknown("tensors", "`shape`, `stride`, `layout` and `element_type`")),
+            },
+            Value::Layout(l) => match name.name.as_str() {
+                "shape" => Ok(Value::from_int_tuple(&l.shape)),
+                "stride" => Ok(Value::from_int_tuple(&l.stride)),
+                _ => Err(unknown("layouts", "`shape` and `stride`")),
+            },
+            Value::Frag(f, _) => match name.name.as_str() {
+                "shape" => Ok(Value::from_int_tuple(&f.shape)),
+                "element_type" => Ok(Value::Type(f.elem)),
+                _ => Err(unknown("fragments", "`shape` and `element_type`")),
+            },
+            other => Err(Diagnostic::error(format!("a {} has no fields", other.kind()), name.span, "unknown field")),
+        }
+    }
+
+    fn special(&mut self, which: &'static str, dim: u8, span: Span) -> R<Value> {
+        self.need_kernel(&format!("`{which}`"), span)?;
+        let key = format!("{which}.{dim}");
+        if let Some(v) = self.special_values.get(&key) {
+            return Ok(v.clone());
+        }
+        let id = self.fresh(ValueTy::Scalar(Scalar::I32));
+        let s = match which {
+            "thread_idx" => Special::ThreadIdx(dim),
+            "block_idx" => Special::BlockIdx(dim),
+            "block_dim" => Special::BlockDim(dim),
+            _ => Special::GridDim(dim),
+        };
+        self.specials.push(Inst::Special { dst: id, which: s, span });
+        let v = Value::Int(Int::var(id, 1));
+        self.special_values.insert(key, v.clone());
+        Ok(v)
+    }
+
+    /// A coordinate from index expressions: one expression (possibly a tuple), or several (a tuple).
+    pub(crate) fn coordinate(&mut self, index: &[Expr]) -> R<cute_layout::Crd> {
+        fn crd(v: &Value, span: Span) -> R<cute_layout::Crd> {
+            Ok(match v {
+                Value::Int(i) => cute_layout::Crd::Int(i.clone()),
+                Value::Under => cute_layout::Crd::Under,
+                Value::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(|i| crd(i, span)).collect::<R<_>>()?),
+                other => return Err(Diagnostic::error(format!("coordinates are integers, `_` and tuples of them, not a {}", other.kind()), span, "not a coordinate")),
+            })
+        }
+        if index.len() == 1 {
+            let v = self.expr(&index[0])?;
+            return crd(&v, index[0].span);
+        }
+        let items = index.iter().map(|e| self.expr(e).and_then(|v| crd(&v, e.span))).collect::<R<_>>()?;
+        Ok(cute_layout::Crd::Tuple(items))
+    }
+
+    /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
+    pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
+        let (layout, offset) = cute_layout::slice_and_offset(crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
+        Ok(self.view(t, layout, offset, span))
+    }
+
+    /// A tensor over the same memory with a new layout, its base moved by `offset` elements.
+    pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, span: Span) -> TensorVal {
+        let align = view_align(t.ty.align, &offset, t.ty.elem.size_bytes());
+        let ty = TensorTy { elem: t.ty.elem, space: t.ty.space, align, layout };
+        match &t.origin {
+            Origin::Host { param, offset: base } => {
+                let total = base.add(&offset).unwrap_or(offset);
+                TensorVal { ty, origin: Origin::Host { param: *param, offset: total } }
+            }
+            Origin::Kernel(src) => {
+                let dst = self.fresh(ValueTy::Tensor(ty.clone()));
+                self.emit(Inst::View { dst, src: *src, offset, ty: ty.clone(), span });
+                TensorVal { ty, origin: Origin::Kernel(dst) }
+            }
+        }
+    }
+
+    /// A run-time operand of scalar type `ty` for a value.
+    pub(crate) fn operand(&mut self, v: &Value, ty: Scalar, span: Span) -> R<Operand> {
+        Ok(match v {
+            Value::Int(i) if ty == Scalar::I32 || i.is_static() => Operand::Int(i.clone()),
+            Value::Scalar(s, id) if *s == ty => Operand::Value(*id),
+            Value::Float(x) if ty.is_float() => Operand::Float(*x),
+            Value::Bool(b) if ty == Scalar::Bool => Operand::Bool(*b),
+            other => return Err(Diagnostic::error(format!("expected a value of type `{}`, found a {}", ty.name(), other.kind()), span, "wrong type")),
+        })
+    }
+
+    /// Gives literals the type `want`; other values must already have it.
+    pub(crate) fn coerce(&mut self, v: Value, want: Scalar, span: Span) -> R<Value> {
+        match (&v, want) {
+            (Value::Int(i), Scalar::I32) => Ok(Value::Int(i.clone())),
+            (Value::Int(i), s) if i.is_static() && s != Scalar::Bool => {
+                let x = i.as_static().unwrap_or(0);
+                if s.is_float() {
+                    Ok(self.constant(s, Operand::Float(x as f64), span))
+                } else {
+                    Ok(self.constant(s, Operand::Int(i.clone()), span))
+                }
+            }
+            (Value::Float(x), s) if s.is_float() => Ok(self.constant(s, Operand::Float(*x), span)),
+            (Value::Bool(_), Scalar::Bool) => Ok(v),
+            (Value::Scalar(s, _), w) if *s == w => Ok(v),
+            _ => Err(Diagnostic::error(format!("mismatched types: expected `{}`, found {}", want.name(), v.kind()), span, format!("this is {}", v.kind()))
+                .with_help(format!("convert with `.to({})`", want.name()))),
+        }
+    }
+
+    /// A typed constant as a run-time value (the constant folds in code generation).
+    fn constant(&mut self, ty: Scalar, c: Operand, span: Span) -> Value {
+        if self.mode != Mode::Kernel {
+            return match c {
+                Operand::Float(x) => Value::Float(x),
+                Operand::Int(i) => Value::Int(i),
+                Operand::Bool(b) => Value::Bool(b),
+                Operand::Value(_) => Value::Unit,
+            };
+        }
+        let dst = self.fresh(ValueTy::Scalar(ty));
+        let from = match c {
+            Operand::Float(_) => Scalar::F64,
+            Operand::Bool(_) => Scalar::Bool,
+            _ => Scalar::I64,
+        };
+        self.emit(Inst::Convert { dst, from, to: ty, frag: None, a: c, span });
+        Value::Scalar(ty, dst)
+    }
+
+    fn unary(&mut self, op: UnOp, v: Value, span: Span) -> R<Value> {
+        match (op, v) {
+            (UnOp::Neg, Value::Int(i)) => i.neg().map(Value::Int).map_err(|e| layout_err(e, span)),
+            (UnOp::Neg, Value::Float(x)) => Ok(Value::Float(-x)),
+            (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+            (op, v @ (Value::Scalar(..) | Value::Frag(..) | Value::Int(_))) => {
+                self.need_kernel("run-time arithmetic", span)?;
+                let (ty, frag, a) = match &v {
+                    Value::Scalar(s, id) => (*s, None, Operand::Value(*id)),
+                    Value::Frag(f, id) => (f.elem, Some(f.len()), Operand::Value(*id)),
+                    Value::Int(i) => (Scalar::I32, None, Operand::Int(i.clone())),
+                    _ => unreachable!(),
+                };
+                if op == UnOp::Neg && !(ty.is_float() || ty.is_signed()) {
+                    return Err(Diagnostic::error(format!("cannot negate a `{}`", ty.name()), span, "unsigned or bool"));
+                }
+                if op == UnOp::Not && ty.is_float() {
+                    return Err(Diagnostic::error(format!("cannot apply `!` to `{}`", ty.name()), span, "float"));
+                }
+                let dst = self.fresh(self.result_ty(ty, frag, &v));
+                self.emit(if op == UnOp::Neg { Inst::Neg { dst, ty, frag, a, span } } else { Inst::Not { dst, ty, frag, a, span } });
+                Ok(self.result_value(ty, frag, &v, dst))
+            }
+            (op, v) => Err(Diagnostic::error(format!("cannot apply `{}` to a {}", if op == UnOp::Neg { "-" } else { "!" }, v.kind()), span, "unsupported operand")),
+        }
+    }
+
+    fn result_ty(&self, ty: Scalar, frag: Option<usize>, like: &Value) -> ValueTy {
+        match (frag, like) {
+            (Some(_), Value::Frag(f, _)) => ValueTy::Frag(FragTy { elem: ty, shape: f.shape.clone() }),
+            (Some(n), _) => ValueTy::Frag(FragTy { elem: ty, shape: IntTuple::Int(Int::S(n as i64)) }),
+            _ => ValueTy::Scalar(ty),
+        }
+    }
+
+    fn result_value(&self, ty: Scalar, frag: Option<usize>, like: &Value, dst: ValueId) -> Value {
+        match (frag, like) {
+            (Some(_), Value::Frag(f, _)) => Value::Frag(FragTy { elem: ty, shape: f.shape.clone() }, dst),
+            (Some(n), _) => Value::Frag(FragTy { elem: ty, shape: IntTuple::Int(Int::S(n as i64)) }, dst),
+            _ if ty == Scalar::I32 => Value::Int(Int::var(dst, 1)),
+            _ => Value::Scalar(ty, dst),
+        }
+    }
+
+    pub(crate) fn binary(&mut self, op: BinOp, a: Value, b: Value, span: Span, sa: Span, sb: Span) -> R<Value> {
+        // Index integers: the layout library's symbolic arithmetic folds and keeps exact expressions.
+        if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+            let lerr = |e| layout_err(e, span);
+            let folded = match op {
+                BinOp::Add => Some(x.add(y).map_err(lerr)?),
+                BinOp::Sub => Some(x.sub(y).map_err(lerr)?),
+                BinOp::Mul => Some(x.mul(y).map_err(lerr)?),
+                BinOp::Div | BinOp::Rem if y.as_static() == Some(0) => {
+                    return Err(Diagnostic::error("division by zero", sb, "this is zero"));
+                }
+                BinOp::Div => Some(x.floor_div(y).map_err(lerr)?),
+                BinOp::Rem => Some(x.modulo(y).map_err(lerr)?),
+                _ => None,
+            };
+            if let Some(v) = folded {
+                return Ok(Value::Int(v));
+            }
+            if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
+                return static_int_op(op, p, q, span);
+            }
+        }
+        if let (Value::Bool(x), Value::Bool(y)) = (&a, &b) {
+            return match op {
+                BinOp::And => Ok(Value::Bool(*x && *y)),
+                BinOp::Or => Ok(Value::Bool(*x || *y)),
+                BinOp::Eq => Ok(Value::Bool(x == y)),
+                BinOp::Ne | BinOp::BitXor => Ok(Value::Bool(x != y)),
+                _ => Err(Diagnostic::error(format!("cannot apply `{}` to bools", op.symbol()), span, "unsupported operation")),
+            };
+        }
+        if let (Value::Float(_) | Value::Int(_), Value::Float(_) | Value::Int(_)) = (&a, &b) {
+            if let (Some(x), Some(y)) = (static_f64(&a), static_f64(&b)) {
+                return static_float_op(op, x, y, span);
+            }
+        }
+        // Run-time operations: find the common element type and whether fragments are involved.
+        let elem = |v: &Value| match v {
+            Value::Scalar(s, _) => Some(*s),
+            Value::Frag(f, _) => Some(f.elem),
+            Value::Int(i) if !i.is_static() => Some(Scalar::I32),
+            Value::Bool(_) => Some(Scalar::Bool),
+            _ => None,
+        };
+        let ty = match (elem(&a), elem(&b)) {
+            (Some(x), Some(y)) if x == y => x,
+            (Some(x), None) | (None, Some(x)) => x,
+            (Some(x), Some(y)) => {
+                return Err(Diagnostic::error(format!("mismatched types in `{}`: `{}` and `{}`", op.symbol(), x.name(), y.name()), span, "operands differ")
+                    .with_secondary(sa, format!("`{}`", x.name()))
+                    .with_secondary(sb, format!("`{}`", y.name()))
+                    .with_help("convert one side with `.to(T)`"));
+            }
+            (None, None) => {
+                return Err(Diagnostic::error(format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()), span, "unsupported operands"));
+            }
+        };
+        let frag = match (&a, &b) {
+            (Value::Frag(f, _), Value::Frag(g, _)) => {
+                if f.len() != g.len() {
+                    return Err(Diagnostic::error(format!("fragments of {} and {} elements cannot be combined", f.len(), g.len()), span, "sizes differ")
+                        .with_secondary(sa, format!("shape {}", f.shape))
+                        .with_secondary(sb, format!("shape {}", g.shape)));
+                }
+                Some(f.len())
+            }
+            (Value::Frag(f, _), _) | (_, Value::Frag(f, _)) => Some(f.len()),
+            _ => None,
+        };
+        self.need_kernel("run-time arithmetic", span)?;
+        let to_operand = |f: &mut Self, v: &Value, s: Span| -> R<Operand> {
+            match v {
+                Value::Frag(_, id) => Ok(Operand::Value(*id)),
+                Value::Int(i) if ty.is_float() => {
+                    let x = i.as_static().ok_or_else(|| Diagnostic::error(format!("an i32 cannot be combined with a `{}`", ty.name()), s, "i32 here").with_help(format!("convert with `.to({})`", ty.name())))?;
+                    Ok(Operand::Float(x as f64))
+                }
+                v => f.operand(v, ty, s),
+            }
+        };
+        let x = to_operand(self, &a, sa)?;
+        let y = to_operand(self, &b, sb)?;
+        let like = if matches!(a, Value::Frag(..)) { a.clone() } else { b.clone() };
+        let kop = match op {
+            BinOp::Add => Some(BinaryOp::Add),
+            BinOp::Sub => Some(BinaryOp::Sub),
+            BinOp::Mul => Some(BinaryOp::Mul),
+            BinOp::Div => Some(BinaryOp::Div),
+            BinOp::Rem => Some(BinaryOp::Rem),
+            BinOp::BitAnd | BinOp::And => Some(BinaryOp::And),
+            BinOp::BitOr | BinOp::Or => Some(BinaryOp::Or),
+            BinOp::BitXor => Some(BinaryOp::Xor),
+            BinOp::Shl => Some(BinaryOp::Shl),
+            BinOp::Shr => Some(BinaryOp::Shr),
+            _ => None,
+        };
+        if let Some(kop) = kop {
+            let logical = matches!(op, BinOp::And | BinOp::Or);
+            if logical != (ty == Scalar::Bool) && !matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) {
+                return Err(Diagnostic::error(format!("cannot apply `{}` to `{}`", op.symbol(), ty.name()), span, "unsupported operation"));
+            }
+            if ty.is_float() && matches!(kop, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr) {
+                return Err(Diagnostic::error(format!("cannot apply `{}` to `{}`", op.symbol(), ty.name()), span, "bitwise operation on a float"));
+            }
+            let dst = self.fresh(self.result_ty(ty, frag, &like));
+            self.emit(Inst::Binary { dst, op: kop, ty, frag, a: x, b: y, span });
+            return Ok(self.result_value(ty, frag, &like, dst));
+        }
+        let cmp = match op {
+            BinOp::Lt => CmpOp::Lt,
+            BinOp::Le => CmpOp::Le,
+            BinOp::Gt => CmpOp::Gt,
+            BinOp::Ge => CmpOp::Ge,
+            BinOp::Eq => CmpOp::Eq,
+            _ => CmpOp::Ne,
+        };
+        let dst = self.fresh(self.result_ty(Scalar::Bool, frag, &like));
+        self.emit(Inst::Cmp { dst, op: cmp, ty, frag, a: x, b: y, span });
+        Ok(self.result_value(Scalar::Bool, frag, &like, dst))
+    }
+
+    fn call(&mut self, callee: &Ident, args: &[Arg], span: Span) -> R<Value> {
+        // A `const` function parameter or a local bound to a function calls what it names.
+        let name = match self.lookup(&callee.name) {
+            Some(Value::Func(target)) => target,
+            Some(other) => return Err(Diagnostic::error(format!("`{}` is a {}, not a function", callee.name, other.kind()), callee.span, "not callable")),
+            None => callee.name.clone(),
+        };
+        if let Some(&f) = self.prog.functions.get(&name) {
+            return self.inline(f, args, span);
+        }
+        if builtins::is_operator(&name) {
+            let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;
+            return self.call_value(&name, vals, span);
+        }
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(builtins::Arg { name: a.name.as_ref().map(|n| n.name.clone()), name_span: a.name.as_ref().map(|n| n.span), value: self.expr(&a.value)?, span: a.value.span });
+        }
+        builtins::call(self, &name, callee.span, vals, span)
+    }
+
+    pub(crate) fn call_value(&mut self, func: &str, args: Vec<Value>, span: Span) -> R<Value> {
+        if builtins::is_operator(func) {
+            let mut it = args.into_iter();
+            let (Some(a), Some(b)) = (it.next(), it.next()) else {
+                return Err(Diagnostic::error(format!("`{func}` takes two operands"), span, "wrong number of arguments"));
+            };
+            return builtins::operator(self, func, a, b, span);
+        }
+        let Some(&f) = self.prog.functions.get(func) else {
+            return Err(Diagnostic::error(format!("cannot find function `{func}`"), span, "not found"));
+        };
+        self.inline_values(f, args, span)
+    }
+
+    fn inline(&mut self, f: &Function, args: &[Arg], span: Span) -> R<Value> {
+        let mut vals = Vec::new();
+        for a in args {
+            vals.push(self.expr(&a.value)?);
+        }
+        self.inline_values(f, vals, span)
+    }
+
+    /// Calls a `fn` helper by elaborating its body in place (helpers are always inlined).
+    fn inline_values(&mut self, f: &Function, args: Vec<Value>, span: Span) -> R<Value> {
+        if f.kind != FnKind::Device {
+            return Err(Diagnostic::error(format!("`{}` is a {} and cannot be called", f.name.name, if f.kind == FnKind::Kernel { "kernel" } else { "host function" }), span, "not callable")
+                .with_help(if f.kind == FnKind::Kernel { "kernels are started with `launch` from a host function" } else { "host functions are called from the host program" }));
+        }
+        if args.len() != f.params.len() {
+            return Err(Diagnostic::error(format!("`{}` takes {} arguments but {} were given", f.name.name, f.params.len(), args.len()), span, "wrong number of arguments")
+                .with_secondary(f.name.span, "defined here"));
+        }
+        if self.inline_depth >= INLINE_DEPTH {
+            return Err(Diagnostic::error(format!("`{}` is inlined more than {INLINE_DEPTH} levels deep", f.name.name), span, "runaway recursion?"));
+        }
+        let mut scope = HashMap::new();
+        for (p, v) in f.params.iter().zip(args) {
+            let v = match resolve_type(&p.ty) {
+                Ok(Ty::Scalar(s)) => self.coerce(v, s, span)?,
+                _ => v,
+            };
+            scope.insert(p.name.name.clone(), v);
+        }
+        // A helper sees its parameters, the file's consts and builtins: not its caller's locals.
+        let saved = std::mem::replace(&mut self.scopes, vec![scope]);
+        self.inline_depth += 1;
+        let result = (|| {
+            let stmts = &f.body.stmts;
+            for (i, s) in stmts.iter().enumerate() {
+                if let Stmt::Return { value, span: rs } = s {
+                    if i + 1 != stmts.len() {
+                        return Err(Diagnostic::error("`return` must be the last statement of a `fn`", *rs, "early return"));
+                    }
+                    return match value {
+                        Some(v) => self.expr(v),
+                        None => Ok(Value::Unit),
+                    };
+                }
+                self.stmt(s)?;
+            }
+            Ok(Value::Unit)
+        })();
+        self.inline_depth -= 1;
+        self.scopes = saved;
+        let v = result?;
+        match (&f.ret, v) {
+            (Some(t), v) => match resolve_type(t)? {
+                Ty::Scalar(s) => self.coerce(v, s, span),
+                _ => Ok(v),
+            },
+            (None, v) => Ok(v),
+        }
+    }
+
+    fn method(&mut self, recv: Value, name: &Ident, args: &[Arg], span: Span) -> R<Value> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(builtins::Arg { name: a.name.as_ref().map(|n| n.name.clone()), name_span: a.name.as_ref().map(|n| n.span), value: self.expr(&a.value)?, span: a.value.span });
+        }
+        builtins::method(self, recv, name, vals, span)
+    }
+}
+
+fn crd_has_under(c: &cute_layout::Crd) -> bool {
+    match c {
+        cute_layout::Crd::Under => true,
+        cute_layout::Crd::Int(_) => false,
+        cute_layout::Crd::Tuple(items) => items.iter().any(crd_has_under),
+    }
+}
+
+/// A coordinate must have one entry per mode of the layout, or be one linear index.
+fn check_rank(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
+    if let cute_layout::Crd::Tuple(items) = crd {
+        let rank = layout.rank();
+        if items.len() != rank {
+            return Err(Diagnostic::error(format!("this tensor has rank {rank} but the coordinate has {} entries", items.len()), span, format!("{} coordinates", items.len()))
+                .with_secondary(span, format!("layout {layout}"))
+                .with_help(format!("give {rank} coordinates, or one linear index")));
+        }
+    }
+    Ok(())
+}
+
+fn coord_err(e: cute_layout::Error, layout: &Layout, span: Span) -> Diagnostic {
+    Diagnostic::error(format!("this coordinate does not fit the tensor: {e}"), span, format!("layout {layout}"))
+        .with_help("give one coordinate per mode (nested like the shape), or one linear index")
+}
+
+pub(crate) fn is_static_value(v: &Value) -> bool {
+    match v {
+        Value::Int(i) => i.is_static(),
+        Value::Float(_) | Value::Bool(_) | Value::Type(_) | Value::Func(_) | Value::Str(_) | Value::Under | Value::Unit => true,
+        Value::Layout(l) => l.is_static(),
+        Value::Tuple(items) => items.iter().all(is_static_value),
+        _ => false,
+    }
+}
+
+fn static_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float(x) => Some(*x),
+        Value::Int(i) => i.as_static().map(|x| x as f64),
+        _ => None,
+    }
+}
+
+fn static_int_op(op: BinOp, p: i64, q: i64, span: Span) -> R<Value> {
+    let overflow = || Diagnostic::error("integer overflow in a compile-time value", span, "overflows 64 bits");
+    Ok(match op {
+        BinOp::Lt => Value::Bool(p < q),
+        BinOp::Le => Value::Bool(p <= q),
+        BinOp::Gt => Value::Bool(p > q),
+        BinOp::Ge => Value::Bool(p >= q),
+        BinOp::Eq => Value::Bool(p == q),
+        BinOp::Ne => Value::Bool(p != q),
+        BinOp::BitAnd => Value::Int(Int::S(p & q)),
+        BinOp::BitOr => Value::Int(Int::S(p | q)),
+        BinOp::BitXor => Value::Int(Int::S(p ^ q)),
+        BinOp::Shl => Value::Int(Int::S(u32::try_from(q).ok().and_then(|s| p.checked_shl(s)).ok_or_else(overflow)?)),
+        BinOp::Shr => Value::Int(Int::S(u32::try_from(q).ok().and_then(|s| p.checked_shr(s)).ok_or_else(overflow)?)),
+        _ => return Err(Diagnostic::error(format!("cannot apply `{}` to integers", op.symbol()), span, "unsupported operation")),
+    })
+}
+
+fn static_float_op(op: BinOp, x: f64, y: f64, span: Span) -> R<Value> {
+    Ok(match op {
+        BinOp::Add => Value::Float(x + y),
+        BinOp::Sub => Value::Float(x - y),
+        BinOp::Mul => Value::Float(x * y),
+        BinOp::Div => Value::Float(x / y),
+        BinOp::Lt => Value::Bool(x < y),
+        BinOp::Le => Value::Bool(x <= y),
+        BinOp::Gt => Value::Bool(x > y),
+        BinOp::Ge => Value::Bool(x >= y),
+        BinOp::Eq => Value::Bool(x == y),
+        BinOp::Ne => Value::Bool(x != y),
+        _ => return Err(Diagnostic::error(format!("cannot apply `{}` to floats", op.symbol()), span, "unsupported operation")),
+    })
+}

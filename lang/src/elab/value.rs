@@ -1,0 +1,115 @@
+//! The values elaboration computes with: static values are folded, run-time ones are symbolic
+//! index expressions or numbered KIR values.
+
+use crate::kir::{FragTy, TensorTy, ValueId};
+use crate::types::Scalar;
+use cute_layout::{Int, IntTuple, Layout};
+use std::fmt;
+
+/// Where a tensor's memory comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// In a kernel: a KIR value (a parameter or a view).
+    Kernel(ValueId),
+    /// In a host function: a tensor parameter, moved by a (symbolic) element offset.
+    Host { param: usize, offset: Int },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorVal {
+    pub ty: TensorTy,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// An index integer (i32): static, or symbolic over run-time values.
+    Int(Int),
+    /// A run-time scalar that is not an i32 index (floats, bools, other integer widths).
+    Scalar(Scalar, ValueId),
+    /// A float literal not yet given a type.
+    Float(f64),
+    Bool(bool),
+    Tuple(Vec<Value>),
+    Layout(Layout),
+    Tensor(TensorVal),
+    Frag(FragTy, ValueId),
+    /// `thread_idx`, `block_idx`, `block_dim`, `grid_dim`.
+    Dim3(&'static str),
+    /// A type used as a value, as in `.to(f16)` or `make_rmem_tensor(8, f32)`.
+    Type(Scalar),
+    /// A function passed by name: a `fn` item or a builtin operator such as `add`.
+    Func(String),
+    Str(String),
+    /// `_` in a coordinate.
+    Under,
+    Unit,
+}
+
+impl Value {
+    pub fn kind(&self) -> String {
+        match self {
+            Value::Int(i) if i.is_static() => "static integer".into(),
+            Value::Int(_) => "i32".into(),
+            Value::Scalar(s, _) => s.name().into(),
+            Value::Float(_) => "float literal".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Tuple(_) => "tuple".into(),
+            Value::Layout(_) => "layout".into(),
+            Value::Tensor(t) => format!("{}", t.ty),
+            Value::Frag(f, _) => format!("fragment<{}, {}>", f.elem.name(), f.shape),
+            Value::Dim3(_) => "dim3".into(),
+            Value::Type(_) => "type".into(),
+            Value::Func(_) => "function".into(),
+            Value::Str(_) => "string".into(),
+            Value::Under => "`_`".into(),
+            Value::Unit => "()".into(),
+        }
+    }
+
+    /// An integer tuple (shape, stride or coordinate) made of index integers.
+    pub fn to_int_tuple(&self) -> Option<IntTuple> {
+        match self {
+            Value::Int(i) => Some(IntTuple::Int(i.clone())),
+            Value::Tuple(items) => items.iter().map(Value::to_int_tuple).collect::<Option<Vec<_>>>().map(IntTuple::Tuple),
+            _ => None,
+        }
+    }
+
+    pub fn from_int_tuple(t: &IntTuple) -> Value {
+        match t {
+            IntTuple::Int(i) => Value::Int(i.clone()),
+            IntTuple::Tuple(items) => Value::Tuple(items.iter().map(Value::from_int_tuple).collect()),
+        }
+    }
+}
+
+/// How `print` shows a value: as CuTe DSL prints at compile time, `?` for what is known only at run time.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Scalar(..) | Value::Frag(..) => f.write_str("?"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Tuple(items) => {
+                f.write_str("(")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str(")")
+            }
+            Value::Layout(l) => write!(f, "{l}"),
+            Value::Tensor(t) => write!(f, "tensor<ptr<{}, {}, align<{}>> o {}>", t.ty.elem.name(), t.ty.space.name(), t.ty.align, t.ty.layout),
+            Value::Dim3(n) => write!(f, "{n}"),
+            Value::Type(s) => write!(f, "{}", s.name()),
+            Value::Func(n) => write!(f, "{n}"),
+            Value::Str(s) => f.write_str(s),
+            Value::Under => f.write_str("_"),
+            Value::Unit => f.write_str("()"),
+        }
+    }
+}

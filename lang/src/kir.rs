@@ -1,0 +1,192 @@
+//! KIR, the kernel-instance IR: what elaboration produces and code generation consumes.
+//!
+//! One `Kernel` per instance of a `.cute` kernel (a kernel is instantiated once per distinct set of
+//! argument layouts and `const` values it is launched with, as CuTe DSL's JIT specializes). All layout
+//! algebra has already been evaluated: tensors appear as views (a source tensor, an element offset and
+//! a layout whose dynamic entries are symbolic), and index arithmetic is kept as symbolic [`Int`]
+//! expressions over run-time values, so static parts are folded and dynamic parts are exact.
+//!
+//! Run-time scalar values are numbered ([`ValueId`]); an `i32` value also serves as a leaf
+//! (`Int::var(id, div)`) of symbolic index expressions. Code generation materializes an `Int` where an
+//! instruction uses it.
+
+use crate::span::Span;
+use crate::types::{MemSpace, Scalar};
+use cute_layout::{Int, Layout};
+use std::fmt;
+
+pub type ValueId = u32;
+
+/// A tensor's type: element, memory space, base alignment (bytes) and layout. Dynamic layout entries
+/// are symbolic; as a type they print `?` (`?{div=N}` where divisibility is known).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorTy {
+    pub elem: Scalar,
+    pub space: MemSpace,
+    pub align: u32,
+    pub layout: Layout,
+}
+
+impl fmt::Display for TensorTy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tensor<{}, {}, {}, align: {}>", self.elem.name(), self.space.name(), self.layout, self.align)
+    }
+}
+
+/// A register fragment (CuTe's TensorSSA): a static number of elements held in registers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FragTy {
+    pub elem: Scalar,
+    pub shape: cute_layout::IntTuple,
+}
+
+impl FragTy {
+    pub fn len(&self) -> usize {
+        self.shape.product().ok().and_then(|i| i.as_static()).unwrap_or(0) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// An index integer (i32): static, or symbolic over i32 values.
+    Int(Int),
+    /// Any other run-time value.
+    Value(ValueId),
+    /// A float constant, of the instruction's type.
+    Float(f64),
+    Bool(bool),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    ThreadIdx(u8),
+    BlockIdx(u8),
+    BlockDim(u8),
+    GridDim(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    Special { dst: ValueId, which: Special, span: Span },
+    /// `dst = a op b` on scalars of type `ty`, or element-wise on fragments when `frag` is set.
+    Binary { dst: ValueId, op: BinaryOp, ty: Scalar, frag: Option<usize>, a: Operand, b: Operand, span: Span },
+    Neg { dst: ValueId, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
+    Not { dst: ValueId, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
+    Cmp { dst: ValueId, op: CmpOp, ty: Scalar, frag: Option<usize>, a: Operand, b: Operand, span: Span },
+    Convert { dst: ValueId, from: Scalar, to: Scalar, frag: Option<usize>, a: Operand, span: Span },
+    /// `dst = c ? a : b`.
+    Select { dst: ValueId, ty: Scalar, frag: Option<usize>, c: Operand, a: Operand, b: Operand, span: Span },
+    /// A view of `src`: base moved by `offset` elements, with the layout of `ty`.
+    View { dst: ValueId, src: ValueId, offset: Int, ty: TensorTy, span: Span },
+    /// One element, `offset` elements from the tensor's base (the layout has already mapped the
+    /// coordinate to this offset).
+    Load { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
+    Store { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
+    /// The whole (static-size) tensor into a fragment, element i from coordinate i.
+    LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    If { cond: Operand, then: Vec<Inst>, els: Vec<Inst>, span: Span },
+    For { iv: ValueId, lb: Int, ub: Int, step: Int, body: Vec<Inst>, span: Span },
+    Printf { format: String, args: Vec<(Scalar, Operand)>, span: Span },
+    Barrier { span: Span },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A tensor argument; `dyn_leaves` are the value ids of its dynamic shape entries then dynamic
+    /// stride entries (flattened order), as the kernel ABI passes them.
+    Tensor { ty: TensorTy, dyn_leaves: Vec<ValueId> },
+    Scalar(Scalar),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub value: ValueId,
+    pub kind: ParamKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// The cubin symbol: the kernel's name, suffixed when it has several instances.
+    pub symbol: String,
+    pub source_name: String,
+    pub params: Vec<Param>,
+    pub body: Vec<Inst>,
+    /// The type of every value id, for code generation.
+    pub value_types: Vec<ValueTy>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueTy {
+    Scalar(Scalar),
+    Frag(FragTy),
+    Tensor(TensorTy),
+}
+
+/// One argument of a launch in a host function's plan, computed at call time from the host's
+/// parameters: symbolic expressions over the host parameters' dynamic values.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanArg {
+    Tensor { host_param: usize, offset: Int, dyn_leaves: Vec<Int> },
+    Scalar { ty: Scalar, value: Int },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub kernel: String,
+    pub args: Vec<PlanArg>,
+    pub grid: [Int; 3],
+    pub block: [Int; 3],
+    pub smem_bytes: Int,
+    pub span: Span,
+}
+
+/// A host function: its parameters and the launches it makes, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub launches: Vec<Launch>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    pub kernels: Vec<Kernel>,
+    pub hosts: Vec<Host>,
+    /// What compile-time `print` calls printed, in order.
+    pub prints: Vec<String>,
+}

@@ -1,0 +1,283 @@
+//! Checked launches: typed tensor views and scalars, checked against a
+//! kernel's manifest signature before anything reaches the driver.
+//!
+//! [`check_args`] is a pure function of the signature and the arguments (no
+//! driver call), so every refusal is unit-tested without a GPU. On success it
+//! returns the flat kernel-ABI argument list (pointer, dynamic shape entries,
+//! dynamic stride entries per tensor; scalars by value).
+
+use crate::error::{Result, RuntimeError};
+use crate::launch::KernelArg;
+use crate::manifest::{DType, KernelSig, ParamKind, Space, TensorSig};
+
+/// A tensor as the host sees it: a device pointer, an element type, and the
+/// shape and stride leaves in flattened mode order (in elements). `bytes`,
+/// when known, is how many bytes are addressable from `ptr`; the check then
+/// also proves the layout stays inside them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorView {
+    /// Device address of element 0.
+    pub ptr: u64,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape leaves, flattened mode order.
+    pub shape: Vec<i64>,
+    /// Stride leaves (elements), flattened mode order.
+    pub stride: Vec<i64>,
+    /// Bytes addressable from `ptr` (`None`: unknown, not checked).
+    pub bytes: Option<u64>,
+}
+
+impl TensorView {
+    /// A view of `ptr` with the given shape and stride leaves.
+    pub fn new(ptr: u64, dtype: DType, shape: &[i64], stride: &[i64]) -> TensorView {
+        TensorView { ptr, dtype, shape: shape.to_vec(), stride: stride.to_vec(), bytes: None }
+    }
+
+    /// A contiguous 1-D view of `n` elements.
+    pub fn contiguous_1d(ptr: u64, dtype: DType, n: i64) -> TensorView {
+        TensorView::new(ptr, dtype, &[n], &[1])
+    }
+
+    /// Records how many bytes are addressable from `ptr` (enables the bounds check).
+    pub fn with_bytes(mut self, bytes: u64) -> TensorView {
+        self.bytes = Some(bytes);
+        self
+    }
+
+    /// Reinterprets the elements as `dtype` (e.g. `u16` buffers holding f16).
+    pub fn with_dtype(mut self, dtype: DType) -> TensorView {
+        self.dtype = dtype;
+        self
+    }
+}
+
+/// One argument of a checked launch.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// A tensor parameter.
+    Tensor(TensorView),
+    /// A scalar parameter: its type and its bits (little-endian, low bytes).
+    Scalar(DType, u64),
+}
+
+impl Arg {
+    /// A tensor argument.
+    pub fn tensor(view: TensorView) -> Arg {
+        Arg::Tensor(view)
+    }
+    /// An `i8` scalar.
+    pub fn i8(v: i8) -> Arg {
+        Arg::Scalar(DType::I8, u64::from(v as u8))
+    }
+    /// An `i16` scalar.
+    pub fn i16(v: i16) -> Arg {
+        Arg::Scalar(DType::I16, u64::from(v as u16))
+    }
+    /// An `i32` scalar.
+    pub fn i32(v: i32) -> Arg {
+        Arg::Scalar(DType::I32, u64::from(v as u32))
+    }
+    /// An `i64` scalar.
+    pub fn i64(v: i64) -> Arg {
+        Arg::Scalar(DType::I64, v as u64)
+    }
+    /// A `u8` scalar.
+    pub fn u8(v: u8) -> Arg {
+        Arg::Scalar(DType::U8, u64::from(v))
+    }
+    /// A `u16` scalar.
+    pub fn u16(v: u16) -> Arg {
+        Arg::Scalar(DType::U16, u64::from(v))
+    }
+    /// A `u32` scalar.
+    pub fn u32(v: u32) -> Arg {
+        Arg::Scalar(DType::U32, u64::from(v))
+    }
+    /// A `u64` scalar.
+    pub fn u64(v: u64) -> Arg {
+        Arg::Scalar(DType::U64, v)
+    }
+    /// An `f32` scalar.
+    pub fn f32(v: f32) -> Arg {
+        Arg::Scalar(DType::F32, u64::from(v.to_bits()))
+    }
+    /// An `f64` scalar.
+    pub fn f64(v: f64) -> Arg {
+        Arg::Scalar(DType::F64, v.to_bits())
+    }
+    /// An `f16` scalar given as binary16 bits.
+    pub fn f16_bits(v: u16) -> Arg {
+        Arg::Scalar(DType::F16, u64::from(v))
+    }
+    /// A `bf16` scalar given as bfloat16 bits.
+    pub fn bf16_bits(v: u16) -> Arg {
+        Arg::Scalar(DType::BF16, u64::from(v))
+    }
+    /// A `bool` scalar.
+    pub fn bool(v: bool) -> Arg {
+        Arg::Scalar(DType::Bool, u64::from(v))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Arg::Tensor(v) => format!("a {} tensor view", v.dtype),
+            Arg::Scalar(d, _) => format!("a {d} scalar"),
+        }
+    }
+}
+
+/// The kernel-ABI value of a scalar of type `d` with bits `bits`.
+fn scalar_arg(d: DType, bits: u64) -> KernelArg {
+    match d.size_bytes() {
+        8 => KernelArg::U64(bits),
+        4 => KernelArg::U32(bits as u32),
+        2 => KernelArg::F16Bits(bits as u16),
+        _ => KernelArg::U8(bits as u8),
+    }
+}
+
+fn mismatch(kernel: &str, index: usize, param: &str, what: String) -> RuntimeError {
+    RuntimeError::ArgumentMismatch(format!("kernel `{kernel}` parameter `{param}` (argument {index}): {what}"))
+}
+
+fn list(v: &[i64]) -> String {
+    let s: Vec<String> = v.iter().map(i64::to_string).collect();
+    format!("[{}]", s.join(", "))
+}
+
+fn check_tensor(kernel: &str, index: usize, param: &str, sig: &TensorSig, view: &TensorView, out: &mut Vec<KernelArg>) -> Result<()> {
+    let err = |what: String| mismatch(kernel, index, param, what);
+    if sig.space != Space::Gmem {
+        return Err(err(format!("the kernel takes a {} tensor, which cannot be passed from the host", sig.space.name())));
+    }
+    if view.ptr == 0 {
+        return Err(err("null pointer".into()));
+    }
+    if view.dtype != sig.elem {
+        return Err(err(format!("dtype mismatch: the kernel expects {} elements but the view has {}", sig.elem, view.dtype)));
+    }
+    let leaves = sig.shape_leaves.len();
+    if view.shape.len() != leaves || view.stride.len() != leaves {
+        return Err(err(format!(
+            "rank mismatch: the kernel expects a rank-{} tensor with layout {}:{} ({leaves} shape and stride entries) \
+             but the view has shape {} and stride {}",
+            sig.rank(),
+            sig.shape,
+            sig.stride,
+            list(&view.shape),
+            list(&view.stride)
+        )));
+    }
+    for (i, (want, &got)) in sig.shape_leaves.iter().zip(&view.shape).enumerate() {
+        match want {
+            Some(w) if *w != got => {
+                return Err(err(format!(
+                    "static extent mismatch: shape entry {i} is {w} in the kernel (layout {}:{}) but {got} in the view",
+                    sig.shape, sig.stride
+                )))
+            }
+            None if !(0..=i64::from(i32::MAX)).contains(&got) => {
+                return Err(err(format!("dynamic shape entry {i} = {got} does not fit the kernel's i32 (0..=2147483647)")))
+            }
+            _ => {}
+        }
+    }
+    for (i, (want, &got)) in sig.stride_leaves.iter().zip(&view.stride).enumerate() {
+        match want {
+            Some(w) if *w != got => {
+                return Err(err(format!(
+                    "stride mismatch: stride entry {i} is {w} in the kernel (layout {}:{}) but {got} in the view",
+                    sig.shape, sig.stride
+                )))
+            }
+            None if !(0..=i64::from(i32::MAX)).contains(&got) => {
+                return Err(err(format!("dynamic stride entry {i} = {got} does not fit the kernel's i32 (0..=2147483647)")))
+            }
+            _ => {}
+        }
+    }
+    if view.ptr % u64::from(sig.align) != 0 {
+        return Err(err(format!(
+            "misaligned pointer: {:#x} is not a multiple of {} bytes (the kernel's `align: {}`)",
+            view.ptr, sig.align, sig.align
+        )));
+    }
+    // The largest element offset the layout reaches; the kernel computes
+    // offsets in i32, and must stay inside the memory when its size is known.
+    if view.shape.iter().all(|&s| s > 0) {
+        let mut max: i128 = 0;
+        for (&s, &d) in view.shape.iter().zip(&view.stride) {
+            max += i128::from(s - 1) * i128::from(d);
+        }
+        if max > i128::from(i32::MAX) {
+            return Err(err(format!(
+                "the layout reaches element offset {max}, beyond the kernel's 32-bit index math (at most 2147483647)"
+            )));
+        }
+        if let Some(bytes) = view.bytes {
+            let need = (max + 1) * i128::from(sig.elem.size_bytes());
+            if need > i128::from(bytes) {
+                return Err(err(format!(
+                    "out of bounds: shape {} stride {} reaches {need} bytes but the view's memory holds {bytes}",
+                    list(&view.shape),
+                    list(&view.stride)
+                )));
+            }
+        }
+    }
+    out.push(KernelArg::Ptr(view.ptr));
+    for (want, &got) in sig.shape_leaves.iter().zip(&view.shape) {
+        if want.is_none() {
+            out.push(KernelArg::I32(got as i32));
+        }
+    }
+    for (want, &got) in sig.stride_leaves.iter().zip(&view.stride) {
+        if want.is_none() {
+            out.push(KernelArg::I32(got as i32));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `args` against kernel signature `sig` and appends the kernel-ABI
+/// arguments to `out` (cleared first). Errors name the kernel, the
+/// parameter, its position and the mismatch.
+pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
+    out.clear();
+    if args.len() != sig.params.len() {
+        let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
+        return Err(RuntimeError::ArgumentMismatch(format!(
+            "kernel `{}` takes {} parameters ({}) but {} arguments were given",
+            sig.name,
+            sig.params.len(),
+            names.join(", "),
+            args.len()
+        )));
+    }
+    for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
+        match (&p.kind, a) {
+            (ParamKind::Tensor(t), Arg::Tensor(v)) => check_tensor(&sig.name, i, &p.name, t, v, out)?,
+            (ParamKind::Scalar(d), Arg::Scalar(g, bits)) => {
+                if d != g {
+                    return Err(mismatch(&sig.name, i, &p.name, format!("dtype mismatch: the kernel expects a {d} scalar but got a {g} scalar")));
+                }
+                out.push(scalar_arg(*d, *bits));
+            }
+            (ParamKind::Tensor(t), other) => {
+                return Err(mismatch(&sig.name, i, &p.name, format!("the kernel expects a tensor ({t}) but got {}", other.describe())))
+            }
+            (ParamKind::Scalar(d), other) => {
+                return Err(mismatch(&sig.name, i, &p.name, format!("the kernel expects a {d} scalar but got {}", other.describe())))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_args_into`] returning a new vector.
+pub fn check_args(sig: &KernelSig, args: &[Arg]) -> Result<Vec<KernelArg>> {
+    let mut out = Vec::with_capacity(args.len() * 2);
+    check_args_into(sig, args, &mut out)?;
+    Ok(out)
+}

@@ -1,0 +1,585 @@
+//! The manifest cutec embeds in every cubin: what kernels (and, later, host
+//! functions) the module holds and each parameter's type, so that the
+//! runtime can list them and check launches against them.
+//!
+//! # Where it lives
+//!
+//! cutec emits a global `__cutec_manifest` (a byte array with external
+//! linkage in the global address space) into the kernel module; ptxas keeps
+//! it, with its initializer, as an `OBJECT` symbol in `.nv.global.init`. The
+//! runtime reads it from the cubin bytes by walking the ELF symbol table
+//! ([`crate::elf`]) on the host: no driver, no GPU, no companion file.
+//!
+//! # Format (version 1)
+//!
+//! UTF-8 text, one record per line, fields separated by single spaces,
+//! attributes written `key=value`:
+//!
+//! ```text
+//! cutec-manifest 1
+//! arch sm_90
+//! kernel vector_add
+//! param a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1
+//! param b tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1
+//! param n scalar elem=i32
+//! end
+//! ```
+//!
+//! * `cutec-manifest MAJOR` is the first line. A reader accepts its own major
+//!   version; a larger one is refused with a readable error.
+//! * `kernel NAME` opens a kernel, `end` closes it; `param NAME KIND ...` lines
+//!   inside give the parameters in declaration (= ABI) order.
+//! * `tensor` params: `elem` (element type, cutec's scalar names), `space`
+//!   (`gmem`/`smem`/`rmem`), `align` (bytes the base pointer must be aligned
+//!   to), `rank` (top-level modes), `shape`/`stride` in CuTe notation with
+//!   `?` for a dynamic entry (`(?,8)`, `((2,?),8)`).
+//! * `scalar` params: `elem`.
+//! * Forward compatibility: unknown record kinds and unknown `key=value`
+//!   attributes are ignored, so later versions can add lines such as `host
+//!   NAME ... end` blocks (host functions), `ret ...` or `launches KERNEL`
+//!   without breaking old readers. A `host` block is parsed into
+//!   [`Manifest::hosts`] with its params.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::elf;
+use crate::error::{Result, RuntimeError};
+
+/// The symbol cutec stores the manifest in.
+pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
+/// The manifest major version this reader understands.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// Element types (cutec's scalar type names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum DType {
+    I8 = 1,
+    I16 = 2,
+    I32 = 3,
+    I64 = 4,
+    U8 = 5,
+    U16 = 6,
+    U32 = 7,
+    U64 = 8,
+    F16 = 9,
+    BF16 = 10,
+    TF32 = 11,
+    F32 = 12,
+    F64 = 13,
+    F8E4M3 = 14,
+    F8E5M2 = 15,
+    Bool = 16,
+}
+
+impl DType {
+    /// Every element type; the C ABI code of `ALL[i]` is `i + 1`.
+    pub const ALL: [DType; 16] = [
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::TF32,
+        DType::F32,
+        DType::F64,
+        DType::F8E4M3,
+        DType::F8E5M2,
+        DType::Bool,
+    ];
+
+    /// The `.cute` name (`f32`, `bf16`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::I8 => "i8",
+            DType::I16 => "i16",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::U8 => "u8",
+            DType::U16 => "u16",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::TF32 => "tf32",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
+            DType::Bool => "bool",
+        }
+    }
+
+    /// Parses a `.cute` type name.
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// The C ABI code (`CUTE_DTYPE_*` in `cute_runtime.h`).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The type with C ABI code `code`.
+    pub fn from_code(code: i32) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.code() == code)
+    }
+
+    /// Storage size in bytes (tf32 is stored in 32 bits).
+    pub fn size_bytes(self) -> u32 {
+        match self {
+            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::Bool => 1,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::U32 | DType::F32 | DType::TF32 => 4,
+            DType::I64 | DType::U64 | DType::F64 => 8,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Memory space of a tensor parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Global memory: the only space a host can pass.
+    Gmem,
+    /// Shared memory.
+    Smem,
+    /// Registers.
+    Rmem,
+}
+
+impl Space {
+    /// `gmem`, `smem` or `rmem`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Gmem => "gmem",
+            Space::Smem => "smem",
+            Space::Rmem => "rmem",
+        }
+    }
+    fn from_name(s: &str) -> Option<Space> {
+        [Space::Gmem, Space::Smem, Space::Rmem].into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// A CuTe integer tuple whose leaves are static (`Some`) or dynamic (`None`, `?`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IntTuple {
+    /// One entry.
+    Leaf(Option<i64>),
+    /// A nested tuple.
+    Node(Vec<IntTuple>),
+}
+
+impl IntTuple {
+    /// The leaves in flattened (left to right) order.
+    pub fn leaves(&self) -> Vec<Option<i64>> {
+        let mut v = Vec::new();
+        self.push_leaves(&mut v);
+        v
+    }
+
+    fn push_leaves(&self, out: &mut Vec<Option<i64>>) {
+        match self {
+            IntTuple::Leaf(e) => out.push(*e),
+            IntTuple::Node(items) => items.iter().for_each(|t| t.push_leaves(out)),
+        }
+    }
+
+    /// Number of top-level modes (an integer has rank 1).
+    pub fn rank(&self) -> usize {
+        match self {
+            IntTuple::Leaf(_) => 1,
+            IntTuple::Node(items) => items.len(),
+        }
+    }
+
+    /// Parses CuTe notation: `?`, `8`, `(?,8)`, `((2,?),8)`.
+    pub fn parse(text: &str) -> Option<IntTuple> {
+        let b = text.as_bytes();
+        let mut pos = 0;
+        let t = parse_tuple(b, &mut pos, 0)?;
+        (pos == b.len()).then_some(t)
+    }
+}
+
+fn parse_tuple(b: &[u8], pos: &mut usize, depth: usize) -> Option<IntTuple> {
+    if depth > 64 {
+        return None;
+    }
+    match *b.get(*pos)? {
+        b'?' => {
+            *pos += 1;
+            Some(IntTuple::Leaf(None))
+        }
+        b'(' => {
+            *pos += 1;
+            let mut items = Vec::new();
+            loop {
+                items.push(parse_tuple(b, pos, depth + 1)?);
+                match *b.get(*pos)? {
+                    b',' => *pos += 1,
+                    b')' => {
+                        *pos += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+            Some(if items.len() == 1 { items.pop()? } else { IntTuple::Node(items) })
+        }
+        b'0'..=b'9' => {
+            let start = *pos;
+            while b.get(*pos).is_some_and(u8::is_ascii_digit) {
+                *pos += 1;
+            }
+            std::str::from_utf8(&b[start..*pos]).ok()?.parse().ok().map(|v| IntTuple::Leaf(Some(v)))
+        }
+        _ => None,
+    }
+}
+
+impl fmt::Display for IntTuple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IntTuple::Leaf(Some(v)) => write!(f, "{v}"),
+            IntTuple::Leaf(None) => f.write_str("?"),
+            IntTuple::Node(items) => {
+                f.write_str("(")?;
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// A tensor parameter's type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorSig {
+    /// Element type.
+    pub elem: DType,
+    /// Memory space.
+    pub space: Space,
+    /// Required alignment of the base pointer, bytes.
+    pub align: u32,
+    /// Shape, CuTe notation.
+    pub shape: IntTuple,
+    /// Stride, CuTe notation (congruent with `shape`).
+    pub stride: IntTuple,
+    /// `shape.leaves()`, cached.
+    pub shape_leaves: Vec<Option<i64>>,
+    /// `stride.leaves()`, cached.
+    pub stride_leaves: Vec<Option<i64>>,
+}
+
+impl TensorSig {
+    /// Top-level modes.
+    pub fn rank(&self) -> usize {
+        self.shape.rank()
+    }
+    /// Number of kernel-ABI values this tensor passes: pointer + dynamic entries.
+    pub fn abi_len(&self) -> usize {
+        1 + self.shape_leaves.iter().chain(&self.stride_leaves).filter(|e| e.is_none()).count()
+    }
+}
+
+impl fmt::Display for TensorSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tensor<{}, {}, {}:{}, align: {}>", self.elem, self.space.name(), self.shape, self.stride, self.align)
+    }
+}
+
+/// What a parameter is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A tensor: pointer, dynamic shape entries, dynamic stride entries.
+    Tensor(TensorSig),
+    /// A scalar passed by value.
+    Scalar(DType),
+}
+
+/// One parameter of a kernel or host function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSig {
+    /// The name in the `.cute` source.
+    pub name: String,
+    /// Its type.
+    pub kind: ParamKind,
+}
+
+impl fmt::Display for ParamSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ParamKind::Tensor(t) => write!(f, "{}: {t}", self.name),
+            ParamKind::Scalar(d) => write!(f, "{}: {d}", self.name),
+        }
+    }
+}
+
+/// A kernel (or host function) signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSig {
+    /// Entry name (the cubin symbol for kernels).
+    pub name: String,
+    /// Parameters in declaration order.
+    pub params: Vec<ParamSig>,
+}
+
+impl KernelSig {
+    /// The kernel-ABI parameter list as text: `(u64 a, i32 a.shape[0], ...)`.
+    pub fn abi(&self) -> String {
+        let mut out = Vec::new();
+        for p in &self.params {
+            match &p.kind {
+                ParamKind::Scalar(d) => out.push(format!("{d} {}", p.name)),
+                ParamKind::Tensor(t) => {
+                    out.push(format!("u64 {}", p.name));
+                    for (i, e) in t.shape_leaves.iter().enumerate() {
+                        if e.is_none() {
+                            out.push(format!("i32 {}.shape[{i}]", p.name));
+                        }
+                    }
+                    for (i, e) in t.stride_leaves.iter().enumerate() {
+                        if e.is_none() {
+                            out.push(format!("i32 {}.stride[{i}]", p.name));
+                        }
+                    }
+                }
+            }
+        }
+        format!("({})", out.join(", "))
+    }
+}
+
+impl fmt::Display for KernelSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let params: Vec<String> = self.params.iter().map(ToString::to_string).collect();
+        write!(f, "{}({})", self.name, params.join(", "))
+    }
+}
+
+/// A parsed manifest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    /// The major version (`cutec-manifest N`).
+    pub version: u32,
+    /// Target architecture (`sm_90`), when given.
+    pub arch: Option<String>,
+    /// Kernels in source order.
+    pub kernels: Vec<KernelSig>,
+    /// Host functions (none yet: the `.cute` language has no host functions).
+    pub hosts: Vec<KernelSig>,
+    /// The text it was parsed from.
+    pub text: String,
+}
+
+fn perr(line: usize, why: impl fmt::Display) -> RuntimeError {
+    RuntimeError::InvalidImage(format!("cutec manifest line {line}: {why}"))
+}
+
+fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
+    let name = fields.get(1).ok_or_else(|| perr(line_no, "`param` without a name"))?.to_string();
+    let kind = *fields.get(2).ok_or_else(|| perr(line_no, format!("param `{name}` without a kind")))?;
+    let attr = |key: &str| {
+        fields[3..].iter().find_map(|f| f.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+    };
+    let need = |key: &str| attr(key).ok_or_else(|| perr(line_no, format!("param `{name}`: missing `{key}=`")));
+    let elem_of = |s: &str| DType::from_name(s).ok_or_else(|| perr(line_no, format!("param `{name}`: unknown element type `{s}`")));
+    let kind = match kind {
+        "scalar" => ParamKind::Scalar(elem_of(need("elem")?)?),
+        "tensor" => {
+            let elem = elem_of(need("elem")?)?;
+            let space_s = need("space")?;
+            let space = Space::from_name(space_s).ok_or_else(|| perr(line_no, format!("param `{name}`: unknown space `{space_s}`")))?;
+            let align_s = need("align")?;
+            let align: u32 = align_s
+                .parse()
+                .ok()
+                .filter(|a: &u32| a.is_power_of_two())
+                .ok_or_else(|| perr(line_no, format!("param `{name}`: bad align `{align_s}`")))?;
+            let tuple = |key: &str| -> Result<IntTuple> {
+                let s = need(key)?;
+                IntTuple::parse(s).ok_or_else(|| perr(line_no, format!("param `{name}`: bad {key} `{s}`")))
+            };
+            let shape = tuple("shape")?;
+            let stride = tuple("stride")?;
+            let shape_leaves = shape.leaves();
+            let stride_leaves = stride.leaves();
+            if shape_leaves.len() != stride_leaves.len() || shape.rank() != stride.rank() {
+                return Err(perr(line_no, format!("param `{name}`: shape {shape} and stride {stride} are not congruent")));
+            }
+            if let Some(r) = attr("rank") {
+                if r.parse::<usize>().ok() != Some(shape.rank()) {
+                    return Err(perr(line_no, format!("param `{name}`: rank={r} but shape {shape} has rank {}", shape.rank())));
+                }
+            }
+            ParamKind::Tensor(TensorSig { elem, space, align, shape, stride, shape_leaves, stride_leaves })
+        }
+        other => return Err(perr(line_no, format!("param `{name}`: unknown kind `{other}`"))),
+    };
+    Ok(ParamSig { name, kind })
+}
+
+impl Manifest {
+    /// Parses manifest text.
+    pub fn parse(text: &str) -> Result<Manifest> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
+        let (_, first) = lines.next().ok_or_else(|| perr(1, "empty manifest"))?;
+        let version = first
+            .strip_prefix("cutec-manifest ")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .ok_or_else(|| perr(1, format!("expected `cutec-manifest VERSION`, found `{first}`")))?;
+        if version > MANIFEST_VERSION {
+            return Err(perr(
+                1,
+                format!("manifest version {version} is newer than this runtime understands ({MANIFEST_VERSION}); update cute-runtime"),
+            ));
+        }
+        let mut m = Manifest { version, text: text.to_string(), ..Manifest::default() };
+        // (is_host, signature) of the open block.
+        let mut open: Option<(bool, KernelSig)> = None;
+        for (no, line) in lines {
+            let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+            match fields.first().copied() {
+                None => {}
+                Some("arch") => m.arch = fields.get(1).map(|s| s.to_string()),
+                Some(kw @ ("kernel" | "host")) => {
+                    if let Some((_, k)) = &open {
+                        return Err(perr(no, format!("`{kw}` inside `{}` (missing `end`)", k.name)));
+                    }
+                    let name = fields.get(1).ok_or_else(|| perr(no, format!("`{kw}` without a name")))?;
+                    open = Some((kw == "host", KernelSig { name: name.to_string(), params: Vec::new() }));
+                }
+                Some("param") => match &mut open {
+                    Some((_, k)) => k.params.push(parse_param(no, &fields)?),
+                    None => return Err(perr(no, "`param` outside a kernel")),
+                },
+                Some("end") => match open.take() {
+                    Some((true, k)) => m.hosts.push(k),
+                    Some((false, k)) => m.kernels.push(k),
+                    None => return Err(perr(no, "`end` without a kernel")),
+                },
+                // Unknown records: a later minor addition; ignore.
+                Some(_) => {}
+            }
+        }
+        if let Some((_, k)) = open {
+            return Err(perr(text.lines().count(), format!("kernel `{}` is not closed with `end`", k.name)));
+        }
+        Ok(m)
+    }
+
+    /// Reads the manifest embedded in a cubin's bytes; `Ok(None)` when the
+    /// image has none (not an ELF, or not built by a manifest-writing cutec).
+    pub fn from_cubin(bytes: &[u8]) -> Result<Option<Manifest>> {
+        if !elf::is_elf(bytes) {
+            return Ok(None);
+        }
+        let Some(raw) = elf::symbol_bytes(bytes, MANIFEST_SYMBOL)? else { return Ok(None) };
+        let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+        let text = std::str::from_utf8(raw)
+            .map_err(|e| RuntimeError::InvalidImage(format!("the cutec manifest is not UTF-8: {e}")))?;
+        Manifest::parse(text).map(Some)
+    }
+
+    /// Reads the manifest of the cubin file `path`.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Option<Manifest>> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path)
+            .map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        Manifest::from_cubin(&bytes)
+    }
+
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Option<&KernelSig> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "cutec-manifest 1\narch sm_90\nkernel vector_add\n\
+        param a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
+        param m tensor elem=f16 space=gmem align=16 rank=2 shape=((2,?),8) stride=((1,?),64) future=yes\n\
+        param n scalar elem=i32\nend\n";
+
+    #[test]
+    fn parses_and_prints() {
+        let m = Manifest::parse(TEXT).unwrap();
+        assert_eq!(m.version, 1);
+        assert_eq!(m.arch.as_deref(), Some("sm_90"));
+        let k = m.kernel("vector_add").unwrap();
+        assert_eq!(k.params.len(), 3);
+        let ParamKind::Tensor(t) = &k.params[1].kind else { panic!() };
+        assert_eq!(t.shape_leaves, vec![Some(2), None, Some(8)]);
+        assert_eq!(t.stride_leaves, vec![Some(1), None, Some(64)]);
+        assert_eq!(t.rank(), 2);
+        assert_eq!(t.abi_len(), 3);
+        assert_eq!(
+            k.to_string(),
+            "vector_add(a: tensor<f32, gmem, ?:1, align: 4>, m: tensor<f16, gmem, ((2,?),8):((1,?),64), align: 16>, n: i32)"
+        );
+        assert_eq!(k.abi(), "(u64 a, i32 a.shape[0], u64 m, i32 m.shape[1], i32 m.stride[1], i32 n)");
+    }
+
+    #[test]
+    fn forward_compatible_and_versioned() {
+        let m = Manifest::parse("cutec-manifest 1\nsomething new\nhost h\nparam x scalar elem=f32\nlaunches k\nend\n").unwrap();
+        assert_eq!(m.hosts.len(), 1);
+        assert!(m.kernels.is_empty());
+        let e = Manifest::parse("cutec-manifest 2\n").unwrap_err();
+        assert!(e.to_string().contains("newer than this runtime"), "{e}");
+        assert!(Manifest::parse("hello\n").is_err());
+        assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());
+        assert!(Manifest::parse("cutec-manifest 1\nkernel k\n").is_err());
+        assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=q32 space=gmem align=4 shape=? stride=1\nend").is_err());
+    }
+
+    #[test]
+    fn tuples() {
+        for s in ["?", "8", "(?,8)", "((2,?),8)", "(1,(2,(3,?)))"] {
+            assert_eq!(IntTuple::parse(s).unwrap().to_string(), s);
+        }
+        assert_eq!(IntTuple::parse("(8)").unwrap().to_string(), "8");
+        for s in ["", "(", "(,)", "()", "-1", "(1,2", "1 2", "x"] {
+            assert!(IntTuple::parse(s).is_none(), "{s}");
+        }
+    }
+
+    #[test]
+    fn from_cubin_reads_the_elf_symbol() {
+        let elf = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, TEXT.as_bytes());
+        let m = Manifest::from_cubin(&elf).unwrap().unwrap();
+        assert_eq!(m.kernels[0].name, "vector_add");
+        assert_eq!(Manifest::from_cubin(b"// ptx text").unwrap(), None);
+        let other = crate::elf::tests::tiny_elf("something_else", b"x");
+        assert_eq!(Manifest::from_cubin(&other).unwrap(), None);
+    }
+
+    #[test]
+    fn dtype_codes_round_trip() {
+        for d in DType::ALL {
+            assert_eq!(DType::from_code(d.code()), Some(d));
+            assert_eq!(DType::from_name(d.name()), Some(d));
+        }
+        assert_eq!(DType::F32.code(), 12);
+    }
+}
