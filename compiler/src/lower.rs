@@ -10,7 +10,7 @@
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
 use cute_lang::diag::{line_col, Diagnostic};
-use cute_lang::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, Special, TensorTy, ValueId, ValueTy};
+use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, Operand, ParamKind, Special, TensorTy, ValueId, ValueTy};
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
 use cute_layout::int::{Atom, Dyn, Op};
@@ -463,25 +463,37 @@ impl KernelWriter<'_> {
                 let loc = self.loc(*span);
                 self.line(&format!("}} {loc}"));
             }
-            Inst::Printf { format, args, span } => {
+            Inst::Printf { segments, span } => {
+                let mut format = String::new();
                 let mut names = Vec::new();
                 let mut types = Vec::new();
-                for (ty, a) in args {
-                    let x = self.operand(a, *ty, None, *span);
-                    // C varargs promote floats to double and small integers to int.
-                    let (x, t) = if ty.is_float() && *ty != Scalar::F64 {
-                        (self.op(&format!("arith.extf {x} : {} to f64", mlir_scalar(*ty)), *span), "f64".to_string())
-                    } else if ty.size_bytes() < 4 && !ty.is_float() {
-                        let op = if ty.is_signed() { "extsi" } else { "extui" };
-                        (self.op(&format!("arith.{op} {x} : {} to i32", mlir_scalar(*ty)), *span), "i32".to_string())
-                    } else {
-                        (x, mlir_scalar(*ty).to_string())
+                for seg in segments {
+                    let (x, ty) = match seg {
+                        FmtSeg::Text(t) => {
+                            format.push_str(&t.replace('%', "%%"));
+                            continue;
+                        }
+                        FmtSeg::Int(i) => (self.int(i, *span), Scalar::I32),
+                        FmtSeg::Value(ty, id) => (v(*id), *ty),
                     };
+                    // C varargs promote floats to double and small integers to int.
+                    let (x, t, conv) = if ty.is_float() {
+                        let x = if ty == Scalar::F64 { x } else { self.op(&format!("arith.extf {x} : {} to f64", mlir_scalar(ty)), *span) };
+                        (x, "f64", "%f")
+                    } else if ty == Scalar::Bool || ty.size_bytes() < 4 {
+                        let op = if ty.is_signed() { "extsi" } else { "extui" };
+                        (self.op(&format!("arith.{op} {x} : {} to i32", mlir_scalar(ty)), *span), "i32", if ty.is_signed() { "%d" } else { "%u" })
+                    } else if ty.size_bytes() == 8 {
+                        (x, "i64", if ty.is_signed() { "%lld" } else { "%llu" })
+                    } else {
+                        (x, "i32", if ty == Scalar::U32 { "%u" } else { "%d" })
+                    };
+                    format.push_str(conv);
                     names.push(x);
                     types.push(t);
                 }
                 let loc = self.loc(*span);
-                let fmt = escape(format);
+                let fmt = escape(&format);
                 if names.is_empty() {
                     self.line(&format!("gpu.printf \"{fmt}\" {loc}"));
                 } else {

@@ -9,7 +9,7 @@
 //! initializer as an `OBJECT` symbol in `.nv.global.init`; the runtime reads
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
-use cute_lang::kir::{Module, Param, ParamKind};
+use cute_lang::kir::{HostStep, Module, Param, ParamKind};
 use cute_layout::IntTuple;
 use std::fmt::Write;
 
@@ -79,11 +79,20 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
         let _ = writeln!(out, "host {}", h.name);
         params(&h.params, &mut out);
         let vars = crate::plan::host_vars(h);
-        for l in &h.launches {
-            let _ = writeln!(out, "launches {}", l.kernel);
-            // The launch plan the runtime evaluates when the host function is called.
-            if let Some(lines) = crate::plan::launch_lines(l, &vars) {
-                out.push_str(&lines);
+        // The plan the runtime carries out when the host function is called, step by step.
+        for step in &h.steps {
+            match step {
+                HostStep::Launch(l) => {
+                    let _ = writeln!(out, "launches {}", l.kernel);
+                    if let Some(lines) = crate::plan::launch_lines(l, &vars) {
+                        out.push_str(&lines);
+                    }
+                }
+                HostStep::Print(segs) => {
+                    if let Some(line) = crate::plan::print_line(segs, &vars) {
+                        out.push_str(&line);
+                    }
+                }
             }
         }
         out.push_str("end\n");

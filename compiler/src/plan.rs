@@ -11,7 +11,7 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{Host, Launch, ParamKind, PlanArg, ValueId};
+use cute_lang::kir::{FmtSeg, Host, Launch, ParamKind, PlanArg, ValueId};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -108,4 +108,21 @@ pub fn launch_lines(l: &Launch, vars: &HashMap<ValueId, usize>) -> Option<String
     }
     out.push_str("endlaunch\n");
     Some(out)
+}
+
+/// A host `printf` as one manifest line: `print` then segments separated by ` | `, each `s:HEX`
+/// (text, UTF-8 bytes in hexadecimal, so no character needs escaping) or `e:EXPR` (an integer).
+/// ```text
+/// print s:3e3f3f20 | e:$0 | s:0a
+/// ```
+pub fn print_line(segs: &[FmtSeg], vars: &HashMap<ValueId, usize>) -> Option<String> {
+    let mut parts = Vec::new();
+    for s in segs {
+        parts.push(match s {
+            FmtSeg::Text(t) => format!("s:{}", t.bytes().map(|b| format!("{b:02x}")).collect::<String>()),
+            FmtSeg::Int(i) => format!("e:{}", expr_text(i, vars)?),
+            FmtSeg::Value(..) => return None,
+        });
+    }
+    Some(format!("print {}\n", parts.join(" | ")))
 }

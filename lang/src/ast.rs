@@ -76,13 +76,15 @@ pub enum TypeExpr {
     Tensor { elem: Ident, space: Ident, layout: Option<LayoutLit>, align: Option<(i64, Span)>, span: Span },
     /// `fn(T, U) -> R`: the type of a function passed as a `const` parameter.
     Fn { params: Vec<TypeExpr>, ret: Box<TypeExpr>, span: Span },
+    /// No type written (a `fn` helper's parameter): it takes the type of its argument.
+    Infer(Span),
 }
 
 impl TypeExpr {
     pub fn span(&self) -> Span {
         match self {
             TypeExpr::Named(id) => id.span,
-            TypeExpr::Tensor { span, .. } | TypeExpr::Fn { span, .. } => *span,
+            TypeExpr::Tensor { span, .. } | TypeExpr::Fn { span, .. } | TypeExpr::Infer(span) => *span,
         }
     }
 }
@@ -100,12 +102,14 @@ pub enum IntTupleLit {
     Int(i64, Span),
     Dynamic(Span),
     Tuple(Vec<IntTupleLit>, Span),
+    /// `?{div=N}`: dynamic, and known to be a multiple of N (CuTe's divisibility).
+    DynamicDiv(i64, Span),
 }
 
 impl IntTupleLit {
     pub fn span(&self) -> Span {
         match self {
-            IntTupleLit::Int(_, s) | IntTupleLit::Dynamic(s) | IntTupleLit::Tuple(_, s) => *s,
+            IntTupleLit::Int(_, s) | IntTupleLit::Dynamic(s) | IntTupleLit::Tuple(_, s) | IntTupleLit::DynamicDiv(_, s) => *s,
         }
     }
 }

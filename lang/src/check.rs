@@ -22,7 +22,9 @@ pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
                 Err(d)
             }
         },
-        TypeExpr::Fn { span, .. } => Err(Diagnostic::error("function types are not supported yet", *span, "function type")),
+        TypeExpr::Fn { span, .. } => Err(Diagnostic::error("a function type is only allowed on a `const` parameter", *span, "function type")),
+        TypeExpr::Infer(span) => Err(Diagnostic::error("this parameter needs a type", *span, "no type")
+            .with_help("only the parameters of `fn` helpers may leave out their type")),
         TypeExpr::Tensor { elem, space, layout, align, span } => {
             let Ty::Scalar(elem_ty) = resolve_type(&TypeExpr::Named(elem.clone()))? else { unreachable!("named types are scalars") };
             let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
@@ -63,6 +65,13 @@ fn tuple_of(lit: &IntTupleLit) -> Result<Tuple, Diagnostic> {
             Tuple::Leaf(Extent::Static(*v))
         }
         IntTupleLit::Dynamic(_) => Tuple::Leaf(Extent::Dynamic),
+        IntTupleLit::DynamicDiv(d, s) => {
+            if *d <= 0 {
+                return Err(Diagnostic::error("expected `?{div=N}` with a positive N", *s, "invalid divisibility")
+                    .with_help("`?{div=8}` declares a run-time extent that is a multiple of 8"));
+            }
+            Tuple::Leaf(Extent::DynamicDiv(*d))
+        }
         // `(x)` is the same as `x`, as CuTe prints rank-1 tuples.
         IntTupleLit::Tuple(items, _) if items.len() == 1 => tuple_of(&items[0])?,
         IntTupleLit::Tuple(items, s) => {

@@ -117,8 +117,17 @@ pub enum Inst {
     StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
     If { cond: Operand, then: Vec<Inst>, els: Vec<Inst>, span: Span },
     For { iv: ValueId, lb: Int, ub: Int, step: Int, body: Vec<Inst>, span: Span },
-    Printf { format: String, args: Vec<(Scalar, Operand)>, span: Span },
+    /// Prints text and run-time values (`printf`); segments are concatenated.
+    Printf { segments: Vec<FmtSeg>, span: Span },
     Barrier { span: Span },
+}
+
+/// A piece of printed output: text known now, an index integer, or another run-time scalar.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FmtSeg {
+    Text(String),
+    Int(Int),
+    Value(Scalar, ValueId),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -174,12 +183,20 @@ pub struct Launch {
     pub span: Span,
 }
 
-/// A host function: its parameters and the launches it makes, in order.
+/// One step of a host function, in program order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostStep {
+    Launch(Launch),
+    /// `printf` on the host: printed by the runtime when the function is called.
+    Print(Vec<FmtSeg>),
+}
+
+/// A host function: its parameters and its steps (launches and prints), in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Host {
     pub name: String,
     pub params: Vec<Param>,
-    pub launches: Vec<Launch>,
+    pub steps: Vec<HostStep>,
     pub span: Span,
 }
 

@@ -124,8 +124,10 @@ impl Printer {
                         p.out.push_str("const ");
                     }
                     p.ident(&param.name);
-                    p.out.push_str(": ");
-                    p.ty(&param.ty);
+                    if !matches!(param.ty, TypeExpr::Infer(_)) {
+                        p.out.push_str(": ");
+                        p.ty(&param.ty);
+                    }
                 });
                 self.out.push(')');
                 if let Some(ret) = &f.ret {
@@ -153,6 +155,7 @@ impl Printer {
     fn ty(&mut self, ty: &TypeExpr) {
         match ty {
             TypeExpr::Named(id) => self.ident(id),
+            TypeExpr::Infer(_) => {}
             // The grammar accepts any identifier before `<` and before `:` in the alignment and
             // keeps neither, so the canonical words are printed.
             TypeExpr::Tensor { elem, space, layout, align, .. } => {
@@ -191,6 +194,7 @@ impl Printer {
         match t {
             IntTupleLit::Int(v, _) => self.out.push_str(&v.to_string()),
             IntTupleLit::Dynamic(_) => self.out.push('?'),
+            IntTupleLit::DynamicDiv(d, _) => self.out.push_str(&format!("?{{div={d}}}")),
             IntTupleLit::Tuple(items, _) => {
                 self.out.push('(');
                 self.comma_list(items, ",", |p, i| p.int_tuple(i));
@@ -462,6 +466,7 @@ fn strip_item(item: &Item) -> Item {
 fn strip_type(ty: &TypeExpr) -> TypeExpr {
     match ty {
         TypeExpr::Named(id) => TypeExpr::Named(strip_ident(id)),
+        TypeExpr::Infer(_) => TypeExpr::Infer(NO_SPAN),
         TypeExpr::Tensor { elem, space, layout, align, .. } => TypeExpr::Tensor {
             elem: strip_ident(elem),
             space: strip_ident(space),
@@ -483,6 +488,7 @@ fn strip_int_tuple(t: &IntTupleLit) -> IntTupleLit {
     match t {
         IntTupleLit::Int(v, _) => IntTupleLit::Int(*v, NO_SPAN),
         IntTupleLit::Dynamic(_) => IntTupleLit::Dynamic(NO_SPAN),
+        IntTupleLit::DynamicDiv(d, _) => IntTupleLit::DynamicDiv(*d, NO_SPAN),
         IntTupleLit::Tuple(items, _) => IntTupleLit::Tuple(items.iter().map(strip_int_tuple).collect(), NO_SPAN),
     }
 }

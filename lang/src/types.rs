@@ -117,6 +117,8 @@ impl MemSpace {
 pub enum Extent {
     Static(i64),
     Dynamic,
+    /// Dynamic, and a known multiple of this.
+    DynamicDiv(i64),
 }
 
 impl fmt::Display for Extent {
@@ -124,6 +126,7 @@ impl fmt::Display for Extent {
         match self {
             Extent::Static(v) => write!(f, "{v}"),
             Extent::Dynamic => f.write_str("?"),
+            Extent::DynamicDiv(d) => write!(f, "?{{div={d}}}"),
         }
     }
 }
@@ -192,7 +195,7 @@ impl LayoutType {
 
     /// Number of dynamic shape entries, then of dynamic stride entries: the kernel ABI passes these.
     pub fn dynamic_counts(&self) -> (usize, usize) {
-        let count = |t: &Tuple| t.leaves().iter().filter(|e| **e == Extent::Dynamic).count();
+        let count = |t: &Tuple| t.leaves().iter().filter(|e| !matches!(e, Extent::Static(_))).count();
         (count(&self.shape), count(&self.stride))
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::error::{Result, RuntimeError};
 use crate::launch::KernelArg;
-use crate::manifest::{DType, KernelSig, ParamKind, Space, TensorSig};
+use crate::manifest::{DType, KernelSig, ParamKind, ParamSig, Space, TensorSig};
 
 /// A tensor as the host sees it: a device pointer, an element type, and the
 /// shape and stride leaves in flattened mode order (in elements). `bytes`,
@@ -137,8 +137,25 @@ fn scalar_arg(d: DType, bits: u64) -> KernelArg {
     }
 }
 
-fn mismatch(kernel: &str, index: usize, param: &str, what: String) -> RuntimeError {
-    RuntimeError::ArgumentMismatch(format!("kernel `{kernel}` parameter `{param}` (argument {index}): {what}"))
+fn mismatch(role: &str, kernel: &str, index: usize, param: &str, what: String) -> RuntimeError {
+    RuntimeError::ArgumentMismatch(format!("{role} `{kernel}` parameter `{param}` (argument {index}): {what}"))
+}
+
+/// A borrowed tensor view (what [`check_tensor_ref`] checks): lets host calls check the views
+/// they build without allocating.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ViewRef<'a> {
+    pub ptr: u64,
+    pub dtype: DType,
+    pub shape: &'a [i64],
+    pub stride: &'a [i64],
+    pub bytes: Option<u64>,
+}
+
+impl<'a> From<&'a TensorView> for ViewRef<'a> {
+    fn from(v: &'a TensorView) -> Self {
+        ViewRef { ptr: v.ptr, dtype: v.dtype, shape: &v.shape, stride: &v.stride, bytes: v.bytes }
+    }
 }
 
 fn list(v: &[i64]) -> String {
@@ -146,16 +163,18 @@ fn list(v: &[i64]) -> String {
     format!("[{}]", s.join(", "))
 }
 
-fn check_tensor(kernel: &str, index: usize, param: &str, sig: &TensorSig, view: &TensorView, out: &mut Vec<KernelArg>) -> Result<()> {
-    let err = |what: String| mismatch(kernel, index, param, what);
+/// Checks one tensor view against a tensor parameter and appends its kernel-ABI values to `out`.
+/// `role` is `kernel` or `host` (for messages).
+pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &str, sig: &TensorSig, view: &ViewRef<'_>, out: &mut Vec<KernelArg>) -> Result<()> {
+    let err = |what: String| mismatch(role, kernel, index, param, what);
     if sig.space != Space::Gmem {
-        return Err(err(format!("the kernel takes a {} tensor, which cannot be passed from the host", sig.space.name())));
+        return Err(err(format!("the {role} takes a {} tensor, which cannot be passed from the host", sig.space.name())));
     }
     if view.ptr == 0 {
         return Err(err("null pointer".into()));
     }
     if view.dtype != sig.elem {
-        return Err(err(format!("dtype mismatch: the kernel expects {} elements but the view has {}", sig.elem, view.dtype)));
+        return Err(err(format!("dtype mismatch: the {role} expects {} elements but the view has {}", sig.elem, view.dtype)));
     }
     let leaves = sig.shape_leaves.len();
     if view.shape.len() != leaves || view.stride.len() != leaves {
@@ -165,41 +184,41 @@ fn check_tensor(kernel: &str, index: usize, param: &str, sig: &TensorSig, view: 
             sig.rank(),
             sig.shape,
             sig.stride,
-            list(&view.shape),
-            list(&view.stride)
+            list(view.shape),
+            list(view.stride)
         )));
     }
-    for (i, (want, &got)) in sig.shape_leaves.iter().zip(&view.shape).enumerate() {
+    for (i, (want, &got)) in sig.shape_leaves.iter().zip(view.shape).enumerate() {
         match want {
             Some(w) if *w != got => {
                 return Err(err(format!(
-                    "static extent mismatch: shape entry {i} is {w} in the kernel (layout {}:{}) but {got} in the view",
+                    "static extent mismatch: shape entry {i} is {w} in the {role} (layout {}:{}) but {got} in the view",
                     sig.shape, sig.stride
                 )))
             }
             None if !(0..=i64::from(i32::MAX)).contains(&got) => {
-                return Err(err(format!("dynamic shape entry {i} = {got} does not fit the kernel's i32 (0..=2147483647)")))
+                return Err(err(format!("dynamic shape entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)")))
             }
             _ => {}
         }
     }
-    for (i, (want, &got)) in sig.stride_leaves.iter().zip(&view.stride).enumerate() {
+    for (i, (want, &got)) in sig.stride_leaves.iter().zip(view.stride).enumerate() {
         match want {
             Some(w) if *w != got => {
                 return Err(err(format!(
-                    "stride mismatch: stride entry {i} is {w} in the kernel (layout {}:{}) but {got} in the view",
+                    "stride mismatch: stride entry {i} is {w} in the {role} (layout {}:{}) but {got} in the view",
                     sig.shape, sig.stride
                 )))
             }
             None if !(0..=i64::from(i32::MAX)).contains(&got) => {
-                return Err(err(format!("dynamic stride entry {i} = {got} does not fit the kernel's i32 (0..=2147483647)")))
+                return Err(err(format!("dynamic stride entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)")))
             }
             _ => {}
         }
     }
     if view.ptr % u64::from(sig.align) != 0 {
         return Err(err(format!(
-            "misaligned pointer: {:#x} is not a multiple of {} bytes (the kernel's `align: {}`)",
+            "misaligned pointer: {:#x} is not a multiple of {} bytes (the {role}'s `align: {}`)",
             view.ptr, sig.align, sig.align
         )));
     }
@@ -207,12 +226,12 @@ fn check_tensor(kernel: &str, index: usize, param: &str, sig: &TensorSig, view: 
     // offsets in i32, and must stay inside the memory when its size is known.
     if view.shape.iter().all(|&s| s > 0) {
         let mut max: i128 = 0;
-        for (&s, &d) in view.shape.iter().zip(&view.stride) {
+        for (&s, &d) in view.shape.iter().zip(view.stride) {
             max += i128::from(s - 1) * i128::from(d);
         }
         if max > i128::from(i32::MAX) {
             return Err(err(format!(
-                "the layout reaches element offset {max}, beyond the kernel's 32-bit index math (at most 2147483647)"
+                "the layout reaches element offset {max}, beyond the {role}'s 32-bit index math (at most 2147483647)"
             )));
         }
         if let Some(bytes) = view.bytes {
@@ -220,19 +239,19 @@ fn check_tensor(kernel: &str, index: usize, param: &str, sig: &TensorSig, view: 
             if need > i128::from(bytes) {
                 return Err(err(format!(
                     "out of bounds: shape {} stride {} reaches {need} bytes but the view's memory holds {bytes}",
-                    list(&view.shape),
-                    list(&view.stride)
+                    list(view.shape),
+                    list(view.stride)
                 )));
             }
         }
     }
     out.push(KernelArg::Ptr(view.ptr));
-    for (want, &got) in sig.shape_leaves.iter().zip(&view.shape) {
+    for (want, &got) in sig.shape_leaves.iter().zip(view.shape) {
         if want.is_none() {
             out.push(KernelArg::I32(got as i32));
         }
     }
-    for (want, &got) in sig.stride_leaves.iter().zip(&view.stride) {
+    for (want, &got) in sig.stride_leaves.iter().zip(view.stride) {
         if want.is_none() {
             out.push(KernelArg::I32(got as i32));
         }
@@ -244,31 +263,36 @@ fn check_tensor(kernel: &str, index: usize, param: &str, sig: &TensorSig, view: 
 /// arguments to `out` (cleared first). Errors name the kernel, the
 /// parameter, its position and the mismatch.
 pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
+    check_args_named(&sig.name, "kernel", &sig.params, args, out)
+}
+
+/// [`check_args_into`] for any parameter list; `role` (`kernel`, `host`) and `name` label the
+/// messages.
+pub(crate) fn check_args_named(name: &str, role: &str, params: &[ParamSig], args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
     out.clear();
-    if args.len() != sig.params.len() {
-        let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
+    if args.len() != params.len() {
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
         return Err(RuntimeError::ArgumentMismatch(format!(
-            "kernel `{}` takes {} parameters ({}) but {} arguments were given",
-            sig.name,
-            sig.params.len(),
+            "{role} `{name}` takes {} parameters ({}) but {} arguments were given",
+            params.len(),
             names.join(", "),
             args.len()
         )));
     }
-    for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
+    for (i, (p, a)) in params.iter().zip(args).enumerate() {
         match (&p.kind, a) {
-            (ParamKind::Tensor(t), Arg::Tensor(v)) => check_tensor(&sig.name, i, &p.name, t, v, out)?,
+            (ParamKind::Tensor(t), Arg::Tensor(v)) => check_tensor_ref(name, role, i, &p.name, t, &ViewRef::from(v), out)?,
             (ParamKind::Scalar(d), Arg::Scalar(g, bits)) => {
                 if d != g {
-                    return Err(mismatch(&sig.name, i, &p.name, format!("dtype mismatch: the kernel expects a {d} scalar but got a {g} scalar")));
+                    return Err(mismatch(role, name, i, &p.name, format!("dtype mismatch: the {role} expects a {d} scalar but got a {g} scalar")));
                 }
                 out.push(scalar_arg(*d, *bits));
             }
             (ParamKind::Tensor(t), other) => {
-                return Err(mismatch(&sig.name, i, &p.name, format!("the kernel expects a tensor ({t}) but got {}", other.describe())))
+                return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a tensor ({t}) but got {}", other.describe())))
             }
             (ParamKind::Scalar(d), other) => {
-                return Err(mismatch(&sig.name, i, &p.name, format!("the kernel expects a {d} scalar but got {}", other.describe())))
+                return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a {d} scalar but got {}", other.describe())))
             }
         }
     }

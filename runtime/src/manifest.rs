@@ -38,13 +38,17 @@
 //!   attributes are ignored, so later versions can add lines such as `host
 //!   NAME ... end` blocks (host functions), `ret ...` or `launches KERNEL`
 //!   without breaking old readers. A `host` block is parsed into
-//!   [`Manifest::hosts`] with its params.
+//!   [`Manifest::hosts`] ([`HostSig`]) with its params and its launch plan
+//!   (`launch KERNEL` ... `endlaunch` blocks, see [`crate::plan`]). A
+//!   malformed plan does not make the manifest unreadable: it is recorded in
+//!   [`HostSig::plan_error`] and only calling that host function fails.
 
 use std::fmt;
 use std::path::Path;
 
 use crate::elf;
 use crate::error::{Result, RuntimeError};
+pub use crate::plan::{HostSig, LaunchPlan};
 
 /// The symbol cutec stores the manifest in.
 pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
@@ -383,8 +387,8 @@ pub struct Manifest {
     pub arch: Option<String>,
     /// Kernels in source order.
     pub kernels: Vec<KernelSig>,
-    /// Host functions (none yet: the `.cute` language has no host functions).
-    pub hosts: Vec<KernelSig>,
+    /// Host functions with their launch plans, in source order.
+    pub hosts: Vec<HostSig>,
     /// The text it was parsed from.
     pub text: String,
 }
@@ -452,35 +456,96 @@ impl Manifest {
             ));
         }
         let mut m = Manifest { version, text: text.to_string(), ..Manifest::default() };
-        // (is_host, signature) of the open block.
-        let mut open: Option<(bool, KernelSig)> = None;
+        // The open block: a kernel, or a host (with its open `launch`, if any).
+        enum Open {
+            Kernel(KernelSig),
+            Host(HostSig, Option<LaunchPlan>),
+        }
+        let mut open: Option<Open> = None;
         for (no, line) in lines {
             let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+            // Inside `launch ... endlaunch`: plan records. A malformed record marks the host's
+            // plan unusable instead of failing the whole manifest.
+            if let Some(Open::Host(h, Some(l))) = &mut open {
+                if fields.first() == Some(&"endlaunch") {
+                    if let Some(Open::Host(h, Some(l))) = &mut open {
+                        h.launches.push(std::mem::replace(l, LaunchPlan::new("")));
+                    }
+                    if let Some(Open::Host(_, l)) = &mut open {
+                        *l = None;
+                    }
+                    continue;
+                }
+                if matches!(fields.first().copied(), Some("end" | "kernel" | "host" | "launch")) {
+                    let what = format!("line {no}: `launch {}` is not closed with `endlaunch`", l.kernel);
+                    h.plan_error.get_or_insert(what);
+                    if let Some(Open::Host(_, l)) = &mut open {
+                        *l = None;
+                    }
+                } else {
+                    if let Err(e) = l.parse_line(&fields.join(" ")) {
+                        h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                    }
+                    continue;
+                }
+            }
             match fields.first().copied() {
                 None => {}
                 Some("arch") => m.arch = fields.get(1).map(|s| s.to_string()),
                 Some(kw @ ("kernel" | "host")) => {
-                    if let Some((_, k)) = &open {
-                        return Err(perr(no, format!("`{kw}` inside `{}` (missing `end`)", k.name)));
+                    if let Some(o) = &open {
+                        let name = match o {
+                            Open::Kernel(k) => &k.name,
+                            Open::Host(h, _) => &h.name,
+                        };
+                        return Err(perr(no, format!("`{kw}` inside `{name}` (missing `end`)")));
                     }
                     let name = fields.get(1).ok_or_else(|| perr(no, format!("`{kw}` without a name")))?;
-                    open = Some((kw == "host", KernelSig { name: name.to_string(), params: Vec::new() }));
+                    open = Some(if kw == "host" {
+                        Open::Host(HostSig::new(name), None)
+                    } else {
+                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new() })
+                    });
                 }
                 Some("param") => match &mut open {
-                    Some((_, k)) => k.params.push(parse_param(no, &fields)?),
+                    Some(Open::Kernel(k)) => k.params.push(parse_param(no, &fields)?),
+                    Some(Open::Host(h, _)) => h.params.push(parse_param(no, &fields)?),
                     None => return Err(perr(no, "`param` outside a kernel")),
                 },
+                Some("launches") => {
+                    if let (Some(Open::Host(h, _)), Some(k)) = (&mut open, fields.get(1)) {
+                        h.launches_kernels.push(k.to_string());
+                    }
+                }
+                Some("launch") => match (&mut open, fields.get(1)) {
+                    (Some(Open::Host(_, l)), Some(k)) => *l = Some(LaunchPlan::new(k)),
+                    (Some(Open::Host(h, _)), None) => {
+                        h.plan_error.get_or_insert(format!("line {no}: `launch` without a kernel name"));
+                    }
+                    _ => {} // outside a host: unknown here, ignore
+                },
                 Some("end") => match open.take() {
-                    Some((true, k)) => m.hosts.push(k),
-                    Some((false, k)) => m.kernels.push(k),
+                    Some(Open::Host(h, _)) => m.hosts.push(h),
+                    Some(Open::Kernel(k)) => m.kernels.push(k),
                     None => return Err(perr(no, "`end` without a kernel")),
                 },
                 // Unknown records: a later minor addition; ignore.
                 Some(_) => {}
             }
         }
-        if let Some((_, k)) = open {
-            return Err(perr(text.lines().count(), format!("kernel `{}` is not closed with `end`", k.name)));
+        if let Some(o) = open {
+            let name = match o {
+                Open::Kernel(k) => k.name,
+                Open::Host(h, _) => h.name,
+            };
+            return Err(perr(text.lines().count(), format!("kernel `{name}` is not closed with `end`")));
+        }
+        // Plans are checked against the kernels once every block is read.
+        let checked: Vec<Option<String>> = m.hosts.iter().map(|h| h.validate(&m).err()).collect();
+        for (h, e) in m.hosts.iter_mut().zip(checked) {
+            if h.plan_error.is_none() {
+                h.plan_error = e;
+            }
         }
         Ok(m)
     }
@@ -509,6 +574,11 @@ impl Manifest {
     /// The kernel named `name`.
     pub fn kernel(&self, name: &str) -> Option<&KernelSig> {
         self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The host function named `name`.
+    pub fn host(&self, name: &str) -> Option<&HostSig> {
+        self.hosts.iter().find(|h| h.name == name)
     }
 }
 

@@ -7,7 +7,7 @@ use super::value::{Origin, TensorVal, Value};
 use super::{is_static_value, layout_err, Frame, R};
 use crate::ast::BinOp;
 use crate::diag::{did_you_mean, Diagnostic};
-use crate::kir::{BinaryOp, FragTy, Inst, Operand, ValueTy};
+use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, Operand, ValueTy};
 use crate::span::Span;
 use crate::types::Scalar;
 use cute_layout::{Int, IntTuple, Layout, Tiler};
@@ -428,40 +428,101 @@ fn format_args(args: &[Arg], _runtime: bool) -> R<String> {
     Ok(std::iter::once(first).chain(parts).map(|v| v.to_string()).collect::<Vec<_>>().join(" "))
 }
 
+/// The printed form of a value as segments: static parts as text, run-time parts as values, so a
+/// layout with run-time extents prints its actual extents (CuTe's `cute.printf` of a layout).
+fn segments(v: &Value, out: &mut Vec<FmtSeg>, span: Span) -> R<()> {
+    fn text(out: &mut Vec<FmtSeg>, t: &str) {
+        match out.last_mut() {
+            Some(FmtSeg::Text(s)) => s.push_str(t),
+            _ => out.push(FmtSeg::Text(t.to_string())),
+        }
+    }
+    fn tuple(t: &IntTuple, out: &mut Vec<FmtSeg>) {
+        match t {
+            IntTuple::Int(i) => match i.as_static() {
+                Some(c) => text(out, &c.to_string()),
+                None => out.push(FmtSeg::Int(i.clone())),
+            },
+            IntTuple::Tuple(items) => {
+                text(out, "(");
+                for (k, x) in items.iter().enumerate() {
+                    if k > 0 {
+                        text(out, ",");
+                    }
+                    tuple(x, out);
+                }
+                text(out, ")");
+            }
+        }
+    }
+    match v {
+        Value::Int(i) => tuple(&IntTuple::Int(i.clone()), out),
+        Value::Scalar(s, id) => out.push(FmtSeg::Value(*s, *id)),
+        Value::Layout(l) => {
+            tuple(&l.shape, out);
+            text(out, ":");
+            tuple(&l.stride, out);
+        }
+        Value::Tuple(items) => {
+            text(out, "(");
+            for (k, x) in items.iter().enumerate() {
+                if k > 0 {
+                    text(out, ",");
+                }
+                segments(x, out, span)?;
+            }
+            text(out, ")");
+        }
+        Value::Tensor(t) => {
+            text(out, &format!("tensor<ptr<{}, {}, align<{}>> o ", t.ty.elem.name(), t.ty.space.name(), t.ty.align));
+            segments(&Value::Layout(t.ty.layout.clone()), out, span)?;
+            text(out, ">");
+        }
+        v if is_static_value(v) => text(out, &v.to_string()),
+        other => return Err(Diagnostic::error(format!("`printf` cannot print a {}", other.kind()), span, "unsupported value")),
+    }
+    Ok(())
+}
+
+/// `printf("x = {}\n", x)`: on the GPU in kernels, by the runtime at call time in host functions.
 fn printf(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
-    f.need_kernel("`printf`", span)?;
     let Some(Value::Str(fmt)) = args.first().map(|a| &a.value) else {
         return Err(Diagnostic::error("`printf` starts with a format string", span, "no format string").with_help("write `printf(\"x = {}\\n\", x)`"));
     };
-    let mut out = String::new();
-    let mut values = Vec::new();
+    let mut segs: Vec<FmtSeg> = Vec::new();
     let mut pieces = fmt.split("{}");
-    out.push_str(&pieces.next().unwrap_or("").replace('%', "%%"));
+    segs.push(FmtSeg::Text(pieces.next().unwrap_or("").to_string()));
     let mut rest = args[1..].iter();
     for piece in pieces {
         let Some(a) = rest.next() else {
             return Err(Diagnostic::error("more `{}` placeholders than values", args[0].span, "format string"));
         };
-        match &a.value {
-            v if is_static_value(v) => out.push_str(&v.to_string().replace('%', "%%")),
-            Value::Int(i) => {
-                out.push_str("%d");
-                values.push((Scalar::I32, Operand::Int(i.clone())));
-            }
-            Value::Scalar(s, id) => {
-                out.push_str(if s.is_float() { "%f" } else if *s == Scalar::I64 || *s == Scalar::U64 { "%lld" } else { "%d" });
-                values.push((*s, Operand::Value(*id)));
-            }
-            // Layouts and tensors print their static form; run-time entries show as `?`.
-            v @ (Value::Layout(_) | Value::Tensor(_) | Value::Tuple(_)) => out.push_str(&v.to_string()),
-            other => return Err(Diagnostic::error(format!("`printf` cannot print a {}", other.kind()), a.span, "unsupported value")),
+        segments(&a.value, &mut segs, a.span)?;
+        segs.push(FmtSeg::Text(piece.to_string()));
+    }
+    if let Some(a) = rest.next() {
+        return Err(Diagnostic::error("more values than `{}` placeholders", a.span, "extra value"));
+    }
+    // One text segment between values: merge neighbours, drop empties.
+    let mut merged: Vec<FmtSeg> = Vec::new();
+    for seg in segs {
+        match (merged.last_mut(), seg) {
+            (_, FmtSeg::Text(t)) if t.is_empty() => {}
+            (Some(FmtSeg::Text(prev)), FmtSeg::Text(t)) => prev.push_str(&t),
+            (_, seg) => merged.push(seg),
         }
-        out.push_str(&piece.replace('%', "%%"));
     }
-    if rest.next().is_some() {
-        return Err(Diagnostic::error("more values than `{}` placeholders", args[0].span, "format string"));
+    let segs = merged;
+    match f.mode {
+        super::Mode::Kernel => f.emit(Inst::Printf { segments: segs, span }),
+        super::Mode::Host => {
+            if segs.iter().any(|s| matches!(s, FmtSeg::Value(..))) {
+                return Err(Diagnostic::error("host functions print only integers and layouts", span, "run-time value"));
+            }
+            f.steps.push(crate::kir::HostStep::Print(segs));
+        }
+        super::Mode::Const => return Err(Diagnostic::error("`printf` is not a compile-time value", span, "not constant")),
     }
-    f.emit(Inst::Printf { format: out, args: values, span });
     Ok(Value::Unit)
 }
 

@@ -135,17 +135,18 @@ fn declared_tensor(ty: &TypeExpr) -> R<Option<(Scalar, MemSpace, Option<u32>, Op
     Ok(Some((elem_ty, space_ty, align, layout)))
 }
 
-fn to_int_tuple(t: &Tuple, next_dyn: &mut impl FnMut() -> Int) -> IntTuple {
+fn to_int_tuple(t: &Tuple, next_dyn: &mut impl FnMut(i64) -> Int) -> IntTuple {
     match t {
         Tuple::Leaf(Extent::Static(v)) => IntTuple::Int(Int::S(*v)),
-        Tuple::Leaf(Extent::Dynamic) => IntTuple::Int(next_dyn()),
+        Tuple::Leaf(Extent::Dynamic) => IntTuple::Int(next_dyn(1)),
+        Tuple::Leaf(Extent::DynamicDiv(d)) => IntTuple::Int(next_dyn(*d)),
         Tuple::Node(items) => IntTuple::Tuple(items.iter().map(|i| to_int_tuple(i, next_dyn)).collect()),
     }
 }
 
 /// A declared layout with placeholder dynamic leaves (id 0); `abstract_layout` gives them real ids.
 fn to_layout(l: &crate::types::LayoutType) -> Layout {
-    let mut placeholder = || Int::var(0, 1);
+    let mut placeholder = |div: i64| Int::var(0, div);
     Layout { shape: to_int_tuple(&l.shape, &mut placeholder), stride: to_int_tuple(&l.stride, &mut placeholder) }
 }
 
@@ -261,7 +262,7 @@ impl<'f> Program<'f> {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Mode {
+pub(crate) enum Mode {
     Kernel,
     Host,
     Const,
@@ -269,7 +270,7 @@ enum Mode {
 
 pub(crate) struct Frame<'p, 'f> {
     prog: &'p mut Program<'f>,
-    mode: Mode,
+    pub(crate) mode: Mode,
     scopes: Vec<HashMap<String, Value>>,
     /// The instruction lists being filled: the function body, then nested regions.
     regions: Vec<Vec<Inst>>,
@@ -277,7 +278,7 @@ pub(crate) struct Frame<'p, 'f> {
     specials: Vec<Inst>,
     special_values: HashMap<String, Value>,
     value_types: Vec<ValueTy>,
-    launches: Vec<kir::Launch>,
+    pub(crate) steps: Vec<kir::HostStep>,
     inline_depth: usize,
 }
 
@@ -291,7 +292,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             specials: Vec::new(),
             special_values: HashMap::new(),
             value_types: Vec::new(),
-            launches: Vec::new(),
+            steps: Vec::new(),
             inline_depth: 0,
         }
     }
@@ -436,7 +437,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         for s in &f.body.stmts {
             self.stmt(s)?;
         }
-        Ok(kir::Host { name: f.name.name.clone(), params, launches: self.launches, span: f.span })
+        Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, span: f.span })
     }
 
     // ----- statements ------------------------------------------------------------------------
@@ -668,7 +669,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
         }
         let symbol = self.prog.instantiate(f, &values, span)?;
-        self.launches.push(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, span });
+        self.steps.push(kir::HostStep::Launch(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, span }));
         Ok(())
     }
 
@@ -692,7 +693,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
                 if let Some(l) = layout {
                     let fits = l.shape.congruent(&t.ty.layout.shape)
-                        && l.shape.leaves().iter().zip(t.ty.layout.shape.leaves()).chain(l.stride.leaves().iter().zip(t.ty.layout.stride.leaves())).all(|(d, a)| !d.is_static() || *d == a);
+                        && l.shape.leaves().iter().zip(t.ty.layout.shape.leaves()).chain(l.stride.leaves().iter().zip(t.ty.layout.stride.leaves())).all(|(d, a)| match d.as_static() {
+                            Some(_) => *d == a,
+                            // `?{div=N}` accepts what is known to be a multiple of N.
+                            None => d.divisibility() <= 1 || a.as_static().map_or(a.divisibility(), |v| v) % d.divisibility() == 0,
+                        });
                     if !fits {
                         return Err(mismatch(format!("layout {} does not fit {}", t.ty.layout, l)));
                     }

@@ -1,0 +1,873 @@
+//! Launch plans of host functions: what a `.cute` `host` function does when it is called.
+//!
+//! cutec elaborates a host function into launches whose grid, block, shared memory and kernel
+//! arguments are integer expressions over the call's **dynamic values** `$0, $1, ...`: walking the
+//! host parameters in order, each tensor parameter contributes its `?` shape leaves then its `?`
+//! stride leaves (flattened order), each scalar parameter contributes itself. The manifest writes
+//! them inside the `host` block:
+//!
+//! ```text
+//! launch elementwise_add_kernel
+//! grid (mul (ceildiv $6 16) (ceildiv $7 256)) | 1 | 1
+//! block 128 | 1 | 1
+//! smem 0
+//! arg tensor 0 | 0 | (ceildiv $0 16) | (ceildiv $1 256) | $2 | (mul 16 $2)
+//! arg scalar i32 | (mul $0 $1)
+//! endlaunch
+//! ```
+//!
+//! `arg tensor P | OFFSET | D...`: the kernel's next tensor argument is a view of host parameter
+//! `P` starting `OFFSET` elements after its pointer; `D...` are the values of the kernel
+//! parameter's `?` entries in ABI order (shapes, then strides). `arg scalar T | E` passes `E` as a
+//! `T`.
+//!
+//! Expressions ([`Expr`]) are parsed once, when the manifest is read, and evaluated with checked
+//! `i64` arithmetic ([`Expr::eval`]): overflow and division by zero are errors, never panics.
+//! [`HostPlan`] binds a host function to the kernel signatures it launches and evaluates a call
+//! ([`HostPlan::evaluate`]) as a pure function of the arguments: the runtime's `HostFn::call` and
+//! the offline `cute-run plan` use the same code.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::checked::{check_tensor_ref, Arg, TensorView, ViewRef};
+use crate::error::{Result, RuntimeError};
+use crate::launch::{KernelArg, LaunchConfig};
+use crate::manifest::{DType, KernelSig, Manifest, ParamKind, ParamSig};
+
+/// Deepest expression nesting accepted (guards the recursive parser and evaluator).
+const MAX_DEPTH: usize = 64;
+
+/// An integer expression of a launch plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    /// A literal.
+    Const(i64),
+    /// `$k`: the k-th dynamic value of the call.
+    Var(usize),
+    /// `(mul a b ...)`: the product of all operands.
+    Mul(Vec<Expr>),
+    /// `(add a b ...)`: the sum of all operands.
+    Add(Vec<Expr>),
+    /// `(div a b)`: floor division.
+    Div(Box<Expr>, Box<Expr>),
+    /// `(mod a b)`: Euclidean remainder (never negative).
+    Mod(Box<Expr>, Box<Expr>),
+    /// `(ceildiv a b)`: ceiling division.
+    CeilDiv(Box<Expr>, Box<Expr>),
+    /// `(min a b ...)`.
+    Min(Vec<Expr>),
+}
+
+/// Why an expression could not be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EvalError {
+    /// An intermediate result does not fit in i64.
+    Overflow(String),
+    /// A division or remainder by zero.
+    DivByZero(String),
+    /// `$k` with `k` beyond the call's dynamic values.
+    UnboundVar(usize),
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EvalError::Overflow(e) => write!(f, "integer overflow evaluating {e}"),
+            EvalError::DivByZero(e) => write!(f, "division by zero evaluating {e}"),
+            EvalError::UnboundVar(k) => write!(f, "${k} is not a dynamic value of this call"),
+        }
+    }
+}
+
+fn floor_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && ((r < 0) != (b < 0)) { q - 1 } else { q })
+}
+
+fn ceil_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && ((r < 0) == (b < 0)) { q + 1 } else { q })
+}
+
+impl Expr {
+    /// Parses one expression (the whole string).
+    pub fn parse(text: &str) -> std::result::Result<Expr, String> {
+        let b = text.trim().as_bytes();
+        let mut pos = 0;
+        let e = parse_expr(b, &mut pos, 0)?;
+        skip_ws(b, &mut pos);
+        if pos != b.len() {
+            return Err(format!("unexpected `{}` after the expression", String::from_utf8_lossy(&b[pos..])));
+        }
+        Ok(e)
+    }
+
+    /// Evaluates with the dynamic values `vars` (`$k` = `vars[k]`), in checked i64 arithmetic.
+    pub fn eval(&self, vars: &[i64]) -> std::result::Result<i64, EvalError> {
+        match self {
+            Expr::Const(v) => Ok(*v),
+            Expr::Var(k) => vars.get(*k).copied().ok_or(EvalError::UnboundVar(*k)),
+            Expr::Mul(xs) => xs.iter().try_fold(1i64, |acc, x| {
+                acc.checked_mul(x.eval(vars)?).ok_or_else(|| EvalError::Overflow(self.to_string()))
+            }),
+            Expr::Add(xs) => xs.iter().try_fold(0i64, |acc, x| {
+                acc.checked_add(x.eval(vars)?).ok_or_else(|| EvalError::Overflow(self.to_string()))
+            }),
+            Expr::Min(xs) => {
+                let mut m = i64::MAX;
+                for x in xs {
+                    m = m.min(x.eval(vars)?);
+                }
+                Ok(m)
+            }
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => {
+                let (x, y) = (a.eval(vars)?, b.eval(vars)?);
+                if y == 0 {
+                    return Err(EvalError::DivByZero(self.to_string()));
+                }
+                let r = match self {
+                    Expr::Div(..) => floor_div(x, y),
+                    Expr::Mod(..) => x.checked_rem_euclid(y),
+                    _ => ceil_div(x, y),
+                };
+                r.ok_or_else(|| EvalError::Overflow(self.to_string()))
+            }
+        }
+    }
+
+    /// Every `(ceildiv a b)` in the expression whose division is not exact for `vars`:
+    /// `Some((a_expr, a, b))` for the first one found (outermost first, left to right).
+    pub fn inexact_ceildiv(&self, vars: &[i64]) -> std::result::Result<Option<(&Expr, i64, i64)>, EvalError> {
+        match self {
+            Expr::Const(_) | Expr::Var(_) => Ok(None),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => {
+                for x in xs {
+                    if let Some(hit) = x.inexact_ceildiv(vars)? {
+                        return Ok(Some(hit));
+                    }
+                }
+                Ok(None)
+            }
+            Expr::CeilDiv(a, b) => {
+                let (x, y) = (a.eval(vars)?, b.eval(vars)?);
+                if y != 0 && x.checked_rem(y).is_some_and(|r| r != 0) {
+                    return Ok(Some((a, x, y)));
+                }
+                if let Some(hit) = a.inexact_ceildiv(vars)? {
+                    return Ok(Some(hit));
+                }
+                b.inexact_ceildiv(vars)
+            }
+            Expr::Div(a, b) | Expr::Mod(a, b) => match a.inexact_ceildiv(vars)? {
+                Some(hit) => Ok(Some(hit)),
+                None => b.inexact_ceildiv(vars),
+            },
+        }
+    }
+
+    /// The largest `$k` referenced, if any.
+    pub fn max_var(&self) -> Option<usize> {
+        match self {
+            Expr::Const(_) => None,
+            Expr::Var(k) => Some(*k),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => xs.iter().filter_map(Expr::max_var).max(),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.max_var().max(b.max_var()),
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], pos: &mut usize) {
+    while b.get(*pos).is_some_and(|c| c.is_ascii_whitespace()) {
+        *pos += 1;
+    }
+}
+
+fn parse_int(b: &[u8], pos: &mut usize) -> std::result::Result<i64, String> {
+    let start = *pos;
+    if b.get(*pos) == Some(&b'-') {
+        *pos += 1;
+    }
+    while b.get(*pos).is_some_and(u8::is_ascii_digit) {
+        *pos += 1;
+    }
+    let s = std::str::from_utf8(&b[start..*pos]).map_err(|e| e.to_string())?;
+    s.parse::<i64>().map_err(|_| format!("bad integer `{s}`"))
+}
+
+fn parse_expr(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Expr, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("expression nested deeper than {MAX_DEPTH}"));
+    }
+    skip_ws(b, pos);
+    match b.get(*pos) {
+        None => Err("expected an expression, found the end".into()),
+        Some(b'$') => {
+            *pos += 1;
+            let start = *pos;
+            while b.get(*pos).is_some_and(u8::is_ascii_digit) {
+                *pos += 1;
+            }
+            let s = std::str::from_utf8(&b[start..*pos]).map_err(|e| e.to_string())?;
+            s.parse::<usize>().map(Expr::Var).map_err(|_| format!("bad variable `${s}`"))
+        }
+        Some(c) if c.is_ascii_digit() || *c == b'-' => parse_int(b, pos).map(Expr::Const),
+        Some(b'(') => {
+            *pos += 1;
+            skip_ws(b, pos);
+            let start = *pos;
+            while b.get(*pos).is_some_and(u8::is_ascii_alphabetic) {
+                *pos += 1;
+            }
+            let op = std::str::from_utf8(&b[start..*pos]).map_err(|e| e.to_string())?.to_string();
+            let mut xs = Vec::new();
+            loop {
+                skip_ws(b, pos);
+                match b.get(*pos) {
+                    Some(b')') => {
+                        *pos += 1;
+                        break;
+                    }
+                    None => return Err(format!("`({op} ...` is not closed")),
+                    _ => xs.push(parse_expr(b, pos, depth + 1)?),
+                }
+            }
+            let n = xs.len();
+            let two = |xs: Vec<Expr>| -> std::result::Result<(Box<Expr>, Box<Expr>), String> {
+                let mut it = xs.into_iter();
+                match (it.next(), it.next(), it.next()) {
+                    (Some(a), Some(b), None) => Ok((Box::new(a), Box::new(b))),
+                    _ => Err(format!("`{op}` takes 2 operands, got {n}")),
+                }
+            };
+            match op.as_str() {
+                "mul" | "add" | "min" if n == 0 => Err(format!("`{op}` needs at least one operand")),
+                "mul" => Ok(Expr::Mul(xs)),
+                "add" => Ok(Expr::Add(xs)),
+                "min" => Ok(Expr::Min(xs)),
+                "div" => two(xs).map(|(a, b)| Expr::Div(a, b)),
+                "mod" => two(xs).map(|(a, b)| Expr::Mod(a, b)),
+                "ceildiv" => two(xs).map(|(a, b)| Expr::CeilDiv(a, b)),
+                "" => Err("`(` without an operator".into()),
+                other => Err(format!("unknown operator `{other}` (known: mul add div mod ceildiv min)")),
+            }
+        }
+        Some(&c) => Err(format!("unexpected `{}`", c as char)),
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |f: &mut fmt::Formatter<'_>, op: &str, xs: &[Expr]| {
+            write!(f, "({op}")?;
+            for x in xs {
+                write!(f, " {x}")?;
+            }
+            f.write_str(")")
+        };
+        match self {
+            Expr::Const(v) => write!(f, "{v}"),
+            Expr::Var(k) => write!(f, "${k}"),
+            Expr::Mul(xs) => list(f, "mul", xs),
+            Expr::Add(xs) => list(f, "add", xs),
+            Expr::Min(xs) => list(f, "min", xs),
+            Expr::Div(a, b) => write!(f, "(div {a} {b})"),
+            Expr::Mod(a, b) => write!(f, "(mod {a} {b})"),
+            Expr::CeilDiv(a, b) => write!(f, "(ceildiv {a} {b})"),
+        }
+    }
+}
+
+/// One kernel argument of a launch plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanArg {
+    /// A view of host parameter `host_param` (its index), `offset` elements after its pointer,
+    /// with the values of the kernel parameter's `?` entries (shapes, then strides).
+    Tensor {
+        /// Index of the host parameter viewed.
+        host_param: usize,
+        /// Element offset of the view.
+        offset: Expr,
+        /// The kernel parameter's dynamic entries, ABI order.
+        dyn_leaves: Vec<Expr>,
+    },
+    /// A scalar of type `ty` with value `value`.
+    Scalar {
+        /// The scalar type (an integer type).
+        ty: DType,
+        /// Its value.
+        value: Expr,
+    },
+}
+
+/// One launch of a host function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchPlan {
+    /// The kernel (a `kernel` block of the same manifest).
+    pub kernel: String,
+    /// Grid (x, y, z).
+    pub grid: [Expr; 3],
+    /// Block (x, y, z).
+    pub block: [Expr; 3],
+    /// Dynamic shared memory bytes.
+    pub smem: Expr,
+    /// The kernel's arguments in order.
+    pub args: Vec<PlanArg>,
+}
+
+impl LaunchPlan {
+    pub(crate) fn new(kernel: &str) -> LaunchPlan {
+        let one = || Expr::Const(1);
+        LaunchPlan { kernel: kernel.to_string(), grid: [one(), one(), one()], block: [one(), one(), one()], smem: Expr::Const(0), args: Vec::new() }
+    }
+
+    /// Parses one line inside `launch ... endlaunch`; unknown records are ignored.
+    pub(crate) fn parse_line(&mut self, fields: &str) -> std::result::Result<(), String> {
+        let (kw, rest) = fields.split_once(' ').unwrap_or((fields, ""));
+        let parts = || rest.split('|').map(str::trim).collect::<Vec<_>>();
+        let exprs = |v: &[&str]| v.iter().map(|s| Expr::parse(s)).collect::<std::result::Result<Vec<_>, _>>();
+        let three = |what: &str| -> std::result::Result<[Expr; 3], String> {
+            let v = exprs(&parts())?;
+            <[Expr; 3]>::try_from(v).map_err(|v| format!("`{what}` needs 3 expressions separated by `|`, got {}", v.len()))
+        };
+        match kw {
+            "grid" => self.grid = three("grid")?,
+            "block" => self.block = three("block")?,
+            "smem" => self.smem = Expr::parse(rest)?,
+            "arg" => {
+                let p = parts();
+                let (kind, first) = p.first().and_then(|f| f.split_once(' ')).ok_or("`arg` needs a kind")?;
+                match kind {
+                    "tensor" => {
+                        let host_param = first.trim().parse::<usize>().map_err(|_| format!("`arg tensor`: bad parameter index `{first}`"))?;
+                        let offset = Expr::parse(p.get(1).ok_or("`arg tensor` without an offset")?)?;
+                        let dyn_leaves = exprs(&p[2..])?;
+                        self.args.push(PlanArg::Tensor { host_param, offset, dyn_leaves });
+                    }
+                    "scalar" => {
+                        let ty = DType::from_name(first.trim()).ok_or_else(|| format!("`arg scalar`: unknown type `{first}`"))?;
+                        if !is_integer(ty) {
+                            return Err(format!("`arg scalar {ty}`: only integer scalars can be computed by a plan"));
+                        }
+                        let value = Expr::parse(p.get(1).ok_or("`arg scalar` without a value")?)?;
+                        if p.len() > 2 {
+                            return Err("`arg scalar` takes one value".into());
+                        }
+                        self.args.push(PlanArg::Scalar { ty, value });
+                    }
+                    other => return Err(format!("unknown argument kind `{other}`")),
+                }
+            }
+            _ => {} // forward compatibility
+        }
+        Ok(())
+    }
+}
+
+fn is_integer(d: DType) -> bool {
+    matches!(d, DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::U8 | DType::U16 | DType::U32 | DType::U64 | DType::Bool)
+}
+
+fn int_range(d: DType) -> (i64, i64) {
+    match d {
+        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+        DType::U8 => (0, u8::MAX.into()),
+        DType::U16 => (0, u16::MAX.into()),
+        DType::U32 => (0, u32::MAX.into()),
+        DType::Bool => (0, 1),
+        DType::U64 => (0, i64::MAX),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+fn int_kernel_arg(d: DType, v: i64) -> KernelArg {
+    match d.size_bytes() {
+        8 => KernelArg::I64(v),
+        4 => KernelArg::I32(v as i32),
+        2 => KernelArg::F16Bits(v as u16),
+        _ => KernelArg::U8(v as u8),
+    }
+}
+
+impl fmt::Display for LaunchPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "launch {}", self.kernel)?;
+        writeln!(f, "grid {} | {} | {}", self.grid[0], self.grid[1], self.grid[2])?;
+        writeln!(f, "block {} | {} | {}", self.block[0], self.block[1], self.block[2])?;
+        writeln!(f, "smem {}", self.smem)?;
+        for a in &self.args {
+            match a {
+                PlanArg::Tensor { host_param, offset, dyn_leaves } => {
+                    write!(f, "arg tensor {host_param} | {offset}")?;
+                    for d in dyn_leaves {
+                        write!(f, " | {d}")?;
+                    }
+                    writeln!(f)?;
+                }
+                PlanArg::Scalar { ty, value } => writeln!(f, "arg scalar {ty} | {value}")?,
+            }
+        }
+        write!(f, "endlaunch")
+    }
+}
+
+/// A host function: its parameters and its launch plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSig {
+    /// The host function's name.
+    pub name: String,
+    /// Its parameters in declaration order.
+    pub params: Vec<ParamSig>,
+    /// The launches, in order.
+    pub launches: Vec<LaunchPlan>,
+    /// The kernels named by `launches KERNEL` lines (a summary; older manifests have only these).
+    pub launches_kernels: Vec<String>,
+    /// Why the plan cannot be used, when the manifest's plan is malformed or does not match the
+    /// kernels it launches (the rest of the manifest still loads).
+    pub plan_error: Option<String>,
+}
+
+/// Where a dynamic value `$k` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarSource {
+    /// Shape leaf `leaf` of (tensor) host parameter `param`.
+    Shape {
+        /// Host parameter index.
+        param: usize,
+        /// Flattened leaf index.
+        leaf: usize,
+    },
+    /// Stride leaf `leaf` of host parameter `param`.
+    Stride {
+        /// Host parameter index.
+        param: usize,
+        /// Flattened leaf index.
+        leaf: usize,
+    },
+    /// Scalar host parameter `param`.
+    Scalar {
+        /// Host parameter index.
+        param: usize,
+    },
+}
+
+impl HostSig {
+    pub(crate) fn new(name: &str) -> HostSig {
+        HostSig { name: name.to_string(), params: Vec::new(), launches: Vec::new(), launches_kernels: Vec::new(), plan_error: None }
+    }
+
+    /// The sources of `$0, $1, ...`, in order.
+    pub fn var_sources(&self) -> Vec<VarSource> {
+        let mut v = Vec::new();
+        for (param, p) in self.params.iter().enumerate() {
+            match &p.kind {
+                ParamKind::Tensor(t) => {
+                    v.extend(t.shape_leaves.iter().enumerate().filter(|(_, e)| e.is_none()).map(|(leaf, _)| VarSource::Shape { param, leaf }));
+                    v.extend(t.stride_leaves.iter().enumerate().filter(|(_, e)| e.is_none()).map(|(leaf, _)| VarSource::Stride { param, leaf }));
+                }
+                ParamKind::Scalar(_) => v.push(VarSource::Scalar { param }),
+            }
+        }
+        v
+    }
+
+    /// A name for `$k`: `mA.shape[0]`, `n`.
+    pub fn var_name(&self, src: VarSource) -> String {
+        let name = |p: usize| self.params.get(p).map_or("?", |p| p.name.as_str());
+        match src {
+            VarSource::Shape { param, leaf } => format!("{}.shape[{leaf}]", name(param)),
+            VarSource::Stride { param, leaf } => format!("{}.stride[{leaf}]", name(param)),
+            VarSource::Scalar { param } => name(param).to_string(),
+        }
+    }
+
+    /// Checks the plan against the manifest's kernels: each launched kernel exists, its argument
+    /// count and kinds match the kernel's parameters, a tensor argument gives one expression per
+    /// `?` entry and views a tensor host parameter of the kernel's element type, and every `$k` is
+    /// a dynamic value of the host.
+    pub fn validate(&self, m: &Manifest) -> std::result::Result<(), String> {
+        let nvars = self.var_sources().len();
+        let var_ok = |e: &Expr, what: &str| match e.max_var() {
+            Some(k) if k >= nvars => Err(format!("{what}: ${k} but the host has {nvars} dynamic values")),
+            _ => Ok(()),
+        };
+        for (li, l) in self.launches.iter().enumerate() {
+            let ctx = format!("launch {li} ({})", l.kernel);
+            let k = m.kernel(&l.kernel).ok_or_else(|| format!("{ctx}: no kernel `{}` in the manifest", l.kernel))?;
+            for e in l.grid.iter().chain(&l.block).chain(std::iter::once(&l.smem)) {
+                var_ok(e, &ctx)?;
+            }
+            if k.params.len() != l.args.len() {
+                return Err(format!("{ctx}: the kernel takes {} parameters but the plan passes {}", k.params.len(), l.args.len()));
+            }
+            for (ai, (kp, a)) in k.params.iter().zip(&l.args).enumerate() {
+                let actx = format!("{ctx} argument {ai} (`{}`)", kp.name);
+                match (&kp.kind, a) {
+                    (ParamKind::Tensor(t), PlanArg::Tensor { host_param, offset, dyn_leaves }) => {
+                        let hp = self.params.get(*host_param).ok_or_else(|| format!("{actx}: host parameter {host_param} does not exist"))?;
+                        let ParamKind::Tensor(ht) = &hp.kind else {
+                            return Err(format!("{actx}: host parameter `{}` is not a tensor", hp.name));
+                        };
+                        if ht.elem != t.elem {
+                            return Err(format!("{actx}: the kernel takes {} elements but host parameter `{}` has {}", t.elem, hp.name, ht.elem));
+                        }
+                        let want = t.abi_len() - 1;
+                        if dyn_leaves.len() != want {
+                            return Err(format!("{actx}: the kernel parameter has {want} dynamic entries but the plan gives {}", dyn_leaves.len()));
+                        }
+                        var_ok(offset, &actx)?;
+                        for e in dyn_leaves {
+                            var_ok(e, &actx)?;
+                        }
+                    }
+                    (ParamKind::Scalar(d), PlanArg::Scalar { ty, value }) => {
+                        if d != ty {
+                            return Err(format!("{actx}: the kernel takes a {d} scalar but the plan passes a {ty}"));
+                        }
+                        var_ok(value, &actx)?;
+                    }
+                    (ParamKind::Tensor(_), _) => return Err(format!("{actx}: the kernel takes a tensor but the plan passes a scalar")),
+                    (ParamKind::Scalar(_), _) => return Err(format!("{actx}: the kernel takes a scalar but the plan passes a tensor")),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for HostSig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let params: Vec<String> = self.params.iter().map(ToString::to_string).collect();
+        write!(f, "host {}({})", self.name, params.join(", "))
+    }
+}
+
+/// One evaluated launch (what [`HostPlan::evaluate`] returns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedLaunch {
+    /// Index of the launch in the plan.
+    pub index: usize,
+    /// The kernel.
+    pub kernel: String,
+    /// Grid, block, shared memory.
+    pub config: LaunchConfig,
+    /// The flat kernel-ABI arguments.
+    pub args: Vec<KernelArg>,
+    /// The tensor views passed, for display: (kernel parameter, host parameter, element offset,
+    /// shape leaves, stride leaves).
+    pub views: Vec<(String, String, i64, Vec<i64>, Vec<i64>)>,
+}
+
+/// Reusable buffers of [`HostPlan::evaluate_into`] (no allocation per call once warm).
+#[derive(Debug, Default)]
+pub struct PlanScratch {
+    /// `$k` values.
+    pub vars: Vec<i64>,
+    /// The flat kernel arguments of all launches, back to back.
+    pub flat: Vec<KernelArg>,
+    /// Per launch: its config and its range in `flat`.
+    pub launches: Vec<(LaunchConfig, std::ops::Range<usize>)>,
+    shape: Vec<i64>,
+    stride: Vec<i64>,
+    host_flat: Vec<KernelArg>,
+}
+
+/// A host function bound to the kernel signatures it launches: evaluates calls (pure).
+#[derive(Clone, Debug)]
+pub struct HostPlan {
+    sig: Arc<HostSig>,
+    /// Per launch, the kernel's signature.
+    kernels: Vec<Arc<KernelSig>>,
+    vars: Vec<VarSource>,
+}
+
+fn refuse(host: &str, what: String) -> RuntimeError {
+    RuntimeError::ArgumentMismatch(format!("host `{host}`: {what}"))
+}
+
+impl HostPlan {
+    /// The plan of host function `name` of manifest `m`; an error when there is none or its plan
+    /// is unusable (the message says why).
+    pub fn new(m: &Manifest, name: &str) -> Result<HostPlan> {
+        let sig = m.host(name).ok_or_else(|| {
+            let names: Vec<&str> = m.hosts.iter().map(|h| h.name.as_str()).collect();
+            RuntimeError::InvalidArgument(format!(
+                "no host function `{name}` in the manifest; host functions: {}",
+                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+            ))
+        })?;
+        HostPlan::from_sig(m, Arc::new(sig.clone()))
+    }
+
+    pub(crate) fn from_sig(m: &Manifest, sig: Arc<HostSig>) -> Result<HostPlan> {
+        if let Some(e) = &sig.plan_error {
+            return Err(RuntimeError::InvalidImage(format!("host function `{}`: unusable launch plan: {e}", sig.name)));
+        }
+        if sig.launches.is_empty() && !sig.launches_kernels.is_empty() {
+            return Err(RuntimeError::InvalidImage(format!(
+                "host function `{}` launches {} but its manifest has no launch plan (built by an older cutec?)",
+                sig.name,
+                sig.launches_kernels.join(", ")
+            )));
+        }
+        sig.validate(m).map_err(|e| RuntimeError::InvalidImage(format!("host function `{}`: {e}", sig.name)))?;
+        let mut kernels: Vec<Arc<KernelSig>> = Vec::with_capacity(sig.launches.len());
+        for l in &sig.launches {
+            match kernels.iter().find(|k| k.name == l.kernel) {
+                Some(k) => kernels.push(k.clone()),
+                None => kernels.push(Arc::new(m.kernel(&l.kernel).cloned().ok_or_else(|| RuntimeError::InvalidImage(format!("no kernel `{}`", l.kernel)))?)),
+            }
+        }
+        let vars = sig.var_sources();
+        Ok(HostPlan { sig, kernels, vars })
+    }
+
+    /// The host function's signature and plan.
+    pub fn sig(&self) -> &HostSig {
+        &self.sig
+    }
+
+    /// The signature of the kernel of launch `i`.
+    pub fn kernel_sig(&self, i: usize) -> Option<&KernelSig> {
+        self.kernels.get(i).map(|k| &**k)
+    }
+
+    /// Where each `$k` comes from.
+    pub fn var_sources(&self) -> &[VarSource] {
+        &self.vars
+    }
+
+    /// Evaluates a call: checks `args` against the host's parameters (as checked kernel launches
+    /// do), collects the dynamic values, then evaluates each launch and checks each view it passes.
+    /// Nothing is launched: see `HostFn::call`.
+    pub fn evaluate(&self, args: &[Arg]) -> Result<Vec<PlannedLaunch>> {
+        let mut s = PlanScratch::default();
+        self.evaluate_into(args, &mut s)?;
+        let mut out = Vec::with_capacity(s.launches.len());
+        for (i, (cfg, range)) in s.launches.iter().enumerate() {
+            let kernel = &self.kernels[i];
+            let mut views = Vec::new();
+            for (kp, a) in kernel.params.iter().zip(&self.sig.launches[i].args) {
+                if let (ParamKind::Tensor(t), PlanArg::Tensor { host_param, offset, dyn_leaves }) = (&kp.kind, a) {
+                    let off = offset.eval(&s.vars).unwrap_or(0);
+                    let (sh, st) = fill_leaves(t, dyn_leaves, &s.vars).unwrap_or_default();
+                    views.push((kp.name.clone(), self.sig.params[*host_param].name.clone(), off, sh, st));
+                }
+            }
+            out.push(PlannedLaunch { index: i, kernel: kernel.name.clone(), config: *cfg, args: s.flat[range.clone()].to_vec(), views });
+        }
+        Ok(out)
+    }
+
+    /// [`HostPlan::evaluate`] into reusable buffers (`scratch.launches[i]` = (config, range of
+    /// `scratch.flat`)). On `Err` nothing must be launched.
+    pub fn evaluate_into(&self, args: &[Arg], s: &mut PlanScratch) -> Result<()> {
+        let host = self.sig.name.as_str();
+        s.vars.clear();
+        s.flat.clear();
+        s.launches.clear();
+        // 1. The arguments against the host's parameters: the checked-launch rules.
+        crate::checked::check_args_named(host, "host", &self.sig.params, args, &mut s.host_flat)?;
+        // 2. The dynamic values, in $k order.
+        for src in &self.vars {
+            let v = match (*src, &args) {
+                (VarSource::Shape { param, leaf }, _) => match args.get(param) {
+                    Some(Arg::Tensor(v)) => v.shape.get(leaf).copied(),
+                    _ => None,
+                },
+                (VarSource::Stride { param, leaf }, _) => match args.get(param) {
+                    Some(Arg::Tensor(v)) => v.stride.get(leaf).copied(),
+                    _ => None,
+                },
+                (VarSource::Scalar { param }, _) => match args.get(param) {
+                    Some(Arg::Scalar(d, bits)) => Some(scalar_value(*d, *bits)),
+                    _ => None,
+                },
+            };
+            s.vars.push(v.ok_or_else(|| RuntimeError::InvalidArgument(format!("host `{host}`: dynamic value source {src:?} missing")))?);
+        }
+        // 3. Each launch.
+        for (li, l) in self.sig.launches.iter().enumerate() {
+            let kernel = &self.kernels[li];
+            let ev = |e: &Expr, what: &dyn Fn() -> String| -> Result<i64> {
+                e.eval(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {}: {err}", l.kernel, what())))
+            };
+            let dim = |e: &Expr, what: &str, i: usize| -> Result<u32> {
+                let v = ev(e, &|| format!("{what}[{i}] = {e}"))?;
+                u32::try_from(v).map_err(|_| {
+                    RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {what} dimension {i} = {e} = {v} is out of range", l.kernel))
+                })
+            };
+            let cfg = LaunchConfig {
+                grid: (dim(&l.grid[0], "grid", 0)?, dim(&l.grid[1], "grid", 1)?, dim(&l.grid[2], "grid", 2)?),
+                block: (dim(&l.block[0], "block", 0)?, dim(&l.block[1], "block", 1)?, dim(&l.block[2], "block", 2)?),
+                shared_mem_bytes: dim(&l.smem, "smem", 0)?,
+            };
+            cfg.validate().map_err(|e| match e {
+                RuntimeError::InvalidLaunch(m) => RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {m}", l.kernel)),
+                other => other,
+            })?;
+            let start = s.flat.len();
+            for (ai, (kp, a)) in kernel.params.iter().zip(&l.args).enumerate() {
+                match (&kp.kind, a) {
+                    (ParamKind::Tensor(t), PlanArg::Tensor { host_param, offset, dyn_leaves }) => {
+                        let hp = &self.sig.params[*host_param];
+                        let Some(Arg::Tensor(hv)) = args.get(*host_param) else {
+                            return Err(refuse(host, format!("parameter `{}` is not a tensor", hp.name)));
+                        };
+                        let ndyn_shape = t.shape_leaves.iter().filter(|e| e.is_none()).count();
+                        // The partial-tile check: a tile count computed with ceildiv must be exact.
+                        for e in &dyn_leaves[..ndyn_shape.min(dyn_leaves.len())] {
+                            let hit = e.inexact_ceildiv(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
+                            if let Some((num, x, tile)) = hit {
+                                let what = match num {
+                                    Expr::Var(k) => match self.vars.get(*k) {
+                                        Some(VarSource::Shape { param, leaf }) => {
+                                            let pn = &self.sig.params[*param].name;
+                                            let mode = mode_of_leaf(&self.sig.params[*param], *leaf);
+                                            format!("{pn} extent {x} ({mode})")
+                                        }
+                                        Some(src) => format!("{} = {x}", self.sig.var_name(*src)),
+                                        None => format!("{num} = {x}"),
+                                    },
+                                    other => format!("{other} = {x} (for {})", hp.name),
+                                };
+                                return Err(refuse(
+                                    host,
+                                    format!("{what} is not a multiple of the tile {tile}; this kernel has no tail handling (launch {li}: {}, argument `{}`)", l.kernel, kp.name),
+                                ));
+                            }
+                        }
+                        let off = ev(offset, &|| format!("argument `{}` offset", kp.name))?;
+                        // The view's leaves: static from the kernel, dynamic from the plan.
+                        s.shape.clear();
+                        s.stride.clear();
+                        let mut it = dyn_leaves.iter();
+                        for leaf in &t.shape_leaves {
+                            s.shape.push(match leaf {
+                                Some(v) => *v,
+                                None => ev(it.next().unwrap_or(&Expr::Const(0)), &|| format!("argument `{}` shape", kp.name))?,
+                            });
+                        }
+                        for leaf in &t.stride_leaves {
+                            s.stride.push(match leaf {
+                                Some(v) => *v,
+                                None => ev(it.next().unwrap_or(&Expr::Const(0)), &|| format!("argument `{}` stride", kp.name))?,
+                            });
+                        }
+                        let ctx = || format!("launch {li} ({}) argument `{}` = view of `{}` at offset {off}", l.kernel, kp.name, hp.name);
+                        // Inside the host tensor: offset >= 0 and offset + the view's largest
+                        // element offset <= the host tensor's largest element offset.
+                        let elem = i128::from(t.elem.size_bytes());
+                        if off < 0 {
+                            return Err(refuse(host, format!("{}: negative offset", ctx())));
+                        }
+                        if s.shape.iter().all(|&x| x > 0) && hv.shape.iter().all(|&x| x > 0) {
+                            let reach = |sh: &[i64], st: &[i64]| sh.iter().zip(st).map(|(&a, &b)| i128::from(a - 1) * i128::from(b)).sum::<i128>();
+                            let view_max = i128::from(off) + reach(&s.shape, &s.stride);
+                            let host_max = reach(&hv.shape, &hv.stride);
+                            if view_max > host_max {
+                                return Err(refuse(
+                                    host,
+                                    format!(
+                                        "{}: the view reaches element {view_max} but `{}` (shape {:?}, stride {:?}) ends at element {host_max}",
+                                        ctx(),
+                                        hp.name,
+                                        hv.shape,
+                                        hv.stride
+                                    ),
+                                ));
+                            }
+                        }
+                        let byte_off = i128::from(off) * elem;
+                        let ptr = u64::try_from(i128::from(hv.ptr) + byte_off).map_err(|_| refuse(host, format!("{}: pointer overflow", ctx())))?;
+                        let bytes = hv.bytes.map(|b| u64::try_from((i128::from(b) - byte_off).max(0)).unwrap_or(0));
+                        let view = ViewRef { ptr, dtype: hv.dtype, shape: &s.shape, stride: &s.stride, bytes };
+                        check_tensor_ref(&kernel.name, "kernel", ai, &kp.name, t, &view, &mut s.flat)
+                            .map_err(|e| match e {
+                                RuntimeError::ArgumentMismatch(m) => refuse(host, format!("{}: {m}", ctx())),
+                                other => other,
+                            })?;
+                    }
+                    (ParamKind::Scalar(d), PlanArg::Scalar { value, .. }) => {
+                        let v = ev(value, &|| format!("argument `{}`", kp.name))?;
+                        let (lo, hi) = int_range(*d);
+                        if v < lo || v > hi {
+                            return Err(refuse(host, format!("launch {li} ({}) argument `{}` = {value} = {v} does not fit {d}", l.kernel, kp.name)));
+                        }
+                        s.flat.push(int_kernel_arg(*d, v));
+                    }
+                    _ => return Err(refuse(host, format!("launch {li}: argument {ai} kind mismatch (validated plan; please report)"))),
+                }
+            }
+            s.launches.push((cfg, start..s.flat.len()));
+        }
+        Ok(())
+    }
+}
+
+/// `mode 0` for a flat leaf of a rank-R tensor; `shape entry 3` for nested shapes.
+fn mode_of_leaf(p: &ParamSig, leaf: usize) -> String {
+    match &p.kind {
+        ParamKind::Tensor(t) if t.shape_leaves.len() == t.rank() => format!("mode {leaf}"),
+        _ => format!("shape entry {leaf}"),
+    }
+}
+
+fn fill_leaves(t: &crate::manifest::TensorSig, dyn_leaves: &[Expr], vars: &[i64]) -> Option<(Vec<i64>, Vec<i64>)> {
+    let mut it = dyn_leaves.iter();
+    let mut next = |leaf: &Option<i64>| -> Option<i64> {
+        match leaf {
+            Some(v) => Some(*v),
+            None => it.next()?.eval(vars).ok(),
+        }
+    };
+    let sh = t.shape_leaves.iter().map(&mut next).collect::<Option<Vec<_>>>()?;
+    let st = t.stride_leaves.iter().map(&mut next).collect::<Option<Vec<_>>>()?;
+    Some((sh, st))
+}
+
+fn scalar_value(d: DType, bits: u64) -> i64 {
+    match d {
+        DType::I8 => i64::from(bits as u8 as i8),
+        DType::I16 => i64::from(bits as u16 as i16),
+        DType::I32 => i64::from(bits as u32 as i32),
+        DType::I64 | DType::U64 => bits as i64,
+        DType::U8 | DType::Bool => i64::from(bits as u8),
+        DType::U16 => i64::from(bits as u16),
+        DType::U32 => i64::from(bits as u32),
+        // Floating scalars keep their slot in the numbering; plans never compute with them.
+        _ => bits as i64,
+    }
+}
+
+/// A view of a host tensor parameter for offline evaluation (`cute-run plan --shape`): a fake,
+/// aligned pointer, the given shape, compact strides matching the parameter's static strides
+/// (row-major first, else column-major), and its size in bytes.
+pub fn synthetic_view(p: &ParamSig, index: usize, shape: &[i64]) -> std::result::Result<TensorView, String> {
+    let ParamKind::Tensor(t) = &p.kind else { return Err(format!("`{}` is not a tensor", p.name)) };
+    if shape.len() != t.shape_leaves.len() {
+        return Err(format!("`{}` has {} shape leaves ({}) but {} extents were given", p.name, t.shape_leaves.len(), t.shape, shape.len()));
+    }
+    let compact = |order: &mut dyn Iterator<Item = usize>| {
+        let mut st = vec![0i64; shape.len()];
+        let mut acc = 1i64;
+        for i in order {
+            st[i] = acc;
+            acc = acc.saturating_mul(shape[i].max(1));
+        }
+        st
+    };
+    let n = shape.len();
+    let right = compact(&mut (0..n).rev());
+    let left = compact(&mut (0..n));
+    let fits = |st: &[i64]| t.stride_leaves.iter().zip(st).all(|(w, g)| w.is_none_or(|w| w == *g));
+    let stride = if fits(&right) { right } else if fits(&left) { left } else { return Err(format!("no compact layout of `{}` matches its strides {}", p.name, t.stride)) };
+    let cos: i64 = shape.iter().zip(&stride).map(|(s, d)| (s - 1).max(0) * d).sum::<i64>() + 1;
+    let ptr = 0x7f00_0000_0000u64 + (index as u64) * 0x10_0000_0000;
+    Ok(TensorView::new(ptr, t.elem, shape, &stride).with_bytes((cos as u64) * u64::from(t.elem.size_bytes())))
+}
