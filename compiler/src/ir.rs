@@ -119,6 +119,17 @@ pub fn function_type_attr(ctx: MlirContext, inputs: &[MlirType]) -> MlirAttribut
     unsafe { mlirTypeAttrGet(mlirFunctionTypeGet(ctx, inputs.len() as isize, inputs.as_ptr(), 0, std::ptr::null())) }
 }
 
+/// The `sym_name` of a symbol op.
+pub fn symbol_name(op: Op) -> Option<String> {
+    unsafe {
+        let a = mlirOperationGetAttributeByName(op, sref("sym_name"));
+        if a.ptr.is_null() || !mlirAttributeIsAString(a) {
+            return None;
+        }
+        Some(string_of(mlirStringAttrGetValue(a)))
+    }
+}
+
 /// Replaces every use of `op`'s results with `with` (the op itself stays until erased).
 pub fn replace_uses(op: Op, with: &[Val]) {
     for (i, v) in with.iter().enumerate() {
@@ -164,6 +175,22 @@ impl Builder {
             let named: Vec<MlirNamedAttribute> =
                 attrs.iter().map(|(n, a)| mlirNamedAttributeGet(mlirIdentifierGet(self.ctx, sref(n)), *a)).collect();
             mlirOperationStateAddAttributes(&mut state, named.len() as isize, named.as_ptr());
+            let op = mlirOperationCreate(&mut state);
+            mlirBlockInsertOwnedOperationBefore(self.block, self.anchor, op);
+            op
+        }
+    }
+
+    /// Creates an op with `regions` empty regions (e.g. a global without an initializer).
+    pub fn create_with_regions(&self, name: &str, results: &[MlirType], attrs: &[(&str, MlirAttribute)], regions: usize) -> Op {
+        unsafe {
+            let mut state = mlirOperationStateGet(sref(name), self.loc);
+            mlirOperationStateAddResults(&mut state, results.len() as isize, results.as_ptr());
+            let named: Vec<MlirNamedAttribute> =
+                attrs.iter().map(|(n, a)| mlirNamedAttributeGet(mlirIdentifierGet(self.ctx, sref(n)), *a)).collect();
+            mlirOperationStateAddAttributes(&mut state, named.len() as isize, named.as_ptr());
+            let rs: Vec<MlirRegion> = (0..regions).map(|_| mlirRegionCreate()).collect();
+            mlirOperationStateAddOwnedRegions(&mut state, rs.len() as isize, rs.as_ptr());
             let op = mlirOperationCreate(&mut state);
             mlirBlockInsertOwnedOperationBefore(self.block, self.anchor, op);
             op

@@ -10,7 +10,7 @@
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
 use cute_lang::diag::{line_col, Diagnostic};
-use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, Operand, ParamKind, Special, TensorTy, ValueId, ValueTy};
+use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy};
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
 use cute_layout::int::{Atom, Dyn, Op};
@@ -424,6 +424,32 @@ impl KernelWriter<'_> {
                 let mut types = vec![src_ty, "i32".into()];
                 types.extend(leaves.iter().map(|_| "i32".to_string()));
                 self.define(*dst, &format!("\"cute.view\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), *span);
+            }
+            Inst::Alloc { dst, ty, span } => {
+                self.define(*dst, &format!("\"cute.alloc\"() : () -> {}", mlir_tensor(ty)), *span);
+            }
+            Inst::Extract { dst, ty, frag, index, span } => {
+                let ft = self.ty(*frag);
+                self.define(*dst, &format!("vector.extract {}[{index}] : {} from {ft}", v(*frag), mlir_scalar(*ty)), *span);
+            }
+            Inst::FromElements { dst, ty, elems, span } => {
+                let xs: Vec<String> = elems.iter().map(|e| self.operand(e, *ty, None, *span)).collect();
+                let t = self.ty(*dst);
+                self.define(*dst, &format!("vector.from_elements {} : {t}", xs.join(", ")), *span);
+            }
+            Inst::Shuffle { dst, kind, ty, value, offset, span } => {
+                let x = self.operand(value, *ty, None, *span);
+                let o = self.operand(offset, Scalar::I32, None, *span);
+                let w = self.int(&Int::S(32), *span);
+                let k = match kind {
+                    ShuffleKind::Xor => "xor",
+                    ShuffleKind::Down => "down",
+                    ShuffleKind::Up => "up",
+                    ShuffleKind::Idx => "idx",
+                };
+                let loc = self.loc(*span);
+                let valid = self.tmp();
+                self.line(&format!("{}, {valid} = gpu.shuffle {k} {x}, {o}, {w} : {} {loc}", v(*dst), mlir_scalar(*ty)));
             }
             Inst::Load { dst, tensor, ty, offset, span } => {
                 let off = self.int(offset, *span);

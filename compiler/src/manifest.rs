@@ -73,12 +73,23 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
     for k in &module.kernels {
         let _ = writeln!(out, "kernel {}", k.symbol);
         params(&k.params, &mut out);
+        let vars = crate::plan::kernel_vars(k);
+        for r in &k.requires {
+            if let Some(line) = crate::plan::require_line(r, &vars) {
+                out.push_str(&line);
+            }
+        }
         out.push_str("end\n");
     }
     for h in &module.hosts {
         let _ = writeln!(out, "host {}", h.name);
         params(&h.params, &mut out);
         let vars = crate::plan::host_vars(h);
+        for r in &h.requires {
+            if let Some(line) = crate::plan::require_line(r, &vars) {
+                out.push_str(&line);
+            }
+        }
         // The plan the runtime carries out when the host function is called, step by step.
         for step in &h.steps {
             match step {

@@ -11,7 +11,7 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{FmtSeg, Host, Launch, ParamKind, PlanArg, ValueId};
+use cute_lang::kir::{FmtSeg, Host, Kernel, Launch, ParamKind, PlanArg, Require, ValueId};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -125,4 +125,31 @@ pub fn print_line(segs: &[FmtSeg], vars: &HashMap<ValueId, usize>) -> Option<Str
         });
     }
     Some(format!("print {}\n", parts.join(" | ")))
+}
+
+/// The position of each dynamic ABI value of a kernel (`$k`, the same numbering as a host's).
+pub fn kernel_vars(k: &Kernel) -> HashMap<ValueId, usize> {
+    let mut map = HashMap::new();
+    for p in &k.params {
+        match &p.kind {
+            ParamKind::Tensor { dyn_leaves, .. } => {
+                for id in dyn_leaves {
+                    let k = map.len();
+                    map.insert(*id, k);
+                }
+            }
+            ParamKind::Scalar(_) => {
+                let k = map.len();
+                map.insert(p.value, k);
+            }
+        }
+    }
+    map
+}
+
+/// A kernel's launch condition: `require EXPR | DIVISOR | s:HEX` — EXPR (over the kernel's `$k`)
+/// must be a multiple of DIVISOR; the text says what it is, for the runtime's error message.
+pub fn require_line(r: &Require, vars: &HashMap<ValueId, usize>) -> Option<String> {
+    let what: String = r.what.bytes().map(|b| format!("{b:02x}")).collect();
+    Some(format!("require {} | {} | s:{what}\n", expr_text(&r.dividend, vars)?, r.divisor))
 }

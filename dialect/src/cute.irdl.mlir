@@ -36,6 +36,13 @@ irdl.dialect @cute {
     irdl.results(view: %dst)
   }
 
+  // New memory for a tensor of the result type: registers (rmem) or block-wide shared memory (smem).
+  irdl.operation @alloc {
+    %tensor = irdl.base @cute::@tensor
+    irdl.operands()
+    irdl.results(tensor: %tensor)
+  }
+
   // Reads the element `offset` elements from the tensor's base.
   irdl.operation @load {
     %tensor = irdl.base @cute::@tensor

@@ -124,6 +124,8 @@ pub struct Block {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Pattern {
     Name(Ident),
+    /// `let mut x = ...`: a variable that assignments (`x = ...`, `x += ...`) may change.
+    Mut(Ident),
     Wildcard(Span),
     Tuple(Vec<Pattern>, Span),
 }
@@ -131,7 +133,7 @@ pub enum Pattern {
 impl Pattern {
     pub fn span(&self) -> Span {
         match self {
-            Pattern::Name(id) => id.span,
+            Pattern::Name(id) | Pattern::Mut(id) => id.span,
             Pattern::Wildcard(s) | Pattern::Tuple(_, s) => *s,
         }
     }

@@ -70,6 +70,14 @@ pub enum Special {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleKind {
+    Xor,
+    Down,
+    Up,
+    Idx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinaryOp {
     Add,
     Sub,
@@ -115,6 +123,16 @@ pub enum Inst {
     /// The whole (static-size) tensor into a fragment, element i from coordinate i.
     LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
     StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    /// Memory for a tensor of this type: registers (rmem, promoted to registers by the backend when
+    /// every access is at a static offset) or shared memory (smem, one block-wide buffer).
+    Alloc { dst: ValueId, ty: TensorTy, span: Span },
+    /// Element `index` of a fragment.
+    Extract { dst: ValueId, ty: Scalar, frag: ValueId, index: usize, span: Span },
+    /// A fragment from scalars.
+    FromElements { dst: ValueId, ty: Scalar, elems: Vec<Operand>, span: Span },
+    /// A warp shuffle (`shfl.sync`): the value of lane `lane ^ offset` (xor), `lane + offset` (down)
+    /// or lane `offset` (idx).
+    Shuffle { dst: ValueId, kind: ShuffleKind, ty: Scalar, value: Operand, offset: Operand, span: Span },
     If { cond: Operand, then: Vec<Inst>, els: Vec<Inst>, span: Span },
     For { iv: ValueId, lb: Int, ub: Int, step: Int, body: Vec<Inst>, span: Span },
     /// Prints text and run-time values (`printf`); segments are concatenated.
@@ -146,6 +164,17 @@ pub struct Param {
     pub span: Span,
 }
 
+/// A condition the launch must meet for the kernel to be correct: `dividend` (an expression over the
+/// kernel's dynamic parameter values) is a multiple of `divisor`. Tiling a run-time extent by a static
+/// tile leaves a partial tile otherwise, and the kernel has no tail handling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Require {
+    pub dividend: Int,
+    pub divisor: i64,
+    pub what: String,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     /// The cubin symbol: the kernel's name, suffixed when it has several instances.
@@ -155,6 +184,8 @@ pub struct Kernel {
     pub body: Vec<Inst>,
     /// The type of every value id, for code generation.
     pub value_types: Vec<ValueTy>,
+    /// What the runtime must check before launching (partial tiles).
+    pub requires: Vec<Require>,
     pub span: Span,
 }
 
@@ -197,6 +228,8 @@ pub struct Host {
     pub name: String,
     pub params: Vec<Param>,
     pub steps: Vec<HostStep>,
+    /// What the runtime must check before the first step (partial tiles), over the host's `$k`.
+    pub requires: Vec<Require>,
     pub span: Span,
 }
 

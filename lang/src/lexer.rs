@@ -25,6 +25,11 @@ pub enum Tok {
     Return,
     Const,
     Launch,
+    Mut,
+    PlusAssign,
+    MinusAssign,
+    StarAssign,
+    SlashAssign,
     True,
     False,
     // Punctuation.
@@ -82,6 +87,11 @@ impl fmt::Display for Tok {
             Tok::Return => "`return`",
             Tok::Const => "`const`",
             Tok::Launch => "`launch`",
+            Tok::Mut => "`mut`",
+            Tok::PlusAssign => "`+=`",
+            Tok::MinusAssign => "`-=`",
+            Tok::StarAssign => "`*=`",
+            Tok::SlashAssign => "`/=`",
             Tok::True => "`true`",
             Tok::False => "`false`",
             Tok::LParen => "`(`",
@@ -299,6 +309,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "return" => Tok::Return,
         "const" => Tok::Const,
         "launch" => Tok::Launch,
+        "mut" => Tok::Mut,
         "true" => Tok::True,
         "false" => Tok::False,
         "_" => Tok::Underscore,
@@ -339,7 +350,15 @@ impl Iterator for Lexer<'_> {
             return Some(Ok((start, tok, self.pos)));
         }
         let two = |a: u8, b: u8| self.peek_byte(0) == Some(a) && self.peek_byte(1) == Some(b);
-        let (tok, len) = if two(b'.', b'.') {
+        let (tok, len) = if two(b'+', b'=') {
+            (Tok::PlusAssign, 2)
+        } else if two(b'-', b'=') {
+            (Tok::MinusAssign, 2)
+        } else if two(b'*', b'=') {
+            (Tok::StarAssign, 2)
+        } else if two(b'/', b'=') {
+            (Tok::SlashAssign, 2)
+        } else if two(b'.', b'.') {
             (Tok::DotDot, 2)
         } else if two(b'-', b'>') {
             (Tok::Arrow, 2)

@@ -11,14 +11,17 @@ use lalrpop_util::ParseError;
 /// AST is walked recursively afterwards, so unbounded nesting would overflow the thread's stack.
 pub const MAX_NESTING: usize = 256;
 
-/// How deep the AST may become, as bounded from the tokens before parsing (see [`depth_bound`]).
+/// How deep the AST may become, as bounded from the tokens before parsing (see [`DepthBound`]).
+///
 /// Brackets are not the only source of depth: `1+1+...+1`, `- - -x`, `a.b.c...`, `a[0][0]...` and
 /// `else if` chains nest the AST one level per operator or branch without any bracket. The AST's
-/// `Drop` and every pass over it recurse, so a 100,000-term sum would overflow the stack; worse, when
-/// such a file also has a syntax error, the parser drops the half-built tree itself. Hence a bound
-/// on the tokens, checked before any tree exists. Real code stays far below it (a long statement
-/// has a depth of a few dozen).
-pub const MAX_DEPTH: usize = 1024;
+/// `Drop` and every pass over it recurse, so a 100,000-term sum would overflow the stack; worse,
+/// when such a file also has a syntax error, the parser drops the half-built tree itself. Hence a
+/// bound on the tokens, checked before any tree exists. Real code stays far below it (a long
+/// statement is a few dozen levels deep); the limit is what the recursive passes after parsing
+/// can afford on a main thread's stack in a debug build, where elaboration takes several KiB of
+/// stack a level.
+pub const MAX_DEPTH: usize = 256;
 
 pub fn parse(source: &str) -> Result<File, Diagnostic> {
     check_nesting(source)?;
@@ -26,8 +29,8 @@ pub fn parse(source: &str) -> Result<File, Diagnostic> {
 }
 
 /// Refuses sources whose brackets nest more than [`MAX_NESTING`] deep or whose AST could be more
-/// than [`MAX_DEPTH`] deep. One pass over the tokens; tokens after a lexical error are skipped, as the
-/// parser never gets past that error.
+/// than [`MAX_DEPTH`] deep. One pass over the tokens; tokens after a lexical error are skipped (the
+/// parser stops at that error).
 fn check_nesting(source: &str) -> Result<(), Diagnostic> {
     let mut bound = DepthBound::new();
     for (offset, tok, end) in Lexer::new(source).filter_map(Result::ok) {
@@ -38,35 +41,41 @@ fn check_nesting(source: &str) -> Result<(), Diagnostic> {
         }
         bound.token(&tok, span)?;
     }
-    bound.finish(Span::new(source.len(), source.len()))
+    bound.finish(source.len())
 }
 
-/// An upper bound on the depth of every AST node the parser can build from a token stream, computed
-/// on the tokens alone.
+/// An upper bound on the depth of every AST node the parser can build from a token stream,
+/// computed on the tokens alone, in one pass and constant work per token.
 ///
-/// Every node on a root-to-leaf path of the AST has its own token: a binary or unary operator, the
-/// `.` of a field or method, the `(` of a call or tuple, the `[` of an index, the `{` of a block, the
-/// `if` of a branch; only statement wrappers (`let`, assignment, expression statement) and leaves
-/// have none (an `else` block is anchored at its `else`). The tokens split into groups (between
-/// matching brackets) and groups into segments (at `,` and `;`, and after a `}` that no `else`
-/// follows, where a new statement or item starts). No node spans two segments of one group, so a
-/// path runs through a chain of nested segments, each holding at most one statement wrapper, and
-/// ending in one leaf: the counted tokens of the chain plus one per segment plus one bound its length. The tighter per-node depth would need the
-/// parser's precedence; this bound over-counts only operators that are siblings in one segment.
-/// A node is built only from tokens before the first syntax error, where brackets match, so
-/// mismatched brackets later on can only make the bound larger.
+/// Every expression or statement node on a root-to-leaf path of the AST has a token of its own: a
+/// binary or unary operator, the `.` of a field or method, the `(` of a call or tuple, the `[` of
+/// an index, the `{` of a block, the `if`, `else` or `for` of a branch, the keyword of a `let`,
+/// `return`, `launch` or item. Only leaves, assignments and expression statements have none. The
+/// tokens split into groups (between matching brackets) and groups into segments (at `,` and `;`,
+/// and after a `}` that no `else` follows, where a new statement or item starts). No node spans two
+/// segments of one group, so a path runs down a chain of nested segments and ends in one leaf;
+/// along it, a segment of a block (or of the file) holds at most one statement without a keyword.
+/// So the counted tokens of a segment, plus one if it is such a statement, plus the bound of the
+/// deepest group inside it or one for the leaf, bound every path through it. The bound over-counts
+/// operators that are siblings rather than nested (`a*b + c*d` counts 3 for a depth of 2), which
+/// the parser's precedence would tell apart. Nodes are built only from the tokens before the first
+/// syntax error, where brackets match, so mismatched brackets later on can only raise the bound.
 struct DepthBound {
-    /// The open groups, outermost (the file itself) first.
+    /// The open groups, outermost (the file itself) first; never empty.
     groups: Vec<Group>,
     /// The previous token was a `}`: unless `else` follows, the next token starts a new segment.
     after_block: bool,
 }
 
 struct Group {
-    /// The best finished segment of this group: the largest bound of a path through one segment.
+    /// Whether this group holds statements or items (a block, the file) rather than expressions.
+    holds_statements: bool,
+    /// The largest bound of the finished segments.
     best: usize,
     /// Counted tokens of the current segment.
     count: usize,
+    /// Whether the current segment has a keyword that anchors its statement or item.
+    keyword: bool,
     /// The largest bound of the groups closed so far inside the current segment.
     inner: usize,
     /// Where the current segment starts, for the diagnostic.
@@ -74,25 +83,25 @@ struct Group {
 }
 
 impl Group {
-    fn new(start: usize) -> Self {
-        Group { best: 0, count: 0, inner: 0, start }
+    fn new(holds_statements: bool, start: usize) -> Self {
+        Group { holds_statements, best: 0, count: 0, keyword: false, inner: 0, start }
     }
 
-    /// The bound of a path through the current segment: its own counted tokens, its statement
-    /// wrapper, and then either a group inside it or a leaf.
     fn segment_bound(&self) -> usize {
-        self.count + 1 + self.inner.max(1)
+        let wrapper = usize::from(self.holds_statements && !self.keyword);
+        self.count + wrapper + self.inner.max(1)
     }
 
-    /// Ends the current segment, refusing it if it is too deep.
-    fn end_segment(&mut self, at: usize) -> Result<(), Diagnostic> {
+    /// Ends the current segment, refusing it if any path through it is too deep.
+    fn end_segment(&mut self, at: usize, what: &str) -> Result<(), Diagnostic> {
         let bound = self.segment_bound();
         if bound > MAX_DEPTH {
-            return Err(Diagnostic::error("expression too deeply nested", Span::new(self.start, at), format!("this nests more than {MAX_DEPTH} levels deep"))
-                .with_help("split long expressions with `let` bindings and long `else if` chains into separate `if`s"));
+            return Err(Diagnostic::error(format!("{what} too deeply nested"), Span::new(self.start, at.max(self.start)), format!("more than {MAX_DEPTH} levels deep"))
+                .with_help("split long expressions with `let` bindings, and long `else if` chains or deep blocks into functions"));
         }
         self.best = self.best.max(bound);
         self.count = 0;
+        self.keyword = false;
         self.inner = 0;
         self.start = at;
         Ok(())
@@ -101,12 +110,12 @@ impl Group {
 
 impl DepthBound {
     fn new() -> Self {
-        DepthBound { groups: vec![Group::new(0)], after_block: false }
+        DepthBound { groups: vec![Group::new(true, 0)], after_block: false }
     }
 
     fn current(&mut self) -> &mut Group {
         if self.groups.is_empty() {
-            self.groups.push(Group::new(0));
+            self.groups.push(Group::new(true, 0));
         }
         let last = self.groups.len() - 1;
         &mut self.groups[last]
@@ -114,26 +123,33 @@ impl DepthBound {
 
     fn token(&mut self, tok: &Tok, span: Span) -> Result<(), Diagnostic> {
         if std::mem::take(&mut self.after_block) && *tok != Tok::Else {
-            self.current().end_segment(span.start)?;
+            self.current().end_segment(span.start, "code is")?;
         }
-        match tok {
+        let what = match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
-                self.current().count += 1;
-                self.groups.push(Group::new(span.end));
+                let group = self.current();
+                group.count += 1;
+                if group.segment_bound() > MAX_DEPTH {
+                    group.end_segment(span.end, if *tok == Tok::LBrace { "statements are" } else { "expression" })?;
+                }
+                self.groups.push(Group::new(*tok == Tok::LBrace, span.end));
+                return Ok(());
             }
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 // The file itself is never closed: a stray closer only merges segments, which can
                 // only raise the bound.
                 if self.groups.len() > 1 {
-                    let mut group = self.groups.pop().unwrap_or_else(|| Group::new(span.start));
-                    group.end_segment(span.start)?;
-                    let parent = self.current();
-                    parent.inner = parent.inner.max(group.best);
+                    if let Some(mut group) = self.groups.pop() {
+                        group.end_segment(span.start, "code is")?;
+                        let parent = self.current();
+                        parent.inner = parent.inner.max(group.best);
+                    }
                 }
                 self.after_block = *tok == Tok::RBrace;
+                return Ok(());
             }
-            Tok::Comma | Tok::Semi => self.current().end_segment(span.end)?,
-            // Names, literals and the punctuation that builds no nesting node.
+            Tok::Comma | Tok::Semi => return self.current().end_segment(span.end, "code is"),
+            // Names, literals and punctuation that builds no node of its own.
             Tok::Ident(_)
             | Tok::Int(_)
             | Tok::Float(_)
@@ -146,32 +162,29 @@ impl DepthBound {
             | Tok::DotDot
             | Tok::Arrow
             | Tok::Assign
-            | Tok::Kernel
-            | Tok::Fn
-            | Tok::Host
-            | Tok::Let
-            | Tok::In
-            | Tok::Return
-            | Tok::Const
-            | Tok::Launch => {}
-            // Operators, `.`, `if`, `else` (its block is a statement) and `for`: each may be one
-            // more level of the tree.
-            _ => {
-                let group = self.current();
-                group.count += 1;
-                if group.segment_bound() > MAX_DEPTH {
-                    // Refuse as soon as the bound is passed, without waiting for the segment's end.
-                    group.end_segment(span.end)?;
-                }
+            | Tok::In => return Ok(()),
+            // Keywords that start a statement or an item (`fn` and `const` also appear in types and
+            // parameters, where counting them only raises the bound).
+            Tok::If | Tok::Else | Tok::For | Tok::Let | Tok::Return | Tok::Launch | Tok::Kernel | Tok::Fn | Tok::Host | Tok::Const => {
+                self.current().keyword = true;
+                "statements are"
             }
+            // Operators and `.`.
+            _ => "expression",
+        };
+        let group = self.current();
+        group.count += 1;
+        // Refuse as soon as the bound is passed, without waiting for the segment's end.
+        if group.segment_bound() > MAX_DEPTH {
+            group.end_segment(span.end, what)?;
         }
         Ok(())
     }
 
-    fn finish(mut self, eof: Span) -> Result<(), Diagnostic> {
-        // Unclosed groups: close them at the end of the file, innermost first.
+    fn finish(mut self, eof: usize) -> Result<(), Diagnostic> {
+        // Unclosed groups end with the file, innermost first.
         while let Some(mut group) = self.groups.pop() {
-            group.end_segment(eof.start)?;
+            group.end_segment(eof, "code is")?;
             if let Some(parent) = self.groups.last_mut() {
                 parent.inner = parent.inner.max(group.best);
             }

@@ -194,6 +194,9 @@ impl Printer {
         match t {
             IntTupleLit::Int(v, _) => self.out.push_str(&v.to_string()),
             IntTupleLit::Dynamic(_) => self.out.push('?'),
+            // The parser records a key other than `div` as a negative divisor for checking to
+            // report; any other key reads back as the same, and a negative number would not lex.
+            IntTupleLit::DynamicDiv(d, _) if *d < 0 => self.out.push_str("?{key=0}"),
             IntTupleLit::DynamicDiv(d, _) => self.out.push_str(&format!("?{{div={d}}}")),
             IntTupleLit::Tuple(items, _) => {
                 self.out.push('(');
@@ -222,6 +225,10 @@ impl Printer {
     fn pattern(&mut self, pat: &Pattern) {
         match pat {
             Pattern::Name(id) => self.ident(id),
+            Pattern::Mut(id) => {
+                self.out.push_str("mut ");
+                self.ident(id);
+            }
             Pattern::Wildcard(_) => self.out.push('_'),
             // A pattern in parentheses is always a tuple, even of one: `(a)` needs no comma.
             Pattern::Tuple(items, _) => {
@@ -500,6 +507,7 @@ fn strip_block(b: &Block) -> Block {
 fn strip_pattern(p: &Pattern) -> Pattern {
     match p {
         Pattern::Name(id) => Pattern::Name(strip_ident(id)),
+        Pattern::Mut(id) => Pattern::Mut(strip_ident(id)),
         Pattern::Wildcard(_) => Pattern::Wildcard(NO_SPAN),
         Pattern::Tuple(items, _) => Pattern::Tuple(items.iter().map(strip_pattern).collect(), NO_SPAN),
     }

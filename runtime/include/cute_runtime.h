@@ -68,6 +68,7 @@ typedef struct cute_stream cute_stream;
 typedef struct cute_module cute_module;
 typedef struct cute_kernel cute_kernel;
 typedef struct cute_graph cute_graph;
+typedef struct cute_host cute_host;
 
 typedef struct cute_launch_config {
     uint32_t grid[3];          /* blocks per grid (x, y, z) */
@@ -142,6 +143,19 @@ int cute_kernel_check(const cute_kernel* kernel, const cute_arg* args, size_t na
 int cute_kernel_launch(const cute_kernel* kernel, const cute_stream* stream, const cute_launch_config* config,
                        const cute_arg* args, size_t nargs);
 
+/* Host functions (.cute `host` blocks): the manifest's launch plan, evaluated per call. Arguments are
+ * the host's parameters (cute_arg, as for kernels). A call checks them exactly as a checked launch
+ * does, evaluates the plan, refuses partial tiles (an extent that is not a multiple of the tile: the
+ * kernels have no tail handling), views reaching outside their tensor and out-of-range grids, then
+ * launches the kernels in order. A refusal launches nothing. */
+int cute_module_host(const cute_module* module, const char* name, cute_host** out);
+void cute_host_release(cute_host* host);
+int cute_host_check(const cute_host* host, const cute_arg* args, size_t nargs); /* no launch, no driver */
+int cute_host_call(const cute_host* host, const cute_stream* stream, const cute_arg* args, size_t nargs);
+
+/* A row-major rank-2 view (shape (m, n), stride (ld, 1)) of `bytes` addressable bytes (0 = unknown). */
+static inline cute_tensor cute_tensor_2d(uint64_t ptr, int dtype, int64_t m, int64_t n, int64_t ld, uint64_t bytes);
+
 /* CUDA graphs: capture what is queued on a (non-default) stream, then replay it. */
 int cute_graph_begin_capture(const cute_stream* stream);
 int cute_graph_end_capture(const cute_stream* stream, cute_graph** out);
@@ -198,6 +212,15 @@ static inline cute_tensor cute_tensor_1d(uint64_t ptr, int dtype, int64_t n, uin
     t.shape[0] = n;
     t.stride[0] = 1;
     t.bytes = bytes;
+    return t;
+}
+
+static inline cute_tensor cute_tensor_2d(uint64_t ptr, int dtype, int64_t m, int64_t n, int64_t ld, uint64_t bytes) {
+    cute_tensor t = cute_tensor_1d(ptr, dtype, m, bytes);
+    t.nleaves = 2;
+    t.shape[1] = n;
+    t.stride[0] = ld;
+    t.stride[1] = 1;
     return t;
 }
 

@@ -20,6 +20,7 @@ use crate::device::{Device, Stream};
 use crate::driver::{self, driver_error};
 use crate::error::{Result, RuntimeError};
 use crate::graph::Graph;
+use crate::host::HostFn;
 use crate::kernel::Kernel;
 use crate::launch::LaunchConfig;
 use crate::manifest::{DType, Manifest};
@@ -133,6 +134,8 @@ pub struct cute_module {
 pub struct cute_kernel(Kernel);
 /// Opaque graph handle.
 pub struct cute_graph(Graph);
+/// Opaque host-function handle.
+pub struct cute_host(HostFn);
 
 /// Grid, block and dynamic shared memory of a launch.
 #[repr(C)]
@@ -553,6 +556,54 @@ pub unsafe extern "C" fn cute_kernel_launch(
     })
 }
 
+/// Looks a host function of the module's manifest up by name (its kernels are looked up once,
+/// here). `CUTE_ERROR_INVALID_ARGUMENT` when there is no such host function (the message lists
+/// those there are), `CUTE_ERROR_INVALID_IMAGE` when its launch plan is unusable.
+#[no_mangle]
+pub unsafe extern "C" fn cute_module_host(module: *const cute_module, name: *const c_char, out: *mut *mut cute_host) -> c_int {
+    guard(|| {
+        let out = unsafe { out_ptr(out, "out") }?;
+        *out = std::ptr::null_mut();
+        let m = unsafe { handle(module, "module") }?;
+        let name = unsafe { c_str(name, "name") }?;
+        *out = Box::into_raw(Box::new(cute_host(m.module.host(name)?)));
+        Ok(())
+    })
+}
+
+/// Releases a host-function handle.
+#[no_mangle]
+pub unsafe extern "C" fn cute_host_release(host: *mut cute_host) {
+    if !host.is_null() {
+        // SAFETY: created by Box::into_raw.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(host) })));
+    }
+}
+
+/// Checks a host call without launching: the arguments against the host's parameters, then the
+/// evaluated launch plan (partial tiles, bounds, grid limits). No driver call.
+#[no_mangle]
+pub unsafe extern "C" fn cute_host_check(host: *const cute_host, args: *const cute_arg, nargs: usize) -> c_int {
+    guard(|| {
+        let h = unsafe { handle(host, "host") }?;
+        let args = unsafe { convert_args(args, nargs) }?;
+        h.0.check(&args).map(|_| ())
+    })
+}
+
+/// Calls a host function on `stream` (asynchronously): checks, evaluates its launch plan, and
+/// launches its kernels. A refusal (`CUTE_ERROR_ARGUMENT_MISMATCH`, e.g. a partial tile, or
+/// `CUTE_ERROR_INVALID_LAUNCH`) launches nothing; the message names the parameter.
+#[no_mangle]
+pub unsafe extern "C" fn cute_host_call(host: *const cute_host, stream: *const cute_stream, args: *const cute_arg, nargs: usize) -> c_int {
+    guard(|| {
+        let h = unsafe { handle(host, "host") }?;
+        let s = unsafe { handle(stream, "stream") }?;
+        let args = unsafe { convert_args(args, nargs) }?;
+        h.0.call(&s.0, &args)
+    })
+}
+
 /// Starts capturing the work queued on `stream` into a graph.
 #[no_mangle]
 pub unsafe extern "C" fn cute_graph_begin_capture(stream: *const cute_stream) -> c_int {
@@ -617,6 +668,12 @@ mod tests {
             let msg = CStr::from_ptr(cute_last_error()).to_str().unwrap();
             assert_eq!(msg, "invalid argument: kernel is NULL");
             assert_eq!(cute_device_open(0, std::ptr::null_mut()), CUTE_ERROR_INVALID_ARGUMENT);
+            assert_eq!(cute_host_call(std::ptr::null(), std::ptr::null(), std::ptr::null(), 0), CUTE_ERROR_INVALID_ARGUMENT);
+            assert_eq!(CStr::from_ptr(cute_last_error()).to_str().unwrap(), "invalid argument: host is NULL");
+            let mut h: *mut cute_host = std::ptr::null_mut();
+            assert_eq!(cute_module_host(std::ptr::null(), c"x".as_ptr(), &mut h), CUTE_ERROR_INVALID_ARGUMENT);
+            assert!(h.is_null());
+            cute_host_release(std::ptr::null_mut());
             let name = CStr::from_ptr(cute_status_name(CUTE_ERROR_ARGUMENT_MISMATCH));
             assert_eq!(name.to_str().unwrap(), "CUTE_ERROR_ARGUMENT_MISMATCH");
             let mut s: *mut c_char = std::ptr::null_mut();

@@ -199,6 +199,15 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
             None if !(0..=i64::from(i32::MAX)).contains(&got) => {
                 return Err(err(format!("dynamic shape entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)")))
             }
+            None => {
+                let d = sig.shape_div.get(i).copied().unwrap_or(1);
+                if d > 1 && got % d != 0 {
+                    return Err(err(format!(
+                        "divisibility: shape entry {i} = {got} must be a multiple of {d} (the {role} declares `?{{div={d}}}` in {}:{})",
+                        sig.shape, sig.stride
+                    )));
+                }
+            }
             _ => {}
         }
     }
@@ -212,6 +221,15 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
             }
             None if !(0..=i64::from(i32::MAX)).contains(&got) => {
                 return Err(err(format!("dynamic stride entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)")))
+            }
+            None => {
+                let d = sig.stride_div.get(i).copied().unwrap_or(1);
+                if d > 1 && got % d != 0 {
+                    return Err(err(format!(
+                        "divisibility: stride entry {i} = {got} must be a multiple of {d} (the {role} declares `?{{div={d}}}` in {}:{})",
+                        sig.shape, sig.stride
+                    )));
+                }
             }
             _ => {}
         }

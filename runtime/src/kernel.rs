@@ -14,6 +14,9 @@ use crate::launch::{check_params, KernelArg, LaunchConfig, PackedArgs, DEFAULT_M
 use crate::manifest::KernelSig;
 use crate::module::Module;
 
+/// Arguments packed on the stack by `launch` (more use the heap).
+const INLINE_ARGS: usize = 32;
+
 /// A kernel of a [`Module`]; keeps the module loaded. Get one with
 /// [`Module::kernel`].
 #[derive(Clone)]
@@ -181,8 +184,12 @@ impl Kernel {
                 stream.device().ordinal()
             )));
         }
-        if let Some(sizes) = self.param_sizes()? {
-            check_params(&self.name, &sizes, args)?;
+        // The cached sizes, by reference (no copy per launch).
+        if self.param_sizes.get().is_none() {
+            self.param_sizes()?;
+        }
+        if let Some(Some(sizes)) = self.param_sizes.get() {
+            check_params(&self.name, sizes, args)?;
         }
         let threads = cfg.threads_per_block();
         let max_threads = self.max_threads_per_block()?;
@@ -198,8 +205,24 @@ impl Kernel {
             self.opt_in_shared_memory(cfg.shared_mem_bytes)?;
         }
 
-        let mut packed = PackedArgs::new(args);
-        let mut pointers = packed.pointers();
+        // Up to INLINE_ARGS arguments are packed on the stack (no allocation per launch).
+        let mut inline_slots = [0u64; INLINE_ARGS];
+        let mut inline_ptrs = [std::ptr::null_mut::<std::ffi::c_void>(); INLINE_ARGS];
+        let mut packed;
+        let mut heap_ptrs;
+        let pointers: &mut [*mut std::ffi::c_void] = if args.len() <= INLINE_ARGS {
+            for (slot, a) in inline_slots.iter_mut().zip(args) {
+                *slot = a.slot_value();
+            }
+            for (p, slot) in inline_ptrs.iter_mut().zip(inline_slots.iter_mut()) {
+                *p = slot as *mut u64 as *mut std::ffi::c_void;
+            }
+            &mut inline_ptrs[..args.len()]
+        } else {
+            packed = PackedArgs::new(args);
+            heap_ptrs = packed.pointers();
+            &mut heap_ptrs
+        };
         device.bind()?;
         // SAFETY: `pointers` point into `packed`, which outlives the call and
         // holds one value per parameter (count and sizes checked above when
@@ -212,7 +235,7 @@ impl Kernel {
                 cfg.block,
                 cfg.shared_mem_bytes,
                 stream.cuda().cu_stream(),
-                &mut pointers,
+                pointers,
             )
         }
         .map_err(|e| {

@@ -58,6 +58,11 @@ impl KernelArg {
         }
     }
 
+    /// The 8-byte slot `cuLaunchKernel` reads the value from (native order).
+    pub(crate) fn slot_value(&self) -> u64 {
+        self.slot().to_le()
+    }
+
     /// The value as little-endian bytes in an 8-byte slot (only the first
     /// `size()` bytes are meaningful).
     fn slot(&self) -> u64 {

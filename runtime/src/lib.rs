@@ -79,16 +79,20 @@ pub mod elf;
 mod error;
 pub mod f16;
 mod graph;
+mod host;
 mod kernel;
 mod launch;
 pub mod manifest;
 mod memory;
 mod module;
+pub mod plan;
 pub mod rng;
 mod timing;
 
 pub use checked::{check_args, check_args_into, Arg, TensorView};
 pub use graph::Graph;
+pub use host::HostFn;
+pub use plan::{Expr, HostPlan, HostSig, LaunchPlan, PlanArg, PlannedLaunch};
 pub use manifest::{DType, IntTuple, KernelSig, Manifest, ParamKind, ParamSig, Space, TensorSig};
 
 pub use device::{Device, Stream};

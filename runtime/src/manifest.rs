@@ -209,29 +209,46 @@ impl IntTuple {
         }
     }
 
-    /// Parses CuTe notation: `?`, `8`, `(?,8)`, `((2,?),8)`.
+    /// Parses CuTe notation: `?`, `8`, `(?,8)`, `((2,?),8)`; a dynamic leaf may carry its
+    /// divisibility, `?{div=8}` (see [`IntTuple::parse_with_div`]).
     pub fn parse(text: &str) -> Option<IntTuple> {
+        IntTuple::parse_with_div(text).map(|(t, _)| t)
+    }
+
+    /// [`IntTuple::parse`], also returning each leaf's divisor in flattened order: `N` for
+    /// `?{div=N}` (the value is known to be a multiple of N), 1 for other leaves.
+    pub fn parse_with_div(text: &str) -> Option<(IntTuple, Vec<i64>)> {
         let b = text.as_bytes();
         let mut pos = 0;
-        let t = parse_tuple(b, &mut pos, 0)?;
-        (pos == b.len()).then_some(t)
+        let mut divs = Vec::new();
+        let t = parse_tuple(b, &mut pos, 0, &mut divs)?;
+        (pos == b.len()).then_some((t, divs))
     }
 }
 
-fn parse_tuple(b: &[u8], pos: &mut usize, depth: usize) -> Option<IntTuple> {
+fn parse_tuple(b: &[u8], pos: &mut usize, depth: usize, divs: &mut Vec<i64>) -> Option<IntTuple> {
     if depth > 64 {
         return None;
     }
     match *b.get(*pos)? {
         b'?' => {
             *pos += 1;
+            let mut div = 1;
+            if b.get(*pos) == Some(&b'{') {
+                let rest = b.get(*pos..)?;
+                let end = rest.iter().position(|&c| c == b'}')?;
+                let inner = std::str::from_utf8(&rest[1..end]).ok()?;
+                div = inner.strip_prefix("div=")?.parse::<i64>().ok().filter(|&d| d > 0)?;
+                *pos += end + 1;
+            }
+            divs.push(div);
             Some(IntTuple::Leaf(None))
         }
         b'(' => {
             *pos += 1;
             let mut items = Vec::new();
             loop {
-                items.push(parse_tuple(b, pos, depth + 1)?);
+                items.push(parse_tuple(b, pos, depth + 1, divs)?);
                 match *b.get(*pos)? {
                     b',' => *pos += 1,
                     b')' => {
@@ -248,6 +265,7 @@ fn parse_tuple(b: &[u8], pos: &mut usize, depth: usize) -> Option<IntTuple> {
             while b.get(*pos).is_some_and(u8::is_ascii_digit) {
                 *pos += 1;
             }
+            divs.push(1);
             std::str::from_utf8(&b[start..*pos]).ok()?.parse().ok().map(|v| IntTuple::Leaf(Some(v)))
         }
         _ => None,
@@ -290,6 +308,10 @@ pub struct TensorSig {
     pub shape_leaves: Vec<Option<i64>>,
     /// `stride.leaves()`, cached.
     pub stride_leaves: Vec<Option<i64>>,
+    /// Per shape leaf, a divisor its value must be a multiple of (`?{div=N}`; 1 = none).
+    pub shape_div: Vec<i64>,
+    /// Per stride leaf, likewise.
+    pub stride_div: Vec<i64>,
 }
 
 impl TensorSig {
@@ -303,9 +325,37 @@ impl TensorSig {
     }
 }
 
+/// Writes `t` with `?{div=N}` on dynamic leaves whose divisor (from `divs`, flattened order) is > 1.
+fn write_tuple_div(f: &mut fmt::Formatter<'_>, t: &IntTuple, divs: &mut std::slice::Iter<'_, i64>) -> fmt::Result {
+    match t {
+        IntTuple::Leaf(Some(v)) => {
+            divs.next();
+            write!(f, "{v}")
+        }
+        IntTuple::Leaf(None) => match divs.next() {
+            Some(&d) if d > 1 => write!(f, "?{{div={d}}}"),
+            _ => f.write_str("?"),
+        },
+        IntTuple::Node(items) => {
+            f.write_str("(")?;
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(",")?;
+                }
+                write_tuple_div(f, x, divs)?;
+            }
+            f.write_str(")")
+        }
+    }
+}
+
 impl fmt::Display for TensorSig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tensor<{}, {}, {}:{}, align: {}>", self.elem, self.space.name(), self.shape, self.stride, self.align)
+        write!(f, "tensor<{}, {}, ", self.elem, self.space.name())?;
+        write_tuple_div(f, &self.shape, &mut self.shape_div.iter())?;
+        f.write_str(":")?;
+        write_tuple_div(f, &self.stride, &mut self.stride_div.iter())?;
+        write!(f, ", align: {}>", self.align)
     }
 }
 
@@ -417,12 +467,12 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
                 .ok()
                 .filter(|a: &u32| a.is_power_of_two())
                 .ok_or_else(|| perr(line_no, format!("param `{name}`: bad align `{align_s}`")))?;
-            let tuple = |key: &str| -> Result<IntTuple> {
+            let tuple = |key: &str| -> Result<(IntTuple, Vec<i64>)> {
                 let s = need(key)?;
-                IntTuple::parse(s).ok_or_else(|| perr(line_no, format!("param `{name}`: bad {key} `{s}`")))
+                IntTuple::parse_with_div(s).ok_or_else(|| perr(line_no, format!("param `{name}`: bad {key} `{s}`")))
             };
-            let shape = tuple("shape")?;
-            let stride = tuple("stride")?;
+            let (shape, shape_div) = tuple("shape")?;
+            let (stride, stride_div) = tuple("stride")?;
             let shape_leaves = shape.leaves();
             let stride_leaves = stride.leaves();
             if shape_leaves.len() != stride_leaves.len() || shape.rank() != stride.rank() {
@@ -433,7 +483,7 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
                     return Err(perr(line_no, format!("param `{name}`: rank={r} but shape {shape} has rank {}", shape.rank())));
                 }
             }
-            ParamKind::Tensor(TensorSig { elem, space, align, shape, stride, shape_leaves, stride_leaves })
+            ParamKind::Tensor(TensorSig { elem, space, align, shape, stride, shape_leaves, stride_leaves, shape_div, stride_div })
         }
         other => return Err(perr(line_no, format!("param `{name}`: unknown kind `{other}`"))),
     };
@@ -629,7 +679,11 @@ mod tests {
             assert_eq!(IntTuple::parse(s).unwrap().to_string(), s);
         }
         assert_eq!(IntTuple::parse("(8)").unwrap().to_string(), "8");
-        for s in ["", "(", "(,)", "()", "-1", "(1,2", "1 2", "x"] {
+        let (t, divs) = IntTuple::parse_with_div("(?,?{div=8}):").map_or((IntTuple::Leaf(None), vec![]), |x| x);
+        assert!(divs.is_empty(), "{t}");
+        let (t, divs) = IntTuple::parse_with_div("((2,?{div=16}),?)").unwrap();
+        assert_eq!((t.to_string(), divs), ("((2,?),?)".to_string(), vec![1, 16, 1]));
+        for s in ["", "(", "(,)", "()", "-1", "(1,2", "1 2", "x", "?{div=0}", "?{mod=2}", "?{div=8"] {
             assert!(IntTuple::parse(s).is_none(), "{s}");
         }
     }

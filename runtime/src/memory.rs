@@ -118,6 +118,35 @@ impl<T: DeviceElem> DeviceBuffer<T> {
         stream.synchronize()
     }
 
+    /// Queues a device-to-device copy of `src` into this buffer on `stream`
+    /// (`cuMemcpyDtoDAsync`; lengths must match). Asynchronous.
+    pub fn copy_from_device(&mut self, stream: &Stream, src: &DeviceBuffer<T>) -> Result<()> {
+        if src.len != self.len {
+            return Err(RuntimeError::InvalidArgument(format!(
+                "device->device copy of {} elements into a buffer of {} x {}",
+                src.len,
+                self.len,
+                T::NAME
+            )));
+        }
+        if self.len == 0 {
+            return Ok(());
+        }
+        stream.device().bind()?;
+        // SAFETY: both pointers are live allocations of `len` elements of T
+        // (held by `self` and `src` for the call; the copy is stream-ordered
+        // before any later free on this stream).
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(
+                self.ptr(),
+                src.ptr(),
+                self.size_bytes(),
+                stream.cuda().cu_stream(),
+            )
+        }
+        .map_err(|e| driver_error("cuMemcpyDtoDAsync", e))
+    }
+
     /// Copies the buffer into a new `Vec` (waits for the copy).
     pub fn to_host(&self, stream: &Stream) -> Result<Vec<T>> {
         let mut v = vec![T::default(); self.len];

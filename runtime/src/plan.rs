@@ -59,6 +59,19 @@ pub enum Expr {
     Min(Vec<Expr>),
 }
 
+/// A division that is not exact (see [`Expr::inexact_division`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inexact<'a> {
+    /// `ceildiv` (rounds up) rather than `div` (rounds down).
+    pub ceil: bool,
+    /// The numerator expression.
+    pub numerator: &'a Expr,
+    /// Its value.
+    pub value: i64,
+    /// The divisor's value.
+    pub divisor: i64,
+}
+
 /// Why an expression could not be evaluated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EvalError {
@@ -138,32 +151,34 @@ impl Expr {
         }
     }
 
-    /// Every `(ceildiv a b)` in the expression whose division is not exact for `vars`:
-    /// `Some((a_expr, a, b))` for the first one found (outermost first, left to right).
-    pub fn inexact_ceildiv(&self, vars: &[i64]) -> std::result::Result<Option<(&Expr, i64, i64)>, EvalError> {
+    /// The first division in the expression (outermost first, left to right) that is not exact
+    /// for `vars`: a `ceildiv` (which rounds a partial tile up: the tile would reach past the
+    /// data) or a floor `div` (which drops it: the remainder is never computed). Returns the
+    /// division's kind, numerator expression, numerator value and divisor.
+    pub fn inexact_division(&self, vars: &[i64]) -> std::result::Result<Option<Inexact<'_>>, EvalError> {
         match self {
             Expr::Const(_) | Expr::Var(_) => Ok(None),
             Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => {
                 for x in xs {
-                    if let Some(hit) = x.inexact_ceildiv(vars)? {
+                    if let Some(hit) = x.inexact_division(vars)? {
                         return Ok(Some(hit));
                     }
                 }
                 Ok(None)
             }
-            Expr::CeilDiv(a, b) => {
+            Expr::CeilDiv(a, b) | Expr::Div(a, b) => {
                 let (x, y) = (a.eval(vars)?, b.eval(vars)?);
                 if y != 0 && x.checked_rem(y).is_some_and(|r| r != 0) {
-                    return Ok(Some((a, x, y)));
+                    return Ok(Some(Inexact { ceil: matches!(self, Expr::CeilDiv(..)), numerator: a, value: x, divisor: y }));
                 }
-                if let Some(hit) = a.inexact_ceildiv(vars)? {
-                    return Ok(Some(hit));
+                match a.inexact_division(vars)? {
+                    Some(hit) => Ok(Some(hit)),
+                    None => b.inexact_division(vars),
                 }
-                b.inexact_ceildiv(vars)
             }
-            Expr::Div(a, b) | Expr::Mod(a, b) => match a.inexact_ceildiv(vars)? {
+            Expr::Mod(a, b) => match a.inexact_division(vars)? {
                 Some(hit) => Ok(Some(hit)),
-                None => b.inexact_ceildiv(vars),
+                None => b.inexact_division(vars),
             },
         }
     }
@@ -720,26 +735,11 @@ impl HostPlan {
                             return Err(refuse(host, format!("parameter `{}` is not a tensor", hp.name)));
                         };
                         let ndyn_shape = t.shape_leaves.iter().filter(|e| e.is_none()).count();
-                        // The partial-tile check: a tile count computed with ceildiv must be exact.
+                        // The partial-tile check: a tile count must be an exact division.
                         for e in &dyn_leaves[..ndyn_shape.min(dyn_leaves.len())] {
-                            let hit = e.inexact_ceildiv(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
-                            if let Some((num, x, tile)) = hit {
-                                let what = match num {
-                                    Expr::Var(k) => match self.vars.get(*k) {
-                                        Some(VarSource::Shape { param, leaf }) => {
-                                            let pn = &self.sig.params[*param].name;
-                                            let mode = mode_of_leaf(&self.sig.params[*param], *leaf);
-                                            format!("{pn} extent {x} ({mode})")
-                                        }
-                                        Some(src) => format!("{} = {x}", self.sig.var_name(*src)),
-                                        None => format!("{num} = {x}"),
-                                    },
-                                    other => format!("{other} = {x} (for {})", hp.name),
-                                };
-                                return Err(refuse(
-                                    host,
-                                    format!("{what} is not a multiple of the tile {tile}; this kernel has no tail handling (launch {li}: {}, argument `{}`)", l.kernel, kp.name),
-                                ));
+                            let hit = e.inexact_division(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
+                            if let Some(hit) = hit {
+                                return Err(refuse(host, format!("{} (launch {li}: {}, argument `{}`)", self.partial_tile(&hp.name, &hit), l.kernel, kp.name)));
                             }
                         }
                         let off = ev(offset, &|| format!("argument `{}` offset", kp.name))?;
@@ -804,9 +804,40 @@ impl HostPlan {
                     _ => return Err(refuse(host, format!("launch {li}: argument {ai} kind mismatch (validated plan; please report)"))),
                 }
             }
+            // A grid computed with a floor division that is not exact would leave the remainder
+            // uncomputed (the kernels have no tail handling).
+            for (i, e) in l.grid.iter().enumerate() {
+                let hit = e.inexact_division(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
+                if let Some(hit) = hit.filter(|h| !h.ceil) {
+                    return Err(refuse(host, format!("grid dimension {i} of launch {li} ({}): {}", l.kernel, self.partial_tile("the grid", &hit))));
+                }
+            }
             s.launches.push((cfg, start..s.flat.len()));
         }
         Ok(())
+    }
+}
+
+impl HostPlan {
+    /// "mA extent 1000 (mode 0) is not a multiple of the tile 16; this kernel has no tail handling"
+    fn partial_tile(&self, viewed: &str, hit: &Inexact<'_>) -> String {
+        let what = match hit.numerator {
+            Expr::Var(k) => match self.vars.get(*k) {
+                Some(VarSource::Shape { param, leaf }) => {
+                    let pn = &self.sig.params[*param].name;
+                    format!("{pn} extent {} ({})", hit.value, mode_of_leaf(&self.sig.params[*param], *leaf))
+                }
+                Some(src) => format!("{} = {}", self.sig.var_name(*src), hit.value),
+                None => format!("{} = {}", hit.numerator, hit.value),
+            },
+            other => format!("{other} = {} (for {viewed})", hit.value),
+        };
+        let consequence = if hit.ceil {
+            "this kernel has no tail handling"
+        } else {
+            "this kernel has no tail handling (the remainder would not be computed)"
+        };
+        format!("{what} is not a multiple of the tile {}; {consequence}", hit.divisor)
     }
 }
 

@@ -153,9 +153,27 @@ fn lower_func(func: Op) -> Result<(), Reported> {
     }
 
     let mut dead: Vec<Op> = Vec::new();
+    let mut smem_count = 0usize;
     for op in ir::nested_ops(func) {
         let name = ir::op_name(op);
         if !name.starts_with("cute.") {
+            continue;
+        }
+        if name == "cute.alloc" {
+            let result = ir::result(op, 0);
+            let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
+            let cosize = layout.cosize().ok().and_then(|c| c.as_static()).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
+            let leaves = bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
+            let ptr = match info.space.as_str() {
+                "rmem" => alloca(op, &info.elem, cosize),
+                "smem" => {
+                    smem_count += 1;
+                    shared_global(func, op, &info.elem, cosize, smem_count)
+                }
+                other => return Err(fail(op, &format!("cannot allocate {other} memory in a kernel"))),
+            };
+            tensors.push(Lowered { value: result, ptr, elem: info.elem.clone(), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            dead.push(op);
             continue;
         }
         let tensor_index = match name.as_str() {
@@ -280,7 +298,7 @@ fn gep(b: &Builder, t: &Lowered, offset: Int) -> Val {
     }
     let off32 = materialize(b, offset);
     let off64 = b.cast("arith.extsi", off32, "i64");
-    let ptr_ty = b.ty("!llvm.ptr<1>");
+    let ptr_ty = ir::value_type(t.ptr);
     let gep = b.create(
         "llvm.getelementptr",
         &[t.ptr, off64],
@@ -357,4 +375,36 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val) -> Result<(), Report
         b.create("llvm.store", &[part, p], &[], &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))]);
     }
     Ok(())
+}
+
+/// Registers for a tensor: an `alloca` that the backend promotes to registers when every access is at
+/// a static offset (as CuTe C++'s register arrays).
+fn alloca(op: Op, elem: &str, cosize: i64) -> Val {
+    let b = Builder::before(op);
+    let n = b.const_int(cosize.max(1), "i32");
+    let ptr_ty = b.ty("!llvm.ptr");
+    let a = b.create("llvm.alloca", &[n], &[ptr_ty], &[("elem_type", b.attr(elem)), ("alignment", b.attr("16 : i64"))]);
+    ir::result(a, 0)
+}
+
+/// Shared memory for a tensor: a block-wide global in address space 3 beside the kernel.
+fn shared_global(func: Op, op: Op, elem: &str, cosize: i64, index: usize) -> Val {
+    let fname = ir::symbol_name(func).unwrap_or_default();
+    let sym = format!("__smem_{fname}_{index}");
+    let g = Builder::before(func);
+    g.create_with_regions(
+        "llvm.mlir.global",
+        &[],
+        &[
+            ("sym_name", g.attr(&format!("\"{sym}\""))),
+            ("global_type", g.attr(&format!("!llvm.array<{} x {elem}>", cosize.max(1)))),
+            ("linkage", g.attr("#llvm.linkage<internal>")),
+            ("addr_space", g.attr("3 : i32")),
+            ("alignment", g.attr("16 : i64")),
+        ],
+        1,
+    );
+    let b = Builder::before(op);
+    let ptr_ty = b.ty("!llvm.ptr<3>");
+    ir::result(b.create("llvm.mlir.addressof", &[], &[ptr_ty], &[("global_name", b.attr(&format!("@{sym}")))]), 0)
 }

@@ -7,7 +7,8 @@ use super::value::{Origin, TensorVal, Value};
 use super::{is_static_value, layout_err, Frame, R};
 use crate::ast::BinOp;
 use crate::diag::{did_you_mean, Diagnostic};
-use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, Operand, ValueTy};
+use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, Operand, ShuffleKind, TensorTy, ValueTy};
+use crate::types::MemSpace;
 use crate::span::Span;
 use crate::types::Scalar;
 use cute_layout::{Int, IntTuple, Layout, Tiler};
@@ -25,7 +26,10 @@ const FUNCTIONS: &[&str] = &[
     "complement", "right_inverse", "left_inverse", "coalesce", "filter", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
     "select", "group_modes", "flatten", "get", "local_tile", "local_partition", "print", "printf", "sync_threads", "min", "max",
-    "where",
+    "where", "make_rmem_tensor", "make_rmem_tensor_like", "make_fragment", "make_fragment_like", "make_smem_tensor", "basic_copy",
+    "autovec_copy", "copy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "print_tensor", "ceil_div", "lane_idx",
+    "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
+    "warp_reduction_max",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -317,6 +321,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let l = layout_of(p[0])?;
             let t = tiler_of(&p[1].value, p[1].span)?;
             let crd = value_crd(&p[2].value, p[2].span)?;
+            // The tiles must cover the tensor exactly, though the slice keeps only one of them.
+            f.require_whole_tiles(&cute_layout::zipped_divide(&l, &t).map_err(lerr)?, span);
             let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
             Ok(rewrap(f, p[0], r, off, span))
         }
@@ -328,6 +334,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let Value::Int(idx) = &p[2].value else {
                 return Err(Diagnostic::error("the thread index must be an integer", p[2].span, "not an integer"));
             };
+            let tiler = Tiler::Shape(thr.shape.product_each().map_err(lerr)?);
+            f.require_whole_tiles(&cute_layout::zipped_divide(&l, &tiler).map_err(lerr)?, span);
             let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
             Ok(rewrap(f, p[0], r, off, span))
         }
@@ -340,6 +348,132 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         "where" => {
             arity(name, &args, 3, 3, span, "where(condition, a, b)")?;
             where_(f, &args, span)
+        }
+        "make_rmem_tensor" | "make_fragment" => {
+            arity(name, &args, 2, 2, span, &format!("{name}(shape, element_type)"))?;
+            let p = positional(&args);
+            let shape = int_tuple(p[0], "a shape")?;
+            let Value::Type(elem) = p[1].value else {
+                return Err(Diagnostic::error(format!("the element type must be a type, found a {}", p[1].value.kind()), p[1].span, "not a type"));
+            };
+            alloc(f, elem, MemSpace::Rmem, Layout::col_major(shape).map_err(lerr)?, span)
+        }
+        "make_rmem_tensor_like" | "make_fragment_like" => {
+            arity(name, &args, 1, 2, span, &format!("{name}(tensor[, element_type])"))?;
+            let p = positional(&args);
+            let (shape, elem) = match &p[0].value {
+                Value::Tensor(t) => (t.ty.layout.shape.clone(), t.ty.elem),
+                Value::Frag(ft, _) => (ft.shape.clone(), ft.elem),
+                other => return Err(Diagnostic::error(format!("`{name}` takes a tensor or fragment, found a {}", other.kind()), p[0].span, "not a tensor")),
+            };
+            let elem = match p.get(1).map(|a| &a.value) {
+                Some(Value::Type(t)) => *t,
+                Some(other) => return Err(Diagnostic::error(format!("the element type must be a type, found a {}", other.kind()), p[1].span, "not a type")),
+                None => elem,
+            };
+            alloc(f, elem, MemSpace::Rmem, Layout::col_major(shape).map_err(lerr)?, span)
+        }
+        "make_smem_tensor" => {
+            arity(name, &args, 2, 2, span, "make_smem_tensor(element_type, layout)")?;
+            let p = positional(&args);
+            let Value::Type(elem) = p[0].value else {
+                return Err(Diagnostic::error(format!("the element type must be a type, found a {}", p[0].value.kind()), p[0].span, "not a type"));
+            };
+            alloc(f, elem, MemSpace::Smem, layout_of(p[1])?, span)
+        }
+        "basic_copy" | "autovec_copy" | "copy" => {
+            arity(name, &args, 2, 3, span, &format!("{name}(src, dst)"))?;
+            let p = positional(&args);
+            let (src, dst) = if p.len() == 3 {
+                if !matches!(p[0].value, Value::TiledCopy { .. } | Value::CopyAtom { .. }) {
+                    return Err(Diagnostic::error(format!("with three arguments, `{name}` takes a tiled copy first"), p[0].span, "not a tiled copy"));
+                }
+                (p[1], p[2])
+            } else {
+                (p[0], p[1])
+            };
+            copy(f, src, dst, span)
+        }
+        "make_copy_atom" => {
+            arity(name, &args, 1, 1, span, "make_copy_atom(element_type, bits: N)")?;
+            let Value::Type(elem) = positional(&args)[0].value else {
+                return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(&args)[0].span, "not a type"));
+            };
+            let bits = match named(name, &args, "bits", &["bits"])? {
+                Some(b) => static_usize(b, "`bits`")? as u32,
+                None => elem.size_bytes() * 8,
+            };
+            if bits == 0 || bits % (elem.size_bytes() * 8) != 0 || bits > 128 {
+                return Err(Diagnostic::error(format!("a copy of {bits} bits does not move whole {} elements (at most 128 bits)", elem.name()), span, "invalid copy width"));
+            }
+            Ok(Value::CopyAtom { elem, bits })
+        }
+        "make_tiled_copy_tv" | "make_tiled_copy" => {
+            arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
+            let p = positional(&args);
+            let Value::CopyAtom { elem, bits } = p[0].value else {
+                return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found a {}", p[0].value.kind()), p[0].span, "not a copy atom"));
+            };
+            let (tile, tv) = if name == "make_tiled_copy_tv" {
+                cute_layout::make_layout_tv(&layout_of(p[1])?, &layout_of(p[2])?).map_err(lerr)?
+            } else {
+                (int_tuple(p[2], "a tile shape")?, layout_of(p[1])?)
+            };
+            Ok(Value::TiledCopy { elem, bits, tv, tile })
+        }
+        "print_tensor" => {
+            arity(name, &args, 1, 1, span, "print_tensor(tensor)")?;
+            print_tensor(f, positional(&args)[0], span)
+        }
+        "ceil_div" => {
+            arity(name, &args, 2, 2, span, "ceil_div(a, b)")?;
+            let p = positional(&args);
+            match (&p[0].value, &p[1].value) {
+                (Value::Int(a), Value::Int(b)) if b.as_static() != Some(0) => a.ceil_div(b).map(Value::Int).map_err(lerr),
+                _ => Err(Diagnostic::error("`ceil_div` takes two integers, the second not zero", span, "invalid operands")),
+            }
+        }
+        "lane_idx" | "warp_idx" => {
+            arity(name, &args, 0, 0, span, &format!("{name}()"))?;
+            let Value::Int(t) = f.field(Value::Dim3("thread_idx"), &crate::ast::Ident { name: "x".into(), span })? else {
+                return Err(Diagnostic::error("internal error: thread index", span, "here"));
+            };
+            let warp = Int::S(32);
+            Ok(Value::Int(if name == "lane_idx" { t.modulo(&warp) } else { t.floor_div(&warp) }.map_err(lerr)?))
+        }
+        "shuffle_xor" | "shuffle_down" | "shuffle_up" | "shuffle_idx" => {
+            arity(name, &args, 2, 2, span, &format!("{name}(value, offset)"))?;
+            let p = positional(&args);
+            let kind = match name {
+                "shuffle_xor" => ShuffleKind::Xor,
+                "shuffle_down" => ShuffleKind::Down,
+                "shuffle_up" => ShuffleKind::Up,
+                _ => ShuffleKind::Idx,
+            };
+            shuffle(f, kind, &p[0].value, &p[1].value, p[0].span)
+        }
+        "warp_reduce" | "warp_reduction_sum" | "warp_reduction_max" => {
+            let (op, value) = match name {
+                "warp_reduce" => {
+                    arity(name, &args, 2, 2, span, "warp_reduce(op, value)")?;
+                    let p = positional(&args);
+                    let Value::Func(op) = &p[0].value else {
+                        return Err(Diagnostic::error("`warp_reduce` takes an operation first (`add`, `max`, ...)", p[0].span, "not a function"));
+                    };
+                    (op.clone(), p[1].value.clone())
+                }
+                _ => {
+                    arity(name, &args, 1, 1, span, &format!("{name}(value)"))?;
+                    (if name.ends_with("sum") { "add" } else { "max" }.to_string(), positional(&args)[0].value.clone())
+                }
+            };
+            // A butterfly over the 32 lanes: after five exchanges every lane holds the result.
+            let mut acc = value;
+            for offset in [16, 8, 4, 2, 1] {
+                let other = shuffle(f, ShuffleKind::Xor, &acc, &Value::Int(Int::S(offset)), span)?;
+                acc = f.call_value(&op, vec![acc, other], span)?;
+            }
+            Ok(acc)
         }
         "print" => {
             let text = format_args(&args, false)?;
@@ -555,6 +689,59 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             f.store_frag(&t, ft, *fid, span)?;
             Ok(Value::Unit)
         }
+        ("get_slice", Value::TiledCopy { tv, tile, .. }) => {
+            arity("get_slice", &args, 1, 1, span, "tiled_copy.get_slice(thread_index)")?;
+            let Value::Int(tid) = &args[0].value else {
+                return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
+            };
+            Ok(Value::ThrCopy { tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
+        }
+        ("partition_S" | "partition_D", Value::ThrCopy { tv, tile, tid }) => {
+            arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;
+            let Value::Tensor(t) = &args[0].value else {
+                return Err(Diagnostic::error(format!("`{}` takes a tensor, found a {}", name.name, args[0].value.kind()), args[0].span, "not a tensor"));
+            };
+            let lerr = |e| layout_err(e, span);
+            // Tile the tensor, map each tile through the TV layout, keep this thread's values:
+            // (V, RestM, RestN, ...), as CuTe's partition_S.
+            let z = cute_layout::zipped_divide(&t.ty.layout, &Tiler::Shape(tile.clone())).map_err(lerr)?;
+            f.require_whole_tiles(&z, span);
+            let composed = cute_layout::composition_tiler(&z, &Tiler::Tuple(vec![Tiler::Layout(tv.clone()), Tiler::Skip])).map_err(lerr)?;
+            let crd = cute_layout::Crd::Tuple(vec![cute_layout::Crd::Tuple(vec![cute_layout::Crd::Int(tid.clone()), cute_layout::Crd::Under]), cute_layout::Crd::Under]);
+            let (sliced, offset) = cute_layout::slice_and_offset(&crd, &composed).map_err(lerr)?;
+            let mut modes = vec![sliced.mode(0).map_err(lerr)?];
+            modes.extend(sliced.mode(1).map_err(lerr)?.modes());
+            let t = t.clone();
+            Ok(Value::Tensor(f.view(&t, Layout::concat(modes), offset, span)))
+        }
+        ("reduce", Value::Frag(ft, fid)) => {
+            let usage = "fragment.reduce(op, init: value, profile: 0)";
+            arity("reduce", &args, 1, 1, span, usage)?;
+            let Value::Func(op) = &positional(&args)[0].value else {
+                return Err(Diagnostic::error("`reduce` takes an operation first (`add`, `mul`, `max`, `min`)", positional(&args)[0].span, "not a function"));
+            };
+            let init = named("reduce", &args, "init", &["init", "profile"])?.map(|a| a.value.clone());
+            if let Some(p) = named("reduce", &args, "profile", &["init", "profile"])? {
+                if !matches!(&p.value, Value::Int(i) if i.as_static() == Some(0)) {
+                    return Err(Diagnostic::error("only `profile: 0` (reduce every element to one value) is supported yet", p.span, "unsupported profile"));
+                }
+            }
+            let (op, ft, fid) = (op.clone(), ft.clone(), *fid);
+            let mut acc = init;
+            for i in 0..ft.len() {
+                let dst = f.fresh(ValueTy::Scalar(ft.elem));
+                f.emit(Inst::Extract { dst, ty: ft.elem, frag: fid, index: i, span });
+                let x = Value::Scalar(ft.elem, dst);
+                acc = Some(match acc {
+                    None => x,
+                    Some(a) => {
+                        let a = f.coerce(a, ft.elem, span)?;
+                        f.call_value(&op, vec![a, x], span)?
+                    }
+                });
+            }
+            acc.ok_or_else(|| Diagnostic::error("cannot reduce an empty fragment without `init:`", span, "empty"))
+        }
         ("to", _) => {
             arity("to", &args, 1, 1, span, "x.to(T)")?;
             let Value::Type(to) = args[0].value else {
@@ -564,7 +751,10 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         }
         (m, v) => {
             let methods = match v {
-                Value::Tensor(_) => "`load`, `store` and `to`",
+                Value::Tensor(_) => "`load` and `store`",
+                Value::Frag(..) => "`reduce` and `to`",
+                Value::TiledCopy { .. } => "`get_slice`",
+                Value::ThrCopy { .. } => "`partition_S` and `partition_D`",
                 _ => "`to`",
             };
             Err(Diagnostic::error(format!("no method `{m}` on a {}", v.kind()), name.span, "unknown method").with_help(format!("the methods here are {methods}")))
@@ -591,4 +781,88 @@ fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
     let dst = f.fresh(f.result_ty(to, frag, &v));
     f.emit(Inst::Convert { dst, from, to, frag, a, span });
     Ok(f.result_value(to, frag, &v, dst))
+}
+
+/// A new tensor in registers or shared memory, with a static layout.
+pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, span: Span) -> R<Value> {
+    f.need_kernel(&format!("allocating {} memory", space.name()), span)?;
+    let size = layout.cosize().ok().and_then(|s| s.as_static());
+    let Some(size) = size else {
+        return Err(Diagnostic::error(format!("{} tensors need a static layout, found {layout}", space.name()), span, "dynamic layout"));
+    };
+    let limit = if space == MemSpace::Rmem { 256 } else { 48 * 1024 / elem.size_bytes() as i64 };
+    if size > limit {
+        return Err(Diagnostic::error(format!("{size} elements of {} is too large for {}", elem.name(), space.name()), span, "too large")
+            .with_help(if space == MemSpace::Rmem { "a thread holds at most 256 register elements" } else { "a block has 48 KiB of static shared memory" }));
+    }
+    // Registers and shared memory are aligned to the widest access, 16 bytes.
+    let ty = TensorTy { elem, space, align: 16, layout };
+    let dst = f.fresh(ValueTy::Tensor(ty.clone()));
+    f.emit(Inst::Alloc { dst, ty: ty.clone(), span });
+    Ok(Value::Tensor(TensorVal { ty, origin: Origin::Kernel(dst) }))
+}
+
+/// Element-wise copy of one tensor into another of the same size (CuTe's `copy`, `basic_copy`,
+/// `autovec_copy`): through a register fragment, which `cute-vectorize` moves in the widest chunks
+/// both layouts allow.
+fn copy(f: &mut Frame, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
+    let (Value::Tensor(s), Value::Tensor(d)) = (&src.value, &dst.value) else {
+        return Err(Diagnostic::error("`copy` moves a tensor into a tensor", span, "not tensors"));
+    };
+    let (ns, nd) = (s.ty.layout.size().ok().and_then(|x| x.as_static()), d.ty.layout.size().ok().and_then(|x| x.as_static()));
+    if ns != nd || ns.is_none() {
+        return Err(Diagnostic::error(format!("cannot copy a tensor of layout {} into one of layout {}", s.ty.layout, d.ty.layout), span, "sizes differ")
+            .with_secondary(src.span, format!("{} elements", ns.map_or("?".into(), |n| n.to_string())))
+            .with_secondary(dst.span, format!("{} elements", nd.map_or("?".into(), |n| n.to_string()))));
+    }
+    if s.ty.elem != d.ty.elem {
+        return Err(Diagnostic::error(format!("cannot copy {} elements into a tensor of {}", s.ty.elem.name(), d.ty.elem.name()), span, "element types differ"));
+    }
+    let recv = Value::Tensor(s.clone());
+    let frag = method(f, recv, &crate::ast::Ident { name: "load".into(), span }, Vec::new(), span)?;
+    let Value::Frag(ft, fid) = frag else { unreachable!("load gives a fragment") };
+    f.store_frag(d, &ft, fid, span)?;
+    Ok(Value::Unit)
+}
+
+fn shuffle(f: &mut Frame, kind: ShuffleKind, value: &Value, offset: &Value, span: Span) -> R<Value> {
+    f.need_kernel("a warp shuffle", span)?;
+    let ty = match value {
+        Value::Int(_) => Scalar::I32,
+        Value::Scalar(s, _) if s.size_bytes() == 4 => *s,
+        other => return Err(Diagnostic::error(format!("warp shuffles move 32-bit values, found a {}", other.kind()), span, "not 32-bit")
+            .with_help("convert to f32 or i32 first")),
+    };
+    let v = f.operand(value, ty, span)?;
+    let o = match offset {
+        Value::Int(i) => Operand::Int(i.clone()),
+        other => return Err(Diagnostic::error(format!("the shuffle offset is an integer, found a {}", other.kind()), span, "not an integer")),
+    };
+    let dst = f.fresh(ValueTy::Scalar(ty));
+    f.emit(Inst::Shuffle { dst, kind, ty, value: v, offset: o, span });
+    Ok(if ty == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(ty, dst) })
+}
+
+/// CuTe's `print_tensor`: the layout, then the elements (printed by the thread that calls it).
+fn print_tensor(f: &mut Frame, t: &Arg, span: Span) -> R<Value> {
+    f.need_kernel("`print_tensor`", span)?;
+    let Value::Tensor(tv) = &t.value else {
+        return Err(Diagnostic::error(format!("`print_tensor` takes a tensor, found a {}", t.value.kind()), t.span, "not a tensor"));
+    };
+    let frag = method(f, t.value.clone(), &crate::ast::Ident { name: "load".into(), span }, Vec::new(), span)?;
+    let Value::Frag(ft, fid) = frag else { unreachable!("load gives a fragment") };
+    let mut segs = Vec::new();
+    segments(&Value::Tensor(tv.clone()), &mut segs, span)?;
+    segs.push(FmtSeg::Text("\n[".into()));
+    for i in 0..ft.len() {
+        let dst = f.fresh(ValueTy::Scalar(ft.elem));
+        f.emit(Inst::Extract { dst, ty: ft.elem, frag: fid, index: i, span });
+        if i > 0 {
+            segs.push(FmtSeg::Text(", ".into()));
+        }
+        segs.push(FmtSeg::Value(ft.elem, dst));
+    }
+    segs.push(FmtSeg::Text("]\n".into()));
+    f.emit(Inst::Printf { segments: segs, span });
+    Ok(Value::Unit)
 }

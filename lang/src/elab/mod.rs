@@ -279,6 +279,7 @@ pub(crate) struct Frame<'p, 'f> {
     special_values: HashMap<String, Value>,
     value_types: Vec<ValueTy>,
     pub(crate) steps: Vec<kir::HostStep>,
+    requires: Vec<kir::Require>,
     inline_depth: usize,
 }
 
@@ -293,6 +294,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             special_values: HashMap::new(),
             value_types: Vec::new(),
             steps: Vec::new(),
+            requires: Vec::new(),
             inline_depth: 0,
         }
     }
@@ -385,7 +387,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         let mut body = std::mem::take(&mut self.specials);
         body.extend(self.regions.pop().unwrap_or_default());
-        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, span: f.span })
+        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, span: f.span })
     }
 
     fn host(mut self, f: &Function) -> R<kir::Host> {
@@ -437,7 +439,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         for s in &f.body.stmts {
             self.stmt(s)?;
         }
-        Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, span: f.span })
+        Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, requires: self.requires, span: f.span })
     }
 
     // ----- statements ------------------------------------------------------------------------
@@ -461,6 +463,24 @@ impl<'p, 'f> Frame<'p, 'f> {
         match p {
             Pattern::Name(id) => {
                 self.bind(&id.name, v);
+                Ok(())
+            }
+            Pattern::Mut(id) => {
+                self.need_kernel("a `let mut` variable", id.span)?;
+                let ty = match &v {
+                    Value::Int(_) => Scalar::I32,
+                    Value::Float(_) => Scalar::F32,
+                    Value::Bool(_) => Scalar::Bool,
+                    Value::Scalar(s, _) => *s,
+                    other => return Err(Diagnostic::error(format!("a `let mut` variable holds a number or a bool, not a {}", other.kind()), id.span, "not a scalar")),
+                };
+                let layout = Layout::leaf(1, 0);
+                let Value::Tensor(cell) = builtins::alloc(self, ty, MemSpace::Rmem, layout, id.span)? else { unreachable!("alloc gives a tensor") };
+                let v = self.coerce(v, ty, id.span)?;
+                let operand = self.operand(&v, ty, id.span)?;
+                let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
+                self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), offset: Int::ZERO, span: id.span });
+                self.bind(&id.name, Value::Var(cell, ty));
                 Ok(())
             }
             Pattern::Wildcard(_) => Ok(()),
@@ -716,6 +736,21 @@ impl<'p, 'f> Frame<'p, 'f> {
     }
 
     fn assign(&mut self, target: &Expr, value: &Expr, span: Span) -> R<()> {
+        if let ExprKind::Name(n) = &target.kind {
+            return match self.lookup(n) {
+                Some(Value::Var(cell, ty)) => {
+                    let v = self.expr(value)?;
+                    let v = self.coerce(v, ty, value.span).map_err(|d| d.with_secondary(target.span, format!("`{n}` holds a `{}`", ty.name())))?;
+                    let operand = self.operand(&v, ty, value.span)?;
+                    let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
+                    self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), offset: Int::ZERO, span });
+                    Ok(())
+                }
+                Some(_) => Err(Diagnostic::error(format!("cannot assign twice to immutable variable `{n}`"), target.span, "not `let mut`")
+                    .with_help(format!("declare it with `let mut {n} = ...`, or shadow it with `let {n} = ...`"))),
+                None => self.name(n, target.span).map(|_| ()),
+            };
+        }
         let ExprKind::Index { base, index } = &target.kind else {
             return Err(Diagnostic::error("only tensor elements and slices can be assigned", target.span, "not a tensor element")
                 .with_help("`let` bindings are immutable; write `let x = ...` again to shadow, or assign to `t[i]`"));
@@ -770,6 +805,19 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     fn lookup(&self, name: &str) -> Option<Value> {
         self.scopes.iter().rev().find_map(|s| s.get(name).cloned()).or_else(|| self.prog.consts.get(name).cloned())
+    }
+
+    /// A variable's current value: `let mut` cells are read here.
+    fn read(&mut self, v: Value, span: Span) -> Value {
+        let Value::Var(cell, ty) = v else { return v };
+        let Origin::Kernel(cid) = cell.origin else { return Value::Unit };
+        let dst = self.fresh(ValueTy::Scalar(ty));
+        self.emit(Inst::Load { dst, tensor: cid, ty: cell.ty.clone(), offset: Int::ZERO, span });
+        if ty == Scalar::I32 {
+            Value::Int(Int::var(dst, 1))
+        } else {
+            Value::Scalar(ty, dst)
+        }
     }
 
     pub(crate) fn expr(&mut self, e: &Expr) -> R<Value> {
@@ -831,7 +879,7 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     fn name(&mut self, n: &str, span: Span) -> R<Value> {
         if let Some(v) = self.lookup(n) {
-            return Ok(v);
+            return Ok(self.read(v, span));
         }
         if let Some(s) = Scalar::from_name(n) {
             return Ok(Value::Type(s));
@@ -875,7 +923,9 @@ impl<'p, 'f> Frame<'p, 'f> {
                 "stride" => Ok(Value::from_int_tuple(&t.ty.layout.stride)),
                 "layout" => Ok(Value::Layout(t.ty.layout.clone())),
                 "element_type" => Ok(Value::Type(t.ty.elem)),
-                _ => Err(unknown("tensors", "`shape`, `stride`, `layout` and `element_type`")),
+                // CuTe's `tensor.iterator`: the memory, to view with another layout (`make_tensor`).
+                "iterator" => Ok(Value::Tensor(t)),
+                _ => Err(unknown("tensors", "`shape`, `stride`, `layout`, `element_type` and `iterator`")),
             },
             Value::Layout(l) => match name.name.as_str() {
                 "shape" => Ok(Value::from_int_tuple(&l.shape)),
@@ -934,8 +984,45 @@ impl<'p, 'f> Frame<'p, 'f> {
         Ok(self.view(t, layout, offset, span))
     }
 
+    /// Records that every run-time extent a layout operation divided by a static tile must be a
+    /// multiple of it: a `ceil_div` in the result means a partial tile the kernel would overrun.
+    pub(crate) fn require_whole_tiles(&mut self, layout: &Layout, span: Span) {
+        fn walk(i: &Int, out: &mut Vec<(Int, i64)>) {
+            if let Int::D(d) = i {
+                for a in d.factors.iter() {
+                    if let cute_layout::int::Atom::Op(op) = a {
+                        match &**op {
+                            cute_layout::int::Op::CeilDiv(x, y) => {
+                                if let Some(b) = y.as_static() {
+                                    out.push((x.clone(), b));
+                                }
+                                walk(x, out);
+                            }
+                            cute_layout::int::Op::Add(x, y) | cute_layout::int::Op::Div(x, y) | cute_layout::int::Op::Mod(x, y) | cute_layout::int::Op::Min(x, y) => {
+                                walk(x, out);
+                                walk(y, out);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for leaf in layout.shape.leaves() {
+            walk(&leaf, &mut found);
+        }
+        for (dividend, divisor) in found {
+            if divisor > 1 && !self.requires.iter().any(|r| r.dividend == dividend && r.divisor == divisor) {
+                self.requires.push(kir::Require { dividend, divisor, what: format!("a run-time extent tiled by {divisor}"), span });
+            }
+        }
+    }
+
     /// A tensor over the same memory with a new layout, its base moved by `offset` elements.
     pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, span: Span) -> TensorVal {
+        if self.mode != Mode::Const {
+            self.require_whole_tiles(&layout, span);
+        }
         let align = view_align(t.ty.align, &offset, t.ty.elem.size_bytes());
         let ty = TensorTy { elem: t.ty.elem, space: t.ty.space, align, layout };
         match &t.origin {
@@ -1302,6 +1389,8 @@ pub(crate) fn is_static_value(v: &Value) -> bool {
         Value::Int(i) => i.is_static(),
         Value::Float(_) | Value::Bool(_) | Value::Type(_) | Value::Func(_) | Value::Str(_) | Value::Under | Value::Unit => true,
         Value::Layout(l) => l.is_static(),
+        Value::CopyAtom { .. } => true,
+        Value::TiledCopy { tv, tile, .. } => tv.is_static() && tile.is_static(),
         Value::Tuple(items) => items.iter().all(is_static_value),
         _ => false,
     }

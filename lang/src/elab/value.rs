@@ -40,7 +40,16 @@ pub enum Value {
     Type(Scalar),
     /// A function passed by name: a `fn` item or a builtin operator such as `add`.
     Func(String),
+    /// A copy atom: how one thread moves one chunk (`make_copy_atom`): element type and bits per copy.
+    CopyAtom { elem: Scalar, bits: u32 },
+    /// A tiled copy: a TV layout ((thread, value) -> tile coordinate) over a tile shape.
+    TiledCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple },
+    /// One thread's part of a tiled copy (`tiled_copy.get_slice(tid)`).
+    ThrCopy { tv: Layout, tile: IntTuple, tid: Int },
     Str(String),
+    /// A `let mut` variable: a one-element register tensor holding a value of this type (the
+    /// backend promotes it to a register); reading it loads, assigning stores.
+    Var(TensorVal, Scalar),
     /// `_` in a coordinate.
     Under,
     Unit,
@@ -61,8 +70,12 @@ impl Value {
             Value::Dim3(_) => "dim3".into(),
             Value::Type(_) => "type".into(),
             Value::Func(_) => "function".into(),
+            Value::CopyAtom { .. } => "copy atom".into(),
+            Value::TiledCopy { .. } => "tiled copy".into(),
+            Value::ThrCopy { .. } => "thread slice of a tiled copy".into(),
             Value::Str(_) => "string".into(),
             Value::Under => "`_`".into(),
+            Value::Var(_, s) => format!("mut {}", s.name()),
             Value::Unit => "()".into(),
         }
     }
@@ -107,8 +120,12 @@ impl fmt::Display for Value {
             Value::Dim3(n) => write!(f, "{n}"),
             Value::Type(s) => write!(f, "{}", s.name()),
             Value::Func(n) => write!(f, "{n}"),
+            Value::CopyAtom { elem, bits } => write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name()),
+            Value::TiledCopy { tv, tile, .. } => write!(f, "TiledCopy(tile {tile}, TV {tv})"),
+            Value::ThrCopy { tv, tile, tid } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),
             Value::Str(s) => f.write_str(s),
             Value::Under => f.write_str("_"),
+            Value::Var(..) => f.write_str("?"),
             Value::Unit => f.write_str("()"),
         }
     }

@@ -7,6 +7,9 @@
 //! cute-run vector-add CUBIN [--n N] [--seed S] [--iters K] [--device D]
 //! cute-run checked CUBIN [--static SCALE_CUBIN] [--n N]
 //! cute-run graph CUBIN [--n N] [--replays R]
+//! cute-run plan CUBIN [HOST] [--shape MxN] [--scalar NAME=V]
+//! cute-run host-add CUBIN [--host NAME]... [--m M] [--n N] [--iters K]
+//! cute-run host-refuse CUBIN HOST [--m M] [--n N]
 //! ```
 //!
 //! Exit codes: 0 PASS, 1 FAIL (or runtime error), 2 usage error,
@@ -29,6 +32,14 @@ usage:
                                     (checked launches: results, and every mismatch refused)
   cute-run graph CUBIN [--n N] [--replays R]
                                     (CUDA graph capture of checked launches, replayed)
+  cute-run plan CUBIN [HOST] [--shape MxN[xK..]] [--scalar NAME=V]
+                                    (a host function's launch plan; with --shape, evaluated for
+                                     row-major tensors of that shape: no GPU needed)
+  cute-run host-add CUBIN [--host NAME]... [--m M] [--n N] [--iters K] [--seed S]
+                                    (calls elementwise-add host functions on MxN tensors, checks
+                                     every element, GB/s vs a device-to-device memcpy)
+  cute-run host-refuse CUBIN HOST [--m M] [--n N]
+                                    (a call that must be refused: partial tile; output untouched)
 
 exit codes: 0 PASS, 1 FAIL, 2 usage error, 77 SKIP (no CUDA driver/GPU)";
 
@@ -54,6 +65,18 @@ fn main() -> ExitCode {
         },
         Some("graph") => match Opts::parse(&args[1..], &["--n", "--replays"]) {
             Ok(o) => graph(&o),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("plan") => match plan_cmd(&args[1..]) {
+            Ok(r) => r,
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("host-add") => match Opts::parse(&args[1..], &["--host", "--m", "--n", "--iters", "--seed"]) {
+            Ok(o) => host_add(&o),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("host-refuse") => match Opts::parse_n(&args[1..], &["--m", "--n"], 2) {
+            Ok(o) => host_refuse(&o),
             Err(msg) => return usage_error(&msg),
         },
         Some("vector-add") => match VectorAddOpts::parse(&args[1..]) {
@@ -295,15 +318,20 @@ fn vector_add(opts: &VectorAddOpts) -> Result<Outcome, RuntimeError> {
     }
 }
 
-/// Options `CUBIN [--flag VALUE]...` for the checked/graph subcommands.
+/// Options `CUBIN [POSITIONAL] [--flag VALUE]...` for the checked/graph/host subcommands.
 struct Opts {
     cubin: String,
+    positional: Vec<String>,
     values: Vec<(String, String)>,
 }
 
 impl Opts {
     fn parse(args: &[String], flags: &[&str]) -> Result<Opts, String> {
-        let mut o = Opts { cubin: String::new(), values: Vec::new() };
+        Opts::parse_n(args, flags, 1)
+    }
+    /// Up to `max_pos` positional arguments (the first is the cubin).
+    fn parse_n(args: &[String], flags: &[&str], max_pos: usize) -> Result<Opts, String> {
+        let mut o = Opts { cubin: String::new(), positional: Vec::new(), values: Vec::new() };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             if flags.contains(&a.as_str()) {
@@ -313,6 +341,8 @@ impl Opts {
                 return Err(format!("unknown option {a}"));
             } else if o.cubin.is_empty() {
                 o.cubin = a.clone();
+            } else if o.positional.len() + 1 < max_pos {
+                o.positional.push(a.clone());
             } else {
                 return Err(format!("unexpected argument `{a}`"));
             }
@@ -320,7 +350,13 @@ impl Opts {
         if o.cubin.is_empty() {
             return Err("a CUBIN path is needed".into());
         }
+        if o.positional.len() + 1 < max_pos {
+            return Err(format!("{} positional arguments are needed", max_pos));
+        }
         Ok(o)
+    }
+    fn all(&self, flag: &str) -> Vec<&str> {
+        self.values.iter().filter(|(k, _)| k == flag).map(|(_, v)| v.as_str()).collect()
     }
     fn get(&self, flag: &str) -> Option<&str> {
         self.values.iter().rev().find(|(k, _)| k == flag).map(|(_, v)| v.as_str())
@@ -476,4 +512,323 @@ fn graph(o: &Opts) -> Result<Outcome, RuntimeError> {
     all &= row(matches!(&r, Err(RuntimeError::ArgumentMismatch(_))) && !stream.is_capturing()?, "mismatch during capture", "refused, capture ended");
     println!("{}", if all { "PASS" } else { "FAIL" });
     Ok(if all { Outcome::Pass } else { Outcome::Fail })
+}
+
+// ---- host functions ----------------------------------------------------------------------------
+
+fn plan_cmd(args: &[String]) -> Result<Result<Outcome, RuntimeError>, String> {
+    let o = Opts::parse_n(args, &["--shape", "--scalar"], 2)?;
+    let host = o.positional.first().cloned();
+    let shape = match o.get("--shape") {
+        None => None,
+        Some(s) => Some(
+            s.split('x')
+                .map(|v| v.trim().parse::<i64>().map_err(|_| format!("--shape: `{v}` is not a number (write e.g. 2048x4096)")))
+                .collect::<Result<Vec<i64>, String>>()?,
+        ),
+    };
+    let mut scalars = Vec::new();
+    for kv in o.all("--scalar") {
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--scalar: `{kv}` is not NAME=VALUE"))?;
+        let v = v.parse::<i64>().map_err(|_| format!("--scalar: `{v}` is not an integer"))?;
+        scalars.push((k.to_string(), v));
+    }
+    if shape.is_some() && host.is_none() {
+        return Err("--shape needs a HOST".into());
+    }
+    Ok(plan_show(&o.cubin, host.as_deref(), shape.as_deref(), &scalars))
+}
+
+fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[(String, i64)]) -> Result<Outcome, RuntimeError> {
+    use cute_runtime::plan::{HostPlan, PlanArg};
+    let Some(m) = Manifest::from_file(cubin)? else {
+        println!("FAIL: {cubin} has no cutec manifest");
+        return Ok(Outcome::Fail);
+    };
+    let hosts: Vec<&cute_runtime::HostSig> = match host {
+        Some(h) => match m.host(h) {
+            Some(s) => vec![s],
+            None => {
+                let names: Vec<&str> = m.hosts.iter().map(|h| h.name.as_str()).collect();
+                println!("FAIL: no host function `{h}` in {cubin}; host functions: {}", names.join(", "));
+                return Ok(Outcome::Fail);
+            }
+        },
+        None => m.hosts.iter().collect(),
+    };
+    if hosts.is_empty() {
+        println!("(no host functions in {cubin})");
+    }
+    for h in hosts {
+        println!("{h}");
+        let vars = h.var_sources();
+        let names: Vec<String> = vars.iter().enumerate().map(|(k, src)| format!("${k} = {}", h.var_name(*src))).collect();
+        println!("  dynamic values: {}", if names.is_empty() { "(none)".to_string() } else { names.join(", ") });
+        if let Some(e) = &h.plan_error {
+            println!("  unusable plan: {e}");
+        }
+        for (li, l) in h.launches.iter().enumerate() {
+            match m.kernel(&l.kernel) {
+                Some(k) => println!("  launch {li}: {k}"),
+                None => println!("  launch {li}: {} (not in the manifest)", l.kernel),
+            }
+            println!("    grid  {} | {} | {}", l.grid[0], l.grid[1], l.grid[2]);
+            println!("    block {} | {} | {}", l.block[0], l.block[1], l.block[2]);
+            println!("    smem  {}", l.smem);
+            let kparams = m.kernel(&l.kernel).map(|k| k.params.clone()).unwrap_or_default();
+            for (ai, a) in l.args.iter().enumerate() {
+                let pname = kparams.get(ai).map_or("?", |p| p.name.as_str());
+                match a {
+                    PlanArg::Tensor { host_param, offset, dyn_leaves } => {
+                        let hp = h.params.get(*host_param).map_or("?", |p| p.name.as_str());
+                        let d: Vec<String> = dyn_leaves.iter().map(ToString::to_string).collect();
+                        println!("    arg {pname} = {hp} + {offset} elements; dynamic entries: {}", d.join(" | "));
+                    }
+                    PlanArg::Scalar { ty, value } => println!("    arg {pname} = {ty} {value}"),
+                }
+            }
+        }
+        let Some(shape) = shape else { continue };
+        // Evaluate for row-major tensors of `shape` (fake, aligned pointers; nothing runs).
+        let plan = match HostPlan::new(&m, &h.name) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("FAIL: {e}");
+                return Ok(Outcome::Fail);
+            }
+        };
+        let mut args = Vec::new();
+        for (i, p) in h.params.iter().enumerate() {
+            match &p.kind {
+                cute_runtime::ParamKind::Tensor(_) => match cute_runtime::plan::synthetic_view(p, i, shape) {
+                    Ok(v) => {
+                        println!("  call: {} = shape {:?} stride {:?}", p.name, v.shape, v.stride);
+                        args.push(Arg::tensor(v));
+                    }
+                    Err(e) => {
+                        println!("FAIL: {e}");
+                        return Ok(Outcome::Fail);
+                    }
+                },
+                cute_runtime::ParamKind::Scalar(d) => {
+                    let Some((_, v)) = scalars.iter().find(|(k, _)| *k == p.name) else {
+                        println!("FAIL: scalar parameter `{}` needs --scalar {}=VALUE", p.name, p.name);
+                        return Ok(Outcome::Fail);
+                    };
+                    println!("  call: {} = {v}", p.name);
+                    args.push(Arg::Scalar(*d, *v as u64));
+                }
+            }
+        }
+        match plan.evaluate(&args) {
+            Ok(launches) => {
+                for l in launches {
+                    let c = l.config;
+                    println!("  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}", l.index, l.kernel, c.grid.0, c.grid.1, c.grid.2, c.block.0, c.block.1, c.block.2, c.shared_mem_bytes);
+                    for (kp, hp, off, sh, st) in &l.views {
+                        println!("     {kp} = {hp} + {off}: shape {sh:?} stride {st:?}");
+                    }
+                    let flat: Vec<String> = l.args.iter().map(|a| format!("{a:?}")).collect();
+                    println!("     abi: ({})", flat.join(", "));
+                }
+            }
+            Err(e) => {
+                println!("REFUSED: {e}");
+                return Ok(Outcome::Fail);
+            }
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Element handling for the host-add checks: f16 (as u16 bits) and f32.
+trait AddElem: cute_runtime::DeviceElem + Copy + Default + PartialEq + std::fmt::Debug {
+    const SENTINEL: Self;
+    fn random(r: &mut Rng) -> Self;
+    /// The correctly rounded sum (f16: computed in f32, then rounded to f16; the f32 sum of two
+    /// f16 values rounded to f16 equals the directly rounded f16 sum, since 24 >= 2*11+2).
+    fn add(a: Self, b: Self) -> Self;
+    fn bits(self) -> u32;
+}
+impl AddElem for u16 {
+    const SENTINEL: u16 = 0x7e5a; // a NaN no add of finite numbers produces
+    fn random(r: &mut Rng) -> u16 {
+        cute_runtime::f16::f32_to_f16_bits(r.uniform_f32(-1.0, 1.0))
+    }
+    fn add(a: u16, b: u16) -> u16 {
+        use cute_runtime::f16::{f16_bits_to_f32, f32_to_f16_bits};
+        f32_to_f16_bits(f16_bits_to_f32(a) + f16_bits_to_f32(b))
+    }
+    fn bits(self) -> u32 {
+        u32::from(self)
+    }
+}
+impl AddElem for f32 {
+    const SENTINEL: f32 = f32::from_bits(SENTINEL);
+    fn random(r: &mut Rng) -> f32 {
+        r.uniform_f32(-1.0, 1.0)
+    }
+    fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn bits(self) -> u32 {
+        self.to_bits()
+    }
+}
+
+fn host_dtype(module: &Module, name: &str) -> Result<DType, RuntimeError> {
+    let h = module.host(name)?;
+    match h.signature().params.first().map(|p| &p.kind) {
+        Some(cute_runtime::ParamKind::Tensor(t)) => Ok(t.elem),
+        _ => Err(RuntimeError::InvalidArgument(format!("host `{name}` does not take a tensor first"))),
+    }
+}
+
+const ADD_HOSTS: [&str; 3] = ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"];
+
+fn host_add(o: &Opts) -> Result<Outcome, RuntimeError> {
+    let m = o.num("--m", 2048)? as i64;
+    let n = o.num("--n", 2048)? as i64;
+    let iters = o.num("--iters", 20)?.max(1);
+    let seed = o.num("--seed", 1)? as u64;
+    let dev = Device::open(0)?;
+    let (major, minor) = dev.compute_capability()?;
+    println!("device: {} (sm_{major}{minor})", dev.name()?);
+    let stream = dev.new_stream()?;
+    let module = Module::load(&dev, o.cubin.as_str())?;
+    let mut names: Vec<String> = o.all("--host").iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        let have = module.host_names();
+        names = ADD_HOSTS.iter().filter(|h| have.iter().any(|x| x == *h)).map(|s| s.to_string()).collect();
+    }
+    if names.is_empty() {
+        println!("FAIL: {} has none of the host functions {}", o.cubin, ADD_HOSTS.join(", "));
+        return Ok(Outcome::Fail);
+    }
+    let dtype = host_dtype(&module, &names[0])?;
+    match dtype {
+        DType::F16 => host_add_typed::<u16>(&stream, &module, &names, m, n, iters, seed, DType::F16),
+        DType::F32 => host_add_typed::<f32>(&stream, &module, &names, m, n, iters, seed, DType::F32),
+        other => {
+            println!("FAIL: host-add handles f16 and f32 tensors, not {other}");
+            Ok(Outcome::Fail)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String], m: i64, n: i64, iters: usize, seed: u64, dtype: DType) -> Result<Outcome, RuntimeError> {
+    let len = usize::try_from(m * n).map_err(|_| RuntimeError::InvalidArgument("M*N too large".into()))?;
+    let mut rng = Rng::new(seed);
+    let a: Vec<T> = (0..len).map(|_| T::random(&mut rng)).collect();
+    let b: Vec<T> = (0..len).map(|_| T::random(&mut rng)).collect();
+    let da = DeviceBuffer::from_host(stream, &a)?;
+    let db = DeviceBuffer::from_host(stream, &b)?;
+    let sentinel = vec![T::SENTINEL; len];
+    let mut dc = DeviceBuffer::from_host(stream, &sentinel)?;
+    let elem = dtype.size_bytes() as f64;
+    let bytes = 3.0 * (m * n) as f64 * elem;
+    let view = |buf: &DeviceBuffer<T>| Arg::tensor(buf.view(&[m, n], &[n, 1]).with_dtype(dtype));
+
+    // The reference: a device-to-device copy of the same byte count (reads + writes 2x bytes).
+    let memcpy_gbps = {
+        let src = DeviceBuffer::<T>::zeros(stream, 3 * len)?;
+        let mut dst = DeviceBuffer::<T>::zeros(stream, 3 * len)?;
+        dst.copy_from_device(stream, &src)?;
+        let timer = EventTimer::new(stream)?;
+        let mut samples = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            timer.start(stream)?;
+            dst.copy_from_device(stream, &src)?;
+            timer.stop(stream)?;
+            samples.push(timer.elapsed_ms()?);
+        }
+        let ms = f64::from(median(&samples)?);
+        2.0 * bytes / (ms * 1e-3) / 1e9
+    };
+    println!("memcpy DtoD reference: {:.1} MB copied, {memcpy_gbps:.1} GB/s (2 x bytes / median of {iters})", bytes / 1e6);
+
+    let mut all = true;
+    for name in names {
+        let host = module.host(name)?;
+        dc.copy_from_host(stream, &sentinel)?;
+        host.call(stream, &[view(&da), view(&db), view(&dc)])?;
+        let c = dc.to_host(stream)?;
+        let mut bad = 0usize;
+        let mut first = Vec::new();
+        for i in 0..len {
+            let want = T::add(a[i], b[i]);
+            if c[i].bits() != want.bits() {
+                bad += 1;
+                if first.len() < 5 {
+                    first.push(format!("[{},{}]=0x{:x} want 0x{:x}", i as i64 / n, i as i64 % n, c[i].bits(), want.bits()));
+                }
+            }
+        }
+        // Timing: a warm-up call, then the median of `iters` event-timed calls.
+        host.call(stream, &[view(&da), view(&db), view(&dc)])?;
+        let args = [view(&da), view(&db), view(&dc)];
+        let timer = EventTimer::new(stream)?;
+        let mut samples = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            timer.start(stream)?;
+            host.call(stream, &args)?;
+            timer.stop(stream)?;
+            samples.push(timer.elapsed_ms()?);
+        }
+        stream.synchronize()?;
+        let ms = f64::from(median(&samples)?);
+        let gbps = bytes / (ms * 1e-3) / 1e9;
+        let ratio = gbps / memcpy_gbps;
+        let ok = bad == 0;
+        all &= ok;
+        println!(
+            "{} {name} {dtype} {m}x{n}: mismatches={bad} (bit-exact) time_median_us={:.2} bandwidth_gbps={gbps:.1} memcpy_gbps={memcpy_gbps:.1} ratio={ratio:.3}{}",
+            if ok { "PASS" } else { "FAIL" },
+            ms * 1e3,
+            if first.is_empty() { String::new() } else { format!("; first: {}", first.join(", ")) }
+        );
+        println!("RESULT host={name} dtype={dtype} m={m} n={n} mismatches={bad} us={:.2} gbps={gbps:.1} memcpy_gbps={memcpy_gbps:.1} ratio={ratio:.3}", ms * 1e3);
+    }
+    println!("{}", if all { "PASS" } else { "FAIL" });
+    Ok(if all { Outcome::Pass } else { Outcome::Fail })
+}
+
+fn host_refuse(o: &Opts) -> Result<Outcome, RuntimeError> {
+    let name = o.positional[0].as_str();
+    let m = o.num("--m", 1000)? as i64;
+    let n = o.num("--n", 2048)? as i64;
+    let dev = Device::open(0)?;
+    let stream = dev.new_stream()?;
+    let module = Module::load(&dev, o.cubin.as_str())?;
+    let host = module.host(name)?;
+    let dtype = host_dtype(&module, name)?;
+    let len = (m * n) as usize;
+    let elem = dtype.size_bytes() as usize;
+    // Raw bytes (u8) so that any element type works; views carry the dtype.
+    let da = DeviceBuffer::<u8>::zeros(&stream, len * elem)?;
+    let db = DeviceBuffer::<u8>::zeros(&stream, len * elem)?;
+    let sentinel = vec![0xa5u8; len * elem];
+    let dc = DeviceBuffer::from_host(&stream, &sentinel)?;
+    let view = |buf: &DeviceBuffer<u8>| Arg::tensor(TensorView::new(buf.ptr(), dtype, &[m, n], &[n, 1]).with_bytes(buf.size_bytes() as u64));
+    let r = host.call(&stream, &[view(&da), view(&db), view(&dc)]);
+    stream.synchronize()?;
+    let untouched = dc.to_host(&stream)?.iter().all(|&x| x == 0xa5);
+    match r {
+        Err(RuntimeError::ArgumentMismatch(msg)) if msg.contains("is not a multiple of the tile") => {
+            println!("REFUSED: {msg}");
+            let ok = untouched;
+            row(ok, &format!("refuse partial tile {name} {m}x{n}"), if ok { "nothing launched, output untouched" } else { "output was written" });
+            println!("{}", if ok { "PASS" } else { "FAIL" });
+            Ok(if ok { Outcome::Pass } else { Outcome::Fail })
+        }
+        Err(e) => {
+            println!("FAIL: refused with the wrong error: {e}");
+            Ok(Outcome::Fail)
+        }
+        Ok(()) => {
+            println!("FAIL: host `{name}` {m}x{n} was LAUNCHED (a partial tile must be refused)");
+            Ok(Outcome::Fail)
+        }
+    }
 }

@@ -1,0 +1,104 @@
+//! Calling a `.cute` host function: [`Module::host`] → [`HostFn`], [`HostFn::call`].
+//!
+//! A call checks the arguments against the host's parameters (the checked-launch rules),
+//! evaluates the launch plan the manifest carries ([`crate::plan::HostPlan`]), checks every view
+//! it would pass (partial tiles, bounds, alignment, i32 ranges), and only then launches the
+//! kernels, in order, on the given stream. A refusal launches nothing.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use crate::checked::Arg;
+use crate::device::Stream;
+use crate::error::{Result, RuntimeError};
+use crate::kernel::Kernel;
+use crate::module::Module;
+use crate::plan::{HostPlan, HostSig, PlanScratch, PlannedLaunch};
+
+/// A host function of a loaded module, ready to call. Cheap to clone (shares its kernels and
+/// buffers); keeps the module loaded.
+#[derive(Clone)]
+pub struct HostFn {
+    inner: Arc<HostInner>,
+}
+
+struct HostInner {
+    plan: HostPlan,
+    /// The kernel of each launch (looked up once).
+    kernels: Vec<Kernel>,
+    /// Reused between calls so that a call allocates nothing once warm.
+    scratch: Mutex<PlanScratch>,
+}
+
+impl Module {
+    /// The host function `name` of this module's manifest. Errors: no manifest, no such host
+    /// function (the message lists those there are), or a plan that does not match the module's
+    /// kernels. Each launched kernel is looked up once here.
+    pub fn host(&self, name: &str) -> Result<HostFn> {
+        let m = self.manifest().ok_or_else(|| {
+            RuntimeError::NoManifest(format!("{} has no cutec manifest, so it has no host functions", self.label()))
+        })?;
+        let plan = HostPlan::new(m, name)?;
+        let mut kernels: Vec<Kernel> = Vec::with_capacity(plan.sig().launches.len());
+        for l in &plan.sig().launches {
+            let k = match kernels.iter().find(|k| k.name() == l.kernel) {
+                Some(k) => k.clone(),
+                None => self.kernel(&l.kernel)?,
+            };
+            kernels.push(k);
+        }
+        Ok(HostFn { inner: Arc::new(HostInner { plan, kernels, scratch: Mutex::new(PlanScratch::default()) }) })
+    }
+
+    /// Names of the host functions in the manifest (empty without one).
+    pub fn host_names(&self) -> Vec<String> {
+        self.manifest().map(|m| m.hosts.iter().map(|h| h.name.clone()).collect()).unwrap_or_default()
+    }
+}
+
+impl HostFn {
+    /// The host function's signature and launch plan.
+    pub fn signature(&self) -> &HostSig {
+        self.inner.plan.sig()
+    }
+
+    /// The pure plan (no driver).
+    pub fn plan(&self) -> &HostPlan {
+        &self.inner.plan
+    }
+
+    /// Checks `args` and evaluates the plan without launching: what [`HostFn::call`] would launch.
+    pub fn check(&self, args: &[Arg]) -> Result<Vec<PlannedLaunch>> {
+        self.inner.plan.evaluate(args)
+    }
+
+    /// Calls the host function on `stream` (asynchronously): checks every argument against the
+    /// host's parameters, evaluates the launch plan, checks every view it passes (a tile count
+    /// computed with `ceildiv` must be exact — the kernels have no tail handling —, each view must
+    /// stay inside its host tensor, dynamic values must fit the kernels' i32), then launches each
+    /// kernel. Any refusal is an `Err` before the first launch.
+    pub fn call(&self, stream: &Stream, args: &[Arg]) -> Result<()> {
+        let inner = &*self.inner;
+        // Contended (another thread is calling): use a fresh buffer rather than wait.
+        let mut local;
+        let mut guard = inner.scratch.try_lock().ok();
+        let s: &mut PlanScratch = match guard.as_deref_mut() {
+            Some(s) => s,
+            None => {
+                local = PlanScratch::default();
+                &mut local
+            }
+        };
+        inner.plan.evaluate_into(args, s)?;
+        for (k, (cfg, range)) in inner.kernels.iter().zip(&s.launches) {
+            k.launch(stream, *cfg, &s.flat[range.clone()])?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for HostFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostFn").field("name", &self.signature().name).finish()
+    }
+}

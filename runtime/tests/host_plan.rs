@@ -1,0 +1,270 @@
+//! Host functions without a GPU: parsing launch plans from the manifest, evaluating them, and every
+//! refusal (partial tiles, bounds, argument checks, out-of-range grids, malformed plans).
+//! `testdata/elementwise_add.manifest` is `cutec build samples/elementwise_add.cute --emit=manifest`.
+
+use cute_runtime::plan::{EvalError, Expr, HostPlan, PlanArg};
+use cute_runtime::{Arg, DType, KernelArg, Manifest, RuntimeError, TensorView};
+
+const EW: &str = include_str!("../testdata/elementwise_add.manifest");
+
+fn ew() -> Manifest {
+    Manifest::parse(EW).expect("the elementwise_add manifest parses")
+}
+
+/// Three row-major M×N f16 views at distinct aligned addresses, with their sizes.
+fn views(m: i64, n: i64) -> Vec<Arg> {
+    (0..3)
+        .map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[m, n], &[n, 1]).with_bytes((m * n * 2) as u64)))
+        .collect()
+}
+
+fn mismatch(e: RuntimeError) -> String {
+    match e {
+        RuntimeError::ArgumentMismatch(m) => m,
+        other => panic!("expected ArgumentMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn parses_the_three_host_functions() {
+    let m = ew();
+    let names: Vec<&str> = m.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]);
+    for h in &m.hosts {
+        assert_eq!(h.plan_error, None, "{}", h.name);
+        assert_eq!(h.params.len(), 3);
+        assert_eq!(h.launches.len(), 1);
+        assert_eq!(h.launches_kernels, vec![h.launches[0].kernel.clone()]);
+        assert_eq!(h.var_sources().len(), 9);
+    }
+    let h = m.host("elementwise_add").unwrap();
+    let l = &h.launches[0];
+    assert_eq!(l.kernel, "elementwise_add_kernel");
+    assert_eq!(l.grid[0].to_string(), "(mul (ceildiv $6 16) (ceildiv $7 256))");
+    assert_eq!(l.block[0], Expr::Const(128));
+    let PlanArg::Tensor { host_param, offset, dyn_leaves } = &l.args[2] else { panic!() };
+    assert_eq!((*host_param, offset), (2, &Expr::Const(0)));
+    let shown: Vec<String> = dyn_leaves.iter().map(ToString::to_string).collect();
+    assert_eq!(shown, ["(ceildiv $6 16)", "(ceildiv $7 256)", "$8", "(mul 16 $8)"]);
+    // The plan prints back in the manifest's syntax.
+    let text = l.to_string();
+    assert!(EW.contains(&text), "{text}");
+    assert_eq!(h.var_name(h.var_sources()[2]), "mA.stride[0]");
+}
+
+#[test]
+fn expressions_parse_print_and_evaluate() {
+    let vars = [7, -7, 2, 0, i64::MAX];
+    let cases = [
+        ("42", 42),
+        ("$0", 7),
+        ("(mul 2 $0 $2)", 28),
+        ("(add $0 $1 1)", 1),
+        ("(div $0 $2)", 3),
+        ("(div $1 $2)", -4),   // floor
+        ("(mod $1 $2)", 1),    // Euclidean
+        ("(mod $0 -2)", 1),
+        ("(ceildiv $0 $2)", 4),
+        ("(ceildiv $1 $2)", -3),
+        ("(min $0 $1 3)", -7),
+        ("(ceildiv (mul $0 16) 8)", 14),
+    ];
+    for (text, want) in cases {
+        let e = Expr::parse(text).unwrap_or_else(|err| panic!("{text}: {err}"));
+        assert_eq!(e.to_string(), text);
+        assert_eq!(e.eval(&vars), Ok(want), "{text}");
+    }
+    assert!(matches!(Expr::parse("(mul $4 2)").unwrap().eval(&vars), Err(EvalError::Overflow(_))));
+    assert!(matches!(Expr::parse("(add $4 1)").unwrap().eval(&vars), Err(EvalError::Overflow(_))));
+    assert!(matches!(Expr::parse("(div 1 $3)").unwrap().eval(&vars), Err(EvalError::DivByZero(_))));
+    assert!(matches!(Expr::parse("(mod 1 $3)").unwrap().eval(&vars), Err(EvalError::DivByZero(_))));
+    assert!(matches!(Expr::parse("(ceildiv 1 0)").unwrap().eval(&vars), Err(EvalError::DivByZero(_))));
+    assert!(matches!(Expr::parse("(div -9223372036854775808 -1)").unwrap().eval(&vars), Err(EvalError::Overflow(_))));
+    assert_eq!(Expr::parse("$9").unwrap().eval(&vars), Err(EvalError::UnboundVar(9)));
+    for bad in ["", "(", "(mul", "(pow 2 3)", "(div 1)", "(div 1 2 3)", "(mul)", "$", "$x", "1 2", "()", "(mul 1) x", "99999999999999999999"] {
+        assert!(Expr::parse(bad).is_err(), "{bad:?} should not parse");
+    }
+    let deep = format!("{}1{}", "(add 1 ".repeat(100), ")".repeat(100));
+    assert!(Expr::parse(&deep).unwrap_err().contains("deeper"));
+}
+
+#[test]
+fn evaluates_every_host_function() {
+    let m = ew();
+    let (rows, cols) = (2048i64, 4096i64);
+    let args = views(rows, cols);
+    let p = |name| HostPlan::new(&m, name).unwrap().evaluate(&args).unwrap();
+
+    let l = &p("elementwise_add")[0];
+    assert_eq!(l.kernel, "elementwise_add_kernel");
+    assert_eq!(l.config.grid, ((2048 / 16 * 4096 / 256) as u32, 1, 1));
+    assert_eq!(l.config.block, (128, 1, 1));
+    // gA: ptr, shape (128, 16), strides (4096, 16*4096).
+    assert_eq!(&l.args[..5], &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(128), KernelArg::I32(16), KernelArg::I32(4096), KernelArg::I32(65536)]);
+    assert_eq!(l.args.len(), 15);
+    assert_eq!(l.views[0].3, vec![16, 256, 128, 16]);
+    assert_eq!(l.views[0].4, vec![4096, 1, 65536, 256]);
+
+    let l = &p("naive_elementwise_add")[0];
+    assert_eq!(l.config.grid.0 as i64, rows * cols / 256);
+    assert_eq!(&l.args[..4], &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(2048), KernelArg::I32(4096), KernelArg::I32(4096)]);
+
+    let l = &p("vectorized_elementwise_add")[0];
+    assert_eq!(l.config.grid.0 as i64, rows * cols / 8 / 256);
+    assert_eq!(&l.args[..4], &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(2048), KernelArg::I32(512), KernelArg::I32(4096)]);
+    // ((1,8),(M,N/8)):((0,1),(ld,8)) reaches exactly the last element of mA.
+    assert_eq!(l.views[0].3, vec![1, 8, 2048, 512]);
+    assert_eq!(l.views[0].4, vec![0, 1, 4096, 8]);
+}
+
+#[test]
+fn partial_tiles_are_refused() {
+    let m = ew();
+    let e = mismatch(HostPlan::new(&m, "elementwise_add").unwrap().evaluate(&views(1000, 2048)).unwrap_err());
+    assert!(
+        e.contains("host `elementwise_add`: mA extent 1000 (mode 0) is not a multiple of the tile 16; this kernel has no tail handling"),
+        "{e}"
+    );
+    let e = mismatch(HostPlan::new(&m, "elementwise_add").unwrap().evaluate(&views(2048, 1000)).unwrap_err());
+    assert!(e.contains("mA extent 1000 (mode 1) is not a multiple of the tile 256"), "{e}");
+    // The vectorized plan divides N by 8 (floor in current cutec, ceildiv in older ones): either
+    // way a partial tile is refused.
+    let e = mismatch(HostPlan::new(&m, "vectorized_elementwise_add").unwrap().evaluate(&views(64, 1001)).unwrap_err());
+    assert!(e.contains("mA extent 1001 (mode 1) is not a multiple of the tile 8; this kernel has no tail handling"), "{e}");
+    // The naive plan's grid is (M*N)/256: a remainder would not be computed.
+    let e = mismatch(HostPlan::new(&m, "naive_elementwise_add").unwrap().evaluate(&views(10, 100)).unwrap_err());
+    assert!(e.contains("grid dimension 0 of launch 0 (naive_elementwise_add_kernel): (mul $0 $1) = 1000 (for the grid) is not a multiple of the tile 256"), "{e}");
+    // Only mC differs: the message names it.
+    let mut args = views(2048, 2048);
+    args[2] = Arg::tensor(TensorView::new(0x9_0000_0000, DType::F16, &[2040, 2048], &[2048, 1]));
+    let e = mismatch(HostPlan::new(&m, "elementwise_add").unwrap().evaluate(&args).unwrap_err());
+    assert!(e.contains("mC extent 2040 (mode 0) is not a multiple of the tile 16"), "{e}");
+    // The naive launch has no tiles: M = 1000 is fine there (M*N is a multiple of 256).
+    assert!(HostPlan::new(&m, "naive_elementwise_add").unwrap().evaluate(&views(1000, 2048)).is_ok());
+}
+
+#[test]
+fn host_arguments_are_checked_like_kernel_launches() {
+    let m = ew();
+    let plan = HostPlan::new(&m, "elementwise_add").unwrap();
+    let good = views(256, 256);
+    let with = |i: usize, v: TensorView| {
+        let mut a = good.clone();
+        a[i] = Arg::tensor(v);
+        a
+    };
+    let cases: Vec<(Vec<Arg>, &str)> = vec![
+        (good[..2].to_vec(), "host `elementwise_add` takes 3 parameters (mA, mB, mC) but 2 arguments were given"),
+        (with(1, TensorView::new(0x2_0000_0000, DType::F32, &[256, 256], &[256, 1])), "parameter `mB` (argument 1): dtype mismatch: the host expects f16 elements but the view has f32"),
+        (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[256, 256], &[1, 256])), "parameter `mA` (argument 0): stride mismatch: stride entry 1 is 1 in the host"),
+        (with(2, TensorView::new(0x2_0000_0008, DType::F16, &[256, 256], &[256, 1])), "parameter `mC` (argument 2): misaligned pointer"),
+        (with(2, TensorView::new(0, DType::F16, &[256, 256], &[256, 1])), "parameter `mC` (argument 2): null pointer"),
+        (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[256], &[1])), "rank mismatch"),
+        (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[1 << 31, 16], &[16, 1])), "does not fit the host's i32"),
+        (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[256, 256], &[256, 1]).with_bytes(1000)), "out of bounds"),
+    ];
+    for (args, want) in cases {
+        let e = mismatch(plan.evaluate(&args).unwrap_err());
+        assert!(e.contains(want), "{e}\n  wanted: {want}");
+    }
+    let mut args = good.clone();
+    args[0] = Arg::i32(5);
+    assert!(mismatch(plan.evaluate(&args).unwrap_err()).contains("expects a tensor"));
+}
+
+/// A small module to exercise the plan checks: kernel `k(x: (?):(1) f32, n: i32)`, host
+/// `h(a: (?):(1) f32, n: i32)` with the launch written by the test.
+fn custom(launch: &str) -> Manifest {
+    let text = format!(
+        "cutec-manifest 1\narch sm_90\nkernel k\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
+         param n scalar elem=i32\nend\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
+         param n scalar elem=i32\nlaunches k\n{launch}end\n"
+    );
+    Manifest::parse(&text).unwrap()
+}
+
+fn call(m: &Manifest, len: i64, n: i32) -> cute_runtime::Result<Vec<cute_runtime::PlannedLaunch>> {
+    HostPlan::new(m, "h")?.evaluate(&[Arg::tensor(TensorView::contiguous_1d(0x1000, DType::F32, len)), Arg::i32(n)])
+}
+
+#[test]
+fn views_must_stay_inside_their_host_tensor() {
+    // x = a[n .. n + $0/2): inside when n <= len/2.
+    let m = custom("launch k\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | $1 | (div $0 2)\narg scalar i32 | $1\nendlaunch\n");
+    let l = call(&m, 100, 50).unwrap();
+    assert_eq!(l[0].args, vec![KernelArg::Ptr(0x1000 + 200), KernelArg::I32(50), KernelArg::I32(50)]);
+    let e = mismatch(call(&m, 100, 51).unwrap_err());
+    assert!(e.contains("the view reaches element 100 but `a` (shape [100], stride [1]) ends at element 99"), "{e}");
+    let e = mismatch(call(&m, 100, -1).unwrap_err());
+    assert!(e.contains("negative offset"), "{e}");
+}
+
+#[test]
+fn grids_and_scalars_are_range_checked() {
+    let m = custom("launch k\ngrid (mul $0 $1) | 1 | 1\nblock $1 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | (mul $0 $1)\nendlaunch\n");
+    assert_eq!(call(&m, 100, 4).unwrap()[0].config.grid, (400, 1, 1));
+    let e = call(&m, 100, 0).unwrap_err();
+    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("host `h` launch 0 (k)") && msg.contains("non-zero")), "{e}");
+    let e = call(&m, 100, 2048).unwrap_err();
+    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("block (2048, 1, 1) exceeds")), "{e}");
+    let e = call(&m, 100, -4).unwrap_err();
+    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("grid dimension 0 = (mul $0 $1) = -400 is out of range")), "{e}");
+    let e = call(&m, 1 << 30, 4).unwrap_err();
+    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("grid dimension 0 = (mul $0 $1) = 4294967296 is out of range")), "{e}");
+    let m2 = custom("launch k\ngrid 1 | 1 | 1\nblock 1 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | (mul $0 $1)\nendlaunch\n");
+    let e = mismatch(call(&m2, 1 << 30, 4).unwrap_err());
+    assert!(e.contains("argument `n` = (mul $0 $1) = 4294967296 does not fit i32"), "{e}");
+    // Overflow inside an expression is an error too, not a wrap-around.
+    let m = custom("launch k\ngrid (mul $0 $0 $0 $0 $0) | 1 | 1\nblock 1 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n");
+    let e = mismatch(call(&m, 1 << 20, 1).unwrap_err());
+    assert!(e.contains("integer overflow evaluating (mul $0 $0 $0 $0 $0)"), "{e}");
+    let m = custom("launch k\ngrid (min $0 (div 7 $1)) | 1 | 1\nblock 1 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n");
+    assert!(mismatch(call(&m, 10, 0).unwrap_err()).contains("division by zero"));
+}
+
+#[test]
+fn malformed_plans_load_but_cannot_be_called() {
+    let cases = [
+        ("launch k\ngrid (pow 2 3) | 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n", "unknown operator `pow`"),
+        ("launch k\ngrid 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n", "`grid` needs 3 expressions"),
+        ("launch k\narg tensor 0 | 0 | $0\narg scalar i32 | 0\n", "not closed with `endlaunch`"),
+        ("launch q\narg tensor 0 | 0 | $0\nendlaunch\n", "no kernel `q`"),
+        ("launch k\narg tensor 0 | 0 | $0\nendlaunch\n", "takes 2 parameters but the plan passes 1"),
+        ("launch k\narg tensor 0 | 0 | $0 | $0\narg scalar i32 | 0\nendlaunch\n", "1 dynamic entries but the plan gives 2"),
+        ("launch k\narg tensor 1 | 0 | $0\narg scalar i32 | 0\nendlaunch\n", "host parameter `n` is not a tensor"),
+        ("launch k\narg tensor 0 | 0 | $7\narg scalar i32 | 0\nendlaunch\n", "$7 but the host has 2 dynamic values"),
+        ("launch k\narg scalar i32 | 0\narg tensor 0 | 0 | $0\nendlaunch\n", "the kernel takes a tensor but the plan passes a scalar"),
+        ("launch k\narg tensor 0 | 0 | $0\narg matrix 3\nendlaunch\n", "unknown argument kind `matrix`"),
+        ("launches k\n", "has no launch plan"),
+    ];
+    for (launch, want) in cases {
+        let m = custom(launch);
+        assert_eq!(m.kernels.len(), 1, "the rest of the manifest still loads");
+        let e = HostPlan::new(&m, "h").unwrap_err().to_string();
+        assert!(e.contains(want), "{launch}\n{e}\n  wanted: {want}");
+    }
+    // Unknown records inside a launch block are ignored (forward compatibility).
+    let m = custom("launch k\ncluster 2 | 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n");
+    assert_eq!(m.hosts[0].plan_error, None);
+    assert_eq!(call(&m, 10, 3).unwrap()[0].args[2], KernelArg::I32(3));
+    let e = HostPlan::new(&m, "nope").unwrap_err().to_string();
+    assert!(e.contains("no host function `nope`") && e.contains("host functions: h"), "{e}");
+}
+
+#[test]
+fn declared_divisibility_is_enforced() {
+    // What cutec writes once manifests carry divisibility: `(?,?{div=8}):(?{div=8},1)`.
+    let text = EW.replace("shape=(?,?) stride=(?,1)", "shape=(?,?{div=8}) stride=(?{div=8},1)");
+    let m = Manifest::parse(&text).unwrap();
+    let h = m.host("vectorized_elementwise_add").unwrap();
+    assert!(h.to_string().contains("tensor<f16, gmem, (?,?{div=8}):(?{div=8},1), align: 16>"), "{h}");
+    let plan = HostPlan::new(&m, "vectorized_elementwise_add").unwrap();
+    assert!(plan.evaluate(&views(64, 2048)).is_ok());
+    // N = 1001: refused by the declared divisibility before any plan evaluation.
+    let e = mismatch(plan.evaluate(&views(64, 1001)).unwrap_err());
+    assert!(e.contains("parameter `mA` (argument 0): divisibility: shape entry 1 = 1001 must be a multiple of 8"), "{e}");
+    // A padded row stride that breaks 16-byte rows: refused (the kernels use 16-byte vector loads).
+    let args: Vec<Arg> = (0..3).map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[64, 2048], &[2052, 1]))).collect();
+    let e = mismatch(plan.evaluate(&args).unwrap_err());
+    assert!(e.contains("divisibility: stride entry 0 = 2052 must be a multiple of 8"), "{e}");
+}
