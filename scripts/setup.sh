@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything cutec's build and tests need on Debian 12 (run as root; idempotent):
-# LLVM/MLIR 22 from Debian's packages, ptxas (PyPI nvidia-cuda-nvcc, into .tools/python),
+# LLVM/MLIR 22 from Debian's packages, ptxas (PyPI nvidia-cuda-nvcc, into .tools/python), libdevice for
+# math functions (PyPI nvidia-nvvm),
 # lit and the pycute reference (PyPI nvidia-cutlass, also into .tools/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,9 +25,12 @@ fi
 
 PY=.tools/python
 mkdir -p "$PY"
-if [ ! -x "$PY/nvidia/cu13/bin/ptxas" ]; then
-    echo "setup: installing ptxas (nvidia-cuda-nvcc==13.0.88) into $PY"
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$PY" --no-deps --upgrade nvidia-cuda-nvcc==13.0.88
+# ptxas and libdevice share the top-level `nvidia/` folder: pip --target replaces a top-level folder
+# it installs into, so both packages go in with one command.
+if [ ! -x "$PY/nvidia/cu13/bin/ptxas" ] || [ ! -f "$PY/nvidia/cu13/nvvm/libdevice/libdevice.10.bc" ]; then
+    echo "setup: installing ptxas and libdevice (nvidia-cuda-nvcc, nvidia-nvvm 13.0.88) into $PY"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$PY" --no-deps --upgrade \
+        nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88
 fi
 if [ ! -d "$PY/lit" ] || [ ! -d "$PY/pycute" ]; then
     echo "setup: installing lit and pycute (nvidia-cutlass==4.2.0.0) into $PY"

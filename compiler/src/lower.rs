@@ -10,7 +10,7 @@
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
 use cute_lang::diag::{line_col, Diagnostic};
-use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy};
+use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy};
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
 use cute_layout::int::{Atom, Dyn, Op};
@@ -73,6 +73,19 @@ fn escape(s: &str) -> String {
         }
     }
     r
+}
+
+/// Whether any kernel calls a math function: those lower to libdevice, which must then be linked.
+pub fn uses_math(module: &kir::Module) -> bool {
+    fn any(insts: &[Inst]) -> bool {
+        insts.iter().any(|i| match i {
+            Inst::Math { .. } => true,
+            Inst::If { then, els, .. } => any(then) || any(els),
+            Inst::For { body, .. } => any(body),
+            _ => false,
+        })
+    }
+    module.kernels.iter().any(|k| any(&k.body))
 }
 
 /// Lowers the kernels of a KIR module to the text of a `cute` module.
@@ -424,6 +437,17 @@ impl KernelWriter<'_> {
                 let mut types = vec![src_ty, "i32".into()];
                 types.extend(leaves.iter().map(|_| "i32".to_string()));
                 self.define(*dst, &format!("\"cute.view\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), *span);
+            }
+            Inst::Math { dst, fun, ty, frag, a, span } => {
+                let x = self.operand(a, *ty, *frag, *span);
+                let t = self.ty(*dst);
+                let text = match (fun, ty.is_float()) {
+                    (MathFn::Abs, true) => format!("math.absf {x} : {t}"),
+                    (MathFn::Abs, false) => format!("math.absi {x} : {t}"),
+                    (MathFn::Round, _) => format!("math.roundeven {x} : {t}"),
+                    (f, _) => format!("math.{} {x} : {t}", f.name()),
+                };
+                self.define(*dst, &text, *span);
             }
             Inst::Alloc { dst, ty, span } => {
                 self.define(*dst, &format!("\"cute.alloc\"() : () -> {}", mlir_tensor(ty)), *span);

@@ -76,9 +76,10 @@ pub enum CompileError {
 }
 
 /// The upstream passes from the lowered `gpu` form to NVVM/LLVM inside the gpu.module.
-fn llvm_pipeline(arch: &str) -> String {
+fn llvm_pipeline(arch: &str, libdevice: Option<&std::path::Path>) -> String {
+    let link = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
     format!(
-        "nvvm-attach-target{{chip={arch} O=3 features=+ptx80}},\
+        "nvvm-attach-target{{chip={arch} O=3 features=+ptx80{link}}},\
          gpu.module(convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-arith-to-llvm,canonicalize,cse,reconcile-unrealized-casts),\
          ensure-debug-info-scope-on-llvm-func{{emission-kind=DebugDirectivesOnly}}"
     )
@@ -256,7 +257,8 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options)
     if stage == Stage::Gpu {
         return done(print(&module));
     }
-    session.run_passes(&mut module, &[llvm_pipeline(&options.arch)])?;
+    let libdevice = if crate::lower::uses_math(&kir) { Some(ptxas::find_libdevice().map_err(CompileError::Internal)?) } else { None };
+    session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())])?;
     if stage == Stage::Llvm {
         return done(print(&module));
     }

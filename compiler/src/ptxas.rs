@@ -28,13 +28,29 @@ impl std::fmt::Display for PtxasError {
     }
 }
 
-fn local_candidates() -> Vec<PathBuf> {
+/// Where a project-local install of `relative` may be: above the cutec executable, or in the source
+/// tree cutec was built from.
+fn local_candidates(relative: &str) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     if let Ok(exe) = std::env::current_exe() {
         roots.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
     }
     roots.push(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")));
-    roots.into_iter().map(|r| r.join(LOCAL)).collect()
+    roots.into_iter().map(|r| r.join(relative)).collect()
+}
+
+const LIBDEVICE: &str = ".tools/python/nvidia/cu13/nvvm/libdevice/libdevice.10.bc";
+
+/// libdevice, NVIDIA's bitcode library of math functions: `$CUTEC_LIBDEVICE`, then the
+/// project-local install made by `scripts/setup.sh`.
+pub fn find_libdevice() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("CUTEC_LIBDEVICE") {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(format!("CUTEC_LIBDEVICE={} is not a file", p.display())) };
+    }
+    local_candidates(LIBDEVICE).into_iter().find(|c| c.is_file()).ok_or_else(|| {
+        format!("libdevice not found (looked for <checkout>/{LIBDEVICE}); math functions need it.\n  help: run `bash scripts/setup.sh`, or `python3 -m pip install --target .tools/python --no-deps nvidia-nvvm==13.0.88`, or set CUTEC_LIBDEVICE")
+    })
 }
 
 pub fn find(explicit: Option<&Path>) -> Result<PathBuf, PtxasError> {
@@ -54,7 +70,7 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf, PtxasError> {
         looked.push(format!("CUTEC_PTXAS={}", p.display()));
         return Err(PtxasError::NotFound { looked });
     }
-    for c in local_candidates() {
+    for c in local_candidates(LOCAL) {
         if c.is_file() {
             return Ok(c);
         }

@@ -69,6 +69,73 @@ pub enum Special {
     GridDim(u8),
 }
 
+/// Math functions of one float operand (CuTe DSL's `cute.math`), plus `abs` for any number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    Sqrt,
+    Rsqrt,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Erf,
+    Floor,
+    Ceil,
+    Round,
+    Abs,
+}
+
+impl MathFn {
+    pub const ALL: [MathFn; 16] = [
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Log,
+        MathFn::Log2,
+        MathFn::Log10,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Tan,
+        MathFn::Tanh,
+        MathFn::Erf,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Round,
+        MathFn::Abs,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Rsqrt => "rsqrt",
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Log => "log",
+            MathFn::Log2 => "log2",
+            MathFn::Log10 => "log10",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Tanh => "tanh",
+            MathFn::Erf => "erf",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Round => "round",
+            MathFn::Abs => "abs",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        MathFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShuffleKind {
     Xor,
@@ -112,6 +179,8 @@ pub enum Inst {
     Not { dst: ValueId, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
     Cmp { dst: ValueId, op: CmpOp, ty: Scalar, frag: Option<usize>, a: Operand, b: Operand, span: Span },
     Convert { dst: ValueId, from: Scalar, to: Scalar, frag: Option<usize>, a: Operand, span: Span },
+    /// A math function of one operand (`sqrt`, `sin`, `exp2`, ...), element-wise on fragments.
+    Math { dst: ValueId, fun: MathFn, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
     /// `dst = c ? a : b`.
     Select { dst: ValueId, ty: Scalar, frag: Option<usize>, c: Operand, a: Operand, b: Operand, span: Span },
     /// A view of `src`: base moved by `offset` elements, with the layout of `ty`.

@@ -50,21 +50,29 @@ fn check_nesting(source: &str) -> Result<(), Diagnostic> {
 /// Every expression or statement node on a root-to-leaf path of the AST has a token of its own: a
 /// binary or unary operator, the `.` of a field or method, the `(` of a call or tuple, the `[` of
 /// an index, the `{` of a block, the `if`, `else` or `for` of a branch, the keyword of a `let`,
-/// `return`, `launch` or item. Only leaves, assignments and expression statements have none. The
-/// tokens split into groups (between matching brackets) and groups into segments (at `,` and `;`,
-/// and after a `}` that no `else` follows, where a new statement or item starts). No node spans two
-/// segments of one group, so a path runs down a chain of nested segments and ends in one leaf;
-/// along it, a segment of a block (or of the file) holds at most one statement without a keyword.
-/// So the counted tokens of a segment, plus one if it is such a statement, plus the bound of the
-/// deepest group inside it or one for the leaf, bound every path through it. The bound over-counts
-/// operators that are siblings rather than nested (`a*b + c*d` counts 3 for a depth of 2), which
-/// the parser's precedence would tell apart. Nodes are built only from the tokens before the first
-/// syntax error, where brackets match, so mismatched brackets later on can only raise the bound.
+/// `return`, `launch` or item. Only leaves, assignments and expression statements have none.
+///
+/// The tokens split into groups (between matching brackets) and groups into segments (at `,` and
+/// `;`, and after a `}` that no `else` follows, where a new statement or item starts). No node
+/// spans two segments of one group, so a path runs down a chain of nested segments and ends in
+/// one leaf. Within a segment, binary operators split the tokens into operands; a path passes
+/// through some of the segment's binary operators and keywords, then into one operand, where the
+/// unary and postfix operators nest. So a segment's bound is its binary operators and keywords,
+/// plus one for a statement without a keyword (only in a block or the file), plus the largest
+/// operand: its unary and postfix tokens and the deepest group inside it (or one, for the leaf).
+/// Summing binary operators over-counts siblings of a higher precedence (`a*b + c*d` counts 3 for
+/// a depth of 2), which only the parser's precedence would tell apart. Telling a unary `-` from a
+/// binary one by the token before it can only err on the safe side: a unary operator counted as
+/// binary is still counted, and a binary one counted as unary merges two operands into one, whose
+/// count covers both. Nodes are built only from the tokens before the first syntax error, where
+/// brackets match, so mismatched brackets later on can only raise the bound.
 struct DepthBound {
     /// The open groups, outermost (the file itself) first; never empty.
     groups: Vec<Group>,
     /// The previous token was a `}`: unless `else` follows, the next token starts a new segment.
     after_block: bool,
+    /// The previous token ends an operand (a name, a literal, `)` or `]`), so a `-` is binary.
+    after_operand: bool,
 }
 
 struct Group {
@@ -72,11 +80,15 @@ struct Group {
     holds_statements: bool,
     /// The largest bound of the finished segments.
     best: usize,
-    /// Counted tokens of the current segment.
-    count: usize,
+    /// Binary operators and keywords of the current segment.
+    spine: usize,
     /// Whether the current segment has a keyword that anchors its statement or item.
     keyword: bool,
-    /// The largest bound of the groups closed so far inside the current segment.
+    /// The largest bound of the finished operands of the current segment.
+    operands: usize,
+    /// Unary and postfix tokens (and blocks' `{`) of the current operand.
+    operand: usize,
+    /// The largest bound of the groups closed so far inside the current operand.
     inner: usize,
     /// Where the current segment starts, for the diagnostic.
     start: usize,
@@ -84,33 +96,46 @@ struct Group {
 
 impl Group {
     fn new(holds_statements: bool, start: usize) -> Self {
-        Group { holds_statements, best: 0, count: 0, keyword: false, inner: 0, start }
+        Group { holds_statements, best: 0, spine: 0, keyword: false, operands: 0, operand: 0, inner: 0, start }
+    }
+
+    fn operand_bound(&self) -> usize {
+        self.operand + self.inner.max(1)
     }
 
     fn segment_bound(&self) -> usize {
         let wrapper = usize::from(self.holds_statements && !self.keyword);
-        self.count + wrapper + self.inner.max(1)
+        self.spine + wrapper + self.operands.max(self.operand_bound())
     }
 
-    /// Ends the current segment, refusing it if any path through it is too deep.
-    fn end_segment(&mut self, at: usize, what: &str) -> Result<(), Diagnostic> {
-        let bound = self.segment_bound();
-        if bound > MAX_DEPTH {
-            return Err(Diagnostic::error(format!("{what} too deeply nested"), Span::new(self.start, at.max(self.start)), format!("more than {MAX_DEPTH} levels deep"))
-                .with_help("split long expressions with `let` bindings, and long `else if` chains or deep blocks into functions"));
-        }
-        self.best = self.best.max(bound);
-        self.count = 0;
-        self.keyword = false;
+    /// Ends the current operand at a binary operator.
+    fn end_operand(&mut self) {
+        self.operands = self.operands.max(self.operand_bound());
+        self.operand = 0;
         self.inner = 0;
-        self.start = at;
+    }
+
+    /// Refuses the segment once any path through it is too deep.
+    fn check(&self, at: usize, what: &str) -> Result<(), Diagnostic> {
+        if self.segment_bound() <= MAX_DEPTH {
+            return Ok(());
+        }
+        Err(Diagnostic::error(format!("{what} too deeply nested"), Span::new(self.start, at.max(self.start)), format!("more than {MAX_DEPTH} levels deep"))
+            .with_help("split long expressions with `let` bindings, and long `else if` chains or deep blocks into functions"))
+    }
+
+    /// Ends the current segment.
+    fn end_segment(&mut self, at: usize) -> Result<(), Diagnostic> {
+        self.check(at, "code is")?;
+        self.best = self.best.max(self.segment_bound());
+        *self = Group { best: self.best, start: at, ..Group::new(self.holds_statements, at) };
         Ok(())
     }
 }
 
 impl DepthBound {
     fn new() -> Self {
-        DepthBound { groups: vec![Group::new(true, 0)], after_block: false }
+        DepthBound { groups: vec![Group::new(true, 0)], after_block: false, after_operand: false }
     }
 
     fn current(&mut self) -> &mut Group {
@@ -123,32 +148,52 @@ impl DepthBound {
 
     fn token(&mut self, tok: &Tok, span: Span) -> Result<(), Diagnostic> {
         if std::mem::take(&mut self.after_block) && *tok != Tok::Else {
-            self.current().end_segment(span.start, "code is")?;
+            self.current().end_segment(span.start)?;
         }
-        let what = match tok {
+        let after_operand = std::mem::replace(
+            &mut self.after_operand,
+            matches!(tok, Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::True | Tok::False | Tok::Underscore | Tok::RParen | Tok::RBracket),
+        );
+        match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
                 let group = self.current();
-                group.count += 1;
-                if group.segment_bound() > MAX_DEPTH {
-                    group.end_segment(span.end, if *tok == Tok::LBrace { "statements are" } else { "expression" })?;
-                }
+                group.operand += 1;
+                group.check(span.end, if *tok == Tok::LBrace { "statements are" } else { "expression" })?;
                 self.groups.push(Group::new(*tok == Tok::LBrace, span.end));
-                return Ok(());
             }
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 // The file itself is never closed: a stray closer only merges segments, which can
                 // only raise the bound.
                 if self.groups.len() > 1 {
                     if let Some(mut group) = self.groups.pop() {
-                        group.end_segment(span.start, "code is")?;
+                        group.end_segment(span.start)?;
                         let parent = self.current();
                         parent.inner = parent.inner.max(group.best);
+                        parent.check(span.end, "code is")?;
                     }
                 }
                 self.after_block = *tok == Tok::RBrace;
-                return Ok(());
             }
-            Tok::Comma | Tok::Semi => return self.current().end_segment(span.end, "code is"),
+            Tok::Comma | Tok::Semi => self.current().end_segment(span.end)?,
+            // Keywords that start a statement or an item (`fn` and `const` also appear in types and
+            // parameters, where counting them only raises the bound).
+            Tok::If | Tok::Else | Tok::For | Tok::Let | Tok::Return | Tok::Launch | Tok::Kernel | Tok::Fn | Tok::Host | Tok::Const => {
+                let group = self.current();
+                group.keyword = true;
+                group.spine += 1;
+                group.check(span.end, "statements are")?;
+            }
+            // Unary and postfix operators nest inside one operand.
+            Tok::Bang | Tok::Dot => {
+                let group = self.current();
+                group.operand += 1;
+                group.check(span.end, "expression")?;
+            }
+            Tok::Minus if !after_operand => {
+                let group = self.current();
+                group.operand += 1;
+                group.check(span.end, "expression")?;
+            }
             // Names, literals and punctuation that builds no node of its own.
             Tok::Ident(_)
             | Tok::Int(_)
@@ -162,21 +207,15 @@ impl DepthBound {
             | Tok::DotDot
             | Tok::Arrow
             | Tok::Assign
-            | Tok::In => return Ok(()),
-            // Keywords that start a statement or an item (`fn` and `const` also appear in types and
-            // parameters, where counting them only raises the bound).
-            Tok::If | Tok::Else | Tok::For | Tok::Let | Tok::Return | Tok::Launch | Tok::Kernel | Tok::Fn | Tok::Host | Tok::Const => {
-                self.current().keyword = true;
-                "statements are"
+            | Tok::In => {}
+            // Binary operators (and any token added later, conservatively): one more level above
+            // the operands.
+            _ => {
+                let group = self.current();
+                group.spine += 1;
+                group.end_operand();
+                group.check(span.end, "expression")?;
             }
-            // Operators and `.`.
-            _ => "expression",
-        };
-        let group = self.current();
-        group.count += 1;
-        // Refuse as soon as the bound is passed, without waiting for the segment's end.
-        if group.segment_bound() > MAX_DEPTH {
-            group.end_segment(span.end, what)?;
         }
         Ok(())
     }
@@ -184,9 +223,10 @@ impl DepthBound {
     fn finish(mut self, eof: usize) -> Result<(), Diagnostic> {
         // Unclosed groups end with the file, innermost first.
         while let Some(mut group) = self.groups.pop() {
-            group.end_segment(eof, "code is")?;
+            group.end_segment(eof)?;
             if let Some(parent) = self.groups.last_mut() {
                 parent.inner = parent.inner.max(group.best);
+                parent.check(eof, "code is")?;
             }
         }
         Ok(())

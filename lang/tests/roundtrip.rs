@@ -73,11 +73,19 @@ kernel all(const n: i32,
            c: tensor<f32, smem, ((2,2),8)>,
            d: tensor<bf16, gmem>,
            e: tensor<i8, rmem, ()>,
-           h: tensor<u8, gmem, (5,)>) {
+           h: tensor<u8, gmem, (5,)>,
+           g: tensor<f32, gmem, (?{div=8},?):(1,?{div=16})>,
+           untyped) {
     let i = block_idx.x * block_dim.x + thread_idx.x;
     let j: i32 = -i;
     let (p, _, (q, r)) = divide(a, tiler: (2, 4));
     let (single) = x;
+    let mut acc = 0;
+    let (mut lo, hi) = (0, 1);
+    acc += i;
+    acc -= 1;
+    acc *= 2;
+    acc /= 3;
     let _ = 0;
     let t = (1, 2);
     let one = (1,);
@@ -277,7 +285,7 @@ fn parentheses_are_minimal() {
 
 // ---- Random ASTs ---------------------------------------------------------------------------------
 
-const KEYWORDS: [&str; 14] = ["kernel", "fn", "host", "let", "if", "else", "for", "in", "return", "const", "launch", "true", "false", "_"];
+const KEYWORDS: [&str; 15] = ["kernel", "fn", "host", "let", "mut", "if", "else", "for", "in", "return", "const", "launch", "true", "false", "_"];
 
 fn arb_name() -> impl Strategy<Value = String> {
     "[a-zA-Z_][a-zA-Z0-9_]{0,6}".prop_filter("keywords are not names", |s| !KEYWORDS.contains(&s.as_str()))
@@ -328,7 +336,12 @@ fn arb_expr() -> BoxedStrategy<Expr> {
 }
 
 fn arb_int_tuple() -> impl Strategy<Value = IntTupleLit> {
-    prop_oneof![(0i64..100).prop_map(|v| IntTupleLit::Int(v, Span::default())), Just(IntTupleLit::Dynamic(Span::default()))]
+    prop_oneof![
+        (0i64..100).prop_map(|v| IntTupleLit::Int(v, Span::default())),
+        Just(IntTupleLit::Dynamic(Span::default())),
+        // `?{div=N}`, and the parser's record of a key other than `div`.
+        (-1i64..64).prop_map(|d| IntTupleLit::DynamicDiv(d, Span::default())),
+    ]
         .prop_recursive(3, 12, 3, |inner| prop::collection::vec(inner, 0..4).prop_map(|items| IntTupleLit::Tuple(items, Span::default())))
 }
 
@@ -344,7 +357,7 @@ fn arb_type() -> impl Strategy<Value = TypeExpr> {
 }
 
 fn arb_pattern() -> impl Strategy<Value = Pattern> {
-    prop_oneof![arb_ident().prop_map(Pattern::Name), Just(Pattern::Wildcard(Span::default()))]
+    prop_oneof![arb_ident().prop_map(Pattern::Name), arb_ident().prop_map(Pattern::Mut), Just(Pattern::Wildcard(Span::default()))]
         .prop_recursive(3, 10, 3, |inner| prop::collection::vec(inner, 0..4).prop_map(|items| Pattern::Tuple(items, Span::default())))
 }
 
@@ -394,7 +407,13 @@ fn arb_stmt() -> impl Strategy<Value = Stmt> {
 
 fn arb_item() -> impl Strategy<Value = Item> {
     let kind = prop::sample::select(vec![FnKind::Kernel, FnKind::Device, FnKind::Host]);
-    let param = (any::<bool>(), arb_ident(), arb_type()).prop_map(|(is_const, name, ty)| Param { is_const, name, ty, span: Span::default() });
+    // A parameter without a type is `Infer`, as the parser records it.
+    let param = (any::<bool>(), arb_ident(), prop::option::of(arb_type())).prop_map(|(is_const, name, ty)| Param {
+        is_const,
+        name,
+        ty: ty.unwrap_or(TypeExpr::Infer(Span::default())),
+        span: Span::default(),
+    });
     let function = (kind, arb_ident(), prop::collection::vec(param, 0..4), prop::option::of(arb_type()), prop::collection::vec(arb_stmt(), 0..5))
         .prop_map(|(kind, name, params, ret, stmts)| Item::Function(Function { kind, name, params, ret, body: block(stmts), span: Span::default() }));
     let constant = (arb_ident(), prop::option::of(arb_type()), arb_expr())

@@ -281,7 +281,30 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
 /// arguments to `out` (cleared first). Errors name the kernel, the
 /// parameter, its position and the mismatch.
 pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
-    check_args_named(&sig.name, "kernel", &sig.params, args, out)
+    check_args_named(&sig.name, "kernel", &sig.params, args, out)?;
+    if !sig.requires.is_empty() {
+        // The kernel's `$k` are its dynamic ABI values: every flat argument but the pointers.
+        let vars: Vec<i64> = out
+            .iter()
+            .filter_map(|a| match *a {
+                KernelArg::Ptr(_) => None,
+                KernelArg::I32(v) => Some(i64::from(v)),
+                KernelArg::U32(v) => Some(i64::from(v)),
+                KernelArg::I64(v) => Some(v),
+                KernelArg::U64(v) => Some(v as i64),
+                KernelArg::F16Bits(v) => Some(i64::from(v)),
+                KernelArg::U8(v) => Some(i64::from(v)),
+                KernelArg::F32(v) => Some(i64::from(v.to_bits())),
+                KernelArg::F64(v) => Some(v.to_bits() as i64),
+            })
+            .collect();
+        let sources = crate::plan::var_sources_of(&sig.params);
+        for r in &sig.requires {
+            r.check(&vars, &sig.params, &sources)
+                .map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;
+        }
+    }
+    Ok(())
 }
 
 /// [`check_args_into`] for any parameter list; `role` (`kernel`, `host`) and `name` label the

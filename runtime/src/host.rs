@@ -13,7 +13,7 @@ use crate::device::Stream;
 use crate::error::{Result, RuntimeError};
 use crate::kernel::Kernel;
 use crate::module::Module;
-use crate::plan::{HostPlan, HostSig, PlanScratch, PlannedLaunch};
+use crate::plan::{HostPlan, HostSig, HostStep, PlanScratch, PlannedLaunch};
 
 /// A host function of a loaded module, ready to call. Cheap to clone (shares its kernels and
 /// buffers); keeps the module loaded.
@@ -90,8 +90,30 @@ impl HostFn {
             }
         };
         inner.plan.evaluate_into(args, s)?;
-        for (k, (cfg, range)) in inner.kernels.iter().zip(&s.launches) {
-            k.launch(stream, *cfg, &s.flat[range.clone()])?;
+        let steps = &inner.plan.sig().steps;
+        if steps.iter().all(|st| matches!(st, HostStep::Launch(_))) {
+            for (k, (cfg, range)) in inner.kernels.iter().zip(&s.launches) {
+                k.launch(stream, *cfg, &s.flat[range.clone()])?;
+            }
+            return Ok(());
+        }
+        // Host prints run at call time, in source order with the launches.
+        for st in steps {
+            match st {
+                HostStep::Launch(i) => {
+                    if let (Some(k), Some((cfg, range))) = (inner.kernels.get(*i), s.launches.get(*i)) {
+                        k.launch(stream, *cfg, &s.flat[range.clone()])?;
+                    }
+                }
+                HostStep::Print(segs) => {
+                    use std::io::Write;
+                    let text = crate::plan::format_print(segs, &s.vars)
+                        .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: print: {e}", inner.plan.sig().name)))?;
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(text.as_bytes());
+                    let _ = out.flush();
+                }
+            }
         }
         Ok(())
     }

@@ -48,7 +48,7 @@ use std::path::Path;
 
 use crate::elf;
 use crate::error::{Result, RuntimeError};
-pub use crate::plan::{HostSig, LaunchPlan};
+pub use crate::plan::{HostSig, HostStep, LaunchPlan, Require};
 
 /// The symbol cutec stores the manifest in.
 pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
@@ -393,6 +393,9 @@ pub struct KernelSig {
     pub name: String,
     /// Parameters in declaration order.
     pub params: Vec<ParamSig>,
+    /// Launch conditions over the kernel's dynamic ABI values (`require` lines), checked by
+    /// checked launches.
+    pub requires: Vec<Require>,
 }
 
 impl KernelSig {
@@ -519,6 +522,7 @@ impl Manifest {
             if let Some(Open::Host(h, Some(l))) = &mut open {
                 if fields.first() == Some(&"endlaunch") {
                     if let Some(Open::Host(h, Some(l))) = &mut open {
+                        h.steps.push(HostStep::Launch(h.launches.len()));
                         h.launches.push(std::mem::replace(l, LaunchPlan::new("")));
                     }
                     if let Some(Open::Host(_, l)) = &mut open {
@@ -554,7 +558,7 @@ impl Manifest {
                     open = Some(if kw == "host" {
                         Open::Host(HostSig::new(name), None)
                     } else {
-                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new() })
+                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new() })
                     });
                 }
                 Some("param") => match &mut open {
@@ -562,6 +566,30 @@ impl Manifest {
                     Some(Open::Host(h, _)) => h.params.push(parse_param(no, &fields)?),
                     None => return Err(perr(no, "`param` outside a kernel")),
                 },
+                Some("require") => {
+                    let rest = line.trim_start().strip_prefix("require").unwrap_or("");
+                    match (&mut open, Require::parse(rest)) {
+                        (Some(Open::Kernel(k)), Ok(r)) => k.requires.push(r),
+                        (Some(Open::Host(h, _)), Ok(r)) => h.requires.push(r),
+                        // A kernel condition the reader cannot parse must not be skipped.
+                        (Some(Open::Kernel(k)), Err(e)) => return Err(perr(no, format!("kernel `{}`: {e}", k.name))),
+                        (Some(Open::Host(h, _)), Err(e)) => {
+                            h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                        }
+                        (None, _) => {}
+                    }
+                }
+                Some("print") => {
+                    if let Some(Open::Host(h, _)) = &mut open {
+                        let rest = line.trim_start().strip_prefix("print").unwrap_or("");
+                        match crate::plan::parse_print(rest) {
+                            Ok(segs) => h.steps.push(HostStep::Print(segs)),
+                            Err(e) => {
+                                h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                            }
+                        }
+                    }
+                }
                 Some("launches") => {
                     if let (Some(Open::Host(h, _)), Some(k)) = (&mut open, fields.get(1)) {
                         h.launches_kernels.push(k.to_string());

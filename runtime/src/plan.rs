@@ -295,6 +295,113 @@ impl fmt::Display for Expr {
     }
 }
 
+/// A launch condition (`require EXPR | DIVISOR | s:HEX`): EXPR, over the `$k` of the kernel or
+/// host block it is in, must be a multiple of DIVISOR; `what` says what it is ("a run-time extent
+/// tiled by 16"), for the error message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Require {
+    /// The value that must be divisible.
+    pub expr: Expr,
+    /// The divisor (> 0).
+    pub divisor: i64,
+    /// What it is, from the compiler.
+    pub what: String,
+}
+
+/// Decodes `s:HEX` (UTF-8 bytes in hexadecimal).
+fn hex_text(field: &str) -> std::result::Result<String, String> {
+    let hex = field.trim().strip_prefix("s:").ok_or_else(|| format!("expected `s:HEX`, found `{field}`"))?;
+    if hex.len() % 2 != 0 {
+        return Err(format!("odd-length hex text `{hex}`"));
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(|| format!("bad hex text `{hex}`"))?;
+    String::from_utf8(bytes).map_err(|_| "text is not UTF-8".to_string())
+}
+
+impl Require {
+    /// Parses the fields after `require`.
+    pub fn parse(rest: &str) -> std::result::Result<Require, String> {
+        let p: Vec<&str> = rest.split('|').map(str::trim).collect();
+        if p.len() < 2 {
+            return Err("`require` needs `EXPR | DIVISOR`".into());
+        }
+        let expr = Expr::parse(p[0])?;
+        let divisor = p[1].parse::<i64>().ok().filter(|&d| d > 0).ok_or_else(|| format!("`require`: bad divisor `{}`", p[1]))?;
+        let what = match p.get(2) {
+            Some(f) => hex_text(f)?,
+            None => String::new(),
+        };
+        Ok(Require { expr, divisor, what })
+    }
+
+    /// Checks the condition for `vars`; `Err(message)` naming the value (through `sources` and
+    /// `params`) when it fails.
+    pub(crate) fn check(&self, vars: &[i64], params: &[ParamSig], sources: &[VarSource]) -> std::result::Result<(), String> {
+        let v = self.expr.eval(vars).map_err(|e| e.to_string())?;
+        if v.rem_euclid(self.divisor) == 0 {
+            return Ok(());
+        }
+        let what = match &self.expr {
+            Expr::Var(k) => match sources.get(*k) {
+                Some(VarSource::Shape { param, leaf }) => match params.get(*param) {
+                    Some(p) => format!("{} extent {v} ({})", p.name, mode_of_leaf(p, *leaf)),
+                    None => format!("${k} = {v}"),
+                },
+                Some(src) => format!("{} = {v}", var_name_of(params, *src)),
+                None => format!("${k} = {v}"),
+            },
+            e => format!("{e} = {v}"),
+        };
+        let note = if self.what.is_empty() { String::new() } else { format!(" ({})", self.what) };
+        Ok(()).and(Err(format!("{what} is not a multiple of the tile {}{note}; this kernel has no tail handling", self.divisor)))
+    }
+}
+
+/// One segment of a host `print` step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrintSeg {
+    /// Literal text.
+    Text(String),
+    /// An integer expression, printed in decimal.
+    Int(Expr),
+}
+
+/// One step of a host function, in source order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostStep {
+    /// `launches[i]`.
+    Launch(usize),
+    /// A host `print` (run at call time, before the following launches).
+    Print(Vec<PrintSeg>),
+}
+
+/// The text of a host `print` step for the call's dynamic values.
+pub fn format_print(segs: &[PrintSeg], vars: &[i64]) -> std::result::Result<String, EvalError> {
+    let mut out = String::new();
+    for seg in segs {
+        match seg {
+            PrintSeg::Text(t) => out.push_str(t),
+            PrintSeg::Int(e) => out.push_str(&e.eval(vars)?.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn parse_print(rest: &str) -> std::result::Result<Vec<PrintSeg>, String> {
+    rest.split('|')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| match f.strip_prefix("e:") {
+            Some(e) => Expr::parse(e).map(PrintSeg::Int),
+            None => hex_text(f).map(PrintSeg::Text),
+        })
+        .collect()
+}
+
 /// One kernel argument of a launch plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanArg {
@@ -444,6 +551,10 @@ pub struct HostSig {
     /// Why the plan cannot be used, when the manifest's plan is malformed or does not match the
     /// kernels it launches (the rest of the manifest still loads).
     pub plan_error: Option<String>,
+    /// Launch conditions checked before anything is launched (`require` lines).
+    pub requires: Vec<Require>,
+    /// Launches and prints in source order (`HostStep::Launch(i)` is `launches[i]`).
+    pub steps: Vec<HostStep>,
 }
 
 /// Where a dynamic value `$k` comes from.
@@ -472,13 +583,32 @@ pub enum VarSource {
 
 impl HostSig {
     pub(crate) fn new(name: &str) -> HostSig {
-        HostSig { name: name.to_string(), params: Vec::new(), launches: Vec::new(), launches_kernels: Vec::new(), plan_error: None }
+        HostSig {
+            name: name.to_string(),
+            params: Vec::new(),
+            launches: Vec::new(),
+            launches_kernels: Vec::new(),
+            plan_error: None,
+            requires: Vec::new(),
+            steps: Vec::new(),
+        }
     }
 
     /// The sources of `$0, $1, ...`, in order.
     pub fn var_sources(&self) -> Vec<VarSource> {
+        var_sources_of(&self.params)
+    }
+
+    /// A name for `$k`: `mA.shape[0]`, `n`.
+    pub fn var_name(&self, src: VarSource) -> String {
+        var_name_of(&self.params, src)
+    }
+}
+
+/// The sources of `$0, $1, ...` of a parameter list (a host's or a kernel's ABI values).
+pub fn var_sources_of(params: &[ParamSig]) -> Vec<VarSource> {
         let mut v = Vec::new();
-        for (param, p) in self.params.iter().enumerate() {
+        for (param, p) in params.iter().enumerate() {
             match &p.kind {
                 ParamKind::Tensor(t) => {
                     v.extend(t.shape_leaves.iter().enumerate().filter(|(_, e)| e.is_none()).map(|(leaf, _)| VarSource::Shape { param, leaf }));
@@ -488,18 +618,19 @@ impl HostSig {
             }
         }
         v
-    }
+}
 
-    /// A name for `$k`: `mA.shape[0]`, `n`.
-    pub fn var_name(&self, src: VarSource) -> String {
-        let name = |p: usize| self.params.get(p).map_or("?", |p| p.name.as_str());
+/// A name for `$k` of a parameter list.
+pub fn var_name_of(params: &[ParamSig], src: VarSource) -> String {
+        let name = |p: usize| params.get(p).map_or("?", |p| p.name.as_str());
         match src {
             VarSource::Shape { param, leaf } => format!("{}.shape[{leaf}]", name(param)),
             VarSource::Stride { param, leaf } => format!("{}.stride[{leaf}]", name(param)),
             VarSource::Scalar { param } => name(param).to_string(),
         }
-    }
+}
 
+impl HostSig {
     /// Checks the plan against the manifest's kernels: each launched kernel exists, its argument
     /// count and kinds match the kernel's parameters, a tensor argument gives one expression per
     /// `?` entry and views a tensor host parameter of the kernel's element type, and every `$k` is
@@ -510,6 +641,18 @@ impl HostSig {
             Some(k) if k >= nvars => Err(format!("{what}: ${k} but the host has {nvars} dynamic values")),
             _ => Ok(()),
         };
+        for r in &self.requires {
+            var_ok(&r.expr, "require")?;
+        }
+        for st in &self.steps {
+            if let HostStep::Print(segs) = st {
+                for seg in segs {
+                    if let PrintSeg::Int(e) = seg {
+                        var_ok(e, "print")?;
+                    }
+                }
+            }
+        }
         for (li, l) in self.launches.iter().enumerate() {
             let ctx = format!("launch {li} ({})", l.kernel);
             let k = m.kernel(&l.kernel).ok_or_else(|| format!("{ctx}: no kernel `{}` in the manifest", l.kernel))?;
@@ -705,7 +848,11 @@ impl HostPlan {
             };
             s.vars.push(v.ok_or_else(|| RuntimeError::InvalidArgument(format!("host `{host}`: dynamic value source {src:?} missing")))?);
         }
-        // 3. Each launch.
+        // 3. The launch conditions the compiler wrote (`require`): partial tiles and the like.
+        for r in &self.sig.requires {
+            r.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
+        }
+        // 4. Each launch.
         for (li, l) in self.sig.launches.iter().enumerate() {
             let kernel = &self.kernels[li];
             let ev = |e: &Expr, what: &dyn Fn() -> String| -> Result<i64> {

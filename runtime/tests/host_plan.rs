@@ -268,3 +268,41 @@ fn declared_divisibility_is_enforced() {
     let e = mismatch(plan.evaluate(&args).unwrap_err());
     assert!(e.contains("divisibility: stride entry 0 = 2052 must be a multiple of 8"), "{e}");
 }
+
+#[test]
+fn require_lines_and_prints() {
+    // What current cutec writes: `require $0 | 16 | s:HEX` launch conditions, `print` steps.
+    let req = |k: usize, d: i64, what: &str| {
+        let hex: String = what.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("require ${k} | {d} | s:{hex}\n")
+    };
+    let mut text = EW.to_string();
+    let at = text.find("launches elementwise_add_kernel").unwrap();
+    text.insert_str(at, &format!("{}print s:4d3d | e:$0 | s:0a\n", req(0, 16, "a run-time extent tiled by 16")));
+    let m = Manifest::parse(&text).unwrap();
+    let h = m.host("elementwise_add").unwrap();
+    assert_eq!(h.plan_error, None);
+    assert_eq!(h.requires.len(), 1);
+    assert_eq!(h.steps.len(), 2);
+    let plan = HostPlan::new(&m, "elementwise_add").unwrap();
+    let e = mismatch(plan.evaluate(&views(1000, 2048)).unwrap_err());
+    assert_eq!(
+        e,
+        "host `elementwise_add`: mA extent 1000 (mode 0) is not a multiple of the tile 16 (a run-time extent tiled by 16); this kernel has no tail handling"
+    );
+    let cute_runtime::HostStep::Print(segs) = &h.steps[0] else { panic!("{:?}", h.steps) };
+    assert_eq!(cute_runtime::plan::format_print(segs, &[2048]).unwrap(), "M=2048\n");
+
+    // A kernel's require is checked by checked launches (its $k are its dynamic ABI values).
+    let kt = format!(
+        "cutec-manifest 1\nkernel k\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n{}end\n",
+        req(0, 128, "a run-time extent tiled by 128")
+    );
+    let km = Manifest::parse(&kt).unwrap();
+    let sig = km.kernel("k").unwrap();
+    assert!(cute_runtime::check_args(sig, &[Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, 256))]).is_ok());
+    let e = mismatch(cute_runtime::check_args(sig, &[Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, 200))]).unwrap_err());
+    assert!(e.contains("kernel `k`: x extent 200 (mode 0) is not a multiple of the tile 128 (a run-time extent tiled by 128)"), "{e}");
+    // A malformed kernel require fails the manifest (skipping it would be unsafe).
+    assert!(Manifest::parse("cutec-manifest 1\nkernel k\nrequire $0 | 0\nend\n").is_err());
+}

@@ -53,6 +53,7 @@ enum Int {
 struct Lowered {
     value: Val,
     ptr: Val,
+    /// The element type in memory: bools are stored as bytes (`i8`), as C++ and NumPy store them.
     elem: String,
     elem_bytes: u32,
     /// (shape, stride) per leaf, in flattened order.
@@ -78,6 +79,30 @@ fn run(module: Op) -> Result<(), Reported> {
         lower_func(f)?;
     }
     Ok(())
+}
+
+/// The type an element has in memory: `i1` values are stored one per byte.
+fn memory_elem(elem: &str) -> String {
+    if elem == "i1" { "i8".to_string() } else { elem.to_string() }
+}
+
+/// Widens a bool (or bool vector) to its byte form before a store.
+fn to_memory(b: &Builder, v: Val, ty: &str) -> Val {
+    let printed = ir::type_to_string(ir::value_type(v));
+    if printed == "i1" || printed.ends_with("xi1>") {
+        return b.cast("arith.extui", v, ty);
+    }
+    v
+}
+
+/// Narrows a loaded byte (or byte vector) back to bool after a load.
+fn from_memory(b: &Builder, v: Val, bool_elem: bool) -> Val {
+    if !bool_elem {
+        return v;
+    }
+    let printed = ir::type_to_string(ir::value_type(v));
+    let ty = if printed == "i8" { "i1".to_string() } else { printed.replace("xi8>", "xi1>") };
+    b.cast("arith.trunci", v, &ty)
 }
 
 pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
@@ -147,7 +172,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         arg_attrs.push(format!("{{llvm.align = {} : i64}}", info.align));
         arg_attrs.extend((0..n).map(|_| "{}".to_string()));
         let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
-        tensors.push(Lowered { value: old, ptr, elem: info.elem.clone(), elem_bytes, leaves, dyn_values, layout, align: info.align });
+        tensors.push(Lowered { value: old, ptr, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values, layout, align: info.align });
         old_args.push(old);
         pos += 2 + n;
     }
@@ -172,7 +197,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 }
                 other => return Err(fail(op, &format!("cannot allocate {other} memory in a kernel"))),
             };
-            tensors.push(Lowered { value: result, ptr, elem: info.elem.clone(), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            tensors.push(Lowered { value: result, ptr, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
             dead.push(op);
             continue;
         }
@@ -209,12 +234,14 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let p = gep(&b, src, Int::Dyn(ir::operand(op, 1)));
                 let elem_ty = b.ty(&src.elem);
                 let load = b.create("llvm.load", &[p], &[elem_ty], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
-                ir::replace_uses(op, &[ir::result(load, 0)]);
+                let v = from_memory(&b, ir::result(load, 0), src.elem == "i8" && ir::type_to_string(ir::value_type(ir::result(op, 0))) == "i1");
+                ir::replace_uses(op, &[v]);
             }
             "cute.store" => {
                 let src = &tensors[t];
                 let p = gep(&b, src, Int::Dyn(ir::operand(op, 2)));
-                b.create("llvm.store", &[ir::operand(op, 0), p], &[], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
+                let value = to_memory(&b, ir::operand(op, 0), &src.elem);
+                b.create("llvm.store", &[value, p], &[], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
             }
             "cute.load_frag" => {
                 let v = load_frag(&b, op, &tensors[t])?;
@@ -330,6 +357,12 @@ fn frag_shape(op: Op, t: &Lowered) -> Result<(usize, usize), Reported> {
 }
 
 fn load_frag(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
+    let bool_elem = ir::type_to_string(ir::value_type(ir::result(op, 0))).ends_with("xi1>");
+    let v = load_frag_memory(b, op, t)?;
+    Ok(from_memory(b, v, bool_elem))
+}
+
+fn load_frag_memory(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
     let (n, w) = frag_shape(op, t)?;
     let vec_ty = format!("vector<{n}x{}>", t.elem);
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
@@ -356,6 +389,7 @@ fn load_frag(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
 
 fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val) -> Result<(), Reported> {
     let (n, w) = frag_shape(op, t)?;
+    let value = to_memory(b, value, &format!("vector<{n}x{}>", t.elem));
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
     let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);
     for chunk in 0..n / w {

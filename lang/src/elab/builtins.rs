@@ -7,7 +7,7 @@ use super::value::{Origin, TensorVal, Value};
 use super::{is_static_value, layout_err, Frame, R};
 use crate::ast::BinOp;
 use crate::diag::{did_you_mean, Diagnostic};
-use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, Operand, ShuffleKind, TensorTy, ValueTy};
+use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, MathFn, Operand, ShuffleKind, TensorTy, ValueTy};
 use crate::types::MemSpace;
 use crate::span::Span;
 use crate::types::Scalar;
@@ -29,7 +29,8 @@ const FUNCTIONS: &[&str] = &[
     "where", "make_rmem_tensor", "make_rmem_tensor_like", "make_fragment", "make_fragment_like", "make_smem_tensor", "basic_copy",
     "autovec_copy", "copy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "print_tensor", "ceil_div", "lane_idx",
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
-    "warp_reduction_max",
+    "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
+    "tanh", "erf", "floor", "ceil", "round", "abs",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -475,6 +476,28 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             }
             Ok(acc)
         }
+        name if MathFn::from_name(name).is_some() => {
+            arity(name, &args, 1, 1, span, &format!("{name}(x)"))?;
+            let fun = MathFn::from_name(name).unwrap_or(MathFn::Abs);
+            math(f, fun, &positional(&args)[0].value, span)
+        }
+        "full_like" | "zeros_like" => {
+            let n = if name == "full_like" { 2 } else { 1 };
+            arity(name, &args, n, n, span, if n == 2 { "full_like(fragment, value)" } else { "zeros_like(fragment)" })?;
+            let p = positional(&args);
+            let Value::Frag(ft, _) = &p[0].value else {
+                return Err(Diagnostic::error(format!("`{name}` takes a fragment (from `.load()`), found a {}", p[0].value.kind()), p[0].span, "not a fragment"));
+            };
+            let fill = if n == 2 { p[1].value.clone() } else { Value::Int(Int::ZERO) };
+            let ft = ft.clone();
+            f.need_kernel(&format!("`{name}`"), span)?;
+            let fill = f.coerce(fill, ft.elem, span)?;
+            let x = f.operand(&fill, ft.elem, span)?;
+            let elems = vec![x; ft.len()];
+            let dst = f.fresh(ValueTy::Frag(ft.clone()));
+            f.emit(Inst::FromElements { dst, ty: ft.elem, elems, span });
+            Ok(Value::Frag(ft, dst))
+        }
         "print" => {
             let text = format_args(&args, false)?;
             f.prog.module.prints.push(text);
@@ -716,31 +739,17 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         }
         ("reduce", Value::Frag(ft, fid)) => {
             let usage = "fragment.reduce(op, init: value, profile: 0)";
-            arity("reduce", &args, 1, 1, span, usage)?;
-            let Value::Func(op) = &positional(&args)[0].value else {
-                return Err(Diagnostic::error("`reduce` takes an operation first (`add`, `mul`, `max`, `min`)", positional(&args)[0].span, "not a function"));
+            arity("reduce", &args, 1, 2, span, usage)?;
+            let pos = positional(&args);
+            let Value::Func(op) = &pos[0].value else {
+                return Err(Diagnostic::error("`reduce` takes an operation first (`add`, `mul`, `max`, `min`)", pos[0].span, "not a function"));
             };
-            let init = named("reduce", &args, "init", &["init", "profile"])?.map(|a| a.value.clone());
-            if let Some(p) = named("reduce", &args, "profile", &["init", "profile"])? {
-                if !matches!(&p.value, Value::Int(i) if i.as_static() == Some(0)) {
-                    return Err(Diagnostic::error("only `profile: 0` (reduce every element to one value) is supported yet", p.span, "unsupported profile"));
-                }
-            }
-            let (op, ft, fid) = (op.clone(), ft.clone(), *fid);
-            let mut acc = init;
-            for i in 0..ft.len() {
-                let dst = f.fresh(ValueTy::Scalar(ft.elem));
-                f.emit(Inst::Extract { dst, ty: ft.elem, frag: fid, index: i, span });
-                let x = Value::Scalar(ft.elem, dst);
-                acc = Some(match acc {
-                    None => x,
-                    Some(a) => {
-                        let a = f.coerce(a, ft.elem, span)?;
-                        f.call_value(&op, vec![a, x], span)?
-                    }
-                });
-            }
-            acc.ok_or_else(|| Diagnostic::error("cannot reduce an empty fragment without `init:`", span, "empty"))
+            let init = match (pos.get(1).copied(), named("reduce", &args, "init", &["init", "profile"])?) {
+                (Some(a), _) | (None, Some(a)) => Some(a.value.clone()),
+                (None, None) => None,
+            };
+            let profile = named("reduce", &args, "profile", &["init", "profile"])?;
+            reduce(f, op, ft, *fid, init, profile, span)
         }
         ("to", _) => {
             arity("to", &args, 1, 1, span, "x.to(T)")?;
@@ -865,4 +874,121 @@ fn print_tensor(f: &mut Frame, t: &Arg, span: Span) -> R<Value> {
     segs.push(FmtSeg::Text("]\n".into()));
     f.emit(Inst::Printf { segments: segs, span });
     Ok(Value::Unit)
+}
+
+/// A math function on a float scalar or fragment (CuTe DSL's `cute.math.*`); `abs` on any number.
+fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value> {
+    if let Value::Float(x) = v {
+        let r = match fun {
+            MathFn::Sqrt => x.sqrt(),
+            MathFn::Rsqrt => 1.0 / x.sqrt(),
+            MathFn::Exp => x.exp(),
+            MathFn::Exp2 => x.exp2(),
+            MathFn::Log => x.ln(),
+            MathFn::Log2 => x.log2(),
+            MathFn::Log10 => x.log10(),
+            MathFn::Sin => x.sin(),
+            MathFn::Cos => x.cos(),
+            MathFn::Tan => x.tan(),
+            MathFn::Tanh => x.tanh(),
+            MathFn::Floor => x.floor(),
+            MathFn::Ceil => x.ceil(),
+            MathFn::Round => x.round(),
+            MathFn::Abs => x.abs(),
+            MathFn::Erf => return Err(Diagnostic::error("`erf` of a literal is not computed at compile time", span, "literal")
+                .with_help("give the literal a type first, e.g. `erf(x.to(f32))`")),
+        };
+        return Ok(Value::Float(r));
+    }
+    let (ty, frag, a) = match v {
+        Value::Scalar(s, id) => (*s, None, Operand::Value(*id)),
+        Value::Frag(ft, id) => (ft.elem, Some(ft.len()), Operand::Value(*id)),
+        Value::Int(i) if fun == MathFn::Abs => (Scalar::I32, None, Operand::Int(i.clone())),
+        other => return Err(Diagnostic::error(format!("`{}` takes a float value or fragment, found a {}", fun.name(), other.kind()), span, "not a float")),
+    };
+    if !ty.is_float() && fun != MathFn::Abs {
+        return Err(Diagnostic::error(format!("`{}` takes floats, found `{}`", fun.name(), ty.name()), span, "not a float").with_help("convert with `.to(f32)`"));
+    }
+    f.need_kernel(&format!("`{}`", fun.name()), span)?;
+    let dst = f.fresh(f.result_ty(ty, frag, v));
+    f.emit(Inst::Math { dst, fun, ty, frag, a, span });
+    Ok(f.result_value(ty, frag, v, dst))
+}
+
+/// `fragment.reduce(op, init, profile)`: profile `0` reduces every element to one value; a tuple
+/// with one entry per mode reduces the modes marked `1` and keeps those marked `_` (CuTe's
+/// reduction_profile), giving a fragment of the kept modes.
+fn reduce(f: &mut Frame, op: &str, ft: &FragTy, fid: crate::kir::ValueId, init: Option<Value>, profile: Option<&Arg>, span: Span) -> R<Value> {
+    let modes: Vec<i64> = match &ft.shape {
+        IntTuple::Int(_) => vec![ft.len() as i64],
+        IntTuple::Tuple(items) => items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1)).collect(),
+    };
+    // Which top-level modes are reduced.
+    let reduced: Vec<bool> = match profile.map(|p| &p.value) {
+        None => vec![true; modes.len()],
+        Some(Value::Int(i)) if i.as_static() == Some(0) => vec![true; modes.len()],
+        Some(Value::Tuple(items)) if items.len() == modes.len() => items
+            .iter()
+            .map(|v| match v {
+                Value::Under => Ok(false),
+                Value::Int(i) if i.as_static() == Some(1) => Ok(true),
+                _ => Err(Diagnostic::error("profile entries are `1` (reduce this mode) or `_` (keep it)", profile.map_or(span, |p| p.span), "invalid profile")),
+            })
+            .collect::<R<_>>()?,
+        Some(_) => {
+            return Err(Diagnostic::error(format!("the profile is `0` or a tuple of {} entries (`1` or `_`), one per mode of {}", modes.len(), ft.shape), profile.map_or(span, |p| p.span), "invalid profile"));
+        }
+    };
+    let mut strides = Vec::with_capacity(modes.len());
+    let mut acc = 1i64;
+    for m in &modes {
+        strides.push(acc);
+        acc *= m;
+    }
+    let kept: Vec<usize> = (0..modes.len()).filter(|i| !reduced[*i]).collect();
+    let red: Vec<usize> = (0..modes.len()).filter(|i| reduced[*i]).collect();
+    let count = |idx: &[usize]| idx.iter().map(|i| modes[*i]).product::<i64>();
+    let mut results = Vec::new();
+    // Colexicographic walks over the kept and the reduced modes.
+    for k in 0..count(&kept) {
+        let mut base = 0;
+        let mut rest = k;
+        for i in &kept {
+            base += (rest % modes[*i]) * strides[*i];
+            rest /= modes[*i];
+        }
+        let mut value = init.clone();
+        for r in 0..count(&red) {
+            let mut index = base;
+            let mut rest = r;
+            for i in &red {
+                index += (rest % modes[*i]) * strides[*i];
+                rest /= modes[*i];
+            }
+            let dst = f.fresh(ValueTy::Scalar(ft.elem));
+            f.emit(Inst::Extract { dst, ty: ft.elem, frag: fid, index: index as usize, span });
+            let x = Value::Scalar(ft.elem, dst);
+            value = Some(match value {
+                None => x,
+                Some(a) => {
+                    let a = f.coerce(a, ft.elem, span)?;
+                    f.call_value(op, vec![a, x], span)?
+                }
+            });
+        }
+        results.push(value.ok_or_else(|| Diagnostic::error("cannot reduce an empty fragment without `init:`", span, "empty"))?);
+    }
+    if kept.is_empty() {
+        return results.pop().ok_or_else(|| Diagnostic::error("nothing to reduce", span, "empty"));
+    }
+    let shape = if kept.len() == 1 { IntTuple::Int(Int::S(modes[kept[0]])) } else { IntTuple::Tuple(kept.iter().map(|i| IntTuple::Int(Int::S(modes[*i]))).collect()) };
+    let out = FragTy { elem: ft.elem, shape };
+    let mut elems = Vec::new();
+    for r in results {
+        let r = f.coerce(r, ft.elem, span)?;
+        elems.push(f.operand(&r, ft.elem, span)?);
+    }
+    let dst = f.fresh(ValueTy::Frag(out.clone()));
+    f.emit(Inst::FromElements { dst, ty: ft.elem, elems, span });
+    Ok(Value::Frag(out, dst))
 }

@@ -1,0 +1,213 @@
+//! One snapshot per distinct error the front end reports: lexical, syntactic, type resolution and
+//! elaboration. Each case is a small realistic `.cute` program rendered as the user sees it
+//! (`file:line:col`, the primary label, secondary labels and help).
+//!
+//! Update the snapshots with `INSTA_UPDATE=always cargo test -p cute-lang --test diagnostics`, then
+//! read every changed `.snap` file: the message, the span and the help must still be right.
+
+use cute_lang::{diag::render, front_end};
+
+fn errors(src: &str) -> String {
+    match front_end(src) {
+        Ok(_) => panic!("expected an error for:\n{src}"),
+        Err(ds) => render("test.cute", src, &ds),
+    }
+}
+
+/// `name => source`: one test function (and one snapshot) per case, and the same list for
+/// [`every_case_renders_a_located_error`].
+macro_rules! cases {
+    ($($name:ident => $src:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                insta::assert_snapshot!(errors(&$src));
+            }
+        )*
+        const CASES: &[(&str, fn() -> String)] = &[$((stringify!($name), || String::from($src))),*];
+    };
+}
+
+/// A host taking three (?,?) row-major f32 tensors, for launch errors; `BODY` is the host's body.
+fn host3(kernel: &str, body: &str) -> String {
+    format!(
+        "{kernel}\n\nhost run(mA: tensor<f32, gmem, (?,?):(?,1), align: 16>, mB: tensor<f32, gmem, (?,?):(?,1), align: 16>, n: i32) {{\n{body}\n}}\n"
+    )
+}
+
+const COPY_KERNEL: &str = "kernel copy_rows(src: tensor<f32, gmem>, dst: tensor<f32, gmem>) {\n    let i = block_idx.x;\n    let j = thread_idx.x;\n    dst[i, j] = src[i, j];\n}";
+
+cases! {
+    // ----- lexer -----------------------------------------------------------------------------
+    lex_unterminated_block_comment => "kernel k() {\n    /* TODO: the body\n}\n";
+    lex_integer_too_large => "const BIG = 99999999999999999999;\n";
+    lex_hex_too_large => "const MASK = 0xFFFF_FFFF_FFFF_FFFF_FF;\n";
+    lex_float_out_of_range => "const EPS = 1e999;\n";
+    lex_unterminated_string_at_end_of_line => "kernel k() {\n    printf(\"hello\n    );\n}\n";
+    lex_unterminated_string_at_end_of_file => "kernel k() {\n    printf(\"hello";
+    lex_unknown_escape => "kernel k() {\n    printf(\"tab\\q\\n\");\n}\n";
+    lex_unexpected_character => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = 1.0 @ 2.0;\n}\n";
+    lex_unexpected_control_character => "kernel k() {\n    let x = 1;\u{7}\n}\n";
+
+    // ----- parser ----------------------------------------------------------------------------
+    parse_unexpected_token => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let = a[0];\n}\n";
+    parse_missing_semicolon => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let i = thread_idx.x\n    a[i] = 1.0;\n}\n";
+    parse_unexpected_eof => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = 1.0;\n";
+    parse_item_expected => "let x = 3;\n";
+    parse_brackets_nest_too_deeply => format!("const X = {}1{};\n", "(".repeat(300), ")".repeat(300));
+    parse_expression_too_deep => format!("const X = 1{};\n", " + 1".repeat(300));
+
+    // ----- types -----------------------------------------------------------------------------
+    type_unknown_with_suggestion => "kernel k(a: tensor<f23, gmem, (8):(1)>) {\n}\n";
+    type_unknown_without_suggestion => "kernel k(x: float) {\n}\n";
+    type_unknown_memory_space => "kernel k(a: tensor<f32, global, (8):(1)>) {\n}\n";
+    type_alignment_not_power_of_two => "kernel k(a: tensor<f32, gmem, (8):(1), align: 12>) {\n}\n";
+    type_alignment_below_element_size => "kernel k(a: tensor<f64, gmem, (8):(1), align: 4>) {\n}\n";
+    type_shape_stride_mismatch => "kernel k(a: tensor<f32, gmem, (4,8):(1)>) {\n}\n";
+    type_zero_extent => "kernel k(a: tensor<f32, gmem, (4,0):(1,4)>) {\n}\n";
+    type_div_not_positive => "host h(a: tensor<f16, gmem, (?{div=0}):(1)>) {\n}\n";
+    type_div_wrong_key => "host h(a: tensor<f16, gmem, (?{mod=8}):(1)>) {\n}\n";
+    type_empty_layout_tuple => "kernel k(a: tensor<f32, gmem, ()>) {\n}\n";
+    type_parameter_needs_type => "kernel k(a: tensor<f32, gmem, (8):(1)>, n) {\n}\n";
+    type_fn_type_needs_const => "kernel k(op: fn(f32, f32) -> f32, a: tensor<f32, gmem, (8):(1)>) {\n}\n";
+    type_let_annotation_not_scalar => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let b: tensor<f32, gmem, (8):(1)> = a;\n}\n";
+
+    // ----- items and parameters ----------------------------------------------------------------
+    item_defined_twice => "kernel k() {\n}\n\nkernel k() {\n}\n";
+    item_const_not_static => "const TID = thread_idx.x;\n";
+    kernel_returns_value => "kernel k(a: tensor<f32, gmem, (8):(1)>) -> f32 {\n    return a[0];\n}\n";
+    kernel_tensor_not_gmem => "kernel k(a: tensor<f32, smem, (8):(1)>) {\n}\n";
+    host_returns_value => "host h(n: i32) -> i32 {\n    return n;\n}\n";
+    host_const_parameter => "host h(const n: i32) {\n}\n";
+    host_tensor_without_layout => "host h(a: tensor<f32, gmem>) {\n}\n";
+    host_tensor_not_gmem => "host h(a: tensor<f32, smem, (8):(1)>) {\n}\n";
+    host_scalar_parameter_type => "host h(alpha: f32) {\n}\n";
+
+    // ----- names, calls, arguments ------------------------------------------------------------
+    unknown_name_did_you_mean => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_id.x;\n    a[i] = 0.0;\n}\n";
+    unknown_name_local_did_you_mean => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let index = thread_idx.x;\n    a[indx] = 0.0;\n}\n";
+    unknown_function_did_you_mean => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let l = make_layuot((4, 8), stride: (8, 1));\n}\n";
+    unknown_function_no_suggestion => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    copy_if(a, a);\n}\n";
+    builtin_wrong_argument_count => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let n = size(a, 1);\n}\n";
+    helper_wrong_argument_count => "fn axpy(alpha, x, y) {\n    return alpha * x + y;\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = axpy(2.0, a[1]);\n}\n";
+    unknown_named_argument => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let l = make_layout((4, 8), strides: (8, 1));\n}\n";
+    named_argument_on_builtin_without_names => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let (tiler, tv) = make_layout_tv(make_layout(4), make_layout(2), order: 1);\n}\n";
+    not_callable => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let n = 4;\n    a[0] = n(1);\n}\n";
+    kernel_called_not_launched => host3(COPY_KERNEL, "    copy_rows(mA, mB);");
+    helper_runaway_recursion => "fn twice(x) {\n    return twice(x * 2);\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = twice(a[1]);\n}\n";
+    helper_early_return => "fn clamp(x) {\n    return x;\n    let y = x;\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = clamp(a[1]);\n}\n";
+
+    // ----- types of values ------------------------------------------------------------------
+    mismatched_types_in_binary => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f16, gmem, (8):(1)>) {\n    a[0] = a[1] + b[1];\n}\n";
+    mismatched_types_in_store => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x;\n    a[i] = i;\n}\n";
+    mismatched_types_in_let => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let h: f16 = a[0];\n}\n";
+    fragment_sizes_differ => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f32, gmem, (4):(1)>) {\n    let s = a.load() + b.load();\n}\n";
+    negate_unsigned => "kernel k(a: tensor<u32, gmem, (8):(1)>) {\n    a[0] = -a[1];\n}\n";
+    bitwise_on_float => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = a[1] << 2;\n}\n";
+    not_on_float => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = !a[1];\n}\n";
+    unary_on_layout => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let l = -make_layout(4);\n}\n";
+    static_bool_arithmetic => "const FLAG = true + false;\n";
+    static_float_remainder => "const R = 7.5 % 2.0;\n";
+    static_division_by_zero => "const TILE = 128;\nconst PARTS = TILE / (TILE - 128);\n";
+    static_overflow => "const HUGE = 1 << 70;\n";
+    convert_to_non_type => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let x = a[0].to(16);\n}\n";
+    if_condition_not_bool => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    if 8 {\n        a[0] = 1.0;\n    }\n}\n";
+
+    // ----- coordinates and indexing ---------------------------------------------------------
+    coordinate_rank_mismatch => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    a[1, 2, 3] = 0.0;\n}\n";
+    coordinate_does_not_fit => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    a[(1, 2), 3] = 0.0;\n}\n";
+    coordinate_not_integer => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[1.5] = 0.0;\n}\n";
+    index_into_integer => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let n = 8;\n    a[0] = n[0];\n}\n";
+    tuple_index_out_of_range => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let n = a.shape[2];\n}\n";
+    tuple_index_not_static => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    let n = a.shape[thread_idx.x];\n}\n";
+    slice_assigned_scalar => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    a[_, 0] = 1.0;\n}\n";
+    assign_to_field => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    a.shape = (8, 4);\n}\n";
+    no_field_on_dim3 => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[thread_idx.w] = 0.0;\n}\n";
+    no_field_on_tensor => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.size;\n}\n";
+    no_method => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let f = a.lod();\n}\n";
+    pattern_count_mismatch => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n, k) = a.shape;\n}\n";
+    pattern_not_a_tuple => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = size(a);\n}\n";
+
+    // ----- static values: const parameters, layout algebra ------------------------------------
+    const_param_needs_static_value => host3("kernel tile_copy(src: tensor<f32, gmem>, const TILE) {\n    let t = local_tile(src, (TILE, TILE), (block_idx.x, 0));\n}", "    launch tile_copy(mA, n) grid(1) block(32);");
+    layout_algebra_composition => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let c = composition(make_layout((3, 5), stride: (5, 1)), make_layout(4, stride: 2));\n}\n";
+    layout_algebra_complement => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let c = complement(make_layout((2, 2), stride: (1, 1)), 8);\n}\n";
+    layout_shape_stride_mismatch_in_make_layout => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let l = make_layout((4, 8), stride: (8, 1, 1));\n}\n";
+    not_a_layout => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let n = size(1.5);\n}\n";
+    not_a_tiler => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let g = zipped_divide(a, 2.0);\n}\n";
+    ordered_layout_needs_order => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let l = make_ordered_layout((4, 32));\n}\n";
+    group_modes_dynamic_bound => "host h(a: tensor<f32, gmem, (?,?,?):(?,?,1)>, n: i32) {\n    let g = group_modes(a, 0, n);\n}\n";
+    ceil_div_by_zero => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let (n) = a.shape;\n    let blocks = ceil_div(n, 0);\n}\n";
+    make_tensor_of_layout => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let t = make_tensor(make_layout(4), make_layout(4));\n}\n";
+
+    // ----- launches --------------------------------------------------------------------------
+    launch_outside_host => "kernel child() {\n}\n\nkernel parent() {\n    launch child() grid(1) block(32);\n}\n";
+    launch_unknown_kernel => host3(COPY_KERNEL, "    launch copy_row(mA, mB) grid(1) block(32);");
+    launch_not_a_kernel => host3("fn helper(x) {\n    return x;\n}", "    launch helper(n) grid(1) block(32);");
+    launch_wrong_argument_count => host3(COPY_KERNEL, "    launch copy_rows(mA) grid(1) block(32);");
+    launch_unknown_clause_did_you_mean => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grids(8) block(32);");
+    launch_unknown_clause_list => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) stream(0);");
+    launch_missing_block => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8);");
+    launch_impossible_block => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(64, 32);");
+    launch_too_many_extents => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8, 1, 1, 1) block(32);");
+    launch_smem_arguments => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) smem(1024, 16);");
+    launch_arg_dtype_mismatch => host3("kernel k(src: tensor<f16, gmem>, dst: tensor<f32, gmem>) {\n}", "    launch k(mA, mB) grid(1) block(32);");
+    launch_arg_space_mismatch => host3("kernel k(src: tensor<f32, smem>, dst: tensor<f32, gmem>) {\n}", "    launch k(mA, mB) grid(1) block(32);");
+    launch_arg_alignment_mismatch => host3("kernel k(src: tensor<f32, gmem, (?,?):(?,1), align: 32>, dst: tensor<f32, gmem>) {\n}", "    launch k(mA, mB) grid(1) block(32);");
+    launch_arg_layout_mismatch => host3("kernel k(src: tensor<f32, gmem, (?,8):(8,1)>, dst: tensor<f32, gmem>) {\n}", "    launch k(mA, mB) grid(1) block(32);");
+    launch_arg_not_a_tensor => host3(COPY_KERNEL, "    launch copy_rows(mA, 0) grid(1) block(32);");
+    launch_arg_not_an_i32 => host3("kernel k(src: tensor<f32, gmem>, n: i32) {\n}", "    launch k(mA, mB) grid(1) block(32);");
+    launch_scalar_param_unsupported => host3("kernel k(src: tensor<f32, gmem>, alpha: f32) {\n}", "    launch k(mA, 2.0) grid(1) block(32);");
+    error_inside_launched_kernel => host3("kernel k(src: tensor<f32, gmem>, dst: tensor<f32, gmem>) {\n    let v = src.load();\n}", "    launch k(mA, mB) grid(1) block(32);");
+
+    // ----- memory: load, store, copy, allocation -----------------------------------------------
+    load_dynamic_size => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let v = a.load();\n}\n";
+    load_too_large => "kernel k(a: tensor<f32, gmem, (16,32):(32,1)>) {\n    let v = a.load();\n}\n";
+    store_fragment_size_mismatch => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f32, gmem, (4):(1)>) {\n    b.store(a.load());\n}\n";
+    store_fragment_type_mismatch => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f16, gmem, (8):(1)>) {\n    b.store(a.load());\n}\n";
+    store_not_a_fragment => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a.store(1.0);\n}\n";
+    copy_size_mismatch => "kernel k(a: tensor<f32, gmem, (8,8):(8,1)>) {\n    let r = make_rmem_tensor(4, f32);\n    basic_copy(a[0, _], r);\n}\n";
+    copy_element_type_mismatch => "kernel k(a: tensor<f32, gmem, (8,8):(8,1)>) {\n    let r = make_rmem_tensor(8, f16);\n    basic_copy(a[0, _], r);\n}\n";
+    rmem_too_large => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let r = make_rmem_tensor((32, 32), f32);\n}\n";
+    smem_dynamic_layout => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let (n) = a.shape;\n    let s = make_smem_tensor(f32, make_layout(n));\n}\n";
+    rmem_element_not_a_type => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let r = make_rmem_tensor(8, 4);\n}\n";
+    copy_atom_bad_width => "kernel k(a: tensor<f16, gmem, (8):(1)>) {\n    let atom = make_copy_atom(f16, bits: 24);\n}\n";
+    tiled_copy_needs_atom => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let tc = make_tiled_copy_tv(f32, make_layout(32), make_layout(4));\n}\n";
+    reduce_profile_unsupported => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>, out: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(add, init: 0.0, profile: (1, _));\n}\n";
+    reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(0.0);\n}\n";
+
+    // ----- statements --------------------------------------------------------------------------
+    early_return_in_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x;\n    if i >= size(a) {\n        return;\n    }\n    a[i] = 0.0;\n}\n";
+    assign_immutable => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let acc = 0.0;\n    for i in 0..8 {\n        acc += a[i];\n    }\n}\n";
+    let_mut_non_scalar => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let mut l = make_layout(8);\n}\n";
+    let_mut_in_host => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let mut blocks = 1;\n}\n";
+    runtime_if_in_host => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n > 1024 {\n        printf(\"large\\n\");\n    }\n}\n";
+    runtime_loop_in_host => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    for i in 0..n {\n        printf(\"{}\\n\", i);\n    }\n}\n";
+    host_reads_memory => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    printf(\"{}\\n\", a[0]);\n}\n";
+    host_thread_idx => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let t = thread_idx.x;\n}\n";
+    for_unknown_clause => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..16 stride 2 {\n        a[i] = 0.0;\n    }\n}\n";
+    for_step_not_positive => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..16 step 0 {\n        a[i] = 0.0;\n    }\n}\n";
+    for_bound_not_integer => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..a[0] {\n        a[i] = 0.0;\n    }\n}\n";
+    compile_time_loop_too_long => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    for i in 0..10000 {\n        print(i);\n    }\n}\n";
+
+    // ----- warps, printing -------------------------------------------------------------------
+    shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";
+    warp_reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (32):(1)>) {\n    let v = warp_reduce(a[lane_idx()], 16);\n}\n";
+    printf_more_placeholders => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    printf(\"a[{}] = {}\\n\", 0);\n}\n";
+    printf_more_values => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    printf(\"a[0] = {}\\n\", a[0], a[1]);\n}\n";
+    printf_needs_format => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    printf(a[0]);\n}\n";
+    print_more_placeholders => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    print(\"{} x {}\", size(a));\n}\n";
+    printf_in_const => "const HELLO = printf(\"hi\\n\");\n";
+}
+
+/// No diagnostic of the set renders empty: each names the file with a position and says `error:`.
+#[test]
+fn every_case_renders_a_located_error() {
+    assert!(CASES.len() >= 40, "only {} cases", CASES.len());
+    for (name, src) in CASES {
+        let src = src();
+        let out = errors(&src);
+        assert!(out.contains("test.cute:"), "{name}: no location in\n{out}");
+        assert!(out.contains("error:"), "{name}: no `error:` in\n{out}");
+    }
+}
