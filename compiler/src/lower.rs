@@ -93,7 +93,7 @@ pub fn lower_to_cute_text(module: &kir::Module, file_name: &str, source: &str, a
     let mut out = String::from("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n");
     let mut errors = Vec::new();
     for k in &module.kernels {
-        let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new() };
+        let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default() };
         w.kernel();
         out.push_str(&w.out);
         errors.extend(w.errors);
@@ -118,6 +118,9 @@ struct KernelWriter<'a> {
     /// Materialized index expressions, one map per open region.
     memo: Vec<HashMap<Int, String>>,
     errors: Vec<Diagnostic>,
+    /// Values known to be >= 0 (indices, extents, strides, counters) and > 0 (extents).
+    non_negative_values: std::collections::HashSet<ValueId>,
+    positive_values: std::collections::HashSet<ValueId>,
 }
 
 fn v(id: ValueId) -> String {
@@ -169,6 +172,10 @@ impl KernelWriter<'_> {
         // The run-time values behind each tensor parameter's `?` entries.
         for p in &self.k.params {
             if let ParamKind::Tensor { ty, dyn_leaves } = &p.kind {
+                // Extents and strides are positive, as the layout algebra assumes; the runtime's
+                // checked launches refuse anything else.
+                self.non_negative_values.extend(dyn_leaves.iter().copied());
+                self.positive_values.extend(dyn_leaves.iter().copied());
                 let t = mlir_tensor(ty);
                 for (i, leaf) in dyn_leaves.iter().enumerate() {
                     let loc = self.loc(p.span);
@@ -246,21 +253,64 @@ impl KernelWriter<'_> {
         if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(&key)) {
             return name.clone();
         }
-        // Index expressions are non-negative (coordinates, extents, positive strides), so unsigned
-        // division and remainder are exact, equal to the algebra's floor/Euclidean ones, and cheaper.
+        // The algebra divides by floor and takes Euclidean remainders. Where both operands are
+        // proven non-negative (coordinates, extents, thread indices) the cheaper unsigned operations
+        // are exact; otherwise the signed floor forms are used.
+        let unsigned = match &*op {
+            Op::Div(x, y) | Op::Mod(x, y) | Op::CeilDiv(x, y) => self.non_negative(x) && self.positive(y),
+            _ => false,
+        };
         let (name, x, y) = match &*op {
             Op::Add(x, y) => ("addi", x, y),
-            Op::Div(x, y) => ("divui", x, y),
-            Op::Mod(x, y) => ("remui", x, y),
-            Op::CeilDiv(x, y) => ("ceildivui", x, y),
+            Op::Div(x, y) => (if unsigned { "divui" } else { "floordivsi" }, x, y),
+            Op::Mod(x, y) => (if unsigned { "remui" } else { "remsi" }, x, y),
+            Op::CeilDiv(x, y) => (if unsigned { "ceildivui" } else { "ceildivsi" }, x, y),
             Op::Min(x, y) => ("minsi", x, y),
         };
+        let euclid = matches!(&*op, Op::Mod(..)) && !unsigned;
         let (x, y) = (self.int(x, span), self.int(y, span));
-        let result = self.op(&format!("arith.{name} {x}, {y} : i32"), span);
+        let mut result = self.op(&format!("arith.{name} {x}, {y} : i32"), span);
+        if euclid {
+            // remsi takes the dividend's sign; the Euclidean remainder is never negative.
+            let z = self.int(&Int::S(0), span);
+            let neg = self.op(&format!("arith.cmpi slt, {result}, {z} : i32"), span);
+            let abs_y = self.op(&format!("math.absi {y} : i32"), span);
+            let fixed = self.op(&format!("arith.addi {result}, {abs_y} : i32"), span);
+            result = self.op(&format!("arith.select {neg}, {fixed}, {result} : i32"), span);
+        }
         if let Some(m) = self.memo.last_mut() {
             m.insert(key, result.clone());
         }
         result
+    }
+
+    /// Whether an index expression is provably >= 0: built from non-negative values (thread and
+    /// block indices, extents and strides, loop counters from a non-negative start) with
+    /// non-negative constants.
+    fn non_negative(&self, i: &Int) -> bool {
+        match i {
+            Int::S(c) => *c >= 0,
+            Int::D(d) => {
+                d.coef >= 0
+                    && d.factors.iter().all(|a| match a {
+                        Atom::Var { id, .. } => self.non_negative_values.contains(id),
+                        Atom::Op(op) => match &**op {
+                            Op::Add(x, y) | Op::Min(x, y) => self.non_negative(x) && self.non_negative(y),
+                            Op::Div(x, y) | Op::CeilDiv(x, y) => self.non_negative(x) && self.positive(y),
+                            Op::Mod(_, y) => self.positive(y),
+                        },
+                        _ => false,
+                    })
+            }
+        }
+    }
+
+    fn positive(&self, i: &Int) -> bool {
+        match i {
+            Int::S(c) => *c > 0,
+            // Extents are positive; a product of them with a positive coefficient is too.
+            Int::D(d) => d.coef > 0 && d.factors.iter().all(|a| matches!(a, Atom::Var { id, .. } if self.positive_values.contains(id))),
+        }
     }
 
     /// An operand as an SSA name of type `ty`, or of `vector<len x ty>` when `frag` is set (scalars
@@ -347,6 +397,10 @@ impl KernelWriter<'_> {
                     Special::GridDim(d) => ("gpu.grid_dim", d),
                 };
                 let dim = ["x", "y", "z"][*d as usize % 3];
+                self.non_negative_values.insert(*dst);
+                if !matches!(which, Special::ThreadIdx(_) | Special::BlockIdx(_)) {
+                    self.positive_values.insert(*dst);
+                }
                 let idx = self.op(&format!("{op} {dim}"), *span);
                 self.define(*dst, &format!("arith.index_cast {idx} : index to i32"), *span);
             }
@@ -507,6 +561,9 @@ impl KernelWriter<'_> {
                 self.line(&format!("}} {loc}"));
             }
             Inst::For { iv, lb, ub, step, body, span } => {
+                if self.non_negative(lb) && self.positive(step) {
+                    self.non_negative_values.insert(*iv);
+                }
                 let (l, u, s) = (self.int(lb, *span), self.int(ub, *span), self.int(step, *span));
                 self.line(&format!("scf.for {} = {l} to {u} step {s} : i32 {{", v(*iv)));
                 self.region(body);

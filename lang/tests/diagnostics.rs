@@ -58,7 +58,7 @@ cases! {
     parse_expression_too_deep => format!("const X = 1{};\n", " + 1".repeat(300));
 
     // ----- types -----------------------------------------------------------------------------
-    type_unknown_with_suggestion => "kernel k(a: tensor<f23, gmem, (8):(1)>) {\n}\n";
+    type_unknown_with_suggestion => "kernel k(a: tensor<fp32, gmem, (8):(1)>) {\n}\n";
     type_unknown_without_suggestion => "kernel k(x: float) {\n}\n";
     type_unknown_memory_space => "kernel k(a: tensor<f32, global, (8):(1)>) {\n}\n";
     type_alignment_not_power_of_two => "kernel k(a: tensor<f32, gmem, (8):(1), align: 12>) {\n}\n";
@@ -126,6 +126,7 @@ cases! {
     no_field_on_tensor => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.size;\n}\n";
     no_method => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let f = a.lod();\n}\n";
     pattern_count_mismatch => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n, k) = a.shape;\n}\n";
+    pattern_single_parenthesized_name => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let (n) = a.shape;\n    printf(\"{}\\n\", n);\n}\n";
     pattern_not_a_tuple => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = size(a);\n}\n";
 
     // ----- static values: const parameters, layout algebra ------------------------------------
@@ -137,7 +138,7 @@ cases! {
     not_a_tiler => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let g = zipped_divide(a, 2.0);\n}\n";
     ordered_layout_needs_order => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let l = make_ordered_layout((4, 32));\n}\n";
     group_modes_dynamic_bound => "host h(a: tensor<f32, gmem, (?,?,?):(?,?,1)>, n: i32) {\n    let g = group_modes(a, 0, n);\n}\n";
-    ceil_div_by_zero => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let (n) = a.shape;\n    let blocks = ceil_div(n, 0);\n}\n";
+    ceil_div_by_zero => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let n = size(a);\n    let blocks = ceil_div(n, 0);\n}\n";
     make_tensor_of_layout => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let t = make_tensor(make_layout(4), make_layout(4));\n}\n";
 
     // ----- launches --------------------------------------------------------------------------
@@ -169,11 +170,14 @@ cases! {
     copy_size_mismatch => "kernel k(a: tensor<f32, gmem, (8,8):(8,1)>) {\n    let r = make_rmem_tensor(4, f32);\n    basic_copy(a[0, _], r);\n}\n";
     copy_element_type_mismatch => "kernel k(a: tensor<f32, gmem, (8,8):(8,1)>) {\n    let r = make_rmem_tensor(8, f16);\n    basic_copy(a[0, _], r);\n}\n";
     rmem_too_large => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let r = make_rmem_tensor((32, 32), f32);\n}\n";
-    smem_dynamic_layout => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let (n) = a.shape;\n    let s = make_smem_tensor(f32, make_layout(n));\n}\n";
+    smem_dynamic_layout => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let n = size(a);\n    let s = make_smem_tensor(f32, make_layout(n));\n}\n";
     rmem_element_not_a_type => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let r = make_rmem_tensor(8, 4);\n}\n";
     copy_atom_bad_width => "kernel k(a: tensor<f16, gmem, (8):(1)>) {\n    let atom = make_copy_atom(f16, bits: 24);\n}\n";
     tiled_copy_needs_atom => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let tc = make_tiled_copy_tv(f32, make_layout(32), make_layout(4));\n}\n";
-    reduce_profile_unsupported => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>, out: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(add, init: 0.0, profile: (1, _));\n}\n";
+    reduce_profile_invalid_entry => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>, out: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(add, init: 0.0, profile: (1, 2));\n}\n";
+    reduce_profile_wrong_length => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    let s = a.load().reduce(add, init: 0.0, profile: (1, _, _));\n}\n";
+    math_on_integer => "kernel k(a: tensor<i32, gmem, (8):(1)>) {\n    let r = sqrt(a[0]);\n}\n";
+    full_like_of_tensor => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let z = full_like(a, 0.0);\n}\n";
     reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(0.0);\n}\n";
 
     // ----- statements --------------------------------------------------------------------------

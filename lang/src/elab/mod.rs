@@ -1069,6 +1069,24 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
     }
 
+    /// A value of type `ty` that elaboration treats as known only at run time.
+    fn dynamic_scalar(&mut self, ty: Scalar, v: Value, span: Span) -> R<Value> {
+        self.need_kernel(&format!("a run-time `{}` value", ty.name()), span)?;
+        let (from, a) = match &v {
+            Value::Int(i) => (if i.is_static() { Scalar::I64 } else { Scalar::I32 }, Operand::Int(i.clone())),
+            Value::Float(x) => (Scalar::F64, Operand::Float(*x)),
+            Value::Bool(b) => (Scalar::Bool, Operand::Bool(*b)),
+            Value::Scalar(s, id) => (*s, Operand::Value(*id)),
+            other => return Err(Diagnostic::error(format!("cannot make a `{}` from a {}", ty.name(), other.kind()), span, "not a number")),
+        };
+        if from == ty {
+            return Ok(v);
+        }
+        let dst = self.fresh(ValueTy::Scalar(ty));
+        self.emit(Inst::Convert { dst, from, to: ty, frag: None, a, span });
+        Ok(if ty == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(ty, dst) })
+    }
+
     /// A typed constant as a run-time value (the constant folds in code generation).
     fn constant(&mut self, ty: Scalar, c: Operand, span: Span) -> Value {
         if self.mode != Mode::Kernel {
@@ -1267,6 +1285,15 @@ impl<'p, 'f> Frame<'p, 'f> {
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;
             return self.call_value(&name, vals, span);
+        }
+        if let Some(ty) = Scalar::from_name(&name) {
+            // `f32(3.14)`, `i32(5)`: a run-time value of that type (CuTe DSL's `cutlass.Float32(3.14)`),
+            // which compile-time `print` shows as `?`.
+            if args.len() != 1 || args[0].name.is_some() {
+                return Err(Diagnostic::error(format!("`{name}(x)` takes one value"), span, "wrong number of arguments"));
+            }
+            let v = self.expr(&args[0].value)?;
+            return self.dynamic_scalar(ty, v, args[0].value.span);
         }
         let mut vals = Vec::with_capacity(args.len());
         for a in args {

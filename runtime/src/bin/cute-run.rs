@@ -567,6 +567,14 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
         if let Some(e) = &h.plan_error {
             println!("  unusable plan: {e}");
         }
+        for r in &h.requires {
+            println!("  require {} multiple of {} ({})", r.expr, r.divisor, r.what);
+        }
+        for st in &h.steps {
+            if let cute_runtime::HostStep::Print(segs) = st {
+                println!("  print {segs:?}");
+            }
+        }
         for (li, l) in h.launches.iter().enumerate() {
             match m.kernel(&l.kernel) {
                 Some(k) => println!("  launch {li}: {k}"),
