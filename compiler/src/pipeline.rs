@@ -253,7 +253,7 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options)
     if stage == Stage::Cute {
         return done(print(&module));
     }
-    session.run_passes(&mut module, &[passes::vectorize::NAME.to_string(), passes::lower_to_gpu::NAME.to_string()])?;
+    session.run_passes(&mut module, &[passes::canonicalize::NAME.to_string(), passes::vectorize::NAME.to_string(), passes::lower_to_gpu::NAME.to_string()])?;
     if stage == Stage::Gpu {
         return done(print(&module));
     }

@@ -1,5 +1,6 @@
 //! Our passes, one per file, and the table that names them for `cutec opt` and the pipeline.
 
+pub mod canonicalize;
 pub mod lower_to_gpu;
 pub mod vectorize;
 
@@ -13,6 +14,7 @@ pub struct PassInfo {
 }
 
 pub const PASSES: &[PassInfo] = &[
+    PassInfo { name: canonicalize::NAME, summary: canonicalize::SUMMARY, create: canonicalize::create },
     PassInfo { name: vectorize::NAME, summary: vectorize::SUMMARY, create: vectorize::create },
     PassInfo { name: lower_to_gpu::NAME, summary: lower_to_gpu::SUMMARY, create: lower_to_gpu::create },
 ];

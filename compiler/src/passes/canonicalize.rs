@@ -1,0 +1,191 @@
+//! `cute-canonicalize`: simplifies tensor views without changing what any access reads.
+//!
+//! - A `cute.dyn` of a view is the view's own operand for that entry (no view needed to read it).
+//! - A view of a view becomes one view of the original tensor, the two offsets added.
+//! - A view's layout is put in canonical form: flattened, size-1 modes dropped, and neighbouring
+//!   static modes merged where the second continues the first (`(2,4):(1,2)` → `8:1`). Every access
+//!   is by element offset or by whole fragment in colexicographic order, both of which depend only on
+//!   the layout as a function, so the canonical form is equivalent. Entries with a run-time (`?`)
+//!   value are kept as they are: whether they merge depends on values only known at run time.
+//! - Views that end up unused are erased.
+
+use super::lower_to_gpu::{fail, tensor_info, Reported};
+use crate::ir::{self, Builder, Op, Val};
+use cute_layout::{Int, IntTuple, Layout};
+use melior::ir::r#type::TypeId;
+use melior::pass::{create_external, ExternalPass, Pass};
+
+pub const NAME: &str = "cute-canonicalize";
+pub const SUMMARY: &str = "Fold views of views and cute.dyn of views, canonicalize view layouts (drop size-1 modes, merge static modes)";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+pub fn create() -> Pass {
+    create_external(
+        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
+            if run(op.to_raw()).is_err() {
+                pass.signal_failure();
+            }
+        },
+        TypeId::create(&PASS_ID),
+        NAME,
+        NAME,
+        SUMMARY,
+        "builtin.module",
+        &[],
+    )
+}
+
+/// The op defining a value, if it is an op result.
+fn defining_op(v: Val) -> Option<Op> {
+    unsafe {
+        if !mlir_sys::mlirValueIsAOpResult(v) {
+            return None;
+        }
+        Some(mlir_sys::mlirOpResultGetOwner(v))
+    }
+}
+
+fn has_uses(op: Op) -> bool {
+    unsafe { !mlir_sys::mlirValueGetFirstUse(ir::result(op, 0)).ptr.is_null() }
+}
+
+fn run(module: Op) -> Result<(), Reported> {
+    // 1. cute.dyn of a view: the view's operand.
+    for op in ir::nested_ops(module) {
+        if ir::op_name(op) != "cute.dyn" {
+            continue;
+        }
+        let Some(view) = defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") else { continue };
+        let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
+        let slot = 2 + index as usize;
+        if slot >= ir::operand_count(view) {
+            return Err(fail(op, &format!("`cute.dyn` index {index} is out of range for the view's {} dynamic values", ir::operand_count(view) - 2)));
+        }
+        ir::replace_uses(op, &[ir::operand(view, slot)]);
+        ir::erase(op);
+    }
+    // 2. and 3. Views of views, canonical layouts (in program order, so inner views come first).
+    for op in ir::nested_ops(module) {
+        if ir::op_name(op) != "cute.view" {
+            continue;
+        }
+        let mut op = op;
+        if let Some(inner) = defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") {
+            let b = Builder::before(op);
+            let offset = b.binary("arith.addi", ir::operand(inner, 1), ir::operand(op, 1));
+            let mut operands = vec![ir::operand(inner, 0), offset];
+            operands.extend((2..ir::operand_count(op)).map(|i| ir::operand(op, i)));
+            op = rebuild(op, &operands, None)?;
+        }
+        op = canonical_layout(op)?;
+        let _ = op;
+    }
+    // 4. Views nobody reads any more (innermost last, so outer ones go first).
+    for op in ir::nested_ops(module).into_iter().rev() {
+        if ir::op_name(op) == "cute.view" && !has_uses(op) {
+            ir::erase(op);
+        }
+    }
+    Ok(())
+}
+
+/// Recreates a view with new operands and, optionally, a new result type; returns the new op.
+fn rebuild(op: Op, operands: &[Val], result_type: Option<&str>) -> Result<Op, Reported> {
+    let b = Builder::before(op);
+    let ty = match result_type {
+        Some(t) => ir::parse_type(b.ctx, t).ok_or_else(|| fail(op, &format!("internal error: bad type {t}")))?,
+        None => ir::value_type(ir::result(op, 0)),
+    };
+    let new = b.create("cute.view", operands, &[ty], &[]);
+    ir::replace_uses(op, &[ir::result(new, 0)]);
+    ir::erase(op);
+    Ok(new)
+}
+
+/// One leaf of a view's layout: each entry static, or the operand holding its run-time value.
+#[derive(Clone)]
+struct Leaf {
+    shape: Entry,
+    stride: Entry,
+}
+
+#[derive(Clone)]
+enum Entry {
+    Static(i64),
+    Dynamic { value: Val, text: String },
+}
+
+impl Entry {
+    fn text(&self) -> String {
+        match self {
+            Entry::Static(v) => v.to_string(),
+            Entry::Dynamic { text, .. } => text.clone(),
+        }
+    }
+}
+
+fn canonical_layout(op: Op) -> Result<Op, Reported> {
+    let result = ir::result(op, 0);
+    let printed = ir::type_to_string(ir::value_type(result));
+    let (info, layout, _) = tensor_info(op, &printed)?;
+    let dyn_values: Vec<Val> = (2..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
+    let leaves = bind(&layout, &dyn_values).ok_or_else(|| {
+        fail(op, &format!("`cute.view` has {} dynamic values but its layout {} needs another number", dyn_values.len(), info.layout))
+    })?;
+    let mut out: Vec<Leaf> = Vec::new();
+    for leaf in leaves {
+        if let Entry::Static(1) = leaf.shape {
+            continue;
+        }
+        if let (Some(last), Leaf { shape: Entry::Static(s1), stride: Entry::Static(d1) }) = (out.last_mut(), &leaf) {
+            if let Leaf { shape: Entry::Static(s0), stride: Entry::Static(d0) } = last {
+                if s0.checked_mul(*d0) == Some(*d1) {
+                    if let Some(s) = s0.checked_mul(*s1) {
+                        *s0 = s;
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push(leaf);
+    }
+    if out.is_empty() {
+        out.push(Leaf { shape: Entry::Static(1), stride: Entry::Static(0) });
+    }
+    let tuple = |parts: Vec<String>| if parts.len() == 1 { parts[0].clone() } else { format!("({})", parts.join(",")) };
+    let canonical = format!("{}:{}", tuple(out.iter().map(|l| l.shape.text()).collect()), tuple(out.iter().map(|l| l.stride.text()).collect()));
+    if canonical == info.layout {
+        return Ok(op);
+    }
+    let mut operands = vec![ir::operand(op, 0), ir::operand(op, 1)];
+    for e in out.iter().map(|l| &l.shape).chain(out.iter().map(|l| &l.stride)) {
+        if let Entry::Dynamic { value, .. } = e {
+            operands.push(*value);
+        }
+    }
+    let ty = format!("!cute.tensor<{}, \"{}\", {}, \"{canonical}\">", info.elem, info.space, info.align);
+    rebuild(op, &operands, Some(&ty))
+}
+
+/// The layout's leaves in order, each `?` entry bound to its operand (shapes first, then strides).
+fn bind(layout: &Layout, values: &[Val]) -> Option<Vec<Leaf>> {
+    let mut it = values.iter();
+    let mut entries = |t: &IntTuple| -> Option<Vec<Entry>> {
+        t.leaves()
+            .into_iter()
+            .map(|l: Int| match l.as_static() {
+                Some(v) => Some(Entry::Static(v)),
+                None => it.next().map(|v| Entry::Dynamic { value: *v, text: l.to_string() }),
+            })
+            .collect()
+    };
+    let shapes = entries(&layout.shape)?;
+    let strides = entries(&layout.stride)?;
+    if it.next().is_some() {
+        return None;
+    }
+    Some(shapes.into_iter().zip(strides).map(|(shape, stride)| Leaf { shape, stride }).collect())
+}
