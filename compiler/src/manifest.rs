@@ -18,11 +18,11 @@ pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// The manifest format's major version.
 pub const MANIFEST_VERSION: u32 = 1;
 
-/// A shape or stride in CuTe notation with `?` for every dynamic entry (the runtime's reader
-/// accepts exactly this; divisibility facts are not written in version 1).
+/// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
+/// on it being a multiple of N (the runtime refuses a value that is not).
 pub fn tuple_text(t: &IntTuple) -> String {
     match t {
-        IntTuple::Int(i) => i.as_static().map_or_else(|| "?".to_string(), |v| v.to_string()),
+        IntTuple::Int(i) => i.as_static().map_or_else(|| i.to_string(), |v| v.to_string()),
         IntTuple::Tuple(items) => format!("({})", items.iter().map(tuple_text).collect::<Vec<_>>().join(",")),
     }
 }
