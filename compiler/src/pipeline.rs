@@ -152,10 +152,12 @@ impl Session {
             unsafe { mlir_sys::mlirOperationDestroy(op) };
             return Err(CompileError::Mlir(vec![format!("{name}: error: expected a `builtin.module` at the top level")]));
         }
-        let module = unsafe { Module::from_raw(mlir_sys::mlirModuleFromOperation(op)) };
+        let mut module = unsafe { Module::from_raw(mlir_sys::mlirModuleFromOperation(op)) };
         if !module.as_operation().verify() {
             return Err(self.mlir_error("the IR does not verify"));
         }
+        // The cute ops' own checks (layouts, element types, sizes), which IRDL cannot express.
+        self.run_passes(&mut module, &[passes::verify::NAME.to_string()])?;
         Ok(module)
     }
 

@@ -2,6 +2,7 @@
 
 pub mod canonicalize;
 pub mod lower_to_gpu;
+pub mod verify;
 pub mod vectorize;
 
 use melior::pass::Pass;
@@ -14,6 +15,7 @@ pub struct PassInfo {
 }
 
 pub const PASSES: &[PassInfo] = &[
+    PassInfo { name: verify::NAME, summary: verify::SUMMARY, create: verify::create },
     PassInfo { name: canonicalize::NAME, summary: canonicalize::SUMMARY, create: canonicalize::create },
     PassInfo { name: vectorize::NAME, summary: vectorize::SUMMARY, create: vectorize::create },
     PassInfo { name: lower_to_gpu::NAME, summary: lower_to_gpu::SUMMARY, create: lower_to_gpu::create },

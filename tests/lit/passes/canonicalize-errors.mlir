@@ -1,6 +1,7 @@
 // RUN: not %cutec opt %s --pass cute-canonicalize 2>&1 | FileCheck %s
-// A view whose dynamic values do not match its layout's `?` entries is rejected.
-// CHECK: canonicalize-errors.mlir:7:12: error: `cute.view` has 0 dynamic values but its layout (4,?):(1,4) needs another number
+// A view whose dynamic values do not match its layout's `?` entries never reaches a pass: cute-verify
+// rejects it when the IR is read.
+// CHECK: canonicalize-errors.mlir:8:12: error: `cute.view` has 0 dynamic values but its layout (4,?):(1,4) has 1 `?` entries
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @bad(%t: !cute.tensor<f32, "gmem", 4, "?:1">, %o: i32) kernel {

@@ -1,0 +1,153 @@
+//! `cute-verify`: the checks on `cute` ops that IRDL's constraints cannot express.
+//!
+//! IRDL checks operand and result kinds (a `!cute.tensor`, `i32` offsets, a vector). This pass checks
+//! what needs the layout: a view passes one value per `?` entry of its result layout; `cute.dyn`
+//! names an existing entry; loads and stores use the tensor's element type; a fragment has exactly
+//! the tensor's (static) number of elements; allocations have static layouts in rmem or smem; a
+//! kernel argument tensor lives in gmem. Errors point at the op's location, which for IR built from
+//! `.cute` is the source line.
+
+use super::lower_to_gpu::{fail, tensor_info, Reported};
+use crate::ir::{self, Op};
+use cute_layout::Layout;
+use melior::ir::r#type::TypeId;
+use melior::pass::{create_external, ExternalPass, Pass};
+
+pub const NAME: &str = "cute-verify";
+pub const SUMMARY: &str = "Check cute ops against their layouts (dynamic value counts, element types, fragment sizes)";
+
+#[repr(align(8))]
+struct PassId;
+static PASS_ID: PassId = PassId;
+
+pub fn create() -> Pass {
+    create_external(
+        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
+            if run(op.to_raw()).is_err() {
+                pass.signal_failure();
+            }
+        },
+        TypeId::create(&PASS_ID),
+        NAME,
+        NAME,
+        SUMMARY,
+        "builtin.module",
+        &[],
+    )
+}
+
+fn dynamic_count(l: &Layout) -> usize {
+    l.shape.leaves().iter().chain(l.stride.leaves().iter()).filter(|i| !i.is_static()).count()
+}
+
+fn tensor_of(op: Op, v: ir::Val) -> Result<(cute_dialect::TensorTypeInfo, Layout), Reported> {
+    let (info, layout, _) = tensor_info(op, &ir::type_to_string(ir::value_type(v)))?;
+    Ok((info, layout))
+}
+
+/// `vector<8xf16>` → (8, "f16").
+fn vector_shape(ty: &str) -> Option<(usize, String)> {
+    let inner = ty.strip_prefix("vector<")?.strip_suffix('>')?;
+    let (n, elem) = inner.split_once('x')?;
+    Some((n.parse().ok()?, elem.to_string()))
+}
+
+fn run(module: Op) -> Result<(), Reported> {
+    let mut failed = false;
+    let mut check = |r: Result<(), Reported>| {
+        if r.is_err() {
+            failed = true;
+        }
+    };
+    for op in ir::nested_ops(module) {
+        match ir::op_name(op).as_str() {
+            "gpu.func" => check(verify_func(op)),
+            "cute.view" => check(verify_view(op)),
+            "cute.dyn" => check(verify_dyn(op)),
+            "cute.load" | "cute.store" => check(verify_access(op)),
+            "cute.load_frag" | "cute.store_frag" => check(verify_frag(op)),
+            "cute.alloc" => check(verify_alloc(op)),
+            _ => {}
+        }
+    }
+    if failed {
+        Err(Reported)
+    } else {
+        Ok(())
+    }
+}
+
+fn verify_func(func: Op) -> Result<(), Reported> {
+    for arg in ir::block_args(ir::entry_block(func)) {
+        let printed = ir::type_to_string(ir::value_type(arg));
+        if printed.starts_with("!cute.tensor<") {
+            let (info, _) = tensor_of(func, arg)?;
+            if info.space != "gmem" {
+                return Err(fail(func, &format!("kernel argument of type {printed} must be in gmem")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verify_view(op: Op) -> Result<(), Reported> {
+    tensor_of(op, ir::operand(op, 0))?;
+    let (_, layout) = tensor_of(op, ir::result(op, 0))?;
+    let given = ir::operand_count(op) - 2;
+    let needed = dynamic_count(&layout);
+    if given != needed {
+        return Err(fail(op, &format!("`cute.view` has {given} dynamic values but its layout {layout} has {needed} `?` entries")));
+    }
+    Ok(())
+}
+
+fn verify_dyn(op: Op) -> Result<(), Reported> {
+    let (_, layout) = tensor_of(op, ir::operand(op, 0))?;
+    let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
+    let n = dynamic_count(&layout);
+    if index < 0 || index as usize >= n {
+        return Err(fail(op, &format!("`cute.dyn` index {index} is out of range: layout {layout} has {n} `?` entries")));
+    }
+    Ok(())
+}
+
+fn verify_access(op: Op) -> Result<(), Reported> {
+    let is_load = ir::op_name(op) == "cute.load";
+    let (info, _) = tensor_of(op, ir::operand(op, if is_load { 0 } else { 1 }))?;
+    let value_ty = ir::type_to_string(ir::value_type(if is_load { ir::result(op, 0) } else { ir::operand(op, 0) }));
+    if value_ty != info.elem {
+        return Err(fail(op, &format!("a tensor of {} cannot {} a `{value_ty}`", info.elem, if is_load { "load" } else { "store" })));
+    }
+    Ok(())
+}
+
+fn verify_frag(op: Op) -> Result<(), Reported> {
+    let is_load = ir::op_name(op) == "cute.load_frag";
+    let (info, layout) = tensor_of(op, ir::operand(op, if is_load { 0 } else { 1 }))?;
+    let vec_ty = ir::type_to_string(ir::value_type(if is_load { ir::result(op, 0) } else { ir::operand(op, 0) }));
+    let Some((n, elem)) = vector_shape(&vec_ty) else {
+        return Err(fail(op, &format!("a fragment is a 1-D vector, found `{vec_ty}`")));
+    };
+    let size = layout.size().ok().and_then(|s| s.as_static());
+    let Some(size) = size else {
+        return Err(fail(op, &format!("a fragment needs a tensor of static size, found layout {layout}")));
+    };
+    if size != n as i64 {
+        return Err(fail(op, &format!("a fragment of {n} elements does not match the tensor's {size} (layout {layout})")));
+    }
+    if elem != info.elem {
+        return Err(fail(op, &format!("a fragment of {elem} does not match the tensor's element type {}", info.elem)));
+    }
+    Ok(())
+}
+
+fn verify_alloc(op: Op) -> Result<(), Reported> {
+    let (info, layout) = tensor_of(op, ir::result(op, 0))?;
+    if info.space != "rmem" && info.space != "smem" {
+        return Err(fail(op, &format!("`cute.alloc` makes rmem or smem tensors, not {}", info.space)));
+    }
+    if !layout.is_static() {
+        return Err(fail(op, &format!("`cute.alloc` needs a static layout, found {layout}")));
+    }
+    Ok(())
+}

@@ -1,0 +1,8 @@
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @bad(%t: !cute.tensor<f32, "gmem", 4, "?:1">) kernel {
+      %x = "cute.load_frag"(%t) : (!cute.tensor<f32, "gmem", 4, "?:1">) -> vector<4xf32>
+      gpu.return
+    }
+  }
+}
