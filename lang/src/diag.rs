@@ -62,6 +62,29 @@ pub fn emit(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &st
     }
 }
 
+/// `1 argument`, `2 arguments`: a count with its noun in the right number.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A noun phrase with its indefinite article: `an i32`, `a layout`.
+pub fn article(phrase: &str) -> String {
+    // Spelled-out letters count by their sound: "an f32" ("eff"), "a u8" ("you").
+    let mut chars = phrase.chars();
+    let first = chars.next().unwrap_or(' ');
+    let second = chars.next().unwrap_or(' ');
+    let vowel_sound = "aeioAEIO".contains(first) || (first == 'f' && second.is_ascii_digit());
+    if vowel_sound {
+        format!("an {phrase}")
+    } else {
+        format!("a {phrase}")
+    }
+}
+
 /// 1-based line and column of a byte offset (columns count characters).
 pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(source.len());

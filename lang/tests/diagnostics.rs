@@ -126,7 +126,6 @@ cases! {
     no_field_on_tensor => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.size;\n}\n";
     no_method => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let f = a.lod();\n}\n";
     pattern_count_mismatch => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n, k) = a.shape;\n}\n";
-    pattern_single_parenthesized_name => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let (n) = a.shape;\n    printf(\"{}\\n\", n);\n}\n";
     pattern_not_a_tuple => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = size(a);\n}\n";
 
     // ----- static values: const parameters, layout algebra ------------------------------------

@@ -80,6 +80,7 @@ mod error;
 pub mod f16;
 mod graph;
 mod host;
+mod host_offline;
 mod kernel;
 mod launch;
 pub mod manifest;

@@ -85,8 +85,8 @@ fn frag_or_operand(f: &mut Frame, v: &Value, ty: Scalar, span: Span) -> R<Operan
 fn arity(name: &str, args: &[Arg], min: usize, max: usize, span: Span, usage: &str) -> R<()> {
     let positional = args.iter().filter(|a| a.name.is_none()).count();
     if positional < min || positional > max {
-        let want = if min == max { format!("{min}") } else { format!("{min} to {max}") };
-        return Err(Diagnostic::error(format!("`{name}` takes {want} arguments, found {positional}"), span, "wrong number of arguments").with_help(format!("write `{usage}`")));
+        let want = if min == max { crate::diag::count(min, "argument") } else { format!("{min} to {max} arguments") };
+        return Err(Diagnostic::error(format!("`{name}` takes {want}, found {positional}"), span, "wrong number of arguments").with_help(format!("write `{usage}`")));
     }
     Ok(())
 }
@@ -113,13 +113,13 @@ fn positional(args: &[Arg]) -> Vec<&Arg> {
 }
 
 fn int_tuple(a: &Arg, what: &str) -> R<IntTuple> {
-    a.value.to_int_tuple().ok_or_else(|| Diagnostic::error(format!("expected {what} (integers or tuples of integers), found a {}", a.value.kind()), a.span, format!("not {what}")))
+    a.value.to_int_tuple().ok_or_else(|| Diagnostic::error(format!("expected {what} (integers or tuples of integers), found {}", crate::diag::article(&a.value.kind())), a.span, format!("not {what}")))
 }
 
 fn static_usize(a: &Arg, what: &str) -> R<usize> {
     match &a.value {
         Value::Int(i) => i.as_static().filter(|v| *v >= 0).map(|v| v as usize).ok_or_else(|| Diagnostic::error(format!("{what} must be a non-negative compile-time integer"), a.span, "not static")),
-        other => Err(Diagnostic::error(format!("{what} must be an integer, found a {}", other.kind()), a.span, "not an integer")),
+        other => Err(Diagnostic::error(format!("{what} must be an integer, found {}", crate::diag::article(&other.kind())), a.span, "not an integer")),
     }
 }
 
@@ -133,7 +133,7 @@ fn layout_of(a: &Arg) -> R<Layout> {
             let shape = a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
             Layout::col_major(shape).map_err(|e| layout_err(e, a.span))
         }
-        other => Err(Diagnostic::error(format!("expected a layout or a tensor, found a {}", other.kind()), a.span, "not a layout")),
+        other => Err(Diagnostic::error(format!("expected a layout or a tensor, found {}", crate::diag::article(&other.kind())), a.span, "not a layout")),
     }
 }
 
@@ -147,7 +147,7 @@ fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
             Some(shape) => Tiler::Shape(shape),
             None => Tiler::Tuple(items.iter().map(|i| tiler_of(i, span)).collect::<R<_>>()?),
         },
-        other => return Err(Diagnostic::error(format!("expected a tiler (a layout, a shape, or a tuple of them), found a {}", other.kind()), span, "not a tiler")),
+        other => return Err(Diagnostic::error(format!("expected a tiler (a layout, a shape, or a tuple of them), found {}", crate::diag::article(&other.kind())), span, "not a tiler")),
     })
 }
 
@@ -166,7 +166,7 @@ fn modes_list(a: &Arg) -> R<Vec<usize>> {
             .iter()
             .map(|v| static_usize(&Arg { name: None, name_span: None, value: v.clone(), span: a.span }, "a mode"))
             .collect(),
-        other => Err(Diagnostic::error(format!("expected mode indices, found a {}", other.kind()), a.span, "not modes")),
+        other => Err(Diagnostic::error(format!("expected mode indices, found {}", crate::diag::article(&other.kind())), a.span, "not modes")),
     }
 }
 
@@ -219,7 +219,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, "make_tensor(tensor, layout)")?;
             let p = positional(&args);
             let Value::Tensor(t) = &p[0].value else {
-                return Err(Diagnostic::error(format!("`make_tensor` takes the tensor whose memory to view, found a {}", p[0].value.kind()), p[0].span, "not a tensor"));
+                return Err(Diagnostic::error(format!("`make_tensor` takes the tensor whose memory to view, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a tensor"));
             };
             let l = layout_of(p[1])?;
             let t = t.clone();
@@ -243,7 +243,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let r = match p.get(1) {
                 Some(n) => match &n.value {
                     Value::Int(i) => cute_layout::complement(&l, i),
-                    other => return Err(Diagnostic::error(format!("the cotarget is an integer, not a {}", other.kind()), n.span, "not an integer")),
+                    other => return Err(Diagnostic::error(format!("the cotarget is an integer, not {}", crate::diag::article(&other.kind())), n.span, "not an integer")),
                 },
                 None => cute_layout::complement_default(&l),
             };
@@ -355,7 +355,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let p = positional(&args);
             let shape = int_tuple(p[0], "a shape")?;
             let Value::Type(elem) = p[1].value else {
-                return Err(Diagnostic::error(format!("the element type must be a type, found a {}", p[1].value.kind()), p[1].span, "not a type"));
+                return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&p[1].value.kind())), p[1].span, "not a type"));
             };
             alloc(f, elem, MemSpace::Rmem, Layout::col_major(shape).map_err(lerr)?, span)
         }
@@ -365,11 +365,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let (shape, elem) = match &p[0].value {
                 Value::Tensor(t) => (t.ty.layout.shape.clone(), t.ty.elem),
                 Value::Frag(ft, _) => (ft.shape.clone(), ft.elem),
-                other => return Err(Diagnostic::error(format!("`{name}` takes a tensor or fragment, found a {}", other.kind()), p[0].span, "not a tensor")),
+                other => return Err(Diagnostic::error(format!("`{name}` takes a tensor or fragment, found {}", crate::diag::article(&other.kind())), p[0].span, "not a tensor")),
             };
             let elem = match p.get(1).map(|a| &a.value) {
                 Some(Value::Type(t)) => *t,
-                Some(other) => return Err(Diagnostic::error(format!("the element type must be a type, found a {}", other.kind()), p[1].span, "not a type")),
+                Some(other) => return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&other.kind())), p[1].span, "not a type")),
                 None => elem,
             };
             alloc(f, elem, MemSpace::Rmem, Layout::col_major(shape).map_err(lerr)?, span)
@@ -378,7 +378,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, "make_smem_tensor(element_type, layout)")?;
             let p = positional(&args);
             let Value::Type(elem) = p[0].value else {
-                return Err(Diagnostic::error(format!("the element type must be a type, found a {}", p[0].value.kind()), p[0].span, "not a type"));
+                return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a type"));
             };
             alloc(f, elem, MemSpace::Smem, layout_of(p[1])?, span)
         }
@@ -413,7 +413,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
             let p = positional(&args);
             let Value::CopyAtom { elem, bits } = p[0].value else {
-                return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found a {}", p[0].value.kind()), p[0].span, "not a copy atom"));
+                return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a copy atom"));
             };
             let (tile, tv) = if name == "make_tiled_copy_tv" {
                 cute_layout::make_layout_tv(&layout_of(p[1])?, &layout_of(p[2])?).map_err(lerr)?
@@ -486,7 +486,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, n, n, span, if n == 2 { "full_like(fragment, value)" } else { "zeros_like(fragment)" })?;
             let p = positional(&args);
             let Value::Frag(ft, _) = &p[0].value else {
-                return Err(Diagnostic::error(format!("`{name}` takes a fragment (from `.load()`), found a {}", p[0].value.kind()), p[0].span, "not a fragment"));
+                return Err(Diagnostic::error(format!("`{name}` takes a fragment (from `.load()`), found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a fragment"));
             };
             let fill = if n == 2 { p[1].value.clone() } else { Value::Int(Int::ZERO) };
             let ft = ft.clone();
@@ -528,7 +528,7 @@ fn value_crd(v: &Value, span: Span) -> R<cute_layout::Crd> {
         Value::Int(i) => cute_layout::Crd::Int(i.clone()),
         Value::Under => cute_layout::Crd::Under,
         Value::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(|i| value_crd(i, span)).collect::<R<_>>()?),
-        other => return Err(Diagnostic::error(format!("expected a coordinate, found a {}", other.kind()), span, "not a coordinate")),
+        other => return Err(Diagnostic::error(format!("expected a coordinate, found {}", crate::diag::article(&other.kind())), span, "not a coordinate")),
     })
 }
 
@@ -550,7 +550,7 @@ fn where_(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     f.need_kernel("`where` on run-time values", span)?;
     let cop = match &c.value {
         Value::Frag(_, id) | Value::Scalar(Scalar::Bool, id) => Operand::Value(*id),
-        other => return Err(Diagnostic::error(format!("the condition of `where` is a bool, found a {}", other.kind()), c.span, "not a bool")),
+        other => return Err(Diagnostic::error(format!("the condition of `where` is a bool, found {}", crate::diag::article(&other.kind())), c.span, "not a bool")),
     };
     let x = frag_or_operand(f, &a.value, ty, a.span)?;
     let y = frag_or_operand(f, &b.value, ty, b.span)?;
@@ -636,7 +636,7 @@ fn segments(v: &Value, out: &mut Vec<FmtSeg>, span: Span) -> R<()> {
             text(out, ">");
         }
         v if is_static_value(v) => text(out, &v.to_string()),
-        other => return Err(Diagnostic::error(format!("`printf` cannot print a {}", other.kind()), span, "unsupported value")),
+        other => return Err(Diagnostic::error(format!("`printf` cannot print {}", crate::diag::article(&other.kind())), span, "unsupported value")),
     }
     Ok(())
 }
@@ -706,7 +706,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             arity("store", &args, 1, 1, span, "t.store(fragment)")?;
             f.need_kernel("`store`", span)?;
             let Value::Frag(ft, fid) = &args[0].value else {
-                return Err(Diagnostic::error(format!("`store` takes a fragment (from `.load()`), found a {}", args[0].value.kind()), args[0].span, "not a fragment"));
+                return Err(Diagnostic::error(format!("`store` takes a fragment (from `.load()`), found {}", crate::diag::article(&args[0].value.kind())), args[0].span, "not a fragment"));
             };
             let t: TensorVal = t.clone();
             f.store_frag(&t, ft, *fid, span)?;
@@ -754,7 +754,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         ("to", _) => {
             arity("to", &args, 1, 1, span, "x.to(T)")?;
             let Value::Type(to) = args[0].value else {
-                return Err(Diagnostic::error(format!("`to` takes a type, found a {}", args[0].value.kind()), args[0].span, "not a type"));
+                return Err(Diagnostic::error(format!("`to` takes a type, found {}", crate::diag::article(&args[0].value.kind())), args[0].span, "not a type"));
             };
             convert(f, recv, to, span)
         }
@@ -766,7 +766,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 Value::ThrCopy { .. } => "`partition_S` and `partition_D`",
                 _ => "`to`",
             };
-            Err(Diagnostic::error(format!("no method `{m}` on a {}", v.kind()), name.span, "unknown method").with_help(format!("the methods here are {methods}")))
+            Err(Diagnostic::error(format!("no method `{m}` on {}", crate::diag::article(&v.kind())), name.span, "unknown method").with_help(format!("the methods here are {methods}")))
         }
     }
 }
@@ -781,7 +781,7 @@ fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
         Value::Int(i) => (Scalar::I32, None, Operand::Int(i.clone())),
         Value::Scalar(s, id) => (*s, None, Operand::Value(*id)),
         Value::Frag(ft, id) => (ft.elem, Some(ft.len()), Operand::Value(*id)),
-        other => return Err(Diagnostic::error(format!("cannot convert a {} to `{}`", other.kind(), to.name()), span, "not a number")),
+        other => return Err(Diagnostic::error(format!("cannot convert {} to `{}`", crate::diag::article(&other.kind()), to.name()), span, "not a number")),
     };
     if from == to {
         return Ok(v);
@@ -839,13 +839,13 @@ fn shuffle(f: &mut Frame, kind: ShuffleKind, value: &Value, offset: &Value, span
     let ty = match value {
         Value::Int(_) => Scalar::I32,
         Value::Scalar(s, _) if s.size_bytes() == 4 => *s,
-        other => return Err(Diagnostic::error(format!("warp shuffles move 32-bit values, found a {}", other.kind()), span, "not 32-bit")
+        other => return Err(Diagnostic::error(format!("warp shuffles move 32-bit values, found {}", crate::diag::article(&other.kind())), span, "not 32-bit")
             .with_help("convert to f32 or i32 first")),
     };
     let v = f.operand(value, ty, span)?;
     let o = match offset {
         Value::Int(i) => Operand::Int(i.clone()),
-        other => return Err(Diagnostic::error(format!("the shuffle offset is an integer, found a {}", other.kind()), span, "not an integer")),
+        other => return Err(Diagnostic::error(format!("the shuffle offset is an integer, found {}", crate::diag::article(&other.kind())), span, "not an integer")),
     };
     let dst = f.fresh(ValueTy::Scalar(ty));
     f.emit(Inst::Shuffle { dst, kind, ty, value: v, offset: o, span });
@@ -856,7 +856,7 @@ fn shuffle(f: &mut Frame, kind: ShuffleKind, value: &Value, offset: &Value, span
 fn print_tensor(f: &mut Frame, t: &Arg, span: Span) -> R<Value> {
     f.need_kernel("`print_tensor`", span)?;
     let Value::Tensor(tv) = &t.value else {
-        return Err(Diagnostic::error(format!("`print_tensor` takes a tensor, found a {}", t.value.kind()), t.span, "not a tensor"));
+        return Err(Diagnostic::error(format!("`print_tensor` takes a tensor, found {}", crate::diag::article(&t.value.kind())), t.span, "not a tensor"));
     };
     let frag = method(f, t.value.clone(), &crate::ast::Ident { name: "load".into(), span }, Vec::new(), span)?;
     let Value::Frag(ft, fid) = frag else { unreachable!("load gives a fragment") };

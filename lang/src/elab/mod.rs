@@ -373,7 +373,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     self.bind(&p.name.name, Value::Scalar(*s, id));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(*s), span: p.span });
                 }
-                other => return Err(Diagnostic::error(format!("a kernel parameter cannot take a {}", other.kind()), p.span, "unsupported parameter").with_help("mark it `const` to pass a compile-time value")),
+                other => return Err(Diagnostic::error(format!("a kernel parameter cannot take {}", crate::diag::article(&other.kind())), p.span, "unsupported parameter").with_help("mark it `const` to pass a compile-time value")),
             }
         }
         let stmts = &f.body.stmts;
@@ -472,7 +472,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     Value::Float(_) => Scalar::F32,
                     Value::Bool(_) => Scalar::Bool,
                     Value::Scalar(s, _) => *s,
-                    other => return Err(Diagnostic::error(format!("a `let mut` variable holds a number or a bool, not a {}", other.kind()), id.span, "not a scalar")),
+                    other => return Err(Diagnostic::error(format!("a `let mut` variable holds a number or a bool, not {}", crate::diag::article(&other.kind())), id.span, "not a scalar")),
                 };
                 let layout = Layout::leaf(1, 0);
                 let Value::Tensor(cell) = builtins::alloc(self, ty, MemSpace::Rmem, layout, id.span)? else { unreachable!("alloc gives a tensor") };
@@ -484,12 +484,14 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Ok(())
             }
             Pattern::Wildcard(_) => Ok(()),
+            // `(n)` is `n`, as a one-entry tuple is its entry in CuTe notation.
+            Pattern::Tuple(items, _) if items.len() == 1 && !matches!(v, Value::Tuple(_)) => self.bind_pattern(&items[0], v),
             Pattern::Tuple(items, span) => {
                 let parts = match v {
                     Value::Tuple(parts) => parts,
                     Value::Layout(l) => vec![Value::from_int_tuple(&l.shape), Value::from_int_tuple(&l.stride)],
                     other => {
-                        return Err(Diagnostic::error(format!("cannot destructure a {} into {} names", other.kind(), items.len()), *span, "pattern here"));
+                        return Err(Diagnostic::error(format!("cannot destructure {} into {} names", crate::diag::article(&other.kind()), items.len()), *span, "pattern here"));
                     }
                 };
                 if parts.len() != items.len() {
@@ -621,7 +623,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             return Err(Diagnostic::error(format!("`{}` is not a kernel", kernel.name), kernel.span, "not a kernel").with_secondary(f.name.span, "defined here"));
         }
         if args.len() != f.params.len() {
-            return Err(Diagnostic::error(format!("`{}` takes {} arguments but {} were given", kernel.name, f.params.len(), args.len()), span, "wrong number of arguments")
+            return Err(Diagnostic::error(format!("`{}` takes {} but {} given", kernel.name, crate::diag::count(f.params.len(), "argument"), if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }), span, "wrong number of arguments")
                 .with_secondary(f.name.span, "kernel defined here"));
         }
         let mut values = Vec::new();
@@ -643,7 +645,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     plan.push(PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: dynamic_leaves(&t.ty.layout) });
                 }
                 Value::Int(i) => plan.push(PlanArg::Scalar { ty: Scalar::I32, value: i.clone() }),
-                other => return Err(Diagnostic::error(format!("cannot pass a {} to a kernel", other.kind()), a.value.span, "unsupported argument")),
+                other => return Err(Diagnostic::error(format!("cannot pass {} to a kernel", crate::diag::article(&other.kind())), a.value.span, "unsupported argument")),
             }
             values.push(v);
         }
@@ -757,7 +759,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         };
         let t = match self.expr(base)? {
             Value::Tensor(t) => t,
-            other => return Err(Diagnostic::error(format!("cannot index into a {}", other.kind()), base.span, "not a tensor")),
+            other => return Err(Diagnostic::error(format!("cannot index into {}", crate::diag::article(&other.kind())), base.span, "not a tensor")),
         };
         let crd = self.coordinate(index)?;
         check_rank(&crd, &t.ty.layout, target.span)?;
@@ -767,7 +769,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         if crd_has_under(&crd) || matches!(v, Value::Frag(..)) {
             let view = self.slice(&t, &crd, target.span)?;
             let Value::Frag(ft, fid) = v else {
-                return Err(Diagnostic::error(format!("a tensor slice takes a fragment (from `.load()`), found a {}", v.kind()), value.span, "not a fragment"));
+                return Err(Diagnostic::error(format!("a tensor slice takes a fragment (from `.load()`), found {}", crate::diag::article(&v.kind())), value.span, "not a fragment"));
             };
             self.store_frag(&view, &ft, fid, span)
         } else {
@@ -799,7 +801,7 @@ impl<'p, 'f> Frame<'p, 'f> {
     pub(crate) fn index(&mut self, e: &Expr) -> R<Int> {
         match self.expr(e)? {
             Value::Int(i) => Ok(i),
-            other => Err(Diagnostic::error(format!("expected an integer, found a {}", other.kind()), e.span, "not an integer")),
+            other => Err(Diagnostic::error(format!("expected an integer, found {}", crate::diag::article(&other.kind())), e.span, "not an integer")),
         }
     }
 
@@ -853,7 +855,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                                 Diagnostic::error(format!("index {k} is out of range for a tuple of {} parts", items.len()), index[0].span, "out of range")
                             })
                         }
-                        other => Err(Diagnostic::error(format!("cannot index into a {}", other.kind()), base.span, "not a tensor")),
+                        other => Err(Diagnostic::error(format!("cannot index into {}", crate::diag::article(&other.kind())), base.span, "not a tensor")),
                     };
                 };
                 let crd = self.coordinate(index)?;
@@ -937,7 +939,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 "element_type" => Ok(Value::Type(f.elem)),
                 _ => Err(unknown("fragments", "`shape` and `element_type`")),
             },
-            other => Err(Diagnostic::error(format!("a {} has no fields", other.kind()), name.span, "unknown field")),
+            other => Err(Diagnostic::error(format!("{} has no fields", crate::diag::article(&other.kind())), name.span, "unknown field")),
         }
     }
 
@@ -967,7 +969,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Value::Int(i) => cute_layout::Crd::Int(i.clone()),
                 Value::Under => cute_layout::Crd::Under,
                 Value::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(|i| crd(i, span)).collect::<R<_>>()?),
-                other => return Err(Diagnostic::error(format!("coordinates are integers, `_` and tuples of them, not a {}", other.kind()), span, "not a coordinate")),
+                other => return Err(Diagnostic::error(format!("coordinates are integers, `_` and tuples of them, not {}", crate::diag::article(&other.kind())), span, "not a coordinate")),
             })
         }
         if index.len() == 1 {
@@ -1331,7 +1333,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 .with_help(if f.kind == FnKind::Kernel { "kernels are started with `launch` from a host function" } else { "host functions are called from the host program" }));
         }
         if args.len() != f.params.len() {
-            return Err(Diagnostic::error(format!("`{}` takes {} arguments but {} were given", f.name.name, f.params.len(), args.len()), span, "wrong number of arguments")
+            return Err(Diagnostic::error(format!("`{}` takes {} but {} given", f.name.name, crate::diag::count(f.params.len(), "argument"), if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }), span, "wrong number of arguments")
                 .with_secondary(f.name.span, "defined here"));
         }
         if self.inline_depth >= INLINE_DEPTH {

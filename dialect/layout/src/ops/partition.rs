@@ -80,7 +80,16 @@ pub fn local_tile(l: &Layout, tiler: &Tiler, coord: &Crd) -> Result<(Layout, Int
     let r0 = z.mode(0)?.rank();
     let r1 = z.mode(1)?.rank();
     let c1 = pad(coord, r1);
-    slice_and_offset(&Crd::Tuple(vec![Crd::Tuple(vec![Crd::Under; r0]), c1]), &z).map_err(|e| e.within("local_tile"))
+    slice_and_offset(&Crd::Tuple(vec![under_like(&z.mode(0)?, r0), c1]), &z).map_err(|e| e.within("local_tile"))
+}
+
+/// `_` for every mode of a mode: a tuple of `_` for a tuple mode, a single `_` for a leaf mode.
+fn under_like(mode: &Layout, rank: usize) -> Crd {
+    if mode.shape.is_tuple() {
+        Crd::Tuple(vec![Crd::Under; rank])
+    } else {
+        Crd::Under
+    }
 }
 
 fn pad(coord: &Crd, r: usize) -> Crd {
@@ -116,7 +125,7 @@ pub fn local_partition(l: &Layout, thr: &Layout, idx: &Int) -> Result<(Layout, I
     let z = zipped_divide(l, &tiler).map_err(|e| e.within(OP))?;
     let r0 = z.mode(0)?.rank();
     let r1 = z.mode(1)?.rank();
-    slice_and_offset(&Crd::Tuple(vec![pad(&coord, r0), Crd::Tuple(vec![Crd::Under; r1])]), &z).map_err(|e| e.within(OP))
+    slice_and_offset(&Crd::Tuple(vec![pad(&coord, r0), under_like(&z.mode(1)?, r1)]), &z).map_err(|e| e.within(OP))
 }
 
 /// Repeats `block` to fill `shape`, ordering the repetitions by `order`
