@@ -10,12 +10,21 @@
 //! cute-run plan CUBIN [HOST] [--shape MxN] [--scalar NAME=V]
 //! cute-run host-add CUBIN [--host NAME]... [--m M] [--n N] [--iters K]
 //! cute-run host-refuse CUBIN HOST [--m M] [--n N]
+//! cute-run elementwise-apply CUBIN [--shape MxN]... [--refuse MxN]... [--seed S]
+//! cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
+//! cute-run sample CUBIN [NAME]
+//! cute-run copy4 CUBIN
 //! ```
+//!
+//! The sample checks (`elementwise-apply`, `reduce`, `sample`, `copy4`) are in `cute_run/samples.rs`.
 //!
 //! Exit codes: 0 PASS, 1 FAIL (or runtime error), 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU on this machine).
 
 use std::process::ExitCode;
+
+#[path = "cute_run/samples.rs"]
+mod samples;
 
 use cute_runtime::{
     format_cuda_version, median, Arg, ArgList, DType, Device, DeviceBuffer, EventTimer,
@@ -40,6 +49,17 @@ usage:
                                      every element, GB/s vs a device-to-device memcpy)
   cute-run host-refuse CUBIN HOST [--m M] [--n N]
                                     (a call that must be refused: partial tile; output untouched)
+  cute-run elementwise-apply CUBIN [--shape MxN]... [--refuse MxN]... [--seed S]
+                                    (samples/elementwise_apply.cute: elementwise_mul and
+                                     elementwise_mul_relu on random f16, every element checked)
+  cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
+                                    (samples/reduce_sum*.cute: random f32 rows against an f64
+                                     reference; S is MxN, Bx256xA for reduce_nd; --bench: GB/s vs memcpy)
+  cute-run sample CUBIN [NAME]      (printf samples: four_ways_copy, hello_world, cuda_graph, printing,
+                                     layout_algebra, numeric_types, tensor_ssa; output captured from a
+                                     child process and compared; hosts that launch nothing also run
+                                     without a GPU)
+  cute-run copy4 CUBIN              (= sample CUBIN four_ways_copy)
 
 exit codes: 0 PASS, 1 FAIL, 2 usage error, 77 SKIP (no CUDA driver/GPU)";
 
@@ -51,6 +71,8 @@ const EXIT_SKIP: u8 = 77;
 enum Outcome {
     Pass,
     Fail,
+    /// Some cases could not run here (no driver/GPU); the `SKIP:` line is already printed.
+    Skip,
 }
 
 fn main() -> ExitCode {
@@ -79,6 +101,23 @@ fn main() -> ExitCode {
             Ok(o) => host_refuse(&o),
             Err(msg) => return usage_error(&msg),
         },
+        Some("elementwise-apply") => match Opts::parse(&args[1..], &["--shape", "--refuse", "--seed"]) {
+            Ok(o) => samples::elementwise_apply(&o),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("reduce") => match Opts::parse(&args[1..], &["--host", "--shape", "--refuse", "--bench", "--iters", "--seed"]) {
+            Ok(o) => samples::reduce(&o),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("sample") => match Opts::parse_opt(&args[1..], &[], 2) {
+            Ok(o) => samples::sample(&o, None),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("copy4") => match Opts::parse(&args[1..], &[]) {
+            Ok(o) => samples::sample(&o, Some("four_ways_copy")),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("__case") if args.len() == 4 => samples::child_case(&args[1], &args[2], &args[3]),
         Some("vector-add") => match VectorAddOpts::parse(&args[1..]) {
             Ok(opts) => vector_add(&opts),
             Err(msg) => return usage_error(&msg),
@@ -93,6 +132,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,
         Ok(Outcome::Fail) => ExitCode::from(EXIT_FAIL),
+        Ok(Outcome::Skip) => ExitCode::from(EXIT_SKIP),
         Err(e) if e.is_unavailable() => {
             println!("SKIP: no CUDA driver/GPU: {e}");
             ExitCode::from(EXIT_SKIP)
@@ -354,6 +394,15 @@ impl Opts {
             return Err(format!("{} positional arguments are needed", max_pos));
         }
         Ok(o)
+    }
+    /// Like [`Opts::parse_n`], but the positional arguments after the cubin are optional (no
+    /// flag takes a value here: every argument not starting with `--` is positional).
+    fn parse_opt(args: &[String], flags: &[&str], max_pos: usize) -> Result<Opts, String> {
+        let given = args.iter().filter(|a| !a.starts_with("--")).count();
+        if given > max_pos {
+            return Err(format!("at most {} positional arguments are accepted", max_pos));
+        }
+        Opts::parse_n(args, flags, given.max(1))
     }
     fn all(&self, flag: &str) -> Vec<&str> {
         self.values.iter().filter(|(k, _)| k == flag).map(|(_, v)| v.as_str()).collect()
