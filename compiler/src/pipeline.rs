@@ -238,7 +238,8 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options)
     let prints = kir.prints.clone();
     let done = |o: Output| Ok((o, prints.clone()));
     if stage == Stage::Ast {
-        return done(Output::Text(format!("{file:#?}\n")));
+        // The canonical `.cute` form: it re-parses to the same AST (lang/tests/roundtrip.rs).
+        return done(Output::Text(cute_lang::pretty::print_file(&file)));
     }
     if stage == Stage::Manifest {
         return done(Output::Text(crate::manifest::manifest_text(&kir, &options.arch)));
