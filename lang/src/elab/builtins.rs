@@ -423,8 +423,13 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             Ok(Value::TiledCopy { elem, bits, tv, tile })
         }
         "print_tensor" => {
-            arity(name, &args, 1, 1, span, "print_tensor(tensor)")?;
-            print_tensor(f, positional(&args)[0], span)
+            arity(name, &args, 1, 1, span, "print_tensor(tensor, verbose: false)")?;
+            let verbose = match named(name, &args, "verbose", &["verbose"])?.map(|a| &a.value) {
+                None | Some(Value::Bool(false)) => false,
+                Some(Value::Bool(true)) => true,
+                Some(other) => return Err(Diagnostic::error(format!("`verbose` is `true` or `false`, found {}", crate::diag::article(&other.kind())), span, "not a bool")),
+            };
+            print_tensor(f, positional(&args)[0], verbose, span)
         }
         "ceil_div" => {
             arity(name, &args, 2, 2, span, "ceil_div(a, b)")?;
@@ -852,28 +857,104 @@ fn shuffle(f: &mut Frame, kind: ShuffleKind, value: &Value, offset: &Value, span
     Ok(if ty == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(ty, dst) })
 }
 
-/// CuTe's `print_tensor`: the layout, then the elements (printed by the thread that calls it).
-fn print_tensor(f: &mut Frame, t: &Arg, span: Span) -> R<Value> {
+/// CuTe's `print_tensor`: the tensor's type and layout, then its elements in CuTe's torch-style
+/// nesting (the last mode outermost, then rows of mode 0 holding mode 1), or with `verbose: true`
+/// one `(coordinate)= value` line per element. Printed by every thread that calls it.
+fn print_tensor(f: &mut Frame, t: &Arg, verbose: bool, span: Span) -> R<Value> {
     f.need_kernel("`print_tensor`", span)?;
     let Value::Tensor(tv) = &t.value else {
         return Err(Diagnostic::error(format!("`print_tensor` takes a tensor, found {}", crate::diag::article(&t.value.kind())), t.span, "not a tensor"));
     };
     let frag = method(f, t.value.clone(), &crate::ast::Ident { name: "load".into(), span }, Vec::new(), span)?;
     let Value::Frag(ft, fid) = frag else { unreachable!("load gives a fragment") };
-    let mut segs = Vec::new();
-    segments(&Value::Tensor(tv.clone()), &mut segs, span)?;
-    segs.push(FmtSeg::Text("\n[".into()));
+    let modes: Vec<usize> = match &tv.ty.layout.shape {
+        IntTuple::Int(_) => vec![ft.len()],
+        IntTuple::Tuple(items) => items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1) as usize).collect(),
+    };
+    let mut elems = Vec::with_capacity(ft.len());
     for i in 0..ft.len() {
         let dst = f.fresh(ValueTy::Scalar(ft.elem));
         f.emit(Inst::Extract { dst, ty: ft.elem, frag: fid, index: i, span });
-        if i > 0 {
-            segs.push(FmtSeg::Text(", ".into()));
-        }
-        segs.push(FmtSeg::Value(ft.elem, dst));
+        elems.push(FmtSeg::Value(ft.elem, dst));
     }
-    segs.push(FmtSeg::Text("]\n".into()));
+    let mut segs = vec![FmtSeg::Text(format!("tensor({}, {}, align<{}>) o ", tv.ty.elem.name(), tv.ty.space.name(), tv.ty.align))];
+    segments(&Value::Layout(tv.ty.layout.clone()), &mut segs, span)?;
+    if verbose {
+        segs.push(FmtSeg::Text(", data= (\n".into()));
+        // Row-major over the coordinates, as CuTe's verbose print lists them.
+        let n = ft.len();
+        for k in 0..n {
+            let mut coord = vec![0usize; modes.len()];
+            let mut rest = k;
+            for (i, m) in modes.iter().enumerate().rev() {
+                coord[i] = rest % m.max(&1);
+                rest /= m.max(&1);
+            }
+            let mut index = 0;
+            let mut stride = 1;
+            for (c, m) in coord.iter().zip(&modes) {
+                index += c * stride;
+                stride *= m;
+            }
+            let text: Vec<String> = coord.iter().map(|c| c.to_string()).collect();
+            segs.push(FmtSeg::Text(format!("\t({})= ", text.join(","))));
+            segs.push(elems[index].clone());
+            segs.push(FmtSeg::Text("\n".into()));
+        }
+        segs.push(FmtSeg::Text(")\n".into()));
+    } else {
+        segs.push(FmtSeg::Text(", data=\n       ".into()));
+        nested(&modes, &elems, 0, &mut segs, 8);
+        segs.push(FmtSeg::Text("\n".into()));
+    }
     f.emit(Inst::Printf { segments: segs, span });
     Ok(Value::Unit)
+}
+
+/// Elements of a tensor in CuTe's torch-style nesting; `base` is the colexicographic index of the
+/// first element of this block.
+fn nested(modes: &[usize], elems: &[FmtSeg], base: usize, out: &mut Vec<FmtSeg>, indent: usize) {
+    let stride_of = |i: usize| modes[..i].iter().product::<usize>();
+    match modes.len() {
+        0 => {}
+        1 => {
+            out.push(FmtSeg::Text("[".into()));
+            for j in 0..modes[0] {
+                out.push(FmtSeg::Text(if j == 0 { " ".into() } else { "  ".into() }));
+                out.push(elems[base + j].clone());
+                out.push(FmtSeg::Text(",".into()));
+            }
+            out.push(FmtSeg::Text(" ]".into()));
+        }
+        2 => {
+            out.push(FmtSeg::Text("[".into()));
+            for i in 0..modes[0] {
+                if i > 0 {
+                    out.push(FmtSeg::Text(format!(",\n{}", " ".repeat(indent))));
+                }
+                out.push(FmtSeg::Text("[".into()));
+                for j in 0..modes[1] {
+                    out.push(FmtSeg::Text(if j == 0 { " ".into() } else { "  ".into() }));
+                    out.push(elems[base + i + j * modes[0]].clone());
+                    out.push(FmtSeg::Text(",".into()));
+                }
+                out.push(FmtSeg::Text(" ]".into()));
+            }
+            out.push(FmtSeg::Text("]".into()));
+        }
+        r => {
+            // The last mode is outermost; each of its entries is a block of the other modes.
+            let last = r - 1;
+            out.push(FmtSeg::Text("[".into()));
+            for k in 0..modes[last] {
+                if k > 0 {
+                    out.push(FmtSeg::Text(format!(",\n{}", " ".repeat(indent))));
+                }
+                nested(&modes[..last], elems, base + k * stride_of(last), out, indent + 1);
+            }
+            out.push(FmtSeg::Text("]".into()));
+        }
+    }
 }
 
 /// A math function on a float scalar or fragment (CuTe DSL's `cute.math.*`); `abs` on any number.

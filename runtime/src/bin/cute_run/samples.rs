@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use cute_runtime::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use cute_runtime::{
-    median, Arg, DType, Device, DeviceBuffer, EventTimer, HostFn, KernelArg, LaunchConfig, Manifest, Module,
-    PlannedLaunch, Rng, RuntimeError, Stream,
+    median, Arg, DType, Device, DeviceBuffer, EventTimer, HostFn, HostPlan, KernelArg, LaunchConfig, Manifest, Module,
+    PlannedLaunch, Rng, RuntimeError, Stream, TensorView,
 };
 
 use super::{Opts, Outcome};
@@ -128,9 +128,9 @@ fn is_refusal(e: &RuntimeError) -> bool {
 /// the kernels it launches; a host whose compiler-written plan lacks the condition would launch a
 /// kernel with a partial tile. Returns the first violated condition, so such a call is reported
 /// (and not launched) instead of writing out of bounds.
-fn kernel_require_gap(host: &HostFn, launches: &[PlannedLaunch]) -> Option<String> {
+fn kernel_require_gap(plan: &HostPlan, launches: &[PlannedLaunch]) -> Option<String> {
     for l in launches {
-        let k = host.plan().kernel_sig(l.index)?;
+        let k = plan.kernel_sig(l.index)?;
         let vars: Vec<i64> = l
             .args
             .iter()
@@ -159,7 +159,7 @@ fn kernel_require_gap(host: &HostFn, launches: &[PlannedLaunch]) -> Option<Strin
                     k.name,
                     r.divisor,
                     r.what,
-                    host.signature().name
+                    plan.sig().name
                 ));
             }
         }
@@ -177,10 +177,41 @@ enum Pre {
     Unsafe(String),
 }
 
+/// [`pre_call`] on the plan alone (no device): fake, aligned pointers with the views' sizes.
+fn pre_plan(plan: &HostPlan, args: &[Arg]) -> Result<Pre, RuntimeError> {
+    match plan.evaluate(args) {
+        Ok(launches) => Ok(match kernel_require_gap(plan, &launches) {
+            Some(gap) => Pre::Unsafe(gap),
+            None => Pre::Go,
+        }),
+        Err(e) if is_refusal(&e) => Ok(Pre::Refused(e.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+/// A fake device address for offline plan evaluation (aligned; distinct per argument).
+fn fake_ptr(k: u64) -> u64 {
+    0x7f00_0000_0000 + k * 0x10_0000_0000
+}
+
+/// Offline part of a check: each shape's call evaluated on the plan (nothing runs). `expect_ok`:
+/// the call must be accepted, else refused.
+fn plan_case(t: &mut Tally, plan: &HostPlan, case: &str, args: &[Arg], expect_ok: bool) -> Result<(), RuntimeError> {
+    let label = format!("{case} (plan, offline)");
+    match (pre_plan(plan, args)?, expect_ok) {
+        (Pre::Go, true) => t.pass(&label, "accepted"),
+        (Pre::Go, false) => t.fail(&label, "expected a refusal (the shape violates a require), but the plan accepts the call"),
+        (Pre::Refused(msg), true) => t.fail(&label, &format!("refused, but the shape satisfies the requires: {msg}")),
+        (Pre::Refused(msg), false) => t.refused(&label, &msg),
+        (Pre::Unsafe(msg), _) => t.fail(&label, &msg),
+    }
+    Ok(())
+}
+
 /// Checks a call without launching (`HostFn::check`) and the launched kernels' `require` lines.
 fn pre_call(host: &HostFn, args: &[Arg]) -> Result<Pre, RuntimeError> {
     match host.check(args) {
-        Ok(launches) => Ok(match kernel_require_gap(host, &launches) {
+        Ok(launches) => Ok(match kernel_require_gap(host.plan(), &launches) {
             Some(gap) => Pre::Unsafe(gap),
             None => Pre::Go,
         }),
@@ -226,7 +257,29 @@ pub(crate) fn elementwise_apply(o: &Opts) -> Result<Outcome, RuntimeError> {
     let cases = shapes(o, "--shape", &["2048x2048", "1008x2304"])?;
     let refuse = shapes(o, "--refuse", &["2048x1000", "1000x2048"])?;
     let seed = seed(o)?;
-    let (_dev, stream) = open_device()?;
+    let manifest = Manifest::from_file(&o.cubin)?
+        .ok_or_else(|| RuntimeError::NoManifest(format!("{} has no cutec manifest", o.cubin)))?;
+    let mut t = Tally::default();
+    let names = ["elementwise_mul", "elementwise_mul_relu"];
+    for name in names {
+        let plan = HostPlan::new(&manifest, name)?;
+        for (shape, ok) in cases.iter().map(|s| (s, true)).chain(refuse.iter().map(|s| (s, false))) {
+            let [m, n] = shape[..] else {
+                return Err(RuntimeError::InvalidArgument(format!("shape {}: write MxN", shape_name(shape))));
+            };
+            let bytes = len_of(shape)? as u64 * 2;
+            let v = |k| Arg::tensor(TensorView::new(fake_ptr(k), DType::F16, &[m, n], &[n, 1]).with_bytes(bytes));
+            plan_case(&mut t, &plan, &format!("{name} f16 {m}x{n}"), &[v(0), v(1), v(2)], ok)?;
+        }
+    }
+    let stream = match open_device() {
+        Ok((_dev, stream)) => stream,
+        Err(e) if e.is_unavailable() => {
+            t.skip("elementwise_apply (device)", &format!("{} cases: {e}", 2 * (cases.len() + refuse.len())));
+            return Ok(t.finish());
+        }
+        Err(e) => return Err(e),
+    };
     let module = Module::load(stream.device(), o.cubin.as_str())?;
     println!("seed: {seed}");
     println!(
@@ -234,8 +287,7 @@ pub(crate) fn elementwise_apply(o: &Opts) -> Result<Outcome, RuntimeError> {
          rounded to f16 (round to nearest even); relu: that value if > 0, else +0. The kernel multiplies \
          in f16; tolerance: 1 ulp of f16 (the count of exact and 1-ulp results is printed)"
     );
-    let mut t = Tally::default();
-    for name in ["elementwise_mul", "elementwise_mul_relu"] {
+    for name in names {
         let host = module.host(name)?;
         let relu = name.ends_with("relu");
         for shape in &cases {
@@ -368,11 +420,16 @@ impl Problem {
         self.outer * self.inner
     }
     fn args(&self, nd: bool, x: &DeviceBuffer<f32>, out: &DeviceBuffer<f32>) -> [Arg; 2] {
+        self.views(nd, (x.ptr(), x.size_bytes() as u64), (out.ptr(), out.size_bytes() as u64))
+    }
+    /// The (input, output) views for pointers and sizes in bytes.
+    fn views(&self, nd: bool, x: (u64, u64), out: (u64, u64)) -> [Arg; 2] {
         let (o, r, i) = (self.outer as i64, self.red as i64, self.inner as i64);
+        let v = |(p, b): (u64, u64), sh: &[i64], st: &[i64]| Arg::tensor(TensorView::new(p, DType::F32, sh, st).with_bytes(b));
         if nd {
-            [Arg::tensor(x.view(&[o, r, i], &[r * i, i, 1])), Arg::tensor(out.view(&[o, i], &[i, 1]))]
+            [v(x, &[o, r, i], &[r * i, i, 1]), v(out, &[o, i], &[i, 1])]
         } else {
-            [Arg::tensor(x.view(&[o, r], &[r, 1])), Arg::tensor(out.view(&[o], &[1]))]
+            [v(x, &[o, r], &[r, 1]), v(out, &[o], &[1])]
         }
     }
 }
@@ -407,7 +464,23 @@ pub(crate) fn reduce(o: &Opts) -> Result<Outcome, RuntimeError> {
     let iters = o.num("--iters", 20)?.max(1);
     let seed = seed(o)?;
     let nd = name == "reduce_nd";
-    let (_dev, stream) = open_device()?;
+    let mut t = Tally::default();
+    let m = manifest.ok_or_else(|| RuntimeError::NoManifest(format!("{} has no cutec manifest", o.cubin)))?;
+    let plan = HostPlan::new(&m, &name)?;
+    let timed_shapes = cases.iter().chain(&bench);
+    for (shape, ok) in timed_shapes.map(|s| (s, true)).chain(refuse.iter().map(|s| (s, false))) {
+        let p = Problem::of(&name, shape)?;
+        let args = p.views(nd, (fake_ptr(0), p.in_len() as u64 * 4), (fake_ptr(1), (p.out_len() + GUARD) as u64 * 4));
+        plan_case(&mut t, &plan, &format!("{name} f32 {}", shape_name(shape)), &args, ok)?;
+    }
+    let stream = match open_device() {
+        Ok((_dev, stream)) => stream,
+        Err(e) if e.is_unavailable() => {
+            t.skip(&format!("{name} (device)"), &format!("{} cases: {e}", cases.len() + bench.len() + refuse.len()));
+            return Ok(t.finish());
+        }
+        Err(e) => return Err(e),
+    };
     let module = Module::load(stream.device(), o.cubin.as_str())?;
     let host = module.host(&name)?;
     println!("seed: {seed}");
@@ -416,7 +489,6 @@ pub(crate) fn reduce(o: &Opts) -> Result<Outcome, RuntimeError> {
          |got - ref| <= (N/32 + 16) * 2^-24 * sum|x| (the worst-case error of an f32 summation tree of depth \
          <= N/32 + 16, N = the reduced extent; these kernels' deepest chains are N/128 + 10 and N/32 + 5)"
     );
-    let mut t = Tally::default();
     let mut results = Vec::new();
     let all: Vec<(Vec<i64>, bool)> = cases.into_iter().map(|s| (s, false)).chain(bench.into_iter().map(|s| (s, true))).collect();
     for (shape, timed) in &all {
