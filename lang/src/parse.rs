@@ -234,10 +234,20 @@ impl DepthBound {
 }
 
 fn expected_list(expected: &[String]) -> String {
-    let mut names: Vec<&str> = expected.iter().map(|s| s.trim_matches('"')).collect();
+    // Token classes read as what the user would write there.
+    let mut names: Vec<&str> = expected
+        .iter()
+        .map(|s| match s.trim_matches('"') {
+            "ident" => "a name",
+            "int" => "an integer",
+            "float" => "a number",
+            "string" => "a string",
+            other => other,
+        })
+        .collect();
     names.sort();
     names.dedup();
-    let shown: Vec<String> = names.iter().take(8).map(|n| format!("`{n}`")).collect();
+    let shown: Vec<String> = names.iter().take(8).map(|n| if n.starts_with("a ") || n.starts_with("an ") { n.to_string() } else { format!("`{n}`") }).collect();
     let more = if names.len() > 8 { ", ..." } else { "" };
     format!("{}{more}", shown.join(", "))
 }

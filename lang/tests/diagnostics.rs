@@ -126,6 +126,7 @@ cases! {
     no_field_on_tensor => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.size;\n}\n";
     no_method => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let f = a.lod();\n}\n";
     pattern_count_mismatch => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n, k) = a.shape;\n}\n";
+    const_type_mismatch => "const X: i32 = 2.5;\nkernel k() {}\n";
     pattern_not_a_tuple => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = size(a);\n}\n";
 
     // ----- static values: const parameters, layout algebra ------------------------------------

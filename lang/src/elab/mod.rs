@@ -18,6 +18,7 @@ pub use value::{Origin, TensorVal, Value};
 
 use crate::ast::*;
 use crate::check::{resolve_layout, resolve_type};
+use crate::pretty::print_type;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, PlanArg, Special, TensorTy, ValueId, ValueTy};
 use crate::span::Span;
@@ -330,6 +331,19 @@ impl<'p, 'f> Frame<'p, 'f> {
         let v = self.expr(&c.value)?;
         if !is_static_value(&v) {
             return Err(Diagnostic::error("a `const` must be known at compile time", c.value.span, "not constant"));
+        }
+        // A written type must fit the value: `const X: i32 = 2.5;` is an error, not a silent float.
+        if let Some(t) = &c.ty {
+            let fits = match (resolve_type(t)?, &v) {
+                (Ty::Scalar(s), Value::Int(_)) => s.is_int() || s.is_float(),
+                (Ty::Scalar(s), Value::Float(_)) => s.is_float(),
+                (Ty::Scalar(Scalar::Bool), Value::Bool(_)) => true,
+                _ => false,
+            };
+            if !fits {
+                return Err(Diagnostic::error(format!("this `const` is {}, not `{}`", crate::diag::article(&v.kind()), print_type(t)), c.value.span, "value here")
+                    .with_secondary(t.span(), "declared type"));
+            }
         }
         Ok(v)
     }
