@@ -12,9 +12,11 @@
 //!   scalars), so a wrong argument count or kind is a C compile error and
 //!   the rest is checked at run time against the cubin's manifest.
 //!
-//! Host functions will get typed prototypes here once the language has them.
+//! For each host function the same view helpers, `NAME_get(module, &host)` and
+//! `NAME_call(host, stream, <typed parameters>)`, a checked call of the host function's launch plan
+//! (`cute_host_call`).
 
-use cute_lang::kir::{Kernel, Module, ParamKind};
+use cute_lang::kir::{Module, Param, ParamKind};
 use cute_lang::types::Scalar;
 use std::fmt::Write;
 
@@ -63,13 +65,26 @@ fn c_scalar(s: Scalar) -> (&'static str, String) {
     }
 }
 
-fn kernel_decls(f: &Kernel, out: &mut String) {
-    let k = c_ident(&f.symbol);
+/// What a set of wrappers is for: a kernel (launched with a configuration) or a host function
+/// (called; its plan launches the kernels).
+#[derive(Clone, Copy, PartialEq)]
+enum Entry {
+    Kernel,
+    Host,
+}
+
+fn entry_decls(entry: Entry, symbol: &str, params: &[Param], out: &mut String) {
+    struct F<'a> {
+        symbol: &'a str,
+        params: &'a [Param],
+    }
+    let f = F { symbol, params };
+    let k = c_ident(f.symbol);
     let mut sig = Vec::new();
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
     let mut views = String::new();
-    for p in &f.params {
+    for p in f.params {
         let pn = c_ident(&p.name);
         match &p.kind {
             ParamKind::Scalar(s) => {
@@ -116,37 +131,49 @@ fn kernel_decls(f: &Kernel, out: &mut String) {
             }
         }
     }
+    let (what, handle, lookup) = match entry {
+        Entry::Kernel => ("kernel", "cute_kernel", "cute_module_kernel"),
+        Entry::Host => ("host", "cute_host", "cute_module_host"),
+    };
     let _ = write!(
         out,
-        "/* ---- kernel {}({}) ---- */\n\n\
-         #define {}_KERNEL_NAME \"{}\"\n\n\
-         /* Looks the kernel up in a module loaded from this file's cubin. */\n\
-         static inline int {k}_get(const cute_module* module, cute_kernel** out) {{\n    \
-         return cute_module_kernel(module, \"{}\", out);\n}}\n\n{views}",
+        "/* ---- {what} {}({}) ---- */\n\n\
+         #define {}_{}_NAME \"{}\"\n\n\
+         /* Looks the {what} up in a module loaded from this file's cubin. */\n\
+         static inline int {k}_get(const cute_module* module, {handle}** out) {{\n    \
+         return {lookup}(module, \"{}\", out);\n}}\n\n{views}",
         f.symbol,
         sig.join(", "),
         k.to_ascii_uppercase(),
+        what.to_ascii_uppercase(),
         f.symbol,
         f.symbol,
     );
     let n = launch_args.len();
-    let mut params = vec!["const cute_kernel* kernel".to_string(), "const cute_stream* stream".into(), "const cute_launch_config* config".into()];
+    let (name, mut params, call, doc) = match entry {
+        Entry::Kernel => (
+            format!("{k}_launch"),
+            vec!["const cute_kernel* kernel".to_string(), "const cute_stream* stream".into(), "const cute_launch_config* config".into()],
+            "cute_kernel_launch(kernel, stream, config",
+            "Checked, asynchronous launch: each argument is checked against the cubin's manifest\n   before anything is launched (CUTE_ERROR_ARGUMENT_MISMATCH names the parameter).",
+        ),
+        Entry::Host => (
+            format!("{k}_call"),
+            vec!["const cute_host* host".to_string(), "const cute_stream* stream".into()],
+            "cute_host_call(host, stream",
+            "Checked, asynchronous call: the arguments are checked against the manifest, then the\n   host function's launch plan runs (its launches are refused, not overrun, on partial tiles).",
+        ),
+    };
     params.extend(launch_params);
-    let _ = write!(
-        out,
-        "/* Checked, asynchronous launch: each argument is checked against the cubin's manifest\n   \
-         before anything is launched (CUTE_ERROR_ARGUMENT_MISMATCH names the parameter). */\n\
-         static inline int {k}_launch({}) {{\n",
-        params.join(", ")
-    );
+    let _ = write!(out, "/* {doc} */\nstatic inline int {name}({}) {{\n", params.join(", "));
     if n == 0 {
-        out.push_str("    return cute_kernel_launch(kernel, stream, config, NULL, 0);\n}\n\n");
+        let _ = write!(out, "    return {call}, NULL, 0);\n}}\n\n");
     } else {
         let _ = writeln!(out, "    cute_arg args[{n}];");
         for (i, a) in launch_args.iter().enumerate() {
             let _ = writeln!(out, "    args[{i}] = {a};");
         }
-        let _ = write!(out, "    return cute_kernel_launch(kernel, stream, config, args, {n});\n}}\n\n");
+        let _ = write!(out, "    return {call}, args, {n});\n}}\n\n");
     }
 }
 
@@ -158,12 +185,15 @@ pub fn header_text(module: &Module, file_name: &str) -> String {
     let banner_name = file_name.replace("*/", "* /");
     let mut out = format!(
         "/* Generated by `cutec build {banner_name} --emit=header`; do not edit.\n   \
-         Typed wrappers over cute_runtime.h for the kernels of {banner_name}. */\n\
+         Typed wrappers over cute_runtime.h for the kernels and host functions of {banner_name}. */\n\
          #ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n#include <string.h>\n#include \"cute_runtime.h\"\n\n\
          #ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n"
     );
     for k in &module.kernels {
-        kernel_decls(k, &mut out);
+        entry_decls(Entry::Kernel, &k.symbol, &k.params, &mut out);
+    }
+    for h in &module.hosts {
+        entry_decls(Entry::Host, &h.name, &h.params, &mut out);
     }
     let _ = write!(out, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */\n");
     out

@@ -791,12 +791,49 @@ fn detect_sample(m: &Manifest) -> Option<&'static str> {
     }
 }
 
-fn parse_floats(line: &str) -> Option<Vec<f64>> {
-    let inner = line.strip_prefix('[')?.strip_suffix(']')?;
-    if inner.trim().is_empty() {
-        return Some(Vec::new());
+/// The values of each `print_tensor` in `out`, in printed order: after each line starting with
+/// `tensor` (the type and layout), the numbers inside the next bracketed block (`[...]`, nested or
+/// not, over one or several lines). Works for the flat form (`[v, v, ...]`) and CuTe's nested one.
+fn tensor_values(out: &str) -> Result<Vec<Vec<f64>>, String> {
+    let mut all = Vec::new();
+    let mut offset = 0;
+    for line in out.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        if !line.trim_start().starts_with("tensor") {
+            continue;
+        }
+        let Some(open) = out[start..].find('[') else { return Err(format!("print_tensor without values: {:?}", line.trim_end())) };
+        let mut depth = 0usize;
+        let mut body = String::new();
+        let mut closed = false;
+        for ch in out[start + open..].chars() {
+            match ch {
+                '[' => depth += 1,
+                ']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        closed = true;
+                        break;
+                    }
+                }
+                c => body.push(c),
+            }
+            if ch == '[' || ch == ']' {
+                body.push(' ');
+            }
+        }
+        if !closed {
+            return Err(format!("unclosed print_tensor values after {:?}", line.trim_end()));
+        }
+        let vals = body
+            .split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | 'i' | 'n' | 'f' | 'a')))
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse::<f64>().map_err(|_| format!("`{t}` is not a number (print_tensor after {:?})", line.trim_end())))
+            .collect::<Result<Vec<f64>, String>>()?;
+        all.push(vals);
     }
-    inner.split(',').map(|v| v.trim().parse::<f64>().ok()).collect()
+    Ok(all)
 }
 
 /// The problems of `out` against `checks` (empty: it passes).
@@ -826,9 +863,15 @@ fn check_output(out: &str, checks: &[Check]) -> Vec<String> {
                 }
             }
             Check::Tensors(want, sorted) => {
-                let got: Vec<Vec<f64>> = lines.iter().filter_map(|l| parse_floats(l.trim())).collect();
+                let got = match tensor_values(out) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        problems.push(e);
+                        continue;
+                    }
+                };
                 if got.len() != want.len() {
-                    problems.push(format!("expected {} print_tensor value lines, got {}: {lines:?}", want.len(), got.len()));
+                    problems.push(format!("expected {} print_tensor outputs, got {}: {got:?}", want.len(), got.len()));
                     continue;
                 }
                 for (k, (g, w)) in got.iter().zip(want).enumerate() {
@@ -906,6 +949,13 @@ pub(crate) fn sample(o: &Opts, forced: Option<&str>) -> Result<Outcome, RuntimeE
         print!("{out}");
         for l in err.lines() {
             println!("  (stderr) {l}");
+        }
+        if let Ok(ts) = tensor_values(&out) {
+            // One line per print_tensor, independent of its print format (for grep checks).
+            for (k, v) in ts.iter().enumerate() {
+                let vals: Vec<String> = v.iter().map(|x| format!("{x:.6}")).collect();
+                println!("tensor-values {label} #{k}: {}", vals.join(" "));
+            }
         }
         let label = format!("{label} (device)");
         match code {
@@ -1083,6 +1133,17 @@ mod tests {
         assert!(check_output(good, &c).is_empty());
         assert!(!check_output(&good.replace("9.000000", "9.500000"), &c).is_empty());
         assert!(!check_output("", &c).is_empty());
+        // CuTe's nested form, flat and over several lines.
+        let nested = "tensor(f32, rmem, align<16>) o 8:1, data=\n       [ 8.000000,  9.000000,  10.000000,  11.000000,  12.000000,  13.000000,  14.000000,  15.000000, ]\n";
+        assert!(check_output(nested, &c).is_empty(), "{:?}", check_output(nested, &c));
+        let mut rows = String::from("tensor(f32, rmem, align<16>) o (8,1,1):(1,8,8), data=\n       [[");
+        for v in 8..16 {
+            rows.push_str(&format!("{}[ {v}.000000, ]", if v == 8 { "" } else { ",\n         " }));
+        }
+        rows.push_str("]]\n");
+        assert!(check_output(&rows, &c).is_empty(), "{rows}");
+        let two = "21.000000\ntensor(f32, rmem, align<16>) o 2:1, data=\n       [ 6.000000,  15.000000, ]\ntensor(f32, rmem, align<16>) o 3:1, data=\n       [ -6.000000,  8.5e1,  10.000000, ]\n";
+        assert_eq!(tensor_values(two).ok(), Some(vec![vec![6.0, 15.0], vec![-6.0, 85.0, 10.0]]));
         let e = [Check::Exact(&["hello world", "Hello world"])];
         assert!(check_output("hello world\nHello world\n", &e).is_empty());
         assert!(!check_output("Hello world\nhello world\n", &e).is_empty());
@@ -1090,7 +1151,7 @@ mod tests {
         assert!(check_output("x\nHello world\ny\nHello world\n", &[Check::Count("Hello world", 2)]).is_empty());
         assert!(!check_output("Hello world\n", &[Check::Count("Hello world", 2)]).is_empty());
         let s = [Check::Tensors(vec![vec![1.0, 2.0, 3.0]], true)];
-        assert!(check_output("[3.000000, 1.000000, 2.000000]\n", &s).is_empty());
+        assert!(check_output("tensor<x>\n[3.000000, 1.000000, 2.000000]\n", &s).is_empty());
     }
 
     #[test]
