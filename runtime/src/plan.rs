@@ -959,6 +959,28 @@ impl HostPlan {
                     return Err(refuse(host, format!("grid dimension {i} of launch {li} ({}): {}", l.kernel, self.partial_tile("the grid", &hit))));
                 }
             }
+            // The launched kernel's own launch conditions (e.g. a `local_tile` inside the kernel
+            // needs whole tiles), over its dynamic ABI values: every argument but the pointers.
+            if !kernel.requires.is_empty() {
+                let vars: Vec<i64> = s.flat[start..]
+                    .iter()
+                    .filter_map(|a| match *a {
+                        KernelArg::Ptr(_) => None,
+                        KernelArg::I32(v) => Some(i64::from(v)),
+                        KernelArg::U32(v) => Some(i64::from(v)),
+                        KernelArg::I64(v) => Some(v),
+                        KernelArg::U64(v) => Some(v as i64),
+                        KernelArg::F16Bits(v) => Some(i64::from(v)),
+                        KernelArg::U8(v) => Some(i64::from(v)),
+                        KernelArg::F32(v) => Some(i64::from(v.to_bits())),
+                        KernelArg::F64(v) => Some(v.to_bits() as i64),
+                    })
+                    .collect();
+                let sources = var_sources_of(&kernel.params);
+                for r in &kernel.requires {
+                    r.check(&vars, &kernel.params, &sources).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
+                }
+            }
             s.launches.push((cfg, start..s.flat.len()));
         }
         Ok(())

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the GPU suite into .device/suite (git-ignored; carried to the GPU machine, which has no
+# Rust and no MLIR): every sample's cubin built with cutec, stripped release runtime binaries and
+# the C examples linked statically, and run.sh. Then, on the GPU machine: bash .device/suite/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=.device/suite
+cargo build -p cutec
+cargo build --release -p cute-runtime --bins --examples
+mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen"
+for f in samples/*.cute; do
+    target/debug/cutec build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
+done
+target/debug/cutec build tests/lit/emit/cute.cute -o "$OUT/cubin/scale.cubin"
+target/debug/cutec build samples/vector_add.cute --emit=header -o "$OUT/gen/vector_add.h"
+for b in cute-run cute-bench-launch; do
+    cp "target/release/$b" "$OUT/bin/$b"
+done
+cp target/release/examples/host_add "$OUT/bin/host_add_rust"
+C="gcc -std=c99 -O2 -Wall -Wextra -Werror -Iruntime/include -I$OUT/gen"
+LIBS="target/release/libcute_runtime.a -lpthread -ldl -lm"
+$C examples/c/vector_add.c $LIBS -o "$OUT/bin/vector_add_c"
+$C examples/c/typed_launch.c $LIBS -o "$OUT/bin/typed_launch_c"
+$C examples/c/host_add.c $LIBS -o "$OUT/bin/host_add_c"
+strip "$OUT"/bin/*
+cp scripts/gpu-suite/run.sh "$OUT/run.sh"
+du -sh "$OUT"
