@@ -22,6 +22,7 @@ LIBS="target/release/libcute_runtime.a -lpthread -ldl -lm"
 $C examples/c/vector_add.c $LIBS -o "$OUT/bin/vector_add_c"
 $C examples/c/typed_launch.c $LIBS -o "$OUT/bin/typed_launch_c"
 $C examples/c/host_add.c $LIBS -o "$OUT/bin/host_add_c"
+$C examples/c/host_reduce.c $LIBS -o "$OUT/bin/host_reduce_c"
 strip "$OUT"/bin/*
 cp scripts/gpu-suite/run.sh "$OUT/run.sh"
 du -sh "$OUT"

@@ -69,6 +69,7 @@ fi
 check host-refuse-M1000    $CR host-refuse $EW elementwise_add --m 1000 --n 2048
 check host-c-example       bin/host_add_c $EW 2048 2048
 check host-rust-example    bin/host_add_rust $EW 2048 2048
+check host-c-reduce        bin/host_reduce_c cubin/reduce_sum.cubin cubin/reduce_sum_tiled_copy.cubin 4096
 check bench-launch         bin/cute-bench-launch cubin/vector_add.cubin --launches 10000 --rounds 5 --host $EW
 # --- issue 5: every sample on fresh random inputs against a CPU reference ---
 check ew-apply              $CR elementwise-apply cubin/elementwise_apply.cubin

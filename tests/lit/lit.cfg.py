@@ -23,6 +23,8 @@ for var in ("CUTEC_PTXAS", "LD_LIBRARY_PATH", "HOME"):
 config.substitutions.append(("%cutec", os.path.join(bin_dir, "cutec")))
 config.substitutions.append(("%cute-run", os.path.join(bin_dir, "cute-run")))
 config.substitutions.append(("%samples", os.path.join(root, "samples")))
+config.substitutions.append(("%root", root))
+config.substitutions.append(("%bindir", bin_dir))
 
 # `REQUIRES: gpu` tests run only where the runner can open a device; elsewhere lit reports them
 # as UNSUPPORTED, and the test script prints that they were skipped for lack of a GPU.
