@@ -25,7 +25,7 @@ const FUNCTIONS: &[&str] = &[
     "size", "cosize", "rank", "depth", "make_layout", "make_ordered_layout", "make_layout_tv", "make_tensor", "composition",
     "complement", "right_inverse", "left_inverse", "coalesce", "filter", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "select", "group_modes", "flatten", "get", "local_tile", "local_partition", "print", "printf", "sync_threads", "min", "max",
+    "select", "group_modes", "flatten", "get", "local_tile", "local_partition", "print", "printf", "sync_threads", "min", "max", "make_identity_tensor",
     "where", "make_rmem_tensor", "make_rmem_tensor_like", "make_fragment", "make_fragment_like", "make_smem_tensor", "basic_copy",
     "autovec_copy", "copy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "print_tensor", "ceil_div", "lane_idx",
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
@@ -128,6 +128,7 @@ fn layout_of(a: &Arg) -> R<Layout> {
     match &a.value {
         Value::Layout(l) => Ok(l.clone()),
         Value::Tensor(t) => Ok(t.ty.layout.clone()),
+        Value::Counting { layout, .. } => Ok(layout.clone()),
         Value::Int(i) => Ok(Layout::leaf(i.clone(), 1)),
         Value::Tuple(_) => {
             let shape = a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
@@ -155,6 +156,7 @@ fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
 fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, span: Span) -> Value {
     match &first.value {
         Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, span)),
+        Value::Counting { origin, .. } => Value::Counting { layout, origin: origin.add(&offset).unwrap_or(offset) },
         _ => Value::Layout(layout),
     }
 }
@@ -214,6 +216,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let p = positional(&args);
             let (tiler, tv) = cute_layout::make_layout_tv(&layout_of(p[0])?, &layout_of(p[1])?).map_err(lerr)?;
             Ok(Value::Tuple(vec![Value::from_int_tuple(&tiler), Value::Layout(tv)]))
+        }
+        "make_identity_tensor" => {
+            arity(name, &args, 1, 1, span, "make_identity_tensor(shape)")?;
+            let shape = int_tuple(positional(&args)[0], "a shape")?;
+            Ok(Value::Counting { layout: Layout::identity(shape).map_err(lerr)?, origin: Int::ZERO })
         }
         "make_tensor" => {
             arity(name, &args, 2, 2, span, "make_tensor(tensor, layout)")?;
@@ -322,8 +329,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let l = layout_of(p[0])?;
             let t = tiler_of(&p[1].value, p[1].span)?;
             let crd = value_crd(&p[2].value, p[2].span)?;
-            // The tiles must cover the tensor exactly, though the slice keeps only one of them.
-            f.require_whole_tiles(&cute_layout::zipped_divide(&l, &t).map_err(lerr)?, span);
+            // The tiles of a tensor must cover its memory exactly, though the slice keeps only one of
+            // them. A counting tensor reads no memory: its partial tiles are what predication uses.
+            if matches!(p[0].value, Value::Tensor(_)) {
+                f.require_whole_tiles(&cute_layout::zipped_divide(&l, &t).map_err(lerr)?, span);
+            }
             let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
             Ok(rewrap(f, p[0], r, off, span))
         }
@@ -336,7 +346,9 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 return Err(Diagnostic::error("the thread index must be an integer", p[2].span, "not an integer"));
             };
             let tiler = Tiler::Shape(thr.shape.product_each().map_err(lerr)?);
-            f.require_whole_tiles(&cute_layout::zipped_divide(&l, &tiler).map_err(lerr)?, span);
+            if matches!(p[0].value, Value::Tensor(_)) {
+                f.require_whole_tiles(&cute_layout::zipped_divide(&l, &tiler).map_err(lerr)?, span);
+            }
             let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
             Ok(rewrap(f, p[0], r, off, span))
         }
@@ -726,21 +738,27 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         }
         ("partition_S" | "partition_D", Value::ThrCopy { tv, tile, tid }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;
-            let Value::Tensor(t) = &args[0].value else {
-                return Err(Diagnostic::error(format!("`{}` takes a tensor, found a {}", name.name, args[0].value.kind()), args[0].span, "not a tensor"));
+            let layout = match &args[0].value {
+                Value::Tensor(t) => t.ty.layout.clone(),
+                Value::Counting { layout, .. } => layout.clone(),
+                other => {
+                    return Err(Diagnostic::error(format!("`{}` takes a tensor, found {}", name.name, crate::diag::article(&other.kind())), args[0].span, "not a tensor"));
+                }
             };
             let lerr = |e| layout_err(e, span);
             // Tile the tensor, map each tile through the TV layout, keep this thread's values:
             // (V, RestM, RestN, ...), as CuTe's partition_S.
-            let z = cute_layout::zipped_divide(&t.ty.layout, &Tiler::Shape(tile.clone())).map_err(lerr)?;
-            f.require_whole_tiles(&z, span);
+            let z = cute_layout::zipped_divide(&layout, &Tiler::Shape(tile.clone())).map_err(lerr)?;
+            if matches!(args[0].value, Value::Tensor(_)) {
+                f.require_whole_tiles(&z, span);
+            }
             let composed = cute_layout::composition_tiler(&z, &Tiler::Tuple(vec![Tiler::Layout(tv.clone()), Tiler::Skip])).map_err(lerr)?;
             let crd = cute_layout::Crd::Tuple(vec![cute_layout::Crd::Tuple(vec![cute_layout::Crd::Int(tid.clone()), cute_layout::Crd::Under]), cute_layout::Crd::Under]);
             let (sliced, offset) = cute_layout::slice_and_offset(&crd, &composed).map_err(lerr)?;
             let mut modes = vec![sliced.mode(0).map_err(lerr)?];
             modes.extend(sliced.mode(1).map_err(lerr)?.modes());
-            let t = t.clone();
-            Ok(Value::Tensor(f.view(&t, Layout::concat(modes), offset, span)))
+            let first = Arg { name: None, name_span: None, value: args[0].value.clone(), span: args[0].span };
+            Ok(rewrap(f, &first, Layout::concat(modes), offset, span))
         }
         ("reduce", Value::Frag(ft, fid)) => {
             let usage = "fragment.reduce(op, init: value, profile: 0)";

@@ -860,6 +860,18 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
             ExprKind::Index { base, index } => {
                 let v = self.expr(base)?;
+                if let Value::Counting { layout, origin } = &v {
+                    let crd = self.coordinate(index)?;
+                    check_rank(&crd, layout, e.span)?;
+                    let (kept, offset) = cute_layout::slice_and_offset(&crd, layout).map_err(|err| coord_err(err, layout, e.span))?;
+                    let at = origin.add(&offset).map_err(|err| layout_err(err, e.span))?;
+                    if crd_has_under(&crd) {
+                        return Ok(Value::Counting { layout: kept, origin: at });
+                    }
+                    // An element of a counting tensor is its coordinate.
+                    let coord = at.to_arith_tuple(&layout.basis_paths()).map_err(|err| layout_err(err, e.span))?;
+                    return Ok(Value::from_int_tuple(&coord));
+                }
                 let Value::Tensor(t) = v else {
                     return match v {
                         Value::Tuple(items) if index.len() == 1 => {
@@ -942,6 +954,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                 // CuTe's `tensor.iterator`: the memory, to view with another layout (`make_tensor`).
                 "iterator" => Ok(Value::Tensor(t)),
                 _ => Err(unknown("tensors", "`shape`, `stride`, `layout`, `element_type` and `iterator`")),
+            },
+            Value::Counting { layout, .. } => match name.name.as_str() {
+                "shape" => Ok(Value::from_int_tuple(&layout.shape)),
+                "layout" => Ok(Value::Layout(layout)),
+                _ => Err(unknown("identity tensors", "`shape` and `layout`")),
             },
             Value::Layout(l) => match name.name.as_str() {
                 "shape" => Ok(Value::from_int_tuple(&l.shape)),

@@ -33,6 +33,9 @@ pub enum Value {
     Tuple(Vec<Value>),
     Layout(Layout),
     Tensor(TensorVal),
+    /// A counting (identity) tensor: its "elements" are coordinates, `origin + layout(c)` with the
+    /// layout's strides basis elements (`1@0`, `1@1`). Used to predicate partial tiles.
+    Counting { layout: Layout, origin: Int },
     Frag(FragTy, ValueId),
     /// `thread_idx`, `block_idx`, `block_dim`, `grid_dim`.
     Dim3(&'static str),
@@ -66,6 +69,7 @@ impl Value {
             Value::Tuple(_) => "tuple".into(),
             Value::Layout(_) => "layout".into(),
             Value::Tensor(t) => format!("{}", t.ty),
+            Value::Counting { layout, .. } => format!("identity tensor {layout}"),
             Value::Frag(f, _) => format!("fragment<{}, {}>", f.elem.name(), f.shape),
             Value::Dim3(_) => "dim3".into(),
             Value::Type(_) => "type".into(),
@@ -116,6 +120,10 @@ impl fmt::Display for Value {
                 f.write_str(")")
             }
             Value::Layout(l) => write!(f, "{l}"),
+            Value::Counting { layout, origin } => {
+                let comps = origin.to_arith_tuple(&layout.basis_paths()).map(|t| t.to_string()).unwrap_or_else(|_| origin.to_string());
+                write!(f, "ArithTuple{comps} o {layout}")
+            }
             Value::Tensor(t) => write!(f, "tensor<ptr<{}, {}, align<{}>> o {}>", t.ty.elem.name(), t.ty.space.name(), t.ty.align, t.ty.layout),
             Value::Dim3(n) => write!(f, "{n}"),
             Value::Type(s) => write!(f, "{}", s.name()),
