@@ -11,7 +11,7 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{FmtSeg, Host, Kernel, Launch, ParamKind, PlanArg, Require, ValueId};
+use cute_lang::kir::{FmtSeg, Host, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -19,8 +19,13 @@ use std::fmt::Write;
 
 /// The position of each dynamic value of a host function in its `$k` numbering.
 pub fn host_vars(h: &Host) -> HashMap<ValueId, usize> {
+    param_vars(&h.params)
+}
+
+/// `$k` numbering over a parameter list: each tensor's `?` entries (ABI order), each scalar.
+fn param_vars(params: &[Param]) -> HashMap<ValueId, usize> {
     let mut map = HashMap::new();
-    for p in &h.params {
+    for p in params {
         match &p.kind {
             ParamKind::Tensor { dyn_leaves, .. } => {
                 for id in dyn_leaves {
@@ -129,22 +134,7 @@ pub fn print_line(segs: &[FmtSeg], vars: &HashMap<ValueId, usize>) -> Option<Str
 
 /// The position of each dynamic ABI value of a kernel (`$k`, the same numbering as a host's).
 pub fn kernel_vars(k: &Kernel) -> HashMap<ValueId, usize> {
-    let mut map = HashMap::new();
-    for p in &k.params {
-        match &p.kind {
-            ParamKind::Tensor { dyn_leaves, .. } => {
-                for id in dyn_leaves {
-                    let k = map.len();
-                    map.insert(*id, k);
-                }
-            }
-            ParamKind::Scalar(_) => {
-                let k = map.len();
-                map.insert(p.value, k);
-            }
-        }
-    }
-    map
+    param_vars(&k.params)
 }
 
 /// A kernel's launch condition: `require EXPR | DIVISOR | s:HEX` — EXPR (over the kernel's `$k`)

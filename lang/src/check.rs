@@ -25,35 +25,49 @@ pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
         TypeExpr::Fn { span, .. } => Err(Diagnostic::error("a function type is only allowed on a `const` parameter", *span, "function type")),
         TypeExpr::Infer(span) => Err(Diagnostic::error("this parameter needs a type", *span, "no type")
             .with_help("only the parameters of `fn` helpers may leave out their type")),
-        TypeExpr::Tensor { elem, space, layout, align, span } => {
-            let Ty::Scalar(elem_ty) = resolve_type(&TypeExpr::Named(elem.clone()))? else { unreachable!("named types are scalars") };
-            let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
-                Diagnostic::error(format!("unknown memory space `{}`", space.name), space.span, "not a memory space")
-                    .with_help("the memory spaces are `gmem`, `smem` and `rmem`")
-            })?;
+        TypeExpr::Tensor { layout, span, .. } => {
+            let Some((elem, space, align, _)) = tensor_parts(ty)? else { unreachable!("a tensor type") };
             let Some(layout) = layout else {
                 return Err(Diagnostic::error("this tensor type needs a layout here", *span, "no layout").with_help("write `tensor<T, space, shape:stride>`"));
             };
-            let layout_ty = resolve_layout(layout)?;
-            let align_bytes = match align {
-                None => elem_ty.size_bytes(),
-                Some((v, s)) => {
-                    if *v <= 0 || (*v & (*v - 1)) != 0 || *v > 256 {
-                        return Err(Diagnostic::error("alignment must be a power of two between 1 and 256 bytes", *s, "invalid alignment"));
-                    }
-                    if (*v as u32) < elem_ty.size_bytes() {
-                        return Err(Diagnostic::error(
-                            format!("alignment {v} is smaller than the element size of {} ({} bytes)", elem_ty.name(), elem_ty.size_bytes()),
-                            *s,
-                            "too small",
-                        ));
-                    }
-                    *v as u32
-                }
-            };
-            Ok(Ty::Tensor(TensorType { elem: elem_ty, space: space_ty, align: align_bytes, layout: layout_ty }))
+            let layout = resolve_layout(layout)?;
+            Ok(Ty::Tensor(TensorType { elem, space, align: align.unwrap_or(elem.size_bytes()), layout }))
         }
     }
+}
+
+/// The parts of a written tensor type, checked: element type, memory space, the alignment if one
+/// is written (a power of two of at least the element size) and the layout if one is written.
+/// `None` for other types.
+#[allow(clippy::type_complexity)]
+pub fn tensor_parts(ty: &TypeExpr) -> Result<Option<(Scalar, MemSpace, Option<u32>, Option<LayoutType>)>, Diagnostic> {
+    let TypeExpr::Tensor { elem, space, layout, align, .. } = ty else { return Ok(None) };
+    let Ty::Scalar(elem_ty) = resolve_type(&TypeExpr::Named(elem.clone()))? else { unreachable!("named types are scalars") };
+    let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
+        Diagnostic::error(format!("unknown memory space `{}`", space.name), space.span, "not a memory space")
+            .with_help("the memory spaces are `gmem`, `smem` and `rmem`")
+    })?;
+    let align = match align {
+        None => None,
+        Some((v, s)) => {
+            if *v <= 0 || (*v & (*v - 1)) != 0 || *v > 256 {
+                return Err(Diagnostic::error("alignment must be a power of two between 1 and 256 bytes", *s, "invalid alignment"));
+            }
+            if (*v as u32) < elem_ty.size_bytes() {
+                return Err(Diagnostic::error(
+                    format!("alignment {v} is smaller than the element size of {} ({} bytes)", elem_ty.name(), elem_ty.size_bytes()),
+                    *s,
+                    "too small",
+                ));
+            }
+            Some(*v as u32)
+        }
+    };
+    let layout = match layout {
+        None => None,
+        Some(l) => Some(resolve_layout(l)?),
+    };
+    Ok(Some((elem_ty, space_ty, align, layout)))
 }
 
 fn tuple_of(lit: &IntTupleLit) -> Result<Tuple, Diagnostic> {

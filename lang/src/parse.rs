@@ -29,8 +29,8 @@ pub fn parse(source: &str) -> Result<File, Diagnostic> {
 }
 
 /// Refuses sources whose brackets nest more than [`MAX_NESTING`] deep or whose AST could be more
-/// than [`MAX_DEPTH`] deep. One pass over the tokens; tokens after a lexical error are skipped (the
-/// parser stops at that error).
+/// than [`MAX_DEPTH`] deep. One pass over the tokens; lexical errors are left to the parser, which
+/// stops at the first.
 fn check_nesting(source: &str) -> Result<(), Diagnostic> {
     let mut bound = DepthBound::new();
     for (offset, tok, end) in Lexer::new(source).filter_map(Result::ok) {

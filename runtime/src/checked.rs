@@ -285,18 +285,7 @@ pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) 
     if !sig.requires.is_empty() {
         // The kernel's `$k` are its dynamic ABI values: every flat argument but the pointers.
         let vars: Vec<i64> = out
-            .iter()
-            .filter_map(|a| match *a {
-                KernelArg::Ptr(_) => None,
-                KernelArg::I32(v) => Some(i64::from(v)),
-                KernelArg::U32(v) => Some(i64::from(v)),
-                KernelArg::I64(v) => Some(v),
-                KernelArg::U64(v) => Some(v as i64),
-                KernelArg::F16Bits(v) => Some(i64::from(v)),
-                KernelArg::U8(v) => Some(i64::from(v)),
-                KernelArg::F32(v) => Some(i64::from(v.to_bits())),
-                KernelArg::F64(v) => Some(v.to_bits() as i64),
-            })
+            .iter().filter_map(KernelArg::dynamic_value)
             .collect();
         let sources = crate::plan::var_sources_of(&sig.params);
         for r in &sig.requires {

@@ -33,6 +33,22 @@ pub enum KernelArg {
 }
 
 impl KernelArg {
+    /// The value as a `$k` of a launch condition: every argument but a pointer is one, as an i64
+    /// (floats by their bits, which no condition uses).
+    pub fn dynamic_value(&self) -> Option<i64> {
+        match *self {
+            KernelArg::Ptr(_) => None,
+            KernelArg::I32(v) => Some(i64::from(v)),
+            KernelArg::U32(v) => Some(i64::from(v)),
+            KernelArg::I64(v) => Some(v),
+            KernelArg::U64(v) => Some(v as i64),
+            KernelArg::F16Bits(v) => Some(i64::from(v)),
+            KernelArg::U8(v) => Some(i64::from(v)),
+            KernelArg::F32(v) => Some(i64::from(v.to_bits())),
+            KernelArg::F64(v) => Some(v.to_bits() as i64),
+        }
+    }
+
     /// Size in bytes of the parameter.
     pub fn size(&self) -> usize {
         match self {

@@ -963,18 +963,7 @@ impl HostPlan {
             // needs whole tiles), over its dynamic ABI values: every argument but the pointers.
             if !kernel.requires.is_empty() {
                 let vars: Vec<i64> = s.flat[start..]
-                    .iter()
-                    .filter_map(|a| match *a {
-                        KernelArg::Ptr(_) => None,
-                        KernelArg::I32(v) => Some(i64::from(v)),
-                        KernelArg::U32(v) => Some(i64::from(v)),
-                        KernelArg::I64(v) => Some(v),
-                        KernelArg::U64(v) => Some(v as i64),
-                        KernelArg::F16Bits(v) => Some(i64::from(v)),
-                        KernelArg::U8(v) => Some(i64::from(v)),
-                        KernelArg::F32(v) => Some(i64::from(v.to_bits())),
-                        KernelArg::F64(v) => Some(v.to_bits() as i64),
-                    })
+                    .iter().filter_map(KernelArg::dynamic_value)
                     .collect();
                 let sources = var_sources_of(&kernel.params);
                 for r in &kernel.requires {

@@ -12,30 +12,15 @@
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Builder, Op, Val};
 use cute_layout::{Int, IntTuple, Layout};
-use melior::ir::r#type::TypeId;
-use melior::pass::{create_external, ExternalPass, Pass};
+use melior::pass::Pass;
 
 pub const NAME: &str = "cute-canonicalize";
 pub const SUMMARY: &str = "Fold views of views and cute.dyn of views, canonicalize view layouts (drop size-1 modes, merge static modes)";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
+static PASS_ID: super::PassId = super::PassId(2);
 
 pub fn create() -> Pass {
-    create_external(
-        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
-            if run(op.to_raw()).is_err() {
-                pass.signal_failure();
-            }
-        },
-        TypeId::create(&PASS_ID),
-        NAME,
-        NAME,
-        SUMMARY,
-        "builtin.module",
-        &[],
-    )
+    super::external(&PASS_ID, NAME, SUMMARY, run)
 }
 
 /// The op defining a value, if it is an op result.

@@ -15,31 +15,16 @@
 use crate::ir::{self, Builder, Op, Val};
 use cute_dialect::TensorTypeInfo;
 use cute_layout::{Int as LInt, IntTuple, Layout};
-use melior::ir::r#type::TypeId;
-use melior::pass::{create_external, ExternalPass, Pass};
+use melior::pass::Pass;
 use std::str::FromStr;
 
 pub const NAME: &str = "cute-lower-to-gpu";
 pub const SUMMARY: &str = "Lower cute tensor ops in gpu.func kernels to arith/vector/llvm, expanding tensor arguments into the kernel ABI";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
+static PASS_ID: super::PassId = super::PassId(4);
 
 pub fn create() -> Pass {
-    create_external(
-        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
-            if run(op.to_raw()).is_err() {
-                pass.signal_failure();
-            }
-        },
-        TypeId::create(&PASS_ID),
-        NAME,
-        NAME,
-        SUMMARY,
-        "builtin.module",
-        &[],
-    )
+    super::external(&PASS_ID, NAME, SUMMARY, run)
 }
 
 /// An integer known at compile time or held in an SSA value.
@@ -65,8 +50,7 @@ struct Lowered {
     align: u32,
 }
 
-/// Marks a failure that has already been reported through the context's diagnostics.
-pub(crate) struct Reported;
+pub(crate) use super::Reported;
 
 pub(crate) fn fail(op: Op, message: &str) -> Reported {
     ir::emit_error(ir::location(op), message);

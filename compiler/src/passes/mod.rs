@@ -5,7 +5,36 @@ pub mod lower_to_gpu;
 pub mod verify;
 pub mod vectorize;
 
-use melior::pass::Pass;
+use crate::ir::Op;
+use melior::ir::r#type::TypeId;
+use melior::pass::{create_external, ExternalPass, Pass};
+
+/// Marks a failure that has already been reported through the context's diagnostics.
+pub(crate) struct Reported;
+
+/// A pass's identity for MLIR: the address of a static of this type (8-byte aligned, as MLIR's
+/// TypeID requires). Each pass has its own static; the byte keeps the type from being zero-sized,
+/// since zero-sized statics may share an address.
+#[repr(align(8))]
+pub(crate) struct PassId(#[allow(dead_code)] pub u8);
+
+/// Wraps a pass body (run on the whole `builtin.module`) as an MLIR pass; a body that returns
+/// `Err` has reported its errors and makes the pass manager fail.
+pub(crate) fn external(id: &'static PassId, name: &'static str, summary: &'static str, run: fn(Op) -> Result<(), Reported>) -> Pass {
+    create_external(
+        move |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
+            if run(op.to_raw()).is_err() {
+                pass.signal_failure();
+            }
+        },
+        TypeId::create(id),
+        name,
+        name,
+        summary,
+        "builtin.module",
+        &[],
+    )
+}
 
 /// A pass of ours that runs inside the MLIR pass manager.
 pub struct PassInfo {

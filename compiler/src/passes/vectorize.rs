@@ -11,30 +11,15 @@
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
 use cute_layout::{Int, Layout};
-use melior::ir::r#type::TypeId;
-use melior::pass::{create_external, ExternalPass, Pass};
+use melior::pass::Pass;
 
 pub const NAME: &str = "cute-vectorize";
 pub const SUMMARY: &str = "Record on each cute.load_frag/store_frag the widest vector access its layout and alignment prove (vector = N)";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
+static PASS_ID: super::PassId = super::PassId(3);
 
 pub fn create() -> Pass {
-    create_external(
-        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
-            if run(op.to_raw()).is_err() {
-                pass.signal_failure();
-            }
-        },
-        TypeId::create(&PASS_ID),
-        NAME,
-        NAME,
-        SUMMARY,
-        "builtin.module",
-        &[],
-    )
+    super::external(&PASS_ID, NAME, SUMMARY, run)
 }
 
 const MAX_ACCESS_BYTES: u32 = 16;

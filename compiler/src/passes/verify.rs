@@ -10,30 +10,15 @@
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
 use cute_layout::Layout;
-use melior::ir::r#type::TypeId;
-use melior::pass::{create_external, ExternalPass, Pass};
+use melior::pass::Pass;
 
 pub const NAME: &str = "cute-verify";
 pub const SUMMARY: &str = "Check cute ops against their layouts (dynamic value counts, element types, fragment sizes)";
 
-#[repr(align(8))]
-struct PassId;
-static PASS_ID: PassId = PassId;
+static PASS_ID: super::PassId = super::PassId(1);
 
 pub fn create() -> Pass {
-    create_external(
-        |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
-            if run(op.to_raw()).is_err() {
-                pass.signal_failure();
-            }
-        },
-        TypeId::create(&PASS_ID),
-        NAME,
-        NAME,
-        SUMMARY,
-        "builtin.module",
-        &[],
-    )
+    super::external(&PASS_ID, NAME, SUMMARY, run)
 }
 
 fn dynamic_count(l: &Layout) -> usize {

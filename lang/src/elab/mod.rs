@@ -17,7 +17,7 @@ mod value;
 pub use value::{Origin, TensorVal, Value};
 
 use crate::ast::*;
-use crate::check::{resolve_layout, resolve_type};
+use crate::check::resolve_type;
 use crate::pretty::print_type;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, PlanArg, Special, TensorTy, ValueId, ValueTy};
@@ -104,36 +104,7 @@ struct Program<'f> {
 
 /// A tensor type as a parameter declares it, with the dynamic entries still `?`.
 fn declared_tensor(ty: &TypeExpr) -> R<Option<(Scalar, MemSpace, Option<u32>, Option<Layout>)>> {
-    let TypeExpr::Tensor { elem, space, layout, align, .. } = ty else { return Ok(None) };
-    let elem_ty = match resolve_type(&TypeExpr::Named(elem.clone()))? {
-        Ty::Scalar(s) => s,
-        _ => return Err(Diagnostic::error("tensor elements must be scalars", elem.span, "not a scalar")),
-    };
-    let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
-        Diagnostic::error(format!("unknown memory space `{}`", space.name), space.span, "not a memory space")
-            .with_help("the memory spaces are `gmem`, `smem` and `rmem`")
-    })?;
-    let align = match align {
-        None => None,
-        Some((v, s)) => {
-            if *v <= 0 || (*v & (*v - 1)) != 0 || *v > 256 {
-                return Err(Diagnostic::error("alignment must be a power of two between 1 and 256 bytes", *s, "invalid alignment"));
-            }
-            if (*v as u32) < elem_ty.size_bytes() {
-                return Err(Diagnostic::error(
-                    format!("alignment {v} is smaller than the element size of {} ({} bytes)", elem_ty.name(), elem_ty.size_bytes()),
-                    *s,
-                    "too small",
-                ));
-            }
-            Some(*v as u32)
-        }
-    };
-    let layout = match layout {
-        None => None,
-        Some(l) => Some(to_layout(&resolve_layout(l)?)),
-    };
-    Ok(Some((elem_ty, space_ty, align, layout)))
+    Ok(crate::check::tensor_parts(ty)?.map(|(elem, space, align, layout)| (elem, space, align, layout.as_ref().map(to_layout))))
 }
 
 fn to_int_tuple(t: &Tuple, next_dyn: &mut impl FnMut(i64) -> Int) -> IntTuple {

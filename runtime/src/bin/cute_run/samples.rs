@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use cute_runtime::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use cute_runtime::{
-    median, Arg, DType, Device, DeviceBuffer, EventTimer, HostFn, HostPlan, KernelArg, LaunchConfig, Manifest, Module,
-    PlannedLaunch, Rng, RuntimeError, Stream, TensorView,
+    median, Arg, DType, Device, DeviceBuffer, EventTimer, HostFn, HostPlan, LaunchConfig, Manifest, Module,
+    Rng, RuntimeError, Stream, TensorView,
 };
 
 use super::{Opts, Outcome};
@@ -123,67 +123,19 @@ fn is_refusal(e: &RuntimeError) -> bool {
     matches!(e, RuntimeError::ArgumentMismatch(_) | RuntimeError::InvalidLaunch(_))
 }
 
-/// The launched kernels' own `require` lines, evaluated on the arguments the plan passes them.
-/// `HostFn::call` checks the host's `require`s and every view, but (today) not the `require`s of
-/// the kernels it launches; a host whose compiler-written plan lacks the condition would launch a
-/// kernel with a partial tile. Returns the first violated condition, so such a call is reported
-/// (and not launched) instead of writing out of bounds.
-fn kernel_require_gap(plan: &HostPlan, launches: &[PlannedLaunch]) -> Option<String> {
-    for l in launches {
-        let k = plan.kernel_sig(l.index)?;
-        let vars: Vec<i64> = l
-            .args
-            .iter()
-            .filter_map(|a| match *a {
-                KernelArg::Ptr(_) => None,
-                KernelArg::I32(v) => Some(i64::from(v)),
-                KernelArg::U32(v) => Some(i64::from(v)),
-                KernelArg::I64(v) => Some(v),
-                KernelArg::U64(v) => Some(v as i64),
-                KernelArg::F16Bits(v) => Some(i64::from(v)),
-                KernelArg::U8(v) => Some(i64::from(v)),
-                KernelArg::F32(v) => Some(i64::from(v.to_bits())),
-                KernelArg::F64(v) => Some(v.to_bits() as i64),
-            })
-            .collect();
-        for r in &k.requires {
-            let bad = match r.expr.eval(&vars) {
-                Ok(v) if v.rem_euclid(r.divisor) != 0 => Some(format!("{} = {v}", r.expr)),
-                Ok(_) => None,
-                Err(e) => Some(format!("{} cannot be evaluated: {e}", r.expr)),
-            };
-            if let Some(what) = bad {
-                return Some(format!(
-                    "kernel `{}` requires {what} to be a multiple of {} ({}), but the call of host `{}` was accepted \
-                     (the host-call path does not check the launched kernels' require lines)",
-                    k.name,
-                    r.divisor,
-                    r.what,
-                    plan.sig().name
-                ));
-            }
-        }
-    }
-    None
-}
-
 /// What [`pre_call`] decided.
 enum Pre {
     /// Accepted: launch it.
     Go,
     /// Refused before anything ran (the message).
     Refused(String),
-    /// Must not be launched, and is a failure (the message).
-    Unsafe(String),
 }
 
 /// [`pre_call`] on the plan alone (no device): fake, aligned pointers with the views' sizes.
 fn pre_plan(plan: &HostPlan, args: &[Arg]) -> Result<Pre, RuntimeError> {
+    // The runtime checks the host's and the launched kernels' launch conditions itself.
     match plan.evaluate(args) {
-        Ok(launches) => Ok(match kernel_require_gap(plan, &launches) {
-            Some(gap) => Pre::Unsafe(gap),
-            None => Pre::Go,
-        }),
+        Ok(_) => Ok(Pre::Go),
         Err(e) if is_refusal(&e) => Ok(Pre::Refused(e.to_string())),
         Err(e) => Err(e),
     }
@@ -203,18 +155,14 @@ fn plan_case(t: &mut Tally, plan: &HostPlan, case: &str, args: &[Arg], expect_ok
         (Pre::Go, false) => t.fail(&label, "expected a refusal (the shape violates a require), but the plan accepts the call"),
         (Pre::Refused(msg), true) => t.fail(&label, &format!("refused, but the shape satisfies the requires: {msg}")),
         (Pre::Refused(msg), false) => t.refused(&label, &msg),
-        (Pre::Unsafe(msg), _) => t.fail(&label, &msg),
     }
     Ok(())
 }
 
-/// Checks a call without launching (`HostFn::check`) and the launched kernels' `require` lines.
+/// Checks a call without launching (`HostFn::check`: arguments and every launch condition).
 fn pre_call(host: &HostFn, args: &[Arg]) -> Result<Pre, RuntimeError> {
     match host.check(args) {
-        Ok(launches) => Ok(match kernel_require_gap(host.plan(), &launches) {
-            Some(gap) => Pre::Unsafe(gap),
-            None => Pre::Go,
-        }),
+        Ok(_) => Ok(Pre::Go),
         Err(e) if is_refusal(&e) => Ok(Pre::Refused(e.to_string())),
         Err(e) => Err(e),
     }
@@ -310,10 +258,6 @@ pub(crate) fn elementwise_apply(o: &Opts) -> Result<Outcome, RuntimeError> {
                     t.fail(&case, &format!("refused, but the shape satisfies the requires: {msg}"));
                     continue;
                 }
-                Pre::Unsafe(msg) => {
-                    t.fail(&case, &format!("not launched: {msg}"));
-                    continue;
-                }
             }
             host.call(&stream, &args)?;
             let c = dc.to_host(&stream)?;
@@ -369,7 +313,6 @@ fn expect_refusal_f16(t: &mut Tally, stream: &Stream, host: &HostFn, case: &str,
     let args = [view(&da), view(&da), view(&dc)];
     match pre_call(host, &args)? {
         Pre::Go => t.fail(case, "expected a refusal (the shape violates a require), but the call was accepted; not launched"),
-        Pre::Unsafe(msg) => t.fail(case, &format!("expected a refusal; not launched: {msg}")),
         Pre::Refused(_) => {
             // The real call must refuse too, and launch nothing.
             match host.call(stream, &args) {
@@ -505,10 +448,6 @@ pub(crate) fn reduce(o: &Opts) -> Result<Outcome, RuntimeError> {
                 t.fail(&case, &format!("refused: {msg}"));
                 continue;
             }
-            Pre::Unsafe(msg) => {
-                t.fail(&case, &format!("not launched: {msg}"));
-                continue;
-            }
         }
         host.call(&stream, &args)?;
         let out = dout.to_host(&stream)?;
@@ -551,7 +490,6 @@ pub(crate) fn reduce(o: &Opts) -> Result<Outcome, RuntimeError> {
         let args = p.args(nd, &dx, &dout);
         match pre_call(&host, &args)? {
             Pre::Go => t.fail(&case, "expected a refusal (the kernel has no tail handling), but the call was accepted; not launched"),
-            Pre::Unsafe(msg) => t.fail(&case, &format!("expected a refusal; not launched: {msg}")),
             Pre::Refused(_) => match host.call(&stream, &args) {
                 Err(e) if is_refusal(&e) => {
                     stream.synchronize()?;
