@@ -540,14 +540,16 @@ impl KernelWriter<'_> {
                 let et = mlir_scalar(ty.elem);
                 self.line(&format!("\"cute.store\"({x}, {}, {off}) : ({et}, {}, i32) -> () {loc}", v(*tensor), mlir_tensor(ty)));
             }
-            Inst::LoadFrag { dst, tensor, ty, span } => {
+            Inst::LoadFrag { dst, tensor, ty, width, span } => {
                 let t = self.ty(*dst);
-                self.define(*dst, &format!("\"cute.load_frag\"({}) : ({}) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
+                let attr = width.map(|w| format!(" {{max_vector = {w} : i32}}")).unwrap_or_default();
+                self.define(*dst, &format!("\"cute.load_frag\"({}){attr} : ({}) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
             }
-            Inst::StoreFrag { value, tensor, ty, span } => {
+            Inst::StoreFrag { value, tensor, ty, width, span } => {
                 let loc = self.loc(*span);
                 let t = self.ty(*value);
-                self.line(&format!("\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
+                let attr = width.map(|w| format!(" {{max_vector = {w} : i32}}")).unwrap_or_default();
+                self.line(&format!("\"cute.store_frag\"({}, {}){attr} : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
             }
             Inst::If { cond, then, els, span } => {
                 let c = self.operand(cond, Scalar::Bool, None, *span);

@@ -190,8 +190,10 @@ pub enum Inst {
     Load { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
     Store { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
     /// The whole (static-size) tensor into a fragment, element i from coordinate i.
-    LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
-    StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    /// `width`: the elements one access may move at most (a copy atom's width); `None` lets
+    /// `cute-vectorize` take the widest the layout proves.
+    LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, width: Option<u32>, span: Span },
+    StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, width: Option<u32>, span: Span },
     /// Memory for a tensor of this type: registers (rmem, promoted to registers by the backend when
     /// every access is at a static offset) or shared memory (smem, one block-wide buffer).
     Alloc { dst: ValueId, ty: TensorTy, span: Span },

@@ -127,6 +127,8 @@ cases! {
     no_method => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let f = a.lod();\n}\n";
     pattern_count_mismatch => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n, k) = a.shape;\n}\n";
     const_type_mismatch => "const X: i32 = 2.5;\nkernel k() {}\n";
+    copy_atom_wider_than_contiguous_run => "kernel k(gA: tensor<f32, gmem, (2,8):(1,16), align: 16>) {\n    let atom = make_copy_atom(f32, bits: 128);\n    let r = make_rmem_tensor((2, 8), f32);\n    copy(atom, gA, r);\n}\n";
+    copy_atom_needs_alignment => "kernel k(gA: tensor<f32, gmem, (4,8):(1,4)>) {\n    let atom = make_copy_atom(f32, bits: 128);\n    let r = make_rmem_tensor((4, 8), f32);\n    copy(atom, gA, r);\n}\n";
     pattern_not_a_tuple => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = size(a);\n}\n";
 
     // ----- static values: const parameters, layout algebra ------------------------------------

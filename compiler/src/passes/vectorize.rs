@@ -6,7 +6,8 @@
 //! stride of the coalesced layout is a multiple of `w` (so every chunk starts aligned; a `?` stride
 //! counts by its known divisibility, `?{div=8}`), `w` elements fit in 16 bytes (the widest global
 //! access, `ld.global.v4.b32`), and the tensor's proven base alignment covers `w` elements. The
-//! choice is recorded on the op as `vector = w`, which `cute-lower-to-gpu` follows.
+//! choice is recorded on the op as `vector = w`, which `cute-lower-to-gpu` follows. A `max_vector`
+//! attribute (a copy atom's width, from `copy(tiled_copy, src, dst)`) caps it.
 
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
@@ -32,7 +33,11 @@ fn run(module: Op) -> Result<(), Reported> {
             _ => continue,
         };
         let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(tensor)))?;
-        let w = width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
+        let mut w = width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
+        // A copy atom's width caps the access (CuTe moves exactly what the atom moves).
+        if let Some(cap) = ir::int_attr(op, "max_vector") {
+            w = w.min(cap.max(1) as u32);
+        }
         let attr = ir::parse_attr(ir::context(op), &format!("{w} : i32")).ok_or_else(|| fail(op, "internal error: bad attribute"))?;
         ir::set_attr(op, "vector", attr);
     }

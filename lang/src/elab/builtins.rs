@@ -397,15 +397,16 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         "basic_copy" | "autovec_copy" | "copy" => {
             arity(name, &args, 2, 3, span, &format!("{name}(src, dst)"))?;
             let p = positional(&args);
-            let (src, dst) = if p.len() == 3 {
-                if !matches!(p[0].value, Value::TiledCopy { .. } | Value::CopyAtom { .. }) {
-                    return Err(Diagnostic::error(format!("with three arguments, `{name}` takes a tiled copy first"), p[0].span, "not a tiled copy"));
-                }
-                (p[1], p[2])
+            let (atom_bits, src, dst) = if p.len() == 3 {
+                let bits = match p[0].value {
+                    Value::TiledCopy { bits, .. } | Value::CopyAtom { bits, .. } => bits,
+                    _ => return Err(Diagnostic::error(format!("with three arguments, `{name}` takes a tiled copy first"), p[0].span, "not a tiled copy")),
+                };
+                (Some((bits, p[0].span)), p[1], p[2])
             } else {
-                (p[0], p[1])
+                (None, p[0], p[1])
             };
-            copy(f, src, dst, span)
+            copy(f, atom_bits, src, dst, span)
         }
         "make_copy_atom" => {
             arity(name, &args, 1, 1, span, "make_copy_atom(element_type, bits: N)")?;
@@ -716,7 +717,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
             let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
             let dst = f.fresh(ValueTy::Frag(ft.clone()));
-            f.emit(Inst::LoadFrag { dst, tensor: tid, ty: t.ty.clone(), span });
+            f.emit(Inst::LoadFrag { dst, tensor: tid, ty: t.ty.clone(), width: None, span });
             Ok(Value::Frag(ft, dst))
         }
         ("store", Value::Tensor(t)) => {
@@ -837,7 +838,7 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
 /// Element-wise copy of one tensor into another of the same size (CuTe's `copy`, `basic_copy`,
 /// `autovec_copy`): through a register fragment, which `cute-vectorize` moves in the widest chunks
 /// both layouts allow.
-fn copy(f: &mut Frame, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
+fn copy(f: &mut Frame, atom: Option<(u32, Span)>, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
     let (Value::Tensor(s), Value::Tensor(d)) = (&src.value, &dst.value) else {
         return Err(Diagnostic::error("`copy` moves a tensor into a tensor", span, "not tensors"));
     };
@@ -850,10 +851,47 @@ fn copy(f: &mut Frame, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
     if s.ty.elem != d.ty.elem {
         return Err(Diagnostic::error(format!("cannot copy {} elements into a tensor of {}", s.ty.elem.name(), d.ty.elem.name()), span, "element types differ"));
     }
-    let recv = Value::Tensor(s.clone());
-    let frag = method(f, recv, &crate::ast::Ident { name: "load".into(), span }, Vec::new(), span)?;
-    let Value::Frag(ft, fid) = frag else { unreachable!("load gives a fragment") };
-    f.store_frag(d, &ft, fid, span)?;
+    // A copy atom moves `bits` at once: that many bits must be contiguous and aligned on both sides.
+    let width = match atom {
+        None => None,
+        Some((bits, atom_span)) => {
+            let elem_bits = s.ty.elem.size_bytes() * 8;
+            let w = (bits / elem_bits).max(1);
+            for (t, arg, side) in [(s, src, "source"), (d, dst, "destination")] {
+                let compact = Layout::col_major(t.ty.layout.shape.clone()).map_err(|e| layout_err(e, arg.span))?;
+                let run = cute_layout::max_common_vector(&t.ty.layout, &compact).ok().and_then(|r| r.as_static()).unwrap_or(1);
+                if run % i64::from(w) != 0 {
+                    return Err(Diagnostic::error(
+                        format!("a {bits}-bit copy atom moves {w} {} at once, but the {side}'s contiguous extent is {run}", s.ty.elem.name()),
+                        arg.span,
+                        format!("layout {}", t.ty.layout),
+                    )
+                    .with_secondary(atom_span, format!("{bits}-bit copies"))
+                    .with_help(format!("use a copy atom of at most {} bits that divides it", u32::try_from(run).unwrap_or(1).max(1) * elem_bits)));
+                }
+                if t.ty.align * 8 < bits {
+                    return Err(Diagnostic::error(
+                        format!("a {bits}-bit copy atom needs {}-byte alignment, but the {side} is only known to be {}-byte aligned", bits / 8, t.ty.align),
+                        arg.span,
+                        format!("align {}", t.ty.align),
+                    )
+                    .with_secondary(atom_span, format!("{bits}-bit copies"))
+                    .with_help("declare the tensor's alignment (`align: 16`) or use a narrower copy atom"));
+                }
+            }
+            Some(w)
+        }
+    };
+    f.need_kernel("`copy`", span)?;
+    let n = ns.unwrap_or(0);
+    if n > 256 {
+        return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
+    }
+    let Origin::Kernel(sid) = s.origin else { unreachable!("kernel tensors have kernel origins") };
+    let ft = FragTy { elem: s.ty.elem, shape: s.ty.layout.shape.clone() };
+    let fid = f.fresh(ValueTy::Frag(ft.clone()));
+    f.emit(Inst::LoadFrag { dst: fid, tensor: sid, ty: s.ty.clone(), width, span });
+    f.store_frag_width(d, &ft, fid, width, span)?;
     Ok(Value::Unit)
 }
 
