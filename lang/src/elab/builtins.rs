@@ -831,7 +831,9 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
     // Registers and shared memory are aligned to the widest access, 16 bytes.
     let ty = TensorTy { elem, space, align: 16, layout };
     let dst = f.fresh(ValueTy::Tensor(ty.clone()));
-    f.emit(Inst::Alloc { dst, ty: ty.clone(), span });
+    // Allocations go to the top of the kernel, whatever region asked for them: the backend promotes
+    // an `alloca` to registers only in the entry block, and shared memory is block-wide anyway.
+    f.specials.push(Inst::Alloc { dst, ty: ty.clone(), span });
     Ok(Value::Tensor(TensorVal { ty, origin: Origin::Kernel(dst) }))
 }
 

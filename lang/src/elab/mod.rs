@@ -246,8 +246,8 @@ pub(crate) struct Frame<'p, 'f> {
     scopes: Vec<HashMap<String, Value>>,
     /// The instruction lists being filled: the function body, then nested regions.
     regions: Vec<Vec<Inst>>,
-    /// Special registers, read once at the top of the kernel.
-    specials: Vec<Inst>,
+    /// Special registers and allocations, placed at the top of the kernel.
+    pub(crate) specials: Vec<Inst>,
     special_values: HashMap<String, Value>,
     value_types: Vec<ValueTy>,
     pub(crate) steps: Vec<kir::HostStep>,
