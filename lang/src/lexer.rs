@@ -217,7 +217,8 @@ impl<'s> Lexer<'s> {
             let digits: String = self.src[start + 2..self.pos].chars().filter(|c| *c != '_').collect();
             return match i64::from_str_radix(&digits, 16) {
                 Ok(v) => Ok((start, Tok::Int(v), self.pos)),
-                Err(_) => Err(self.error(start, self.pos, "invalid hexadecimal literal", Some("integers must fit in 64 bits"))),
+                Err(_) if digits.is_empty() => Err(self.error(start, self.pos, "hexadecimal literal without digits", Some("write digits after `0x`, e.g. `0xFF`"))),
+                Err(_) => Err(self.error(start, self.pos, "hexadecimal literal too large", Some("integers must fit in a signed 64-bit integer (at most 0x7FFF_FFFF_FFFF_FFFF)"))),
             };
         }
         while self.peek_byte(0).is_some_and(|b| b.is_ascii_digit() || b == b'_') {

@@ -783,14 +783,18 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             convert(f, recv, to, span)
         }
         (m, v) => {
-            let methods = match v {
-                Value::Tensor(_) => "`load` and `store`",
-                Value::Frag(..) => "`reduce` and `to`",
-                Value::TiledCopy { .. } => "`get_slice`",
-                Value::ThrCopy { .. } => "`partition_S` and `partition_D`",
-                _ => "`to`",
+            let methods: &[&str] = match v {
+                Value::Tensor(_) => &["load", "store"],
+                Value::Frag(..) => &["reduce", "to"],
+                Value::TiledCopy { .. } => &["get_slice"],
+                Value::ThrCopy { .. } => &["partition_S", "partition_D"],
+                _ => &["to"],
             };
-            Err(Diagnostic::error(format!("no method `{m}` on {}", crate::diag::article(&v.kind())), name.span, "unknown method").with_help(format!("the methods here are {methods}")))
+            let d = Diagnostic::error(format!("no method `{m}` on {}", crate::diag::article(&v.kind())), name.span, "unknown method");
+            Err(match did_you_mean(m, methods.iter().copied()) {
+                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                None => d.with_help(format!("the methods here are {}", methods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "))),
+            })
         }
     }
 }

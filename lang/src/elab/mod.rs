@@ -667,8 +667,15 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
             }
         }
+        let (has_grid, has_block) = (grid.is_some(), block.is_some());
         let (Some(grid), Some(block)) = (grid, block) else {
-            return Err(Diagnostic::error("a launch needs `grid(...)` and `block(...)`", span, "missing launch configuration"));
+            let missing = match (has_grid, has_block) {
+                (false, false) => "`grid(...)` and `block(...)`",
+                (false, true) => "`grid(...)`",
+                _ => "`block(...)`",
+            };
+            return Err(Diagnostic::error(format!("this launch has no {missing}"), span, "missing launch configuration")
+                .with_help("write `launch k(args) grid(x[, y, z]) block(x[, y, z]);`"));
         };
         if let Some(threads) = block.iter().try_fold(1i64, |acc, d| d.as_static().and_then(|v| acc.checked_mul(v))) {
             if !(1..=1024).contains(&threads) {
