@@ -153,12 +153,12 @@ fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
 }
 
 /// The result of a layout operation on the first argument: a layout, or a view when it was a tensor.
-fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, span: Span) -> Value {
-    match &first.value {
-        Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, span)),
-        Value::Counting { origin, .. } => Value::Counting { layout, origin: origin.add(&offset).unwrap_or(offset) },
+fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, span: Span) -> R<Value> {
+    Ok(match &first.value {
+        Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, span)?),
+        Value::Counting { origin, .. } => Value::Counting { layout, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? },
         _ => Value::Layout(layout),
-    }
+    })
 }
 
 fn modes_list(a: &Arg) -> R<Vec<usize>> {
@@ -230,7 +230,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             let l = layout_of(p[1])?;
             let t = t.clone();
-            Ok(Value::Tensor(f.view(&t, l, Int::ZERO, span)))
+            Ok(Value::Tensor(f.view(&t, l, Int::ZERO, span)?))
         }
         "composition" => {
             arity(name, &args, 2, 2, span, "composition(a, b)")?;
@@ -241,7 +241,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 v => cute_layout::composition_tiler(&a, &tiler_of(v, p[1].span)?),
             }
             .map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+            rewrap(f, p[0], r, Int::ZERO, span)
         }
         "complement" => {
             arity(name, &args, 1, 2, span, "complement(layout, cotarget)")?;
@@ -267,7 +267,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 _ => Ok(l.flatten()),
             }
             .map_err(lerr)?;
-            Ok(if name == "flatten" { rewrap(f, p[0], r, Int::ZERO, span) } else { Value::Layout(r) })
+            Ok(if name == "flatten" { rewrap(f, p[0], r, Int::ZERO, span)? } else { Value::Layout(r) })
         }
         "coalesce" => {
             arity(name, &args, 1, 2, span, "coalesce(layout[, profile])")?;
@@ -278,7 +278,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 None => cute_layout::coalesce(&l),
             }
             .map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+            rewrap(f, p[0], r, Int::ZERO, span)
         }
         "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" | "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
             arity(name, &args, 2, 2, span, &format!("{name}(x, tiler)"))?;
@@ -296,7 +296,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 _ => cute_layout::flat_product(&a, &t),
             }
             .map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+            rewrap(f, p[0], r, Int::ZERO, span)
         }
         "blocked_product" | "raked_product" => {
             arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
@@ -309,19 +309,19 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, "select(x, modes)")?;
             let p = positional(&args);
             let r = layout_of(p[0])?.select(&modes_list(p[1])?).map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+            rewrap(f, p[0], r, Int::ZERO, span)
         }
         "get" => {
             arity(name, &args, 2, 2, span, "get(x, mode)")?;
             let p = positional(&args);
             let r = layout_of(p[0])?.get(&modes_list(p[1])?).map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+            rewrap(f, p[0], r, Int::ZERO, span)
         }
         "group_modes" => {
             arity(name, &args, 3, 3, span, "group_modes(x, begin, end)")?;
             let p = positional(&args);
             let r = layout_of(p[0])?.group_modes(static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?).map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, Int::ZERO, span))
+            rewrap(f, p[0], r, Int::ZERO, span)
         }
         "local_tile" => {
             arity(name, &args, 3, 3, span, "local_tile(tensor, tiler, coord)")?;
@@ -335,7 +335,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 f.require_whole_tiles(&cute_layout::zipped_divide(&l, &t).map_err(lerr)?, span);
             }
             let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, off, span))
+            rewrap(f, p[0], r, off, span)
         }
         "local_partition" => {
             arity(name, &args, 3, 3, span, "local_partition(tensor, thread_layout, thread_index)")?;
@@ -350,7 +350,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 f.require_whole_tiles(&cute_layout::zipped_divide(&l, &tiler).map_err(lerr)?, span);
             }
             let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
-            Ok(rewrap(f, p[0], r, off, span))
+            rewrap(f, p[0], r, off, span)
         }
         "min" | "max" => {
             arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
@@ -759,7 +759,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let mut modes = vec![sliced.mode(0).map_err(lerr)?];
             modes.extend(sliced.mode(1).map_err(lerr)?.modes());
             let first = Arg { name: None, name_span: None, value: args[0].value.clone(), span: args[0].span };
-            Ok(rewrap(f, &first, Layout::concat(modes), offset, span))
+            rewrap(f, &first, Layout::concat(modes), offset, span)
         }
         ("reduce", Value::Frag(ft, fid)) => {
             let usage = "fragment.reduce(op, init: value, profile: 0)";

@@ -997,7 +997,7 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
         let (layout, offset) = cute_layout::slice_and_offset(crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
-        Ok(self.view(t, layout, offset, span))
+        self.view(t, layout, offset, span)
     }
 
     /// Records that every run-time extent a layout operation divided by a static tile must be a
@@ -1035,7 +1035,7 @@ impl<'p, 'f> Frame<'p, 'f> {
     }
 
     /// A tensor over the same memory with a new layout, its base moved by `offset` elements.
-    pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, span: Span) -> TensorVal {
+    pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, span: Span) -> R<TensorVal> {
         if self.mode != Mode::Const {
             self.require_whole_tiles(&layout, span);
         }
@@ -1043,13 +1043,13 @@ impl<'p, 'f> Frame<'p, 'f> {
         let ty = TensorTy { elem: t.ty.elem, space: t.ty.space, align, layout };
         match &t.origin {
             Origin::Host { param, offset: base } => {
-                let total = base.add(&offset).unwrap_or(offset);
-                TensorVal { ty, origin: Origin::Host { param: *param, offset: total } }
+                let total = base.add(&offset).map_err(|e| layout_err(e, span))?;
+                Ok(TensorVal { ty, origin: Origin::Host { param: *param, offset: total } })
             }
             Origin::Kernel(src) => {
                 let dst = self.fresh(ValueTy::Tensor(ty.clone()));
                 self.emit(Inst::View { dst, src: *src, offset, ty: ty.clone(), span });
-                TensorVal { ty, origin: Origin::Kernel(dst) }
+                Ok(TensorVal { ty, origin: Origin::Kernel(dst) })
             }
         }
     }
