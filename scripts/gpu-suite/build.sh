@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=.device/suite
 cargo build -p cutec
-cargo build --release -p cute-runtime --bins --examples
+cargo build --release -p cute-runtime --lib --bins --examples
 mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen"
 for f in samples/*.cute; do
     target/debug/cutec build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU suite (issue 6 + host functions + issue 5: every sample checked on the GPU).
+# GPU suite (issue 6 + host functions + issue 5: every sample checked on the GPU, predicated_add and
+# tensors included).
 # Run on the GPU machine:  bash .device/suite/run.sh
 # Needs no Rust/MLIR: bin/ has stripped release binaries (glibc >= 2.34), cubin/ the cubins built
 # with cutec (sm_90). Prints each check's output, then a PASS/FAIL table and the bandwidth table.
@@ -84,6 +85,10 @@ check printing              $CR sample cubin/printing.cubin printing
 check layout-algebra        $CR sample cubin/layout_algebra.cubin layout_algebra
 check numeric-types         $CR sample cubin/numeric_types.cubin numeric_types
 check tensor-ssa            $CR sample cubin/tensor_ssa.cubin tensor_ssa
+# samples/predicated_add.cute: any MxN (no partial-tile refusal), every element bit-exact, guard
+# regions around C untouched; GB/s at 8192x8192 in the elementwise-add table below.
+check predicated-add        $CR predicated-add cubin/predicated_add.cubin --bench 8192x8192 --iters 20
+check tensors               $CR sample cubin/tensors.cubin tensors
 # The printed output itself (device printf reaches the child's stdout at synchronization).
 # print_tensor output is normalized by cute-run into `tensor-values CASE #K: v v ...` lines.
 expect copy4-values         copy4 'tensor-values four_ways_copy/cute_copy_1 #0: 8.000000 9.000000 10.000000 11.000000 12.000000 13.000000 14.000000 15.000000' \
@@ -109,12 +114,33 @@ expect tensor-ssa-lines     tensor-ssa 'tensor-values tensor_ssa/binary_op_1 #0:
                             'tensor-values tensor_ssa/reduction_op #0: 6.000000 15.000000' \
                             'tensor-values tensor_ssa/reduction_op #1: 6.000000 8.000000 10.000000' \
                             '  (stderr) PASS readback binary_op_4: got [3, 0, 7]' '  (stderr) PASS readback binary_op_3: got [0, 1, 0]'
+expect predicated-lines     predicated-add 'PASS predicated_add f32 1x1 (plan, offline): accepted: predicated_add_kernel grid (1, 1, 1) block (32, 4, 1) (4x32 tiles cover the tensor)' \
+                            'PASS predicated_add f32 4096x4097 (plan, offline): accepted: predicated_add_kernel grid (1024, 129, 1) block (32, 4, 1) (4x32 tiles cover the tensor)' \
+                            'PASS predicated_add f32 1x1: 1 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048' \
+                            'PASS predicated_add f32 3x5: 15 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048' \
+                            'PASS predicated_add f32 1000x1000: 1000000 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048' \
+                            'PASS predicated_add f32 1023x33: 33759 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048' \
+                            'PASS predicated_add f32 4x32: 128 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048' \
+                            'PASS predicated_add f32 4096x4097: 16781312 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048' \
+                            'PASS predicated_add f32 8192x8192: 67108864 elements: mismatches=0 (bit-exact; unwritten=0) guard_written=0 of 2048'
+# tensors.cute: x = arange(24) as (4,3,2):(6,2,1) prints in CuTe's order (last mode outermost, rows of
+# mode 0 holding mode 1: first row 0, 2, 4); the verbose form prints `\t(i,j)= 3i+j`; the slices
+# (_,0) and (1,_) print column 0 and row 1.
+expect tensors-basic        tensors 'Basic output:' '       [[[ 0.000000,  2.000000,  4.000000, ],' \
+                            'tensor-values tensors/tensor_print_example1 #0: 0.000000 2.000000 4.000000 6.000000 8.000000 10.000000 12.000000 14.000000 16.000000 18.000000 20.000000 22.000000 1.000000 3.000000 5.000000 7.000000 9.000000 11.000000 13.000000 15.000000 17.000000 19.000000 21.000000 23.000000'
+TV=(); for i in 0 1 2 3; do for j in 0 1 2; do TV+=("$(printf '\t(%d,%d)= %d.000000' "$i" "$j" "$((3 * i + j))")"); done; done
+expect tensors-verbose      tensors 'Verbose output:' "${TV[@]}"
+expect_count tensors-slices tensors 2 'Slice output:'
+expect tensors-slice-values tensors 'tensor-values tensors/tensor_print_example3 #0: 0.000000 3.000000 6.000000 9.000000' \
+                            'tensor-values tensors/tensor_print_example3 #1: 3.000000 4.000000 5.000000'
 
 if command -v compute-sanitizer >/dev/null; then
     check sanitizer-checked compute-sanitizer --report-api-errors no $CR checked cubin/vector_add.cubin --static cubin/scale.cubin --n 4099
     check sanitizer-host    compute-sanitizer --report-api-errors no $CR host-add $EW --m 256 --n 512 --iters 1
     check sanitizer-reduce  compute-sanitizer --report-api-errors no $CR reduce cubin/reduce_sum_nd.cubin --shape 5x256x3 --shape 7x256x33
     check sanitizer-apply   compute-sanitizer --report-api-errors no $CR elementwise-apply cubin/elementwise_apply.cubin --shape 256x512 --refuse 256x500
+    # Out-of-bounds reads of A and B (which have no guard regions) would show here.
+    check sanitizer-predicated compute-sanitizer --report-api-errors no $CR predicated-add cubin/predicated_add.cubin --shape 1x1 --shape 3x5 --shape 1023x33 --shape 37x4097
 fi
 
 echo
@@ -123,7 +149,7 @@ printf '%s\n' "${rows[@]}"
 echo
 echo "---- elementwise add: GB/s = 3*M*N*elem / median kernel time (20 runs, CUDA events); memcpy = DtoD of the same bytes, 2*bytes/time ----"
 printf '%-28s %-5s %-12s %-10s %10s %10s %12s %7s\n' host dtype MxN mismatches us GB/s memcpy_GB/s ratio
-cat log/host-*.txt 2>/dev/null | awk '/^RESULT host=/ {
+cat log/host-*.txt log/predicated-add.txt 2>/dev/null | awk '/^RESULT host=/ {
     for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     printf "%-28s %-5s %-12s %-10s %10s %10s %12s %7s\n", v["host"], v["dtype"], v["m"] "x" v["n"], v["mismatches"], v["us"], v["gbps"], v["memcpy_gbps"], v["ratio"] }'
 echo
@@ -135,7 +161,7 @@ cat log/reduce-*.txt 2>/dev/null | awk '/^RESULT reduce / {
 echo
 echo "---- sample cases: FAIL / REFUSED lines (refusals are expected: shapes the requires exclude) ----"
 grep -hE "^(FAIL|REFUSED) " log/ew-apply.txt log/reduce-*.txt log/copy4.txt log/hello-world.txt log/cuda-graph.txt \
-    log/printing.txt log/layout-algebra.txt log/numeric-types.txt log/tensor-ssa.txt 2>/dev/null || echo "(none)"
+    log/printing.txt log/layout-algebra.txt log/numeric-types.txt log/tensor-ssa.txt log/predicated-add.txt log/tensors.txt 2>/dev/null || echo "(none)"
 echo
 echo "---- partial tile (must be refused) ----"
 grep -h "^REFUSED" log/host-refuse-M1000.txt 2>/dev/null || echo "(no refusal printed: see log/host-refuse-M1000.txt)"

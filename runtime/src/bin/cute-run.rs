@@ -12,11 +12,13 @@
 //! cute-run host-refuse CUBIN HOST [--m M] [--n N]
 //! cute-run elementwise-apply CUBIN [--shape MxN]... [--refuse MxN]... [--seed S]
 //! cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
+//! cute-run predicated-add CUBIN [--shape MxN]... [--bench MxN]... [--iters K] [--seed S]
 //! cute-run sample CUBIN [NAME]
 //! cute-run copy4 CUBIN
 //! ```
 //!
-//! The sample checks (`elementwise-apply`, `reduce`, `sample`, `copy4`) are in `cute_run/samples.rs`.
+//! The sample checks (`elementwise-apply`, `reduce`, `predicated-add`, `sample`, `copy4`) are in
+//! `cute_run/samples.rs`.
 //!
 //! Exit codes: 0 PASS, 1 FAIL (or runtime error), 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU on this machine).
@@ -55,10 +57,14 @@ usage:
   cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
                                     (samples/reduce_sum*.cute: random f32 rows against an f64
                                      reference; S is MxN, Bx256xA for reduce_nd; --bench: GB/s vs memcpy)
+  cute-run predicated-add CUBIN [--shape MxN]... [--bench MxN]... [--iters K] [--seed S]
+                                    (samples/predicated_add.cute: f32 C = A + B for any MxN, every
+                                     element bit-exact, guard regions around C untouched; shapes
+                                     also evaluated on the plan offline; --bench: GB/s vs memcpy)
   cute-run sample CUBIN [NAME]      (printf samples: four_ways_copy, hello_world, cuda_graph, printing,
-                                     layout_algebra, numeric_types, tensor_ssa; output captured from a
-                                     child process and compared; hosts that launch nothing also run
-                                     without a GPU)
+                                     layout_algebra, numeric_types, tensor_ssa, tensors; output captured
+                                     from a child process and compared; hosts that launch nothing also
+                                     run without a GPU; a predicated_add cubin runs predicated-add)
   cute-run copy4 CUBIN              (= sample CUBIN four_ways_copy)
 
 exit codes: 0 PASS, 1 FAIL, 2 usage error, 77 SKIP (no CUDA driver/GPU)";
@@ -107,6 +113,10 @@ fn main() -> ExitCode {
         },
         Some("reduce") => match Opts::parse(&args[1..], &["--host", "--shape", "--refuse", "--bench", "--iters", "--seed"]) {
             Ok(o) => samples::reduce(&o),
+            Err(msg) => return usage_error(&msg),
+        },
+        Some("predicated-add") => match Opts::parse(&args[1..], &["--shape", "--bench", "--iters", "--seed"]) {
+            Ok(o) => samples::predicated_add(&o),
             Err(msg) => return usage_error(&msg),
         },
         Some("sample") => match Opts::parse_opt(&args[1..], &[], 2) {

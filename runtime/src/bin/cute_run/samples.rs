@@ -7,7 +7,9 @@
 //! ```text
 //! cute-run elementwise-apply CUBIN [--shape MxN]... [--refuse MxN]... [--seed S]
 //! cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
-//! cute-run sample CUBIN [NAME]        (printf samples; NAME detected from the manifest)
+//! cute-run predicated-add CUBIN [--shape MxN]... [--bench MxN]... [--iters K] [--seed S]
+//! cute-run sample CUBIN [NAME]        (printf samples; NAME detected from the manifest; a
+//!                                      predicated_add cubin runs predicated-add's defaults)
 //! cute-run copy4 CUBIN                (= sample CUBIN four_ways_copy)
 //! ```
 //!
@@ -577,6 +579,164 @@ fn memcpy_gbps(stream: &Stream, src: &DeviceBuffer<f32>, iters: usize) -> Result
     Ok(2.0 * src.size_bytes() as f64 / (ms * 1e-3) / 1e9)
 }
 
+// ---- predicated_add ----------------------------------------------------------------------------
+
+/// Shapes of `cute-run predicated-add` without `--shape`: tails in both modes, a single element,
+/// exactly one tile (4x32), and M, N not multiples of the tile.
+const PREDICATED_SHAPES: [&str; 6] = ["1x1", "3x5", "1000x1000", "1023x33", "4x32", "4096x4097"];
+
+/// `cute-run predicated-add CUBIN`: host `predicated_add` of samples/predicated_add.cute, C = A + B
+/// for f32 MxN row-major tensors of ANY shape (the kernel predicates with an identity tensor, so
+/// no shape is refused). Offline, every shape's call is evaluated on the plan (accepted; grid
+/// ceil(M/4) x ceil(N/32), block 32x4). On the device, every element is compared bit-exactly with
+/// the f32 sum, and C sits between two guard regions of `GUARD` sentinels that must stay untouched.
+/// `--bench` shapes also get GB/s (3*M*N*4 bytes / median time) next to a device-to-device memcpy
+/// of the same bytes, printed as `RESULT host=...` lines like `host-add`'s.
+pub(crate) fn predicated_add(o: &Opts) -> Result<Outcome, RuntimeError> {
+    const NAME: &str = "predicated_add";
+    let cases = shapes(o, "--shape", &PREDICATED_SHAPES)?;
+    let bench = shapes(o, "--bench", &[])?;
+    let iters = o.num("--iters", 20)?.max(1);
+    let seed = seed(o)?;
+    let manifest = Manifest::from_file(&o.cubin)?
+        .ok_or_else(|| RuntimeError::NoManifest(format!("{} has no cutec manifest", o.cubin)))?;
+    let plan = HostPlan::new(&manifest, NAME)?;
+    let mn = |shape: &[i64]| match shape {
+        [m, n] => Ok((*m, *n)),
+        _ => Err(RuntimeError::InvalidArgument(format!("shape {}: write MxN", shape_name(shape)))),
+    };
+    let mut t = Tally::default();
+    for shape in cases.iter().chain(&bench) {
+        let (m, n) = mn(shape)?;
+        let bytes = len_of(shape)? as u64 * 4;
+        let v = |k| Arg::tensor(TensorView::new(fake_ptr(k), DType::F32, &[m, n], &[n, 1]).with_bytes(bytes));
+        let label = format!("{NAME} f32 {m}x{n} (plan, offline)");
+        match plan.evaluate(&[v(0), v(1), v(2)]) {
+            Ok(launches) => {
+                let want_grid = (((m + 3) / 4) as u32, ((n + 31) / 32) as u32, 1);
+                let got: Vec<String> =
+                    launches.iter().map(|l| format!("{} grid {:?} block {:?}", l.kernel, l.config.grid, l.config.block)).collect();
+                let ok = launches.len() == 1 && launches[0].config.grid == want_grid && launches[0].config.block == (32, 4, 1);
+                t.check(
+                    ok,
+                    &label,
+                    &if ok {
+                        format!("accepted: {} (4x32 tiles cover the tensor)", got.join("; "))
+                    } else {
+                        format!("want one launch with grid {want_grid:?} block (32, 4, 1), got {}", got.join("; "))
+                    },
+                );
+            }
+            Err(e) if is_refusal(&e) => t.fail(&label, &format!("refused, but the kernel predicates every shape: {e}")),
+            Err(e) => return Err(e),
+        }
+    }
+    let stream = match open_device() {
+        Ok((_dev, stream)) => stream,
+        Err(e) if e.is_unavailable() => {
+            t.skip(&format!("{NAME} (device)"), &format!("{} cases: {e}", cases.len() + bench.len()));
+            return Ok(t.finish());
+        }
+        Err(e) => return Err(e),
+    };
+    let module = Module::load(stream.device(), o.cubin.as_str())?;
+    let host = module.host(NAME)?;
+    println!("seed: {seed}");
+    println!(
+        "reference: c = a + b in f32 on the CPU (one IEEE add: bit-exact), a and b uniform in [-1,1); C lies in \
+         a buffer with {GUARD} sentinel elements before and {GUARD} after it, which must stay untouched"
+    );
+    let sentinel = f32::from_bits(F32_SENTINEL);
+    let all: Vec<(Vec<i64>, bool)> = cases.into_iter().map(|s| (s, false)).chain(bench.into_iter().map(|s| (s, true))).collect();
+    let mut results = Vec::new();
+    for (shape, timed) in &all {
+        let (m, n) = mn(shape)?;
+        let case = format!("{NAME} f32 {m}x{n}");
+        let len = len_of(shape)?;
+        let mut rng = Rng::new(seed ^ (len as u64).rotate_left(17) ^ m as u64);
+        let a = rng.vec_f32(len, -1.0, 1.0);
+        let b = rng.vec_f32(len, -1.0, 1.0);
+        let da = DeviceBuffer::from_host(&stream, &a)?;
+        let db = DeviceBuffer::from_host(&stream, &b)?;
+        let dc = DeviceBuffer::from_host(&stream, &vec![sentinel; GUARD + len + GUARD])?;
+        // C starts GUARD elements into its buffer; the view's memory is exactly the tensor.
+        let cview = TensorView::new(dc.ptr() + (GUARD * 4) as u64, DType::F32, &[m, n], &[n, 1]).with_bytes(len as u64 * 4);
+        let args = [Arg::tensor(da.view(&[m, n], &[n, 1])), Arg::tensor(db.view(&[m, n], &[n, 1])), Arg::tensor(cview)];
+        match pre_call(&host, &args)? {
+            Pre::Go => {}
+            Pre::Refused(msg) => {
+                t.fail(&case, &format!("refused, but the kernel predicates every shape: {msg}"));
+                continue;
+            }
+        }
+        host.call(&stream, &args)?;
+        let out = dc.to_host(&stream)?;
+        let (front, rest) = out.split_at(GUARD);
+        let (c, back) = rest.split_at(len);
+        let (mut bad, mut unwritten) = (0usize, 0usize);
+        let mut first = Vec::new();
+        for i in 0..len {
+            let want = a[i] + b[i];
+            if c[i].to_bits() != want.to_bits() {
+                bad += 1;
+                if c[i].to_bits() == F32_SENTINEL {
+                    unwritten += 1;
+                }
+                if first.len() < 5 {
+                    first.push(format!("[{},{}]=0x{:08x} want 0x{:08x}", i as i64 / n, i as i64 % n, c[i].to_bits(), want.to_bits()));
+                }
+            }
+        }
+        let before = front.iter().filter(|x| x.to_bits() != F32_SENTINEL).count();
+        let after = back.iter().filter(|x| x.to_bits() != F32_SENTINEL).count();
+        if before + after > 0 {
+            first.push(format!("guard written: {before} of {GUARD} before C, {after} of {GUARD} after C (out of bounds)"));
+        }
+        let ok = bad == 0 && before + after == 0;
+        let detail = format!(
+            "{len} elements: mismatches={bad} (bit-exact; unwritten={unwritten}) guard_written={} of {}{}",
+            before + after,
+            2 * GUARD,
+            if first.is_empty() { String::new() } else { format!("; first: {}", first.join(", ")) }
+        );
+        t.check(ok, &case, &detail);
+        if *timed {
+            let bytes = 3.0 * len as f64 * 4.0;
+            // The reference: a device-to-device copy of the same byte count (as host-add).
+            let memcpy = {
+                let src = DeviceBuffer::<f32>::zeros(&stream, 3 * len)?;
+                memcpy_gbps(&stream, &src, iters)?
+            };
+            host.call(&stream, &args)?; // warm-up
+            let timer = EventTimer::new(&stream)?;
+            let mut samples = Vec::with_capacity(iters);
+            for _ in 0..iters {
+                timer.start(&stream)?;
+                host.call(&stream, &args)?;
+                timer.stop(&stream)?;
+                samples.push(timer.elapsed_ms()?);
+            }
+            stream.synchronize()?;
+            let ms = f64::from(median(&samples)?);
+            let gbps = bytes / (ms * 1e-3) / 1e9;
+            let ratio = gbps / memcpy;
+            println!(
+                "{case}: time_median_us={:.2} bandwidth_gbps={gbps:.1} (3*M*N*4 bytes / median of {iters} calls after a warm-up) \
+                 memcpy_gbps={memcpy:.1} ratio={ratio:.3}",
+                ms * 1e3
+            );
+            results.push(format!(
+                "RESULT host={NAME} dtype=f32 m={m} n={n} mismatches={bad} us={:.2} gbps={gbps:.1} memcpy_gbps={memcpy:.1} ratio={ratio:.3}",
+                ms * 1e3
+            ));
+        }
+    }
+    for r in &results {
+        println!("{r}");
+    }
+    Ok(t.finish())
+}
+
 // ---- printf samples ----------------------------------------------------------------------------
 
 /// What a case's output (its stdout) must be.
@@ -590,6 +750,12 @@ enum Check {
     /// The `print_tensor` value lines (`[v, v, ...]`), in order, each value within 1e-5 (+1e-6
     /// relative); `sorted`: compare each line's values as a multiset.
     Tensors(Vec<Vec<f64>>, bool),
+    /// These lines (built at run time), in this order, each exactly once (other lines may come
+    /// between).
+    LinesOnce(Vec<String>),
+    /// The first `print_tensor`'s output line by line: the numbers of each line from its `[` to
+    /// the line that closes it (CuTe's nested form: which values share a printed row).
+    TensorRows(Vec<Vec<f64>>),
 }
 
 /// One case of a printf sample.
@@ -607,7 +773,23 @@ fn case(id: &'static str, scalars: &'static [i32], offline: bool, checks: Vec<Ch
     Case { id, scalars, offline, checks }
 }
 
-const SAMPLES: [&str; 7] = ["four_ways_copy", "hello_world", "cuda_graph", "printing", "layout_algebra", "numeric_types", "tensor_ssa"];
+const SAMPLES: [&str; 8] =
+    ["four_ways_copy", "hello_world", "cuda_graph", "printing", "layout_algebra", "numeric_types", "tensor_ssa", "tensors"];
+
+/// samples/tensors.cute, example 1: x = arange(24) as (4,3,2):(6,2,1), so x(i,j,k) = 6i + 2j + k.
+/// CuTe prints the last mode outermost, then the rows of mode 0, each holding mode 1:
+/// `[[[ 0, 2, 4 ], [ 6, 8, 10 ], [ 12, 14, 16 ], [ 18, 20, 22 ]], [[ 1, 3, 5 ], ...]]]`.
+fn tensors_example1_rows() -> Vec<Vec<f64>> {
+    (0..2).flat_map(|k| (0..4).map(move |i| (0..3).map(|j| f64::from(6 * i + 2 * j + k)).collect())).collect()
+}
+
+/// samples/tensors.cute, example 2 (verbose): one line `\t(i,j)= value` per coordinate of
+/// x = arange(12) as (4,3):(3,1), in row order; value = 3i + j.
+fn tensors_example2_lines() -> Vec<String> {
+    let mut v = vec!["Verbose output:".to_string()];
+    v.extend((0..4).flat_map(|i| (0..3).map(move |j| format!("\t({i},{j})= {}.000000", 3 * i + j))));
+    v
+}
 
 fn cases_of(sample: &str) -> Option<Vec<Case>> {
     use Check::*;
@@ -702,6 +884,33 @@ fn cases_of(sample: &str) -> Option<Vec<Case>> {
             case("unary_op_1", &[], false, vec![Tensors(vec![same(2.0, 3), same(4f64.sin(), 3), same(16.0, 3)], false)]),
             case("reduction_op", &[], false, vec![Lines(&["21.000000"]), Tensors(vec![vec![6.0, 15.0], vec![6.0, 8.0, 10.0]], false)]),
         ],
+        // x = arange(24) / arange(12) (child_case); see the helpers above for the expected forms.
+        "tensors" => vec![
+            case(
+                "tensor_print_example1",
+                &[],
+                false,
+                vec![
+                    Lines(&["Basic output:"]),
+                    Count("Basic output:", 1),
+                    // The values as a multiset first (a wrong order alone is then reported as such).
+                    Tensors(vec![(0..24).map(f64::from).collect()], true),
+                    Tensors(vec![tensors_example1_rows().concat()], false),
+                    TensorRows(tensors_example1_rows()),
+                ],
+            ),
+            case("tensor_print_example2", &[], false, vec![LinesOnce(tensors_example2_lines()), Count("Verbose output:", 1)]),
+            case(
+                "tensor_print_example3",
+                &[],
+                false,
+                vec![
+                    Count("Slice output:", 2),
+                    // x[(_, 0)] = column 0, then x[(1, _)] = row 1, in launch order.
+                    Tensors(vec![vec![0.0, 3.0, 6.0, 9.0], vec![3.0, 4.0, 5.0]], false),
+                ],
+            ),
+        ],
         _ => return None,
     })
 }
@@ -724,6 +933,10 @@ fn detect_sample(m: &Manifest) -> Option<&'static str> {
         Some("numeric_types")
     } else if kernel("apply_slice") {
         Some("tensor_ssa")
+    } else if host("tensor_print_example1") {
+        Some("tensors")
+    } else if host("predicated_add") {
+        Some("predicated_add")
     } else {
         None
     }
@@ -764,14 +977,40 @@ fn tensor_values(out: &str) -> Result<Vec<Vec<f64>>, String> {
         if !closed {
             return Err(format!("unclosed print_tensor values after {:?}", line.trim_end()));
         }
-        let vals = body
-            .split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | 'i' | 'n' | 'f' | 'a')))
-            .filter(|t| !t.is_empty())
-            .map(|t| t.parse::<f64>().map_err(|_| format!("`{t}` is not a number (print_tensor after {:?})", line.trim_end())))
-            .collect::<Result<Vec<f64>, String>>()?;
+        let vals = numbers(&body).map_err(|e| format!("{e} (print_tensor after {:?})", line.trim_end()))?;
         all.push(vals);
     }
     Ok(all)
+}
+
+/// The numbers in `s` (separated by anything that cannot be part of one: brackets, commas, spaces).
+fn numbers(s: &str) -> Result<Vec<f64>, String> {
+    s.split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | 'i' | 'n' | 'f' | 'a')))
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse::<f64>().map_err(|_| format!("`{t}` is not a number")))
+        .collect()
+}
+
+/// The first `print_tensor` in `out`, line by line: the numbers of each line from the first `[`
+/// after its `tensor` header line to the line that closes that bracket.
+fn tensor_rows(out: &str) -> Result<Vec<Vec<f64>>, String> {
+    let mut lines = out.lines().skip_while(|l| !l.trim_start().starts_with("tensor"));
+    let header = lines.next().ok_or("no print_tensor output")?;
+    // The values start at the header's `[` if it has one (nothing before it counts).
+    let first = header.find('[').map(|p| &header[p..]);
+    let (mut depth, mut opened, mut rows) = (0i64, false, Vec::new());
+    for l in first.into_iter().chain(lines) {
+        if !opened && !l.contains('[') {
+            continue;
+        }
+        opened = true;
+        depth += l.matches('[').count() as i64 - l.matches(']').count() as i64;
+        rows.push(numbers(l).map_err(|e| format!("{e} in print_tensor line {l:?}"))?);
+        if depth <= 0 {
+            return Ok(rows);
+        }
+    }
+    Err(format!("print_tensor after {:?}: no closed [...] block", header.trim_end()))
 }
 
 /// The problems of `out` against `checks` (empty: it passes).
@@ -800,6 +1039,31 @@ fn check_output(out: &str, checks: &[Check]) -> Vec<String> {
                     problems.push(format!("line {w:?} printed {got} times, expected {n}"));
                 }
             }
+            Check::LinesOnce(want) => {
+                let mut it = lines.iter();
+                for w in want {
+                    if !it.any(|l| l == w) {
+                        problems.push(format!("missing line {w:?} (in order) in {lines:?}"));
+                        break;
+                    }
+                }
+                for w in want {
+                    let n = lines.iter().filter(|l| **l == w.as_str()).count();
+                    if n != 1 {
+                        problems.push(format!("line {w:?} printed {n} times, expected once"));
+                    }
+                }
+            }
+            Check::TensorRows(want) => match tensor_rows(out) {
+                Err(e) => problems.push(e),
+                Ok(got) => {
+                    let same = got.len() == want.len()
+                        && got.iter().zip(want).all(|(g, w)| g.len() == w.len() && g.iter().zip(w).all(|(a, b)| (a - b).abs() <= 1e-5 + 1e-6 * b.abs()));
+                    if !same {
+                        problems.push(format!("print_tensor rows: got {got:?}, want {want:?}"));
+                    }
+                }
+            },
             Check::Tensors(want, sorted) => {
                 let got = match tensor_values(out) {
                     Ok(g) => g,
@@ -848,6 +1112,10 @@ pub(crate) fn sample(o: &Opts, forced: Option<&str>) -> Result<Outcome, RuntimeE
             .ok_or_else(|| RuntimeError::InvalidArgument(format!("cannot tell which sample {} is; name it: {}", o.cubin, SAMPLES.join(", "))))?
             .to_string(),
     };
+    if name == "predicated_add" {
+        // A compute sample, not a printf one: its own check, with its default shapes.
+        return predicated_add(o);
+    }
     let cases = cases_of(&name)
         .ok_or_else(|| RuntimeError::InvalidArgument(format!("unknown sample `{name}`; samples: {}", SAMPLES.join(", "))))?;
     let gpu = match Device::count() {
@@ -960,6 +1228,8 @@ pub(crate) fn child_case(sample: &str, id: &str, cubin: &str) -> Result<Outcome,
     let module = Module::load(&dev, cubin)?;
     let one = LaunchConfig { grid: (1, 1, 1), block: (1, 1, 1), shared_mem_bytes: 0 };
     let mut ok = true;
+    // Inputs that must outlive the launches (until the synchronization below).
+    let mut keep: Vec<DeviceBuffer<f32>> = Vec::new();
     match (sample, id) {
         ("four_ways_copy", _) => {
             // mA[i,j] = i*128 + j: thread 1 holds row 0, columns 8..15.
@@ -986,6 +1256,16 @@ pub(crate) fn child_case(sample: &str, id: &str, cubin: &str) -> Result<Outcome,
             module.kernel(id)?.launch_checked(&stream, cfg, &[Arg::tensor(dx.view(&[4, 8], &[8, 1]))])?;
         }
         ("tensor_ssa", _) => ok = tensor_ssa_case(&module, &stream, id, one)?,
+        ("tensors", _) => {
+            // x = arange(24) as (4,3,2):(6,2,1) for example 1, arange(12) as (4,3):(3,1) otherwise.
+            let (shape, stride): (&[i64], &[i64]) =
+                if id == "tensor_print_example1" { (&[4, 3, 2], &[6, 2, 1]) } else { (&[4, 3], &[3, 1]) };
+            let n: i64 = shape.iter().product();
+            let x: Vec<f32> = (0..n).map(|v| v as f32).collect();
+            let dx = DeviceBuffer::from_host(&stream, &x)?;
+            module.host(id)?.call(&stream, &[Arg::tensor(dx.view(shape, stride))])?;
+            keep.push(dx);
+        }
         _ => {
             let args: Vec<Arg> = c.scalars.iter().map(|&v| Arg::i32(v)).collect();
             module.host(id)?.call(&stream, &args)?;
@@ -993,6 +1273,7 @@ pub(crate) fn child_case(sample: &str, id: &str, cubin: &str) -> Result<Outcome,
     }
     stream.synchronize()?;
     dev.synchronize()?;
+    drop(keep);
     Ok(if ok { Outcome::Pass } else { Outcome::Fail })
 }
 
@@ -1090,6 +1371,82 @@ mod tests {
         assert!(!check_output("Hello world\n", &[Check::Count("Hello world", 2)]).is_empty());
         let s = [Check::Tensors(vec![vec![1.0, 2.0, 3.0]], true)];
         assert!(check_output("tensor<x>\n[3.000000, 1.000000, 2.000000]\n", &s).is_empty());
+    }
+
+    /// What the kernels of samples/tensors.cute print (their format strings, from
+    /// `cutec build samples/tensors.cute --emit=ptx`, with CuTe's value order) passes the checks;
+    /// wrong orders, rows and values do not.
+    #[test]
+    fn tensors_checks() {
+        let cases = cases_of("tensors").unwrap();
+        let checks = |id: &str| &cases.iter().find(|c| c.id == id).unwrap().checks;
+        let f = |v: f64| format!("{v:.6}");
+        // Example 1: (4,3,2):(6,2,1) over arange(24).
+        let rows = tensors_example1_rows();
+        let mut ex1 = String::from("Basic output:\ntensor(f32, gmem, align<4>) o (4,3,2):(6,2,1), data=\n");
+        for (r, row) in rows.iter().enumerate() {
+            let open = match r { 0 => "       [[[ ", 4 => "        [[ ", _ => "         [ " };
+            let close = match r { 3 => " ]],", 7 => " ]]]", _ => " ]," };
+            let vals: Vec<String> = row.iter().map(|&v| f(v)).collect();
+            ex1.push_str(&format!("{open}{},{close}\n", vals.join(",  ")));
+        }
+        assert!(ex1.contains("[[[ 0.000000,  2.000000,  4.000000, ],\n         [ 6.000000,"), "{ex1}");
+        assert!(check_output(&ex1, checks("tensor_print_example1")).is_empty(), "{:?}", check_output(&ex1, checks("tensor_print_example1")));
+        // Row-major order (0, 1, 2 in the first row) has the right multiset but not CuTe's order:
+        // the order and row checks fail, the multiset check passes.
+        let mut k = 0;
+        let mut swapped = String::new();
+        for line in ex1.lines() {
+            if line.contains(".000000") {
+                let n = line.matches(".000000").count();
+                let vals: Vec<String> = (k..k + n).map(|v| f(v as f64)).collect();
+                k += n;
+                let prefix: String = line.chars().take_while(|c| *c == ' ' || *c == '[').collect();
+                let suffix: String = line.chars().rev().take_while(|c| *c == ' ' || *c == ']' || *c == ',').collect::<Vec<_>>().into_iter().rev().collect();
+                swapped.push_str(&format!("{prefix}{}{suffix}\n", vals.join(",  ")));
+            } else {
+                swapped.push_str(line);
+                swapped.push('\n');
+            }
+        }
+        let p = check_output(&swapped, checks("tensor_print_example1"));
+        assert!(p.len() == 2 && p.iter().all(|e| !e.contains("multiset")), "{swapped}\n{p:?}");
+        // The right order on different lines (one row of 6) is caught by the row check alone.
+        let joined = ex1.replacen(" ],\n         [ 6.000000", "  6.000000", 1);
+        let p = check_output(&joined, checks("tensor_print_example1"));
+        assert!(p.len() == 1 && p[0].starts_with("print_tensor rows"), "{p:?}");
+        // Example 2, verbose: `\t(i,j)= v` lines.
+        let mut ex2 = String::from("Verbose output:\ntensor(f32, gmem, align<4>) o (4,3):(3,1), data= (\n");
+        for i in 0..4 {
+            for j in 0..3 {
+                ex2.push_str(&format!("\t({i},{j})= {}\n", f(f64::from(3 * i + j))));
+            }
+        }
+        ex2.push_str(")\n");
+        assert!(check_output(&ex2, checks("tensor_print_example2")).is_empty(), "{:?}", check_output(&ex2, checks("tensor_print_example2")));
+        assert!(!check_output(&ex2.replace("\t(1,2)= 5.000000", "\t(1,2)= 6.000000"), checks("tensor_print_example2")).is_empty());
+        assert!(!check_output(&ex2.replace("\t(3,2)= 11.000000\n", ""), checks("tensor_print_example2")).is_empty());
+        let twice = format!("{ex2}\t(0,0)= 0.000000\n");
+        assert!(!check_output(&twice, checks("tensor_print_example2")).is_empty());
+        // Example 3: column 0, then row 1, each through a register fragment.
+        let slice = |vals: &[f64]| {
+            let v: Vec<String> = vals.iter().map(|&x| f(x)).collect();
+            format!("Slice output:\ntensor(f32, rmem, align<16>) o ({}):(1), data=\n       [ {}, ]\n", vals.len(), v.join(",  "))
+        };
+        let ex3 = slice(&[0.0, 3.0, 6.0, 9.0]) + &slice(&[3.0, 4.0, 5.0]);
+        assert!(check_output(&ex3, checks("tensor_print_example3")).is_empty(), "{:?}", check_output(&ex3, checks("tensor_print_example3")));
+        let wrong = slice(&[0.0, 1.0, 2.0, 3.0]) + &slice(&[3.0, 4.0, 5.0]);
+        assert!(!check_output(&wrong, checks("tensor_print_example3")).is_empty());
+        assert!(!check_output(&slice(&[0.0, 3.0, 6.0, 9.0]), checks("tensor_print_example3")).is_empty());
+    }
+
+    #[test]
+    fn tensor_rows_forms() {
+        assert_eq!(tensor_rows("x\ntensor o 3:1, data=\n  [ 1.0,  2.0, ]\nafter [9]\n"), Ok(vec![vec![1.0, 2.0]]));
+        assert_eq!(tensor_rows("tensor<f32> o 2:1 [1.5, -2e1]\n"), Ok(vec![vec![1.5, -20.0]]));
+        assert_eq!(tensor_rows("tensor o (2,2):(1,2)\n[[ 1, 2 ],\n [ 3, 4 ]]\n[5]\n"), Ok(vec![vec![1.0, 2.0], vec![3.0, 4.0]]));
+        assert!(tensor_rows("tensor o 2:1\n[ 1, 2,\n").is_err());
+        assert!(tensor_rows("no tensor here\n").is_err());
     }
 
     #[test]
