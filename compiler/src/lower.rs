@@ -75,6 +75,43 @@ fn escape(s: &str) -> String {
     r
 }
 
+/// Which result of [`euclid`].
+#[derive(Clone, Copy, PartialEq)]
+enum Euclid {
+    Quotient,
+    Remainder,
+}
+
+/// Euclidean quotient or remainder of signed `x` by `y` (of type `ty`, a scalar or vector type):
+/// r = x rem y, plus |y| when negative; q = (x - r) / y, which is exact. The last op defines `dst`
+/// when given (else a temporary); returns its name.
+fn euclid(w: &mut KernelWriter, ty: &str, x: &str, y: &str, want: Euclid, dst: Option<ValueId>, span: Span) -> String {
+    let is_vec = ty.starts_with("vector<");
+    let elem = if is_vec { ty.trim_end_matches('>').rsplit('x').next().unwrap_or("i32").to_string() } else { ty.to_string() };
+    let zero = if is_vec { w.op(&format!("arith.constant dense<0> : {ty}"), span) } else { w.op(&format!("arith.constant 0 : {elem}"), span) };
+    let r0 = w.op(&format!("arith.remsi {x}, {y} : {ty}"), span);
+    let neg = w.op(&format!("arith.cmpi slt, {r0}, {zero} : {ty}"), span);
+    // |y| without math.absi (which would need libdevice): max(y, 0 - y).
+    let neg_y = w.op(&format!("arith.subi {zero}, {y} : {ty}"), span);
+    let abs_y = w.op(&format!("arith.maxsi {y}, {neg_y} : {ty}"), span);
+    let fixed = w.op(&format!("arith.addi {r0}, {abs_y} : {ty}"), span);
+    let cond_ty = if is_vec { format!("{}, ", ty.replace(&elem, "i1")) } else { String::new() };
+    let select = format!("arith.select {neg}, {fixed}, {r0} : {cond_ty}{ty}");
+    let last = |w: &mut KernelWriter, text: &str| match dst {
+        Some(d) => {
+            w.define(d, text, span);
+            v(d)
+        }
+        None => w.op(text, span),
+    };
+    if want == Euclid::Remainder {
+        return last(w, &select);
+    }
+    let r = w.op(&select, span);
+    let diff = w.op(&format!("arith.subi {x}, {r} : {ty}"), span);
+    last(w, &format!("arith.divsi {diff}, {y} : {ty}"))
+}
+
 /// Whether any kernel calls a math function: those lower to libdevice, which must then be linked.
 pub fn uses_math(module: &kir::Module) -> bool {
     fn any(insts: &[Inst]) -> bool {
@@ -253,31 +290,44 @@ impl KernelWriter<'_> {
         if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(&key)) {
             return name.clone();
         }
-        // The algebra divides by floor and takes Euclidean remainders. Where both operands are
-        // proven non-negative (coordinates, extents, thread indices) the cheaper unsigned operations
-        // are exact; otherwise the signed floor forms are used.
+        // The algebra's division is Euclidean (the remainder is never negative). Where both
+        // operands are proven non-negative (coordinates, extents, thread indices) the cheaper
+        // unsigned operations are exact; otherwise the signed Euclidean forms are built.
         let unsigned = match &*op {
             Op::Div(x, y) | Op::Mod(x, y) | Op::CeilDiv(x, y) => self.non_negative(x) && self.positive(y),
             _ => false,
         };
-        let (name, x, y) = match &*op {
-            Op::Add(x, y) => ("addi", x, y),
-            Op::Div(x, y) => (if unsigned { "divui" } else { "floordivsi" }, x, y),
-            Op::Mod(x, y) => (if unsigned { "remui" } else { "remsi" }, x, y),
-            Op::CeilDiv(x, y) => (if unsigned { "ceildivui" } else { "ceildivsi" }, x, y),
-            Op::Min(x, y) => ("minsi", x, y),
+        let result = match (&*op, unsigned) {
+            (Op::Add(x, y), _) => {
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                self.op(&format!("arith.addi {x}, {y} : i32"), span)
+            }
+            (Op::Min(x, y), _) => {
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                self.op(&format!("arith.minsi {x}, {y} : i32"), span)
+            }
+            (Op::Div(x, y), true) | (Op::Mod(x, y), true) | (Op::CeilDiv(x, y), true) => {
+                let name = match &*op {
+                    Op::Div(..) => "divui",
+                    Op::Mod(..) => "remui",
+                    _ => "ceildivui",
+                };
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                self.op(&format!("arith.{name} {x}, {y} : i32"), span)
+            }
+            (Op::CeilDiv(x, y), false) => {
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                self.op(&format!("arith.ceildivsi {x}, {y} : i32"), span)
+            }
+            (Op::Div(x, y), false) => {
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                euclid(self, "i32", &x, &y, Euclid::Quotient, None, span)
+            }
+            (Op::Mod(x, y), false) => {
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                euclid(self, "i32", &x, &y, Euclid::Remainder, None, span)
+            }
         };
-        let euclid = matches!(&*op, Op::Mod(..)) && !unsigned;
-        let (x, y) = (self.int(x, span), self.int(y, span));
-        let mut result = self.op(&format!("arith.{name} {x}, {y} : i32"), span);
-        if euclid {
-            // remsi takes the dividend's sign; the Euclidean remainder is never negative.
-            let z = self.int(&Int::S(0), span);
-            let neg = self.op(&format!("arith.cmpi slt, {result}, {z} : i32"), span);
-            let abs_y = self.op(&format!("math.absi {y} : i32"), span);
-            let fixed = self.op(&format!("arith.addi {result}, {abs_y} : i32"), span);
-            result = self.op(&format!("arith.select {neg}, {fixed}, {result} : i32"), span);
-        }
         if let Some(m) = self.memo.last_mut() {
             m.insert(key, result.clone());
         }
@@ -423,7 +473,13 @@ impl KernelWriter<'_> {
                     BinaryOp::Max => if f { "maximumf" } else if s { "maxsi" } else { "maxui" },
                 };
                 let t = self.ty(*dst);
-                self.define(*dst, &format!("arith.{name} {x}, {y} : {t}"), *span);
+                if s && !f && matches!(op, BinaryOp::Div | BinaryOp::Rem) {
+                    // Integer `/` and `%` are Euclidean, as in the layout algebra (docs/language.md).
+                    let want = if *op == BinaryOp::Div { Euclid::Quotient } else { Euclid::Remainder };
+                    euclid(self, &t, &x, &y, want, Some(*dst), *span);
+                } else {
+                    self.define(*dst, &format!("arith.{name} {x}, {y} : {t}"), *span);
+                }
             }
             Inst::Neg { dst, ty, frag, a, span } => {
                 let x = self.operand(a, *ty, *frag, *span);

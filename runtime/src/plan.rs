@@ -49,7 +49,7 @@ pub enum Expr {
     Mul(Vec<Expr>),
     /// `(add a b ...)`: the sum of all operands.
     Add(Vec<Expr>),
-    /// `(div a b)`: floor division.
+    /// `(div a b)`: Euclidean division (floor division for positive divisors).
     Div(Box<Expr>, Box<Expr>),
     /// `(mod a b)`: Euclidean remainder (never negative).
     Mod(Box<Expr>, Box<Expr>),
@@ -93,10 +93,10 @@ impl fmt::Display for EvalError {
     }
 }
 
+/// The quotient of Euclidean division (the remainder `mod` gives is never negative), as the
+/// compiler folds it: for the positive divisors of tile counts this is floor division.
 fn floor_div(a: i64, b: i64) -> Option<i64> {
-    let q = a.checked_div(b)?;
-    let r = a.checked_rem(b)?;
-    Some(if r != 0 && ((r < 0) != (b < 0)) { q - 1 } else { q })
+    a.checked_div_euclid(b)
 }
 
 fn ceil_div(a: i64, b: i64) -> Option<i64> {

@@ -106,7 +106,8 @@ expect numeric-lines        numeric-types 'a(dynamic) = 3.140000' 'b(dynamic) = 
                             'Float32(3.140000) => Int32(3)' 'Int32(127) => Int8(127)' \
                             'Int32(300) => Int8(44) (truncated due to range limitation)' 'a + b = 13' 'x * 2 = 11.000000' \
                             'a + x = 15.500000 (Int32 + Float32 promotes to Float32)' 'a / b = 3' 'x / 2.0 = 2.750000' \
-                            'a > b = 1' 'a & b = 2' '-a = -10' '~a = -11'
+                            'a > b = 1' 'a & b = 2' '-a = -10' '~a = -11' \
+                            '-7 / 2 = -4, -7 % 2 = 1' '7 / -2 = -3, 7 % -2 = 1'
 expect tensor-ssa-lines     tensor-ssa 'tensor-values tensor_ssa/binary_op_1 #0: 3.000000 3.000000 3.000000' \
                             'tensor-values tensor_ssa/run_binary_op_2 #3: 0.500000 0.500000 0.500000' \
                             'tensor-values tensor_ssa/unary_op_1 #1: -0.756802 -0.756802 -0.756802' \
