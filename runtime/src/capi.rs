@@ -71,7 +71,7 @@ fn status_of(e: &RuntimeError) -> c_int {
         RuntimeError::ArgumentMismatch(_) => CUTE_ERROR_ARGUMENT_MISMATCH,
         RuntimeError::InvalidArgument(_) => CUTE_ERROR_INVALID_ARGUMENT,
         RuntimeError::InvalidLaunch(_) => CUTE_ERROR_INVALID_LAUNCH,
-        RuntimeError::KernelNotFound { .. } => CUTE_ERROR_NOT_FOUND,
+        RuntimeError::KernelNotFound { .. } | RuntimeError::HostNotFound { .. } => CUTE_ERROR_NOT_FOUND,
         RuntimeError::InvalidImage(_) => CUTE_ERROR_INVALID_IMAGE,
         RuntimeError::Io { .. } => CUTE_ERROR_IO,
         RuntimeError::Driver { .. } => CUTE_ERROR_DRIVER,

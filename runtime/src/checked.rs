@@ -196,8 +196,10 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
                     sig.shape, sig.stride
                 )))
             }
-            None if !(0..=i64::from(i32::MAX)).contains(&got) => {
-                return Err(err(format!("dynamic shape entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)")))
+            // Extents are at least 1: the generated code divides by them (an empty tensor has
+            // nothing to launch for).
+            None if !(1..=i64::from(i32::MAX)).contains(&got) => {
+                return Err(err(format!("dynamic shape entry {i} = {got} is not a positive i32 extent (1..=2147483647)")))
             }
             None => {
                 let d = sig.shape_div.get(i).copied().unwrap_or(1);

@@ -41,6 +41,13 @@ pub enum RuntimeError {
     },
     /// The bytes given to `Module::load` are not a loadable image.
     InvalidImage(String),
+    /// `Module::host` was asked for a host function the manifest does not describe.
+    HostNotFound {
+        /// The requested name.
+        name: String,
+        /// The host functions the manifest does describe.
+        available: Vec<String>,
+    },
     /// `Module::kernel` was asked for a name the module does not contain.
     KernelNotFound {
         /// The requested name.
@@ -98,6 +105,10 @@ impl fmt::Display for RuntimeError {
                 write!(f, "cannot read {}: {message}", path.display())
             }
             RuntimeError::InvalidImage(why) => write!(f, "invalid kernel image: {why}"),
+            RuntimeError::HostNotFound { name, available } => {
+                write!(f, "no host function `{name}` in the manifest; host functions: ")?;
+                if available.is_empty() { write!(f, "(none)") } else { write!(f, "{}", available.join(", ")) }
+            }
             RuntimeError::KernelNotFound { name, available } => {
                 write!(f, "kernel `{name}` not found in module")?;
                 match available {

@@ -751,12 +751,9 @@ impl HostPlan {
     /// The plan of host function `name` of manifest `m`; an error when there is none or its plan
     /// is unusable (the message says why).
     pub fn new(m: &Manifest, name: &str) -> Result<HostPlan> {
-        let sig = m.host(name).ok_or_else(|| {
-            let names: Vec<&str> = m.hosts.iter().map(|h| h.name.as_str()).collect();
-            RuntimeError::InvalidArgument(format!(
-                "no host function `{name}` in the manifest; host functions: {}",
-                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
-            ))
+        let sig = m.host(name).ok_or_else(|| RuntimeError::HostNotFound {
+            name: name.to_string(),
+            available: m.hosts.iter().map(|h| h.name.clone()).collect(),
         })?;
         HostPlan::from_sig(m, Arc::new(sig.clone()))
     }
