@@ -6,7 +6,7 @@
 //! dynamic values (the `?` entries of its tensor parameters, then its i32 parameters, numbered
 //! `$0, $1, ...` in parameter order, shapes before strides). Writing those expressions down and
 //! evaluating them in the runtime needs no host compiler, no object files and no linking: a call costs
-//! one pass over a few integer expressions per launch (see docs/host-integration.md).
+//! one pass over a few integer expressions per launch (measured in docs/runtime.md).
 //!
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.

@@ -1,6 +1,7 @@
-//! The manifest cutec embeds in every cubin: what kernels (and, later, host
-//! functions) the module holds and each parameter's type, so that the
-//! runtime can list them and check launches against them.
+//! The manifest cutec embeds in every cubin: what kernels and host functions
+//! the module holds, each parameter's type, the launch conditions, and each
+//! host function's launch plan, so that the runtime can list them, check
+//! launches against them and call host functions.
 //!
 //! # Where it lives
 //!
@@ -35,9 +36,8 @@
 //!   `?` for a dynamic entry (`(?,8)`, `((2,?),8)`).
 //! * `scalar` params: `elem`.
 //! * Forward compatibility: unknown record kinds and unknown `key=value`
-//!   attributes are ignored, so later versions can add lines such as `host
-//!   NAME ... end` blocks (host functions), `ret ...` or `launches KERNEL`
-//!   without breaking old readers. A `host` block is parsed into
+//!   attributes are ignored, so later versions can add records without
+//!   breaking old readers. A `host` block is parsed into
 //!   [`Manifest::hosts`] ([`HostSig`]) with its params and its launch plan
 //!   (`launch KERNEL` ... `endlaunch` blocks, see [`crate::plan`]). A
 //!   malformed plan does not make the manifest unreadable: it is recorded in
