@@ -184,7 +184,17 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("error: internal compiler error: {info}\n  help: this is a bug in cutec; please report it with the input that caused it");
     }));
-    match std::panic::catch_unwind(|| run(cli)) {
+    // The front end walks the program recursively; a generous stack (as rustc gives itself) keeps
+    // the deepest programs the parser accepts (lang::parse::MAX_DEPTH) far from its end.
+    let worker = std::thread::Builder::new().stack_size(64 << 20).spawn(move || std::panic::catch_unwind(|| run(cli)));
+    let outcome = match worker {
+        Ok(handle) => handle.join().unwrap_or(Err(Box::new("the compiler thread failed"))),
+        Err(e) => {
+            eprintln!("error: cannot start the compiler thread: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(message)) => {
             if !message.is_empty() {
