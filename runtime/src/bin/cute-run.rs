@@ -489,7 +489,7 @@ fn checked(o: &Opts) -> Result<Outcome, RuntimeError> {
         ("refuse misaligned pointer", vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr() + 2, DType::F32, n64 - 1))], "c", "misaligned pointer"),
         ("refuse null pointer", vec![va(), vb(), vc(TensorView::contiguous_1d(0, DType::F32, n64))], "c", "null pointer"),
         ("refuse out of bounds (seed case)", vec![va(), vb(), vc(dc.view(&[n64 + 1], &[1]))], "c", "out of bounds"),
-        ("refuse i32 overflow", vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr(), DType::F32, 1 << 31))], "c", "does not fit"),
+        ("refuse i32 overflow", vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr(), DType::F32, 1 << 31))], "c", "is not a positive i32 extent"),
         ("refuse scalar for tensor", vec![va(), Arg::i32(3), vc(dc.view_1d())], "b", "expects a tensor"),
     ];
     for (name, args, param, what) in cases {
