@@ -11,8 +11,8 @@
 //! }
 //! ```
 //!
-//! ```ignore
-//! // src/main.rs
+//! ```text
+//! // src/main.rs (compiled for real in examples/rust-build)
 //! mod kernels {
 //!     include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 //! }
