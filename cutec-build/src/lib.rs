@@ -157,14 +157,15 @@ impl Build {
                 run(&cutec, &[file.as_os_str(), "--emit=header".as_ref(), "-o".as_ref(), h.as_os_str()], file)?;
             }
             let _ = writeln!(module, "/// The cubin compiled from `{}` for {arch}.", file.display());
-            let _ = writeln!(module, "pub const {cname}: &[u8] = include_bytes!({:?});", cubin.display().to_string());
+            // Generated items an application may not use must not warn in its build (as bindgen's).
+            let _ = writeln!(module, "#[allow(dead_code)]\npub const {cname}: &[u8] = include_bytes!({:?});", cubin.display().to_string());
             let _ = writeln!(module, "/// Where that cubin was written.");
-            let _ = writeln!(module, "pub const {cname}_PATH: &str = {:?};", cubin.display().to_string());
+            let _ = writeln!(module, "#[allow(dead_code)]\npub const {cname}_PATH: &str = {:?};", cubin.display().to_string());
             all.push((stem.to_string(), cname));
         }
         let _ = writeln!(module, "/// Every cubin, by file stem.");
         let entries: Vec<String> = all.iter().map(|(s, c)| format!("({s:?}, {c})")).collect();
-        let _ = writeln!(module, "pub const ALL: &[(&str, &[u8])] = &[{}];", entries.join(", "));
+        let _ = writeln!(module, "#[allow(dead_code)]\npub const ALL: &[(&str, &[u8])] = &[{}];", entries.join(", "));
         let rs = out_dir.join(format!("{name}.rs"));
         std::fs::write(&rs, module).map_err(|e| Error(format!("cutec-build: cannot write {}: {e}", rs.display())))?;
         Ok(rs)

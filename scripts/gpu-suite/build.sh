@@ -17,6 +17,9 @@ for b in cute-run cute-bench-launch; do
     cp "target/release/$b" "$OUT/bin/$b"
 done
 cp target/release/examples/host_add "$OUT/bin/host_add_rust"
+# The cutec-build example: its build.rs runs cutec and embeds the cubin in the binary.
+(cd examples/rust-build && cargo build --release)
+cp examples/rust-build/target/release/cute-rust-build-example "$OUT/bin/rust_build_example"
 C="gcc -std=c99 -O2 -Wall -Wextra -Werror -Iruntime/include -I$OUT/gen"
 LIBS="target/release/libcute_runtime.a -lpthread -ldl -lm"
 $C examples/c/vector_add.c $LIBS -o "$OUT/bin/vector_add_c"

@@ -64,12 +64,14 @@ check host-f16-16384       $CR host-add $EW --m 16384 --n 16384 --iters 20
 if [ -f "$EW32" ]; then
     check host-f32-2048    $CR host-add $EW32 --m 2048 --n 2048 --iters 20
     check host-f32-16384   $CR host-add $EW32 --m 16384 --n 16384 --iters 20
+    check host-f32-16384x8192 $CR host-add $EW32 --m 16384 --n 8192 --iters 20
 else
     echo "=== f32: cubin/elementwise_add_f32.cubin absent (samples/elementwise_add_f32.cute not built): skipped"
 fi
 check host-refuse-M1000    $CR host-refuse $EW elementwise_add --m 1000 --n 2048
 check host-c-example       bin/host_add_c $EW 2048 2048
 check host-rust-example    bin/host_add_rust $EW 2048 2048
+check rust-build-example   bin/rust_build_example
 check host-c-reduce        bin/host_reduce_c cubin/reduce_sum.cubin cubin/reduce_sum_tiled_copy.cubin 4096
 check bench-launch         bin/cute-bench-launch cubin/vector_add.cubin --launches 10000 --rounds 5 --host $EW
 # --- issue 5: every sample on fresh random inputs against a CPU reference ---
