@@ -113,6 +113,15 @@ unsafe fn out_ptr<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
     unsafe { p.as_mut() }.ok_or_else(|| invalid(format!("{what} (output pointer) is NULL")))
 }
 
+/// Drops a handle made by `Box::into_raw` here; NULL is a no-op, and a panic in a destructor
+/// does not cross the C boundary.
+unsafe fn release<T>(p: *mut T) {
+    if !p.is_null() {
+        // SAFETY: the caller passes a handle this library created with Box::into_raw, once.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(p) })));
+    }
+}
+
 unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
     if p.is_null() {
         return Err(invalid(format!("{what} is NULL")));
@@ -295,10 +304,7 @@ pub unsafe extern "C" fn cute_device_open(ordinal: c_int, out: *mut *mut cute_de
 /// Releases a device handle.
 #[no_mangle]
 pub unsafe extern "C" fn cute_device_release(dev: *mut cute_device) {
-    if !dev.is_null() {
-        // SAFETY: created by Box::into_raw in cute_device_open.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(dev) })));
-    }
+    unsafe { release(dev) }
 }
 
 /// Waits for all work on the device.
@@ -340,10 +346,7 @@ pub unsafe extern "C" fn cute_stream_synchronize(stream: *const cute_stream) -> 
 /// Releases a stream handle.
 #[no_mangle]
 pub unsafe extern "C" fn cute_stream_release(stream: *mut cute_stream) {
-    if !stream.is_null() {
-        // SAFETY: created by Box::into_raw.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(stream) })));
-    }
+    unsafe { release(stream) }
 }
 
 /// Allocates `bytes` of device memory (at least 256-byte aligned).
@@ -455,10 +458,7 @@ pub unsafe extern "C" fn cute_module_load_data(dev: *const cute_device, data: *c
 /// Releases a module handle (kernels obtained from it stay valid).
 #[no_mangle]
 pub unsafe extern "C" fn cute_module_release(module: *mut cute_module) {
-    if !module.is_null() {
-        // SAFETY: created by Box::into_raw.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(module) })));
-    }
+    unsafe { release(module) }
 }
 
 /// The module's manifest text, or NULL when the image has none. Owned by
@@ -513,10 +513,7 @@ pub unsafe extern "C" fn cute_module_kernel(module: *const cute_module, name: *c
 /// Releases a kernel handle.
 #[no_mangle]
 pub unsafe extern "C" fn cute_kernel_release(kernel: *mut cute_kernel) {
-    if !kernel.is_null() {
-        // SAFETY: created by Box::into_raw.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(kernel) })));
-    }
+    unsafe { release(kernel) }
 }
 
 /// Checks `args` against the kernel's manifest signature without launching
@@ -574,10 +571,7 @@ pub unsafe extern "C" fn cute_module_host(module: *const cute_module, name: *con
 /// Releases a host-function handle.
 #[no_mangle]
 pub unsafe extern "C" fn cute_host_release(host: *mut cute_host) {
-    if !host.is_null() {
-        // SAFETY: created by Box::into_raw.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(host) })));
-    }
+    unsafe { release(host) }
 }
 
 /// Checks a host call without launching: the arguments against the host's parameters, then the
@@ -634,10 +628,7 @@ pub unsafe extern "C" fn cute_graph_launch(graph: *const cute_graph, stream: *co
 /// Releases a graph handle.
 #[no_mangle]
 pub unsafe extern "C" fn cute_graph_release(graph: *mut cute_graph) {
-    if !graph.is_null() {
-        // SAFETY: created by Box::into_raw.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(graph) })));
-    }
+    unsafe { release(graph) }
 }
 
 /// The CUDA version the driver supports (e.g. 13000) in `*out`.

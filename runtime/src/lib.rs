@@ -36,7 +36,7 @@
 //!   config is validated (non-zero dims, ≤ 1024 threads per block, grid
 //!   limits), and when the driver reports parameter sizes
 //!   (`cuFuncGetParamInfo`) the argument count and sizes are checked too.
-//! * [`EventTimer`] / [`Stream::time_ms`] for CUDA-event timing; [`Rng`] for
+//! * [`EventTimer`] / [`Stream::time_ms`] / [`Stream::median_ms`] for CUDA-event timing; [`Rng`] for
 //!   reproducible inputs.
 //!
 //! Every fallible call returns [`Result`]`<_, `[`RuntimeError`]`>` with a

@@ -52,6 +52,20 @@ impl Stream {
         t.stop(self)?;
         t.elapsed_ms()
     }
+
+    /// Times `work` `iters` times with one pair of events (each run recorded alone, so runs do
+    /// not overlap) and returns the median in milliseconds of GPU time. Warm-up is the caller's.
+    pub fn median_ms<F: FnMut() -> Result<()>>(&self, iters: usize, mut work: F) -> Result<f32> {
+        let t = EventTimer::new(self)?;
+        let mut samples = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            t.start(self)?;
+            work()?;
+            t.stop(self)?;
+            samples.push(t.elapsed_ms()?);
+        }
+        median(&samples)
+    }
 }
 
 /// Median of `samples` (mean of the two middle values for even lengths).

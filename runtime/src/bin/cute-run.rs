@@ -29,7 +29,7 @@ use std::process::ExitCode;
 mod samples;
 
 use cute_runtime::{
-    format_cuda_version, median, Arg, ArgList, DType, Device, DeviceBuffer, EventTimer,
+    format_cuda_version, Arg, ArgList, DType, Device, DeviceBuffer,
     LaunchConfig, Manifest, Module, Rng, RuntimeError, Stream, TensorView,
 };
 
@@ -331,16 +331,7 @@ fn vector_add(opts: &VectorAddOpts) -> Result<Outcome, RuntimeError> {
 
     // Timing: one warm-up launch, then the median of `iters` event-timed ones.
     kernel.launch(&stream, cfg, args.as_slice())?;
-    let timer = EventTimer::new(&stream)?;
-    let mut samples = Vec::with_capacity(opts.iters);
-    for _ in 0..opts.iters {
-        timer.start(&stream)?;
-        kernel.launch(&stream, cfg, args.as_slice())?;
-        timer.stop(&stream)?;
-        samples.push(timer.elapsed_ms()?);
-    }
-    stream.synchronize()?;
-    let ms = median(&samples)?;
+    let ms = stream.median_ms(opts.iters, || kernel.launch(&stream, cfg, args.as_slice()))?;
     let bytes = 3.0 * n as f64 * 4.0;
     let gbps = if ms > 0.0 { bytes / (f64::from(ms) * 1e-3) / 1e9 } else { f64::INFINITY };
     println!(
@@ -798,21 +789,7 @@ fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String]
     let view = |buf: &DeviceBuffer<T>| Arg::tensor(buf.view(&[m, n], &[n, 1]).with_dtype(dtype));
 
     // The reference: a device-to-device copy of the same byte count (reads + writes 2x bytes).
-    let memcpy_gbps = {
-        let src = DeviceBuffer::<T>::zeros(stream, 3 * len)?;
-        let mut dst = DeviceBuffer::<T>::zeros(stream, 3 * len)?;
-        dst.copy_from_device(stream, &src)?;
-        let timer = EventTimer::new(stream)?;
-        let mut samples = Vec::with_capacity(iters);
-        for _ in 0..iters {
-            timer.start(stream)?;
-            dst.copy_from_device(stream, &src)?;
-            timer.stop(stream)?;
-            samples.push(timer.elapsed_ms()?);
-        }
-        let ms = f64::from(median(&samples)?);
-        2.0 * bytes / (ms * 1e-3) / 1e9
-    };
+    let memcpy_gbps = samples::memcpy_gbps(stream, &DeviceBuffer::<T>::zeros(stream, 3 * len)?, iters)?;
     println!("memcpy DtoD reference: {:.1} MB copied, {memcpy_gbps:.1} GB/s (2 x bytes / median of {iters})", bytes / 1e6);
 
     let mut all = true;
@@ -835,16 +812,7 @@ fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String]
         // Timing: a warm-up call, then the median of `iters` event-timed calls.
         host.call(stream, &[view(&da), view(&db), view(&dc)])?;
         let args = [view(&da), view(&db), view(&dc)];
-        let timer = EventTimer::new(stream)?;
-        let mut samples = Vec::with_capacity(iters);
-        for _ in 0..iters {
-            timer.start(stream)?;
-            host.call(stream, &args)?;
-            timer.stop(stream)?;
-            samples.push(timer.elapsed_ms()?);
-        }
-        stream.synchronize()?;
-        let ms = f64::from(median(&samples)?);
+        let ms = f64::from(stream.median_ms(iters, || host.call(stream, &args))?);
         let gbps = bytes / (ms * 1e-3) / 1e9;
         let ratio = gbps / memcpy_gbps;
         let ok = bad == 0;

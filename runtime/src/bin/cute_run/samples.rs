@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use cute_runtime::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use cute_runtime::{
-    median, Arg, DType, Device, DeviceBuffer, EventTimer, HostFn, HostPlan, LaunchConfig, Manifest, Module,
+    Arg, DType, Device, DeviceBuffer, DeviceElem, HostFn, HostPlan, LaunchConfig, Manifest, Module,
     Rng, RuntimeError, Stream, TensorView,
 };
 
@@ -459,16 +459,7 @@ pub(crate) fn reduce(o: &Opts) -> Result<Outcome, RuntimeError> {
             let bytes = (p.in_len() * 4) as f64;
             let memcpy = memcpy_gbps(&stream, &dx, iters)?;
             host.call(&stream, &args)?; // warm-up
-            let timer = EventTimer::new(&stream)?;
-            let mut samples = Vec::with_capacity(iters);
-            for _ in 0..iters {
-                timer.start(&stream)?;
-                host.call(&stream, &args)?;
-                timer.stop(&stream)?;
-                samples.push(timer.elapsed_ms()?);
-            }
-            stream.synchronize()?;
-            let ms = f64::from(median(&samples)?);
+            let ms = f64::from(stream.median_ms(iters, || host.call(&stream, &args))?);
             let gbps = bytes / (ms * 1e-3) / 1e9;
             println!(
                 "{case}: time_median_us={:.2} bandwidth_gbps={gbps:.1} (M*N*4 bytes / median of {iters} calls after a warm-up) \
@@ -564,18 +555,10 @@ fn compare_reduce(p: &Problem, x: &[f32], out: &[f32]) -> (usize, String) {
 }
 
 /// GB/s of a device-to-device copy of `src` (2 x bytes / median time): the bandwidth reference.
-fn memcpy_gbps(stream: &Stream, src: &DeviceBuffer<f32>, iters: usize) -> Result<f64, RuntimeError> {
-    let mut dst = DeviceBuffer::<f32>::zeros(stream, src.len())?;
-    dst.copy_from_device(stream, src)?;
-    let timer = EventTimer::new(stream)?;
-    let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        timer.start(stream)?;
-        dst.copy_from_device(stream, src)?;
-        timer.stop(stream)?;
-        samples.push(timer.elapsed_ms()?);
-    }
-    let ms = f64::from(median(&samples)?);
+pub(crate) fn memcpy_gbps<T: DeviceElem>(stream: &Stream, src: &DeviceBuffer<T>, iters: usize) -> Result<f64, RuntimeError> {
+    let mut dst = DeviceBuffer::<T>::zeros(stream, src.len())?;
+    dst.copy_from_device(stream, src)?; // warm-up
+    let ms = f64::from(stream.median_ms(iters, || dst.copy_from_device(stream, src))?);
     Ok(2.0 * src.size_bytes() as f64 / (ms * 1e-3) / 1e9)
 }
 
@@ -708,16 +691,7 @@ pub(crate) fn predicated_add(o: &Opts) -> Result<Outcome, RuntimeError> {
                 memcpy_gbps(&stream, &src, iters)?
             };
             host.call(&stream, &args)?; // warm-up
-            let timer = EventTimer::new(&stream)?;
-            let mut samples = Vec::with_capacity(iters);
-            for _ in 0..iters {
-                timer.start(&stream)?;
-                host.call(&stream, &args)?;
-                timer.stop(&stream)?;
-                samples.push(timer.elapsed_ms()?);
-            }
-            stream.synchronize()?;
-            let ms = f64::from(median(&samples)?);
+            let ms = f64::from(stream.median_ms(iters, || host.call(&stream, &args))?);
             let gbps = bytes / (ms * 1e-3) / 1e9;
             let ratio = gbps / memcpy;
             println!(
