@@ -45,6 +45,10 @@ pub fn operand(op: Op, i: usize) -> Val {
     unsafe { mlirOperationGetOperand(op, i as isize) }
 }
 
+pub fn result_count(op: Op) -> usize {
+    unsafe { mlirOperationGetNumResults(op) as usize }
+}
+
 pub fn operand_count(op: Op) -> usize {
     unsafe { mlirOperationGetNumOperands(op) as usize }
 }
@@ -153,6 +157,43 @@ pub fn int_attr(op: Op, name: &str) -> Option<i64> {
     }
 }
 
+/// The strings of an array-of-strings attribute, if the op has one by that name.
+pub fn string_array_attr(op: Op, name: &str) -> Option<Vec<String>> {
+    unsafe {
+        let a = mlirOperationGetAttributeByName(op, sref(name));
+        if a.ptr.is_null() || !mlirAttributeIsAArray(a) {
+            return None;
+        }
+        (0..mlirArrayAttrGetNumElements(a))
+            .map(|i| {
+                let e = mlirArrayAttrGetElement(a, i);
+                mlirAttributeIsAString(e).then(|| string_of(mlirStringAttrGetValue(e)))
+            })
+            .collect()
+    }
+}
+
+/// The op that defines a value, or `None` for a block argument.
+pub fn defining_op(v: Val) -> Option<Op> {
+    unsafe { mlirValueIsAOpResult(v).then(|| mlirOpResultGetOwner(v)) }
+}
+
+/// For a block argument: the op owning its block, and the argument's position.
+pub fn block_arg_owner(v: Val) -> Option<(Op, usize)> {
+    unsafe {
+        if !mlirValueIsABlockArgument(v) {
+            return None;
+        }
+        let block = mlirBlockArgumentGetOwner(v);
+        Some((mlirBlockGetParentOperation(block), mlirBlockArgumentGetArgNumber(v) as usize))
+    }
+}
+
+/// Whether a value has any use.
+pub fn has_uses(v: Val) -> bool {
+    unsafe { !mlirValueGetFirstUse(v).ptr.is_null() }
+}
+
 /// Creates ops immediately before an anchor op, at a given location.
 pub struct Builder {
     pub ctx: MlirContext,
@@ -164,6 +205,18 @@ pub struct Builder {
 impl Builder {
     pub fn before(anchor: Op) -> Builder {
         Builder { ctx: context(anchor), block: unsafe { mlirOperationGetBlock(anchor) }, anchor, loc: location(anchor) }
+    }
+
+    /// Where a value becomes available: right after its defining op, or at the start of the block
+    /// whose argument it is (every block ends in a terminator, so both have an op to insert before).
+    pub fn after_definition(v: Val, loc: MlirLocation) -> Builder {
+        unsafe {
+            let anchor = match defining_op(v) {
+                Some(op) => mlirOperationGetNextInBlock(op),
+                None => mlirBlockGetFirstOperation(mlirBlockArgumentGetOwner(v)),
+            };
+            Builder { ctx: context(anchor), block: mlirOperationGetBlock(anchor), anchor, loc }
+        }
     }
 
     /// Creates an op before the anchor; `attrs` are parsed from MLIR attribute syntax.

@@ -10,7 +10,8 @@
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
 use cute_lang::diag::{line_col, Diagnostic};
-use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy};
+use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy, ViewHow};
+use cute_layout::expr::Value as XValue;
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
 use cute_layout::int::{Atom, Dyn, Op};
@@ -39,6 +40,10 @@ pub fn mlir_scalar(s: Scalar) -> &'static str {
 
 pub fn mlir_tensor(t: &TensorTy) -> String {
     format!("!cute.tensor<{}, \"{}\", {}, \"{}\">", mlir_scalar(t.elem), t.space.name(), t.align, t.layout)
+}
+
+pub fn mlir_layout(l: &cute_layout::Layout) -> String {
+    format!("!cute.layout<\"{l}\">")
 }
 
 fn mlir_frag(f: &FragTy) -> String {
@@ -191,6 +196,55 @@ impl KernelWriter<'_> {
         t
     }
 
+    /// A layout as a `!cute.layout` value: `cute.make_layout` with its `?` entries as operands.
+    fn make_layout(&mut self, l: &cute_layout::Layout, span: Span) -> (String, String) {
+        let leaves: Vec<String> = dynamic_leaves(l).iter().map(|i| self.int(i, span)).collect();
+        let ty = mlir_layout(l);
+        let types = vec!["i32"; leaves.len()].join(", ");
+        (self.op(&format!("\"cute.make_layout\"({}) : ({types}) -> {ty}", leaves.join(", ")), span), ty)
+    }
+
+    /// A view as the CuTe op that made it: the algebra's arguments as the `args` strings (a `?` in
+    /// them is the next `i32` operand, `@` the next `!cute.layout` operand), for `cute-canonicalize`
+    /// to fold; or a tiled copy's `partition_S`/`partition_D` with the copy built from its atom.
+    fn view(&mut self, dst: ValueId, src: ValueId, how: &ViewHow, ty: &TensorTy, span: Span) {
+        let mut operands = vec![v(src)];
+        let mut types = vec![self.ty(src)];
+        match how {
+            ViewHow::Algebra { op, args } => {
+                let mut texts = Vec::new();
+                for a in args {
+                    if let XValue::Layout(l) = a {
+                        let (name, t) = self.make_layout(l, span);
+                        operands.push(name);
+                        types.push(t);
+                        texts.push("\"@\"".to_string());
+                    } else {
+                        for leaf in a.dyn_leaves() {
+                            operands.push(self.int(&leaf, span));
+                            types.push("i32".into());
+                        }
+                        texts.push(format!("\"{}\"", escape(&a.to_string())));
+                    }
+                }
+                let text = format!("\"cute.{op}\"({}) {{args = [{}]}} : ({}) -> {}", operands.join(", "), texts.join(", "), types.join(", "), mlir_tensor(ty));
+                self.define(dst, &text, span);
+            }
+            ViewHow::Partition { dst: to_dst, elem, bits, tv, tile, tid } => {
+                let atom_ty = format!("!cute.copy_atom<{}, {bits}>", mlir_scalar(*elem));
+                let atom = self.op(&format!("\"cute.make_copy_atom\"() : () -> {atom_ty}"), span);
+                let (tv_value, tv_ty) = self.make_layout(tv, span);
+                let copy_ty = format!("!cute.tiled_copy<{}, {bits}, \"{tile}\", \"{tv}\">", mlir_scalar(*elem));
+                let copy = self.op(&format!("\"cute.make_tiled_copy\"({atom}, {tv_value}) : ({atom_ty}, {tv_ty}) -> {copy_ty}"), span);
+                let t = self.int(tid, span);
+                operands.extend([copy, t]);
+                types.extend([copy_ty, "i32".into()]);
+                let op = if *to_dst { "partition_d" } else { "partition_s" };
+                self.define(dst, &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
+            }
+        }
+    }
+
     fn ty(&self, id: ValueId) -> String {
         self.k.value_types.get(id as usize).map(mlir_value_ty).unwrap_or_else(|| "i32".into())
     }
@@ -338,29 +392,11 @@ impl KernelWriter<'_> {
     /// block indices, extents and strides, loop counters from a non-negative start) with
     /// non-negative constants.
     fn non_negative(&self, i: &Int) -> bool {
-        match i {
-            Int::S(c) => *c >= 0,
-            Int::D(d) => {
-                d.coef >= 0
-                    && d.factors.iter().all(|a| match a {
-                        Atom::Var { id, .. } => self.non_negative_values.contains(id),
-                        Atom::Op(op) => match &**op {
-                            Op::Add(x, y) | Op::Min(x, y) => self.non_negative(x) && self.non_negative(y),
-                            Op::Div(x, y) | Op::CeilDiv(x, y) => self.non_negative(x) && self.positive(y),
-                            Op::Mod(_, y) => self.positive(y),
-                        },
-                        _ => false,
-                    })
-            }
-        }
+        i.proven_non_negative(&|id| self.non_negative_values.contains(&id), &|id| self.positive_values.contains(&id))
     }
 
     fn positive(&self, i: &Int) -> bool {
-        match i {
-            Int::S(c) => *c > 0,
-            // Extents are positive; a product of them with a positive coefficient is too.
-            Int::D(d) => d.coef > 0 && d.factors.iter().all(|a| matches!(a, Atom::Var { id, .. } if self.positive_values.contains(id))),
-        }
+        i.proven_positive(&|id| self.positive_values.contains(&id))
     }
 
     /// An operand as an SSA name of type `ty`, or of `vector<len x ty>` when `frag` is set (scalars
@@ -538,16 +574,7 @@ impl KernelWriter<'_> {
                 };
                 self.define(*dst, &format!("arith.select {cond}, {x}, {y} : {cond_ty}{t}"), *span);
             }
-            Inst::View { dst, src, offset, ty, span } => {
-                let off = self.int(offset, *span);
-                let leaves: Vec<String> = dynamic_leaves(&ty.layout).iter().map(|l| self.int(l, *span)).collect();
-                let src_ty = self.ty(*src);
-                let mut operands = vec![v(*src), off];
-                operands.extend(leaves.iter().cloned());
-                let mut types = vec![src_ty, "i32".into()];
-                types.extend(leaves.iter().map(|_| "i32".to_string()));
-                self.define(*dst, &format!("\"cute.view\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), *span);
-            }
+            Inst::View { dst, src, how, ty, span } => self.view(*dst, *src, how, ty, *span),
             Inst::Math { dst, fun, ty, frag, a, span } => {
                 let x = self.operand(a, *ty, *frag, *span);
                 let t = self.ty(*dst);

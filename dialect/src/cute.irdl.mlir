@@ -3,7 +3,37 @@
 // Types carry the static part of a layout in CuTe's notation as a string parameter, e.g.
 // !cute.tensor<f32, "gmem", 4, "(?):(1)">: element type, memory space, base alignment in bytes,
 // layout. A `?` entry is dynamic: its value travels with the tensor at run time.
+//
+// Two levels of ops: CuTe's operations on tensors (slice, local_tile, local_partition, composition,
+// the divides and products, partition_S/D of a tiled copy), which `cute-canonicalize` folds with the
+// layout algebra into `cute.view`s; and the memory ops (view, load, store, fragments, alloc) that
+// `cute-lower-to-gpu` lowers. The checks IRDL cannot express are `cute-verify`'s.
 irdl.dialect @cute {
+  // A layout value: its static part in the type, its `?` entries as the operands of the op that
+  // makes it (`cute.make_layout`).
+  irdl.type @layout {
+    %layout = irdl.base "#builtin.string"
+    irdl.parameters(layout: %layout)
+  }
+
+  // How one thread moves one chunk: element type and bits per copy (CuTe's Copy_Atom of a
+  // UniversalCopy).
+  irdl.type @copy_atom {
+    %elem = irdl.any
+    %bits = irdl.base "#builtin.integer"
+    irdl.parameters(elem: %elem, bits: %bits)
+  }
+
+  // A tiled copy: a copy atom repeated over a tile by a TV layout ((thread, value) -> tile
+  // coordinate), both static.
+  irdl.type @tiled_copy {
+    %elem = irdl.any
+    %bits = irdl.base "#builtin.integer"
+    %tile = irdl.base "#builtin.string"
+    %tv = irdl.base "#builtin.string"
+    irdl.parameters(elem: %elem, bits: %bits, tile: %tile, tv: %tv)
+  }
+
   irdl.type @tensor {
     %elem = irdl.any
     %space = irdl.is "gmem"
@@ -14,6 +44,273 @@ irdl.dialect @cute {
     %layout = irdl.base "#builtin.string"
     irdl.parameters(elem: %elem, space: %spaces, align: %align, layout: %layout)
   }
+
+  // ---- CuTe's operations on tensors. Each is `NAME(layout of src, args...)` of the layout algebra
+  // (docs/dialect.md): `args` holds the arguments in CuTe notation, a `?` in them being the next
+  // `i32` operand and "@" the next `!cute.layout` operand. The result is a tensor over the same
+  // memory; `cute-verify` checks that its type is what the algebra gives, `cute-canonicalize` folds
+  // the op into a `cute.view`.
+
+  irdl.operation @make_view {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @slice {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @local_tile {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @local_partition {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @composition {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @logical_divide {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @zipped_divide {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @tiled_divide {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @flat_divide {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @logical_product {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @zipped_product {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @tiled_product {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @flat_product {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @select {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @get {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @group_modes {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @coalesce {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @flatten {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    %arg = irdl.any_of(%i32, %layout)
+    %args = irdl.base "#builtin.array"
+    %dst = irdl.base @cute::@tensor
+    irdl.attributes { "args" = %args }
+    irdl.operands(src: %src, args: variadic %arg)
+    irdl.results(view: %dst)
+  }
+
+  // A layout value; `dyn` gives its `?` entries (shape entries, then strides).
+  irdl.operation @make_layout {
+    %i32 = irdl.is i32
+    %layout = irdl.base @cute::@layout
+    irdl.operands(dyn: variadic %i32)
+    irdl.results(layout: %layout)
+  }
+
+  irdl.operation @make_copy_atom {
+    %atom = irdl.base @cute::@copy_atom
+    irdl.operands()
+    irdl.results(atom: %atom)
+  }
+
+  // A tiled copy from a copy atom and its TV layout (the tile is in the result type).
+  irdl.operation @make_tiled_copy {
+    %atom = irdl.base @cute::@copy_atom
+    %tv = irdl.base @cute::@layout
+    %copy = irdl.base @cute::@tiled_copy
+    irdl.operands(atom: %atom, tv: %tv)
+    irdl.results(copy: %copy)
+  }
+
+  // The values thread `tid` of a tiled copy reads (partition_S) or writes (partition_D) in `src`:
+  // (V, RestM, RestN, ...). (IRDL op names are lower case: CuTe's partition_S is partition_s.)
+  irdl.operation @partition_s {
+    %src = irdl.base @cute::@tensor
+    %copy = irdl.base @cute::@tiled_copy
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, copy: %copy, tid: %i32)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @partition_d {
+    %src = irdl.base @cute::@tensor
+    %copy = irdl.base @cute::@tiled_copy
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, copy: %copy, tid: %i32)
+    irdl.results(view: %dst)
+  }
+
+  // ---- Memory.
 
   // The k-th dynamic entry of a tensor's layout (shape entries first, then strides, in flattened
   // order): the run-time value behind a `?` in its type.

@@ -183,8 +183,10 @@ pub enum Inst {
     Math { dst: ValueId, fun: MathFn, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
     /// `dst = c ? a : b`.
     Select { dst: ValueId, ty: Scalar, frag: Option<usize>, c: Operand, a: Operand, b: Operand, span: Span },
-    /// A view of `src`: base moved by `offset` elements, with the layout of `ty`.
-    View { dst: ValueId, src: ValueId, offset: Int, ty: TensorTy, span: Span },
+    /// A view of `src` with the layout of `ty`, made by the CuTe operation `how`. The front end has
+    /// computed `ty` with the algebra; code generation keeps `how` as a `cute` op, and
+    /// `cute-canonicalize` folds it (and checks that the algebra gives `ty`).
+    View { dst: ValueId, src: ValueId, how: ViewHow, ty: TensorTy, span: Span },
     /// One element, `offset` elements from the tensor's base (the layout has already mapped the
     /// coordinate to this offset).
     Load { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
@@ -209,6 +211,23 @@ pub enum Inst {
     /// Prints text and run-time values (`printf`); segments are concatenated.
     Printf { segments: Vec<FmtSeg>, span: Span },
     Barrier { span: Span },
+}
+
+/// The CuTe operation a tensor view comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewHow {
+    /// `op(layout of the source, args...)`: an operation of the layout algebra's expression
+    /// language (`slice`, `local_tile`, `local_partition`, `composition`, `zipped_divide`, ...), or
+    /// `make_view` (the same memory with the layout `args[0]`).
+    Algebra { op: String, args: Vec<cute_layout::expr::Value> },
+    /// One thread's part of a tiled copy (CuTe's `partition_S`, or `partition_D` when `dst`).
+    Partition { dst: bool, elem: Scalar, bits: u32, tv: Layout, tile: cute_layout::IntTuple, tid: Int },
+}
+
+impl ViewHow {
+    pub fn algebra(op: &str, args: Vec<cute_layout::expr::Value>) -> ViewHow {
+        ViewHow::Algebra { op: op.to_string(), args }
+    }
 }
 
 /// A piece of printed output: text known now, an index integer, or another run-time scalar.

@@ -1,5 +1,11 @@
-//! `cute-canonicalize`: simplifies tensor views without changing what any access reads.
+//! `cute-canonicalize`: folds CuTe's tensor operations into views and simplifies the views, without
+//! changing what any access reads.
 //!
+//! - Each of CuTe's tensor operations (`cute.local_tile`, `cute.slice`, `cute.composition`, the
+//!   divides, `cute.partition_s`, ...) is evaluated with the layout algebra (`algebra.rs`) and
+//!   replaced by a `cute.view` of the tensor its chain started from: the offset and the `?` entries of
+//!   the result are computed as `arith` ops from the run-time values the chain used. Static parts fold
+//!   away entirely. The result type must be what the algebra gives, or the pass fails at the op.
 //! - A `cute.dyn` of a view is the view's own operand for that entry (no view needed to read it).
 //! - A view of a view becomes one view of the original tensor, the two offsets added.
 //! - A view's layout is put in canonical form: flattened, size-1 modes dropped, and neighbouring
@@ -7,15 +13,17 @@
 //!   is by element offset or by whole fragment in colexicographic order, both of which depend only on
 //!   the layout as a function, so the canonical form is equivalent. Entries with a run-time (`?`)
 //!   value are kept as they are: whether they merge depends on values only known at run time.
-//! - Views that end up unused are erased.
+//! - Views, layouts, copies and `arith` values that end up unused are erased (folding leaves the
+//!   offsets of intermediate views behind).
 
+use super::algebra::{self, Folder};
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Builder, Op, Val};
 use cute_layout::{Int, IntTuple, Layout};
 use melior::pass::Pass;
 
 pub const NAME: &str = "cute-canonicalize";
-pub const SUMMARY: &str = "Fold views of views and cute.dyn of views, canonicalize view layouts (drop size-1 modes, merge static modes)";
+pub const SUMMARY: &str = "Fold CuTe tensor ops (local_tile, slice, composition, divides, partitions) into views with the layout algebra; fold views of views; canonicalize view layouts";
 
 static PASS_ID: super::PassId = super::PassId(2);
 
@@ -38,6 +46,13 @@ fn has_uses(op: Op) -> bool {
 }
 
 fn run(module: Op) -> Result<(), Reported> {
+    // 0. CuTe's tensor operations, in program order (each one's source is folded before it).
+    let mut folder = Folder::default();
+    for op in ir::nested_ops(module) {
+        if algebra::is_foldable(&ir::op_name(op)) {
+            folder.fold(op)?;
+        }
+    }
     // 1. cute.dyn of a view: the view's operand.
     for op in ir::nested_ops(module) {
         if ir::op_name(op) != "cute.dyn" {
@@ -68,9 +83,13 @@ fn run(module: Op) -> Result<(), Reported> {
         op = canonical_layout(op)?;
         let _ = op;
     }
-    // 4. Views nobody reads any more (innermost last, so outer ones go first).
+    // 4. Views, layouts, copies and dynamic entries nobody reads any more (in reverse, so users go
+    // before what they use).
     for op in ir::nested_ops(module).into_iter().rev() {
-        if ir::op_name(op) == "cute.view" && !has_uses(op) {
+        let name = ir::op_name(op);
+        let pure = matches!(name.as_str(), "cute.view" | "cute.dyn" | "cute.make_layout" | "cute.make_copy_atom" | "cute.make_tiled_copy")
+            || (name.starts_with("arith.") && ir::result_count(op) == 1);
+        if pure && !has_uses(op) {
             ir::erase(op);
         }
     }

@@ -1,5 +1,6 @@
 //! Our passes, one per file, and the table that names them for `cutec opt` and the pipeline.
 
+pub(crate) mod algebra;
 pub mod canonicalize;
 pub mod lower_to_gpu;
 pub mod verify;

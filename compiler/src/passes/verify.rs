@@ -7,6 +7,7 @@
 //! kernel argument tensor lives in gmem. Errors point at the op's location, which for IR built from
 //! `.cute` is the source line.
 
+use super::algebra::{self, Folder, TiledCopyType};
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
 use cute_layout::Layout;
@@ -44,6 +45,8 @@ fn run(module: Op) -> Result<(), Reported> {
             failed = true;
         }
     };
+    // CuTe's tensor ops are checked in program order, each against the algebra's result of its source.
+    let mut folder = Folder::default();
     for op in ir::nested_ops(module) {
         match ir::op_name(op).as_str() {
             "gpu.func" => check(verify_func(op)),
@@ -52,6 +55,12 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.load" | "cute.store" => check(verify_access(op)),
             "cute.load_frag" | "cute.store_frag" => check(verify_frag(op)),
             "cute.alloc" => check(verify_alloc(op)),
+            "cute.make_layout" => check(verify_make_layout(op)),
+            "cute.make_tiled_copy" => check(verify_make_tiled_copy(op)),
+            name if algebra::is_foldable(name) => match folder.eval(op) {
+                Ok(t) => folder.record(ir::result(op, 0), t),
+                Err(e) => check(Err(e)),
+            },
             _ => {}
         }
     }
@@ -133,6 +142,39 @@ fn verify_alloc(op: Op) -> Result<(), Reported> {
     }
     if !layout.is_static() {
         return Err(fail(op, &format!("`cute.alloc` needs a static layout, found {layout}")));
+    }
+    Ok(())
+}
+
+/// `cute.make_layout` passes one value per `?` entry of its layout.
+fn verify_make_layout(op: Op) -> Result<(), Reported> {
+    let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
+    let text = algebra::layout_type_text(&printed).ok_or_else(|| fail(op, &format!("`cute.make_layout` makes a !cute.layout, not {printed}")))?;
+    let layout: Layout = text.parse().map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
+    let (want, have) = (dynamic_count(&layout), ir::operand_count(op));
+    if want != have {
+        return Err(fail(op, &format!("`cute.make_layout` has {have} dynamic values but its layout {text} has {want} `?` entries")));
+    }
+    Ok(())
+}
+
+/// `cute.make_tiled_copy` agrees with its parts: the atom's element type and width, the TV layout.
+fn verify_make_tiled_copy(op: Op) -> Result<(), Reported> {
+    let copy = TiledCopyType::of(op, ir::result(op, 0))?;
+    let atom = ir::type_to_string(ir::value_type(ir::operand(op, 0)));
+    let (elem, bits) = algebra::copy_atom_type(&atom).ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {atom}")))?;
+    if elem != copy.elem || bits != copy.bits {
+        return Err(fail(op, &format!("the copy atom moves {bits} bits of {elem} but the tiled copy's type says {} bits of {}", copy.bits, copy.elem)));
+    }
+    let tv = ir::type_to_string(ir::value_type(ir::operand(op, 1)));
+    let text = algebra::layout_type_text(&tv).ok_or_else(|| fail(op, &format!("expected a !cute.layout, found {tv}")))?;
+    if text != copy.tv.to_string() {
+        return Err(fail(op, &format!("the TV layout operand is {text} but the tiled copy's type says {}", copy.tv)));
+    }
+    let tile = copy.tile.product().ok().and_then(|s| s.as_static()).unwrap_or(0);
+    let covered = copy.tv.cosize().ok().and_then(|s| s.as_static()).unwrap_or(i64::MAX);
+    if covered > tile {
+        return Err(fail(op, &format!("the TV layout {} reaches element {} but the tile {} has {tile}", copy.tv, covered - 1, copy.tile)));
     }
     Ok(())
 }

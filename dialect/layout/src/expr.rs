@@ -140,7 +140,7 @@ fn tiler_value(t: &Tiler) -> Value {
     }
 }
 
-fn int_tuple_value(t: &IntTuple) -> Value {
+pub fn int_tuple_value(t: &IntTuple) -> Value {
     match t {
         IntTuple::Int(i) => Value::Int(i.clone()),
         IntTuple::Tuple(v) => Value::Tuple(v.iter().map(int_tuple_value).collect()),
@@ -535,6 +535,53 @@ pub const OPERATIONS: &[&str] = &[
     "local_tile", "local_partition", "make_layout_tv", "max_common_vector", "max_common_layout", "slice",
     "with_shape", "product", "product_each", "leaves",
 ];
+
+/// Applies one operation of the language to values (which may hold dynamic integers): what a
+/// compiler pass uses to fold an algebra op whose arguments it has in hand.
+pub fn apply(name: &str, args: &[Value]) -> Result<Value> {
+    call(name, args)
+}
+
+/// A coordinate (with `_`) as a value.
+pub fn crd_value(c: &Crd) -> Value {
+    match c {
+        Crd::Int(i) => Value::Int(i.clone()),
+        Crd::Under => Value::Under,
+        Crd::Tuple(v) => Value::Tuple(v.iter().map(crd_value).collect()),
+    }
+}
+
+impl Value {
+    /// The dynamic integers of a value in the order its printed form shows their `?`s (a layout's
+    /// shape, then its stride), so that `?`s in printed text can be bound to run-time values.
+    pub fn dyn_leaves(&self) -> Vec<Int> {
+        match self {
+            Value::Int(i) => if i.is_static() { vec![] } else { vec![i.clone()] },
+            Value::Tuple(v) | Value::Tiler(v) => v.iter().flat_map(Value::dyn_leaves).collect(),
+            Value::Layout(l) | Value::Sliced(l, _) => l.shape.leaves().into_iter().chain(l.stride.leaves()).filter(|i| !i.is_static()).collect(),
+            Value::Composed(c) => c.layout.shape.leaves().into_iter().chain(c.layout.stride.leaves()).filter(|i| !i.is_static()).collect(),
+            Value::Swizzle(_) | Value::Under => vec![],
+        }
+    }
+
+    /// The value with every dynamic leaf rebound by `f` (see [`Int::subst`]).
+    pub fn subst(&self, f: &mut dyn FnMut(u32, i64) -> Result<Int>) -> Result<Value> {
+        let tuple = |t: &IntTuple, f: &mut dyn FnMut(u32, i64) -> Result<Int>| -> Result<IntTuple> {
+            let leaves = t.leaves().iter().map(|i| i.subst(f)).collect::<Result<Vec<_>>>()?;
+            t.unflatten_like(&mut leaves.into_iter())
+        };
+        let layout = |l: &Layout, f: &mut dyn FnMut(u32, i64) -> Result<Int>| -> Result<Layout> { Layout::new(tuple(&l.shape, f)?, tuple(&l.stride, f)?) };
+        Ok(match self {
+            Value::Int(i) => Value::Int(i.subst(f)?),
+            Value::Tuple(v) => Value::Tuple(v.iter().map(|x| x.subst(f)).collect::<Result<_>>()?),
+            Value::Tiler(v) => Value::Tiler(v.iter().map(|x| x.subst(f)).collect::<Result<_>>()?),
+            Value::Layout(l) => Value::Layout(layout(l, f)?),
+            Value::Sliced(l, off) => Value::Sliced(layout(l, f)?, off.subst(f)?),
+            Value::Composed(c) => Value::Composed(ComposedLayout { swizzle: c.swizzle, offset: c.offset.subst(f)?, layout: layout(&c.layout, f)? }),
+            Value::Swizzle(_) | Value::Under => self.clone(),
+        })
+    }
+}
 
 fn call(name: &str, v: &[Value]) -> Result<Value> {
     let a = Args { op: name, v };

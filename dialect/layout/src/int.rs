@@ -562,6 +562,60 @@ fn place(t: &mut IntTuple, path: &[u32], v: Option<&Int>) {
     }
 }
 
+impl Int {
+    /// Whether the expression is proven >= 0, knowing which leaves are non-negative (`non_negative`)
+    /// and which positive (`positive`): sums, products, minima, quotients by positive values and
+    /// (Euclidean) remainders of such.
+    pub fn proven_non_negative(&self, non_negative: &dyn Fn(u32) -> bool, positive: &dyn Fn(u32) -> bool) -> bool {
+        match self {
+            Int::S(c) => *c >= 0,
+            Int::D(d) => {
+                d.coef >= 0
+                    && d.factors.iter().all(|a| match a {
+                        Atom::Var { id, .. } => non_negative(*id) || positive(*id),
+                        Atom::Basis(_) => false,
+                        Atom::Op(op) => match &**op {
+                            Op::Add(x, y) | Op::Min(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_non_negative(non_negative, positive),
+                            Op::Div(x, y) | Op::CeilDiv(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_positive(positive),
+                            Op::Mod(_, y) => y.proven_positive(positive),
+                        },
+                    })
+            }
+        }
+    }
+
+    /// Whether the expression is proven > 0: a positive constant times positive leaves.
+    pub fn proven_positive(&self, positive: &dyn Fn(u32) -> bool) -> bool {
+        match self {
+            Int::S(c) => *c > 0,
+            Int::D(d) => d.coef > 0 && d.factors.iter().all(|a| matches!(a, Atom::Var { id, .. } if positive(*id))),
+        }
+    }
+
+    /// The same expression with every leaf `Var { id, div }` replaced by `f(id, div)`, re-simplified
+    /// (so `(v*16)/16` with `v` replaced stays exact). Used to rebind an expression parsed from text,
+    /// whose leaves are numbered by the parser, to the leaves of the caller.
+    pub fn subst(&self, f: &mut dyn FnMut(u32, i64) -> Result<Int>) -> Result<Int> {
+        let Int::D(d) = self else { return Ok(self.clone()) };
+        let mut acc = Int::S(d.coef);
+        for a in d.factors.iter() {
+            let x = match a {
+                Atom::Var { id, div } => f(*id, *div)?,
+                Atom::Basis(_) => Int::D(Dyn { coef: 1, factors: Arc::from(vec![a.clone()]) }),
+                Atom::Op(op) => match &**op {
+                    Op::Add(x, y) => x.subst(f)?.add(&y.subst(f)?)?,
+                    Op::CeilDiv(x, y) => x.subst(f)?.ceil_div(&y.subst(f)?)?,
+                    Op::Div(x, y) => x.subst(f)?.floor_div(&y.subst(f)?)?,
+                    Op::Mod(x, y) => x.subst(f)?.modulo(&y.subst(f)?)?,
+                    Op::Min(x, y) => x.subst(f)?.minimum(&y.subst(f)?),
+                },
+            };
+            acc = acc.mul(&x)?;
+        }
+        Ok(acc)
+    }
+}
+
 impl fmt::Display for Int {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -591,6 +645,17 @@ impl fmt::Display for Int {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subst_rebinds_and_simplifies() {
+        let v = Int::var(0, 1);
+        let e = v.mul(&Int::S(16)).unwrap().floor_div(&Int::S(4)).unwrap();
+        let w = Int::var(7, 2);
+        let r = e.subst(&mut |id, _| Ok(if id == 0 { w.clone() } else { Int::var(id, 1) })).unwrap();
+        assert_eq!(r, w.mul(&Int::S(4)).unwrap());
+        let s = e.subst(&mut |_, _| Ok(Int::S(3))).unwrap();
+        assert_eq!(s, Int::S(12));
+    }
 
     #[test]
     fn static_arithmetic_is_checked() {

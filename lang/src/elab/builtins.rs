@@ -7,10 +7,11 @@ use super::value::{Origin, TensorVal, Value};
 use super::{is_static_value, layout_err, Frame, R};
 use crate::ast::BinOp;
 use crate::diag::{did_you_mean, Diagnostic};
-use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, MathFn, Operand, ShuffleKind, TensorTy, ValueTy};
+use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, MathFn, Operand, ShuffleKind, TensorTy, ValueTy, ViewHow};
 use crate::types::MemSpace;
 use crate::span::Span;
 use crate::types::Scalar;
+use cute_layout::expr::{self, Value as XValue};
 use cute_layout::{Int, IntTuple, Layout, Tiler};
 
 pub struct Arg {
@@ -153,12 +154,17 @@ fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
 }
 
 /// The result of a layout operation on the first argument: a layout, or a view when it was a tensor.
-fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, span: Span) -> R<Value> {
+fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, how: ViewHow, span: Span) -> R<Value> {
     Ok(match &first.value {
-        Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, span)?),
+        Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, how, span)?),
         Value::Counting { origin, .. } => Value::Counting { layout, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? },
         _ => Value::Layout(layout),
     })
+}
+
+/// Static mode indices as arguments of an algebra op.
+fn index_values(ix: &[usize]) -> Vec<XValue> {
+    ix.iter().map(|&i| XValue::Int(Int::S(i as i64))).collect()
 }
 
 fn modes_list(a: &Arg) -> R<Vec<usize>> {
@@ -230,18 +236,21 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             let l = layout_of(p[1])?;
             let t = t.clone();
-            Ok(Value::Tensor(f.view(&t, l, Int::ZERO, span)?))
+            let how = ViewHow::algebra("make_view", vec![XValue::Layout(l.clone())]);
+            Ok(Value::Tensor(f.view(&t, l, Int::ZERO, how, span)?))
         }
         "composition" => {
             arity(name, &args, 2, 2, span, "composition(a, b)")?;
             let p = positional(&args);
             let a = layout_of(p[0])?;
-            let r = match &p[1].value {
-                Value::Layout(b) => cute_layout::composition(&a, b),
-                v => cute_layout::composition_tiler(&a, &tiler_of(v, p[1].span)?),
-            }
-            .map_err(lerr)?;
-            rewrap(f, p[0], r, Int::ZERO, span)
+            let (r, arg) = match &p[1].value {
+                Value::Layout(b) => (cute_layout::composition(&a, b), XValue::Layout(b.clone())),
+                v => {
+                    let t = tiler_of(v, p[1].span)?;
+                    (cute_layout::composition_tiler(&a, &t), expr::tiler_to_value(&t))
+                }
+            };
+            rewrap(f, p[0], r.map_err(lerr)?, Int::ZERO, ViewHow::algebra("composition", vec![arg]), span)
         }
         "complement" => {
             arity(name, &args, 1, 2, span, "complement(layout, cotarget)")?;
@@ -267,18 +276,20 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 _ => Ok(l.flatten()),
             }
             .map_err(lerr)?;
-            Ok(if name == "flatten" { rewrap(f, p[0], r, Int::ZERO, span)? } else { Value::Layout(r) })
+            Ok(if name == "flatten" { rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("flatten", vec![]), span)? } else { Value::Layout(r) })
         }
         "coalesce" => {
             arity(name, &args, 1, 2, span, "coalesce(layout[, profile])")?;
             let p = positional(&args);
             let l = layout_of(p[0])?;
-            let r = match p.get(1) {
-                Some(prof) => cute_layout::coalesce_by(&l, &int_tuple(prof, "a profile")?),
-                None => cute_layout::coalesce(&l),
-            }
-            .map_err(lerr)?;
-            rewrap(f, p[0], r, Int::ZERO, span)
+            let (r, args) = match p.get(1) {
+                Some(prof) => {
+                    let prof = int_tuple(prof, "a profile")?;
+                    (cute_layout::coalesce_by(&l, &prof), vec![expr::int_tuple_value(&prof)])
+                }
+                None => (cute_layout::coalesce(&l), vec![]),
+            };
+            rewrap(f, p[0], r.map_err(lerr)?, Int::ZERO, ViewHow::algebra("coalesce", args), span)
         }
         "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" | "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
             arity(name, &args, 2, 2, span, &format!("{name}(x, tiler)"))?;
@@ -296,7 +307,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 _ => cute_layout::flat_product(&a, &t),
             }
             .map_err(lerr)?;
-            rewrap(f, p[0], r, Int::ZERO, span)
+            rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra(name, vec![expr::tiler_to_value(&t)]), span)
         }
         "blocked_product" | "raked_product" => {
             arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
@@ -308,20 +319,23 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         "select" => {
             arity(name, &args, 2, 2, span, "select(x, modes)")?;
             let p = positional(&args);
-            let r = layout_of(p[0])?.select(&modes_list(p[1])?).map_err(lerr)?;
-            rewrap(f, p[0], r, Int::ZERO, span)
+            let modes = modes_list(p[1])?;
+            let r = layout_of(p[0])?.select(&modes).map_err(lerr)?;
+            rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("select", index_values(&modes)), span)
         }
         "get" => {
             arity(name, &args, 2, 2, span, "get(x, mode)")?;
             let p = positional(&args);
-            let r = layout_of(p[0])?.get(&modes_list(p[1])?).map_err(lerr)?;
-            rewrap(f, p[0], r, Int::ZERO, span)
+            let path = modes_list(p[1])?;
+            let r = layout_of(p[0])?.get(&path).map_err(lerr)?;
+            rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("get", index_values(&path)), span)
         }
         "group_modes" => {
             arity(name, &args, 3, 3, span, "group_modes(x, begin, end)")?;
             let p = positional(&args);
-            let r = layout_of(p[0])?.group_modes(static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?).map_err(lerr)?;
-            rewrap(f, p[0], r, Int::ZERO, span)
+            let (b, e) = (static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?);
+            let r = layout_of(p[0])?.group_modes(b, e).map_err(lerr)?;
+            rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("group_modes", index_values(&[b, e])), span)
         }
         "local_tile" => {
             arity(name, &args, 3, 3, span, "local_tile(tensor, tiler, coord)")?;
@@ -335,7 +349,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 f.require_whole_tiles(&cute_layout::zipped_divide(&l, &t).map_err(lerr)?, span);
             }
             let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
-            rewrap(f, p[0], r, off, span)
+            let how = ViewHow::algebra("local_tile", vec![expr::tiler_to_value(&t), expr::crd_value(&crd)]);
+            rewrap(f, p[0], r, off, how, span)
         }
         "local_partition" => {
             arity(name, &args, 3, 3, span, "local_partition(tensor, thread_layout, thread_index)")?;
@@ -350,7 +365,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 f.require_whole_tiles(&cute_layout::zipped_divide(&l, &tiler).map_err(lerr)?, span);
             }
             let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
-            rewrap(f, p[0], r, off, span)
+            let how = ViewHow::algebra("local_partition", vec![XValue::Layout(thr.clone()), XValue::Int(idx.clone())]);
+            rewrap(f, p[0], r, off, how, span)
         }
         "min" | "max" => {
             arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
@@ -730,14 +746,14 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             f.store_frag(&t, ft, *fid, span)?;
             Ok(Value::Unit)
         }
-        ("get_slice", Value::TiledCopy { tv, tile, .. }) => {
+        ("get_slice", Value::TiledCopy { elem, bits, tv, tile }) => {
             arity("get_slice", &args, 1, 1, span, "tiled_copy.get_slice(thread_index)")?;
             let Value::Int(tid) = &args[0].value else {
                 return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
             };
-            Ok(Value::ThrCopy { tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
+            Ok(Value::ThrCopy { elem: *elem, bits: *bits, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
         }
-        ("partition_S" | "partition_D", Value::ThrCopy { tv, tile, tid }) => {
+        ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;
             let layout = match &args[0].value {
                 Value::Tensor(t) => t.ty.layout.clone(),
@@ -747,19 +763,13 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 }
             };
             let lerr = |e| layout_err(e, span);
-            // Tile the tensor, map each tile through the TV layout, keep this thread's values:
-            // (V, RestM, RestN, ...), as CuTe's partition_S.
-            let z = cute_layout::zipped_divide(&layout, &Tiler::Shape(tile.clone())).map_err(lerr)?;
             if matches!(args[0].value, Value::Tensor(_)) {
-                f.require_whole_tiles(&z, span);
+                f.require_whole_tiles(&cute_layout::zipped_divide(&layout, &Tiler::Shape(tile.clone())).map_err(lerr)?, span);
             }
-            let composed = cute_layout::composition_tiler(&z, &Tiler::Tuple(vec![Tiler::Layout(tv.clone()), Tiler::Skip])).map_err(lerr)?;
-            let crd = cute_layout::Crd::Tuple(vec![cute_layout::Crd::Tuple(vec![cute_layout::Crd::Int(tid.clone()), cute_layout::Crd::Under]), cute_layout::Crd::Under]);
-            let (sliced, offset) = cute_layout::slice_and_offset(&crd, &composed).map_err(lerr)?;
-            let mut modes = vec![sliced.mode(0).map_err(lerr)?];
-            modes.extend(sliced.mode(1).map_err(lerr)?.modes());
+            let (partitioned, offset) = cute_layout::tv_partition(&layout, tv, tile, tid).map_err(lerr)?;
             let first = Arg { name: None, name_span: None, value: args[0].value.clone(), span: args[0].span };
-            rewrap(f, &first, Layout::concat(modes), offset, span)
+            let how = ViewHow::Partition { dst: name.name == "partition_D", elem: *elem, bits: *bits, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() };
+            rewrap(f, &first, partitioned, offset, how, span)
         }
         ("reduce", Value::Frag(ft, fid)) => {
             let usage = "fragment.reduce(op, init: value, profile: 0)";

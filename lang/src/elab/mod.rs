@@ -997,7 +997,7 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
         let (layout, offset) = cute_layout::slice_and_offset(crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
-        self.view(t, layout, offset, span)
+        self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(crd)]), span)
     }
 
     /// Records that every run-time extent a layout operation divided by a static tile must be a
@@ -1034,8 +1034,9 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
     }
 
-    /// A tensor over the same memory with a new layout, its base moved by `offset` elements.
-    pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, span: Span) -> R<TensorVal> {
+    /// A tensor over the same memory with a new layout, its base moved by `offset` elements, made by
+    /// the CuTe operation `how` (which the kernel's IR keeps).
+    pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, how: kir::ViewHow, span: Span) -> R<TensorVal> {
         if self.mode != Mode::Const {
             self.require_whole_tiles(&layout, span);
         }
@@ -1048,7 +1049,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
             Origin::Kernel(src) => {
                 let dst = self.fresh(ValueTy::Tensor(ty.clone()));
-                self.emit(Inst::View { dst, src: *src, offset, ty: ty.clone(), span });
+                self.emit(Inst::View { dst, src: *src, how, ty: ty.clone(), span });
                 Ok(TensorVal { ty, origin: Origin::Kernel(dst) })
             }
         }

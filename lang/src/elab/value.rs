@@ -48,7 +48,7 @@ pub enum Value {
     /// A tiled copy: a TV layout ((thread, value) -> tile coordinate) over a tile shape.
     TiledCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple },
     /// One thread's part of a tiled copy (`tiled_copy.get_slice(tid)`).
-    ThrCopy { tv: Layout, tile: IntTuple, tid: Int },
+    ThrCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple, tid: Int },
     Str(String),
     /// A `let mut` variable: a one-element register tensor holding a value of this type (the
     /// backend promotes it to a register); reading it loads, assigning stores.
@@ -130,7 +130,7 @@ impl fmt::Display for Value {
             Value::Func(n) => write!(f, "{n}"),
             Value::CopyAtom { elem, bits } => write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name()),
             Value::TiledCopy { tv, tile, .. } => write!(f, "TiledCopy(tile {tile}, TV {tv})"),
-            Value::ThrCopy { tv, tile, tid } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),
+            Value::ThrCopy { tv, tile, tid, .. } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),
             Value::Str(s) => f.write_str(s),
             Value::Under => f.write_str("_"),
             Value::Var(..) => f.write_str("?"),

@@ -26,8 +26,7 @@ module attributes {gpu.container_module} {
       %v = "cute.view"(%t, %o, %s) : (!cute.tensor<f32, "gmem", 4, "(?,?):(?,1)">, i32, i32) -> !cute.tensor<f32, "gmem", 4, "(4,8):(?,1)">
       %d = "cute.dyn"(%v) {index = 0 : i32} : (!cute.tensor<f32, "gmem", 4, "(4,8):(?,1)">) -> i32
       %m = arith.muli %d, %d : i32
-      %c0 = arith.constant 0 : i32
-      %x = "cute.load"(%v, %c0) : (!cute.tensor<f32, "gmem", 4, "(4,8):(?,1)">, i32) -> f32
+      %x = "cute.load"(%v, %m) : (!cute.tensor<f32, "gmem", 4, "(4,8):(?,1)">, i32) -> f32
       gpu.return
     }
 

@@ -128,6 +128,21 @@ pub fn local_partition(l: &Layout, thr: &Layout, idx: &Int) -> Result<(Layout, I
     slice_and_offset(&Crd::Tuple(vec![pad(&coord, r0), under_like(&z.mode(1)?, r1)]), &z).map_err(|e| e.within(OP))
 }
 
+/// The values thread `tid` of a tiled copy owns in `l` (CuTe's `ThrCopy::partition_S/D`): `l` is
+/// tiled by `tile`, each tile is mapped through the TV layout `tv` ((thread, value) -> tile
+/// coordinate), and this thread's values are kept: a layout (V, RestM, RestN, ...) and the offset of
+/// its origin.
+pub fn tv_partition(l: &Layout, tv: &Layout, tile: &IntTuple, tid: &Int) -> Result<(Layout, Int)> {
+    const OP: &str = "tv_partition";
+    let z = zipped_divide(l, &Tiler::Shape(tile.clone())).map_err(|e| e.within(OP))?;
+    let composed = crate::ops::composition::composition_tiler(&z, &Tiler::Tuple(vec![Tiler::Layout(tv.clone()), Tiler::Skip])).map_err(|e| e.within(OP))?;
+    let crd = Crd::Tuple(vec![Crd::Tuple(vec![Crd::Int(tid.clone()), Crd::Under]), Crd::Under]);
+    let (sliced, offset) = slice_and_offset(&crd, &composed).map_err(|e| e.within(OP))?;
+    let mut modes = vec![sliced.mode(0)?];
+    modes.extend(sliced.mode(1)?.modes());
+    Ok((Layout::concat(modes), offset))
+}
+
 /// Repeats `block` to fill `shape`, ordering the repetitions by `order`
 /// (column-major when none).
 pub fn tile_to_shape(block: &Layout, shape: &IntTuple, order: Option<&IntTuple>) -> Result<Layout> {

@@ -1,0 +1,402 @@
+//! CuTe's operations on tensors, evaluated with the layout algebra. `cute-verify` uses this to check
+//! that each op's result type is what the algebra gives; `cute-canonicalize` to replace the op by a
+//! `cute.view` of the tensor the chain of ops started from.
+//!
+//! Evaluation is symbolic. Every run-time integer an op depends on (a `?` entry of a tensor's or a
+//! layout's type, an `i32` operand) becomes a leaf of a `cute_layout::Int` expression, so the algebra
+//! runs exactly as it does on static values, and what it gives (the view's offset, the `?` entries of
+//! its layout) are expressions over those leaves that [`Folder::fold`] materializes as `arith` ops.
+
+use super::lower_to_gpu::{fail, tensor_info, Reported};
+use crate::ir::{self, Builder, Op, Val};
+use cute_layout::expr::{self, Value};
+use cute_layout::int::{Atom, Op as IntOp};
+use cute_layout::{Int, IntTuple, Layout};
+use std::collections::HashMap;
+use std::str::FromStr;
+
+/// The tensor operations of the algebra: `NAME(layout of the source, args...)`.
+pub const ALGEBRA_OPS: &[&str] = &[
+    "make_view",
+    "slice",
+    "local_tile",
+    "local_partition",
+    "composition",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "select",
+    "get",
+    "group_modes",
+    "coalesce",
+    "flatten",
+];
+
+/// Whether an op is one of CuTe's tensor operations that fold to a `cute.view`.
+pub fn is_foldable(name: &str) -> bool {
+    match name.strip_prefix("cute.") {
+        Some("partition_s" | "partition_d") => true,
+        Some(n) => ALGEBRA_OPS.contains(&n),
+        None => false,
+    }
+}
+
+/// A tensor as the algebra sees it: `layout` over the memory of `root`, `offset` elements from its base.
+#[derive(Clone)]
+pub struct SymTensor {
+    pub root: Val,
+    pub offset: Int,
+    pub layout: Layout,
+}
+
+/// What a leaf of the symbolic expressions stands for.
+#[derive(Clone, Copy)]
+enum Leaf {
+    /// An `i32` SSA value.
+    Value(Val),
+    /// The `index`-th `?` entry of a root tensor's type (read with `cute.dyn`).
+    Dyn { tensor: Val, index: usize },
+}
+
+fn key(v: Val) -> usize {
+    v.ptr as usize
+}
+
+/// The symbolic state of one walk over a module: leaves, and the tensors already evaluated.
+#[derive(Default)]
+pub struct Folder {
+    leaves: Vec<(Leaf, i64)>,
+    by_value: HashMap<usize, u32>,
+    by_dyn: HashMap<(usize, usize), u32>,
+    tensors: HashMap<usize, SymTensor>,
+    dyn_values: HashMap<(usize, usize), Val>,
+}
+
+impl Folder {
+    fn leaf(&mut self, leaf: Leaf, div: i64) -> Int {
+        // A constant operand is a static value: the algebra folds it.
+        if let Leaf::Value(v) = leaf {
+            if let Some(c) = ir::defining_op(v).filter(|d| ir::op_name(*d) == "arith.constant").and_then(|d| ir::int_attr(d, "value")) {
+                return Int::S(c);
+            }
+        }
+        let found = match leaf {
+            Leaf::Value(v) => self.by_value.get(&key(v)).copied(),
+            Leaf::Dyn { tensor, index } => self.by_dyn.get(&(key(tensor), index)).copied(),
+        };
+        let id = found.unwrap_or_else(|| {
+            let id = self.leaves.len() as u32;
+            self.leaves.push((leaf, div.max(1)));
+            match leaf {
+                Leaf::Value(v) => self.by_value.insert(key(v), id),
+                Leaf::Dyn { tensor, index } => self.by_dyn.insert((key(tensor), index), id),
+            };
+            id
+        });
+        Int::var(id, self.leaves[id as usize].1)
+    }
+
+    /// A parsed value with its leaves (numbered 0, 1, ... in printed order by the parser) bound by `bind`.
+    fn rebind(&mut self, op: Op, value: &Value, bind: &mut dyn FnMut(usize) -> Option<Leaf>) -> Result<Value, Reported> {
+        let mut missing = false;
+        let r = value.subst(&mut |id, div| match bind(id as usize) {
+            Some(l) => Ok(self.leaf(l, div)),
+            None => {
+                missing = true;
+                Ok(Int::ZERO)
+            }
+        });
+        match r {
+            Ok(_) if missing => Err(fail(op, "internal error: a `?` without a value")),
+            Ok(v) => Ok(v),
+            Err(e) => Err(fail(op, &format!("the layout algebra failed: {e}"))),
+        }
+    }
+
+    /// Records what a value is (a view made by a fold, an op checked by the verifier).
+    pub fn record(&mut self, v: Val, t: SymTensor) {
+        self.tensors.insert(key(v), t);
+    }
+
+    /// A tensor value: as recorded, or a root whose `?` entries are its own `cute.dyn` values.
+    pub fn tensor(&mut self, op: Op, v: Val) -> Result<SymTensor, Reported> {
+        if let Some(t) = self.tensors.get(&key(v)) {
+            return Ok(t.clone());
+        }
+        let (_, layout, _) = tensor_info(op, &ir::type_to_string(ir::value_type(v)))?;
+        let Value::Layout(layout) = self.rebind(op, &Value::Layout(layout), &mut |index| Some(Leaf::Dyn { tensor: v, index }))? else {
+            return Err(fail(op, "internal error: a layout did not stay a layout"));
+        };
+        Ok(SymTensor { root: v, offset: Int::ZERO, layout })
+    }
+
+    /// A `!cute.layout` operand, which `cute.make_layout` makes from its `?` values.
+    fn layout_operand(&mut self, op: Op, v: Val) -> Result<Layout, Reported> {
+        let printed = ir::type_to_string(ir::value_type(v));
+        let text = layout_type_text(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.layout operand, found {printed}")))?;
+        let maker = ir::defining_op(v).filter(|m| ir::op_name(*m) == "cute.make_layout").ok_or_else(|| fail(op, "a layout operand must be made by `cute.make_layout`"))?;
+        let layout = Layout::from_str(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
+        let values: Vec<Val> = (0..ir::operand_count(maker)).map(|i| ir::operand(maker, i)).collect();
+        let Value::Layout(l) = self.rebind(op, &Value::Layout(layout), &mut |k| values.get(k).map(|v| Leaf::Value(*v)))? else {
+            return Err(fail(op, "internal error: a layout did not stay a layout"));
+        };
+        Ok(l)
+    }
+
+    /// The tensor an op makes, by the algebra; fails (reporting at the op) when its operands do not
+    /// match its `args`, the algebra rejects them, or the result type is not what the algebra gives.
+    pub fn eval(&mut self, op: Op) -> Result<SymTensor, Reported> {
+        let name = ir::op_name(op);
+        let short = name.strip_prefix("cute.").unwrap_or(&name).to_string();
+        let src = self.tensor(op, ir::operand(op, 0))?;
+        let (layout, offset) = match short.as_str() {
+            "partition_s" | "partition_d" => self.partition(op, &src)?,
+            _ => self.algebra(op, &short, &src)?,
+        };
+        let declared = tensor_info(op, &ir::type_to_string(ir::value_type(ir::result(op, 0))))?.0.layout;
+        let computed = layout.to_string();
+        if computed != declared {
+            return Err(fail(op, &format!("`{name}` gives the layout {computed} by the layout algebra, but its result type says \"{declared}\"")));
+        }
+        Ok(SymTensor { root: src.root, offset, layout })
+    }
+
+    fn algebra(&mut self, op: Op, name: &str, src: &SymTensor) -> Result<(Layout, Int), Reported> {
+        let args = ir::string_array_attr(op, "args").ok_or_else(|| fail(op, "expected an `args` attribute: an array of strings"))?;
+        let mut next = 1usize;
+        let count = ir::operand_count(op);
+        let mut values = vec![Value::Layout(src.layout.clone())];
+        for text in &args {
+            if text == "@" {
+                let v = (next < count).then(|| ir::operand(op, next)).ok_or_else(|| fail(op, "an \"@\" argument has no `!cute.layout` operand left"))?;
+                next += 1;
+                values.push(Value::Layout(self.layout_operand(op, v)?));
+                continue;
+            }
+            let parsed = expr::eval_str(text).map_err(|e| fail(op, &format!("invalid argument \"{text}\": {e}")))?;
+            let needed = parsed.dyn_leaves().len();
+            let mut operands = Vec::with_capacity(needed);
+            for _ in 0..needed {
+                let v = (next < count).then(|| ir::operand(op, next)).ok_or_else(|| fail(op, &format!("argument \"{text}\" has {needed} `?` entries but the op has too few `i32` operands")))?;
+                if ir::type_to_string(ir::value_type(v)) != "i32" {
+                    return Err(fail(op, &format!("the operand for a `?` in \"{text}\" must be an i32")));
+                }
+                operands.push(v);
+                next += 1;
+            }
+            values.push(self.rebind(op, &parsed, &mut |k| operands.get(k).map(|v| Leaf::Value(*v)))?);
+        }
+        if next != count {
+            return Err(fail(op, &format!("the op has {} operands after the tensor but its `args` use {}", count - 1, next - 1)));
+        }
+        if name == "make_view" {
+            return match values.as_slice() {
+                [_, Value::Layout(l)] => Ok((l.clone(), src.offset.clone())),
+                _ => Err(fail(op, "`cute.make_view` takes one layout argument")),
+            };
+        }
+        match expr::apply(name, &values) {
+            Ok(Value::Layout(l)) => Ok((l, src.offset.clone())),
+            Ok(Value::Sliced(l, off)) => Ok((l, src.offset.add(&off).map_err(|e| fail(op, &format!("the layout algebra failed: {e}")))?)),
+            Ok(other) => Err(fail(op, &format!("`{name}` of a tensor gives {other}, not a tensor"))),
+            Err(e) => Err(fail(op, &format!("the layout algebra rejects `{name}`: {e}"))),
+        }
+    }
+
+    fn partition(&mut self, op: Op, src: &SymTensor) -> Result<(Layout, Int), Reported> {
+        let copy = TiledCopyType::of(op, ir::operand(op, 1))?;
+        let tid_value = ir::operand(op, 2);
+        let tid = self.leaf(Leaf::Value(tid_value), 1);
+        let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the partition: {e}"));
+        let (layout, offset) = cute_layout::tv_partition(&src.layout, &copy.tv, &copy.tile, &tid).map_err(algebra_err)?;
+        Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
+    }
+
+    /// Replaces a foldable op by the `cute.view` of its root tensor that the algebra gives.
+    pub fn fold(&mut self, op: Op) -> Result<(), Reported> {
+        let sym = self.eval(op)?;
+        let b = Builder::before(op);
+        let mut memo = HashMap::new();
+        let mut operands = vec![sym.root, self.materialize(&b, &sym.offset, &mut memo)];
+        for leaf in sym.layout.shape.leaves().into_iter().chain(sym.layout.stride.leaves()).filter(|l| !l.is_static()) {
+            operands.push(self.materialize(&b, &leaf, &mut memo));
+        }
+        let view = b.create("cute.view", &operands, &[ir::value_type(ir::result(op, 0))], &[]);
+        ir::replace_uses(op, &[ir::result(view, 0)]);
+        ir::erase(op);
+        self.record(ir::result(view, 0), sym);
+        Ok(())
+    }
+
+    fn leaf_value(&mut self, id: u32) -> Val {
+        match self.leaves[id as usize].0 {
+            Leaf::Value(v) => v,
+            Leaf::Dyn { tensor, index } => {
+                if let Some(v) = self.dyn_values.get(&(key(tensor), index)) {
+                    return *v;
+                }
+                // Read where the tensor is defined, so every later use is dominated.
+                let b = Builder::after_definition(tensor, unsafe { mlir_sys::mlirValueGetLocation(tensor) });
+                let i32 = b.ty("i32");
+                let dyn_op = b.create("cute.dyn", &[tensor], &[i32], &[("index", b.attr(&format!("{index} : i32")))]);
+                let v = ir::result(dyn_op, 0);
+                self.dyn_values.insert((key(tensor), index), v);
+                v
+            }
+        }
+    }
+
+    /// An index expression as `arith` ops before the builder's anchor (each subexpression once).
+    fn materialize(&mut self, b: &Builder, i: &Int, memo: &mut HashMap<Int, Val>) -> Val {
+        if let Some(v) = memo.get(i) {
+            return *v;
+        }
+        let v = match i {
+            Int::S(c) => b.const_int(*c, "i32"),
+            Int::D(d) => {
+                let mut acc: Option<Val> = None;
+                for a in d.factors.iter() {
+                    let x = self.atom(b, a, memo);
+                    acc = Some(match acc {
+                        None => x,
+                        Some(p) => b.binary("arith.muli", p, x),
+                    });
+                }
+                let acc = acc.unwrap_or_else(|| b.const_int(1, "i32"));
+                if d.coef == 1 {
+                    acc
+                } else {
+                    let c = b.const_int(d.coef, "i32");
+                    b.binary("arith.muli", acc, c)
+                }
+            }
+        };
+        memo.insert(i.clone(), v);
+        v
+    }
+
+    fn atom(&mut self, b: &Builder, a: &Atom, memo: &mut HashMap<Int, Val>) -> Val {
+        let op = match a {
+            Atom::Var { id, .. } => return self.leaf_value(*id),
+            Atom::Op(op) => op.clone(),
+            // Basis elements belong to counting tensors, which are never memory.
+            Atom::Basis(_) => return b.const_int(0, "i32"),
+        };
+        match &*op {
+            IntOp::Add(x, y) => {
+                let (x, y) = (self.materialize(b, x, memo), self.materialize(b, y, memo));
+                b.binary("arith.addi", x, y)
+            }
+            IntOp::Min(x, y) => {
+                let (x, y) = (self.materialize(b, x, memo), self.materialize(b, y, memo));
+                b.binary("arith.minsi", x, y)
+            }
+            IntOp::Div(x, y) | IntOp::Mod(x, y) | IntOp::CeilDiv(x, y) => {
+                // The algebra's division is Euclidean (divisors are positive extents). Where the
+                // dividend is proven non-negative the unsigned operations are exact and cheapest.
+                let unsigned = self.non_negative(x) && y.proven_positive(&|id| self.positive(id));
+                let (xv, yv) = (self.materialize(b, x, memo), self.materialize(b, y, memo));
+                match (&*op, unsigned) {
+                    (IntOp::Div(..), true) => b.binary("arith.divui", xv, yv),
+                    (IntOp::Mod(..), true) => b.binary("arith.remui", xv, yv),
+                    (IntOp::CeilDiv(..), true) => b.binary("arith.ceildivui", xv, yv),
+                    (IntOp::Div(..), false) => b.binary("arith.floordivsi", xv, yv),
+                    (IntOp::CeilDiv(..), false) => b.binary("arith.ceildivsi", xv, yv),
+                    _ => {
+                        let q = b.binary("arith.floordivsi", xv, yv);
+                        let qy = b.binary("arith.muli", q, yv);
+                        b.binary("arith.subi", xv, qy)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether an expression is proven >= 0: tensors' extents and strides are (CuTe's layouts run
+    /// forward, and the runtime checks the arguments), and SSA values where their definition shows it.
+    fn non_negative(&self, i: &Int) -> bool {
+        i.proven_non_negative(&|id| matches!(self.leaves[id as usize].0, Leaf::Value(v) if non_negative_value(v, 8)), &|id| self.positive(id))
+    }
+
+    /// Divisors are extents: the `?` entries of tensor and layout types are positive.
+    fn positive(&self, id: u32) -> bool {
+        matches!(self.leaves[id as usize].0, Leaf::Dyn { .. })
+    }
+}
+
+/// Whether an `i32` SSA value is proven >= 0: GPU indices and sizes, non-negative constants, and
+/// sums, products and unsigned quotients of such values, loop counters that start at one.
+fn non_negative_value(v: Val, depth: u32) -> bool {
+    if depth == 0 {
+        return false;
+    }
+    if let Some((owner, 0)) = ir::block_arg_owner(v) {
+        // An scf.for counter counts up from its lower bound.
+        return ir::op_name(owner) == "scf.for" && non_negative_value(ir::operand(owner, 0), depth - 1) && non_negative_value(ir::operand(owner, 2), depth - 1);
+    }
+    let Some(op) = ir::defining_op(v) else { return false };
+    let all = |n: usize| (0..n).all(|k| non_negative_value(ir::operand(op, k), depth - 1));
+    match ir::op_name(op).as_str() {
+        "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" | "gpu.lane_id" | "cute.dyn" => true,
+        "arith.constant" => ir::int_attr(op, "value").is_some_and(|c| c >= 0),
+        "arith.index_cast" | "arith.index_castui" => all(1),
+        "arith.addi" | "arith.muli" | "arith.divui" | "arith.remui" | "arith.divsi" | "arith.remsi" | "arith.minsi" | "arith.maxsi" | "arith.ceildivui" => all(2),
+        _ => false,
+    }
+}
+
+/// `!cute.layout<"L">` → `L`.
+pub fn layout_type_text(printed: &str) -> Option<&str> {
+    printed.strip_prefix("!cute.layout<\"")?.strip_suffix("\">")
+}
+
+/// The parameters of a `!cute.tiled_copy<elem, bits, "tile", "tv">` type.
+pub struct TiledCopyType {
+    pub elem: String,
+    pub bits: u32,
+    pub tile: IntTuple,
+    pub tv: Layout,
+}
+
+impl TiledCopyType {
+    pub fn of(op: Op, v: Val) -> Result<TiledCopyType, Reported> {
+        let printed = ir::type_to_string(ir::value_type(v));
+        Self::parse(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.tiled_copy with a static tile and TV layout, found {printed}")))
+    }
+
+    fn parse(printed: &str) -> Option<TiledCopyType> {
+        let inner = printed.strip_prefix("!cute.tiled_copy<")?.strip_suffix("\">")?;
+        let (elem, rest) = inner.split_once(", ")?;
+        let (bits, rest) = rest.split_once(", \"")?;
+        let (tile, tv) = rest.split_once("\", \"")?;
+        let tile = IntTuple::from_str(tile).ok().filter(|t| t.is_static())?;
+        let tv = Layout::from_str(tv).ok().filter(|l| l.shape.is_static() && l.stride.is_static())?;
+        Some(TiledCopyType { elem: elem.to_string(), bits: bits.trim_end_matches(" : i64").parse().ok()?, tile, tv })
+    }
+}
+
+/// The parameters of a `!cute.copy_atom<elem, bits>` type.
+pub fn copy_atom_type(printed: &str) -> Option<(String, u32)> {
+    let inner = printed.strip_prefix("!cute.copy_atom<")?.strip_suffix('>')?;
+    let (elem, bits) = inner.split_once(", ")?;
+    Some((elem.to_string(), bits.trim_end_matches(" : i64").parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_tiled_copy_types() {
+        let t = TiledCopyType::parse("!cute.tiled_copy<f16, 128 : i64, \"(32,64)\", \"((32,4),(8,4)):((128,4),(16,1))\">").unwrap();
+        assert_eq!((t.elem.as_str(), t.bits, t.tile.to_string(), t.tv.to_string()), ("f16", 128, "(32,64)".into(), "((32,4),(8,4)):((128,4),(16,1))".into()));
+        assert!(TiledCopyType::parse("!cute.tiled_copy<f16, 128 : i64, \"(?,64)\", \"4:1\">").is_none());
+        assert_eq!(copy_atom_type("!cute.copy_atom<f32, 128 : i64>"), Some(("f32".into(), 128)));
+        assert_eq!(layout_type_text("!cute.layout<\"(4,8):(8,1)\">"), Some("(4,8):(8,1)"));
+    }
+}

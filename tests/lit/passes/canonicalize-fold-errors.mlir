@@ -1,0 +1,33 @@
+// RUN: not %cutec opt %s --pass cute-canonicalize 2>&1 | FileCheck %s
+// RUN: not %cutec opt %s --pass cute-lower-to-gpu 2>&1 | FileCheck %s
+// CuTe's tensor ops are checked against the layout algebra when the IR is read (cute-verify), so
+// neither canonicalize nor any other pass sees one whose type, operands or arguments are wrong.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @errors(%t: !cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, %i: i32, %l: !cute.layout<"4:1">) kernel {
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: `cute.local_tile` gives the layout (8,16):(64,1) by the layout algebra, but its result type says "(8,16):(1,8)"
+      %a = "cute.local_tile"(%t) {args = ["(8,16)", "(1,2)"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "(8,16):(1,8)">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: argument "(?,?)" has 2 `?` entries but the op has too few `i32` operands
+      %b = "cute.local_tile"(%t, %i) {args = ["(8,16)", "(?,?)"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, i32) -> !cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: the op has 2 operands after the tensor but its `args` use 1
+      %c = "cute.slice"(%t, %i, %i) {args = ["(?,_)"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, i32, i32) -> !cute.tensor<f32, "gmem", 16, "64:1">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: the layout algebra rejects `slice`
+      %d = "cute.slice"(%t) {args = ["(1,2,3)"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "1:0">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: invalid argument "(8,16": parse: expected
+      %e = "cute.zipped_divide"(%t) {args = ["(8,16"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "1:0">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: a layout operand must be made by `cute.make_layout`
+      %f = "cute.composition"(%t, %l) {args = ["@"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, !cute.layout<"4:1">) -> !cute.tensor<f32, "gmem", 16, "4:64">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: `cute.make_layout` has 0 dynamic values but its layout (?,4):(1,?) has 2 `?` entries
+      %g = "cute.make_layout"() : () -> !cute.layout<"(?,4):(1,?)">
+      %atom = "cute.make_copy_atom"() : () -> !cute.copy_atom<f16, 128>
+      %tv = "cute.make_layout"() : () -> !cute.layout<"(32,8):(8,1)">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:16: error: the copy atom moves 128 bits of f16 but the tiled copy's type says 128 bits of f32
+      %copy1 = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f16, 128>, !cute.layout<"(32,8):(8,1)">) -> !cute.tiled_copy<f32, 128, "(8,32)", "(32,8):(8,1)">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:16: error: the TV layout operand is (32,8):(8,1) but the tiled copy's type says (32,8):(1,32)
+      %copy2 = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f16, 128>, !cute.layout<"(32,8):(8,1)">) -> !cute.tiled_copy<f16, 128, "(8,32)", "(32,8):(1,32)">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:16: error: the TV layout (32,8):(8,1) reaches element 255 but the tile (8,16) has 128
+      %copy3 = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f16, 128>, !cute.layout<"(32,8):(8,1)">) -> !cute.tiled_copy<f16, 128, "(8,16)", "(32,8):(8,1)">
+      gpu.return
+    }
+  }
+}
