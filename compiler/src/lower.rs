@@ -593,6 +593,18 @@ impl KernelWriter<'_> {
                 let ft = self.ty(*frag);
                 self.define(*dst, &format!("vector.extract {}[{index}] : {} from {ft}", v(*frag), mlir_scalar(*ty)), *span);
             }
+            Inst::Reduce { dst, op, ty, frag, init, span } => {
+                let (f, s) = (ty.is_float(), ty.is_signed() || *ty == Scalar::I32);
+                let kind = match op {
+                    BinaryOp::Add => "add",
+                    BinaryOp::Mul => "mul",
+                    BinaryOp::Min => if f { "minimumf" } else if s { "minsi" } else { "minui" },
+                    _ => if f { "maximumf" } else if s { "maxsi" } else { "maxui" },
+                };
+                let acc = init.as_ref().map(|i| format!(", {}", self.operand(i, *ty, None, *span))).unwrap_or_default();
+                let ft = self.ty(*frag);
+                self.define(*dst, &format!("vector.reduction <{kind}>, {}{acc} : {ft} into {}", v(*frag), mlir_scalar(*ty)), *span);
+            }
             Inst::FromElements { dst, ty, elems, span } => {
                 let xs: Vec<String> = elems.iter().map(|e| self.operand(e, *ty, None, *span)).collect();
                 let t = self.ty(*dst);
@@ -623,16 +635,19 @@ impl KernelWriter<'_> {
                 let et = mlir_scalar(ty.elem);
                 self.line(&format!("\"cute.store\"({x}, {}, {off}) : ({et}, {}, i32) -> () {loc}", v(*tensor), mlir_tensor(ty)));
             }
-            Inst::LoadFrag { dst, tensor, ty, width, span } => {
+            Inst::LoadFrag { dst, tensor, ty, span } => {
                 let t = self.ty(*dst);
-                let attr = width.map(|w| format!(" {{max_vector = {w} : i32}}")).unwrap_or_default();
-                self.define(*dst, &format!("\"cute.load_frag\"({}){attr} : ({}) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
+                self.define(*dst, &format!("\"cute.load_frag\"({}) : ({}) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
             }
-            Inst::StoreFrag { value, tensor, ty, width, span } => {
+            Inst::StoreFrag { value, tensor, ty, span } => {
                 let loc = self.loc(*span);
                 let t = self.ty(*value);
+                self.line(&format!("\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
+            }
+            Inst::Copy { src, src_ty, dst, dst_ty, width, span } => {
+                let loc = self.loc(*span);
                 let attr = width.map(|w| format!(" {{max_vector = {w} : i32}}")).unwrap_or_default();
-                self.line(&format!("\"cute.store_frag\"({}, {}){attr} : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
+                self.line(&format!("\"cute.copy\"({}, {}){attr} : ({}, {}) -> () {loc}", v(*src), v(*dst), mlir_tensor(src_ty), mlir_tensor(dst_ty)));
             }
             Inst::If { cond, then, els, span } => {
                 let c = self.operand(cond, Scalar::Bool, None, *span);

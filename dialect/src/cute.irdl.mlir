@@ -367,6 +367,16 @@ irdl.dialect @cute {
     irdl.results(value: %vec)
   }
 
+  // CuTe's copy: every element of `src` to the same coordinate of `dst` (tensors of one element type
+  // and one static size, any memory spaces). `cute-vectorize` records the width (`vector = N`) both
+  // layouts prove, capped by a copy atom's `max_vector`.
+  irdl.operation @copy {
+    %src = irdl.base @cute::@tensor
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, dst: %dst)
+    irdl.results()
+  }
+
   // Stores a register fragment into a whole static-size tensor.
   irdl.operation @store_frag {
     %vec = irdl.base "!builtin.vector"

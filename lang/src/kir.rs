@@ -192,15 +192,20 @@ pub enum Inst {
     Load { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
     Store { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
     /// The whole (static-size) tensor into a fragment, element i from coordinate i.
-    /// `width`: the elements one access may move at most (a copy atom's width); `None` lets
-    /// `cute-vectorize` take the widest the layout proves.
-    LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, width: Option<u32>, span: Span },
-    StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, width: Option<u32>, span: Span },
+    LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    /// CuTe's `copy(src, dst)`: every element of `src` to the same coordinate of `dst` (both of the
+    /// same static size). `width`: the elements one access may move at most (a copy atom's width);
+    /// `None` lets `cute-vectorize` take the widest both layouts prove.
+    Copy { src: ValueId, src_ty: TensorTy, dst: ValueId, dst_ty: TensorTy, width: Option<u32>, span: Span },
     /// Memory for a tensor of this type: registers (rmem, promoted to registers by the backend when
     /// every access is at a static offset) or shared memory (smem, one block-wide buffer).
     Alloc { dst: ValueId, ty: TensorTy, span: Span },
     /// Element `index` of a fragment.
     Extract { dst: ValueId, ty: Scalar, frag: ValueId, index: usize, span: Span },
+    /// A whole fragment folded by `op` (`Add`, `Mul`, `Min` or `Max`) into one scalar, in element
+    /// order from `init` when given (from element 0 otherwise): `((init op x0) op x1) ...`.
+    Reduce { dst: ValueId, op: BinaryOp, ty: Scalar, frag: ValueId, init: Option<Operand>, span: Span },
     /// A fragment from scalars.
     FromElements { dst: ValueId, ty: Scalar, elems: Vec<Operand>, span: Span },
     /// A warp shuffle (`shfl.sync`): the value of lane `lane ^ offset` (xor), `lane + offset` (down)

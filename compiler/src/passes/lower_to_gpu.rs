@@ -185,6 +185,23 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             dead.push(op);
             continue;
         }
+        if name == "cute.copy" {
+            let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
+            let (Some(s), Some(d)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
+                return Err(fail(op, &format!("{NAME}: the tensor operands of `cute.copy` are not kernel arguments, views or allocations")));
+            };
+            // Through registers, in chunks of the recorded width on both sides.
+            let b = Builder::before(op);
+            let (n_src, _) = frag_shape(op, &tensors[s], "src_vector")?;
+            let (n_dst, _) = frag_shape(op, &tensors[d], "dst_vector")?;
+            if n_src != n_dst {
+                return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
+            }
+            let v = load_frag_memory(&b, op, &tensors[s], "src_vector")?;
+            store_frag(&b, op, &tensors[d], v, "dst_vector")?;
+            dead.push(op);
+            continue;
+        }
         let tensor_index = match name.as_str() {
             "cute.dyn" | "cute.view" | "cute.load" | "cute.load_frag" => 0,
             "cute.store" | "cute.store_frag" => 1,
@@ -234,7 +251,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let v = load_frag(&b, op, &tensors[t])?;
                 ir::replace_uses(op, &[v]);
             }
-            _ => store_frag(&b, op, &tensors[t], ir::operand(op, 0))?,
+            _ => store_frag(&b, op, &tensors[t], ir::operand(op, 0), "vector")?,
         }
         dead.push(op);
     }
@@ -323,7 +340,7 @@ fn gep(b: &Builder, t: &Lowered, offset: Int) -> Val {
 }
 
 /// The fragment length and the chunk width recorded by `cute-vectorize` (1 when absent).
-fn frag_shape(op: Op, t: &Lowered) -> Result<(usize, usize), Reported> {
+fn frag_shape(op: Op, t: &Lowered, width_attr: &str) -> Result<(usize, usize), Reported> {
     let mut n = 1i64;
     for (s, _) in &t.leaves {
         match s {
@@ -331,7 +348,7 @@ fn frag_shape(op: Op, t: &Lowered) -> Result<(usize, usize), Reported> {
             Int::Dyn(_) => return Err(fail(op, "a fragment needs a tensor of static size")),
         }
     }
-    let width = ir::int_attr(op, "vector").unwrap_or(1).max(1) as usize;
+    let width = ir::int_attr(op, width_attr).unwrap_or(1).max(1) as usize;
     if n as usize % width != 0 {
         return Err(fail(op, &format!("vector width {width} does not divide the fragment's {n} elements")));
     }
@@ -345,12 +362,12 @@ fn frag_shape(op: Op, t: &Lowered) -> Result<(usize, usize), Reported> {
 
 fn load_frag(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
     let bool_elem = ir::type_to_string(ir::value_type(ir::result(op, 0))).ends_with("xi1>");
-    let v = load_frag_memory(b, op, t)?;
+    let v = load_frag_memory(b, op, t, "vector")?;
     Ok(from_memory(b, v, bool_elem))
 }
 
-fn load_frag_memory(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
-    let (n, w) = frag_shape(op, t)?;
+fn load_frag_memory(b: &Builder, op: Op, t: &Lowered, width_attr: &str) -> Result<Val, Reported> {
+    let (n, w) = frag_shape(op, t, width_attr)?;
     let vec_ty = format!("vector<{n}x{}>", t.elem);
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
     let zero = if t.elem.starts_with('f') || t.elem == "bf16" { "0.000000e+00" } else { "0" };
@@ -374,8 +391,8 @@ fn load_frag_memory(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
     Ok(acc)
 }
 
-fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val) -> Result<(), Reported> {
-    let (n, w) = frag_shape(op, t)?;
+fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) -> Result<(), Reported> {
+    let (n, w) = frag_shape(op, t, width_attr)?;
     let value = to_memory(b, value, &format!("vector<{n}x{}>", t.elem));
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
     let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);

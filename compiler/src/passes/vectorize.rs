@@ -1,4 +1,4 @@
-//! `cute-vectorize`: chooses the vector width of every fragment load and store.
+//! `cute-vectorize`: chooses the vector width of every fragment load and store, and of every copy.
 //!
 //! For `cute.load_frag`/`cute.store_frag` on a tensor of static size `n`, the width `w` is the largest
 //! power of two such that: the first `w` elements of every chunk are contiguous in memory (the
@@ -7,7 +7,8 @@
 //! counts by its known divisibility, `?{div=8}`), `w` elements fit in 16 bytes (the widest global
 //! access, `ld.global.v4.b32`), and the tensor's proven base alignment covers `w` elements. The
 //! choice is recorded on the op as `vector = w`, which `cute-lower-to-gpu` follows. A `max_vector`
-//! attribute (a copy atom's width, from `copy(tiled_copy, src, dst)`) caps it.
+//! attribute (a copy atom's width, from `copy(tiled_copy, src, dst)`) caps it. A `cute.copy` moves
+//! through registers, so each side gets its own width: `src_vector` and `dst_vector`.
 
 use super::lower_to_gpu::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
@@ -15,7 +16,7 @@ use cute_layout::{Int, Layout};
 use melior::pass::Pass;
 
 pub const NAME: &str = "cute-vectorize";
-pub const SUMMARY: &str = "Record on each cute.load_frag/store_frag the widest vector access its layout and alignment prove (vector = N)";
+pub const SUMMARY: &str = "Record on each cute.load_frag/store_frag/copy the widest vector access its layouts and alignment prove (vector = N)";
 
 static PASS_ID: super::PassId = super::PassId(3);
 
@@ -27,19 +28,23 @@ const MAX_ACCESS_BYTES: u32 = 16;
 
 fn run(module: Op) -> Result<(), Reported> {
     for op in ir::nested_ops(module) {
-        let tensor = match ir::op_name(op).as_str() {
-            "cute.load_frag" => ir::operand(op, 0),
-            "cute.store_frag" => ir::operand(op, 1),
+        // A copy goes through registers: each side gets its own width (`src_vector`, `dst_vector`).
+        let sides: &[(usize, &str)] = match ir::op_name(op).as_str() {
+            "cute.load_frag" => &[(0, "vector")],
+            "cute.store_frag" => &[(1, "vector")],
+            "cute.copy" => &[(0, "src_vector"), (1, "dst_vector")],
             _ => continue,
         };
-        let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(tensor)))?;
-        let mut w = width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
-        // A copy atom's width caps the access (CuTe moves exactly what the atom moves).
-        if let Some(cap) = ir::int_attr(op, "max_vector") {
-            w = w.min(cap.max(1) as u32);
+        for &(operand, attr_name) in sides {
+            let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, operand))))?;
+            let mut w = width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
+            // A copy atom's width caps the access (CuTe moves exactly what the atom moves).
+            if let Some(cap) = ir::int_attr(op, "max_vector") {
+                w = w.min(cap.max(1) as u32);
+            }
+            let attr = ir::parse_attr(ir::context(op), &format!("{w} : i32")).ok_or_else(|| fail(op, "internal error: bad attribute"))?;
+            ir::set_attr(op, attr_name, attr);
         }
-        let attr = ir::parse_attr(ir::context(op), &format!("{w} : i32")).ok_or_else(|| fail(op, "internal error: bad attribute"))?;
-        ir::set_attr(op, "vector", attr);
     }
     Ok(())
 }

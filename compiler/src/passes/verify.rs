@@ -3,7 +3,7 @@
 //! IRDL checks operand and result kinds (a `!cute.tensor`, `i32` offsets, a vector). This pass checks
 //! what needs the layout: a view passes one value per `?` entry of its result layout; `cute.dyn`
 //! names an existing entry; loads and stores use the tensor's element type; a fragment has exactly
-//! the tensor's (static) number of elements; allocations have static layouts in rmem or smem; a
+//! the tensor's (static) number of elements; a copy's two sides agree; allocations have static layouts in rmem or smem; a
 //! kernel argument tensor lives in gmem. Errors point at the op's location, which for IR built from
 //! `.cute` is the source line.
 
@@ -54,9 +54,11 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.dyn" => check(verify_dyn(op)),
             "cute.load" | "cute.store" => check(verify_access(op)),
             "cute.load_frag" | "cute.store_frag" => check(verify_frag(op)),
+            "cute.copy" => check(verify_copy(op)),
             "cute.alloc" => check(verify_alloc(op)),
             "cute.make_layout" => check(verify_make_layout(op)),
             "cute.make_tiled_copy" => check(verify_make_tiled_copy(op)),
+            "cute.make_copy_atom" => check(verify_copy_atom(op)),
             name if algebra::is_foldable(name) => match folder.eval(op) {
                 Ok(t) => folder.record(ir::result(op, 0), t),
                 Err(e) => check(Err(e)),
@@ -135,6 +137,21 @@ fn verify_frag(op: Op) -> Result<(), Reported> {
     Ok(())
 }
 
+/// A copy moves every element: one element type, one static size on both sides.
+fn verify_copy(op: Op) -> Result<(), Reported> {
+    let (src, src_layout) = tensor_of(op, ir::operand(op, 0))?;
+    let (dst, dst_layout) = tensor_of(op, ir::operand(op, 1))?;
+    if src.elem != dst.elem {
+        return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
+    }
+    let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static());
+    match (size(&src_layout), size(&dst_layout)) {
+        (Some(a), Some(b)) if a == b => Ok(()),
+        (Some(a), Some(b)) => Err(fail(op, &format!("`cute.copy` of {a} elements (layout {src_layout}) into {b} (layout {dst_layout})"))),
+        _ => Err(fail(op, &format!("`cute.copy` needs tensors of static size, found layouts {src_layout} and {dst_layout}"))),
+    }
+}
+
 fn verify_alloc(op: Op) -> Result<(), Reported> {
     let (info, layout) = tensor_of(op, ir::result(op, 0))?;
     if info.space != "rmem" && info.space != "smem" {
@@ -154,6 +171,17 @@ fn verify_make_layout(op: Op) -> Result<(), Reported> {
     let (want, have) = (dynamic_count(&layout), ir::operand_count(op));
     if want != have {
         return Err(fail(op, &format!("`cute.make_layout` has {have} dynamic values but its layout {text} has {want} `?` entries")));
+    }
+    Ok(())
+}
+
+/// A copy atom moves whole elements, at most 128 bits (the widest access).
+fn verify_copy_atom(op: Op) -> Result<(), Reported> {
+    let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
+    let (elem, bits) = algebra::copy_atom_type(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {printed}")))?;
+    let elem_bits = super::lower_to_gpu::element_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
+    if bits == 0 || bits % elem_bits != 0 || bits > 128 {
+        return Err(fail(op, &format!("a copy atom of {bits} bits does not move whole {elem} elements (at most 128 bits)")));
     }
     Ok(())
 }

@@ -733,7 +733,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
             let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
             let dst = f.fresh(ValueTy::Frag(ft.clone()));
-            f.emit(Inst::LoadFrag { dst, tensor: tid, ty: t.ty.clone(), width: None, span });
+            f.emit(Inst::LoadFrag { dst, tensor: tid, ty: t.ty.clone(), span });
             Ok(Value::Frag(ft, dst))
         }
         ("store", Value::Tensor(t)) => {
@@ -903,11 +903,8 @@ fn copy(f: &mut Frame, atom: Option<(u32, Span)>, src: &Arg, dst: &Arg, span: Sp
     if n > 256 {
         return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
     }
-    let Origin::Kernel(sid) = s.origin else { unreachable!("kernel tensors have kernel origins") };
-    let ft = FragTy { elem: s.ty.elem, shape: s.ty.layout.shape.clone() };
-    let fid = f.fresh(ValueTy::Frag(ft.clone()));
-    f.emit(Inst::LoadFrag { dst: fid, tensor: sid, ty: s.ty.clone(), width, span });
-    f.store_frag_width(d, &ft, fid, width, span)?;
+    let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };
+    f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, span });
     Ok(Value::Unit)
 }
 
@@ -1099,6 +1096,26 @@ fn reduce(f: &mut Frame, op: &str, ft: &FragTy, fid: crate::kir::ValueId, init: 
         acc *= m;
     }
     let kept: Vec<usize> = (0..modes.len()).filter(|i| !reduced[*i]).collect();
+    // A whole fragment folded by a builtin operator is one register-level reduction in the IR.
+    let builtin = match op {
+        "add" => Some(BinaryOp::Add),
+        "mul" => Some(BinaryOp::Mul),
+        "max" => Some(BinaryOp::Max),
+        "min" => Some(BinaryOp::Min),
+        _ => None,
+    };
+    if let (true, Some(bop), false) = (kept.is_empty() && ft.len() > 0, builtin, ft.elem == Scalar::Bool) {
+        let init = match init {
+            Some(v) => {
+                let v = f.coerce(v, ft.elem, span)?;
+                Some(f.operand(&v, ft.elem, span)?)
+            }
+            None => None,
+        };
+        let dst = f.fresh(ValueTy::Scalar(ft.elem));
+        f.emit(Inst::Reduce { dst, op: bop, ty: ft.elem, frag: fid, init, span });
+        return Ok(Value::Scalar(ft.elem, dst));
+    }
     let red: Vec<usize> = (0..modes.len()).filter(|i| reduced[*i]).collect();
     let count = |idx: &[usize]| idx.iter().map(|i| modes[*i]).product::<i64>();
     let mut results = Vec::new();

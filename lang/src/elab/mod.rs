@@ -774,11 +774,6 @@ impl<'p, 'f> Frame<'p, 'f> {
     }
 
     pub(crate) fn store_frag(&mut self, view: &TensorVal, ft: &FragTy, fid: ValueId, span: Span) -> R<()> {
-        self.store_frag_width(view, ft, fid, None, span)
-    }
-
-    /// Stores a fragment, each access moving at most `width` elements when given.
-    pub(crate) fn store_frag_width(&mut self, view: &TensorVal, ft: &FragTy, fid: ValueId, width: Option<u32>, span: Span) -> R<()> {
         let Origin::Kernel(vid) = view.origin else { unreachable!("kernel tensors have kernel origins") };
         let n = view.ty.layout.size().ok().and_then(|s| s.as_static());
         if n != Some(ft.len() as i64) {
@@ -788,7 +783,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             return Err(Diagnostic::error(format!("a fragment of {} cannot be stored into a tensor of {}", ft.elem.name(), view.ty.elem.name()), span, "element types differ")
                 .with_help(format!("convert with `.to({})`", view.ty.elem.name())));
         }
-        self.emit(Inst::StoreFrag { value: fid, tensor: vid, ty: view.ty.clone(), width, span });
+        self.emit(Inst::StoreFrag { value: fid, tensor: vid, ty: view.ty.clone(), span });
         Ok(())
     }
 

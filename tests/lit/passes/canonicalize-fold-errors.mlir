@@ -27,6 +27,8 @@ module attributes {gpu.container_module} {
       %copy2 = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f16, 128>, !cute.layout<"(32,8):(8,1)">) -> !cute.tiled_copy<f16, 128, "(8,32)", "(32,8):(1,32)">
       // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:16: error: the TV layout (32,8):(8,1) reaches element 255 but the tile (8,16) has 128
       %copy3 = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f16, 128>, !cute.layout<"(32,8):(8,1)">) -> !cute.tiled_copy<f16, 128, "(8,16)", "(32,8):(8,1)">
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:16: error: a copy atom of 24 bits does not move whole f16 elements (at most 128 bits)
+      %atom2 = "cute.make_copy_atom"() : () -> !cute.copy_atom<f16, 24>
       gpu.return
     }
   }
