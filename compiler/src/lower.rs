@@ -205,29 +205,42 @@ impl KernelWriter<'_> {
     }
 
     /// A view as the CuTe op that made it: the algebra's arguments as the `args` strings (a `?` in
-    /// them is the next `i32` operand, `@` the next `!cute.layout` operand), for `cute-canonicalize`
-    /// to fold; or a tiled copy's `partition_S`/`partition_D` with the copy built from its atom.
+    /// them is the next operand of the `i32` group, `@` the next of the `!cute.layout` group), for
+    /// `cute-canonicalize` to fold; or a tiled copy's `partition_S`/`partition_D` with the copy built from its atom.
     fn view(&mut self, dst: ValueId, src: ValueId, how: &ViewHow, ty: &TensorTy, span: Span) {
         let mut operands = vec![v(src)];
         let mut types = vec![self.ty(src)];
         match how {
             ViewHow::Algebra { op, args } => {
+                // Layout arguments and run-time integers are two operand groups (IRDL gives each
+                // variadic group one type), each in argument order.
+                let (mut layouts, mut layout_types, mut ints) = (Vec::new(), Vec::new(), Vec::new());
                 let mut texts = Vec::new();
                 for a in args {
                     if let XValue::Layout(l) = a {
                         let (name, t) = self.make_layout(l, span);
-                        operands.push(name);
-                        types.push(t);
+                        layouts.push(name);
+                        layout_types.push(t);
                         texts.push("\"@\"".to_string());
                     } else {
                         for leaf in a.dyn_leaves() {
-                            operands.push(self.int(&leaf, span));
-                            types.push("i32".into());
+                            ints.push(self.int(&leaf, span));
                         }
                         texts.push(format!("\"{}\"", escape(&a.to_string())));
                     }
                 }
-                let text = format!("\"cute.{op}\"({}) {{args = [{}]}} : ({}) -> {}", operands.join(", "), texts.join(", "), types.join(", "), mlir_tensor(ty));
+                let segments = format!("array<i32: 1, {}, {}>", layouts.len(), ints.len());
+                types.extend(layout_types);
+                types.extend(ints.iter().map(|_| "i32".to_string()));
+                operands.extend(layouts);
+                operands.extend(ints);
+                let text = format!(
+                    "\"cute.{op}\"({}) {{args = [{}], operandSegmentSizes = {segments}}} : ({}) -> {}",
+                    operands.join(", "),
+                    texts.join(", "),
+                    types.join(", "),
+                    mlir_tensor(ty)
+                );
                 self.define(dst, &text, span);
             }
             ViewHow::Partition { dst: to_dst, elem, bits, tv, tile, tid } => {

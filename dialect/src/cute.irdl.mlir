@@ -47,223 +47,275 @@ irdl.dialect @cute {
 
   // ---- CuTe's operations on tensors. Each is `NAME(layout of src, args...)` of the layout algebra
   // (docs/dialect.md): `args` holds the arguments in CuTe notation, a `?` in them being the next
-  // `i32` operand and "@" the next `!cute.layout` operand. The result is a tensor over the same
+  // operand of `ints` and "@" the next of `layouts` (IRDL binds one type per variadic group, so the
+  // two kinds are two groups, sized by `operandSegmentSizes`). The result is a tensor over the same
   // memory; `cute-verify` checks that its type is what the algebra gives, `cute-canonicalize` folds
-  // the op into a `cute.view`.
+  // the op into a `cute.view`. All but make_view also take a `!cute.layout` and make one (folded
+  // into a `cute.make_layout`).
 
   irdl.operation @make_view {
     %src = irdl.base @cute::@tensor
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst = irdl.base @cute::@tensor
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @slice {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @local_tile {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @local_partition {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @composition {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @logical_divide {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @zipped_divide {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @tiled_divide {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @flat_divide {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @logical_product {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @zipped_product {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @tiled_product {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @flat_product {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @select {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @get {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @group_modes {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @coalesce {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 
   irdl.operation @flatten {
-    %src = irdl.base @cute::@tensor
+    %src_tensor = irdl.base @cute::@tensor
+    %src_layout = irdl.base @cute::@layout
+    %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
-    %layout = irdl.base @cute::@layout
-    %arg = irdl.any_of(%i32, %layout)
+    %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
-    %dst = irdl.base @cute::@tensor
+    %dst_tensor = irdl.base @cute::@tensor
+    %dst_layout = irdl.base @cute::@layout
+    %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, args: variadic %arg)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
     irdl.results(view: %dst)
   }
 

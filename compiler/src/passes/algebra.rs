@@ -7,7 +7,7 @@
 //! runs exactly as it does on static values, and what it gives (the view's offset, the `?` entries of
 //! its layout) are expressions over those leaves that [`Folder::fold`] materializes as `arith` ops.
 
-use super::lower_to_gpu::{fail, tensor_info, Reported};
+use super::lower_to_gpu::{fail, tensor_info, type_layout, Reported};
 use crate::ir::{self, Builder, Op, Val};
 use cute_layout::expr::{self, Value};
 use cute_layout::int::{Atom, Op as IntOp};
@@ -54,6 +54,13 @@ pub struct SymTensor {
     pub layout: Layout,
 }
 
+/// What an algebra op makes: a tensor, or (from a `!cute.layout` source) a layout value.
+#[derive(Clone)]
+pub enum Sym {
+    Tensor(SymTensor),
+    Layout(Layout),
+}
+
 /// What a leaf of the symbolic expressions stands for.
 #[derive(Clone, Copy)]
 enum Leaf {
@@ -73,7 +80,7 @@ pub struct Folder {
     leaves: Vec<(Leaf, i64)>,
     by_value: HashMap<usize, u32>,
     by_dyn: HashMap<(usize, usize), u32>,
-    tensors: HashMap<usize, SymTensor>,
+    values: HashMap<usize, Sym>,
     dyn_values: HashMap<(usize, usize), Val>,
 }
 
@@ -118,14 +125,14 @@ impl Folder {
         }
     }
 
-    /// Records what a value is (a view made by a fold, an op checked by the verifier).
-    pub fn record(&mut self, v: Val, t: SymTensor) {
-        self.tensors.insert(key(v), t);
+    /// Records what a value is (a view or layout made by a fold, an op checked by the verifier).
+    pub fn record(&mut self, v: Val, s: Sym) {
+        self.values.insert(key(v), s);
     }
 
     /// A tensor value: as recorded, or a root whose `?` entries are its own `cute.dyn` values.
-    pub fn tensor(&mut self, op: Op, v: Val) -> Result<SymTensor, Reported> {
-        if let Some(t) = self.tensors.get(&key(v)) {
+    fn tensor(&mut self, op: Op, v: Val) -> Result<SymTensor, Reported> {
+        if let Some(Sym::Tensor(t)) = self.values.get(&key(v)) {
             return Ok(t.clone());
         }
         let (_, layout, _) = tensor_info(op, &ir::type_to_string(ir::value_type(v)))?;
@@ -135,12 +142,15 @@ impl Folder {
         Ok(SymTensor { root: v, offset: Int::ZERO, layout })
     }
 
-    /// A `!cute.layout` operand, which `cute.make_layout` makes from its `?` values.
+    /// A `!cute.layout` operand: as recorded, or made by `cute.make_layout` from its `?` values.
     fn layout_operand(&mut self, op: Op, v: Val) -> Result<Layout, Reported> {
+        if let Some(Sym::Layout(l)) = self.values.get(&key(v)) {
+            return Ok(l.clone());
+        }
         let printed = ir::type_to_string(ir::value_type(v));
         let text = layout_type_text(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.layout operand, found {printed}")))?;
-        let maker = ir::defining_op(v).filter(|m| ir::op_name(*m) == "cute.make_layout").ok_or_else(|| fail(op, "a layout operand must be made by `cute.make_layout`"))?;
-        let layout = Layout::from_str(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
+        let maker = ir::defining_op(v).filter(|m| ir::op_name(*m) == "cute.make_layout").ok_or_else(|| fail(op, "a layout operand must be made by `cute.make_layout` or a layout op"))?;
+        let layout = type_layout(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
         let values: Vec<Val> = (0..ir::operand_count(maker)).map(|i| ir::operand(maker, i)).collect();
         let Value::Layout(l) = self.rebind(op, &Value::Layout(layout), &mut |k| values.get(k).map(|v| Leaf::Value(*v)))? else {
             return Err(fail(op, "internal error: a layout did not stay a layout"));
@@ -148,62 +158,76 @@ impl Folder {
         Ok(l)
     }
 
-    /// The tensor an op makes, by the algebra; fails (reporting at the op) when its operands do not
-    /// match its `args`, the algebra rejects them, or the result type is not what the algebra gives.
-    pub fn eval(&mut self, op: Op) -> Result<SymTensor, Reported> {
+    /// What an op makes, by the algebra; fails (reporting at the op) when its operands do not match
+    /// its `args`, the algebra rejects them, or the result type is not what the algebra gives.
+    pub fn eval(&mut self, op: Op) -> Result<Sym, Reported> {
         let name = ir::op_name(op);
         let short = name.strip_prefix("cute.").unwrap_or(&name).to_string();
-        let src = self.tensor(op, ir::operand(op, 0))?;
+        let src_value = ir::operand(op, 0);
+        let result_type = ir::type_to_string(ir::value_type(ir::result(op, 0)));
+        let mismatch = |computed: &Layout, declared: &str| fail(op, &format!("`{name}` gives the layout {computed} by the layout algebra, but its result type says \"{declared}\""));
+        if layout_type_text(&ir::type_to_string(ir::value_type(src_value))).is_some() {
+            // The same algebra on a layout value: a layout (slicing one keeps the sub-layout, as CuTe).
+            if matches!(short.as_str(), "partition_s" | "partition_d" | "make_view") {
+                return Err(fail(op, &format!("`{name}` takes a tensor, not a layout")));
+            }
+            let src = self.layout_operand(op, src_value)?;
+            let (layout, _) = self.algebra(op, &short, &src, &Int::ZERO)?;
+            let declared = layout_type_text(&result_type).ok_or_else(|| fail(op, &format!("`{name}` of a layout makes a !cute.layout, not {result_type}")))?;
+            if layout.to_string() != declared {
+                return Err(mismatch(&layout, declared));
+            }
+            return Ok(Sym::Layout(layout));
+        }
+        let src = self.tensor(op, src_value)?;
         let (layout, offset) = match short.as_str() {
             "partition_s" | "partition_d" => self.partition(op, &src)?,
-            _ => self.algebra(op, &short, &src)?,
+            _ => self.algebra(op, &short, &src.layout, &src.offset)?,
         };
-        let declared = tensor_info(op, &ir::type_to_string(ir::value_type(ir::result(op, 0))))?.0.layout;
-        let computed = layout.to_string();
-        if computed != declared {
-            return Err(fail(op, &format!("`{name}` gives the layout {computed} by the layout algebra, but its result type says \"{declared}\"")));
+        let declared = tensor_info(op, &result_type)?.0.layout;
+        if layout.to_string() != declared {
+            return Err(mismatch(&layout, &declared));
         }
-        Ok(SymTensor { root: src.root, offset, layout })
+        Ok(Sym::Tensor(SymTensor { root: src.root, offset, layout }))
     }
 
-    fn algebra(&mut self, op: Op, name: &str, src: &SymTensor) -> Result<(Layout, Int), Reported> {
+    /// `name(src, args...)`: the result layout and its origin's offset (`src_offset` plus what a
+    /// slice or tile adds).
+    fn algebra(&mut self, op: Op, name: &str, src: &Layout, src_offset: &Int) -> Result<(Layout, Int), Reported> {
         let args = ir::string_array_attr(op, "args").ok_or_else(|| fail(op, "expected an `args` attribute: an array of strings"))?;
-        let mut next = 1usize;
-        let count = ir::operand_count(op);
-        let mut values = vec![Value::Layout(src.layout.clone())];
+        // The operands after the source: the `!cute.layout` group, then the `i32` group.
+        let rest: Vec<Val> = (1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
+        let split = rest.iter().take_while(|v| layout_type_text(&ir::type_to_string(ir::value_type(**v))).is_some()).count();
+        let (mut layouts, mut ints) = (rest[..split].iter(), rest[split..].iter());
+        let mut values = vec![Value::Layout(src.clone())];
         for text in &args {
             if text == "@" {
-                let v = (next < count).then(|| ir::operand(op, next)).ok_or_else(|| fail(op, "an \"@\" argument has no `!cute.layout` operand left"))?;
-                next += 1;
+                let v = *layouts.next().ok_or_else(|| fail(op, "an \"@\" argument has no `!cute.layout` operand left"))?;
                 values.push(Value::Layout(self.layout_operand(op, v)?));
                 continue;
             }
             let parsed = expr::eval_str(text).map_err(|e| fail(op, &format!("invalid argument \"{text}\": {e}")))?;
             let needed = parsed.dyn_leaves().len();
-            let mut operands = Vec::with_capacity(needed);
-            for _ in 0..needed {
-                let v = (next < count).then(|| ir::operand(op, next)).ok_or_else(|| fail(op, &format!("argument \"{text}\" has {needed} `?` entries but the op has too few `i32` operands")))?;
-                if ir::type_to_string(ir::value_type(v)) != "i32" {
-                    return Err(fail(op, &format!("the operand for a `?` in \"{text}\" must be an i32")));
-                }
-                operands.push(v);
-                next += 1;
+            let operands: Vec<Val> = ints.by_ref().take(needed).copied().collect();
+            if operands.len() < needed {
+                return Err(fail(op, &format!("argument \"{text}\" has {needed} `?` entries but the op has too few `i32` operands")));
             }
             values.push(self.rebind(op, &parsed, &mut |k| operands.get(k).map(|v| Leaf::Value(*v)))?);
         }
-        if next != count {
-            return Err(fail(op, &format!("the op has {} operands after the tensor but its `args` use {}", count - 1, next - 1)));
+        let (unused_layouts, unused_ints) = (layouts.count(), ints.count());
+        if unused_layouts + unused_ints > 0 {
+            return Err(fail(op, &format!("{unused_layouts} `!cute.layout` and {unused_ints} `i32` operands are left over after the `args`")));
         }
         if name == "make_view" {
             return match values.as_slice() {
-                [_, Value::Layout(l)] => Ok((l.clone(), src.offset.clone())),
+                [_, Value::Layout(l)] => Ok((l.clone(), src_offset.clone())),
                 _ => Err(fail(op, "`cute.make_view` takes one layout argument")),
             };
         }
         match expr::apply(name, &values) {
-            Ok(Value::Layout(l)) => Ok((l, src.offset.clone())),
-            Ok(Value::Sliced(l, off)) => Ok((l, src.offset.add(&off).map_err(|e| fail(op, &format!("the layout algebra failed: {e}")))?)),
-            Ok(other) => Err(fail(op, &format!("`{name}` of a tensor gives {other}, not a tensor"))),
+            Ok(Value::Layout(l)) => Ok((l, src_offset.clone())),
+            Ok(Value::Sliced(l, off)) => Ok((l, src_offset.add(&off).map_err(|e| fail(op, &format!("the layout algebra failed: {e}")))?)),
+            Ok(other) => Err(fail(op, &format!("`{name}` gives {other}, not a layout"))),
             Err(e) => Err(fail(op, &format!("the layout algebra rejects `{name}`: {e}"))),
         }
     }
@@ -217,19 +241,23 @@ impl Folder {
         Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
     }
 
-    /// Replaces a foldable op by the `cute.view` of its root tensor that the algebra gives.
+    /// Replaces a foldable op by what the algebra gives: a `cute.view` of its root tensor, or a
+    /// `cute.make_layout` of a layout value.
     pub fn fold(&mut self, op: Op) -> Result<(), Reported> {
         let sym = self.eval(op)?;
         let b = Builder::before(op);
         let mut memo = HashMap::new();
-        let mut operands = vec![sym.root, self.materialize(&b, &sym.offset, &mut memo)];
-        for leaf in sym.layout.shape.leaves().into_iter().chain(sym.layout.stride.leaves()).filter(|l| !l.is_static()) {
+        let (layout, mut operands, name) = match &sym {
+            Sym::Tensor(t) => (&t.layout, vec![t.root, self.materialize(&b, &t.offset, &mut memo)], "cute.view"),
+            Sym::Layout(l) => (l, vec![], "cute.make_layout"),
+        };
+        for leaf in layout.shape.leaves().into_iter().chain(layout.stride.leaves()).filter(|l| !l.is_static()) {
             operands.push(self.materialize(&b, &leaf, &mut memo));
         }
-        let view = b.create("cute.view", &operands, &[ir::value_type(ir::result(op, 0))], &[]);
-        ir::replace_uses(op, &[ir::result(view, 0)]);
+        let made = b.create(name, &operands, &[ir::value_type(ir::result(op, 0))], &[]);
+        ir::replace_uses(op, &[ir::result(made, 0)]);
         ir::erase(op);
-        self.record(ir::result(view, 0), sym);
+        self.record(ir::result(made, 0), sym);
         Ok(())
     }
 

@@ -99,10 +99,19 @@ pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
     })
 }
 
+/// The layout in a type: CuTe notation whose every `?` is its own run-time value (a `?name` shared
+/// between entries would not match the one value per `?` that the ABI and the ops pass).
+pub(crate) fn type_layout(text: &str) -> Result<Layout, String> {
+    if text.split('?').skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')) {
+        return Err("a `?` in a type cannot be named".into());
+    }
+    Layout::from_str(text).map_err(|e| e.to_string())
+}
+
 /// The parameters of a `!cute.tensor` type and its layout, parsed with the layout library.
 pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layout, u32), Reported> {
     let info = TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
-    let layout = Layout::from_str(&info.layout).map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
+    let layout = type_layout(&info.layout).map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
     let bytes = element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
     Ok((info, layout, bytes))
 }

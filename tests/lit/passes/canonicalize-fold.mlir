@@ -9,6 +9,7 @@
 // CHECK-NOT: cute.composition
 // CHECK-NOT: cute.zipped_divide
 // CHECK-NOT: cute.partition_s
+// CHECK-NOT: cute.local_partition
 // CHECK-NOT: cute.make_layout
 // CHECK-NOT: cute.make_tiled_copy
 module attributes {gpu.container_module} {
@@ -20,8 +21,8 @@ module attributes {gpu.container_module} {
     // CHECK-NEXT: %[[V:.*]] = "cute.view"(%arg0, %[[C]]) : {{.*}} -> !cute.tensor<f32, "gmem", 16 : i64, "16:1">
     // CHECK-NEXT: "cute.load_frag"(%[[V]])
     gpu.func @static_chain(%t: !cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) kernel {
-      %tile = "cute.local_tile"(%t) {args = ["(8,16)", "(1,2)"]} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">
-      %row = "cute.slice"(%tile) {args = ["(3,_)"]} : (!cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "(16):(1)">
+      %tile = "cute.local_tile"(%t) {args = ["(8,16)", "(1,2)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">
+      %row = "cute.slice"(%tile) {args = ["(3,_)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "(16):(1)">
       %f = "cute.load_frag"(%row) : (!cute.tensor<f32, "gmem", 16, "(16):(1)">) -> vector<16xf32>
       gpu.return
     }
@@ -38,7 +39,7 @@ module attributes {gpu.container_module} {
       %b = gpu.block_id x
       %bi = arith.index_cast %b : index to i32
       %c0 = arith.constant 0 : i32
-      %tile = "cute.local_tile"(%t, %bi, %c0) {args = ["(16,256)", "(?,?)"]} : (!cute.tensor<f16, "gmem", 16, "(?,?{div=8}):(?{div=8},1)">, i32, i32) -> !cute.tensor<f16, "gmem", 16, "(16,256):(?{div=8},1)">
+      %tile = "cute.local_tile"(%t, %bi, %c0) {args = ["(16,256)", "(?,?)"], operandSegmentSizes = array<i32: 1, 0, 2>} : (!cute.tensor<f16, "gmem", 16, "(?,?{div=8}):(?{div=8},1)">, i32, i32) -> !cute.tensor<f16, "gmem", 16, "(16,256):(?{div=8},1)">
       %x = "cute.load"(%tile, %c0) : (!cute.tensor<f16, "gmem", 16, "(16,256):(?{div=8},1)">, i32) -> f16
       gpu.return
     }
@@ -54,8 +55,8 @@ module attributes {gpu.container_module} {
       %tid = gpu.thread_id x
       %ti = arith.index_cast %tid : index to i32
       %tv = "cute.make_layout"() : () -> !cute.layout<"((8,4),4):((4,32),1)">
-      %c = "cute.composition"(%t, %tv) {args = ["@"]} : (!cute.tensor<f32, "gmem", 16, "(4,32):(32,1)">, !cute.layout<"((8,4),4):((4,32),1)">) -> !cute.tensor<f32, "gmem", 16, "((8,4),4):((1,8),32)">
-      %mine = "cute.slice"(%c, %ti) {args = ["(?,_)"]} : (!cute.tensor<f32, "gmem", 16, "((8,4),4):((1,8),32)">, i32) -> !cute.tensor<f32, "gmem", 4, "(4):(32)">
+      %c = "cute.composition"(%t, %tv) {args = ["@"], operandSegmentSizes = array<i32: 1, 1, 0>} : (!cute.tensor<f32, "gmem", 16, "(4,32):(32,1)">, !cute.layout<"((8,4),4):((4,32),1)">) -> !cute.tensor<f32, "gmem", 16, "((8,4),4):((1,8),32)">
+      %mine = "cute.slice"(%c, %ti) {args = ["(?,_)"], operandSegmentSizes = array<i32: 1, 0, 1>} : (!cute.tensor<f32, "gmem", 16, "((8,4),4):((1,8),32)">, i32) -> !cute.tensor<f32, "gmem", 4, "(4):(32)">
       %f = "cute.load_frag"(%mine) : (!cute.tensor<f32, "gmem", 4, "(4):(32)">) -> vector<4xf32>
       gpu.return
     }
@@ -73,7 +74,7 @@ module attributes {gpu.container_module} {
       %b = gpu.block_id x
       %bi = arith.index_cast %b : index to i32
       %c0 = arith.constant 0 : i32
-      %tile = "cute.local_tile"(%t, %bi, %c0) {args = ["(4,1024)", "(?,?)"]} : (!cute.tensor<f32, "gmem", 16, "(?,1024):(1024,1)">, i32, i32) -> !cute.tensor<f32, "gmem", 16, "(4,1024):(1024,1)">
+      %tile = "cute.local_tile"(%t, %bi, %c0) {args = ["(4,1024)", "(?,?)"], operandSegmentSizes = array<i32: 1, 0, 2>} : (!cute.tensor<f32, "gmem", 16, "(?,1024):(1024,1)">, i32, i32) -> !cute.tensor<f32, "gmem", 16, "(4,1024):(1024,1)">
       %atom = "cute.make_copy_atom"() : () -> !cute.copy_atom<f32, 32>
       %tv = "cute.make_layout"() : () -> !cute.layout<"((32,4),1):((4,1),0)">
       %copy = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f32, 32>, !cute.layout<"((32,4),1):((4,1),0)">) -> !cute.tiled_copy<f32, 32, "(4,32)", "((32,4),1):((4,1),0)">
@@ -91,9 +92,43 @@ module attributes {gpu.container_module} {
     // CHECK-DAG: arith.ceildivui %[[N]], %c256_i32
     // CHECK: "cute.view"(%arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : {{.*}} -> !cute.tensor<f16, "gmem", 16 : i64, "(16,256,?,?):(?{div=8},1,?{div=128},256)">
     gpu.func @dynamic_divide(%t: !cute.tensor<f16, "gmem", 16, "(?,?{div=8}):(?{div=8},1)">) kernel {
-      %z = "cute.zipped_divide"(%t) {args = ["(16,256)"]} : (!cute.tensor<f16, "gmem", 16, "(?,?{div=8}):(?{div=8},1)">) -> !cute.tensor<f16, "gmem", 16, "((16,256),(?,?)):((?{div=8},1),(?{div=128},256))">
+      %z = "cute.zipped_divide"(%t) {args = ["(16,256)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.tensor<f16, "gmem", 16, "(?,?{div=8}):(?{div=8},1)">) -> !cute.tensor<f16, "gmem", 16, "((16,256),(?,?)):((?{div=8},1),(?{div=128},256))">
       %c0 = arith.constant 0 : i32
       %x = "cute.load"(%z, %c0) : (!cute.tensor<f16, "gmem", 16, "((16,256),(?,?)):((?{div=8},1),(?{div=128},256))">, i32) -> f16
+      gpu.return
+    }
+
+    // local_partition takes a layout and a run-time thread index (the two operand groups): thread
+    // t of the (2,8):(8,1) thread layout owns a (4,2):(32,8) slice of the (8,16):(16,1) tile.
+    // CHECK-LABEL: gpu.func @thread_partition(
+    // CHECK: "cute.view"(%arg0, %{{.*}}) : {{.*}} -> !cute.tensor<f32, "gmem", 4 : i64, "(4,2):(32,8)">
+    gpu.func @thread_partition(%t: !cute.tensor<f32, "gmem", 16, "(8,16):(16,1)">) kernel {
+      %tid = gpu.thread_id x
+      %ti = arith.index_cast %tid : index to i32
+      %thr = "cute.make_layout"() : () -> !cute.layout<"(2,8):(8,1)">
+      %p = "cute.local_partition"(%t, %thr, %ti) {args = ["@", "?"], operandSegmentSizes = array<i32: 1, 1, 1>} : (!cute.tensor<f32, "gmem", 16, "(8,16):(16,1)">, !cute.layout<"(2,8):(8,1)">, i32) -> !cute.tensor<f32, "gmem", 4, "(4,2):(32,8)">
+      %f = "cute.load_frag"(%p) : (!cute.tensor<f32, "gmem", 4, "(4,2):(32,8)">) -> vector<8xf32>
+      gpu.return
+    }
+
+    // The algebra ops also take layout values and fold to `cute.make_layout`, which make_view puts
+    // on a tensor's memory: coalesce((4,?):(1,4)) is the single mode ?{div=4}:1 (extent 4 * n),
+    // and a static divide then slice is the static layout ((2,4)):((8,1)), (2,4):(8,1) in canonical form.
+    // CHECK-LABEL: gpu.func @layout_values(
+    // CHECK: %[[N4:.*]] = arith.muli %arg1, %c4_i32 : i32
+    // CHECK: "cute.view"(%arg0, %{{.*}}, %[[N4]]) : {{.*}} -> !cute.tensor<f32, "gmem", 16 : i64, "?{div=4}:1">
+    // CHECK: "cute.view"(%arg0, %{{.*}}) : {{.*}} -> !cute.tensor<f32, "gmem", 16 : i64, "(2,4):(8,1)">
+    gpu.func @layout_values(%t: !cute.tensor<f32, "gmem", 16, "(?,64):(64,1)">, %n: i32) kernel {
+      %l = "cute.make_layout"(%n) : (i32) -> !cute.layout<"(4,?):(1,4)">
+      %c = "cute.coalesce"(%l) {args = [], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.layout<"(4,?):(1,4)">) -> !cute.layout<"?{div=4}:1">
+      %flat = "cute.make_view"(%t, %c) {args = ["@"], operandSegmentSizes = array<i32: 1, 1, 0>} : (!cute.tensor<f32, "gmem", 16, "(?,64):(64,1)">, !cute.layout<"?{div=4}:1">) -> !cute.tensor<f32, "gmem", 16, "?{div=4}:1">
+      %c0 = arith.constant 0 : i32
+      %x = "cute.load"(%flat, %c0) : (!cute.tensor<f32, "gmem", 16, "?{div=4}:1">, i32) -> f32
+      %s = "cute.make_layout"() : () -> !cute.layout<"(8,8):(8,1)">
+      %z = "cute.zipped_divide"(%s) {args = ["(2,4)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.layout<"(8,8):(8,1)">) -> !cute.layout<"((2,4),(4,2)):((8,1),(16,4))">
+      %r = "cute.slice"(%z) {args = ["(_,3)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.layout<"((2,4),(4,2)):((8,1),(16,4))">) -> !cute.layout<"((2,4)):((8,1))">
+      %v = "cute.make_view"(%t, %r) {args = ["@"], operandSegmentSizes = array<i32: 1, 1, 0>} : (!cute.tensor<f32, "gmem", 16, "(?,64):(64,1)">, !cute.layout<"((2,4)):((8,1))">) -> !cute.tensor<f32, "gmem", 16, "((2,4)):((8,1))">
+      %f = "cute.load_frag"(%v) : (!cute.tensor<f32, "gmem", 16, "((2,4)):((8,1))">) -> vector<8xf32>
       gpu.return
     }
 

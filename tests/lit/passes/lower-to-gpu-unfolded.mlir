@@ -7,7 +7,7 @@
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k(%t: !cute.tensor<f32, "gmem", 16, "(8,8):(8,1)">, %i: i32) kernel {
-      %row = "cute.slice"(%t, %i) {args = ["(?,_)"]} : (!cute.tensor<f32, "gmem", 16, "(8,8):(8,1)">, i32) -> !cute.tensor<f32, "gmem", 16, "(8):(1)">
+      %row = "cute.slice"(%t, %i) {args = ["(?,_)"], operandSegmentSizes = array<i32: 1, 0, 1>} : (!cute.tensor<f32, "gmem", 16, "(8,8):(8,1)">, i32) -> !cute.tensor<f32, "gmem", 16, "(8):(1)">
       %f = "cute.load_frag"(%row) : (!cute.tensor<f32, "gmem", 16, "(8):(1)">) -> vector<8xf32>
       gpu.return
     }
