@@ -157,6 +157,14 @@ pub fn int_attr(op: Op, name: &str) -> Option<i64> {
     }
 }
 
+/// A string attribute's value, if the op has one by that name.
+pub fn string_attr(op: Op, name: &str) -> Option<String> {
+    unsafe {
+        let a = mlirOperationGetAttributeByName(op, sref(name));
+        (!a.ptr.is_null() && mlirAttributeIsAString(a)).then(|| string_of(mlirStringAttrGetValue(a)))
+    }
+}
+
 /// The strings of an array-of-strings attribute, if the op has one by that name.
 pub fn string_array_attr(op: Op, name: &str) -> Option<Vec<String>> {
     unsafe {

@@ -10,7 +10,7 @@
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
 use cute_lang::diag::{line_col, Diagnostic};
-use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy, ViewHow};
+use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy, ViewHow, At};
 use cute_layout::expr::Value as XValue;
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
@@ -194,6 +194,20 @@ impl KernelWriter<'_> {
         let loc = self.loc(span);
         self.line(&format!("{t} = {text} {loc}"));
         t
+    }
+
+    /// How an element access is written: `cute.load_at`/`store_at` with the coordinate in CuTe
+    /// notation (its `?`s the `i32` operands), or `cute.load`/`store` at an element offset. Returns
+    /// the load op's name, the operands and their types after the tensor, and the attribute.
+    fn element_at(&mut self, at: &At, span: Span) -> (&'static str, String, String, String) {
+        match at {
+            At::Offset(offset) => ("load", format!(", {}", self.int(offset, span)), ", i32".into(), String::new()),
+            At::Coord(c) => {
+                let ints: Vec<String> = c.dyn_leaves().iter().map(|i| self.int(i, span)).collect();
+                let operands: String = ints.iter().map(|i| format!(", {i}")).collect();
+                ("load_at", operands, ", i32".repeat(ints.len()), format!(" {{coord = \"{}\"}}", escape(&c.to_string())))
+            }
+        }
     }
 
     /// A layout as a `!cute.layout` value: `cute.make_layout` with its `?` entries as operands.
@@ -637,16 +651,18 @@ impl KernelWriter<'_> {
                 let valid = self.tmp();
                 self.line(&format!("{}, {valid} = gpu.shuffle {k} {x}, {o}, {w} : {} {loc}", v(*dst), mlir_scalar(*ty)));
             }
-            Inst::Load { dst, tensor, ty, offset, span } => {
-                let off = self.int(offset, *span);
-                self.define(*dst, &format!("\"cute.load\"({}, {off}) : ({}, i32) -> {}", v(*tensor), mlir_tensor(ty), mlir_scalar(ty.elem)), *span);
+            Inst::Load { dst, tensor, ty, at, span } => {
+                let (name, at, at_types, attr) = self.element_at(at, *span);
+                let text = format!("\"cute.{name}\"({}{at}){attr} : ({}{at_types}) -> {}", v(*tensor), mlir_tensor(ty), mlir_scalar(ty.elem));
+                self.define(*dst, &text, *span);
             }
-            Inst::Store { value, tensor, ty, offset, span } => {
+            Inst::Store { value, tensor, ty, at, span } => {
                 let x = self.operand(value, ty.elem, None, *span);
-                let off = self.int(offset, *span);
+                let (name, at, at_types, attr) = self.element_at(at, *span);
                 let loc = self.loc(*span);
                 let et = mlir_scalar(ty.elem);
-                self.line(&format!("\"cute.store\"({x}, {}, {off}) : ({et}, {}, i32) -> () {loc}", v(*tensor), mlir_tensor(ty)));
+                let store = if name == "load" { "store" } else { "store_at" };
+                self.line(&format!("\"cute.{store}\"({x}, {}{at}){attr} : ({et}, {}{at_types}) -> () {loc}", v(*tensor), mlir_tensor(ty)));
             }
             Inst::LoadFrag { dst, tensor, ty, span } => {
                 let t = self.ty(*dst);

@@ -392,6 +392,30 @@ irdl.dialect @cute {
     irdl.results(tensor: %tensor)
   }
 
+  // CuTe's `tensor[coord]`: reads the element at a coordinate (no `_`) of the tensor's layout. The
+  // `coord` attribute is in CuTe notation; its `?`s are the `i32` operands, in order.
+  // `cute-canonicalize` maps the coordinate to an offset (a `cute.load`).
+  irdl.operation @load_at {
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %elem = irdl.any
+    %coord = irdl.base "#builtin.string"
+    irdl.attributes { "coord" = %coord }
+    irdl.operands(tensor: %tensor, coord: variadic %i32)
+    irdl.results(value: %elem)
+  }
+
+  // CuTe's `tensor[coord] = value`.
+  irdl.operation @store_at {
+    %elem = irdl.any
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %coord = irdl.base "#builtin.string"
+    irdl.attributes { "coord" = %coord }
+    irdl.operands(value: %elem, tensor: %tensor, coord: variadic %i32)
+    irdl.results()
+  }
+
   // Reads the element `offset` elements from the tensor's base.
   irdl.operation @load {
     %tensor = irdl.base @cute::@tensor

@@ -187,10 +187,9 @@ pub enum Inst {
     /// computed `ty` with the algebra; code generation keeps `how` as a `cute` op, and
     /// `cute-canonicalize` folds it (and checks that the algebra gives `ty`).
     View { dst: ValueId, src: ValueId, how: ViewHow, ty: TensorTy, span: Span },
-    /// One element, `offset` elements from the tensor's base (the layout has already mapped the
-    /// coordinate to this offset).
-    Load { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
-    Store { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, span: Span },
+    /// One element, at `at`.
+    Load { dst: ValueId, tensor: ValueId, ty: TensorTy, at: At, span: Span },
+    Store { value: Operand, tensor: ValueId, ty: TensorTy, at: At, span: Span },
     /// The whole (static-size) tensor into a fragment, element i from coordinate i.
     LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
     StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
@@ -216,6 +215,15 @@ pub enum Inst {
     /// Prints text and run-time values (`printf`); segments are concatenated.
     Printf { segments: Vec<FmtSeg>, span: Span },
     Barrier { span: Span },
+}
+
+/// Where an element access goes: CuTe's `tensor[coord]` (a coordinate without `_`, mapped through
+/// the tensor's layout by `cute-canonicalize`), or an element offset from the base (a `let mut`
+/// variable's one-element cell).
+#[derive(Clone, Debug, PartialEq)]
+pub enum At {
+    Coord(cute_layout::expr::Value),
+    Offset(Int),
 }
 
 /// The CuTe operation a tensor view comes from.

@@ -46,6 +46,19 @@ pub fn is_foldable(name: &str) -> bool {
     }
 }
 
+/// Whether an op is CuTe's element access by coordinate (`tensor[coord]`), which folds to an offset.
+pub fn is_element_access(name: &str) -> bool {
+    matches!(name, "cute.load_at" | "cute.store_at")
+}
+
+fn has_under(v: &Value) -> bool {
+    match v {
+        Value::Under => true,
+        Value::Tuple(items) => items.iter().any(has_under),
+        _ => false,
+    }
+}
+
 /// A tensor as the algebra sees it: `layout` over the memory of `root`, `offset` elements from its base.
 #[derive(Clone)]
 pub struct SymTensor {
@@ -258,6 +271,44 @@ impl Folder {
         ir::replace_uses(op, &[ir::result(made, 0)]);
         ir::erase(op);
         self.record(ir::result(made, 0), sym);
+        Ok(())
+    }
+
+    /// The element a `cute.load_at`/`cute.store_at` reaches: the tensor its chain started from, and
+    /// the offset from that tensor's base.
+    pub fn eval_access(&mut self, op: Op) -> Result<(Val, Int), Reported> {
+        let tensor_index = if ir::op_name(op) == "cute.load_at" { 0 } else { 1 };
+        let src = self.tensor(op, ir::operand(op, tensor_index))?;
+        let text = ir::string_attr(op, "coord").ok_or_else(|| fail(op, "expected a `coord` attribute: a coordinate in CuTe notation"))?;
+        let parsed = expr::eval_str(&text).map_err(|e| fail(op, &format!("invalid coordinate \"{text}\": {e}")))?;
+        let ints: Vec<Val> = (tensor_index + 1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
+        let needed = parsed.dyn_leaves().len();
+        if ints.len() != needed {
+            return Err(fail(op, &format!("the coordinate \"{text}\" has {needed} `?` entries but the op has {} `i32` operands", ints.len())));
+        }
+        if has_under(&parsed) {
+            return Err(fail(op, &format!("the coordinate \"{text}\" of one element cannot keep a mode (`_`): slice with `cute.slice`")));
+        }
+        let coord = self.rebind(op, &parsed, &mut |k| ints.get(k).map(|v| Leaf::Value(*v)))?;
+        let crd = coord.to_crd().ok_or_else(|| fail(op, &format!("\"{text}\" is not a coordinate")))?;
+        let algebra_err = |e: cute_layout::Error| fail(op, &format!("the coordinate {text} does not index the layout {}: {e}", src.layout));
+        let (_, offset) = cute_layout::slice_and_offset(&crd, &src.layout).map_err(algebra_err)?;
+        Ok((src.root, src.offset.add(&offset).map_err(algebra_err)?))
+    }
+
+    /// Replaces an access by coordinate with a `cute.load`/`cute.store` of the root tensor at the
+    /// offset the layouts give.
+    pub fn fold_access(&mut self, op: Op) -> Result<(), Reported> {
+        let (root, offset) = self.eval_access(op)?;
+        let b = Builder::before(op);
+        let off = self.materialize(&b, &offset, &mut HashMap::new());
+        if ir::op_name(op) == "cute.load_at" {
+            let load = b.create("cute.load", &[root, off], &[ir::value_type(ir::result(op, 0))], &[]);
+            ir::replace_uses(op, &[ir::result(load, 0)]);
+        } else {
+            b.create("cute.store", &[ir::operand(op, 0), root, off], &[], &[]);
+        }
+        ir::erase(op);
         Ok(())
     }
 

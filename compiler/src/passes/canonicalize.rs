@@ -6,6 +6,8 @@
 //!   replaced by a `cute.view` of the tensor its chain started from: the offset and the `?` entries of
 //!   the result are computed as `arith` ops from the run-time values the chain used. Static parts fold
 //!   away entirely. The result type must be what the algebra gives, or the pass fails at the op.
+//!   Element accesses by coordinate (`cute.load_at`/`cute.store_at`) become `cute.load`/`cute.store`
+//!   of that tensor at the offset the coordinate gives.
 //! - A `cute.dyn` of a view is the view's own operand for that entry (no view needed to read it).
 //! - A view of a view becomes one view of the original tensor, the two offsets added.
 //! - A view's layout is put in canonical form: flattened, size-1 modes dropped, and neighbouring
@@ -49,8 +51,11 @@ fn run(module: Op) -> Result<(), Reported> {
     // 0. CuTe's tensor operations, in program order (each one's source is folded before it).
     let mut folder = Folder::default();
     for op in ir::nested_ops(module) {
-        if algebra::is_foldable(&ir::op_name(op)) {
+        let name = ir::op_name(op);
+        if algebra::is_foldable(&name) {
             folder.fold(op)?;
+        } else if algebra::is_element_access(&name) {
+            folder.fold_access(op)?;
         }
     }
     // 1. cute.dyn of a view: the view's operand.

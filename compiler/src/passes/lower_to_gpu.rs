@@ -214,8 +214,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         let tensor_index = match name.as_str() {
             "cute.dyn" | "cute.view" | "cute.load" | "cute.load_frag" => 0,
             "cute.store" | "cute.store_frag" => 1,
-            other if super::algebra::is_foldable(other) => {
-                return Err(fail(op, &format!("{NAME}: `{other}` is a CuTe tensor operation; run cute-canonicalize first to fold it into a view")))
+            other if super::algebra::is_foldable(other) || super::algebra::is_element_access(other) => {
+                return Err(fail(op, &format!("{NAME}: `{other}` is a CuTe operation; run cute-canonicalize first to fold it into memory ops")))
             }
             other => return Err(fail(op, &format!("{NAME}: no lowering for `{other}`"))),
         };

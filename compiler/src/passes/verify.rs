@@ -54,6 +54,12 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.view" => check(verify_view(op)),
             "cute.dyn" => check(verify_dyn(op)),
             "cute.load" | "cute.store" => check(verify_access(op)),
+            "cute.load_at" | "cute.store_at" => {
+                check(verify_access(op));
+                if !(0..ir::operand_count(op)).any(|i| failed_values.contains(&(ir::operand(op, i).ptr as usize))) {
+                    check(folder.eval_access(op).map(|_| ()));
+                }
+            }
             "cute.load_frag" | "cute.store_frag" => check(verify_frag(op)),
             "cute.copy" => check(verify_copy(op)),
             "cute.alloc" => check(verify_alloc(op)),
@@ -119,7 +125,7 @@ fn verify_dyn(op: Op) -> Result<(), Reported> {
 }
 
 fn verify_access(op: Op) -> Result<(), Reported> {
-    let is_load = ir::op_name(op) == "cute.load";
+    let is_load = matches!(ir::op_name(op).as_str(), "cute.load" | "cute.load_at");
     let (info, _) = tensor_of(op, ir::operand(op, if is_load { 0 } else { 1 }))?;
     let value_ty = ir::type_to_string(ir::value_type(if is_load { ir::result(op, 0) } else { ir::operand(op, 0) }));
     if value_ty != info.elem {

@@ -464,7 +464,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 let v = self.coerce(v, ty, id.span)?;
                 let operand = self.operand(&v, ty, id.span)?;
                 let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
-                self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), offset: Int::ZERO, span: id.span });
+                self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), at: kir::At::Offset(Int::ZERO), span: id.span });
                 self.bind(&id.name, Value::Var(cell, ty));
                 Ok(())
             }
@@ -737,7 +737,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     let v = self.coerce(v, ty, value.span).map_err(|d| d.with_secondary(target.span, format!("`{n}` holds a `{}`", ty.name())))?;
                     let operand = self.operand(&v, ty, value.span)?;
                     let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
-                    self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), offset: Int::ZERO, span });
+                    self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), at: kir::At::Offset(Int::ZERO), span });
                     Ok(())
                 }
                 Some(_) => Err(Diagnostic::error(format!("cannot assign twice to immutable variable `{n}`"), target.span, "not `let mut`")
@@ -765,10 +765,11 @@ impl<'p, 'f> Frame<'p, 'f> {
             };
             self.store_frag(&view, &ft, fid, span)
         } else {
-            let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, target.span))?;
+            // Checked here for the error's span; cute-canonicalize maps the coordinate to the offset.
+            cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, target.span))?;
             let v = self.coerce(v, t.ty.elem, value.span).map_err(|d| d.with_secondary(target.span, format!("expected `{}` because of this element", t.ty.elem.name())))?;
             let operand = self.operand(&v, t.ty.elem, value.span)?;
-            self.emit(Inst::Store { value: operand, tensor: tid, ty: t.ty.clone(), offset, span });
+            self.emit(Inst::Store { value: operand, tensor: tid, ty: t.ty.clone(), at: kir::At::Coord(cute_layout::expr::crd_value(&crd)), span });
             Ok(())
         }
     }
@@ -806,7 +807,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         let Value::Var(cell, ty) = v else { return v };
         let Origin::Kernel(cid) = cell.origin else { return Value::Unit };
         let dst = self.fresh(ValueTy::Scalar(ty));
-        self.emit(Inst::Load { dst, tensor: cid, ty: cell.ty.clone(), offset: Int::ZERO, span });
+        self.emit(Inst::Load { dst, tensor: cid, ty: cell.ty.clone(), at: kir::At::Offset(Int::ZERO), span });
         if ty == Scalar::I32 {
             Value::Int(Int::var(dst, 1))
         } else {
@@ -867,12 +868,12 @@ impl<'p, 'f> Frame<'p, 'f> {
                 if crd_has_under(&crd) {
                     return Ok(Value::Tensor(self.slice(&t, &crd, e.span)?));
                 }
-                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
                 self.need_kernel("reading memory", e.span)?;
                 let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
                 let ty = if t.ty.elem == Scalar::I32 { ValueTy::Scalar(Scalar::I32) } else { ValueTy::Scalar(t.ty.elem) };
                 let dst = self.fresh(ty);
-                self.emit(Inst::Load { dst, tensor: tid, ty: t.ty.clone(), offset, span: e.span });
+                self.emit(Inst::Load { dst, tensor: tid, ty: t.ty.clone(), at: kir::At::Coord(cute_layout::expr::crd_value(&crd)), span: e.span });
                 Ok(if t.ty.elem == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(t.ty.elem, dst) })
             }
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),

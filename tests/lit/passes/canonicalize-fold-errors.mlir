@@ -29,6 +29,14 @@ module attributes {gpu.container_module} {
       %copy3 = "cute.make_tiled_copy"(%atom, %tv) : (!cute.copy_atom<f16, 128>, !cute.layout<"(32,8):(8,1)">) -> !cute.tiled_copy<f16, 128, "(8,16)", "(32,8):(8,1)">
       // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:16: error: a copy atom of 24 bits does not move whole f16 elements (at most 128 bits)
       %atom2 = "cute.make_copy_atom"() : () -> !cute.copy_atom<f16, 24>
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: the coordinate "(?,_)" of one element cannot keep a mode (`_`): slice with `cute.slice`
+      %m = "cute.load_at"(%t, %i) {coord = "(?,_)"} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, i32) -> f32
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: the coordinate "(?,?)" has 2 `?` entries but the op has 1 `i32` operands
+      %n = "cute.load_at"(%t, %i) {coord = "(?,?)"} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, i32) -> f32
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: the coordinate (1,2,3) does not index the layout (64,64):(64,1)
+      %o = "cute.load_at"(%t) {coord = "(1,2,3)"} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> f32
+      // CHECK: canonicalize-fold-errors.mlir:[[# @LINE + 1]]:12: error: a tensor of f32 cannot load a `f16`
+      %p = "cute.load_at"(%t) {coord = "(1,2)"} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> f16
       // A layout op on a failed one is not reported again.
       // CHECK-NOT: error
       %k = "cute.coalesce"(%a) {args = [], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.tensor<f32, "gmem", 16, "(8,16):(1,8)">) -> !cute.tensor<f32, "gmem", 16, "8:1">

@@ -11,6 +11,8 @@
 // CHECK-NOT: cute.partition_s
 // CHECK-NOT: cute.local_partition
 // CHECK-NOT: cute.make_layout
+// CHECK-NOT: cute.load_at
+// CHECK-NOT: cute.store_at
 // CHECK-NOT: cute.make_tiled_copy
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -129,6 +131,21 @@ module attributes {gpu.container_module} {
       %r = "cute.slice"(%z) {args = ["(_,3)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.layout<"((2,4),(4,2)):((8,1),(16,4))">) -> !cute.layout<"((2,4)):((8,1))">
       %v = "cute.make_view"(%t, %r) {args = ["@"], operandSegmentSizes = array<i32: 1, 1, 0>} : (!cute.tensor<f32, "gmem", 16, "(?,64):(64,1)">, !cute.layout<"((2,4)):((8,1))">) -> !cute.tensor<f32, "gmem", 16, "((2,4)):((8,1))">
       %f = "cute.load_frag"(%v) : (!cute.tensor<f32, "gmem", 16, "((2,4)):((8,1))">) -> vector<8xf32>
+      gpu.return
+    }
+
+    // Element access by coordinate (CuTe's `tensor[coord]`) through a tile: one `cute.load` of the
+    // original tensor at the tile's offset (3*8*64 = 1536) plus the coordinate's (5 + i*64).
+    // CHECK-LABEL: gpu.func @element_in_tile(
+    // CHECK: %[[R:.*]] = arith.muli %arg1, %c64_i32 : i32
+    // CHECK: %[[S:.*]] = arith.addi %c5_i32, %[[R]] : i32
+    // CHECK: %[[A:.*]] = arith.addi %c1536_i32, %[[S]] : i32
+    // CHECK: "cute.load"(%arg0, %[[A]]) : (!cute.tensor<f32, "gmem", 16 : i64, "(64,64):(64,1)">, i32) -> f32
+    // CHECK: "cute.store"(%{{.*}}, %arg0, %{{.*}}) : (f32, !cute.tensor<f32, "gmem", 16 : i64, "(64,64):(64,1)">, i32) -> ()
+    gpu.func @element_in_tile(%t: !cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">, %i: i32) kernel {
+      %tile = "cute.local_tile"(%t) {args = ["(8,16)", "(3,0)"], operandSegmentSizes = array<i32: 1, 0, 0>} : (!cute.tensor<f32, "gmem", 16, "(64,64):(64,1)">) -> !cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">
+      %x = "cute.load_at"(%tile, %i) {coord = "(?,5)"} : (!cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">, i32) -> f32
+      "cute.store_at"(%x, %tile, %i) {coord = "(?,5)"} : (f32, !cute.tensor<f32, "gmem", 16, "(8,16):(64,1)">, i32) -> ()
       gpu.return
     }
 

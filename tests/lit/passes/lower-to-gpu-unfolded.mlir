@@ -1,7 +1,7 @@
 // RUN: not %cutec opt %s --pass cute-lower-to-gpu 2>&1 | FileCheck %s
 // RUN: %cutec opt %s --pass cute-canonicalize --pass cute-lower-to-gpu | FileCheck %s --check-prefix=OK
 // cute-lower-to-gpu lowers memory ops only: a CuTe tensor op must be folded by cute-canonicalize first.
-// CHECK: lower-to-gpu-unfolded.mlir:[[# @LINE + 6]]:14: error: cute-lower-to-gpu: `cute.slice` is a CuTe tensor operation; run cute-canonicalize first to fold it into a view
+// CHECK: lower-to-gpu-unfolded.mlir:[[# @LINE + 6]]:14: error: cute-lower-to-gpu: `cute.slice` is a CuTe operation; run cute-canonicalize first to fold it into memory ops
 // OK: llvm.getelementptr
 // OK-NOT: cute.
 module attributes {gpu.container_module} {
