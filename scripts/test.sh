@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, and the
-# pycute differential sample for the layout algebra. Installs what it needs first (scripts/setup.sh).
+# Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
+# pycute differential sample for the layout algebra, and a mutation-fuzz sample of `cutec opt`.
+# Installs what it needs first (scripts/setup.sh).
 # Ends with one line: `summary: N passed, N failed, N skipped`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,11 @@ if [ -f scripts/pycute_diff.py ]; then
         add 0 1 0
     fi
 fi
+
+echo "== cute IR fuzz sample (cutec opt must reject bad IR, never crash)"
+python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEED:-1}" --bin target/debug/cutec 2>&1 | tee "$log/fuzz.txt" | tail -3
+# One fuzz run counts as one test: it passes only with zero crashes.
+if grep -qE "^fuzz-ir: [0-9]+ cases, 0 crashes" "$log/fuzz.txt"; then add 1 0 0; else add 0 1 0; fi
 
 rm -rf "$log"
 echo "summary: $passed passed, $failed failed, $skipped skipped"

@@ -86,11 +86,16 @@ mod tests {
     fn widths() {
         // Eight contiguous f16 with 16-byte alignment: one 128-bit access.
         assert_eq!(w("(1,8):(0,1)", 16, 2), 8);
-        // Rows of 8 at a row stride that keeps 16-byte alignment.
-        assert_eq!(w("(4,8):(2048,1)", 16, 2), 8);
-        // A dynamic row stride of unknown divisibility breaks chunk alignment.
-        assert_eq!(w("(4,8):(?,1)", 16, 2), 1);
-        assert_eq!(w("(4,8):(?{div=8},1)", 16, 2), 8);
+        // Fragment elements run along the first mode: a row-major (4,8) tile is not contiguous in
+        // that order, whatever its row stride; its transpose, columns of 8 at a stride that keeps
+        // 16-byte alignment, is.
+        assert_eq!(w("(4,8):(2048,1)", 16, 2), 1);
+        assert_eq!(w("(8,4):(1,2048)", 16, 2), 8);
+        // A dynamic column stride of unknown divisibility breaks chunk alignment; a multiple of 8
+        // keeps it.
+        assert_eq!(w("(8,4):(1,?)", 16, 2), 1);
+        assert_eq!(w("(8,4):(1,?{div=8})", 16, 2), 8);
+        assert_eq!(w("(8,4):(1,?{div=4})", 16, 2), 4);
         // Less alignment, narrower access.
         assert_eq!(w("8:1", 4, 2), 2);
         // Strided elements: scalar accesses.
