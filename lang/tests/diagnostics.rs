@@ -176,6 +176,7 @@ cases! {
     rmem_element_not_a_type => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let r = make_rmem_tensor(8, 4);\n}\n";
     copy_atom_bad_width => "kernel k(a: tensor<f16, gmem, (8):(1)>) {\n    let atom = make_copy_atom(f16, bits: 24);\n}\n";
     tiled_copy_needs_atom => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let tc = make_tiled_copy_tv(f32, make_layout(32), make_layout(4));\n}\n";
+    tiled_copy_dynamic_tv => "kernel k(a: tensor<f32, gmem, (?,64):(64,1)>, n: i32) {\n    let atom = make_copy_atom(f32, bits: 32);\n    let tc = make_tiled_copy(atom, make_layout((n, 4)), (4, 4));\n}\n";
     reduce_profile_invalid_entry => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>, out: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(add, init: 0.0, profile: (1, 2));\n}\n";
     reduce_profile_wrong_length => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    let s = a.load().reduce(add, init: 0.0, profile: (1, _, _));\n}\n";
     math_on_integer => "kernel k(a: tensor<i32, gmem, (8):(1)>) {\n    let r = sqrt(a[0]);\n}\n";

@@ -449,6 +449,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             } else {
                 (int_tuple(p[2], "a tile shape")?, layout_of(p[1])?)
             };
+            // The TV layout is the copy's static structure (its type in the IR), as in CuTe.
+            if !(tv.shape.is_static() && tv.stride.is_static() && tile.is_static()) {
+                return Err(Diagnostic::error(format!("a tiled copy needs a static TV layout and tile, found TV {tv} over tile {tile}"), span, "run-time layout")
+                    .with_help("build the thread and value layouts from compile-time extents"));
+            }
             Ok(Value::TiledCopy { elem, bits, tv, tile })
         }
         "print_tensor" => {
