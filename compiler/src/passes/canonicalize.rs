@@ -88,8 +88,8 @@ fn run(module: Op) -> Result<(), Reported> {
         op = canonical_layout(op)?;
         let _ = op;
     }
-    // 4. Views, layouts, copies and dynamic entries nobody reads any more (in reverse, so users go
-    // before what they use).
+    // 4. Views, layouts, copies, dynamic entries and arith values nobody reads any more (in reverse,
+    // so users go before what they use).
     for op in ir::nested_ops(module).into_iter().rev() {
         let name = ir::op_name(op);
         let pure = matches!(name.as_str(), "cute.view" | "cute.dyn" | "cute.make_layout" | "cute.make_copy_atom" | "cute.make_tiled_copy")

@@ -1,11 +1,13 @@
 //! `cute-verify`: the checks on `cute` ops that IRDL's constraints cannot express.
 //!
 //! IRDL checks operand and result kinds (a `!cute.tensor`, `i32` offsets, a vector). This pass checks
-//! what needs the layout: a view passes one value per `?` entry of its result layout; `cute.dyn`
-//! names an existing entry; loads and stores use the tensor's element type; a fragment has exactly
-//! the tensor's (static) number of elements; a copy's two sides agree; allocations have static layouts in rmem or smem; a
-//! kernel argument tensor lives in gmem. Errors point at the op's location, which for IR built from
-//! `.cute` is the source line.
+//! what needs the layout: each CuTe tensor op's result type is what the layout algebra gives
+//! (`algebra.rs`) and its operands match its `args`; a coordinate indexes its tensor; a view passes
+//! one value per `?` entry of its result layout; `cute.dyn` names an existing entry; loads and stores
+//! use the tensor's element type; a fragment has exactly the tensor's (static) number of elements; a
+//! copy's two sides agree; copy atoms and tiled copies are consistent; allocations have static
+//! layouts in rmem or smem; a kernel argument tensor lives in gmem. Errors point at the op's
+//! location, which for IR built from `.cute` is the source line.
 
 use super::algebra::{self, Folder, TiledCopyType};
 use super::lower_to_gpu::{fail, tensor_info, Reported};
@@ -56,7 +58,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.load" | "cute.store" => check(verify_access(op)),
             "cute.load_at" | "cute.store_at" => {
                 check(verify_access(op));
-                if !(0..ir::operand_count(op)).any(|i| failed_values.contains(&(ir::operand(op, i).ptr as usize))) {
+                if !depends_on_failure(&failed_values, op) {
                     check(folder.eval_access(op).map(|_| ()));
                 }
             }
@@ -68,7 +70,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.make_copy_atom" => check(verify_copy_atom(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
-                if (0..ir::operand_count(op)).any(|i| failed_values.contains(&(ir::operand(op, i).ptr as usize))) {
+                if depends_on_failure(&failed_values, op) {
                     failed_values.insert(ir::result(op, 0).ptr as usize);
                     continue;
                 }
@@ -122,6 +124,11 @@ fn verify_dyn(op: Op) -> Result<(), Reported> {
         return Err(fail(op, &format!("`cute.dyn` index {index} is out of range: layout {layout} has {n} `?` entries")));
     }
     Ok(())
+}
+
+/// Whether an op uses the result of a CuTe op that failed its check (keys: value addresses).
+fn depends_on_failure(failed: &std::collections::HashSet<usize>, op: Op) -> bool {
+    (0..ir::operand_count(op)).any(|i| failed.contains(&(ir::operand(op, i).ptr as usize)))
 }
 
 fn verify_access(op: Op) -> Result<(), Reported> {
