@@ -58,13 +58,6 @@ fn mlir_value_ty(t: &ValueTy) -> String {
     }
 }
 
-/// The dynamic leaves of a layout in ABI order: shape entries, then stride entries.
-pub fn dynamic_leaves(l: &cute_layout::Layout) -> Vec<Int> {
-    let mut v: Vec<Int> = l.shape.leaves().into_iter().filter(|i| !i.is_static()).collect();
-    v.extend(l.stride.leaves().into_iter().filter(|i| !i.is_static()));
-    v
-}
-
 fn escape(s: &str) -> String {
     let mut r = String::new();
     for c in s.chars() {
@@ -212,7 +205,7 @@ impl KernelWriter<'_> {
 
     /// A layout as a `!cute.layout` value: `cute.make_layout` with its `?` entries as operands.
     fn make_layout(&mut self, l: &cute_layout::Layout, span: Span) -> (String, String) {
-        let leaves: Vec<String> = dynamic_leaves(l).iter().map(|i| self.int(i, span)).collect();
+        let leaves: Vec<String> = l.dynamic_leaves().iter().map(|i| self.int(i, span)).collect();
         let ty = mlir_layout(l);
         let types = vec!["i32"; leaves.len()].join(", ");
         (self.op(&format!("\"cute.make_layout\"({}) : ({types}) -> {ty}", leaves.join(", ")), span), ty)

@@ -264,7 +264,7 @@ impl Folder {
             Sym::Tensor(t) => (&t.layout, vec![t.root, self.materialize(&b, &t.offset, &mut memo)], "cute.view"),
             Sym::Layout(l) => (l, vec![], "cute.make_layout"),
         };
-        for leaf in layout.shape.leaves().into_iter().chain(layout.stride.leaves()).filter(|l| !l.is_static()) {
+        for leaf in layout.dynamic_leaves() {
             operands.push(self.materialize(&b, &leaf, &mut memo));
         }
         let made = b.create(name, &operands, &[ir::value_type(ir::result(op, 0))], &[]);

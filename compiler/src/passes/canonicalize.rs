@@ -33,20 +33,6 @@ pub fn create() -> Pass {
     super::external(&PASS_ID, NAME, SUMMARY, run)
 }
 
-/// The op defining a value, if it is an op result.
-fn defining_op(v: Val) -> Option<Op> {
-    unsafe {
-        if !mlir_sys::mlirValueIsAOpResult(v) {
-            return None;
-        }
-        Some(mlir_sys::mlirOpResultGetOwner(v))
-    }
-}
-
-fn has_uses(op: Op) -> bool {
-    unsafe { !mlir_sys::mlirValueGetFirstUse(ir::result(op, 0)).ptr.is_null() }
-}
-
 fn run(module: Op) -> Result<(), Reported> {
     // 0. CuTe's tensor operations, in program order (each one's source is folded before it).
     let mut folder = Folder::default();
@@ -63,7 +49,7 @@ fn run(module: Op) -> Result<(), Reported> {
         if ir::op_name(op) != "cute.dyn" {
             continue;
         }
-        let Some(view) = defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") else { continue };
+        let Some(view) = ir::defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") else { continue };
         let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
         let slot = 2 + index as usize;
         if slot >= ir::operand_count(view) {
@@ -78,7 +64,7 @@ fn run(module: Op) -> Result<(), Reported> {
             continue;
         }
         let mut op = op;
-        if let Some(inner) = defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") {
+        if let Some(inner) = ir::defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") {
             let b = Builder::before(op);
             let offset = b.binary("arith.addi", ir::operand(inner, 1), ir::operand(op, 1));
             let mut operands = vec![ir::operand(inner, 0), offset];
@@ -94,7 +80,7 @@ fn run(module: Op) -> Result<(), Reported> {
         let name = ir::op_name(op);
         let pure = matches!(name.as_str(), "cute.view" | "cute.dyn" | "cute.make_layout" | "cute.make_copy_atom" | "cute.make_tiled_copy")
             || (name.starts_with("arith.") && ir::result_count(op) == 1);
-        if pure && !has_uses(op) {
+        if pure && !ir::has_uses(ir::result(op, 0)) {
             ir::erase(op);
         }
     }

@@ -14,7 +14,7 @@
 
 use crate::ir::{self, Builder, Op, Val};
 use cute_dialect::TensorTypeInfo;
-use cute_layout::{Int as LInt, IntTuple, Layout};
+use cute_layout::{IntTuple, Layout};
 use melior::pass::Pass;
 use std::str::FromStr;
 
@@ -133,10 +133,6 @@ fn bind_leaves(layout: &Layout, dyn_values: &[Val]) -> Option<Vec<(Int, Int)>> {
     Some(shapes.into_iter().zip(strides).collect())
 }
 
-fn dynamic_count(layout: &Layout) -> usize {
-    layout.shape.leaves().iter().chain(layout.stride.leaves().iter()).filter(|l: &&LInt| !l.is_static()).count()
-}
-
 fn lower_func(func: Op) -> Result<(), Reported> {
     let ctx = ir::context(func);
     let block = ir::entry_block(func);
@@ -159,7 +155,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             return Err(fail(func, &format!("kernel argument of type {printed} must be in gmem")));
         }
         let loc = unsafe { mlir_sys::mlirValueGetLocation(old) };
-        let n = dynamic_count(&layout);
+        let n = layout.dynamic_leaves().len();
         let ptr = ir::insert_block_arg(block, pos + 1, ptr_ty, loc);
         let dyn_values: Vec<Val> = (0..n).map(|i| ir::insert_block_arg(block, pos + 2 + i, i32_ty, loc)).collect();
         arg_attrs.push(format!("{{llvm.align = {} : i64}}", info.align));
@@ -234,8 +230,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let result = ir::result(op, 0);
                 let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
                 let dyn_values: Vec<Val> = (2..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
-                if dyn_values.len() != dynamic_count(&layout) {
-                    return Err(fail(op, &format!("`cute.view` has {} dynamic values but its layout has {} `?` entries", dyn_values.len(), dynamic_count(&layout))));
+                if dyn_values.len() != layout.dynamic_leaves().len() {
+                    return Err(fail(op, &format!("`cute.view` has {} dynamic values but its layout has {} `?` entries", dyn_values.len(), layout.dynamic_leaves().len())));
                 }
                 let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "internal error: dynamic count"))?;
                 let ptr = gep(&b, &tensors[t], Int::Dyn(ir::operand(op, 1)));

@@ -24,10 +24,6 @@ pub fn create() -> Pass {
     super::external(&PASS_ID, NAME, SUMMARY, run)
 }
 
-fn dynamic_count(l: &Layout) -> usize {
-    l.shape.leaves().iter().chain(l.stride.leaves().iter()).filter(|i| !i.is_static()).count()
-}
-
 fn tensor_of(op: Op, v: ir::Val) -> Result<(cute_dialect::TensorTypeInfo, Layout), Reported> {
     let (info, layout, _) = tensor_info(op, &ir::type_to_string(ir::value_type(v)))?;
     Ok((info, layout))
@@ -109,7 +105,7 @@ fn verify_view(op: Op) -> Result<(), Reported> {
     tensor_of(op, ir::operand(op, 0))?;
     let (_, layout) = tensor_of(op, ir::result(op, 0))?;
     let given = ir::operand_count(op) - 2;
-    let needed = dynamic_count(&layout);
+    let needed = layout.dynamic_leaves().len();
     if given != needed {
         return Err(fail(op, &format!("`cute.view` has {given} dynamic values but its layout {layout} has {needed} `?` entries")));
     }
@@ -119,7 +115,7 @@ fn verify_view(op: Op) -> Result<(), Reported> {
 fn verify_dyn(op: Op) -> Result<(), Reported> {
     let (_, layout) = tensor_of(op, ir::operand(op, 0))?;
     let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
-    let n = dynamic_count(&layout);
+    let n = layout.dynamic_leaves().len();
     if index < 0 || index as usize >= n {
         return Err(fail(op, &format!("`cute.dyn` index {index} is out of range: layout {layout} has {n} `?` entries")));
     }
@@ -192,7 +188,7 @@ fn verify_make_layout(op: Op) -> Result<(), Reported> {
     let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
     let text = algebra::layout_type_text(&printed).ok_or_else(|| fail(op, &format!("`cute.make_layout` makes a !cute.layout, not {printed}")))?;
     let layout = super::lower_to_gpu::type_layout(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
-    let (want, have) = (dynamic_count(&layout), ir::operand_count(op));
+    let (want, have) = (layout.dynamic_leaves().len(), ir::operand_count(op));
     if want != have {
         return Err(fail(op, &format!("`cute.make_layout` has {have} dynamic values but its layout {text} has {want} `?` entries")));
     }

@@ -558,8 +558,8 @@ impl Value {
         match self {
             Value::Int(i) => if i.is_static() { vec![] } else { vec![i.clone()] },
             Value::Tuple(v) | Value::Tiler(v) => v.iter().flat_map(Value::dyn_leaves).collect(),
-            Value::Layout(l) | Value::Sliced(l, _) => l.shape.leaves().into_iter().chain(l.stride.leaves()).filter(|i| !i.is_static()).collect(),
-            Value::Composed(c) => c.layout.shape.leaves().into_iter().chain(c.layout.stride.leaves()).filter(|i| !i.is_static()).collect(),
+            Value::Layout(l) | Value::Sliced(l, _) => l.dynamic_leaves(),
+            Value::Composed(c) => c.layout.dynamic_leaves(),
             Value::Swizzle(_) | Value::Under => vec![],
         }
     }

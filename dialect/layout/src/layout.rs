@@ -164,6 +164,13 @@ impl Layout {
         self.shape.leaves().into_iter().zip(self.stride.leaves()).collect()
     }
 
+    /// The run-time (non-static) entries: every dynamic shape leaf in flattened order, then every
+    /// dynamic stride leaf. This is the order in which a `?` layout prints its `?`s, and the order
+    /// in which the kernel ABI and the `cute` ops pass their values.
+    pub fn dynamic_leaves(&self) -> Vec<Int> {
+        self.shape.leaves().into_iter().chain(self.stride.leaves()).filter(|i| !i.is_static()).collect()
+    }
+
     /// Top-level modes; an integer layout is its own single mode.
     pub fn modes(&self) -> Vec<Layout> {
         self.shape.modes().into_iter().zip(self.stride.modes()).map(|(shape, stride)| Layout { shape, stride }).collect()

@@ -146,13 +146,6 @@ fn abstract_layout(l: &Layout, fresh: &mut dyn FnMut() -> ValueId) -> (Layout, V
     (Layout { shape, stride }, ids)
 }
 
-/// The dynamic leaves of a layout in ABI order (shapes, then strides).
-fn dynamic_leaves(l: &Layout) -> Vec<Int> {
-    let mut v: Vec<Int> = l.shape.leaves().into_iter().filter(|i| !i.is_static()).collect();
-    v.extend(l.stride.leaves().into_iter().filter(|i| !i.is_static()));
-    v
-}
-
 /// The largest power of two dividing `n` (n > 0), capped.
 fn pow2_divisor(n: i64, cap: u32) -> u32 {
     if n == 0 {
@@ -627,7 +620,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             match &v {
                 Value::Tensor(t) => {
                     let Origin::Host { param, offset } = &t.origin else { unreachable!("host tensors have host origins") };
-                    plan.push(PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: dynamic_leaves(&t.ty.layout) });
+                    plan.push(PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: t.ty.layout.dynamic_leaves() });
                 }
                 Value::Int(i) => plan.push(PlanArg::Scalar { ty: Scalar::I32, value: i.clone() }),
                 other => return Err(Diagnostic::error(format!("cannot pass {} to a kernel", crate::diag::article(&other.kind())), a.value.span, "unsupported argument")),
