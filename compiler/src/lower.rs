@@ -42,6 +42,12 @@ pub fn mlir_tensor(t: &TensorTy) -> String {
     format!("!cute.tensor<{}, \"{}\", {}, \"{}\">", mlir_scalar(t.elem), t.space.name(), t.align, t.layout)
 }
 
+/// `!cute.tiled_mma<"ATOM", "(TM,TN,TK)", "(M,N,K)">`.
+pub fn mlir_tiled_mma(t: &cute_layout::TiledMma) -> String {
+    let ([lm, ln, lk], [m, n, k]) = (t.atom_layout, t.tile);
+    format!("!cute.tiled_mma<\"{}\", \"({lm},{ln},{lk})\", \"({m},{n},{k})\">", t.atom.name)
+}
+
 pub fn mlir_layout(l: &cute_layout::Layout) -> String {
     format!("!cute.layout<\"{l}\">")
 }
@@ -260,6 +266,17 @@ impl KernelWriter<'_> {
                 operands.extend([copy, t]);
                 types.extend([copy_ty, "i32".into()]);
                 let op = if *to_dst { "partition_d" } else { "partition_s" };
+                self.define(dst, &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
+            }
+            ViewHow::MmaPartition { operand, tiled, tid } => {
+                let atom_ty = format!("!cute.mma_atom<\"{}\">", tiled.atom.name);
+                let atom = self.op(&format!("\"cute.make_mma_atom\"() : () -> {atom_ty}"), span);
+                let mma_ty = mlir_tiled_mma(tiled);
+                let mma = self.op(&format!("\"cute.make_tiled_mma\"({atom}) : ({atom_ty}) -> {mma_ty}"), span);
+                let t = self.int(tid, span);
+                operands.extend([mma, t]);
+                types.extend([mma_ty, "i32".into()]);
+                let op = format!("partition_{}", operand.name().to_ascii_lowercase());
                 self.define(dst, &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
             }
         }
@@ -665,6 +682,10 @@ impl KernelWriter<'_> {
                 let loc = self.loc(*span);
                 let t = self.ty(*value);
                 self.line(&format!("\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
+            }
+            Inst::Mma { dst, atom, a, b, c, span } => {
+                let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));
+                self.define(*dst, &format!("\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name), *span);
             }
             Inst::Copy { src, src_ty, dst, dst_ty, width, span } => {
                 let loc = self.loc(*span);

@@ -85,6 +85,11 @@ fn llvm_pipeline(arch: &str, libdevice: Option<&std::path::Path>) -> String {
     )
 }
 
+/// Our passes from the `cute` stage to the `gpu` stage, in order.
+pub fn cute_passes() -> Vec<String> {
+    [passes::canonicalize::NAME, passes::vectorize::NAME, passes::lower_mma::NAME, passes::lower_to_gpu::NAME].map(String::from).to_vec()
+}
+
 const PTX_PIPELINE: &str = "gpu-module-to-binary{format=isa}";
 
 /// Owns the MLIR context and collects its diagnostics.
@@ -256,7 +261,7 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options)
     if stage == Stage::Cute {
         return done(print(&module));
     }
-    session.run_passes(&mut module, &[passes::canonicalize::NAME.to_string(), passes::vectorize::NAME.to_string(), passes::lower_to_gpu::NAME.to_string()])?;
+    session.run_passes(&mut module, &cute_passes())?;
     if stage == Stage::Gpu {
         return done(print(&module));
     }
@@ -303,10 +308,10 @@ mod tests {
             let mut module = session.parse(&cute, &name).unwrap_or_else(|e| panic!("{name}: --emit=cute does not re-parse: {e:?}"));
             session.run_passes(&mut module, &[passes::canonicalize::NAME.to_string()]).unwrap();
             let folded = format!("{}", module.as_operation());
-            for op in ["cute.local_tile", "cute.slice", "cute.composition", "cute.partition_s", "cute.partition_d", "cute.load_at", "cute.store_at", "cute.make_layout"] {
+            for op in ["cute.local_tile", "cute.slice", "cute.composition", "cute.partition_s", "cute.partition_d", "cute.partition_a", "cute.partition_b", "cute.partition_c", "cute.load_at", "cute.store_at", "cute.make_layout"] {
                 assert!(!folded.contains(&format!("\"{op}\"")), "{name}: `{op}` left after cute-canonicalize");
             }
-            session.run_passes(&mut module, &[passes::vectorize::NAME.to_string(), passes::lower_to_gpu::NAME.to_string()]).unwrap();
+            session.run_passes(&mut module, &cute_passes()[1..]).unwrap();
             assert_eq!(format!("{}\n", module.as_operation()), direct, "{name}: the re-parsed IR lowers differently");
         }
     }

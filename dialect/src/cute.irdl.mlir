@@ -34,6 +34,22 @@ irdl.dialect @cute {
     irdl.parameters(elem: %elem, bits: %bits, tile: %tile, tv: %tv)
   }
 
+  // A tensor-core instruction (CuTe's MMA_Atom), by CuTe's name for it, e.g.
+  // "SM80_16x8x16_F32BF16BF16F32_TN": the name fixes its shape, element types and TV layouts.
+  irdl.type @mma_atom {
+    %name = irdl.base "#builtin.string"
+    irdl.parameters(name: %name)
+  }
+
+  // A tiled MMA: an atom over a column-major grid of warps ("(2,2,1)") and a tile (M,N,K) that is a
+  // multiple of atom shape x atom layout in each mode (CuTe's permutation, as sizes).
+  irdl.type @tiled_mma {
+    %atom = irdl.base "#builtin.string"
+    %layout = irdl.base "#builtin.string"
+    %tile = irdl.base "#builtin.string"
+    irdl.parameters(atom: %atom, layout: %layout, tile: %tile)
+  }
+
   irdl.type @tensor {
     %elem = irdl.any
     %space = irdl.is "gmem"
@@ -360,6 +376,64 @@ irdl.dialect @cute {
     %dst = irdl.base @cute::@tensor
     irdl.operands(src: %src, copy: %copy, tid: %i32)
     irdl.results(view: %dst)
+  }
+
+  irdl.operation @make_mma_atom {
+    %atom = irdl.base @cute::@mma_atom
+    irdl.operands()
+    irdl.results(atom: %atom)
+  }
+
+  // A tiled MMA from its atom (the layout and tile are in the result type).
+  irdl.operation @make_tiled_mma {
+    %atom = irdl.base @cute::@mma_atom
+    %mma = irdl.base @cute::@tiled_mma
+    irdl.operands(atom: %atom)
+    irdl.results(mma: %mma)
+  }
+
+  // The part of `src` thread `tid` of a tiled MMA holds of operand A (src is (M,K)), B ((N,K)) or
+  // C ((M,N)): (FrgV, RestM, RestK) for A, as CuTe's thr_mma.partition_A.
+  irdl.operation @partition_a {
+    %src = irdl.base @cute::@tensor
+    %mma = irdl.base @cute::@tiled_mma
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, mma: %mma, tid: %i32)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @partition_b {
+    %src = irdl.base @cute::@tensor
+    %mma = irdl.base @cute::@tiled_mma
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, mma: %mma, tid: %i32)
+    irdl.results(view: %dst)
+  }
+
+  irdl.operation @partition_c {
+    %src = irdl.base @cute::@tensor
+    %mma = irdl.base @cute::@tiled_mma
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, mma: %mma, tid: %i32)
+    irdl.results(view: %dst)
+  }
+
+  // One warp-wide tensor-core instruction on register fragments: d = a * b + c, each vector the
+  // thread's values of one atom in its TV-layout order (one constraint variable per operand: IRDL
+  // binds a variable to one type) (`cute-verify` checks sizes and element
+  // types against the atom; `cute-lower-mma` lowers it).
+  irdl.operation @mma {
+    %atom = irdl.base "#builtin.string"
+    %a = irdl.base "!builtin.vector"
+    %b = irdl.base "!builtin.vector"
+    %c = irdl.base "!builtin.vector"
+    %d = irdl.base "!builtin.vector"
+    irdl.attributes { "atom" = %atom }
+    irdl.operands(a: %a, b: %b, c: %c)
+    irdl.results(d: %d)
   }
 
   // ---- Memory.

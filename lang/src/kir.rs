@@ -215,6 +215,9 @@ pub enum Inst {
     /// Prints text and run-time values (`printf`); segments are concatenated.
     Printf { segments: Vec<FmtSeg>, span: Span },
     Barrier { span: Span },
+    /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
+    /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
+    Mma { dst: ValueId, atom: cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
 }
 
 /// Where an element access goes: CuTe's `tensor[coord]` (a coordinate without `_`, mapped through
@@ -235,6 +238,8 @@ pub enum ViewHow {
     Algebra { op: String, args: Vec<cute_layout::expr::Value> },
     /// One thread's part of a tiled copy (CuTe's `partition_S`, or `partition_D` when `dst`).
     Partition { dst: bool, elem: Scalar, bits: u32, tv: Layout, tile: cute_layout::IntTuple, tid: Int },
+    /// One thread's part of an MMA operand (CuTe's `thr_mma.partition_A/B/C`).
+    MmaPartition { operand: cute_layout::MmaOperand, tiled: cute_layout::TiledMma, tid: Int },
 }
 
 impl ViewHow {

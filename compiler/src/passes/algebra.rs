@@ -7,7 +7,7 @@
 //! runs exactly as it does on static values, and what it gives (the view's offset, the `?` entries of
 //! its layout) are expressions over those leaves that [`Folder::fold`] materializes as `arith` ops.
 
-use super::lower_to_gpu::{fail, tensor_info, type_layout, Reported};
+use super::common::{fail, tensor_info, type_layout, Reported};
 use crate::ir::{self, Builder, Op, Val};
 use cute_layout::expr::{self, Value};
 use cute_layout::int::{Atom, Op as IntOp};
@@ -40,7 +40,7 @@ pub const ALGEBRA_OPS: &[&str] = &[
 /// Whether an op is one of CuTe's tensor operations that fold to a `cute.view`.
 pub fn is_foldable(name: &str) -> bool {
     match name.strip_prefix("cute.") {
-        Some("partition_s" | "partition_d") => true,
+        Some("partition_s" | "partition_d" | "partition_a" | "partition_b" | "partition_c") => true,
         Some(n) => ALGEBRA_OPS.contains(&n),
         None => false,
     }
@@ -181,7 +181,7 @@ impl Folder {
         let mismatch = |computed: &Layout, declared: &str| fail(op, &format!("`{name}` gives the layout {computed} by the layout algebra, but its result type says \"{declared}\""));
         if layout_type_text(&ir::type_to_string(ir::value_type(src_value))).is_some() {
             // The same algebra on a layout value: a layout (slicing one keeps the sub-layout, as CuTe).
-            if matches!(short.as_str(), "partition_s" | "partition_d" | "make_view") {
+            if matches!(short.as_str(), "partition_s" | "partition_d" | "partition_a" | "partition_b" | "partition_c" | "make_view") {
                 return Err(fail(op, &format!("`{name}` takes a tensor, not a layout")));
             }
             let src = self.layout_operand(op, src_value)?;
@@ -195,6 +195,7 @@ impl Folder {
         let src = self.tensor(op, src_value)?;
         let (layout, offset) = match short.as_str() {
             "partition_s" | "partition_d" => self.partition(op, &src)?,
+            "partition_a" | "partition_b" | "partition_c" => self.mma_partition(op, &short, &src)?,
             _ => self.algebra(op, &short, &src.layout, &src.offset)?,
         };
         let declared = tensor_info(op, &result_type)?.0.layout;
@@ -251,6 +252,16 @@ impl Folder {
         let tid = self.leaf(Leaf::Value(tid_value), 1);
         let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the partition: {e}"));
         let (layout, offset) = cute_layout::tv_partition(&src.layout, &copy.tv, &copy.tile, &tid).map_err(algebra_err)?;
+        Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
+    }
+
+    /// A tiled MMA's `partition_A/B/C`, by the same definition the front end uses.
+    fn mma_partition(&mut self, op: Op, short: &str, src: &SymTensor) -> Result<(Layout, Int), Reported> {
+        let tiled = tiled_mma_of(op, ir::operand(op, 1))?;
+        let operand = cute_layout::MmaOperand::parse(&short["partition_".len()..].to_ascii_uppercase()).ok_or_else(|| fail(op, "internal error: MMA operand"))?;
+        let tid = self.leaf(Leaf::Value(ir::operand(op, 2)), 1);
+        let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the MMA partition: {e}"));
+        let (layout, offset) = tiled.partition(operand, &src.layout, &tid).map_err(algebra_err)?;
         Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
     }
 
@@ -459,6 +470,27 @@ impl TiledCopyType {
     }
 }
 
+/// The tiled MMA a `!cute.tiled_mma<"ATOM", "(TM,TN,TK)", "(M,N,K)">` type describes, checked as
+/// `make_tiled_mma` checks it.
+pub fn tiled_mma_type(printed: &str) -> Result<cute_layout::TiledMma, String> {
+    let bad = || format!("expected !cute.tiled_mma<\"ATOM\", \"(TM,TN,TK)\", \"(M,N,K)\">, found {printed}");
+    let inner = printed.strip_prefix("!cute.tiled_mma<\"").and_then(|s| s.strip_suffix("\">")).ok_or_else(bad)?;
+    let parts: Vec<&str> = inner.split("\", \"").collect();
+    let [name, layout, tile] = parts[..] else { return Err(bad()) };
+    let atom = cute_layout::MmaAtom::by_name(name).ok_or_else(|| format!("unknown MMA atom \"{name}\""))?;
+    let triple = |s: &str| -> Result<[i64; 3], String> {
+        let t = IntTuple::from_str(s).map_err(|e| format!("\"{s}\": {e}"))?;
+        let v: Vec<i64> = t.modes().iter().filter_map(|m| m.as_int().and_then(|i| i.as_static())).collect();
+        <[i64; 3]>::try_from(v).map_err(|_| format!("\"{s}\" is not three static integers"))
+    };
+    cute_layout::TiledMma::new(atom, triple(layout)?, Some(triple(tile)?)).map_err(|e| e.to_string())
+}
+
+/// The tiled MMA of an operand's type, or a reported failure at `op`.
+pub fn tiled_mma_of(op: Op, v: Val) -> Result<cute_layout::TiledMma, Reported> {
+    tiled_mma_type(&ir::type_to_string(ir::value_type(v))).map_err(|e| fail(op, &e))
+}
+
 /// The parameters of a `!cute.copy_atom<elem, bits>` type.
 pub fn copy_atom_type(printed: &str) -> Option<(String, u32)> {
     let inner = printed.strip_prefix("!cute.copy_atom<")?.strip_suffix('>')?;
@@ -477,5 +509,14 @@ mod tests {
         assert!(TiledCopyType::parse("!cute.tiled_copy<f16, 128 : i64, \"(?,64)\", \"4:1\">").is_none());
         assert_eq!(copy_atom_type("!cute.copy_atom<f32, 128 : i64>"), Some(("f32".into(), 128)));
         assert_eq!(layout_type_text("!cute.layout<\"(4,8):(8,1)\">"), Some("(4,8):(8,1)"));
+    }
+
+    #[test]
+    fn reads_tiled_mma_types() {
+        let t = tiled_mma_type("!cute.tiled_mma<\"SM80_16x8x16_F32BF16BF16F32_TN\", \"(2,2,1)\", \"(32,32,16)\">").unwrap();
+        assert_eq!((t.atom.name, t.atom_layout, t.tile), ("SM80_16x8x16_F32BF16BF16F32_TN", [2, 2, 1], [32, 32, 16]));
+        let e = tiled_mma_type("!cute.tiled_mma<\"SM80_16x8x16_F32BF16BF16F32_TN\", \"(2,2,1)\", \"(32,24,16)\">").unwrap_err();
+        assert!(e.contains("not a multiple"), "{e}");
+        assert!(tiled_mma_type("!cute.tiled_mma<\"SM99\", \"(2,2,1)\", \"(32,32,16)\">").unwrap_err().contains("unknown MMA atom"));
     }
 }

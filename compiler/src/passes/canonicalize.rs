@@ -19,7 +19,7 @@
 //!   offsets of intermediate views behind).
 
 use super::algebra::{self, Folder};
-use super::lower_to_gpu::{fail, tensor_info, Reported};
+use super::common::{fail, tensor_info, Reported};
 use crate::ir::{self, Builder, Op, Val};
 use cute_layout::{Int, IntTuple, Layout};
 use melior::pass::Pass;
@@ -78,7 +78,7 @@ fn run(module: Op) -> Result<(), Reported> {
     // so users go before what they use).
     for op in ir::nested_ops(module).into_iter().rev() {
         let name = ir::op_name(op);
-        let pure = matches!(name.as_str(), "cute.view" | "cute.dyn" | "cute.make_layout" | "cute.make_copy_atom" | "cute.make_tiled_copy")
+        let pure = matches!(name.as_str(), "cute.view" | "cute.dyn" | "cute.make_layout" | "cute.make_copy_atom" | "cute.make_tiled_copy" | "cute.make_mma_atom" | "cute.make_tiled_mma")
             || (name.starts_with("arith.") && ir::result_count(op) == 1);
         if pure && !ir::has_uses(ir::result(op, 0)) {
             ir::erase(op);

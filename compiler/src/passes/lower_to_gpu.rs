@@ -12,11 +12,10 @@
 //!   the layout's crd2idx at a static coordinate (static parts folded).
 //! Index arithmetic is i32, as in CuTe; offsets are sign-extended to i64 for addressing.
 
+use super::common::{fail, tensor_info, vector_width, Reported};
 use crate::ir::{self, Builder, Op, Val};
-use cute_dialect::TensorTypeInfo;
 use cute_layout::{IntTuple, Layout};
 use melior::pass::Pass;
-use std::str::FromStr;
 
 pub const NAME: &str = "cute-lower-to-gpu";
 pub const SUMMARY: &str = "Lower cute tensor ops in gpu.func kernels to arith/vector/llvm, expanding tensor arguments into the kernel ABI";
@@ -50,13 +49,6 @@ struct Lowered {
     align: u32,
 }
 
-pub(crate) use super::Reported;
-
-pub(crate) fn fail(op: Op, message: &str) -> Reported {
-    ir::emit_error(ir::location(op), message);
-    Reported
-}
-
 fn run(module: Op) -> Result<(), Reported> {
     let funcs: Vec<Op> = ir::nested_ops(module).into_iter().filter(|o| ir::op_name(*o) == "gpu.func").collect();
     for f in funcs {
@@ -87,33 +79,6 @@ fn from_memory(b: &Builder, v: Val, bool_elem: bool) -> Val {
     let printed = ir::type_to_string(ir::value_type(v));
     let ty = if printed == "i8" { "i1".to_string() } else { printed.replace("xi8>", "xi1>") };
     b.cast("arith.trunci", v, &ty)
-}
-
-pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
-    Some(match elem {
-        "i1" | "i8" | "f8E4M3FN" | "f8E5M2" => 1,
-        "i16" | "f16" | "bf16" => 2,
-        "i32" | "f32" => 4,
-        "i64" | "f64" => 8,
-        _ => return None,
-    })
-}
-
-/// The layout in a type: CuTe notation whose every `?` is its own run-time value (a `?name` shared
-/// between entries would not match the one value per `?` that the ABI and the ops pass).
-pub(crate) fn type_layout(text: &str) -> Result<Layout, String> {
-    if text.split('?').skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')) {
-        return Err("a `?` in a type cannot be named".into());
-    }
-    Layout::from_str(text).map_err(|e| e.to_string())
-}
-
-/// The parameters of a `!cute.tensor` type and its layout, parsed with the layout library.
-pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layout, u32), Reported> {
-    let info = TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
-    let layout = type_layout(&info.layout).map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
-    let bytes = element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
-    Ok((info, layout, bytes))
 }
 
 /// Binds a layout's leaves: static entries stay constants, `?` entries take `dyn_values` in ABI order.
@@ -358,7 +323,7 @@ fn frag_shape(op: Op, t: &Lowered, width_attr: &str) -> Result<(usize, usize), R
         return Err(fail(op, &format!("vector width {width} does not divide the fragment's {n} elements")));
     }
     // A recorded width is a claim about contiguity and alignment: never trust more than is proven.
-    let proven = super::vectorize::width(&t.layout, t.align, t.elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))? as usize;
+    let proven = vector_width(&t.layout, t.align, t.elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))? as usize;
     if width > proven {
         return Err(fail(op, &format!("vector width {width} is not proven for layout {} with {}-byte alignment (at most {proven})", t.layout, t.align)));
     }

@@ -1,17 +1,17 @@
 //! Our passes, one per file, and the table that names them for `cutec opt` and the pipeline.
 
 pub(crate) mod algebra;
+pub(crate) mod common;
 pub mod canonicalize;
+pub mod lower_mma;
 pub mod lower_to_gpu;
 pub mod verify;
 pub mod vectorize;
 
 use crate::ir::Op;
+pub(crate) use common::Reported;
 use melior::ir::r#type::TypeId;
 use melior::pass::{create_external, ExternalPass, Pass};
-
-/// Marks a failure that has already been reported through the context's diagnostics.
-pub(crate) struct Reported;
 
 /// A pass's identity for MLIR: the address of a static of this type (8-byte aligned, as MLIR's
 /// TypeID requires). Each pass has its own static; the byte keeps the type from being zero-sized,
@@ -48,6 +48,7 @@ pub const PASSES: &[PassInfo] = &[
     PassInfo { name: verify::NAME, summary: verify::SUMMARY, create: verify::create },
     PassInfo { name: canonicalize::NAME, summary: canonicalize::SUMMARY, create: canonicalize::create },
     PassInfo { name: vectorize::NAME, summary: vectorize::SUMMARY, create: vectorize::create },
+    PassInfo { name: lower_mma::NAME, summary: lower_mma::SUMMARY, create: lower_mma::create },
     PassInfo { name: lower_to_gpu::NAME, summary: lower_to_gpu::SUMMARY, create: lower_to_gpu::create },
 ];
 

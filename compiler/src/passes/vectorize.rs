@@ -10,9 +10,8 @@
 //! attribute (a copy atom's width, from `copy(tiled_copy, src, dst)`) caps it. A `cute.copy` moves
 //! through registers, so each side gets its own width: `src_vector` and `dst_vector`.
 
-use super::lower_to_gpu::{fail, tensor_info, Reported};
+use super::common::{fail, tensor_info, vector_width, Reported};
 use crate::ir::{self, Op};
-use cute_layout::{Int, Layout};
 use melior::pass::Pass;
 
 pub const NAME: &str = "cute-vectorize";
@@ -23,8 +22,6 @@ static PASS_ID: super::PassId = super::PassId(3);
 pub fn create() -> Pass {
     super::external(&PASS_ID, NAME, SUMMARY, run)
 }
-
-const MAX_ACCESS_BYTES: u32 = 16;
 
 fn run(module: Op) -> Result<(), Reported> {
     for op in ir::nested_ops(module) {
@@ -37,7 +34,7 @@ fn run(module: Op) -> Result<(), Reported> {
         };
         for &(operand, attr_name) in sides {
             let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, operand))))?;
-            let mut w = width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
+            let mut w = vector_width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
             // A copy atom's width caps the access (CuTe moves exactly what the atom moves).
             if let Some(cap) = ir::int_attr(op, "max_vector") {
                 w = w.min(cap.max(1) as u32);
@@ -49,37 +46,14 @@ fn run(module: Op) -> Result<(), Reported> {
     Ok(())
 }
 
-/// The vector width (in elements) for moving a whole tensor of this layout to or from registers.
-pub fn width(layout: &Layout, align_bytes: u32, elem_bytes: u32) -> Result<u32, cute_layout::Error> {
-    let n = layout.size()?.as_static().unwrap_or(1).max(1);
-    let compact = Layout::col_major(layout.shape.clone())?;
-    let run = cute_layout::max_common_vector(layout, &compact)?.as_static().unwrap_or(1).max(1);
-    let coalesced = cute_layout::coalesce(layout)?;
-    let mut w = (MAX_ACCESS_BYTES / elem_bytes).max(1).min(align_bytes / elem_bytes).max(1);
-    while w > 1 {
-        let chunks_fit = n % w as i64 == 0 && run % w as i64 == 0;
-        // Past the contiguous first mode, every stride must keep chunk starts aligned.
-        let starts_aligned = coalesced.leaves().iter().skip(1).all(|(s, d)| {
-            s.is(1) || match d {
-                Int::S(v) => v % w as i64 == 0,
-                dynamic => dynamic.divisibility() % w as i64 == 0,
-            }
-        });
-        if chunks_fit && starts_aligned {
-            break;
-        }
-        w /= 2;
-    }
-    Ok(w)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cute_layout::Layout;
     use std::str::FromStr;
 
     fn w(layout: &str, align: u32, bytes: u32) -> u32 {
-        width(&Layout::from_str(layout).unwrap(), align, bytes).unwrap()
+        vector_width(&Layout::from_str(layout).unwrap(), align, bytes).unwrap()
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! location, which for IR built from `.cute` is the source line.
 
 use super::algebra::{self, Folder, TiledCopyType};
-use super::lower_to_gpu::{fail, tensor_info, Reported};
+use super::common::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
 use cute_layout::Layout;
 use melior::pass::Pass;
@@ -64,6 +64,9 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.make_layout" => check(verify_make_layout(op)),
             "cute.make_tiled_copy" => check(verify_make_tiled_copy(op)),
             "cute.make_copy_atom" => check(verify_copy_atom(op)),
+            "cute.make_mma_atom" => check(mma_atom_of(op, &ir::type_to_string(ir::value_type(ir::result(op, 0)))).map(|_| ())),
+            "cute.make_tiled_mma" => check(verify_make_tiled_mma(op)),
+            "cute.mma" => check(verify_mma(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
                 if depends_on_failure(&failed_values, op) {
@@ -187,7 +190,7 @@ fn verify_alloc(op: Op) -> Result<(), Reported> {
 fn verify_make_layout(op: Op) -> Result<(), Reported> {
     let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
     let text = algebra::layout_type_text(&printed).ok_or_else(|| fail(op, &format!("`cute.make_layout` makes a !cute.layout, not {printed}")))?;
-    let layout = super::lower_to_gpu::type_layout(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
+    let layout = super::common::type_layout(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
     let (want, have) = (layout.dynamic_leaves().len(), ir::operand_count(op));
     if want != have {
         return Err(fail(op, &format!("`cute.make_layout` has {have} dynamic values but its layout {text} has {want} `?` entries")));
@@ -199,9 +202,52 @@ fn verify_make_layout(op: Op) -> Result<(), Reported> {
 fn verify_copy_atom(op: Op) -> Result<(), Reported> {
     let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
     let (elem, bits) = algebra::copy_atom_type(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {printed}")))?;
-    let elem_bits = super::lower_to_gpu::element_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
+    let elem_bits = super::common::element_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
     if bits == 0 || bits % elem_bits != 0 || bits > 128 {
         return Err(fail(op, &format!("a copy atom of {bits} bits does not move whole {elem} elements (at most 128 bits)")));
+    }
+    Ok(())
+}
+
+/// The atom a `!cute.mma_atom<"NAME">` type names.
+fn mma_atom_of(op: Op, printed: &str) -> Result<cute_layout::MmaAtom, Reported> {
+    let name = printed.strip_prefix("!cute.mma_atom<\"").and_then(|s| s.strip_suffix("\">")).ok_or_else(|| fail(op, &format!("expected a !cute.mma_atom, found {printed}")))?;
+    cute_layout::MmaAtom::by_name(name).ok_or_else(|| {
+        let known: Vec<&str> = cute_layout::MmaAtom::all().iter().map(|a| a.name).collect();
+        fail(op, &format!("unknown MMA atom \"{name}\"; the atoms are {}", known.join(", ")))
+    })
+}
+
+/// `cute.make_tiled_mma` makes a valid tiled MMA of its operand's atom.
+fn verify_make_tiled_mma(op: Op) -> Result<(), Reported> {
+    let tiled = algebra::tiled_mma_of(op, ir::result(op, 0))?;
+    let atom = mma_atom_of(op, &ir::type_to_string(ir::value_type(ir::operand(op, 0))))?;
+    if atom.name != tiled.atom.name {
+        return Err(fail(op, &format!("the atom operand is {} but the tiled MMA's type says {}", atom.name, tiled.atom.name)));
+    }
+    Ok(())
+}
+
+/// `cute.mma` fragments are one atom's values of A, B and C, of the atom's element types, and the
+/// result is C's type.
+fn verify_mma(op: Op) -> Result<(), Reported> {
+    let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.mma` needs an `atom` attribute naming the MMA atom"))?;
+    let atom = mma_atom_of(op, &format!("!cute.mma_atom<\"{name}\">"))?;
+    let ops = [(0, cute_layout::MmaOperand::A), (1, cute_layout::MmaOperand::B), (2, cute_layout::MmaOperand::C)];
+    for (i, operand) in ops {
+        let printed = ir::type_to_string(ir::value_type(ir::operand(op, i)));
+        let elem = match atom.elem(operand) {
+            "tf32" => "f32",
+            e => e,
+        };
+        let want = format!("vector<{}x{elem}>", atom.values(operand));
+        if printed != want {
+            return Err(fail(op, &format!("{} holds one thread's {} values of {} as {want}, found {printed}", operand.name(), atom.values(operand), atom.name)));
+        }
+    }
+    let (c, d) = (ir::type_to_string(ir::value_type(ir::operand(op, 2))), ir::type_to_string(ir::value_type(ir::result(op, 0))));
+    if c != d {
+        return Err(fail(op, &format!("the result is D = A*B + C, of C's type {c}, not {d}")));
     }
     Ok(())
 }

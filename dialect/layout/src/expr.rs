@@ -9,8 +9,13 @@
 //! term    := INT | '_' INT | '_' | dyn | '(' [expr {',' expr}] ')'
 //!          | '<' expr {',' expr} '>' | swizzle | NAME '(' [expr {',' expr}] ')'
 //! dyn     := '?' [NAME] ['{' 'div' '=' INT '}']
-//! swizzle := 'S' '<' INT ',' INT ',' INT '>'
+//! swizzle := 'S' '<' INT ',' INT ',' INT '>'      ('Sw<...>', CuTe C++'s spelling, too)
 //! ```
+//!
+//! A swizzle is also made by the calls `make_swizzle(b, m, s)` (CuTe DSL) or
+//! `Swizzle(b, m, s)`, and a composed layout by
+//! `make_composed_layout(swizzle, offset, layout)` or
+//! `composition(swizzle, layout)`.
 //!
 //! `_3` is the static 3 (CuTe C++ prints statics that way); `_` alone is the
 //! underscore (keep this mode). Each `?` is a fresh dynamic value; `?n`
@@ -435,7 +440,7 @@ fn eval(a: &Ast) -> Result<Value> {
                 v => return Err(Error::new("parse", format!("the offset of a composed layout must be an integer, not {}", v.kind()))),
             };
             let l = eval(l)?.to_layout().ok_or_else(|| Error::new("parse", "the inner part of a composed layout must be a layout"))?;
-            Ok(Value::Composed(ComposedLayout { swizzle: sw, offset: off, layout: l }))
+            composed("composed layout", sw, off, l)
         }
         Ast::Call(name, args, col) => {
             let vals = args.iter().map(eval).collect::<Result<Vec<_>>>()?;
@@ -465,6 +470,19 @@ impl<'a> Args<'a> {
     }
     fn tuple(&self, i: usize) -> Result<IntTuple> {
         self.v[i].to_int_tuple().ok_or_else(|| self.bad(i, "an IntTuple"))
+    }
+    fn swizzle(&self, i: usize) -> Result<Swizzle> {
+        match &self.v[i] {
+            Value::Swizzle(s) => Ok(*s),
+            _ => Err(self.bad(i, "a swizzle (S<B,M,S> or make_swizzle(b, m, s))")),
+        }
+    }
+    fn static_int(&self, i: usize) -> Result<i64> {
+        match &self.v[i] {
+            Value::Int(Int::S(x)) => Ok(*x),
+            Value::Int(Int::D(_)) => Err(Error::new(self.op, format!("argument {} must be a static integer, not a dynamic one", i + 1))),
+            _ => Err(self.bad(i, "a static integer")),
+        }
     }
     fn int(&self, i: usize) -> Result<Int> {
         match &self.v[i] {
@@ -514,6 +532,20 @@ fn lay(r: Result<Layout>) -> Result<Value> {
     r.map(Value::Layout)
 }
 
+/// `swizzle o offset o layout`, its errors named after the operation `op` that made it.
+fn composed(op: &str, swizzle: Swizzle, offset: Int, layout: Layout) -> Result<Value> {
+    ComposedLayout::new(swizzle, offset, layout).map(Value::Composed).map_err(|e| Error::new(op, e.reason))
+}
+
+/// An operation on a layout, or on the inner layout of a composed one (any
+/// other value is read as a layout, as [`Args::layout`] reads it).
+fn layout_or_composed(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> Result<Value> {
+    match v {
+        Value::Composed(c) => Ok(Value::Composed(c.map(|l| f(l))?)),
+        _ => lay(f(&a.layout(0)?)),
+    }
+}
+
 /// Applies a right action to a layout or to the inner layout of a composed one.
 fn right_action(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> Result<Value> {
     match v {
@@ -533,7 +565,7 @@ pub const OPERATIONS: &[&str] = &[
     "left_inverse", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
     "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape",
     "local_tile", "local_partition", "make_layout_tv", "max_common_vector", "max_common_layout", "slice",
-    "with_shape", "product", "product_each", "leaves",
+    "with_shape", "product", "product_each", "leaves", "make_swizzle", "Swizzle", "make_composed_layout",
 ];
 
 /// Applies one operation of the language to values (which may hold dynamic integers): what a
@@ -604,7 +636,7 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
         "cosize" => {
             a.count(1, 1)?;
             match &v[0] {
-                Value::Composed(c) => Ok(Value::Int(Int::S(c.swizzle.size().max(c.layout.cosize()?.as_static().unwrap_or(0))))),
+                Value::Composed(c) => c.cosize().map(Value::Int),
                 _ => a.layout(0)?.cosize().map(Value::Int),
             }
         }
@@ -736,9 +768,12 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
         "composition" | "compose" => {
             a.count(2, 2)?;
             match (&v[0], &v[1]) {
+                // CuTe's composition(Swizzle, Layout) = S o 0 o L; a sliced
+                // layout brings its origin in as the offset.
+                (Value::Swizzle(s), Value::Sliced(l, off)) => composed(name, *s, off.clone(), l.clone()),
                 (Value::Swizzle(s), b) => {
                     let b = b.to_layout().ok_or_else(|| a.bad(1, "a layout"))?;
-                    Ok(Value::Composed(ComposedLayout { swizzle: *s, offset: Int::ZERO, layout: b }))
+                    composed(name, *s, Int::ZERO, b)
                 }
                 (x, Value::Layout(b)) => right_action(x, &a, &|l| composition(l, b)),
                 (x, _) => {
@@ -775,6 +810,9 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
             };
             right_action(&v[0], &a, &|l| f(l, &t))
         }
+        // Products and tile_to_shape of a composed layout act on its inner
+        // layout (CuTe's overloads for ComposedLayout): a swizzle atom tiled
+        // over a tile keeps its swizzle.
         "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
             a.count(2, 2)?;
             let t = a.tiler(1)?;
@@ -784,17 +822,29 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
                 "tiled_product" => tiled_product,
                 _ => flat_product,
             };
-            lay(f(&a.layout(0)?, &t))
+            layout_or_composed(&v[0], &a, &|l| f(l, &t))
         }
         "blocked_product" | "raked_product" => {
             a.count(2, 2)?;
-            let (x, y) = (a.layout(0)?, a.layout(1)?);
-            lay(if name == "blocked_product" { blocked_product(&x, &y) } else { raked_product(&x, &y) })
+            let y = a.layout(1)?;
+            layout_or_composed(&v[0], &a, &|x| if name == "blocked_product" { blocked_product(x, &y) } else { raked_product(x, &y) })
         }
         "tile_to_shape" => {
             a.count(2, 3)?;
             let ord = if v.len() == 3 { Some(a.tuple(2)?) } else { None };
-            lay(tile_to_shape(&a.layout(0)?, &a.tuple(1)?, ord.as_ref()))
+            let shape = a.tuple(1)?;
+            layout_or_composed(&v[0], &a, &|l| tile_to_shape(l, &shape, ord.as_ref()))
+        }
+        "make_swizzle" | "Swizzle" => {
+            a.count(3, 3)?;
+            Ok(Value::Swizzle(Swizzle::new(a.static_int(0)?, a.static_int(1)?, a.static_int(2)?)?))
+        }
+        "make_composed_layout" => {
+            // CuTe's argument order: the outer function (the swizzle, applied
+            // last), the offset, the inner layout (applied first).
+            a.count(3, 3)?;
+            let off = a.int(1)?;
+            composed(name, a.swizzle(0)?, off, a.layout(2)?)
         }
         "local_tile" => {
             a.count(3, 3)?;

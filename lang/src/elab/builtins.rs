@@ -31,7 +31,7 @@ const FUNCTIONS: &[&str] = &[
     "autovec_copy", "copy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "print_tensor", "ceil_div", "lane_idx",
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
-    "tanh", "erf", "floor", "ceil", "round", "abs",
+    "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -83,7 +83,7 @@ fn frag_or_operand(f: &mut Frame, v: &Value, ty: Scalar, span: Span) -> R<Operan
     }
 }
 
-fn arity(name: &str, args: &[Arg], min: usize, max: usize, span: Span, usage: &str) -> R<()> {
+pub(super) fn arity(name: &str, args: &[Arg], min: usize, max: usize, span: Span, usage: &str) -> R<()> {
     let positional = args.iter().filter(|a| a.name.is_none()).count();
     if positional < min || positional > max {
         let want = if min == max { crate::diag::count(min, "argument") } else { format!("{min} to {max} arguments") };
@@ -92,7 +92,7 @@ fn arity(name: &str, args: &[Arg], min: usize, max: usize, span: Span, usage: &s
     Ok(())
 }
 
-fn named<'a>(name: &str, args: &'a [Arg], key: &str, allowed: &[&str]) -> R<Option<&'a Arg>> {
+pub(super) fn named<'a>(name: &str, args: &'a [Arg], key: &str, allowed: &[&str]) -> R<Option<&'a Arg>> {
     for a in args {
         if let Some(n) = &a.name {
             if !allowed.contains(&n.as_str()) {
@@ -109,7 +109,7 @@ fn named<'a>(name: &str, args: &'a [Arg], key: &str, allowed: &[&str]) -> R<Opti
     Ok(args.iter().find(|a| a.name.as_deref() == Some(key)))
 }
 
-fn positional(args: &[Arg]) -> Vec<&Arg> {
+pub(super) fn positional(args: &[Arg]) -> Vec<&Arg> {
     args.iter().filter(|a| a.name.is_none()).collect()
 }
 
@@ -186,6 +186,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let mode = named(name, &args, "mode", &["mode"])?;
             let mut l = match &positional(&args)[0].value {
                 Value::Frag(ft, _) => Layout::col_major(ft.shape.clone()).map_err(lerr)?,
+                // CuTe's size(tiled_mma): its threads.
+                Value::TiledMma(t) if name == "size" && mode.is_none() => return Ok(Value::Int(Int::S(t.threads()))),
                 _ => layout_of(positional(&args)[0])?,
             };
             if let Some(m) = mode {
@@ -424,6 +426,9 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             copy(f, atom_bits, src, dst, span)
         }
+        "make_mma_atom" => super::mma::make_mma_atom(&args, span),
+        "make_tiled_mma" => super::mma::make_tiled_mma(&args, span),
+        "gemm" => super::mma::gemm(f, &args, span),
         "make_copy_atom" => {
             arity(name, &args, 1, 1, span, "make_copy_atom(element_type, bits: N)")?;
             let Value::Type(elem) = positional(&args)[0].value else {
@@ -758,6 +763,33 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             };
             Ok(Value::ThrCopy { elem: *elem, bits: *bits, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
         }
+        ("get_slice", Value::TiledMma(tiled)) => {
+            arity("get_slice", &args, 1, 1, span, "tiled_mma.get_slice(thread_index)")?;
+            let Value::Int(tid) = &args[0].value else {
+                return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
+            };
+            Ok(Value::ThrMma(tiled.clone(), tid.clone()))
+        }
+        (m, Value::ThrMma(tiled, tid)) if super::mma::THR_MMA_METHODS.contains(&m) => {
+            let (tiled, tid) = (tiled.clone(), tid.clone());
+            super::mma::thr_mma_method(f, &tiled, &tid, m, &args, span)
+        }
+        ("fill", Value::Tensor(t)) => {
+            // CuTe's `t.fill(x)`: every element of a static-size tensor set to x.
+            arity("fill", &args, 1, 1, span, "t.fill(value)")?;
+            f.need_kernel("`fill`", span)?;
+            let t: TensorVal = t.clone();
+            let n = t.ty.layout.size().ok().and_then(|s| s.as_static()).filter(|&n| n <= 256).ok_or_else(|| {
+                Diagnostic::error(format!("`fill` needs a tensor of static size at most 256, this one is {}", t.ty.layout), span, "not a static fragment size")
+            })?;
+            let fill = f.coerce(args[0].value.clone(), t.ty.elem, args[0].span)?;
+            let x = f.operand(&fill, t.ty.elem, args[0].span)?;
+            let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
+            let dst = f.fresh(ValueTy::Frag(ft.clone()));
+            f.emit(Inst::FromElements { dst, ty: ft.elem, elems: vec![x; n as usize], span });
+            f.store_frag(&t, &ft, dst, span)?;
+            Ok(Value::Unit)
+        }
         ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;
             let layout = match &args[0].value {
@@ -799,7 +831,9 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         }
         (m, v) => {
             let methods: &[&str] = match v {
-                Value::Tensor(_) => &["load", "store"],
+                Value::Tensor(_) => &["load", "store", "fill"],
+                Value::TiledMma(_) => &["get_slice"],
+                Value::ThrMma(..) => super::mma::THR_MMA_METHODS,
                 Value::Frag(..) => &["reduce", "to"],
                 Value::TiledCopy { .. } => &["get_slice"],
                 Value::ThrCopy { .. } => &["partition_S", "partition_D"],

@@ -12,6 +12,7 @@
 //! expressions over the host parameters' dynamic values, evaluated by the runtime at call time.
 
 mod builtins;
+mod mma;
 mod value;
 
 pub use value::{Origin, TensorVal, Value};
@@ -1422,7 +1423,7 @@ pub(crate) fn is_static_value(v: &Value) -> bool {
         Value::Int(i) => i.is_static(),
         Value::Float(_) | Value::Bool(_) | Value::Type(_) | Value::Func(_) | Value::Str(_) | Value::Under | Value::Unit => true,
         Value::Layout(l) => l.is_static(),
-        Value::CopyAtom { .. } => true,
+        Value::CopyAtom { .. } | Value::MmaAtom(_) | Value::TiledMma(_) => true,
         Value::TiledCopy { tv, tile, .. } => tv.is_static() && tile.is_static(),
         Value::Tuple(items) => items.iter().all(is_static_value),
         _ => false,

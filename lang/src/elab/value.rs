@@ -49,6 +49,12 @@ pub enum Value {
     TiledCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple },
     /// One thread's part of a tiled copy (`tiled_copy.get_slice(tid)`).
     ThrCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple, tid: Int },
+    /// An MMA atom (`make_mma_atom`): one warp-wide tensor-core instruction and its TV layouts.
+    MmaAtom(cute_layout::MmaAtom),
+    /// A tiled MMA (`make_tiled_mma`): an atom over a grid of warps and a tile.
+    TiledMma(cute_layout::TiledMma),
+    /// One thread's part of a tiled MMA (`tiled_mma.get_slice(tid)`).
+    ThrMma(cute_layout::TiledMma, Int),
     Str(String),
     /// A `let mut` variable: a one-element register tensor holding a value of this type (the
     /// backend promotes it to a register); reading it loads, assigning stores.
@@ -77,6 +83,9 @@ impl Value {
             Value::CopyAtom { .. } => "copy atom".into(),
             Value::TiledCopy { .. } => "tiled copy".into(),
             Value::ThrCopy { .. } => "thread slice of a tiled copy".into(),
+            Value::MmaAtom(_) => "MMA atom".into(),
+            Value::TiledMma(_) => "tiled MMA".into(),
+            Value::ThrMma(..) => "thread slice of a tiled MMA".into(),
             Value::Str(_) => "string".into(),
             Value::Under => "`_`".into(),
             Value::Var(_, s) => format!("mut {}", s.name()),
@@ -131,6 +140,9 @@ impl fmt::Display for Value {
             Value::CopyAtom { elem, bits } => write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name()),
             Value::TiledCopy { tv, tile, .. } => write!(f, "TiledCopy(tile {tile}, TV {tv})"),
             Value::ThrCopy { tv, tile, tid, .. } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),
+            Value::MmaAtom(a) => write!(f, "{a}"),
+            Value::TiledMma(t) => write!(f, "{t}"),
+            Value::ThrMma(t, tid) => write!(f, "ThrMMA(thread {tid} of {t})"),
             Value::Str(s) => f.write_str(s),
             Value::Under => f.write_str("_"),
             Value::Var(..) => f.write_str("?"),

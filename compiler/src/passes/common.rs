@@ -1,0 +1,71 @@
+//! What several passes share: failing with a reported diagnostic, reading `!cute.tensor` types, and
+//! the widest vector access a layout proves. No pass imports another pass; they all import this.
+
+use crate::ir::{self, Op};
+use cute_dialect::TensorTypeInfo;
+use cute_layout::{Int, Layout};
+use std::str::FromStr;
+
+/// Marks a failure that has already been reported through the context's diagnostics.
+pub(crate) struct Reported;
+
+/// Reports `message` at `op`'s location.
+pub(crate) fn fail(op: Op, message: &str) -> Reported {
+    ir::emit_error(ir::location(op), message);
+    Reported
+}
+
+pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
+    Some(match elem {
+        "i1" | "i8" | "f8E4M3FN" | "f8E5M2" => 1,
+        "i16" | "f16" | "bf16" => 2,
+        "i32" | "f32" => 4,
+        "i64" | "f64" => 8,
+        _ => return None,
+    })
+}
+
+/// The layout in a type: CuTe notation whose every `?` is its own run-time value (a `?name` shared
+/// between entries would not match the one value per `?` that the ABI and the ops pass).
+pub(crate) fn type_layout(text: &str) -> Result<Layout, String> {
+    if text.split('?').skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')) {
+        return Err("a `?` in a type cannot be named".into());
+    }
+    Layout::from_str(text).map_err(|e| e.to_string())
+}
+
+/// The parameters of a `!cute.tensor` type and its layout, parsed with the layout library.
+pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layout, u32), Reported> {
+    let info = TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
+    let layout = type_layout(&info.layout).map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
+    let bytes = element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
+    Ok((info, layout, bytes))
+}
+
+/// The widest global or shared access, in bytes (`ld.global.v4.b32`).
+const MAX_ACCESS_BYTES: u32 = 16;
+
+/// The vector width (in elements) for moving a whole tensor of this layout to or from registers.
+pub fn vector_width(layout: &Layout, align_bytes: u32, elem_bytes: u32) -> Result<u32, cute_layout::Error> {
+    let n = layout.size()?.as_static().unwrap_or(1).max(1);
+    let compact = Layout::col_major(layout.shape.clone())?;
+    let run = cute_layout::max_common_vector(layout, &compact)?.as_static().unwrap_or(1).max(1);
+    let coalesced = cute_layout::coalesce(layout)?;
+    let mut w = (MAX_ACCESS_BYTES / elem_bytes).max(1).min(align_bytes / elem_bytes).max(1);
+    while w > 1 {
+        let chunks_fit = n % w as i64 == 0 && run % w as i64 == 0;
+        // Past the contiguous first mode, every stride must keep chunk starts aligned.
+        let starts_aligned = coalesced.leaves().iter().skip(1).all(|(s, d)| {
+            s.is(1) || match d {
+                Int::S(v) => v % w as i64 == 0,
+                dynamic => dynamic.divisibility() % w as i64 == 0,
+            }
+        });
+        if chunks_fit && starts_aligned {
+            break;
+        }
+        w /= 2;
+    }
+    Ok(w)
+}
+

@@ -1,0 +1,421 @@
+//! MMA atoms and tiled MMAs: which thread holds which element of a tensor-core instruction's
+//! operands, as TV layouts, and how a tiled MMA partitions a tensor among its threads.
+//!
+//! An atom is one warp-wide `mma.sync` (CuTe's `MMA_Atom<SM80_16x8x16_F32BF16BF16F32_TN>`): its
+//! shape (M,N,K), element types, and three TV layouts `(thread, value) -> coordinate` into the
+//! column-major A (M,K), B (N,K) and C (M,N) tiles of the instruction, copied from the PTX ISA's
+//! fragment tables (the same layouts CuTe's `mma_traits_sm80.hpp` gives; `tests` below checks each
+//! against the PTX formulas). A tiled MMA repeats the atom over a grid of warps
+//! (`atom_layout`, CuTe's `AtomLayoutMNK`), optionally over a larger tile (`permutation` sizes,
+//! CuTe's `PermutationMNK` given as integers), and `partition` gives one thread's share of a tensor
+//! as CuTe's `partition_A/B/C` does: `(FrgV, RestM, RestK)` for A.
+
+use crate::error::{Error, Result};
+use crate::int::Int;
+use crate::int_tuple::IntTuple;
+use crate::layout::Layout;
+use crate::ops::{composition, tv_partition};
+use std::fmt;
+use std::str::FromStr;
+
+/// One warp-wide tensor-core instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MmaAtom {
+    /// CuTe's name for the operation, also its name in the IR.
+    pub name: &'static str,
+    /// The PTX instruction, without operands.
+    pub ptx: &'static str,
+    pub shape_mnk: [i64; 3],
+    /// Element types of A, B and C/D, by their `.cute` names.
+    pub a: &'static str,
+    pub b: &'static str,
+    pub c: &'static str,
+    tv: [&'static str; 3],
+}
+
+/// The operand of an MMA a layout or partition is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaOperand {
+    A,
+    B,
+    C,
+}
+
+impl MmaOperand {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaOperand::A => "A",
+            MmaOperand::B => "B",
+            MmaOperand::C => "C",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MmaOperand> {
+        match s {
+            "A" => Some(MmaOperand::A),
+            "B" => Some(MmaOperand::B),
+            "C" => Some(MmaOperand::C),
+            _ => None,
+        }
+    }
+
+    /// The two of (M, N, K) this operand's tile spans, in order: A (M,K), B (N,K), C (M,N).
+    fn dims(self) -> [usize; 2] {
+        match self {
+            MmaOperand::A => [0, 2],
+            MmaOperand::B => [1, 2],
+            MmaOperand::C => [0, 1],
+        }
+    }
+}
+
+// The SM80 fragment layouts (valid on sm_80 and later, the H100 included). Thread t = t0 + 4*t1 is
+// lane (t0 = threadID_in_group, t1 = groupID in the PTX tables); coordinates are column-major in the
+// operand's tile.
+const A_16X16: &str = "((4,8),(2,2,2)):((32,1),(16,8,128))";
+const B_8X16: &str = "((4,8),(2,2)):((16,1),(8,64))";
+const C_16X8: &str = "((4,8),(2,2)):((32,1),(16,8))";
+const A_16X8_TF32: &str = "((4,8),(2,2)):((16,1),(8,64))";
+const B_8X8_TF32: &str = "((4,8),2):((8,1),32)";
+
+const ATOMS: &[MmaAtom] = &[
+    MmaAtom { name: "SM80_16x8x16_F32F16F16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f32", tv: [A_16X16, B_8X16, C_16X8] },
+    MmaAtom { name: "SM80_16x8x16_F16F16F16F16_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f16", tv: [A_16X16, B_8X16, C_16X8] },
+    MmaAtom { name: "SM80_16x8x16_F32BF16BF16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", shape_mnk: [16, 8, 16], a: "bf16", b: "bf16", c: "f32", tv: [A_16X16, B_8X16, C_16X8] },
+    MmaAtom { name: "SM80_16x8x8_F32TF32TF32F32_TN", ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", shape_mnk: [16, 8, 8], a: "tf32", b: "tf32", c: "f32", tv: [A_16X8_TF32, B_8X8_TF32, C_16X8] },
+];
+
+impl MmaAtom {
+    /// The atom CuTe calls `name`.
+    pub fn by_name(name: &str) -> Option<MmaAtom> {
+        ATOMS.iter().find(|a| a.name == name).cloned()
+    }
+
+    /// The atom for inputs `ab`, accumulator `acc` and shape (M,N,K), as CuTe DSL's
+    /// `MmaF16BF16Op(ab, acc, shape)` / `MmaTF32Op` pick it.
+    pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<MmaAtom> {
+        if let Some(a) = ATOMS.iter().find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape) {
+            return Ok(a.clone());
+        }
+        let offered: Vec<String> = ATOMS.iter().map(|a| format!("{}x{}->{} ({},{},{})", a.a, a.b, a.c, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2])).collect();
+        Err(Error::new(
+            "make_mma_atom",
+            format!("no mma.sync atom for {ab} inputs, {acc} accumulator and shape ({},{},{}); the atoms are {}", shape[0], shape[1], shape[2], offered.join(", ")),
+        ))
+    }
+
+    pub fn all() -> &'static [MmaAtom] {
+        ATOMS
+    }
+
+    /// `(thread, value) -> coordinate` in the operand's column-major instruction tile.
+    pub fn layout_tv(&self, op: MmaOperand) -> Layout {
+        let text = self.tv[op as usize];
+        // The table is constant and parsed by the tests: a failure here is a bug in the table.
+        Layout::from_str(text).unwrap_or_else(|_| Layout::leaf(1, 0))
+    }
+
+    /// The operand's instruction tile, e.g. (16,16) for A of m16n8k16.
+    pub fn tile(&self, op: MmaOperand) -> [i64; 2] {
+        let [p, q] = op.dims();
+        [self.shape_mnk[p], self.shape_mnk[q]]
+    }
+
+    /// Values each thread holds of the operand (8 for A of m16n8k16).
+    pub fn values(&self, op: MmaOperand) -> i64 {
+        let [p, q] = self.tile(op);
+        p * q / 32
+    }
+
+    /// The element type of an operand.
+    pub fn elem(&self, op: MmaOperand) -> &'static str {
+        match op {
+            MmaOperand::A => self.a,
+            MmaOperand::B => self.b,
+            MmaOperand::C => self.c,
+        }
+    }
+}
+
+impl fmt::Display for MmaAtom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [m, n, k] = self.shape_mnk;
+        write!(f, "MMA_Atom({}, shape ({m},{n},{k}), TV A {}, B {}, C {})", self.name, self.tv[0], self.tv[1], self.tv[2])
+    }
+}
+
+/// An atom repeated over `atom_layout` warps (column-major, CuTe's `AtomLayoutMNK`) and over the
+/// tile `tile` (M,N,K), a multiple of the atom shape times `atom_layout` in each mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TiledMma {
+    pub atom: MmaAtom,
+    pub atom_layout: [i64; 3],
+    pub tile: [i64; 3],
+}
+
+impl TiledMma {
+    /// CuTe's `make_tiled_mma(atom, atom_layout, permutation)`, with the permutation given as tile
+    /// sizes (CuTe DSL's integer `permutation_mnk`); `None` is the atom shape times the layout.
+    pub fn new(atom: MmaAtom, atom_layout: [i64; 3], permutation: Option<[i64; 3]>) -> Result<TiledMma> {
+        const OP: &str = "make_tiled_mma";
+        if atom_layout.iter().any(|&x| x <= 0) {
+            return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs positive extents", atom_layout[0], atom_layout[1], atom_layout[2])));
+        }
+        let threads = 32 * atom_layout.iter().product::<i64>();
+        if threads > 1024 {
+            return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs {threads} threads; a block has at most 1024", atom_layout[0], atom_layout[1], atom_layout[2])));
+        }
+        let base = [0, 1, 2].map(|i| atom.shape_mnk[i] * atom_layout[i]);
+        let tile = permutation.unwrap_or(base);
+        for i in 0..3 {
+            if tile[i] <= 0 || tile[i] % base[i] != 0 {
+                return Err(Error::at(OP, i, format!("the permutation size {} is not a multiple of atom {} x layout {} = {}", tile[i], atom.shape_mnk[i], atom_layout[i], base[i])));
+            }
+        }
+        Ok(TiledMma { atom, atom_layout, tile })
+    }
+
+    /// Threads of the tiled MMA (a block of at least this many).
+    pub fn threads(&self) -> i64 {
+        32 * self.atom_layout.iter().product::<i64>()
+    }
+
+    /// The operand's tile: A (M,K), B (N,K), C (M,N).
+    pub fn tile_of(&self, op: MmaOperand) -> [i64; 2] {
+        let [p, q] = op.dims();
+        [self.tile[p], self.tile[q]]
+    }
+
+    /// CuTe's `get_layoutA_TV` (and B, C): `(thread index, value) -> coordinate` in the operand's
+    /// column-major tile. Thread index t is (lane, m, n, k) column-major over (32, atom_layout); a
+    /// thread's values are its atom's values, then its repeats over the tile along the operand's
+    /// first and second mode (when the tile is larger than atom x layout).
+    pub fn layout_tv(&self, op: MmaOperand) -> Result<Layout> {
+        let [p, q] = op.dims();
+        let [tp, tq] = self.tile_of(op);
+        let [ap, aq] = self.atom.tile(op);
+        // The atom's TV layout, re-embedded from its own (ap,aq) tile into the (tp,tq) tile.
+        let embed = Layout::new(IntTuple::Tuple(vec![ap.into(), aq.into()]), IntTuple::Tuple(vec![1.into(), tp.into()]))?;
+        let atom = composition(&embed, &self.atom.layout_tv(op))?;
+        let (thr_v, frg_v) = (atom.mode(0)?, atom.mode(1)?);
+        let mut thr = vec![thr_v];
+        for (d, &n) in self.atom_layout.iter().enumerate() {
+            let stride = if d == p {
+                self.atom.shape_mnk[p]
+            } else if d == q {
+                self.atom.shape_mnk[q] * tp
+            } else {
+                0
+            };
+            thr.push(Layout::leaf(n, stride));
+        }
+        let mut val = vec![frg_v];
+        let (rp, rq) = (tp / (ap * self.atom_layout[p]), tq / (aq * self.atom_layout[q]));
+        if rp > 1 {
+            val.push(Layout::leaf(rp, ap * self.atom_layout[p]));
+        }
+        if rq > 1 {
+            val.push(Layout::leaf(rq, aq * self.atom_layout[q] * tp));
+        }
+        let val = if val.len() == 1 { val.remove(0) } else { Layout::concat(val) };
+        Ok(Layout::concat(vec![Layout::concat(thr), val]))
+    }
+
+    /// Thread `tid`'s share of tensor layout `l` (the operand's two modes), as CuTe's
+    /// `thr_mma.partition_A(t)`: `(FrgV, RestM, RestK)` for A, where a tile larger than atom x
+    /// layout adds its repeats in front of the rest modes (`(FrgV, (RepM, RestM), ...)`). Returns the
+    /// layout and the offset of the thread's first element.
+    pub fn partition(&self, op: MmaOperand, l: &Layout, tid: &Int) -> Result<(Layout, Int)> {
+        let tv = self.layout_tv(op)?;
+        let [tp, tq] = self.tile_of(op);
+        let tile = IntTuple::Tuple(vec![tp.into(), tq.into()]);
+        let (part, offset) = tv_partition(l, &tv, &tile, tid).map_err(|e| e.within(&format!("partition_{}", op.name())))?;
+        // part is (V, RestP, RestQ) with V = FrgV or (FrgV, RepP[, RepQ]): move the repeats out.
+        let modes = part.modes();
+        if modes.len() != 3 {
+            return Err(Error::new("partition", format!("the {} operand needs a rank-2 tensor, found {l}", op.name())));
+        }
+        let frg = self.atom.layout_tv(op).mode(1)?.size()?;
+        let v = &modes[0];
+        if v.size()?.as_static() == frg.as_static() {
+            return Ok((part, offset));
+        }
+        let vm = v.modes();
+        let [ap, aq] = self.atom.tile(op);
+        let [p, q] = op.dims();
+        let (rp, rq) = (tp / (ap * self.atom_layout[p]), tq / (aq * self.atom_layout[q]));
+        let mut it = vm.into_iter();
+        let frg_mode = it.next().ok_or_else(|| Error::new("partition", "empty value mode"))?;
+        let rep_p = if rp > 1 { it.next() } else { None };
+        let rep_q = if rq > 1 { it.next() } else { None };
+        let join = |rep: Option<Layout>, rest: &Layout| match rep {
+            Some(r) => Layout::concat(vec![r, rest.clone()]),
+            None => rest.clone(),
+        };
+        Ok((Layout::concat(vec![frg_mode, join(rep_p, &modes[1]), join(rep_q, &modes[2])]), offset))
+    }
+}
+
+impl fmt::Display for TiledMma {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [m, n, k] = self.tile;
+        let [lm, ln, lk] = self.atom_layout;
+        write!(f, "TiledMMA({}, atom layout ({lm},{ln},{lk}), tile ({m},{n},{k}), {} threads", self.atom.name, self.threads())?;
+        for op in [MmaOperand::A, MmaOperand::B, MmaOperand::C] {
+            match self.layout_tv(op) {
+                Ok(l) => write!(f, ", TV {} {l}", op.name())?,
+                Err(e) => write!(f, ", TV {} <{e}>", op.name())?,
+            }
+        }
+        write!(f, ")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(l: &Layout, t: i64, v: i64) -> i64 {
+        let crd = IntTuple::Tuple(vec![t.into(), v.into()]);
+        l.eval(&crd).unwrap().as_static().unwrap()
+    }
+
+    /// (row, col) of the PTX ISA's fragment tables ("Matrix Fragments for mma.m16n8k16"), with
+    /// groupID = lane / 4 and threadID_in_group = lane % 4.
+    fn ptx_a_16x16(lane: i64, i: i64) -> (i64, i64) {
+        let (g, t) = (lane / 4, lane % 4);
+        let row = if i % 4 < 2 { g } else { g + 8 };
+        let col = if i < 4 { t * 2 + (i & 1) } else { t * 2 + (i & 1) + 8 };
+        (row, col)
+    }
+
+    #[test]
+    fn every_atom_layout_parses_and_is_a_bijection_onto_its_tile() {
+        for atom in MmaAtom::all() {
+            for op in [MmaOperand::A, MmaOperand::B, MmaOperand::C] {
+                let l = Layout::from_str(atom.tv[op as usize]).unwrap();
+                let [p, q] = atom.tile(op);
+                assert_eq!(l.size().unwrap().as_static(), Some(p * q), "{} {}", atom.name, op.name());
+                let mut seen = vec![false; (p * q) as usize];
+                for t in 0..32 {
+                    for v in 0..atom.values(op) {
+                        let o = at(&l, t, v);
+                        assert!(!seen[o as usize], "{} {}: ({t},{v}) repeats {o}", atom.name, op.name());
+                        seen[o as usize] = true;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn m16n8k16_layouts_match_the_ptx_fragment_tables() {
+        let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
+        let (a, b, c) = (atom.layout_tv(MmaOperand::A), atom.layout_tv(MmaOperand::B), atom.layout_tv(MmaOperand::C));
+        for lane in 0..32 {
+            let (g, t) = (lane / 4, lane % 4);
+            for i in 0..8 {
+                let (row, col) = ptx_a_16x16(lane, i);
+                assert_eq!(at(&a, lane, i), row + 16 * col, "A lane {lane} a{i}");
+            }
+            for i in 0..4 {
+                // B (K x N): row k = t*2 + (i & 1) (+8 for b2, b3), col n = g; stored (N,K).
+                let k = t * 2 + (i & 1) + if i >= 2 { 8 } else { 0 };
+                assert_eq!(at(&b, lane, i), g + 8 * k, "B lane {lane} b{i}");
+                // C (M x N): row g (+8 for c2, c3), col t*2 + (i & 1).
+                let row = if i < 2 { g } else { g + 8 };
+                assert_eq!(at(&c, lane, i), row + 16 * (t * 2 + (i & 1)), "C lane {lane} c{i}");
+            }
+        }
+    }
+
+    #[test]
+    fn m16n8k8_tf32_layouts_match_the_ptx_fragment_tables() {
+        let atom = MmaAtom::find("tf32", "f32", [16, 8, 8]).unwrap();
+        let (a, b) = (atom.layout_tv(MmaOperand::A), atom.layout_tv(MmaOperand::B));
+        for lane in 0..32 {
+            let (g, t) = (lane / 4, lane % 4);
+            for i in 0..4 {
+                let row = if i % 2 == 0 { g } else { g + 8 };
+                let col = if i < 2 { t } else { t + 4 };
+                assert_eq!(at(&a, lane, i), row + 16 * col, "A lane {lane} a{i}");
+            }
+            for i in 0..2 {
+                let k = if i == 0 { t } else { t + 4 };
+                assert_eq!(at(&b, lane, i), g + 8 * k, "B lane {lane} b{i}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_atoms_name_the_ones_there_are() {
+        let e = MmaAtom::find("f16", "f32", [16, 8, 32]).unwrap_err().to_string();
+        assert!(e.contains("no mma.sync atom for f16 inputs, f32 accumulator and shape (16,8,32)"), "{e}");
+        assert!(e.contains("bf16xbf16->f32 (16,8,16)"), "{e}");
+    }
+
+    /// Every element of the tiled MMA's tile is held by exactly the threads that should hold it: one
+    /// thread per element for C, and for A (B) one per warp column (row) of the atom layout.
+    #[test]
+    fn tiled_layouts_cover_the_tile() {
+        let atom = MmaAtom::find("f16", "f32", [16, 8, 16]).unwrap();
+        for (layout, perm) in [([2, 2, 1], None), ([2, 2, 1], Some([32, 32, 16])), ([4, 1, 1], Some([64, 16, 32]))] {
+            let tm = TiledMma::new(atom.clone(), layout, perm).unwrap();
+            for op in [MmaOperand::A, MmaOperand::B, MmaOperand::C] {
+                let tv = tm.layout_tv(op).unwrap();
+                let [p, q] = tm.tile_of(op);
+                let copies = match op {
+                    MmaOperand::A => layout[1],
+                    MmaOperand::B => layout[0],
+                    MmaOperand::C => 1,
+                };
+                let mut count = vec![0i64; (p * q) as usize];
+                let vals = tv.mode(1).unwrap().size().unwrap().as_static().unwrap();
+                for t in 0..tm.threads() {
+                    for v in 0..vals {
+                        count[at(&tv, t, v) as usize] += 1;
+                    }
+                }
+                assert!(count.iter().all(|&c| c == copies), "{layout:?} {perm:?} {}: {count:?}", op.name());
+            }
+        }
+    }
+
+    /// A thread's C value is the atom's C value of the warp at (m, n) of the atom layout.
+    #[test]
+    fn tiled_c_follows_the_atom_of_each_warp() {
+        let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
+        let tm = TiledMma::new(atom.clone(), [2, 2, 1], None).unwrap();
+        let tv = tm.layout_tv(MmaOperand::C).unwrap();
+        let c = atom.layout_tv(MmaOperand::C);
+        for t in 0..128 {
+            let (lane, wm, wn) = (t % 32, (t / 32) % 2, t / 64);
+            for v in 0..4 {
+                let o = at(&c, lane, v);
+                let (m, n) = (o % 16 + 16 * wm, o / 16 + 8 * wn);
+                assert_eq!(at(&tv, t, v), m + 32 * n, "thread {t} value {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn partition_gives_cute_shapes() {
+        let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
+        let tm = TiledMma::new(atom.clone(), [2, 2, 1], None).unwrap();
+        let sa = Layout::from_str("(128,32):(32,1)").unwrap();
+        let (p, _) = tm.partition(MmaOperand::A, &sa, &Int::S(5)).unwrap();
+        assert_eq!(p.shape.to_string(), "((2,2,2),4,2)");
+        let tm = TiledMma::new(atom, [2, 2, 1], Some([32, 32, 16])).unwrap();
+        let sb = Layout::from_str("(128,32):(32,1)").unwrap();
+        let (p, _) = tm.partition(MmaOperand::B, &sb, &Int::S(5)).unwrap();
+        assert_eq!(p.shape.to_string(), "((2,2),(2,4),2)");
+    }
+
+    #[test]
+    fn bad_tiled_mmas_are_refused() {
+        let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
+        assert!(TiledMma::new(atom.clone(), [2, 0, 1], None).unwrap_err().to_string().contains("positive"));
+        assert!(TiledMma::new(atom.clone(), [8, 8, 1], None).unwrap_err().to_string().contains("1024"));
+        assert!(TiledMma::new(atom, [2, 2, 1], Some([32, 24, 16])).unwrap_err().to_string().contains("not a multiple"));
+    }
+}

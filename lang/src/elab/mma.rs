@@ -1,0 +1,219 @@
+//! Tensor-core builtins: MMA atoms, tiled MMAs, their thread slices' partitions and fragments, and
+//! `gemm`, with CuTe DSL's names and semantics.
+//!
+//! The TV layouts and partitions come from `cute_layout::mma`, the one definition the verifier also
+//! uses. `gemm` unrolls CuTe's loop over the fragments' (M, N, K) modes into one `Inst::Mma` per atom
+//! call, on register fragments sliced from the register tensors.
+
+use super::builtins::{alloc, arity, named, positional, Arg};
+use super::value::{Origin, TensorVal, Value};
+use super::{layout_err, Frame, R};
+use crate::diag::Diagnostic;
+use crate::kir::{FragTy, Inst, ValueTy, ViewHow};
+use crate::span::Span;
+use crate::types::{MemSpace, Scalar};
+use cute_layout::{Crd, Int, Layout, MmaAtom, MmaOperand, TiledMma};
+
+fn article(v: &Value) -> String {
+    crate::diag::article(&v.kind())
+}
+
+/// Three static positive integers: an (M,N,K) shape, an atom layout or a permutation's sizes. A
+/// rank-2 tuple gets K = 1, as CuTe pads atom layouts.
+fn mnk(a: &Arg, what: &str) -> R<[i64; 3]> {
+    let items: Vec<Value> = match &a.value {
+        Value::Tuple(items) => items.clone(),
+        Value::Layout(l) => {
+            if Layout::col_major(l.shape.clone()).ok().as_ref() != Some(l) {
+                return Err(Diagnostic::error(format!("{what} must be a column-major layout, found {l}"), a.span, "not column-major")
+                    .with_help("write the extents only, e.g. `(2, 2, 1)`: other thread orders are not supported yet"));
+            }
+            l.shape.modes().into_iter().map(|m| m.as_int().cloned().map(Value::Int).unwrap_or(Value::Unit)).collect()
+        }
+        other => return Err(Diagnostic::error(format!("{what} is a tuple (M, N, K), found {}", article(other)), a.span, "not a tuple")),
+    };
+    let mut out = [1i64; 3];
+    if !(2..=3).contains(&items.len()) {
+        return Err(Diagnostic::error(format!("{what} has {} modes; it takes (M, N, K)", items.len()), a.span, "wrong rank"));
+    }
+    for (slot, v) in out.iter_mut().zip(&items) {
+        match v {
+            Value::Int(i) if i.as_static().is_some_and(|x| x > 0) => *slot = i.as_static().unwrap_or(1),
+            other => return Err(Diagnostic::error(format!("{what} needs positive compile-time integers, found {}", article(other)), a.span, "not static")),
+        }
+    }
+    Ok(out)
+}
+
+fn type_arg(a: &Arg, what: &str) -> R<Scalar> {
+    match a.value {
+        Value::Type(t) => Ok(t),
+        ref other => Err(Diagnostic::error(format!("{what} is an element type, found {}", article(other)), a.span, "not a type")),
+    }
+}
+
+/// `make_mma_atom(ab_type, acc_type, (M, N, K))` (CuTe DSL's `make_mma_atom(MmaF16BF16Op(ab, acc,
+/// shape))` / `MmaTF32Op`): the `mma.sync` instruction for those types and shape.
+pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
+    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K))";
+    arity("make_mma_atom", args, 2, 3, span, usage)?;
+    let p = positional(args);
+    let ab = type_arg(p[0], "the input type")?;
+    let acc = type_arg(p.get(1).copied().ok_or_else(|| Diagnostic::error(format!("usage: {usage}"), span, "missing accumulator type"))?, "the accumulator type")?;
+    let shape = match (p.get(2).copied(), named("make_mma_atom", args, "shape", &["shape"])?) {
+        (Some(s), _) | (None, Some(s)) => mnk(s, "the MMA shape")?,
+        (None, None) => return Err(Diagnostic::error("`make_mma_atom` needs the instruction shape", span, "no shape").with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`")),
+    };
+    MmaAtom::find(ab.name(), acc.name(), shape).map(Value::MmaAtom).map_err(|e| layout_err(e, span))
+}
+
+/// `make_tiled_mma(atom, atom_layout[, permutation: (M, N, K)])`.
+pub fn make_tiled_mma(args: &[Arg], span: Span) -> R<Value> {
+    arity("make_tiled_mma", args, 2, 3, span, "make_tiled_mma(mma_atom, atom_layout, permutation: (M, N, K))")?;
+    let p = positional(args);
+    let Value::MmaAtom(atom) = &p[0].value else {
+        return Err(Diagnostic::error(format!("`make_tiled_mma` takes an MMA atom first, found {}", article(&p[0].value)), p[0].span, "not an MMA atom")
+            .with_help("make one with `make_mma_atom(bf16, f32, shape: (16, 8, 16))`"));
+    };
+    let layout = mnk(p[1], "the atom layout")?;
+    let perm = match (p.get(2).copied(), named("make_tiled_mma", args, "permutation", &["permutation"])?) {
+        (Some(s), _) | (None, Some(s)) => Some(mnk(s, "the permutation")?),
+        (None, None) => None,
+    };
+    TiledMma::new(atom.clone(), layout, perm).map(Value::TiledMma).map_err(|e| layout_err(e, span))
+}
+
+fn operand_of(method: &str) -> Option<MmaOperand> {
+    MmaOperand::parse(method.strip_prefix("partition_fragment_").or_else(|| method.strip_prefix("partition_"))?)
+}
+
+/// The methods of a tiled MMA's thread slice.
+pub const THR_MMA_METHODS: &[&str] = &["partition_A", "partition_B", "partition_C", "partition_fragment_A", "partition_fragment_B", "partition_fragment_C"];
+
+/// `thr_mma.partition_A(t)` (a view of `t`) and `thr_mma.partition_fragment_A(t)` (a register tensor
+/// shaped like that view, of the atom's element type), and B, C alike.
+pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, args: &[Arg], span: Span) -> R<Value> {
+    let op = operand_of(method).ok_or_else(|| Diagnostic::error(format!("no method `{method}` on a thread slice of a tiled MMA"), span, "unknown method"))?;
+    arity(method, args, 1, 1, span, &format!("thr_mma.{method}(tensor)"))?;
+    let a = positional(args)[0];
+    let (layout, tensor) = match &a.value {
+        Value::Tensor(t) => (t.ty.layout.clone(), Some(t.clone())),
+        Value::Counting { layout, .. } => (layout.clone(), None),
+        other => return Err(Diagnostic::error(format!("`{method}` takes a tensor, found {}", article(other)), a.span, "not a tensor")),
+    };
+    if layout.rank() != 2 {
+        return Err(Diagnostic::error(format!("`{method}` takes a rank-2 tensor ({} of the MMA), found layout {layout}", op_modes(op)), a.span, "not rank 2"));
+    }
+    let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
+    if method.starts_with("partition_fragment_") {
+        let elem = Scalar::from_name(tiled.atom.elem(op)).unwrap_or(Scalar::F32);
+        // tf32 operands live in 32-bit registers as f32 values, as in CuTe.
+        let elem = if elem == Scalar::TF32 { Scalar::F32 } else { elem };
+        let compact = Layout::col_major(part.shape.clone()).map_err(|e| layout_err(e, span))?;
+        return alloc(f, elem, MemSpace::Rmem, compact, span);
+    }
+    let how = ViewHow::MmaPartition { operand: op, tiled: tiled.clone(), tid: tid.clone() };
+    match (tensor, &a.value) {
+        (Some(t), _) => Ok(Value::Tensor(f.view(&t, part, offset, how, span)?)),
+        (None, Value::Counting { origin, .. }) => Ok(Value::Counting { layout: part, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? }),
+        _ => Err(Diagnostic::error("internal error: partition of a non-tensor", span, "here")),
+    }
+}
+
+fn op_modes(op: MmaOperand) -> &'static str {
+    match op {
+        MmaOperand::A => "(M, K)",
+        MmaOperand::B => "(N, K)",
+        MmaOperand::C => "(M, N)",
+    }
+}
+
+/// A register tensor argument of `gemm`, with its static mode sizes.
+struct Frag<'a> {
+    t: &'a TensorVal,
+    sizes: [i64; 3],
+    span: Span,
+}
+
+fn gemm_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R<Frag<'a>> {
+    let Value::Tensor(t) = &a.value else {
+        return Err(Diagnostic::error(format!("`gemm` takes register tensors, found {} for {what}", article(&a.value)), a.span, "not a tensor"));
+    };
+    if t.ty.space != MemSpace::Rmem {
+        return Err(Diagnostic::error(format!("`gemm` with an mma.sync atom reads {what} from registers, but this tensor is in {}", t.ty.space.name()), a.span, "not in registers")
+            .with_help("copy it into `thr_mma.partition_fragment_X(...)` first"));
+    }
+    let want = Scalar::from_name(atom.elem(op)).unwrap_or(Scalar::F32);
+    let ok = t.ty.elem == want || (want == Scalar::TF32 && t.ty.elem == Scalar::F32);
+    if !ok {
+        return Err(Diagnostic::error(format!("{what} holds {} but {} takes {}", t.ty.elem.name(), atom.name, want.name()), a.span, "wrong element type")
+            .with_help(format!("convert with `.to({})` or pick an atom for {}", want.name(), t.ty.elem.name())));
+    }
+    let modes = t.ty.layout.modes();
+    let sizes: Vec<i64> = modes.iter().map(|m| m.size().ok().and_then(|s| s.as_static()).unwrap_or(-1)).collect();
+    if sizes.len() != 3 || sizes.iter().any(|&s| s <= 0) {
+        return Err(Diagnostic::error(format!("{what} must be a static rank-3 fragment (V, {}), found layout {}", &op_modes(op)[1..op_modes(op).len() - 1], t.ty.layout), a.span, "not (V, _, _)"));
+    }
+    if sizes[0] != atom.values(op) {
+        return Err(Diagnostic::error(format!("{what}'s first mode holds {} values, but one {} {} fragment is {}", sizes[0], atom.name, op.name(), atom.values(op)), a.span, "wrong fragment size")
+            .with_help(format!("partition with the tiled MMA: `thr_mma.partition_fragment_{}(...)`", op.name())));
+    }
+    Ok(Frag { t, sizes: [sizes[0], sizes[1], sizes[2]], span: a.span })
+}
+
+/// `gemm(tiled_mma, d, a, b, c)` (D = A·B + C) or `gemm(tiled_mma, acc, a, b)` (acc += A·B): one atom
+/// call per (m, n, k) of the fragments' modes, k outermost, as CuTe's `gemm` on register fragments.
+pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
+    arity("gemm", args, 4, 5, span, "gemm(tiled_mma, d, a, b, c) or gemm(tiled_mma, acc, a, b)")?;
+    f.need_kernel("`gemm`", span)?;
+    let p = positional(args);
+    let Value::TiledMma(tiled) = &p[0].value else {
+        return Err(Diagnostic::error(format!("`gemm` takes a tiled MMA first, found {}", article(&p[0].value)), p[0].span, "not a tiled MMA"));
+    };
+    let atom = &tiled.atom;
+    let (d, a, b, c) = if p.len() == 5 { (p[1], p[2], p[3], p[4]) } else { (p[1], p[2], p[3], p[1]) };
+    let d = gemm_operand(d, MmaOperand::C, atom, "D")?;
+    let a = gemm_operand(a, MmaOperand::A, atom, "A")?;
+    let b = gemm_operand(b, MmaOperand::B, atom, "B")?;
+    let c = gemm_operand(c, MmaOperand::C, atom, "C")?;
+    let (m, n, k) = (a.sizes[1], b.sizes[1], a.sizes[2]);
+    let checks = [(b.sizes[2], k, &b, "B's K mode", "A's"), (c.sizes[1], m, &c, "C's M mode", "A's"), (c.sizes[2], n, &c, "C's N mode", "B's"), (d.sizes[1], m, &d, "D's M mode", "A's"), (d.sizes[2], n, &d, "D's N mode", "B's")];
+    for (got, want, frag, what, other) in checks {
+        if got != want {
+            return Err(Diagnostic::error(format!("{what} has {got} atoms but {other} has {want}"), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
+        }
+    }
+    let slice = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<(TensorVal, FragTy, u32)> {
+        let crd = Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]);
+        let view = f.slice(fr.t, &crd, span)?;
+        let ft = FragTy { elem: view.ty.elem, shape: view.ty.layout.shape.clone() };
+        let Origin::Kernel(vid) = &view.origin else { return Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")) };
+        let vid = *vid;
+        Ok((view, ft, vid))
+    };
+    let load = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<u32> {
+        let (view, ft, vid) = slice(f, fr, i, j)?;
+        let dst = f.fresh(ValueTy::Frag(ft));
+        f.emit(Inst::LoadFrag { dst, tensor: vid, ty: view.ty, span });
+        Ok(dst)
+    };
+    for kk in 0..k {
+        let a_frags: Vec<u32> = (0..m).map(|mm| load(f, &a, mm, kk)).collect::<R<_>>()?;
+        let b_frags: Vec<u32> = (0..n).map(|nn| load(f, &b, nn, kk)).collect::<R<_>>()?;
+        for (mm, a_frag) in a_frags.iter().enumerate() {
+            // Serpentine over N, as CuTe does, so consecutive atoms share an operand register.
+            let order: Vec<i64> = if mm % 2 == 0 { (0..n).collect() } else { (0..n).rev().collect() };
+            for nn in order {
+                // After the first k, C is D (accumulation); D is read where C is D anyway.
+                let src = if kk == 0 { &c } else { &d };
+                let c_frag = load(f, src, mm as i64, nn)?;
+                let (view, ft, vid) = slice(f, &d, mm as i64, nn)?;
+                let dst = f.fresh(ValueTy::Frag(ft.clone()));
+                f.emit(Inst::Mma { dst, atom: atom.clone(), a: *a_frag, b: b_frags[nn as usize], c: c_frag, span });
+                f.store_frag(&view, &ft, dst, span)?;
+                let _ = vid;
+            }
+        }
+    }
+    Ok(Value::Unit)
+}
