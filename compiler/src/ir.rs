@@ -119,6 +119,12 @@ pub fn set_attr(op: Op, name: &str, attr: MlirAttribute) {
     unsafe { mlirOperationSetAttributeByName(op, sref(name), attr) }
 }
 
+pub fn remove_attr(op: Op, name: &str) {
+    unsafe {
+        mlirOperationRemoveAttributeByName(op, sref(name));
+    }
+}
+
 pub fn function_type_attr(ctx: MlirContext, inputs: &[MlirType]) -> MlirAttribute {
     unsafe { mlirTypeAttrGet(mlirFunctionTypeGet(ctx, inputs.len() as isize, inputs.as_ptr(), 0, std::ptr::null())) }
 }

@@ -295,7 +295,11 @@ impl KernelWriter<'_> {
             };
             params.push(format!("{}: {ty} {}", v(p.value), self.loc(p.span)));
         }
-        self.line(&format!("gpu.func @{}({}) kernel {{", self.k.symbol, params.join(", ")));
+        // Shared memory past the static limit is dynamic: cute-lower-to-gpu places the allocations in
+        // the launch's dynamic shared memory.
+        let dynamic = self.k.dynamic_smem_bytes();
+        let attrs = if dynamic > 0 { format!(" attributes {{cute.dynamic_smem = {dynamic} : i64}}") } else { String::new() };
+        self.line(&format!("gpu.func @{}({}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
         // The run-time values behind each tensor parameter's `?` entries.
         for p in &self.k.params {
@@ -683,13 +687,24 @@ impl KernelWriter<'_> {
                 let t = self.ty(*value);
                 self.line(&format!("\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
             }
+            Inst::AsyncCopyGroup { wait, span } => {
+                let loc = self.loc(*span);
+                match wait {
+                    None => self.line(&format!("nvvm.cp.async.commit.group {loc}")),
+                    Some(n) => self.line(&format!("nvvm.cp.async.wait.group {n} {loc}")),
+                }
+            }
             Inst::Mma { dst, atom, a, b, c, span } => {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));
                 self.define(*dst, &format!("\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name), *span);
             }
-            Inst::Copy { src, src_ty, dst, dst_ty, width, span } => {
+            Inst::Copy { src, src_ty, dst, dst_ty, width, op, span } => {
                 let loc = self.loc(*span);
-                let attr = width.map(|w| format!(" {{max_vector = {w} : i32}}")).unwrap_or_default();
+                let mut attrs: Vec<String> = width.iter().map(|w| format!("max_vector = {w} : i32")).collect();
+                if *op != kir::CopyOp::Universal {
+                    attrs.push(format!("op = \"{}\"", op.name()));
+                }
+                let attr = if attrs.is_empty() { String::new() } else { format!(" {{{}}}", attrs.join(", ")) };
                 self.line(&format!("\"cute.copy\"({}, {}){attr} : ({}, {}) -> () {loc}", v(*src), v(*dst), mlir_tensor(src_ty), mlir_tensor(dst_ty)));
             }
             Inst::If { cond, then, els, span } => {

@@ -90,6 +90,9 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
                 out.push_str(&line);
             }
         }
+        for a in &h.asserts {
+            out.push_str(&crate::plan::assert_line(a, &vars));
+        }
         // The plan the runtime carries out when the host function is called, step by step.
         for step in &h.steps {
             match step {

@@ -11,7 +11,7 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{FmtSeg, Host, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
+use cute_lang::kir::{Assert, FmtSeg, Host, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -142,4 +142,30 @@ pub fn kernel_vars(k: &Kernel) -> HashMap<ValueId, usize> {
 pub fn require_line(r: &Require, vars: &HashMap<ValueId, usize>) -> Option<String> {
     let what: String = r.what.bytes().map(|b| format!("{b:02x}")).collect();
     Some(format!("require {} | {} | s:{what}\n", expr_text(&r.dividend, vars)?, r.divisor))
+}
+
+/// UTF-8 text as `s:HEX` (no character needs escaping in the line-based format).
+fn hex_text(t: &str) -> String {
+    format!("s:{}", t.bytes().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// A host `assert` over run-time values: `assert LHS OP RHS | s:MESSAGE | s:LHS_TEXT | s:RHS_TEXT`,
+/// OP one of `== != < <= > >=`; the runtime refuses a call where it does not hold, naming the
+/// message and the two sides' source text and values.
+/// ```text
+/// assert $1 == $4 | s:41206d757374... | s:412e73686170655b315d | s:422e73686170655b315d
+/// ```
+/// A side that cannot be written (never produced by elaboration) is written as `?`, which the
+/// runtime cannot parse: the host function is then unusable rather than unchecked.
+pub fn assert_line(a: &Assert, vars: &HashMap<ValueId, usize>) -> String {
+    let side = |i: &Int| expr_text(i, vars).unwrap_or_else(|| "?".to_string());
+    format!(
+        "assert {} {} {} | {} | {} | {}\n",
+        side(&a.lhs),
+        a.op.symbol(),
+        side(&a.rhs),
+        hex_text(&a.message),
+        hex_text(&a.lhs_text),
+        hex_text(&a.rhs_text)
+    )
 }

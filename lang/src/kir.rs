@@ -170,6 +170,32 @@ pub enum CmpOp {
     Ne,
 }
 
+impl CmpOp {
+    /// The `.cute` operator (also the plan's `assert` line syntax).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+
+    /// Whether `a op b` holds.
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inst {
     Special { dst: ValueId, which: Special, span: Span },
@@ -196,7 +222,10 @@ pub enum Inst {
     /// CuTe's `copy(src, dst)`: every element of `src` to the same coordinate of `dst` (both of the
     /// same static size). `width`: the elements one access may move at most (a copy atom's width);
     /// `None` lets `cute-vectorize` take the widest both layouts prove.
-    Copy { src: ValueId, src_ty: TensorTy, dst: ValueId, dst_ty: TensorTy, width: Option<u32>, span: Span },
+    Copy { src: ValueId, src_ty: TensorTy, dst: ValueId, dst_ty: TensorTy, width: Option<u32>, op: CopyOp, span: Span },
+    /// `cp.async.commit_group` (`wait: None`) or `cp.async.wait_group N`: groups of asynchronous
+    /// copies issued so far, and waiting until at most N groups are still in flight.
+    AsyncCopyGroup { wait: Option<u32>, span: Span },
     /// Memory for a tensor of this type: registers (rmem, promoted to registers by the backend when
     /// every access is at a static offset) or shared memory (smem, one block-wide buffer).
     Alloc { dst: ValueId, ty: TensorTy, span: Span },
@@ -218,6 +247,31 @@ pub enum Inst {
     /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
     /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
     Mma { dst: ValueId, atom: cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
+}
+
+/// The instruction a copy atom moves its chunks with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyOp {
+    /// Loads and stores through registers (CuTe's UniversalCopy), any memory spaces.
+    Universal,
+    /// `cp.async` from global to shared memory without registers (CuTe's SM80_CP_ASYNC_CACHE*):
+    /// `.ca` (cache at all levels; 4, 8 or 16 bytes) or `.cg` (L2 only; 16 bytes).
+    CpAsync { cache_global: bool },
+}
+
+impl CopyOp {
+    /// The name `make_copy_atom(..., op: NAME)` takes and the IR's `cute.copy` carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyOp::Universal => "universal",
+            CopyOp::CpAsync { cache_global: false } => "cp.async.ca",
+            CopyOp::CpAsync { cache_global: true } => "cp.async.cg",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<CopyOp> {
+        [CopyOp::Universal, CopyOp::CpAsync { cache_global: false }, CopyOp::CpAsync { cache_global: true }].into_iter().find(|o| o.name() == s)
+    }
 }
 
 /// Where an element access goes: CuTe's `tensor[coord]` (a coordinate without `_`, mapped through
@@ -297,6 +351,43 @@ pub struct Kernel {
     pub span: Span,
 }
 
+/// The shared memory a kernel may declare statically; larger allocations go to dynamic shared
+/// memory, which the launch provides and the runtime opts the kernel into.
+pub const STATIC_SMEM_LIMIT: u64 = 48 * 1024;
+/// The most shared memory one block can have (the H100's opt-in maximum, 227 KiB).
+pub const MAX_SMEM: u64 = 227 * 1024;
+
+/// One allocation's bytes as placed in shared memory: each starts 16-byte aligned.
+pub fn smem_alloc_bytes(ty: &TensorTy) -> u64 {
+    let n = ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0).max(1) as u64;
+    (n * u64::from(ty.elem.size_bytes())).div_ceil(16) * 16
+}
+
+impl Kernel {
+    /// The bytes of all the kernel's shared-memory allocations, in program order.
+    pub fn smem_bytes(&self) -> u64 {
+        fn walk(insts: &[Inst]) -> u64 {
+            insts
+                .iter()
+                .map(|i| match i {
+                    Inst::Alloc { ty, .. } if ty.space == MemSpace::Smem => smem_alloc_bytes(ty),
+                    Inst::If { then, els, .. } => walk(then) + walk(els),
+                    Inst::For { body, .. } => walk(body),
+                    _ => 0,
+                })
+                .sum()
+        }
+        walk(&self.body)
+    }
+
+    /// The dynamic shared memory every launch must provide: all of the allocations when they exceed
+    /// what a kernel may declare statically, else none.
+    pub fn dynamic_smem_bytes(&self) -> u64 {
+        let b = self.smem_bytes();
+        if b > STATIC_SMEM_LIMIT { b } else { 0 }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValueTy {
     Scalar(Scalar),
@@ -338,6 +429,22 @@ pub struct Host {
     pub steps: Vec<HostStep>,
     /// What the runtime must check before the first step (partial tiles), over the host's `$k`.
     pub requires: Vec<Require>,
+    /// Run-time `assert`s, checked by the runtime with the `require`s, before the first step.
+    pub asserts: Vec<Assert>,
+    pub span: Span,
+}
+
+/// A host `assert(lhs OP rhs, "message")` whose sides depend on run-time values: the runtime
+/// refuses a call where `lhs OP rhs` does not hold. `lhs_text`/`rhs_text` are the source text of
+/// the sides, for the refusal's message; `message` is the user's message, or the condition's text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assert {
+    pub lhs: Int,
+    pub op: CmpOp,
+    pub rhs: Int,
+    pub message: String,
+    pub lhs_text: String,
+    pub rhs_text: String,
     pub span: Span,
 }
 

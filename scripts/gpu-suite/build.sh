@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 OUT=.device/suite
 cargo build -p cutec
 cargo build --release -p cute-runtime --lib --bins --examples
-mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen"
+mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen" "$OUT/lib" "$OUT/py"
 for f in samples/*.cute; do
     target/debug/cutec build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
 done
@@ -27,5 +27,13 @@ $C examples/c/typed_launch.c $LIBS -o "$OUT/bin/typed_launch_c"
 $C examples/c/host_add.c $LIBS -o "$OUT/bin/host_add_c"
 $C examples/c/host_reduce.c $LIBS -o "$OUT/bin/host_reduce_c"
 strip "$OUT"/bin/*
+# The tensor-core GEMM check (run.sh runs it where python3 imports torch): py/gemm_check.py calls the
+# host functions of cubin/gemm_sm80.cubin (built by the samples loop above from samples/gemm_sm80.cute)
+# through the C ABI with ctypes (py/cutec_torch.py), so it needs the runtime as a shared library.
+cp scripts/gpu-suite/cutec_torch.py scripts/gpu-suite/gemm_check.py scripts/gpu-suite/mma_atom_check.py "$OUT/py/"
+if [ -f target/release/libcute_runtime.so ]; then
+    cp target/release/libcute_runtime.so "$OUT/lib/libcute_runtime.so"
+    strip --strip-unneeded "$OUT/lib/libcute_runtime.so"
+fi
 cp scripts/gpu-suite/run.sh "$OUT/run.sh"
 du -sh "$OUT"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU suite (issue 6 + host functions + issue 5: every sample checked on the GPU, predicated_add and
-# tensors included).
+# tensors included; the tensor-core GEMM checked and timed from Python where python3 imports torch).
 # Run on the GPU machine:  bash .device/suite/run.sh
 # Needs no Rust/MLIR: bin/ has stripped release binaries (glibc >= 2.34), cubin/ the cubins built
 # with cutec (sm_90). Prints each check's output, then a PASS/FAIL table and the bandwidth table.
@@ -137,6 +137,26 @@ expect_count tensors-slices tensors 2 'Slice output:'
 expect tensors-slice-values tensors 'tensor-values tensors/tensor_print_example3 #0: 0.000000 3.000000 6.000000 9.000000' \
                             'tensor-values tensors/tensor_print_example3 #1: 3.000000 4.000000 5.000000'
 
+# --- tensor-core GEMM (samples/gemm_sm80.cute): every gemm_* host function the cubin has, called from
+# Python through the C ABI on torch tensors, checked against a float64 reference (tile-multiple shapes
+# must be accepted, others may be refused), then timed beside torch.matmul (py/gemm_check.py --help).
+GEMM=cubin/gemm_sm80.cubin
+gemm_skip=
+if ! python3 -c 'import torch' >/dev/null 2>&1; then
+    gemm_skip="python3 cannot import torch"
+elif [ ! -f "$GEMM" ]; then
+    gemm_skip="$GEMM absent (samples/gemm_sm80.cute not built)"
+elif [ ! -f lib/libcute_runtime.so ] || [ ! -f py/gemm_check.py ]; then
+    gemm_skip="lib/libcute_runtime.so or py/gemm_check.py absent (suite built by an older build.sh?)"
+fi
+if [ -z "$gemm_skip" ]; then
+    check mma-atom          python3 py/mma_atom_check.py --lib lib/libcute_runtime.so --cubin cubin/mma_atom.cubin
+    check gemm-sm80         python3 py/gemm_check.py --lib lib/libcute_runtime.so --cubin "$GEMM" --bench --json log/gemm-sm80.json
+else
+    echo "=== gemm-sm80: SKIP: $gemm_skip"
+    rows+=("$(printf '%-34s %-14s %4s' gemm-sm80 SKIP -)")
+fi
+
 if command -v compute-sanitizer >/dev/null; then
     check sanitizer-checked compute-sanitizer --report-api-errors no $CR checked cubin/vector_add.cubin --static cubin/scale.cubin --n 4099
     check sanitizer-host    compute-sanitizer --report-api-errors no $CR host-add $EW --m 256 --n 512 --iters 1
@@ -173,3 +193,11 @@ echo "---- launch overhead (host us per call; median of 5 rounds of 10000) ----"
 grep -hE "^(launch|check only|graph replay|host call|host check)" log/bench-launch.txt 2>/dev/null
 grep -h "goal <= 3 us" log/bench-launch.txt 2>/dev/null
 grep -h "^RESULT" log/bench-launch.txt 2>/dev/null
+echo
+echo "---- tensor-core GEMM (log/gemm-sm80.txt): cases not PASS, then TFLOP/s = 2*M*N*K / median time beside torch.matmul ----"
+if [ -n "$gemm_skip" ]; then
+    echo "(skipped: $gemm_skip)"
+else
+    grep -hE '^(gemm .*: (FAIL|REFUSED)|gemm_check: ERROR)' log/gemm-sm80.txt 2>/dev/null || echo "(every case PASS)"
+    grep -h '^|' log/gemm-sm80.txt 2>/dev/null || echo "(no benchmark table: see log/gemm-sm80.txt)"
+fi

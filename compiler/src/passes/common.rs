@@ -42,6 +42,16 @@ pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layo
     Ok((info, layout, bytes))
 }
 
+/// The chunk sizes (bytes) a `cute.copy`'s `op` moves: `cp.async.ca` 4, 8 or 16, `cp.async.cg` 16
+/// (the PTX ISA's `cp-size`); `None` for an unknown op.
+pub(crate) fn cp_async_bytes(op: &str) -> Option<&'static [u32]> {
+    match op {
+        "cp.async.ca" => Some(&[4, 8, 16]),
+        "cp.async.cg" => Some(&[16]),
+        _ => None,
+    }
+}
+
 /// The widest global or shared access, in bytes (`ld.global.v4.b32`).
 const MAX_ACCESS_BYTES: u32 = 16;
 

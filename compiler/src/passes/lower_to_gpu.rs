@@ -133,6 +133,11 @@ fn lower_func(func: Op) -> Result<(), Reported> {
 
     let mut dead: Vec<Op> = Vec::new();
     let mut smem_count = 0usize;
+    // With `cute.dynamic_smem = N`, shared allocations are placed one after another (16-byte
+    // aligned) in the launch's dynamic shared memory, which the front end sized as N bytes.
+    let dynamic_smem = ir::int_attr(func, "cute.dynamic_smem");
+    ir::remove_attr(func, "cute.dynamic_smem");
+    let mut smem_offset = 0i64;
     for op in ir::nested_ops(func) {
         let name = ir::op_name(op);
         if !name.starts_with("cute.") {
@@ -145,10 +150,20 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             let leaves = bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
             let ptr = match info.space.as_str() {
                 "rmem" => alloca(op, &info.elem, cosize),
-                "smem" => {
-                    smem_count += 1;
-                    shared_global(func, op, &info.elem, cosize, smem_count)
-                }
+                "smem" => match dynamic_smem {
+                    Some(total) => {
+                        let at = smem_offset;
+                        smem_offset += (cosize.max(1) * i64::from(elem_bytes) + 15) / 16 * 16;
+                        if smem_offset > total {
+                            return Err(fail(op, &format!("shared allocations need {smem_offset} bytes but the kernel's dynamic shared memory is {total}")));
+                        }
+                        dynamic_shared(func, op, at)
+                    }
+                    None => {
+                        smem_count += 1;
+                        shared_global(func, op, &info.elem, cosize, smem_count)
+                    }
+                },
                 other => return Err(fail(op, &format!("cannot allocate {other} memory in a kernel"))),
             };
             tensors.push(Lowered { value: result, ptr, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
@@ -160,13 +175,18 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             let (Some(s), Some(d)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
                 return Err(fail(op, &format!("{NAME}: the tensor operands of `cute.copy` are not kernel arguments, views or allocations")));
             };
-            // Through registers, in chunks of the recorded width on both sides.
             let b = Builder::before(op);
-            let (n_src, _) = frag_shape(op, &tensors[s], "src_vector")?;
-            let (n_dst, _) = frag_shape(op, &tensors[d], "dst_vector")?;
+            let (n_src, w_src) = frag_shape(op, &tensors[s], "src_vector")?;
+            let (n_dst, w_dst) = frag_shape(op, &tensors[d], "dst_vector")?;
             if n_src != n_dst {
                 return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
             }
+            if let Some(name) = ir::string_attr(op, "op") {
+                cp_async(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src.min(w_dst))?;
+                dead.push(op);
+                continue;
+            }
+            // Through registers, in chunks of the recorded width on both sides.
             let v = load_frag_memory(&b, op, &tensors[s], "src_vector")?;
             store_frag(&b, op, &tensors[d], v, "dst_vector")?;
             dead.push(op);
@@ -385,6 +405,31 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
     Ok(())
 }
 
+/// `cp.async` of a whole tensor from global to shared memory: one instruction per chunk of `w`
+/// elements, which must be the atom's width exactly (a narrower proven width is an error, never a
+/// silently different instruction).
+fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
+    let sizes = super::common::cp_async_bytes(name).ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
+    let want = ir::int_attr(op, "max_vector").unwrap_or(0) as usize;
+    let bytes = (w as u32) * src.elem_bytes;
+    if w != want || !sizes.contains(&bytes) {
+        return Err(fail(op, &format!("{name} of {} bytes needs {want}-element chunks contiguous and aligned on both sides, but the layouts prove only {w} ({} with {}-byte alignment, {} with {}-byte alignment)", want as u32 * src.elem_bytes, src.layout, src.align, dst.layout, dst.align)));
+    }
+    let cache = if name == "cp.async.cg" { "cg" } else { "ca" };
+    for chunk in 0..n / w {
+        let so = static_offset(b, (chunk * w) as i64, &src.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
+        let dof = static_offset(b, (chunk * w) as i64, &dst.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
+        let (sp, dp) = (gep(b, src, so), gep(b, dst, dof));
+        b.create(
+            "nvvm.cp.async.shared.global",
+            &[dp, sp],
+            &[],
+            &[("size", b.attr(&format!("{bytes} : i32"))), ("modifier", b.attr(&format!("#nvvm<load_cache_modifier {cache}>")))],
+        );
+    }
+    Ok(())
+}
+
 /// Registers for a tensor: an `alloca` that the backend promotes to registers when every access is at
 /// a static offset (as CuTe C++'s register arrays).
 fn alloca(op: Op, elem: &str, cosize: i64) -> Val {
@@ -393,6 +438,40 @@ fn alloca(op: Op, elem: &str, cosize: i64) -> Val {
     let ptr_ty = b.ty("!llvm.ptr");
     let a = b.create("llvm.alloca", &[n], &[ptr_ty], &[("elem_type", b.attr(elem)), ("alignment", b.attr("16 : i64"))]);
     ir::result(a, 0)
+}
+
+/// The symbol of the launch's dynamic shared memory (CUDA's `extern __shared__`), shared by every
+/// kernel of the module.
+const DYNAMIC_SMEM: &str = "__cute_dynamic_smem";
+
+/// Shared memory for a tensor at byte `offset` of the launch's dynamic shared memory.
+fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
+    let module = unsafe { mlir_sys::mlirOperationGetParentOperation(func) };
+    let exists = ir::nested_ops(module).into_iter().any(|o| ir::op_name(o) == "llvm.mlir.global" && ir::symbol_name(o).as_deref() == Some(DYNAMIC_SMEM));
+    if !exists {
+        let g = Builder::before(func);
+        g.create_with_regions(
+            "llvm.mlir.global",
+            &[],
+            &[
+                ("sym_name", g.attr(&format!("\"{DYNAMIC_SMEM}\""))),
+                ("global_type", g.attr("!llvm.array<0 x i8>")),
+                ("linkage", g.attr("#llvm.linkage<external>")),
+                ("addr_space", g.attr("3 : i32")),
+                ("alignment", g.attr("16 : i64")),
+            ],
+            1,
+        );
+    }
+    let b = Builder::before(op);
+    let ptr_ty = b.ty("!llvm.ptr<3>");
+    let base = ir::result(b.create("llvm.mlir.addressof", &[], &[ptr_ty], &[("global_name", b.attr(&format!("@{DYNAMIC_SMEM}")))]), 0);
+    if offset == 0 {
+        return base;
+    }
+    let off = b.const_int(offset, "i64");
+    let gep = b.create("llvm.getelementptr", &[base, off], &[ptr_ty], &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))]);
+    ir::result(gep, 0)
 }
 
 /// Shared memory for a tensor: a block-wide global in address space 3 beside the kernel.

@@ -167,6 +167,16 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
     if src.elem != dst.elem {
         return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
     }
+    if let Some(name) = ir::string_attr(op, "op") {
+        let sizes = super::common::cp_async_bytes(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\" and \"cp.async.cg\"")))?;
+        if src.space != "gmem" || dst.space != "smem" {
+            return Err(fail(op, &format!("{name} copies from gmem to smem, not from {} to {}", src.space, dst.space)));
+        }
+        let bytes = ir::int_attr(op, "max_vector").unwrap_or(0) * i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
+        if !sizes.iter().any(|&s| i64::from(s) == bytes) {
+            return Err(fail(op, &format!("{name} moves {} bytes per copy, but `max_vector` gives {bytes}", sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))));
+        }
+    }
     let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static());
     match (size(&src_layout), size(&dst_layout)) {
         (Some(a), Some(b)) if a == b => Ok(()),

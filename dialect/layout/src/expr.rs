@@ -19,7 +19,7 @@
 //!
 //! `_3` is the static 3 (CuTe C++ prints statics that way); `_` alone is the
 //! underscore (keep this mode). Each `?` is a fresh dynamic value; `?n`
-//! names one, so `(?n,4):(1,?n)` uses the same value twice.
+//! (no space between) names one, so `(?n,4):(1,?n)` uses the same value twice.
 
 use crate::error::{Error, Result};
 use crate::int::Int;
@@ -324,8 +324,12 @@ impl Parser {
             }
             Some(Tok::Sym('?')) => {
                 self.pos += 1;
+                // `?n` names a value only when the name follows the `?` at
+                // once, so that `S<3,3,3> o ? o L` (a printed composed layout
+                // with a dynamic offset) reads the `o` as the operator.
+                let named = self.toks.get(self.pos).is_some_and(|t| t.1 == col);
                 let id = match self.peek().cloned() {
-                    Some(Tok::Name(n)) => {
+                    Some(Tok::Name(n)) if named => {
                         self.pos += 1;
                         let next = self.next_id;
                         let id = *self.names.entry(n).or_insert(next);

@@ -230,10 +230,11 @@ impl TiledMma {
         let [tp, tq] = self.tile_of(op);
         let tile = IntTuple::Tuple(vec![tp.into(), tq.into()]);
         let (part, offset) = tv_partition(l, &tv, &tile, tid).map_err(|e| e.within(&format!("partition_{}", op.name())))?;
-        // part is (V, RestP, RestQ) with V = FrgV or (FrgV, RepP[, RepQ]): move the repeats out.
+        // part is (V, RestP, RestQ, Extra...) with V = FrgV or (FrgV, RepP[, RepQ]): move the repeats
+        // out. Modes past the operand's two (pipeline stages, k-tiles) stay as they are.
         let modes = part.modes();
-        if modes.len() != 3 {
-            return Err(Error::new("partition", format!("the {} operand needs a rank-2 tensor, found {l}", op.name())));
+        if modes.len() < 3 {
+            return Err(Error::new("partition", format!("the {} operand needs a tensor of rank 2 or more, found {l}", op.name())));
         }
         let frg = self.atom.layout_tv(op).mode(1)?.size()?;
         let v = &modes[0];
@@ -252,7 +253,9 @@ impl TiledMma {
             Some(r) => Layout::concat(vec![r, rest.clone()]),
             None => rest.clone(),
         };
-        Ok((Layout::concat(vec![frg_mode, join(rep_p, &modes[1]), join(rep_q, &modes[2])]), offset))
+        let mut out = vec![frg_mode, join(rep_p, &modes[1]), join(rep_q, &modes[2])];
+        out.extend(modes[3..].iter().cloned());
+        Ok((Layout::concat(out), offset))
     }
 }
 
@@ -409,6 +412,10 @@ mod tests {
         let sb = Layout::from_str("(128,32):(32,1)").unwrap();
         let (p, _) = tm.partition(MmaOperand::B, &sb, &Int::S(5)).unwrap();
         assert_eq!(p.shape.to_string(), "((2,2),(2,4),2)");
+        // A pipeline mode past (N, K) is kept.
+        let staged = Layout::from_str("(128,32,3):(40,1,5120)").unwrap();
+        let (p, _) = tm.partition(MmaOperand::B, &staged, &Int::S(5)).unwrap();
+        assert_eq!(p.to_string(), "((2,2),(2,4),2,3):((1,8),(640,1280),16,5120)");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::value::{Origin, TensorVal, Value};
 use super::{is_static_value, layout_err, Frame, R};
 use crate::ast::BinOp;
 use crate::diag::{did_you_mean, Diagnostic};
-use crate::kir::{BinaryOp, FmtSeg, FragTy, Inst, MathFn, Operand, ShuffleKind, TensorTy, ValueTy, ViewHow};
+use crate::kir::{BinaryOp, CopyOp, FmtSeg, FragTy, Inst, MathFn, Operand, ShuffleKind, TensorTy, ValueTy, ViewHow};
 use crate::types::MemSpace;
 use crate::span::Span;
 use crate::types::Scalar;
@@ -32,6 +32,7 @@ const FUNCTIONS: &[&str] = &[
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
+    "cp_async_commit_group", "cp_async_wait_group", "assert",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -416,11 +417,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 3, span, &format!("{name}(src, dst)"))?;
             let p = positional(&args);
             let (atom_bits, src, dst) = if p.len() == 3 {
-                let bits = match p[0].value {
-                    Value::TiledCopy { bits, .. } | Value::CopyAtom { bits, .. } => bits,
+                let (bits, op) = match p[0].value {
+                    Value::TiledCopy { bits, op, .. } | Value::CopyAtom { bits, op, .. } => (bits, op),
                     _ => return Err(Diagnostic::error(format!("with three arguments, `{name}` takes a tiled copy first"), p[0].span, "not a tiled copy")),
                 };
-                (Some((bits, p[0].span)), p[1], p[2])
+                (Some((bits, op, p[0].span)), p[1], p[2])
             } else {
                 (None, p[0], p[1])
             };
@@ -430,23 +431,56 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         "make_tiled_mma" => super::mma::make_tiled_mma(&args, span),
         "gemm" => super::mma::gemm(f, &args, span),
         "make_copy_atom" => {
-            arity(name, &args, 1, 1, span, "make_copy_atom(element_type, bits: N)")?;
+            arity(name, &args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\")")?;
             let Value::Type(elem) = positional(&args)[0].value else {
                 return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(&args)[0].span, "not a type"));
             };
-            let bits = match named(name, &args, "bits", &["bits"])? {
+            let keys = &["bits", "op"];
+            let bits = match named(name, &args, "bits", keys)? {
                 Some(b) => static_usize(b, "`bits`")? as u32,
                 None => elem.size_bytes() * 8,
             };
             if bits == 0 || bits % (elem.size_bytes() * 8) != 0 || bits > 128 {
                 return Err(Diagnostic::error(format!("a copy of {bits} bits does not move whole {} elements (at most 128 bits)", elem.name()), span, "invalid copy width"));
             }
-            Ok(Value::CopyAtom { elem, bits })
+            let op = match named(name, &args, "op", keys)? {
+                None => CopyOp::Universal,
+                Some(a) => match &a.value {
+                    Value::Str(s) => CopyOp::from_name(s).ok_or_else(|| {
+                        Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help("the copy operations are \"universal\", \"cp.async.ca\" and \"cp.async.cg\"")
+                    })?,
+                    other => return Err(Diagnostic::error(format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())), a.span, "not a string")),
+                },
+            };
+            // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
+            let allowed: &[u32] = match op {
+                CopyOp::Universal => &[],
+                CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
+                CopyOp::CpAsync { cache_global: true } => &[128],
+            };
+            if !allowed.is_empty() && !allowed.contains(&bits) {
+                let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
+                return Err(Diagnostic::error(format!("{} moves {} bits, not {bits}", op.name(), sizes.join(", ")), span, "invalid copy width"));
+            }
+            Ok(Value::CopyAtom { elem, bits, op })
+        }
+        "cp_async_commit_group" | "cp_async_wait_group" => {
+            let wait = if name == "cp_async_wait_group" {
+                arity(name, &args, 1, 1, span, "cp_async_wait_group(n)")?;
+                let n = static_usize(positional(&args)[0], "the number of groups left in flight")?;
+                Some(u32::try_from(n).map_err(|_| Diagnostic::error("too many groups", span, "too large"))?)
+            } else {
+                arity(name, &args, 0, 0, span, "cp_async_commit_group()")?;
+                None
+            };
+            f.need_kernel(&format!("`{name}`"), span)?;
+            f.emit(Inst::AsyncCopyGroup { wait, span });
+            Ok(Value::Unit)
         }
         "make_tiled_copy_tv" | "make_tiled_copy" => {
             arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
             let p = positional(&args);
-            let Value::CopyAtom { elem, bits } = p[0].value else {
+            let Value::CopyAtom { elem, bits, op } = p[0].value else {
                 return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a copy atom"));
             };
             let (tile, tv) = if name == "make_tiled_copy_tv" {
@@ -459,7 +493,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 return Err(Diagnostic::error(format!("a tiled copy needs a static TV layout and tile, found TV {tv} over tile {tile}"), span, "run-time layout")
                     .with_help("build the thread and value layouts from compile-time extents"));
             }
-            Ok(Value::TiledCopy { elem, bits, tv, tile })
+            Ok(Value::TiledCopy { elem, bits, op, tv, tile })
         }
         "print_tensor" => {
             arity(name, &args, 1, 1, span, "print_tensor(tensor, verbose: false)")?;
@@ -756,12 +790,12 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             f.store_frag(&t, ft, *fid, span)?;
             Ok(Value::Unit)
         }
-        ("get_slice", Value::TiledCopy { elem, bits, tv, tile }) => {
+        ("get_slice", Value::TiledCopy { elem, bits, op, tv, tile }) => {
             arity("get_slice", &args, 1, 1, span, "tiled_copy.get_slice(thread_index)")?;
             let Value::Int(tid) = &args[0].value else {
                 return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
             };
-            Ok(Value::ThrCopy { elem: *elem, bits: *bits, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
+            Ok(Value::ThrCopy { elem: *elem, bits: *bits, op: *op, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
         }
         ("get_slice", Value::TiledMma(tiled)) => {
             arity("get_slice", &args, 1, 1, span, "tiled_mma.get_slice(thread_index)")?;
@@ -790,7 +824,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             f.store_frag(&t, &ft, dst, span)?;
             Ok(Value::Unit)
         }
-        ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid }) => {
+        ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid, .. }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;
             let layout = match &args[0].value {
                 Value::Tensor(t) => t.ty.layout.clone(),
@@ -876,10 +910,10 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
     let Some(size) = size else {
         return Err(Diagnostic::error(format!("{} tensors need a static layout, found {layout}", space.name()), span, "dynamic layout"));
     };
-    let limit = if space == MemSpace::Rmem { 256 } else { 48 * 1024 / elem.size_bytes() as i64 };
+    let limit = if space == MemSpace::Rmem { 256 } else { crate::kir::MAX_SMEM as i64 / elem.size_bytes() as i64 };
     if size > limit {
         return Err(Diagnostic::error(format!("{size} elements of {} is too large for {}", elem.name(), space.name()), span, "too large")
-            .with_help(if space == MemSpace::Rmem { "a thread holds at most 256 register elements" } else { "a block has 48 KiB of static shared memory" }));
+            .with_help(if space == MemSpace::Rmem { "a thread holds at most 256 register elements" } else { "a block has at most 227 KiB of shared memory" }));
     }
     // Registers and shared memory are aligned to the widest access, 16 bytes.
     let ty = TensorTy { elem, space, align: 16, layout };
@@ -893,7 +927,7 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
 /// Element-wise copy of one tensor into another of the same size (CuTe's `copy`, `basic_copy`,
 /// `autovec_copy`): through a register fragment, which `cute-vectorize` moves in the widest chunks
 /// both layouts allow.
-fn copy(f: &mut Frame, atom: Option<(u32, Span)>, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
+fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
     let (Value::Tensor(s), Value::Tensor(d)) = (&src.value, &dst.value) else {
         return Err(Diagnostic::error("`copy` moves a tensor into a tensor", span, "not tensors"));
     };
@@ -909,7 +943,7 @@ fn copy(f: &mut Frame, atom: Option<(u32, Span)>, src: &Arg, dst: &Arg, span: Sp
     // A copy atom moves `bits` at once: that many bits must be contiguous and aligned on both sides.
     let width = match atom {
         None => None,
-        Some((bits, atom_span)) => {
+        Some((bits, _, atom_span)) => {
             let elem_bits = s.ty.elem.size_bytes() * 8;
             let w = (bits / elem_bits).max(1);
             for (t, arg, side) in [(s, src, "source"), (d, dst, "destination")] {
@@ -942,8 +976,15 @@ fn copy(f: &mut Frame, atom: Option<(u32, Span)>, src: &Arg, dst: &Arg, span: Sp
     if n > 256 {
         return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
     }
+    let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
+    if op != CopyOp::Universal && (s.ty.space != MemSpace::Gmem || d.ty.space != MemSpace::Smem) {
+        let atom_span = atom.map_or(span, |(_, _, s)| s);
+        return Err(Diagnostic::error(format!("{} copies from global to shared memory, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
+            .with_secondary(atom_span, format!("a {} copy", op.name()))
+            .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
+    }
     let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };
-    f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, span });
+    f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, op, span });
     Ok(Value::Unit)
 }
 

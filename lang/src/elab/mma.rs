@@ -101,8 +101,8 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         Value::Counting { layout, .. } => (layout.clone(), None),
         other => return Err(Diagnostic::error(format!("`{method}` takes a tensor, found {}", article(other)), a.span, "not a tensor")),
     };
-    if layout.rank() != 2 {
-        return Err(Diagnostic::error(format!("`{method}` takes a rank-2 tensor ({} of the MMA), found layout {layout}", op_modes(op)), a.span, "not rank 2"));
+    if layout.rank() < 2 {
+        return Err(Diagnostic::error(format!("`{method}` takes a tensor whose first two modes are {} of the MMA, found layout {layout}", op_modes(op)), a.span, "rank below 2"));
     }
     let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
     if method.starts_with("partition_fragment_") {

@@ -11,6 +11,7 @@
 //! Host functions become launch plans: each launch's arguments, grid and block are symbolic
 //! expressions over the host parameters' dynamic values, evaluated by the runtime at call time.
 
+mod asserts;
 mod builtins;
 mod mma;
 mod value;
@@ -216,6 +217,11 @@ impl<'f> Program<'f> {
                 d
             }
         })?;
+        if kernel.smem_bytes() > kir::MAX_SMEM {
+            return Err(Diagnostic::error(format!("`{}` allocates {} bytes of shared memory; a block has at most {}", f.name.name, kernel.smem_bytes(), kir::MAX_SMEM), at, "too much shared memory")
+                .with_secondary(f.name.span, "kernel defined here")
+                .with_help("use fewer pipeline stages or smaller tiles"));
+        }
         self.module.kernels.push(kernel);
         Ok(symbol)
     }
@@ -246,6 +252,8 @@ pub(crate) struct Frame<'p, 'f> {
     value_types: Vec<ValueTy>,
     pub(crate) steps: Vec<kir::HostStep>,
     requires: Vec<kir::Require>,
+    /// Run-time `assert`s of a host function.
+    asserts: Vec<kir::Assert>,
     inline_depth: usize,
 }
 
@@ -261,6 +269,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             value_types: Vec::new(),
             steps: Vec::new(),
             requires: Vec::new(),
+            asserts: Vec::new(),
             inline_depth: 0,
         }
     }
@@ -418,7 +427,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         for s in &f.body.stmts {
             self.stmt(s)?;
         }
-        Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, requires: self.requires, span: f.span })
+        Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, requires: self.requires, asserts: self.asserts, span: f.span })
     }
 
     // ----- statements ------------------------------------------------------------------------
@@ -677,6 +686,9 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
         }
         let symbol = self.prog.instantiate(f, &values, span)?;
+        // Allocations beyond the static limit live in dynamic shared memory: the launch provides it.
+        let dynamic = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map_or(0, |k| k.dynamic_smem_bytes());
+        let smem = smem.add(&Int::S(dynamic as i64)).map_err(|e| layout_err(e, span))?;
         self.steps.push(kir::HostStep::Launch(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, span }));
         Ok(())
     }
@@ -1288,6 +1300,9 @@ impl<'p, 'f> Frame<'p, 'f> {
         };
         if let Some(&f) = self.prog.functions.get(&name) {
             return self.inline(f, args, span);
+        }
+        if name == "assert" {
+            return self.assert_call(args, span);
         }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;

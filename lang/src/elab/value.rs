@@ -1,7 +1,7 @@
 //! The values elaboration computes with: static values are folded, run-time ones are symbolic
 //! index expressions or numbered KIR values.
 
-use crate::kir::{FragTy, TensorTy, ValueId};
+use crate::kir::{CopyOp, FragTy, TensorTy, ValueId};
 use crate::types::Scalar;
 use cute_layout::{Int, IntTuple, Layout};
 use std::fmt;
@@ -44,11 +44,11 @@ pub enum Value {
     /// A function passed by name: a `fn` item or a builtin operator such as `add`.
     Func(String),
     /// A copy atom: how one thread moves one chunk (`make_copy_atom`): element type and bits per copy.
-    CopyAtom { elem: Scalar, bits: u32 },
+    CopyAtom { elem: Scalar, bits: u32, op: CopyOp },
     /// A tiled copy: a TV layout ((thread, value) -> tile coordinate) over a tile shape.
-    TiledCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple },
+    TiledCopy { elem: Scalar, bits: u32, op: CopyOp, tv: Layout, tile: IntTuple },
     /// One thread's part of a tiled copy (`tiled_copy.get_slice(tid)`).
-    ThrCopy { elem: Scalar, bits: u32, tv: Layout, tile: IntTuple, tid: Int },
+    ThrCopy { elem: Scalar, bits: u32, op: CopyOp, tv: Layout, tile: IntTuple, tid: Int },
     /// An MMA atom (`make_mma_atom`): one warp-wide tensor-core instruction and its TV layouts.
     MmaAtom(cute_layout::MmaAtom),
     /// A tiled MMA (`make_tiled_mma`): an atom over a grid of warps and a tile.
@@ -137,7 +137,8 @@ impl fmt::Display for Value {
             Value::Dim3(n) => write!(f, "{n}"),
             Value::Type(s) => write!(f, "{}", s.name()),
             Value::Func(n) => write!(f, "{n}"),
-            Value::CopyAtom { elem, bits } => write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name()),
+            Value::CopyAtom { elem, bits, op: CopyOp::Universal } => write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name()),
+            Value::CopyAtom { elem, bits, op } => write!(f, "Copy_Atom<{}<{bits}b>, {}>", op.name(), elem.name()),
             Value::TiledCopy { tv, tile, .. } => write!(f, "TiledCopy(tile {tile}, TV {tv})"),
             Value::ThrCopy { tv, tile, tid, .. } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),
             Value::MmaAtom(a) => write!(f, "{a}"),

@@ -1,0 +1,154 @@
+//! `assert(cond)` and `assert(cond, "message")`.
+//!
+//! The condition is a comparison of index integers (`==`, `!=`, `<`, `<=`, `>`, `>=`), or several
+//! joined by `&&`, or any other compile-time `bool`. Each comparison is decided here when it can be:
+//! both sides static, or a difference that folds to a constant (`m + 1 == m` never holds). A static
+//! failure is a compile-time error at the assert. A comparison over run-time values is, in a host
+//! function, a [`kir::Assert`] that the runtime checks on every call before anything is launched
+//! (a plan `assert` line); in a kernel or a `const` it is an error: kernels cannot refuse a launch.
+
+use super::value::Value;
+use super::{Frame, Mode, R};
+use crate::ast::{Arg, BinOp, Expr, ExprKind};
+use crate::diag::{article, Diagnostic};
+use crate::kir::{self, CmpOp};
+use crate::pretty::print_expr;
+use crate::span::Span;
+use crate::types::Scalar;
+use cute_layout::Int;
+
+/// One comparison of the condition, as far as elaboration can decide it.
+enum Clause {
+    /// Decided now; `why` says what the values are, for the error when it does not hold.
+    Static { holds: bool, why: String, span: Span, text: String },
+    /// Over run-time index integers.
+    Dynamic(kir::Assert),
+    /// A run-time `bool` that is not a comparison of index integers (a kernel's `x < 1.0`).
+    RuntimeBool { span: Span },
+}
+
+fn cmp_op(op: BinOp) -> Option<CmpOp> {
+    Some(match op {
+        BinOp::Eq => CmpOp::Eq,
+        BinOp::Ne => CmpOp::Ne,
+        BinOp::Lt => CmpOp::Lt,
+        BinOp::Le => CmpOp::Le,
+        BinOp::Gt => CmpOp::Gt,
+        BinOp::Ge => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
+/// `K = 64, N = 32`: the sides' values, leaving out sides that are literals.
+fn side_values(sides: &[(&str, i64)]) -> String {
+    let parts: Vec<String> = sides.iter().filter(|(t, v)| *t != v.to_string()).map(|(t, v)| format!("{t} = {v}")).collect();
+    parts.join(", ")
+}
+
+impl Frame<'_, '_> {
+    /// `assert(cond)` / `assert(cond, "message")` as a statement-like call (gives `()`).
+    pub(super) fn assert_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
+        if let Some(named) = args.iter().find_map(|a| a.name.as_ref()) {
+            return Err(Diagnostic::error("`assert` takes no named arguments", named.span, "named argument")
+                .with_help("write `assert(condition)` or `assert(condition, \"message\")`"));
+        }
+        if args.is_empty() || args.len() > 2 {
+            return Err(Diagnostic::error(format!("`assert` takes a condition and an optional message, found {} arguments", args.len()), span, "wrong number of arguments")
+                .with_help("write `assert(condition)` or `assert(condition, \"message\")`"));
+        }
+        let mut clauses = Vec::new();
+        self.assert_clauses(&args[0].value, &mut clauses)?;
+        let message = match args.get(1) {
+            None => None,
+            Some(a) => match self.expr(&a.value)? {
+                Value::Str(s) => Some(s),
+                other => {
+                    return Err(Diagnostic::error(format!("the message of `assert` must be a string, found {}", article(&other.kind())), a.value.span, "not a string")
+                        .with_help("write the message as a string literal: `assert(a == b, \"a and b must agree\")`"));
+                }
+            },
+        };
+        for c in clauses {
+            match c {
+                Clause::Static { holds: true, .. } => {}
+                Clause::Static { holds: false, why, span: at, text } => {
+                    let what = message.clone().unwrap_or(text);
+                    return Err(Diagnostic::error(format!("assert failed: {what}"), at, why));
+                }
+                Clause::RuntimeBool { span: at } => return Err(self.runtime_assert_error(at)),
+                Clause::Dynamic(mut a) => {
+                    if self.mode != Mode::Host {
+                        return Err(self.runtime_assert_error(a.span));
+                    }
+                    if let Some(m) = &message {
+                        a.message = m.clone();
+                    }
+                    self.asserts.push(a);
+                }
+            }
+        }
+        Ok(Value::Unit)
+    }
+
+    fn runtime_assert_error(&self, at: Span) -> Diagnostic {
+        let d = Diagnostic::error("this `assert` depends on run-time values, which only host functions can check", at, "known only at run time");
+        match self.mode {
+            Mode::Kernel => d.with_help("check it in the host function that launches this kernel (the runtime refuses the call there), or assert on compile-time values"),
+            _ => d.with_help("assert on compile-time values here"),
+        }
+    }
+
+    /// The comparisons of an assert's condition, `&&` flattened, in source order.
+    fn assert_clauses(&mut self, e: &Expr, out: &mut Vec<Clause>) -> R<()> {
+        match &e.kind {
+            ExprKind::Binary(BinOp::And, a, b) => {
+                self.assert_clauses(a, out)?;
+                self.assert_clauses(b, out)
+            }
+            ExprKind::Binary(op, a, b) if cmp_op(*op).is_some() => {
+                let cmp = cmp_op(*op).unwrap_or(CmpOp::Eq);
+                let va = self.expr(a)?;
+                let vb = self.expr(b)?;
+                let text = print_expr(e);
+                if let (Value::Int(x), Value::Int(y)) = (&va, &vb) {
+                    let (lt, rt) = (print_expr(a), print_expr(b));
+                    out.push(int_clause(x, cmp, y, lt, rt, text, e.span));
+                    return Ok(());
+                }
+                let v = self.binary(*op, va, vb, e.span, a.span, b.span)?;
+                out.push(bool_clause(v, text, e.span)?);
+                Ok(())
+            }
+            _ => {
+                let v = self.expr(e)?;
+                out.push(bool_clause(v, print_expr(e), e.span)?);
+                Ok(())
+            }
+        }
+    }
+}
+
+fn int_clause(x: &Int, op: CmpOp, y: &Int, lhs_text: String, rhs_text: String, text: String, span: Span) -> Clause {
+    if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
+        let why = match side_values(&[(&lhs_text, p), (&rhs_text, q)]) {
+            s if s.is_empty() => format!("{p} {} {q} is false", op.symbol()),
+            s => s,
+        };
+        return Clause::Static { holds: op.holds(p, q), why, span, text };
+    }
+    // Decided for every run-time value when the difference folds: `m + 1 == m` never holds.
+    if let Some(d) = x.sub(y).ok().and_then(|d| d.as_static()) {
+        let why = format!("`{lhs_text}` - `{rhs_text}` is {d} for every run-time value");
+        return Clause::Static { holds: op.holds(d, 0), why, span, text };
+    }
+    Clause::Dynamic(kir::Assert { lhs: x.clone(), op, rhs: y.clone(), message: text, lhs_text, rhs_text, span })
+}
+
+fn bool_clause(v: Value, text: String, span: Span) -> R<Clause> {
+    match v {
+        Value::Bool(holds) => Ok(Clause::Static { holds, why: "this is false".into(), span, text }),
+        Value::Scalar(Scalar::Bool, _) => Ok(Clause::RuntimeBool { span }),
+        other => Err(Diagnostic::error(format!("the condition of `assert` must be a comparison, found {}", article(&other.kind())), span, "not a comparison")
+            .with_help("compare index integers with `==`, `!=`, `<`, `<=`, `>` or `>=`, joined by `&&`: `assert(a.shape[1] == b.shape[1])`")),
+    }
+}
