@@ -246,7 +246,7 @@ pub enum Inst {
     Barrier { span: Span },
     /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
     /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
-    Mma { dst: ValueId, atom: cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
+    Mma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
 }
 
 /// The instruction a copy atom moves its chunks with.
@@ -257,6 +257,10 @@ pub enum CopyOp {
     /// `cp.async` from global to shared memory without registers (CuTe's SM80_CP_ASYNC_CACHE*):
     /// `.ca` (cache at all levels; 4, 8 or 16 bytes) or `.cg` (L2 only; 16 bytes).
     CpAsync { cache_global: bool },
+    /// `ldmatrix.sync.aligned.m8n8.x4.b16` from shared memory into registers (CuTe's
+    /// SM75_U32x4_LDSM_N): a warp-wide load of four 8x8 matrices of 16-bit elements, each lane giving
+    /// one 16-byte row address and receiving its MMA operand values (made by `make_tiled_copy_A/B`).
+    LdmatrixX4,
 }
 
 impl CopyOp {
@@ -266,11 +270,12 @@ impl CopyOp {
             CopyOp::Universal => "universal",
             CopyOp::CpAsync { cache_global: false } => "cp.async.ca",
             CopyOp::CpAsync { cache_global: true } => "cp.async.cg",
+            CopyOp::LdmatrixX4 => "ldmatrix.x4",
         }
     }
 
     pub fn from_name(s: &str) -> Option<CopyOp> {
-        [CopyOp::Universal, CopyOp::CpAsync { cache_global: false }, CopyOp::CpAsync { cache_global: true }].into_iter().find(|o| o.name() == s)
+        [CopyOp::Universal, CopyOp::CpAsync { cache_global: false }, CopyOp::CpAsync { cache_global: true }, CopyOp::LdmatrixX4].into_iter().find(|o| o.name() == s)
     }
 }
 

@@ -197,6 +197,16 @@ cases! {
     for_bound_not_integer => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..a[0] {\n        a[i] = 0.0;\n    }\n}\n";
     compile_time_loop_too_long => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    for i in 0..10000 {\n        print(i);\n    }\n}\n";
 
+    // ----- assert --------------------------------------------------------------------------------
+    assert_static_false => "const TILE = 48;\n\nhost h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(TILE % 32 == 0, \"the tile must be a multiple of 32\");\n}\n";
+    assert_static_false_without_message => "const TILE = 48;\nconst WARPS = 4;\n\nhost h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(WARPS > 0 && TILE <= 32);\n}\n";
+    assert_static_false_in_launched_kernel => host3("kernel k(src: tensor<f32, gmem>, const TILE) {\n    assert(TILE % 8 == 0, \"TILE must be a multiple of 8\");\n}", "    launch k(mA, 16) grid(1) block(32);\n    launch k(mA, 12) grid(1) block(32);");
+    assert_not_a_comparison => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a));\n}\n";
+    assert_message_not_a_string => "host h(a: tensor<f32, gmem, (?,?):(?,1)>, b: tensor<f32, gmem, (?,?):(?,1)>) {\n    assert(a.shape[1] == b.shape[1], a.shape[1]);\n}\n";
+    assert_runtime_in_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) % 4 == 0, \"whole vectors\");\n    a[thread_idx.x] = 0.0;\n}\n";
+    assert_runtime_or => "host h(a: tensor<f32, gmem, (?,?):(?,1)>, n: i32) {\n    assert(a.shape[0] == n || a.shape[1] == n, \"one side must be n\");\n}\n";
+    assert_wrong_argument_count => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0, \"not empty\", \"twice\");\n}\n";
+
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";
     warp_reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (32):(1)>) {\n    let v = warp_reduce(a[lane_idx()], 16);\n}\n";

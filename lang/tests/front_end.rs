@@ -67,3 +67,31 @@ fn binary_garbage_is_an_error() {
     let src = String::from_utf8_lossy(&[0x00, 0xff, 0x13, 0x37, b'{', 0x80]).into_owned();
     assert!(errors(&src).contains("error"));
 }
+
+/// `assert`: static conditions are decided at compile time; comparisons of run-time values in a
+/// host function become the host's `asserts` (one per `&&` operand), checked by the runtime.
+#[test]
+fn host_asserts_become_plan_conditions() {
+    let src = "const TILE = 32;\n\
+               host h(a: tensor<f32, gmem, (?,?):(?,1)>, b: tensor<f32, gmem, (?,?):(?,1)>, n: i32) {\n\
+               \x20   assert(TILE % 8 == 0, \"static\");\n\
+               \x20   assert(a.shape[1] == b.shape[1], \"A and B must have the same K\");\n\
+               \x20   assert(a.shape[0] <= n && size(a) > 0 && n == n);\n\
+               }\n";
+    let (_, module) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let asserts = &module.hosts[0].asserts;
+    let shown: Vec<(String, &str, String, &str, &str)> =
+        asserts.iter().map(|a| (a.message.clone(), a.op.symbol(), a.lhs_text.clone(), a.rhs_text.as_str(), if a.lhs.is_static() { "static" } else { "dynamic" })).collect();
+    assert_eq!(
+        shown,
+        [
+            ("A and B must have the same K".to_string(), "==", "a.shape[1]".to_string(), "b.shape[1]", "dynamic"),
+            ("a.shape[0] <= n".to_string(), "<=", "a.shape[0]".to_string(), "n", "dynamic"),
+            ("size(a) > 0".to_string(), ">", "size(a)".to_string(), "0", "dynamic"),
+        ]
+    );
+    // A run-time assert in a kernel is refused; a static one is checked per instance.
+    let e = errors("kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0);\n}\n");
+    assert!(e.contains("this `assert` depends on run-time values, which only host functions can check"), "{e}");
+    assert!(front_end("kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    assert(size(a) == 8, \"eight\");\n}\n").is_ok());
+}

@@ -2,7 +2,7 @@
 //!
 //! A `.cute` host function whose plan has only `print` steps (e.g. the layout-algebra examples,
 //! `print_example` of `samples/printing.cute`) needs no GPU: [`HostPlan::run_without_device`]
-//! checks the arguments and the `require` lines exactly as [`crate::HostFn::call`] does and writes
+//! checks the arguments and the `assert` and `require` lines exactly as [`crate::HostFn::call`] does and writes
 //! the prints to the given writer. A plan with launches is refused with a readable error.
 
 use std::io::Write;
@@ -13,7 +13,7 @@ use crate::plan::{format_print, HostPlan, HostStep, PlanScratch};
 
 impl HostPlan {
     /// Runs a host function that launches no kernel, without a driver or device: the argument
-    /// checks and `require` conditions of a call, then each `print` step written to `out` in order.
+    /// checks and `assert` and `require` conditions of a call, then each `print` step written to `out` in order.
     /// Errors: the plan launches kernels (`InvalidArgument`: it needs a device, use
     /// `Module::host`), or the call is refused (`ArgumentMismatch`), or writing to `out` fails.
     pub fn run_without_device(&self, args: &[Arg], out: &mut dyn Write) -> Result<()> {

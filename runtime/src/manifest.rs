@@ -48,7 +48,7 @@ use std::path::Path;
 
 use crate::elf;
 use crate::error::{Result, RuntimeError};
-pub use crate::plan::{HostSig, HostStep, LaunchPlan, Require};
+pub use crate::plan::{Assert, HostSig, HostStep, LaunchPlan, Require};
 
 /// The symbol cutec stores the manifest in.
 pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
@@ -576,6 +576,19 @@ impl Manifest {
                         (Some(Open::Host(h, _)), Err(e)) => {
                             h.plan_error.get_or_insert(format!("line {no}: {e}"));
                         }
+                        (None, _) => {}
+                    }
+                }
+                Some("assert") => {
+                    let rest = line.trim_start().strip_prefix("assert").unwrap_or("");
+                    match (&mut open, Assert::parse(rest)) {
+                        (Some(Open::Host(h, _)), Ok(a)) => h.asserts.push(a),
+                        (Some(Open::Host(h, _)), Err(e)) => {
+                            h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                        }
+                        // Kernels have no `assert` lines; one this reader does not know how to
+                        // check must not be skipped.
+                        (Some(Open::Kernel(k)), _) => return Err(perr(no, format!("kernel `{}`: `assert` lines are not supported in kernel blocks", k.name))),
                         (None, _) => {}
                     }
                 }

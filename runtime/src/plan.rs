@@ -21,6 +21,10 @@
 //! parameter's `?` entries in ABI order (shapes, then strides). `arg scalar T | E` passes `E` as a
 //! `T`.
 //!
+//! `assert LHS OP RHS | s:MSG | s:LHS_TEXT | s:RHS_TEXT` ([`Assert`]), in the `host` block before
+//! the launches: a `.cute` `assert` over run-time values. A call is refused unless `LHS OP RHS`
+//! holds (`OP`: `== != < <= > >=`); the texts (hex UTF-8) are the message and the sides' source.
+//!
 //! Expressions ([`Expr`]) are parsed once, when the manifest is read, and evaluated with checked
 //! `i64` arithmetic ([`Expr::eval`]): overflow and division by zero are errors, never panics.
 //! [`HostPlan`] binds a host function to the kernel signatures it launches and evaluates a call
@@ -361,6 +365,134 @@ impl Require {
     }
 }
 
+/// The comparison of an `assert` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// Every operator.
+    pub const ALL: [CmpOp; 6] = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
+
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
+    /// Whether `a op b` holds.
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
+/// A host function's run-time `assert` (`assert LHS OP RHS | s:MESSAGE | s:LHS_TEXT | s:RHS_TEXT`):
+/// the call is refused unless `LHS OP RHS` holds for its dynamic values. The texts are the
+/// `.cute` source of the message (or of the condition) and of the two sides, for the error message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assert {
+    /// The left side.
+    pub lhs: Expr,
+    /// The comparison.
+    pub op: CmpOp,
+    /// The right side.
+    pub rhs: Expr,
+    /// The user's message, or the condition's source text.
+    pub message: String,
+    /// The left side's source text (`A.shape[1]`); may be empty.
+    pub lhs_text: String,
+    /// The right side's source text; may be empty.
+    pub rhs_text: String,
+}
+
+impl Assert {
+    /// Parses the fields after `assert`.
+    pub fn parse(rest: &str) -> std::result::Result<Assert, String> {
+        let mut fields = rest.split('|').map(str::trim);
+        let cond = fields.next().unwrap_or("").as_bytes();
+        let mut pos = 0;
+        let lhs = parse_expr(cond, &mut pos, 0).map_err(|e| format!("`assert`: {e}"))?;
+        skip_ws(cond, &mut pos);
+        let start = pos;
+        while cond.get(pos).is_some_and(|c| b"=!<>".contains(c)) {
+            pos += 1;
+        }
+        let sym = std::str::from_utf8(&cond[start..pos]).unwrap_or("");
+        let op = CmpOp::ALL
+            .into_iter()
+            .find(|o| o.symbol() == sym)
+            .ok_or_else(|| format!("`assert`: expected a comparison (== != < <= > >=) after the left side, found `{sym}`"))?;
+        let rhs = parse_expr(cond, &mut pos, 0).map_err(|e| format!("`assert`: {e}"))?;
+        skip_ws(cond, &mut pos);
+        if pos != cond.len() {
+            return Err(format!("`assert`: unexpected `{}` after the condition", String::from_utf8_lossy(&cond[pos..])));
+        }
+        let mut text = || fields.next().filter(|f| !f.is_empty()).map(hex_text).transpose().map(Option::unwrap_or_default);
+        let (message, lhs_text, rhs_text) = (text()?, text()?, text()?);
+        Ok(Assert { lhs, op, rhs, message, lhs_text, rhs_text })
+    }
+
+    /// Checks the condition for `vars`: `Err("assert failed: MESSAGE (A.shape[1] = 64, B.shape[1] = 96)")`
+    /// when it does not hold. A side without source text is named after its value (`n`,
+    /// `A.shape[1]`, through `params` and `sources`) or shown as its expression; a side whose text is
+    /// its value (a literal) is not repeated.
+    pub(crate) fn check(&self, vars: &[i64], params: &[ParamSig], sources: &[VarSource]) -> std::result::Result<(), String> {
+        let name = |text: &str, e: &Expr| -> String {
+            match (text, e) {
+                ("", Expr::Var(k)) => sources.get(*k).map_or_else(|| e.to_string(), |src| var_name_of(params, *src)),
+                ("", e) => e.to_string(),
+                (t, _) => t.to_string(),
+            }
+        };
+        let (lname, rname) = (name(&self.lhs_text, &self.lhs), name(&self.rhs_text, &self.rhs));
+        let what = || if self.message.is_empty() { format!("{lname} {} {rname}", self.op.symbol()) } else { self.message.clone() };
+        let l = self.lhs.eval(vars).map_err(|e| format!("assert `{}`: {e}", what()))?;
+        let r = self.rhs.eval(vars).map_err(|e| format!("assert `{}`: {e}", what()))?;
+        if self.op.holds(l, r) {
+            return Ok(());
+        }
+        let values: Vec<String> = [(&lname, l), (&rname, r)].into_iter().filter(|(t, v)| **t != v.to_string()).map(|(t, v)| format!("{t} = {v}")).collect();
+        let values = if values.is_empty() { String::new() } else { format!(" ({})", values.join(", ")) };
+        Err(format!("assert failed: {}{values}", what()))
+    }
+}
+
+impl fmt::Display for Assert {
+    /// `$1 == $4 (A and B must have the same K)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.lhs, self.op.symbol(), self.rhs)?;
+        if !self.message.is_empty() {
+            write!(f, " ({})", self.message)?;
+        }
+        Ok(())
+    }
+}
+
 /// One segment of a host `print` step.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PrintSeg {
@@ -553,6 +685,8 @@ pub struct HostSig {
     pub plan_error: Option<String>,
     /// Launch conditions checked before anything is launched (`require` lines).
     pub requires: Vec<Require>,
+    /// The host's run-time `assert`s, checked before anything is launched (`assert` lines).
+    pub asserts: Vec<Assert>,
     /// Launches and prints in source order (`HostStep::Launch(i)` is `launches[i]`).
     pub steps: Vec<HostStep>,
 }
@@ -590,6 +724,7 @@ impl HostSig {
             launches_kernels: Vec::new(),
             plan_error: None,
             requires: Vec::new(),
+            asserts: Vec::new(),
             steps: Vec::new(),
         }
     }
@@ -643,6 +778,10 @@ impl HostSig {
         };
         for r in &self.requires {
             var_ok(&r.expr, "require")?;
+        }
+        for a in &self.asserts {
+            var_ok(&a.lhs, "assert")?;
+            var_ok(&a.rhs, "assert")?;
         }
         for st in &self.steps {
             if let HostStep::Print(segs) = st {
@@ -845,7 +984,11 @@ impl HostPlan {
             };
             s.vars.push(v.ok_or_else(|| RuntimeError::InvalidArgument(format!("host `{host}`: dynamic value source {src:?} missing")))?);
         }
-        // 3. The launch conditions the compiler wrote (`require`): partial tiles and the like.
+        // 3. The host's `assert`s, then the launch conditions the compiler wrote (`require`):
+        // partial tiles and the like.
+        for a in &self.sig.asserts {
+            a.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
+        }
         for r in &self.sig.requires {
             r.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
         }

@@ -306,3 +306,85 @@ fn require_lines_and_prints() {
     // A malformed kernel require fails the manifest (skipping it would be unsafe).
     assert!(Manifest::parse("cutec-manifest 1\nkernel k\nrequire $0 | 0\nend\n").is_err());
 }
+
+/// `s:HEX` of a text, as cutec writes it.
+fn hex(t: &str) -> String {
+    format!("s:{}", t.bytes().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+#[test]
+fn assert_lines_refuse_calls_that_break_them() {
+    // What cutec writes for `assert(size(a) == 2 * n, "a must hold 2n elements")` and
+    // `assert(n >= 1)` in `h(a, n)`: $0 = a.shape[0], $1 = n.
+    let launch = "launch k\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
+    let asserts = format!(
+        "assert $0 == (mul 2 $1) | {} | {} | {}\nassert $1 >= 1 | {} | {} | {}\n",
+        hex("a must hold 2n elements"),
+        hex("size(a)"),
+        hex("2 * n"),
+        hex("n >= 1"),
+        hex("n"),
+        hex("1")
+    );
+    let m = custom(&format!("{asserts}{launch}"));
+    let h = m.host("h").unwrap();
+    assert_eq!(h.plan_error, None);
+    assert_eq!(h.asserts.len(), 2);
+    let a = &h.asserts[0];
+    assert_eq!((a.lhs.to_string(), a.op, a.rhs.to_string()), ("$0".to_string(), cute_runtime::plan::CmpOp::Eq, "(mul 2 $1)".to_string()));
+    assert_eq!((a.message.as_str(), a.lhs_text.as_str(), a.rhs_text.as_str()), ("a must hold 2n elements", "size(a)", "2 * n"));
+    assert_eq!(a.to_string(), "$0 == (mul 2 $1) (a must hold 2n elements)");
+    // Holds: the call goes through.
+    assert_eq!(call(&m, 100, 50).unwrap().len(), 1);
+    // Broken: refused before anything is launched, with the message and both sides' values.
+    let e = mismatch(call(&m, 100, 40).unwrap_err());
+    assert_eq!(e, "host `h`: assert failed: a must hold 2n elements (size(a) = 100, 2 * n = 80)");
+    // A literal side is not repeated; the first assert that fails is reported.
+    let e = mismatch(call(&m, 0x7fff_fffe, 0).unwrap_err());
+    assert_eq!(e, "host `h`: assert failed: a must hold 2n elements (size(a) = 2147483646, 2 * n = 0)");
+    let m1 = custom(&format!("assert $1 >= 1 | {} | {} | {}\n{launch}", hex("n >= 1"), hex("n"), hex("1")));
+    assert_eq!(mismatch(call(&m1, 10, 0).unwrap_err()), "host `h`: assert failed: n >= 1 (n = 0)");
+    // Every operator; without texts, a side is named after the parameter it is (or its expression).
+    for (op, ok, refused) in [("==", 4, 5), ("!=", 5, 4), ("<", 3, 4), ("<=", 4, 5), (">", 5, 4), (">=", 4, 3)] {
+        let m = custom(&format!("assert $1 {op} 4\n{launch}"));
+        assert!(call(&m, 10, ok).is_ok(), "{op} {ok}");
+        assert_eq!(mismatch(call(&m, 10, refused).unwrap_err()), format!("host `h`: assert failed: n {op} 4 (n = {refused})"));
+    }
+    // An assert that cannot be evaluated refuses the call too.
+    let m = custom(&format!("assert (div $0 $1) == 1 | {}\n{launch}", hex("ratio")));
+    assert!(mismatch(call(&m, 10, 0).unwrap_err()).contains("assert `ratio`: division by zero"));
+    // Asserts are checked by `run_without_device` as well (a host that launches nothing).
+    let text = format!(
+        "cutec-manifest 1\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\nassert $1 > 0 | {}\nend\n",
+        hex("n must be positive")
+    );
+    let m = Manifest::parse(&text).unwrap();
+    let plan = HostPlan::new(&m, "h").unwrap();
+    let mut out = Vec::new();
+    let args = [Arg::tensor(TensorView::contiguous_1d(0x1000, DType::F32, 8)), Arg::i32(0)];
+    let e = mismatch(plan.run_without_device(&args, &mut out).unwrap_err());
+    assert_eq!(e, "host `h`: assert failed: n must be positive (n = 0)");
+    let m = custom(&format!("assert (add $0 $1) < 8\n{launch}"));
+    assert_eq!(mismatch(call(&m, 10, 0).unwrap_err()), "host `h`: assert failed: (add $0 $1) < 8 ((add $0 $1) = 10)");
+}
+
+#[test]
+fn malformed_assert_lines() {
+    let launch = "launch k\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n";
+    for (line, want) in [
+        ("assert $0 =< 1", "expected a comparison"),
+        ("assert $0 1", "expected a comparison"),
+        ("assert $0 ==", "expected an expression"),
+        ("assert ? == ? | s:00", "unexpected `?`"),
+        ("assert $0 == 1 2", "unexpected `2` after the condition"),
+        ("assert $0 == 1 | x:41", "expected `s:HEX`"),
+        ("assert $9 == 1", "assert: $9 but the host has 2 dynamic values"),
+    ] {
+        let m = custom(&format!("{line}\n{launch}"));
+        assert_eq!(m.kernels.len(), 1, "the rest of the manifest still loads");
+        let e = HostPlan::new(&m, "h").unwrap_err().to_string();
+        assert!(e.contains(want), "{line}\n{e}\n  wanted: {want}");
+    }
+    // Kernels have no assert lines: one in a kernel block fails the manifest rather than being skipped.
+    assert!(Manifest::parse("cutec-manifest 1\nkernel k\nassert 1 == 1\nend\n").is_err());
+}

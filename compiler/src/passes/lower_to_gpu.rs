@@ -181,6 +181,11 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             if n_src != n_dst {
                 return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
             }
+            if ir::string_attr(op, "op").as_deref() == Some("ldmatrix.x4") {
+                ldmatrix(&b, op, &tensors[s], &tensors[d], n_src, w_src)?;
+                dead.push(op);
+                continue;
+            }
             if let Some(name) = ir::string_attr(op, "op") {
                 cp_async(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src.min(w_dst))?;
                 dead.push(op);
@@ -428,6 +433,33 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
         );
     }
     Ok(())
+}
+
+/// `ldmatrix.x4`: this lane gives the shared-memory address of its 8-element row (`src`, which must
+/// be 16 contiguous, aligned bytes) and receives four registers, its 8 MMA values in `dst` order
+/// (register j = values 2j, 2j+1).
+fn ldmatrix(b: &Builder, op: Op, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
+    if n != 8 || w != 8 {
+        return Err(fail(op, &format!("ldmatrix.x4 reads one row of 8 contiguous, 16-byte aligned elements per lane, but the source has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)", src.layout, src.align)));
+    }
+    let i32_ty = b.ty("i32");
+    let st = b.ty("!llvm.struct<(i32, i32, i32, i32)>");
+    let row = gep(b, src, Int::Const(0));
+    let ld = b.create(
+        "nvvm.ldmatrix",
+        &[row],
+        &[st],
+        &[
+            ("num", b.attr("4 : i32")),
+            ("layout", b.attr("#nvvm.mma_layout<row>")),
+            ("shape", b.attr("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")),
+            ("eltType", b.attr("#nvvm.ld_st_matrix_elt_type<b16>")),
+        ],
+    );
+    let regs: Vec<Val> = (0..4).map(|i| ir::result(b.create("llvm.extractvalue", &[ir::result(ld, 0)], &[i32_ty], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect();
+    let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty("vector<4xi32>")], &[]), 0);
+    let values = b.cast("vector.bitcast", packed, &format!("vector<8x{}>", dst.elem));
+    store_frag(b, op, dst, values, "dst_vector")
 }
 
 /// Registers for a tensor: an `alloca` that the backend promotes to registers when every access is at

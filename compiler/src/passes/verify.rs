@@ -167,8 +167,15 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
     if src.elem != dst.elem {
         return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
     }
-    if let Some(name) = ir::string_attr(op, "op") {
-        let sizes = super::common::cp_async_bytes(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\" and \"cp.async.cg\"")))?;
+    if ir::string_attr(op, "op").as_deref() == Some("ldmatrix.x4") {
+        if src.space != "smem" || dst.space != "rmem" {
+            return Err(fail(op, &format!("ldmatrix.x4 copies from smem to rmem, not from {} to {}", src.space, dst.space)));
+        }
+        if super::common::element_bytes(&src.elem) != Some(2) {
+            return Err(fail(op, &format!("ldmatrix.x4 moves 16-bit elements, not {}", src.elem)));
+        }
+    } else if let Some(name) = ir::string_attr(op, "op") {
+        let sizes = super::common::cp_async_bytes(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\" and \"ldmatrix.x4\"")))?;
         if src.space != "gmem" || dst.space != "smem" {
             return Err(fail(op, &format!("{name} copies from gmem to smem, not from {} to {}", src.space, dst.space)));
         }
@@ -220,7 +227,7 @@ fn verify_copy_atom(op: Op) -> Result<(), Reported> {
 }
 
 /// The atom a `!cute.mma_atom<"NAME">` type names.
-fn mma_atom_of(op: Op, printed: &str) -> Result<cute_layout::MmaAtom, Reported> {
+fn mma_atom_of(op: Op, printed: &str) -> Result<&'static cute_layout::MmaAtom, Reported> {
     let name = printed.strip_prefix("!cute.mma_atom<\"").and_then(|s| s.strip_suffix("\">")).ok_or_else(|| fail(op, &format!("expected a !cute.mma_atom, found {printed}")))?;
     cute_layout::MmaAtom::by_name(name).ok_or_else(|| {
         let known: Vec<&str> = cute_layout::MmaAtom::all().iter().map(|a| a.name).collect();

@@ -87,15 +87,15 @@ const ATOMS: &[MmaAtom] = &[
 
 impl MmaAtom {
     /// The atom CuTe calls `name`.
-    pub fn by_name(name: &str) -> Option<MmaAtom> {
-        ATOMS.iter().find(|a| a.name == name).cloned()
+    pub fn by_name(name: &str) -> Option<&'static MmaAtom> {
+        ATOMS.iter().find(|a| a.name == name)
     }
 
     /// The atom for inputs `ab`, accumulator `acc` and shape (M,N,K), as CuTe DSL's
     /// `MmaF16BF16Op(ab, acc, shape)` / `MmaTF32Op` pick it.
-    pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<MmaAtom> {
+    pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
         if let Some(a) = ATOMS.iter().find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape) {
-            return Ok(a.clone());
+            return Ok(a);
         }
         let offered: Vec<String> = ATOMS.iter().map(|a| format!("{}x{}->{} ({},{},{})", a.a, a.b, a.c, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2])).collect();
         Err(Error::new(
@@ -145,10 +145,11 @@ impl fmt::Display for MmaAtom {
 }
 
 /// An atom repeated over `atom_layout` warps (column-major, CuTe's `AtomLayoutMNK`) and over the
-/// tile `tile` (M,N,K), a multiple of the atom shape times `atom_layout` in each mode.
+/// tile `tile` (M,N,K), a multiple of the atom shape times `atom_layout` in each mode. (The atom is a
+/// reference into the static table: values holding a tiled MMA stay small.)
 #[derive(Clone, Debug, PartialEq)]
 pub struct TiledMma {
-    pub atom: MmaAtom,
+    pub atom: &'static MmaAtom,
     pub atom_layout: [i64; 3],
     pub tile: [i64; 3],
 }
@@ -156,7 +157,7 @@ pub struct TiledMma {
 impl TiledMma {
     /// CuTe's `make_tiled_mma(atom, atom_layout, permutation)`, with the permutation given as tile
     /// sizes (CuTe DSL's integer `permutation_mnk`); `None` is the atom shape times the layout.
-    pub fn new(atom: MmaAtom, atom_layout: [i64; 3], permutation: Option<[i64; 3]>) -> Result<TiledMma> {
+    pub fn new(atom: &'static MmaAtom, atom_layout: [i64; 3], permutation: Option<[i64; 3]>) -> Result<TiledMma> {
         const OP: &str = "make_tiled_mma";
         if atom_layout.iter().any(|&x| x <= 0) {
             return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs positive extents", atom_layout[0], atom_layout[1], atom_layout[2])));
@@ -219,6 +220,31 @@ impl TiledMma {
         }
         let val = if val.len() == 1 { val.remove(0) } else { Layout::concat(val) };
         Ok(Layout::concat(vec![Layout::concat(thr), val]))
+    }
+
+    /// The source TV layout of CuTe's `make_tiled_copy_A/B/C(ldmatrix.x4 atom, tiled_mma)` (16-bit
+    /// elements, not transposed): `(thread, w) -> coordinate` in the operand's tile of element `w` of
+    /// the 8-element row whose address the thread gives the instruction. An `ldmatrix.x4` loads four
+    /// 8x8 matrices: lane `8j + r` addresses row `r` of matrix `j`, and every lane receives, in
+    /// register `j`, its two elements of matrix `j` (row lane/4, columns 2*(lane%4) + {0,1}). The
+    /// registers are the thread's MMA values `2j, 2j+1`, so the source layout is the MMA's TV layout
+    /// composed with that exchange: lane `i = i0 + 8*i1`, element `w = w0 + 2*w1` reads the MMA
+    /// value of lane `4*i0 + w1`, number `2*i1 + w0`. Needs exactly 8 values per thread and tile.
+    pub fn ldmatrix_tv(&self, op: MmaOperand) -> Result<Layout> {
+        const OP: &str = "make_tiled_copy";
+        let tv = self.layout_tv(op)?;
+        let values = tv.mode(1)?.size()?.as_static().unwrap_or(0);
+        if values != 8 {
+            let hint = if values == 4 { format!("; double the tiled MMA's {} tile (its permutation) so each warp covers two atoms", if op == MmaOperand::A { "M" } else { "N" }) } else { String::new() };
+            return Err(Error::new(OP, format!("ldmatrix.x4 fills 8 values per thread, but each thread holds {values} values of the {} tile{hint}", op.name())));
+        }
+        let threads = self.threads();
+        let warps = threads / 32;
+        let exchange = Layout::new(
+            IntTuple::Tuple(vec![IntTuple::Tuple(vec![IntTuple::Tuple(vec![8.into(), 4.into()]), warps.into()]), IntTuple::Tuple(vec![2.into(), 4.into()])]),
+            IntTuple::Tuple(vec![IntTuple::Tuple(vec![IntTuple::Tuple(vec![4.into(), (2 * threads).into()]), 32.into()]), IntTuple::Tuple(vec![threads.into(), 1.into()])]),
+        )?;
+        composition(&tv, &exchange).map_err(|e| e.within(OP))
     }
 
     /// Thread `tid`'s share of tensor layout `l` (the operand's two modes), as CuTe's
@@ -363,7 +389,7 @@ mod tests {
     fn tiled_layouts_cover_the_tile() {
         let atom = MmaAtom::find("f16", "f32", [16, 8, 16]).unwrap();
         for (layout, perm) in [([2, 2, 1], None), ([2, 2, 1], Some([32, 32, 16])), ([4, 1, 1], Some([64, 16, 32]))] {
-            let tm = TiledMma::new(atom.clone(), layout, perm).unwrap();
+            let tm = TiledMma::new(atom, layout, perm).unwrap();
             for op in [MmaOperand::A, MmaOperand::B, MmaOperand::C] {
                 let tv = tm.layout_tv(op).unwrap();
                 let [p, q] = tm.tile_of(op);
@@ -388,7 +414,7 @@ mod tests {
     #[test]
     fn tiled_c_follows_the_atom_of_each_warp() {
         let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
-        let tm = TiledMma::new(atom.clone(), [2, 2, 1], None).unwrap();
+        let tm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
         let tv = tm.layout_tv(MmaOperand::C).unwrap();
         let c = atom.layout_tv(MmaOperand::C);
         for t in 0..128 {
@@ -404,7 +430,7 @@ mod tests {
     #[test]
     fn partition_gives_cute_shapes() {
         let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
-        let tm = TiledMma::new(atom.clone(), [2, 2, 1], None).unwrap();
+        let tm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
         let sa = Layout::from_str("(128,32):(32,1)").unwrap();
         let (p, _) = tm.partition(MmaOperand::A, &sa, &Int::S(5)).unwrap();
         assert_eq!(p.shape.to_string(), "((2,2,2),4,2)");
@@ -418,11 +444,54 @@ mod tests {
         assert_eq!(p.to_string(), "((2,2),(2,4),2,3):((1,8),(640,1280),16,5120)");
     }
 
+    /// Each lane's ldmatrix row holds 8 consecutive K elements (one 16-byte row of a K-major tile),
+    /// and the 32 rows a warp addresses are the rows of its four 8x8 matrices: together they are
+    /// exactly the elements the warp's MMA values cover.
+    #[test]
+    fn ldmatrix_rows_cover_the_warps_mma_values() {
+        let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
+        let tm = TiledMma::new(atom, [2, 2, 1], Some([32, 32, 16])).unwrap();
+        for op in [MmaOperand::A, MmaOperand::B] {
+            let src = tm.ldmatrix_tv(op).unwrap();
+            let dst = tm.layout_tv(op).unwrap();
+            let [p, _] = tm.tile_of(op);
+            for warp in 0..4 {
+                let mut want: Vec<i64> = (0..32).flat_map(|l| (0..8).map(move |v| (32 * warp + l, v))).map(|(t, v)| at(&dst, t, v)).collect();
+                let mut got = Vec::new();
+                for lane in 0..32 {
+                    let t = 32 * warp + lane;
+                    let first = at(&src, t, 0);
+                    for w in 0..8 {
+                        // Consecutive along K: one column (p elements) apart in the column-major tile.
+                        assert_eq!(at(&src, t, w), first + p * w, "{} thread {t} element {w}", op.name());
+                        got.push(at(&src, t, w));
+                    }
+                }
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{} warp {warp}", op.name());
+                // What ldmatrix.x4 does: lane L's register j holds elements 2*(L%4) + {0,1} of the
+                // row lane 8j + L/4 addressed; they must be L's MMA values 2j and 2j+1.
+                for lane in 0..32 {
+                    for j in 0..4 {
+                        for e in 0..2 {
+                            let row_lane = 32 * warp + 8 * j + lane / 4;
+                            let loaded = at(&src, row_lane, 2 * (lane % 4) + e);
+                            assert_eq!(loaded, at(&dst, 32 * warp + lane, 2 * j + e), "{} lane {lane} register {j}.{e}", op.name());
+                        }
+                    }
+                }
+            }
+        }
+        let no_perm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
+        assert!(no_perm.ldmatrix_tv(MmaOperand::B).unwrap_err().to_string().contains("double the tiled MMA's N tile"));
+    }
+
     #[test]
     fn bad_tiled_mmas_are_refused() {
         let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
-        assert!(TiledMma::new(atom.clone(), [2, 0, 1], None).unwrap_err().to_string().contains("positive"));
-        assert!(TiledMma::new(atom.clone(), [8, 8, 1], None).unwrap_err().to_string().contains("1024"));
+        assert!(TiledMma::new(atom, [2, 0, 1], None).unwrap_err().to_string().contains("positive"));
+        assert!(TiledMma::new(atom, [8, 8, 1], None).unwrap_err().to_string().contains("1024"));
         assert!(TiledMma::new(atom, [2, 2, 1], Some([32, 24, 16])).unwrap_err().to_string().contains("not a multiple"));
     }
 }

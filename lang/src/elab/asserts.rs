@@ -2,14 +2,14 @@
 //!
 //! The condition is a comparison of index integers (`==`, `!=`, `<`, `<=`, `>`, `>=`), or several
 //! joined by `&&`, or any other compile-time `bool`. Each comparison is decided here when it can be:
-//! both sides static, or a difference that folds to a constant (`m + 1 == m` never holds). A static
+//! both sides static, or both the same run-time value (`m == m` always holds). A static
 //! failure is a compile-time error at the assert. A comparison over run-time values is, in a host
 //! function, a [`kir::Assert`] that the runtime checks on every call before anything is launched
 //! (a plan `assert` line); in a kernel or a `const` it is an error: kernels cannot refuse a launch.
 
 use super::value::Value;
 use super::{Frame, Mode, R};
-use crate::ast::{Arg, BinOp, Expr, ExprKind};
+use crate::ast::{Arg, BinOp, Expr, ExprKind, UnOp};
 use crate::diag::{article, Diagnostic};
 use crate::kir::{self, CmpOp};
 use crate::pretty::print_expr;
@@ -119,6 +119,34 @@ impl Frame<'_, '_> {
                 out.push(bool_clause(v, text, e.span)?);
                 Ok(())
             }
+            // `||` and `!` of comparisons: decided now, or an error (the plan has only `&&`).
+            ExprKind::Binary(BinOp::Or, _, _) | ExprKind::Unary(UnOp::Not, _) => {
+                let operands: Vec<&Expr> = match &e.kind {
+                    ExprKind::Binary(_, a, b) => vec![a, b],
+                    ExprKind::Unary(_, a) => vec![a],
+                    _ => unreachable!("matched above"),
+                };
+                let mut all = Vec::new();
+                for x in operands {
+                    let mut sub = Vec::new();
+                    self.assert_clauses(x, &mut sub)?;
+                    let mut holds = true;
+                    for c in sub {
+                        match c {
+                            Clause::Static { holds: h, .. } => holds &= h,
+                            Clause::Dynamic(_) | Clause::RuntimeBool { .. } => {
+                                let op = if matches!(e.kind, ExprKind::Binary(..)) { "`||`" } else { "`!`" };
+                                return Err(Diagnostic::error(format!("{op} in an `assert` needs a condition known at compile time"), e.span, format!("{op} of run-time comparisons"))
+                                    .with_help("write the run-time conditions as comparisons joined by `&&`, or as several `assert`s"));
+                            }
+                        }
+                    }
+                    all.push(holds);
+                }
+                let holds = if all.len() == 2 { all[0] || all[1] } else { !all[0] };
+                out.push(Clause::Static { holds, why: "this is false".into(), span: e.span, text: print_expr(e) });
+                Ok(())
+            }
             _ => {
                 let v = self.expr(e)?;
                 out.push(bool_clause(v, print_expr(e), e.span)?);
@@ -136,10 +164,10 @@ fn int_clause(x: &Int, op: CmpOp, y: &Int, lhs_text: String, rhs_text: String, t
         };
         return Clause::Static { holds: op.holds(p, q), why, span, text };
     }
-    // Decided for every run-time value when the difference folds: `m + 1 == m` never holds.
-    if let Some(d) = x.sub(y).ok().and_then(|d| d.as_static()) {
-        let why = format!("`{lhs_text}` - `{rhs_text}` is {d} for every run-time value");
-        return Clause::Static { holds: op.holds(d, 0), why, span, text };
+    // The same run-time value on both sides: decided for every value (`m < m` never holds).
+    if x == y {
+        let why = format!("`{lhs_text}` and `{rhs_text}` are the same value");
+        return Clause::Static { holds: op.holds(0, 0), why, span, text };
     }
     Clause::Dynamic(kir::Assert { lhs: x.clone(), op, rhs: y.clone(), message: text, lhs_text, rhs_text, span })
 }

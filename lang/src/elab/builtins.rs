@@ -32,7 +32,7 @@ const FUNCTIONS: &[&str] = &[
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
-    "cp_async_commit_group", "cp_async_wait_group", "assert",
+    "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "assert",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -427,56 +427,14 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             copy(f, atom_bits, src, dst, span)
         }
+        "make_tiled_copy_A" | "make_tiled_copy_B" => super::mma::make_tiled_copy_ab(name, &args, span),
         "make_mma_atom" => super::mma::make_mma_atom(&args, span),
         "make_tiled_mma" => super::mma::make_tiled_mma(&args, span),
         "gemm" => super::mma::gemm(f, &args, span),
-        "make_copy_atom" => {
-            arity(name, &args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\")")?;
-            let Value::Type(elem) = positional(&args)[0].value else {
-                return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(&args)[0].span, "not a type"));
-            };
-            let keys = &["bits", "op"];
-            let bits = match named(name, &args, "bits", keys)? {
-                Some(b) => static_usize(b, "`bits`")? as u32,
-                None => elem.size_bytes() * 8,
-            };
-            if bits == 0 || bits % (elem.size_bytes() * 8) != 0 || bits > 128 {
-                return Err(Diagnostic::error(format!("a copy of {bits} bits does not move whole {} elements (at most 128 bits)", elem.name()), span, "invalid copy width"));
-            }
-            let op = match named(name, &args, "op", keys)? {
-                None => CopyOp::Universal,
-                Some(a) => match &a.value {
-                    Value::Str(s) => CopyOp::from_name(s).ok_or_else(|| {
-                        Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help("the copy operations are \"universal\", \"cp.async.ca\" and \"cp.async.cg\"")
-                    })?,
-                    other => return Err(Diagnostic::error(format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())), a.span, "not a string")),
-                },
-            };
-            // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
-            let allowed: &[u32] = match op {
-                CopyOp::Universal => &[],
-                CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
-                CopyOp::CpAsync { cache_global: true } => &[128],
-            };
-            if !allowed.is_empty() && !allowed.contains(&bits) {
-                let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
-                return Err(Diagnostic::error(format!("{} moves {} bits, not {bits}", op.name(), sizes.join(", ")), span, "invalid copy width"));
-            }
-            Ok(Value::CopyAtom { elem, bits, op })
-        }
-        "cp_async_commit_group" | "cp_async_wait_group" => {
-            let wait = if name == "cp_async_wait_group" {
-                arity(name, &args, 1, 1, span, "cp_async_wait_group(n)")?;
-                let n = static_usize(positional(&args)[0], "the number of groups left in flight")?;
-                Some(u32::try_from(n).map_err(|_| Diagnostic::error("too many groups", span, "too large"))?)
-            } else {
-                arity(name, &args, 0, 0, span, "cp_async_commit_group()")?;
-                None
-            };
-            f.need_kernel(&format!("`{name}`"), span)?;
-            f.emit(Inst::AsyncCopyGroup { wait, span });
-            Ok(Value::Unit)
-        }
+        // Separate functions keep this match's stack frame small: helpers inline into each other up to
+        // 64 levels deep, and every level holds one frame of `call`.
+        "make_copy_atom" => make_copy_atom(&args, span),
+        "cp_async_commit_group" | "cp_async_wait_group" => async_copy_group(f, name, &args, span),
         "make_tiled_copy_tv" | "make_tiled_copy" => {
             arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
             let p = positional(&args);
@@ -802,27 +760,19 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let Value::Int(tid) = &args[0].value else {
                 return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
             };
-            Ok(Value::ThrMma(tiled.clone(), tid.clone()))
+            Ok(Value::ThrMma(Box::new((tiled.clone(), tid.clone()))))
         }
-        (m, Value::ThrMma(tiled, tid)) if super::mma::THR_MMA_METHODS.contains(&m) => {
-            let (tiled, tid) = (tiled.clone(), tid.clone());
+        (m, Value::ThrMma(slice)) if super::mma::THR_MMA_METHODS.contains(&m) => {
+            let (tiled, tid) = (slice.0.clone(), slice.1.clone());
             super::mma::thr_mma_method(f, &tiled, &tid, m, &args, span)
         }
         ("fill", Value::Tensor(t)) => {
-            // CuTe's `t.fill(x)`: every element of a static-size tensor set to x.
-            arity("fill", &args, 1, 1, span, "t.fill(value)")?;
-            f.need_kernel("`fill`", span)?;
             let t: TensorVal = t.clone();
-            let n = t.ty.layout.size().ok().and_then(|s| s.as_static()).filter(|&n| n <= 256).ok_or_else(|| {
-                Diagnostic::error(format!("`fill` needs a tensor of static size at most 256, this one is {}", t.ty.layout), span, "not a static fragment size")
-            })?;
-            let fill = f.coerce(args[0].value.clone(), t.ty.elem, args[0].span)?;
-            let x = f.operand(&fill, t.ty.elem, args[0].span)?;
-            let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
-            let dst = f.fresh(ValueTy::Frag(ft.clone()));
-            f.emit(Inst::FromElements { dst, ty: ft.elem, elems: vec![x; n as usize], span });
-            f.store_frag(&t, &ft, dst, span)?;
-            Ok(Value::Unit)
+            fill(f, &t, &args, span)
+        }
+        ("retile_D" | "retile_S" | "retile", Value::ThrCopy { .. } | Value::TiledCopy { .. }) => {
+            arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(fragment)", name.name))?;
+            super::mma::retile(f, &args[0], span)
         }
         ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid, .. }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;
@@ -869,8 +819,8 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 Value::TiledMma(_) => &["get_slice"],
                 Value::ThrMma(..) => super::mma::THR_MMA_METHODS,
                 Value::Frag(..) => &["reduce", "to"],
-                Value::TiledCopy { .. } => &["get_slice"],
-                Value::ThrCopy { .. } => &["partition_S", "partition_D"],
+                Value::TiledCopy { .. } => &["get_slice", "retile"],
+                Value::ThrCopy { .. } => &["partition_S", "partition_D", "retile_D", "retile_S"],
                 _ => &["to"],
             };
             let d = Diagnostic::error(format!("no method `{m}` on {}", crate::diag::article(&v.kind())), name.span, "unknown method");
@@ -901,6 +851,114 @@ fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
     let dst = f.fresh(f.result_ty(to, frag, &v));
     f.emit(Inst::Convert { dst, from, to, frag, a, span });
     Ok(f.result_value(to, frag, &v, dst))
+}
+
+/// `make_copy_atom(T, bits: N, op: "...")`: a copy atom of a universal or `cp.async` copy.
+#[inline(never)]
+fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
+    let name = "make_copy_atom";
+    arity(name, args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\")")?;
+    let Value::Type(elem) = positional(args)[0].value else {
+        return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(args)[0].span, "not a type"));
+    };
+    let keys = &["bits", "op"];
+    let op_arg = named(name, args, "op", keys)?;
+    let is_ldmatrix = matches!(&op_arg.map(|a| &a.value), Some(Value::Str(s)) if s == "ldmatrix.x4");
+    let bits = match named(name, args, "bits", keys)? {
+        Some(b) => static_usize(b, "`bits`")? as u32,
+        // An ldmatrix lane moves one 16-byte row.
+        None if is_ldmatrix => 128,
+        None => elem.size_bytes() * 8,
+    };
+    if bits == 0 || bits % (elem.size_bytes() * 8) != 0 || bits > 128 {
+        return Err(Diagnostic::error(format!("a copy of {bits} bits does not move whole {} elements (at most 128 bits)", elem.name()), span, "invalid copy width"));
+    }
+    let op = match op_arg {
+        None => CopyOp::Universal,
+        Some(a) => match &a.value {
+            Value::Str(s) => CopyOp::from_name(s).ok_or_else(|| {
+                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help("the copy operations are \"universal\", \"cp.async.ca\", \"cp.async.cg\" and \"ldmatrix.x4\"")
+            })?,
+            other => return Err(Diagnostic::error(format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())), a.span, "not a string")),
+        },
+    };
+    // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
+    let allowed: &[u32] = match op {
+        CopyOp::Universal => &[],
+        CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
+        CopyOp::CpAsync { cache_global: true } | CopyOp::LdmatrixX4 => &[128],
+    };
+    if op == CopyOp::LdmatrixX4 && elem.size_bytes() != 2 {
+        return Err(Diagnostic::error(format!("ldmatrix.x4 moves 16-bit elements, not {}", elem.name()), span, "not a 16-bit type"));
+    }
+    if !allowed.is_empty() && !allowed.contains(&bits) {
+        let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
+        return Err(Diagnostic::error(format!("{} moves {} bits, not {bits}", op.name(), sizes.join(", ")), span, "invalid copy width"));
+    }
+    Ok(Value::CopyAtom { elem, bits, op })
+}
+
+/// `cp_async_commit_group()` and `cp_async_wait_group(n)`.
+#[inline(never)]
+fn async_copy_group(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Value> {
+    let wait = if name == "cp_async_wait_group" {
+        arity(name, args, 1, 1, span, "cp_async_wait_group(n)")?;
+        let n = static_usize(positional(args)[0], "the number of groups left in flight")?;
+        Some(u32::try_from(n).map_err(|_| Diagnostic::error("too many groups", span, "too large"))?)
+    } else {
+        arity(name, args, 0, 0, span, "cp_async_commit_group()")?;
+        None
+    };
+    f.need_kernel(&format!("`{name}`"), span)?;
+    f.emit(Inst::AsyncCopyGroup { wait, span });
+    Ok(Value::Unit)
+}
+
+/// CuTe's `t.fill(x)`: every element of a static-size tensor set to x.
+#[inline(never)]
+fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
+    // CuTe's `t.fill(x)`: every element of a static-size tensor set to x.
+    arity("fill", args, 1, 1, span, "t.fill(value)")?;
+    f.need_kernel("`fill`", span)?;
+        let n = t.ty.layout.size().ok().and_then(|s| s.as_static()).filter(|&n| n <= 256).ok_or_else(|| {
+        Diagnostic::error(format!("`fill` needs a tensor of static size at most 256, this one is {}", t.ty.layout), span, "not a static fragment size")
+    })?;
+    let fill = f.coerce(args[0].value.clone(), t.ty.elem, args[0].span)?;
+    let x = f.operand(&fill, t.ty.elem, args[0].span)?;
+    let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
+    let dst = f.fresh(ValueTy::Frag(ft.clone()));
+    f.emit(Inst::FromElements { dst, ty: ft.elem, elems: vec![x; n as usize], span });
+    f.store_frag(&t, &ft, dst, span)?;
+    Ok(Value::Unit)
+}
+
+/// An ldmatrix copy of several instructions' worth, `(8, X, Y, ...)` on both sides: one `ldmatrix.x4`
+/// per coordinate of the modes after the first (CuTe's `copy` loops over them the same way).
+fn ldmatrix_instances(f: &mut Frame, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
+    let sizes = |l: &Layout| -> Vec<i64> { l.modes().iter().map(|m| m.size().ok().and_then(|x| x.as_static()).unwrap_or(-1)).collect() };
+    let (ss, ds) = (sizes(&s.ty.layout), sizes(&d.ty.layout));
+    if ss != ds || ss.first() != Some(&8) || ss.iter().any(|&x| x <= 0) {
+        return Err(Diagnostic::error(
+            format!("an ldmatrix.x4 copy moves (8, ...) tensors whose modes match, found layouts {} and {}", s.ty.layout, d.ty.layout),
+            span,
+            "modes differ",
+        )
+        .with_help("copy `thr_copy.partition_S(smem)` into `thr_copy.retile_D(fragment)` of the same tiled copy"));
+    }
+    let total: i64 = ss[1..].iter().product();
+    for linear in 0..total {
+        let mut rest = linear;
+        let mut crd = vec![cute_layout::Crd::Under];
+        for &m in &ss[1..] {
+            crd.push(cute_layout::Crd::Int(Int::S(rest % m)));
+            rest /= m;
+        }
+        let crd = cute_layout::Crd::Tuple(crd);
+        let (sv, dv) = (f.slice(s, &crd, span)?, f.slice(d, &crd, span)?);
+        let (Origin::Kernel(sid), Origin::Kernel(did)) = (&sv.origin, &dv.origin) else { unreachable!("kernel tensors have kernel origins") };
+        f.emit(Inst::Copy { src: *sid, src_ty: sv.ty.clone(), dst: *did, dst_ty: dv.ty.clone(), width: Some(8), op: CopyOp::LdmatrixX4, span });
+    }
+    Ok(Value::Unit)
 }
 
 /// A new tensor in registers or shared memory, with a static layout.
@@ -977,11 +1035,19 @@ fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, 
         return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
     }
     let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
-    if op != CopyOp::Universal && (s.ty.space != MemSpace::Gmem || d.ty.space != MemSpace::Smem) {
+    if op == CopyOp::LdmatrixX4 && (s.ty.space != MemSpace::Smem || d.ty.space != MemSpace::Rmem) {
+        let atom_span = atom.map_or(span, |(_, _, s)| s);
+        return Err(Diagnostic::error(format!("ldmatrix.x4 copies from shared memory to registers, not from {} to {}", s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
+            .with_secondary(atom_span, "an ldmatrix copy"));
+    }
+    if matches!(op, CopyOp::CpAsync { .. }) && (s.ty.space != MemSpace::Gmem || d.ty.space != MemSpace::Smem) {
         let atom_span = atom.map_or(span, |(_, _, s)| s);
         return Err(Diagnostic::error(format!("{} copies from global to shared memory, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
             .with_secondary(atom_span, format!("a {} copy", op.name()))
             .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
+    }
+    if op == CopyOp::LdmatrixX4 && n != 8 {
+        return ldmatrix_instances(f, s, d, span);
     }
     let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };
     f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, op, span });

@@ -9,7 +9,7 @@ use super::builtins::{alloc, arity, named, positional, Arg};
 use super::value::{Origin, TensorVal, Value};
 use super::{layout_err, Frame, R};
 use crate::diag::Diagnostic;
-use crate::kir::{FragTy, Inst, ValueTy, ViewHow};
+use crate::kir::{CopyOp, FragTy, Inst, ValueTy, ViewHow};
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
 use cute_layout::{Crd, Int, Layout, MmaAtom, MmaOperand, TiledMma};
@@ -80,7 +80,7 @@ pub fn make_tiled_mma(args: &[Arg], span: Span) -> R<Value> {
         (Some(s), _) | (None, Some(s)) => Some(mnk(s, "the permutation")?),
         (None, None) => None,
     };
-    TiledMma::new(atom.clone(), layout, perm).map(Value::TiledMma).map_err(|e| layout_err(e, span))
+    TiledMma::new(atom, layout, perm).map(Value::TiledMma).map_err(|e| layout_err(e, span))
 }
 
 fn operand_of(method: &str) -> Option<MmaOperand> {
@@ -132,6 +132,8 @@ fn op_modes(op: MmaOperand) -> &'static str {
 struct Frag<'a> {
     t: &'a TensorVal,
     sizes: [i64; 3],
+    /// A one-k-block operand `(V, M)`: sliced by `(_, m)`.
+    rank2: bool,
     span: Span,
 }
 
@@ -150,15 +152,20 @@ fn gemm_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R
             .with_help(format!("convert with `.to({})` or pick an atom for {}", want.name(), t.ty.elem.name())));
     }
     let modes = t.ty.layout.modes();
-    let sizes: Vec<i64> = modes.iter().map(|m| m.size().ok().and_then(|s| s.as_static()).unwrap_or(-1)).collect();
+    let mut sizes: Vec<i64> = modes.iter().map(|m| m.size().ok().and_then(|s| s.as_static()).unwrap_or(-1)).collect();
+    // A and B may be one k-block, (V, M) and (V, N), as CuTe's gemm takes them: K = 1.
+    let rank2 = sizes.len() == 2 && op != MmaOperand::C;
+    if rank2 {
+        sizes.push(1);
+    }
     if sizes.len() != 3 || sizes.iter().any(|&s| s <= 0) {
-        return Err(Diagnostic::error(format!("{what} must be a static rank-3 fragment (V, {}), found layout {}", &op_modes(op)[1..op_modes(op).len() - 1], t.ty.layout), a.span, "not (V, _, _)"));
+        return Err(Diagnostic::error(format!("{what} must be a static fragment (V, {}) (A and B may leave out K), found layout {}", &op_modes(op)[1..op_modes(op).len() - 1], t.ty.layout), a.span, "not (V, _, _)"));
     }
     if sizes[0] != atom.values(op) {
         return Err(Diagnostic::error(format!("{what}'s first mode holds {} values, but one {} {} fragment is {}", sizes[0], atom.name, op.name(), atom.values(op)), a.span, "wrong fragment size")
             .with_help(format!("partition with the tiled MMA: `thr_mma.partition_fragment_{}(...)`", op.name())));
     }
-    Ok(Frag { t, sizes: [sizes[0], sizes[1], sizes[2]], span: a.span })
+    Ok(Frag { t, sizes: [sizes[0], sizes[1], sizes[2]], rank2, span: a.span })
 }
 
 /// `gemm(tiled_mma, d, a, b, c)` (D = A·B + C) or `gemm(tiled_mma, acc, a, b)` (acc += A·B): one atom
@@ -184,7 +191,7 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
         }
     }
     let slice = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<(TensorVal, FragTy, u32)> {
-        let crd = Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]);
+        let crd = if fr.rank2 { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))]) } else { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]) };
         let view = f.slice(fr.t, &crd, span)?;
         let ft = FragTy { elem: view.ty.elem, shape: view.ty.layout.shape.clone() };
         let Origin::Kernel(vid) = &view.origin else { return Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")) };
@@ -209,11 +216,68 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
                 let c_frag = load(f, src, mm as i64, nn)?;
                 let (view, ft, vid) = slice(f, &d, mm as i64, nn)?;
                 let dst = f.fresh(ValueTy::Frag(ft.clone()));
-                f.emit(Inst::Mma { dst, atom: atom.clone(), a: *a_frag, b: b_frags[nn as usize], c: c_frag, span });
+                f.emit(Inst::Mma { dst, atom, a: *a_frag, b: b_frags[nn as usize], c: c_frag, span });
                 f.store_frag(&view, &ft, dst, span)?;
                 let _ = vid;
             }
         }
     }
     Ok(Value::Unit)
+}
+
+/// `make_tiled_copy_A(ldmatrix_atom, tiled_mma)` (and B): the tiled copy whose `partition_S` gives each
+/// thread the shared-memory row it addresses and whose destination is the tiled MMA's fragment of
+/// that operand (CuTe's make_tiled_copy_A/B with SM75_U32x4_LDSM_N).
+pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
+    arity(name, args, 2, 2, span, &format!("{name}(copy_atom, tiled_mma)"))?;
+    let p = positional(args);
+    let Value::CopyAtom { elem, bits, op } = p[0].value else {
+        return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found {}", article(&p[0].value)), p[0].span, "not a copy atom"));
+    };
+    let Value::TiledMma(tiled) = &p[1].value else {
+        return Err(Diagnostic::error(format!("`{name}` takes a tiled MMA second, found {}", article(&p[1].value)), p[1].span, "not a tiled MMA"));
+    };
+    if op != CopyOp::LdmatrixX4 {
+        return Err(Diagnostic::error(format!("`{name}` builds an ldmatrix copy of the MMA's fragments; this atom is {}", op.name()), p[0].span, "not an ldmatrix atom")
+            .with_help("make the atom with `make_copy_atom(bf16, op: \"ldmatrix.x4\")`"));
+    }
+    let operand = if name.ends_with('A') { MmaOperand::A } else { MmaOperand::B };
+    let want = Scalar::from_name(tiled.atom.elem(operand)).unwrap_or(Scalar::F32);
+    if elem != want {
+        return Err(Diagnostic::error(format!("the copy atom moves {} but {}'s {} operand is {}", elem.name(), tiled.atom.name, operand.name(), want.name()), p[0].span, "element types differ"));
+    }
+    let tv = tiled.ldmatrix_tv(operand).map_err(|e| layout_err(e, span))?;
+    let [tp, tq] = tiled.tile_of(operand);
+    let tile = cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()]);
+    Ok(Value::TiledCopy { elem, bits, op, tv, tile })
+}
+
+/// CuTe's `retile_D(fragment)` for an ldmatrix copy: the MMA fragment viewed with the copy's 8 values
+/// per instruction in its first mode. A fragment `(V, (R, X), ...)` whose V values times the repeats R
+/// make 8 becomes `((V, R), X, ...)`; one that already has 8 is returned as it is.
+pub fn retile(f: &mut Frame, a: &Arg, span: Span) -> R<Value> {
+    let Value::Tensor(t) = &a.value else {
+        return Err(Diagnostic::error(format!("`retile` takes a register tensor, found {}", article(&a.value)), a.span, "not a tensor"));
+    };
+    let l = &t.ty.layout;
+    let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static()).unwrap_or(0);
+    let modes = l.modes();
+    let v = modes.first().map(size).unwrap_or(0);
+    if v == 8 {
+        return Ok(a.value.clone());
+    }
+    let regroup = modes.get(1).filter(|m| m.rank() > 1).and_then(|m| {
+        let subs = m.modes();
+        (v * size(&subs[0]) == 8).then(|| (subs[0].clone(), Layout::concat(subs[1..].to_vec())))
+    });
+    let Some((rep, rest)) = regroup else {
+        return Err(Diagnostic::error(format!("cannot retile a fragment of layout {l} to 8 values per ldmatrix.x4"), a.span, "no 8-value grouping")
+            .with_help("retile the fragment `thr_mma.partition_fragment_X(...)` of the same tiled MMA"));
+    };
+    let rest = if rest.rank() == 1 { rest.mode(0).map_err(|e| layout_err(e, span))? } else { rest };
+    let mut out = vec![Layout::concat(vec![modes[0].clone(), rep]), rest];
+    out.extend(modes[2..].iter().cloned());
+    let retiled = Layout::concat(out);
+    let how = ViewHow::algebra("make_view", vec![cute_layout::expr::Value::Layout(retiled.clone())]);
+    Ok(Value::Tensor(f.view(t, retiled, Int::ZERO, how, span)?))
 }

@@ -50,11 +50,11 @@ pub enum Value {
     /// One thread's part of a tiled copy (`tiled_copy.get_slice(tid)`).
     ThrCopy { elem: Scalar, bits: u32, op: CopyOp, tv: Layout, tile: IntTuple, tid: Int },
     /// An MMA atom (`make_mma_atom`): one warp-wide tensor-core instruction and its TV layouts.
-    MmaAtom(cute_layout::MmaAtom),
+    MmaAtom(&'static cute_layout::MmaAtom),
     /// A tiled MMA (`make_tiled_mma`): an atom over a grid of warps and a tile.
     TiledMma(cute_layout::TiledMma),
     /// One thread's part of a tiled MMA (`tiled_mma.get_slice(tid)`).
-    ThrMma(cute_layout::TiledMma, Int),
+    ThrMma(Box<(cute_layout::TiledMma, Int)>),
     Str(String),
     /// A `let mut` variable: a one-element register tensor holding a value of this type (the
     /// backend promotes it to a register); reading it loads, assigning stores.
@@ -143,7 +143,7 @@ impl fmt::Display for Value {
             Value::ThrCopy { tv, tile, tid, .. } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),
             Value::MmaAtom(a) => write!(f, "{a}"),
             Value::TiledMma(t) => write!(f, "{t}"),
-            Value::ThrMma(t, tid) => write!(f, "ThrMMA(thread {tid} of {t})"),
+            Value::ThrMma(slice) => write!(f, "ThrMMA(thread {} of {})", slice.1, slice.0),
             Value::Str(s) => f.write_str(s),
             Value::Under => f.write_str("_"),
             Value::Var(..) => f.write_str("?"),

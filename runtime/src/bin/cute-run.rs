@@ -620,6 +620,9 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
         for r in &h.requires {
             println!("  require {} multiple of {} ({})", r.expr, r.divisor, r.what);
         }
+        for a in &h.asserts {
+            println!("  assert {a}");
+        }
         for st in &h.steps {
             if let cute_runtime::HostStep::Print(segs) = st {
                 println!("  print {segs:?}");
