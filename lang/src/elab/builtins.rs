@@ -349,7 +349,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             // The tiles of a tensor must cover its memory exactly, though the slice keeps only one of
             // them. A counting tensor reads no memory: its partial tiles are what predication uses.
             if matches!(p[0].value, Value::Tensor(_)) {
-                f.require_whole_tiles(&cute_layout::zipped_divide(&l, &t).map_err(lerr)?, span);
+                f.require_tiles_divide(&l, &t, span)?;
             }
             let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
             let how = ViewHow::algebra("local_tile", vec![expr::tiler_to_value(&t), expr::crd_value(&crd)]);
@@ -365,7 +365,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             let tiler = Tiler::Shape(thr.shape.product_each().map_err(lerr)?);
             if matches!(p[0].value, Value::Tensor(_)) {
-                f.require_whole_tiles(&cute_layout::zipped_divide(&l, &tiler).map_err(lerr)?, span);
+                f.require_tiles_divide(&l, &tiler, span)?;
             }
             let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
             let how = ViewHow::algebra("local_partition", vec![XValue::Layout(thr.clone()), XValue::Int(idx.clone())]);
@@ -785,7 +785,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             };
             let lerr = |e| layout_err(e, span);
             if matches!(args[0].value, Value::Tensor(_)) {
-                f.require_whole_tiles(&cute_layout::zipped_divide(&layout, &Tiler::Shape(tile.clone())).map_err(lerr)?, span);
+                f.require_tiles_divide(&layout, &Tiler::Shape(tile.clone()), span)?;
             }
             let (partitioned, offset) = cute_layout::tv_partition(&layout, tv, tile, tid).map_err(lerr)?;
             let first = Arg { name: None, name_span: None, value: args[0].value.clone(), span: args[0].span };

@@ -104,6 +104,10 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
     if layout.rank() < 2 {
         return Err(Diagnostic::error(format!("`{method}` takes a tensor whose first two modes are {} of the MMA, found layout {layout}", op_modes(op)), a.span, "rank below 2"));
     }
+    if tensor.is_some() {
+        let [tp, tq] = tiled.tile_of(op);
+        f.require_tiles_divide(&layout, &cute_layout::Tiler::Shape(cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()])), span)?;
+    }
     let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
     if method.starts_with("partition_fragment_") {
         let elem = Scalar::from_name(tiled.atom.elem(op)).unwrap_or(Scalar::F32);
