@@ -65,7 +65,8 @@ fn params(ps: &[Param], out: &mut String) {
 /// end
 /// ```
 ///
-/// One `kernel` block per kernel instance, named by its cubin symbol; one `host` block per host
+/// One `kernel` block per kernel instance, named by its cubin symbol (with `smem N` when every
+/// launch must provide N bytes of dynamic shared memory); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
 /// it).
 pub fn manifest_text(module: &Module, arch: &str) -> String {
@@ -73,6 +74,12 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
     for k in &module.kernels {
         let _ = writeln!(out, "kernel {}", k.symbol);
         params(&k.params, &mut out);
+        // The dynamic shared memory every launch must provide (the kernel's shared-memory tensors
+        // when they exceed the 48 KiB static limit); the runtime refuses a launch that gives less.
+        let smem = k.dynamic_smem_bytes();
+        if smem > 0 {
+            let _ = writeln!(out, "smem {smem}");
+        }
         let vars = crate::plan::kernel_vars(k);
         for r in &k.requires {
             if let Some(line) = crate::plan::require_line(r, &vars) {

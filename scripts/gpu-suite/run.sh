@@ -151,7 +151,7 @@ elif [ ! -f lib/libcute_runtime.so ] || [ ! -f py/gemm_check.py ]; then
 fi
 if [ -z "$gemm_skip" ]; then
     check mma-atom          python3 py/mma_atom_check.py --lib lib/libcute_runtime.so --cubin cubin/mma_atom.cubin
-    check gemm-sm80         python3 py/gemm_check.py --lib lib/libcute_runtime.so --cubin "$GEMM" --bench --json log/gemm-sm80.json
+    check gemm-sm80         python3 py/gemm_check.py --lib lib/libcute_runtime.so --cubin "$GEMM" --tile 128x256x64 --bench --json log/gemm-sm80.json
 else
     echo "=== gemm-sm80: SKIP: $gemm_skip"
     rows+=("$(printf '%-34s %-14s %4s' gemm-sm80 SKIP -)")
@@ -164,6 +164,12 @@ if command -v compute-sanitizer >/dev/null; then
     check sanitizer-apply   compute-sanitizer --report-api-errors no $CR elementwise-apply cubin/elementwise_apply.cubin --shape 256x512 --refuse 256x500
     # Out-of-bounds reads of A and B (which have no guard regions) would show here.
     check sanitizer-predicated compute-sanitizer --report-api-errors no $CR predicated-add cubin/predicated_add.cubin --shape 1x1 --shape 3x5 --shape 1023x33 --shape 37x4097
+    # The tensor-core kernels: mma.sync, cp.async, ldmatrix, dynamic shared memory (small shapes, and
+    # one the host refuses: nothing may be touched then).
+    if [ -z "$gemm_skip" ]; then
+        check sanitizer-mma     compute-sanitizer --error-exitcode 9 --report-api-errors no python3 py/mma_atom_check.py --lib lib/libcute_runtime.so --cubin cubin/mma_atom.cubin
+        check sanitizer-gemm    compute-sanitizer --error-exitcode 9 --report-api-errors no python3 py/gemm_check.py --lib lib/libcute_runtime.so --cubin "$GEMM" --tile 128x256x64 --sizes 128x256x64 256x512x192 384x256x1000
+    fi
 fi
 
 echo

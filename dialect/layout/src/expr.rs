@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::int::Int;
 use crate::int_tuple::IntTuple;
 use crate::layout::{crd2idx, idx2crd, idx2crd_strided, Layout};
+use crate::mma::{MmaAtom, MmaOperand, TiledMma};
 use crate::ops::*;
 use crate::swizzle::{ComposedLayout, Swizzle};
 use crate::tiler::Tiler;
@@ -45,6 +46,13 @@ pub enum Value {
     Under,
     /// A sliced layout and the offset of its origin.
     Sliced(Layout, Int),
+    /// A word: an element type (`bf16`, `f32`, ...), an atom's CuTe name, or a
+    /// `"quoted string"`; what `make_mma_atom` takes.
+    Name(String),
+    /// `make_mma_atom(...)`: one warp-wide tensor-core instruction.
+    MmaAtom(&'static MmaAtom),
+    /// `make_tiled_mma(...)`: an atom over a grid of warps and a tile.
+    TiledMma(TiledMma),
 }
 
 impl fmt::Display for Value {
@@ -76,6 +84,9 @@ impl fmt::Display for Value {
                 }
             }
             Value::Sliced(l, o) => write!(f, "{l} offset={o}"),
+            Value::Name(n) => write!(f, "{n}"),
+            Value::MmaAtom(a) => write!(f, "{a}"),
+            Value::TiledMma(t) => write!(f, "{t}"),
         }
     }
 }
@@ -91,6 +102,9 @@ impl Value {
             Value::Composed(_) => "a composed layout",
             Value::Under => "_",
             Value::Sliced(..) => "a sliced layout",
+            Value::Name(_) => "a name",
+            Value::MmaAtom(_) => "an MMA atom",
+            Value::TiledMma(_) => "a tiled MMA",
         }
     }
 
@@ -158,6 +172,7 @@ pub fn int_tuple_value(t: &IntTuple) -> Value {
 enum Tok {
     Int(i64),
     Name(String),
+    Str(String),
     Sym(char),
 }
 
@@ -191,6 +206,18 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
             } else {
                 out.push((Tok::Name(text), start));
             }
+        } else if c == '"' {
+            // A quoted word, e.g. an element type "bf16" (CuTe DSL passes types, not strings).
+            let start = i;
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                i += 1;
+            }
+            if i == b.len() {
+                return Err(Error::new("parse", format!("unterminated string starting at column {}", start + 1)));
+            }
+            out.push((Tok::Str(b[start + 1..i].iter().collect()), start));
+            i += 1;
         } else if "()<>,:?{}=[]@".contains(c) {
             out.push((Tok::Sym(c), i));
             i += 1;
@@ -212,7 +239,10 @@ enum Ast {
     Layout(Box<Ast>, Box<Ast>),
     Swizzle(i64, i64, i64),
     Composed(Box<Ast>, Box<Ast>, Box<Ast>),
-    Call(String, Vec<Ast>, usize),
+    /// A call: name, arguments (each with its `label:` if it has one, as in `.cute`'s
+    /// `shape: (16,8,16)`), column.
+    Call(String, Vec<(Option<String>, Ast)>, usize),
+    Name(String),
 }
 
 struct Parser {
@@ -279,6 +309,29 @@ impl Parser {
             return Ok(Ast::Layout(Box::new(t), Box::new(d)));
         }
         Ok(t)
+    }
+
+    /// The arguments of a call; `label: expr` names one (checked by [`check_labels`]).
+    fn args(&mut self) -> Result<Vec<(Option<String>, Ast)>> {
+        let mut v = Vec::new();
+        if self.eat(')') {
+            return Ok(v);
+        }
+        loop {
+            let label = match (self.peek(), self.peek_at(1)) {
+                (Some(Tok::Name(n)), Some(Tok::Sym(':'))) => {
+                    let n = n.clone();
+                    self.pos += 2;
+                    Some(n)
+                }
+                _ => None,
+            };
+            v.push((label, self.expr()?));
+            if self.eat(')') {
+                return Ok(v);
+            }
+            self.expect(',')?;
+        }
     }
 
     fn list(&mut self, close: char) -> Result<Vec<Ast>> {
@@ -362,6 +415,10 @@ impl Parser {
                 self.pos += 1;
                 Ok(Ast::Tuple(self.list(')')?))
             }
+            Some(Tok::Str(s)) => {
+                self.pos += 1;
+                Ok(Ast::Name(s))
+            }
             Some(Tok::Sym('[')) => {
                 // Python-style lists, as in cute.select(l, [0,1,3,2]).
                 self.pos += 1;
@@ -388,11 +445,13 @@ impl Parser {
                 }
                 if self.peek() == Some(&Tok::Sym('(')) {
                     self.pos += 1;
-                    let args = self.list(')')?;
+                    let args = self.args()?;
                     let name = n.strip_prefix("cute.").unwrap_or(&n).to_string();
                     return Ok(Ast::Call(name, args, col));
                 }
-                let _ = self.peek_at(0);
+                if is_word(&n) {
+                    return Ok(Ast::Name(n));
+                }
                 Err(Error::new("parse", format!("unknown name '{n}' at column {col} (a call needs parentheses)")))
             }
             _ => Err(self.err("expected a value")),
@@ -404,6 +463,7 @@ fn tok_text(t: &Tok) -> String {
     match t {
         Tok::Int(v) => v.to_string(),
         Tok::Name(n) => format!("'{n}'"),
+        Tok::Str(n) => format!("\"{n}\""),
         Tok::Sym(c) => format!("'{c}'"),
     }
 }
@@ -415,6 +475,52 @@ fn parse(src: &str) -> Result<Ast> {
         return Err(p.err("unexpected input after the expression"));
     }
     Ok(e)
+}
+
+// ---------------------------------------------------------------- MMA words
+
+/// Element types by their `.cute` names, with the CuTe DSL spellings read as the same type.
+const ELEM_TYPES: &[(&str, &[&str])] = &[
+    ("f16", &["Float16", "half"]),
+    ("bf16", &["BFloat16", "bfloat16"]),
+    ("tf32", &["TFloat32"]),
+    ("f32", &["Float32", "float"]),
+];
+
+/// The `.cute` name of an element type written `name` (`BFloat16` and `cutlass.BFloat16` are `bf16`).
+fn elem_type(name: &str) -> Option<&'static str> {
+    let n = name.strip_prefix("cutlass.").unwrap_or(name);
+    ELEM_TYPES.iter().find(|(t, alias)| *t == n || alias.contains(&n)).map(|(t, _)| *t)
+}
+
+/// Bare words the language reads as values (not as unknown names): element types and the
+/// CuTe names of the MMA atoms. Anything else can be given as a `"quoted string"`.
+fn is_word(name: &str) -> bool {
+    elem_type(name).is_some() || MmaAtom::by_name(name).is_some()
+}
+
+/// The `label:`s each call accepts, at the argument position it must label (the `.cute`
+/// spellings `make_mma_atom(bf16, f32, shape: (16,8,16))`,
+/// `make_tiled_mma(atom, (2,2,1), permutation: (32,32,16))`).
+const LABELS: &[(&str, &str, usize)] = &[("make_mma_atom", "shape", 2), ("make_tiled_mma", "atom_layout", 1), ("make_tiled_mma", "permutation", 2)];
+
+fn check_labels(name: &str, args: &[(Option<String>, Ast)]) -> Result<()> {
+    for (k, (label, _)) in args.iter().enumerate() {
+        let Some(label) = label else { continue };
+        match LABELS.iter().find(|(op, l, _)| *op == name && l == label) {
+            Some((_, _, at)) if *at == k => {}
+            Some((_, _, at)) => return Err(Error::new(name, format!("`{label}:` labels argument {}, found at argument {}", at + 1, k + 1))),
+            None => return Err(Error::new(name, format!("takes no argument named `{label}`"))),
+        }
+    }
+    Ok(())
+}
+
+/// The operand a `layout_tv_A`-style operation is for (`layout_tv_A`, CuTe C++'s `get_layoutA_TV`,
+/// CuTe DSL's `tv_layout_A`).
+fn tv_operand(name: &str) -> Option<MmaOperand> {
+    let op = name.strip_prefix("layout_tv_").or_else(|| name.strip_prefix("tv_layout_")).or_else(|| name.strip_prefix("get_layout").and_then(|r| r.strip_suffix("_TV")))?;
+    MmaOperand::parse(op)
 }
 
 // ---------------------------------------------------------------- evaluation
@@ -446,8 +552,10 @@ fn eval(a: &Ast) -> Result<Value> {
             let l = eval(l)?.to_layout().ok_or_else(|| Error::new("parse", "the inner part of a composed layout must be a layout"))?;
             composed("composed layout", sw, off, l)
         }
+        Ast::Name(n) => Ok(Value::Name(n.clone())),
         Ast::Call(name, args, col) => {
-            let vals = args.iter().map(eval).collect::<Result<Vec<_>>>()?;
+            check_labels(name, args)?;
+            let vals = args.iter().map(|(_, a)| eval(a)).collect::<Result<Vec<_>>>()?;
             call(name, &vals).map_err(|e| if e.op == "eval" && e.reason.starts_with("unknown") { Error::new("eval", format!("{} (column {col})", e.reason)) } else { e })
         }
     }
@@ -518,6 +626,40 @@ impl<'a> Args<'a> {
     fn tiler(&self, i: usize) -> Result<Tiler> {
         self.v[i].to_tiler().ok_or_else(|| self.bad(i, "a tiler (a layout, a shape or <...>)"))
     }
+    /// An element type: a word such as `bf16` or `"BFloat16"`.
+    fn elem(&self, i: usize) -> Result<&'static str> {
+        match &self.v[i] {
+            Value::Name(n) => elem_type(n).ok_or_else(|| {
+                let known: Vec<&str> = ELEM_TYPES.iter().map(|(t, _)| *t).collect();
+                Error::new(self.op, format!("argument {}: unknown element type '{n}' (the types are {})", i + 1, known.join(", ")))
+            }),
+            _ => Err(self.bad(i, "an element type (bf16, f16, tf32, f32)")),
+        }
+    }
+    /// (M, N, K), three static positive integers.
+    fn mnk(&self, i: usize) -> Result<[i64; 3]> {
+        match &self.v[i] {
+            Value::Tuple(t) if t.len() == 3 => {
+                let mut out = [0; 3];
+                for (k, x) in t.iter().enumerate() {
+                    match x {
+                        Value::Int(Int::S(n)) => out[k] = *n,
+                        _ => return Err(self.bad(i, "(M,N,K) of static integers")),
+                    }
+                }
+                Ok(out)
+            }
+            _ => Err(self.bad(i, "(M,N,K) of static integers")),
+        }
+    }
+    /// A tiled MMA, or an atom as the tiled MMA of one warp.
+    fn tiled_mma(&self, i: usize) -> Result<TiledMma> {
+        match &self.v[i] {
+            Value::TiledMma(t) => Ok(t.clone()),
+            Value::MmaAtom(a) => TiledMma::new(a, [1, 1, 1], None),
+            _ => Err(self.bad(i, "an MMA atom or a tiled MMA (make_mma_atom, make_tiled_mma)")),
+        }
+    }
     fn crd(&self, i: usize) -> Result<Crd> {
         self.v[i].to_crd().ok_or_else(|| self.bad(i, "a coordinate"))
     }
@@ -570,6 +712,7 @@ pub const OPERATIONS: &[&str] = &[
     "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape",
     "local_tile", "local_partition", "make_layout_tv", "max_common_vector", "max_common_layout", "slice",
     "with_shape", "product", "product_each", "leaves", "make_swizzle", "Swizzle", "make_composed_layout",
+    "make_mma_atom", "make_tiled_mma", "layout_tv_A", "layout_tv_B", "layout_tv_C", "tile_shape",
 ];
 
 /// Applies one operation of the language to values (which may hold dynamic integers): what a
@@ -596,7 +739,7 @@ impl Value {
             Value::Tuple(v) | Value::Tiler(v) => v.iter().flat_map(Value::dyn_leaves).collect(),
             Value::Layout(l) | Value::Sliced(l, _) => l.dynamic_leaves(),
             Value::Composed(c) => c.layout.dynamic_leaves(),
-            Value::Swizzle(_) | Value::Under => vec![],
+            Value::Swizzle(_) | Value::Under | Value::Name(_) | Value::MmaAtom(_) | Value::TiledMma(_) => vec![],
         }
     }
 
@@ -614,14 +757,54 @@ impl Value {
             Value::Layout(l) => Value::Layout(layout(l, f)?),
             Value::Sliced(l, off) => Value::Sliced(layout(l, f)?, off.subst(f)?),
             Value::Composed(c) => Value::Composed(ComposedLayout { swizzle: c.swizzle, offset: c.offset.subst(f)?, layout: layout(&c.layout, f)? }),
-            Value::Swizzle(_) | Value::Under => self.clone(),
+            Value::Swizzle(_) | Value::Under | Value::Name(_) | Value::MmaAtom(_) | Value::TiledMma(_) => self.clone(),
         })
     }
 }
 
 fn call(name: &str, v: &[Value]) -> Result<Value> {
     let a = Args { op: name, v };
+    if let Some(op) = tv_operand(name) {
+        // CuTe's get_layoutA_TV: (thread, value) -> column-major coordinate in the operand's tile.
+        a.count(1, 1)?;
+        return match &v[0] {
+            Value::MmaAtom(atom) => Ok(Value::Layout(atom.layout_tv(op))),
+            _ => lay(a.tiled_mma(0)?.layout_tv(op)),
+        };
+    }
     match name {
+        "make_mma_atom" => {
+            // make_mma_atom(ab_type, acc_type, (M,N,K)), or make_mma_atom(CuTe name).
+            a.count(1, 3)?;
+            match v.len() {
+                1 => match &v[0] {
+                    Value::Name(n) => MmaAtom::by_name(n).map(Value::MmaAtom).ok_or_else(|| {
+                        let names: Vec<&str> = MmaAtom::all().iter().map(|x| x.name).collect();
+                        Error::new(name, format!("no MMA atom is named '{n}'; the atoms are {}", names.join(", ")))
+                    }),
+                    _ => Err(a.bad(0, "an atom's CuTe name")),
+                },
+                3 => Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
+                _ => Err(Error::new(name, "takes (ab_type, acc_type, (M,N,K)) or an atom's CuTe name")),
+            }
+        }
+        "make_tiled_mma" => {
+            // make_tiled_mma(atom, atom_layout (M,N,K) [, permutation (M,N,K) tile sizes]).
+            a.count(2, 3)?;
+            let Value::MmaAtom(atom) = &v[0] else { return Err(a.bad(0, "an MMA atom (make_mma_atom)")) };
+            let perm = if v.len() == 3 { Some(a.mnk(2)?) } else { None };
+            Ok(Value::TiledMma(TiledMma::new(atom, a.mnk(1)?, perm)?))
+        }
+        "tile_shape" => {
+            // CuTe's tile_shape(tiled_mma): the (M,N,K) tile one step of the tiled MMA covers.
+            a.count(1, 1)?;
+            Ok(Value::Tuple(a.tiled_mma(0)?.tile.iter().map(|&x| Value::Int(Int::S(x))).collect()))
+        }
+        "size" if matches!(v.first(), Some(Value::MmaAtom(_) | Value::TiledMma(_))) => {
+            // CuTe's size(tiled_mma): its threads.
+            a.count(1, 1)?;
+            Ok(Value::Int(Int::S(a.tiled_mma(0)?.threads())))
+        }
         "size" => {
             a.count(1, 8)?;
             let x = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };

@@ -64,7 +64,7 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
         (Some(s), _) | (None, Some(s)) => mnk(s, "the MMA shape")?,
         (None, None) => return Err(Diagnostic::error("`make_mma_atom` needs the instruction shape", span, "no shape").with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`")),
     };
-    MmaAtom::find(ab.name(), acc.name(), shape).map(Value::MmaAtom).map_err(|e| layout_err(e, span))
+    MmaAtom::find(ab.name(), acc.name(), shape).map(Value::MmaAtom).map_err(|e| Diagnostic::error(e.reason.clone(), span, "no such MMA atom"))
 }
 
 /// `make_tiled_mma(atom, atom_layout[, permutation: (M, N, K)])`.
@@ -96,10 +96,13 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
     let op = operand_of(method).ok_or_else(|| Diagnostic::error(format!("no method `{method}` on a thread slice of a tiled MMA"), span, "unknown method"))?;
     arity(method, args, 1, 1, span, &format!("thr_mma.{method}(tensor)"))?;
     let a = positional(args)[0];
+    let fragment = method.starts_with("partition_fragment_");
     let (layout, tensor) = match &a.value {
         Value::Tensor(t) => (t.ty.layout.clone(), Some(t.clone())),
         Value::Counting { layout, .. } => (layout.clone(), None),
-        other => return Err(Diagnostic::error(format!("`{method}` takes a tensor, found {}", article(other)), a.span, "not a tensor")),
+        // A fragment only needs the shape: a layout will do, as CuTe's partition_fragment_C(shape).
+        Value::Layout(l) if fragment => (l.clone(), None),
+        other => return Err(Diagnostic::error(format!("`{method}` takes a tensor{}, found {}", if fragment { " or a layout" } else { "" }, article(other)), a.span, "not a tensor")),
     };
     if layout.rank() < 2 {
         return Err(Diagnostic::error(format!("`{method}` takes a tensor whose first two modes are {} of the MMA, found layout {layout}", op_modes(op)), a.span, "rank below 2"));
@@ -109,7 +112,7 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         f.require_tiles_divide(&layout, &cute_layout::Tiler::Shape(cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()])), span)?;
     }
     let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
-    if method.starts_with("partition_fragment_") {
+    if fragment {
         let elem = Scalar::from_name(tiled.atom.elem(op)).unwrap_or(Scalar::F32);
         // tf32 operands live in 32-bit registers as f32 values, as in CuTe.
         let elem = if elem == Scalar::TF32 { Scalar::F32 } else { elem };
