@@ -261,6 +261,16 @@ pub enum CopyOp {
     /// SM75_U32x4_LDSM_N): a warp-wide load of four 8x8 matrices of 16-bit elements, each lane giving
     /// one 16-byte row address and receiving its MMA operand values (made by `make_tiled_copy_A/B`).
     LdmatrixX4,
+    /// `ldmatrix...x4.trans.b16` (CuTe's SM75_U16x8_LDSM_T): the same for an M- or N-major tile,
+    /// each row 8 consecutive elements along M or N, transposed on the way into registers.
+    LdmatrixX4Trans,
+}
+
+impl CopyOp {
+    /// Whether this is one of the `ldmatrix` forms (shared memory to MMA registers, warp-wide).
+    pub fn is_ldmatrix(self) -> bool {
+        matches!(self, CopyOp::LdmatrixX4 | CopyOp::LdmatrixX4Trans)
+    }
 }
 
 impl CopyOp {
@@ -271,11 +281,12 @@ impl CopyOp {
             CopyOp::CpAsync { cache_global: false } => "cp.async.ca",
             CopyOp::CpAsync { cache_global: true } => "cp.async.cg",
             CopyOp::LdmatrixX4 => "ldmatrix.x4",
+            CopyOp::LdmatrixX4Trans => "ldmatrix.x4.trans",
         }
     }
 
     pub fn from_name(s: &str) -> Option<CopyOp> {
-        [CopyOp::Universal, CopyOp::CpAsync { cache_global: false }, CopyOp::CpAsync { cache_global: true }, CopyOp::LdmatrixX4].into_iter().find(|o| o.name() == s)
+        [CopyOp::Universal, CopyOp::CpAsync { cache_global: false }, CopyOp::CpAsync { cache_global: true }, CopyOp::LdmatrixX4, CopyOp::LdmatrixX4Trans].into_iter().find(|o| o.name() == s)
     }
 }
 

@@ -71,11 +71,15 @@ impl Kernel {
     /// 32-bit index range, and the memory bound when the view knows its
     /// size) before any driver call; a mismatch is an
     /// `Err(ArgumentMismatch)` naming the parameter, and nothing is
-    /// launched. Then as [`Kernel::launch`] (asynchronous).
+    /// launched. A launch giving less dynamic shared memory than the
+    /// kernel's `smem` line is `Err(InvalidLaunch)`
+    /// ([`KernelSig::check_dynamic_smem`]). Then as [`Kernel::launch`]
+    /// (asynchronous).
     pub fn launch_checked(&self, stream: &Stream, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let sig = self.require_sig()?;
         let mut flat = Vec::with_capacity(args.len() * 2);
         check_args_into(sig, args, &mut flat)?;
+        // `launch` also checks the dynamic shared memory against the signature, first thing.
         self.launch(stream, cfg, &flat)
     }
 
@@ -171,10 +175,16 @@ impl Kernel {
     /// ([`LaunchConfig::validate`]); that `args` match the kernel's parameter
     /// count and byte sizes (when the driver reports them); the kernel's
     /// thread limit; the dynamic shared memory limit (amounts above 48 KiB are
-    /// opted in to automatically). Pointers are passed through unchecked: a
-    /// wrong pointer corrupts device memory, not host memory.
+    /// opted in to automatically); and, when the cubin's manifest describes
+    /// the kernel, that the dynamic shared memory covers what the kernel needs
+    /// (its `smem` line, [`KernelSig::check_dynamic_smem`]). Pointers are
+    /// passed through unchecked: a wrong pointer corrupts device memory, not
+    /// host memory.
     pub fn launch(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg]) -> Result<()> {
         cfg.validate()?;
+        if let Some(sig) = self.sig.as_deref() {
+            sig.check_dynamic_smem(cfg.shared_mem_bytes)?;
+        }
         let device = self.module.device();
         if stream.device().ordinal() != device.ordinal() {
             return Err(RuntimeError::InvalidArgument(format!(

@@ -35,6 +35,10 @@
 //!   to), `rank` (top-level modes), `shape`/`stride` in CuTe notation with
 //!   `?` for a dynamic entry (`(?,8)`, `((2,?),8)`).
 //! * `scalar` params: `elem`.
+//! * `smem BYTES` in a kernel block: the dynamic shared memory every launch must provide (the
+//!   kernel's shared-memory tensors, when they exceed the 48 KiB static limit), in
+//!   [`KernelSig::dynamic_smem_bytes`]; checked launches giving less are refused. A malformed
+//!   value fails the manifest.
 //! * Forward compatibility: unknown record kinds and unknown `key=value`
 //!   attributes are ignored, so later versions can add records without
 //!   breaking old readers. A `host` block is parsed into
@@ -396,9 +400,27 @@ pub struct KernelSig {
     /// Launch conditions over the kernel's dynamic ABI values (`require` lines), checked by
     /// checked launches.
     pub requires: Vec<Require>,
+    /// Bytes of dynamic shared memory every launch must provide (`smem N`: the kernel's
+    /// shared-memory tensors when they exceed the 48 KiB static limit; 0 when the line is absent).
+    /// Launches giving less are refused ([`KernelSig::check_dynamic_smem`]).
+    pub dynamic_smem_bytes: u32,
 }
 
 impl KernelSig {
+    /// Refuses a launch giving `given` bytes of dynamic shared memory when the kernel needs more
+    /// (its `smem N` line): the kernel places its shared-memory tensors in the dynamic shared
+    /// memory, so a smaller amount would make it access shared memory out of range. A pure check
+    /// (no driver call): `Err(RuntimeError::InvalidLaunch)`.
+    pub fn check_dynamic_smem(&self, given: u32) -> Result<()> {
+        if given < self.dynamic_smem_bytes {
+            return Err(RuntimeError::InvalidLaunch(format!(
+                "kernel `{}` needs {} B of dynamic shared memory (its shared-memory tensors), the launch gives {given} B",
+                self.name, self.dynamic_smem_bytes
+            )));
+        }
+        Ok(())
+    }
+
     /// The kernel-ABI parameter list as text: `(u64 a, i32 a.shape[0], ...)`.
     pub fn abi(&self) -> String {
         let mut out = Vec::new();
@@ -515,6 +537,8 @@ impl Manifest {
             Host(HostSig, Option<LaunchPlan>),
         }
         let mut open: Option<Open> = None;
+        // Whether the open kernel block had its `smem` line.
+        let mut smem_seen = false;
         for (no, line) in lines {
             let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
             // Inside `launch ... endlaunch`: plan records. A malformed record marks the host's
@@ -555,10 +579,11 @@ impl Manifest {
                         return Err(perr(no, format!("`{kw}` inside `{name}` (missing `end`)")));
                     }
                     let name = fields.get(1).ok_or_else(|| perr(no, format!("`{kw}` without a name")))?;
+                    smem_seen = false;
                     open = Some(if kw == "host" {
                         Open::Host(HostSig::new(name), None)
                     } else {
-                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new() })
+                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0 })
                     });
                 }
                 Some("param") => match &mut open {
@@ -599,6 +624,30 @@ impl Manifest {
                             Ok(segs) => h.steps.push(HostStep::Print(segs)),
                             Err(e) => {
                                 h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                            }
+                        }
+                    }
+                }
+                // A kernel's dynamic shared memory; outside a kernel block (in a host block, outside
+                // a `launch`) it means nothing and is ignored. Skipping a malformed one would let
+                // launches through unchecked, so it fails the manifest.
+                Some("smem") => {
+                    if let Some(Open::Kernel(k)) = &mut open {
+                        let bytes = match fields[1..] {
+                            [v] => v.parse::<u32>().ok(),
+                            _ => None,
+                        };
+                        match bytes {
+                            Some(b) if !smem_seen => {
+                                k.dynamic_smem_bytes = b;
+                                smem_seen = true;
+                            }
+                            Some(_) => return Err(perr(no, format!("kernel `{}`: a second `smem` line", k.name))),
+                            None => {
+                                return Err(perr(
+                                    no,
+                                    format!("kernel `{}`: bad `smem` line `{line}` (expected `smem BYTES`, BYTES in 0..=4294967295)", k.name),
+                                ))
                             }
                         }
                     }

@@ -1009,7 +1009,9 @@ impl HostPlan {
                 block: (dim(&l.block[0], "block", 0)?, dim(&l.block[1], "block", 1)?, dim(&l.block[2], "block", 2)?),
                 shared_mem_bytes: dim(&l.smem, "smem", 0)?,
             };
-            cfg.validate().map_err(|e| match e {
+            // The launch config, and the dynamic shared memory the kernel needs (its `smem` line:
+            // cutec adds it to the plan's `smem`, checked again here).
+            cfg.validate().and_then(|()| kernel.check_dynamic_smem(cfg.shared_mem_bytes)).map_err(|e| match e {
                 RuntimeError::InvalidLaunch(m) => RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {m}", l.kernel)),
                 other => other,
             })?;

@@ -9,7 +9,7 @@ Host functions looked for (each one the cubin lacks is reported "not in cubin" a
     gemm_{tn,nn,nt}_{bf16,f16}_f32    C is f32
 Accumulation is f32 in all of them. Arguments (A, B, C), C always (M,N) row-major; A and B per layout:
     tn  CuTe's TN (both K-major): A (M,K) row-major, B (N,K) row-major;  C = A @ B.T
-    nn  A (M,K) row-major, B given as a (K,N) row-major tensor;           C = A @ B
+    nn  CuTe's/BLAS's NN (A M-major, B K-major): A given as (K,M) row-major, B (N,K) row-major;  C = A.T @ B.T
     nt  CuTe's NT (both MN-major): A given as (K,M), B as (K,N), both row-major;  C = A.T @ B
 For nn/nt the tensors are passed as stored; if the host's checks refuse that view on a one-tile probe,
 the transposed views of the same memory (CuTe's logical (M,K)/(N,K) modes: A.t(), B.t()) are tried
@@ -22,7 +22,7 @@ guard elements, reference (A.double() @ B.double().T) on the GPU (the inputs' ex
     max_rel_err = max|C - ref| / max|ref|,   tol: bf16 out 4*2^-7, f16 out 4*2^-10, f32 out 1e-3;
 any NaN/inf left in C or any guard element written is a FAIL. A refusal (a C-ABI error naming the
 reason, nothing launched) is printed as REFUSED; it is accepted only for shapes that are not a multiple
-of --tile (default 128x128x32: BM x BN x BK of samples/gemm_sm80.cute), where a correct result is
+of --tile (default 128x256x64: BM x BN x BK of samples/gemm_sm80.cute), where a correct result is
 accepted as well. A refused tile-multiple shape is a FAIL.
 
 --bench: every available host with C of the input dtype (bf16, f16) at 4096^3 and 8192^3: median
@@ -48,7 +48,7 @@ if HERE not in sys.path:
 import cutec_torch  # noqa: E402  (ctypes only: importable without torch)
 
 T0 = time.time()
-DEFAULT_SHAPES = ["128x128x128", "256x384x512", "1000x1000x1000", "4096x4096x4104", "4096x4096x4096", "8192x8192x8192"]
+DEFAULT_SHAPES = ["128x256x64", "256x512x192", "128x128x128", "1000x1000x1000", "4096x4096x4104", "4096x4096x4096", "8192x8192x8192"]
 BENCH_SHAPES = ["4096x4096x4096", "8192x8192x8192"]
 LARGE = 8192 ** 3        # shapes with M*N*K >= this: checked once per dtype pair unless --full
 GUARD = 2048             # NaN elements before and after C that must stay NaN
@@ -74,16 +74,16 @@ LAYOUTS = {
                  lambda M, N, K: ((M, K), (N, K)),
                  [lambda a, b: (a, b)],
                  lambda a, b: (a, b.t())),
-    "nn": Layout("A (M,K) row-major, B a (K,N) row-major tensor; C = A @ B",
-                 lambda M, N, K: ((M, K), (K, N)),
-                 [lambda a, b: (a, b), lambda a, b: (a, b.t())],
-                 lambda a, b: (a, b)),
+    "nn": Layout("A a (K,M) row-major tensor (M-major), B (N,K) row-major (K-major); C = A.T @ B.T",
+                 lambda M, N, K: ((K, M), (N, K)),
+                 [lambda a, b: (a, b), lambda a, b: (a.t(), b)],
+                 lambda a, b: (a.t(), b.t())),
     "nt": Layout("A a (K,M) and B a (K,N) row-major tensor (both MN-major); C = A.T @ B",
                  lambda M, N, K: ((K, M), (K, N)),
                  [lambda a, b: (a, b), lambda a, b: (a.t(), b.t())],
                  lambda a, b: (a.t(), b)),
 }
-VIEW_NAMES = {"tn": ["as stored"], "nn": ["as stored", "B as B.t() (N,K):(1,N)"],
+VIEW_NAMES = {"tn": ["as stored"], "nn": ["as stored", "A.t() (M,K):(1,M), B as stored"],
               "nt": ["as stored", "A.t() (M,K):(1,M), B.t() (N,K):(1,N)"]}
 IN_OUT = [("bfloat16", "bfloat16"), ("float16", "float16"), ("bfloat16", "float32"), ("float16", "float32")]
 
@@ -445,8 +445,8 @@ def main():
     ap.add_argument("--bench", action="store_true", help="also time cutec vs torch.matmul")
     ap.add_argument("--bench-sizes", nargs="+", type=parse_shape, metavar="MxNxK",
                     help=f"benchmark shapes (default: {' '.join(BENCH_SHAPES)})")
-    ap.add_argument("--tile", type=parse_shape, default=(128, 128, 32), metavar="MxNxK",
-                    help="the CTA tile: shapes that are multiples of it must be accepted (default 128x128x32: BM, BN, BK of samples/gemm_sm80.cute)")
+    ap.add_argument("--tile", type=parse_shape, default=(128, 256, 64), metavar="MxNxK",
+                    help="the CTA tile: shapes that are multiples of it must be accepted (default 128x256x64: BM, BN, BK of samples/gemm_sm80.cute)")
     ap.add_argument("--full", action="store_true", help="check the 8192^3-sized shapes for every host, not once per dtype pair")
     ap.add_argument("--seed", type=int, default=None, help="random seed (default: random, printed)")
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON")

@@ -181,8 +181,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             if n_src != n_dst {
                 return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
             }
-            if ir::string_attr(op, "op").as_deref() == Some("ldmatrix.x4") {
-                ldmatrix(&b, op, &tensors[s], &tensors[d], n_src, w_src)?;
+            if let Some(name) = ir::string_attr(op, "op").filter(|n| n.starts_with("ldmatrix")) {
+                ldmatrix(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src)?;
                 dead.push(op);
                 continue;
             }
@@ -438,9 +438,15 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
 /// `ldmatrix.x4`: this lane gives the shared-memory address of its 8-element row (`src`, which must
 /// be 16 contiguous, aligned bytes) and receives four registers, its 8 MMA values in `dst` order
 /// (register j = values 2j, 2j+1).
-fn ldmatrix(b: &Builder, op: Op, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
+fn ldmatrix(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
+    // `.trans` delivers the transposed 8x8 matrices: the MMA fragment of an M- or N-major tile.
+    let layout = match name {
+        "ldmatrix.x4" => "row",
+        "ldmatrix.x4.trans" => "col",
+        other => return Err(fail(op, &format!("{NAME}: unknown copy operation \"{other}\""))),
+    };
     if n != 8 || w != 8 {
-        return Err(fail(op, &format!("ldmatrix.x4 reads one row of 8 contiguous, 16-byte aligned elements per lane, but the source has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)", src.layout, src.align)));
+        return Err(fail(op, &format!("{name} reads one row of 8 contiguous, 16-byte aligned elements per lane, but the source has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)", src.layout, src.align)));
     }
     let i32_ty = b.ty("i32");
     let st = b.ty("!llvm.struct<(i32, i32, i32, i32)>");
@@ -451,7 +457,7 @@ fn ldmatrix(b: &Builder, op: Op, src: &Lowered, dst: &Lowered, n: usize, w: usiz
         &[st],
         &[
             ("num", b.attr("4 : i32")),
-            ("layout", b.attr("#nvvm.mma_layout<row>")),
+            ("layout", b.attr(&format!("#nvvm.mma_layout<{layout}>"))),
             ("shape", b.attr("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")),
             ("eltType", b.attr("#nvvm.ld_st_matrix_elt_type<b16>")),
         ],

@@ -167,15 +167,15 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
     if src.elem != dst.elem {
         return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
     }
-    if ir::string_attr(op, "op").as_deref() == Some("ldmatrix.x4") {
+    if let Some(name) = ir::string_attr(op, "op").filter(|n| n == "ldmatrix.x4" || n == "ldmatrix.x4.trans") {
         if src.space != "smem" || dst.space != "rmem" {
-            return Err(fail(op, &format!("ldmatrix.x4 copies from smem to rmem, not from {} to {}", src.space, dst.space)));
+            return Err(fail(op, &format!("{name} copies from smem to rmem, not from {} to {}", src.space, dst.space)));
         }
         if super::common::element_bytes(&src.elem) != Some(2) {
-            return Err(fail(op, &format!("ldmatrix.x4 moves 16-bit elements, not {}", src.elem)));
+            return Err(fail(op, &format!("{name} moves 16-bit elements, not {}", src.elem)));
         }
     } else if let Some(name) = ir::string_attr(op, "op") {
-        let sizes = super::common::cp_async_bytes(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\" and \"ldmatrix.x4\"")))?;
+        let sizes = super::common::cp_async_bytes(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")))?;
         if src.space != "gmem" || dst.space != "smem" {
             return Err(fail(op, &format!("{name} copies from gmem to smem, not from {} to {}", src.space, dst.space)));
         }

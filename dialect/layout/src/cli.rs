@@ -1,11 +1,13 @@
 //! `layout eval EXPR`, `layout eval -`, `layout show EXPR [--svg FILE]`.
+//! `show` draws a layout, a `(tiler, TV layout)` pair, or an MMA atom / tiled
+//! MMA (its A, B and C panels, as CuTe's `print_latex(tiled_mma)`).
 //!
 //! `args` start after the word `layout`. `eval -` reads one expression a line
 //! and prints one result a line (`error: ...` for a failing one, and goes
 //! on), so millions of cases run through one process.
 
 use crate::expr::eval_str;
-use crate::show::{grid_of, to_svg, to_text};
+use crate::show::picture_of;
 use std::io::{BufRead, Write};
 
 const USAGE: &str = "usage: layout eval EXPR | layout eval - | layout show EXPR [--svg FILE]\n\
@@ -76,7 +78,7 @@ fn run_inner(args: &[String], stdin: &mut dyn BufRead, stdout: &mut dyn Write, s
                     i += 1;
                 }
             }
-            let grid = match eval_str(&expr.join(" ")).and_then(|v| grid_of(&v)) {
+            let picture = match eval_str(&expr.join(" ")).and_then(|v| picture_of(&v)) {
                 Ok(g) => g,
                 Err(e) => {
                     writeln!(stderr, "error: {e}")?;
@@ -85,13 +87,13 @@ fn run_inner(args: &[String], stdin: &mut dyn BufRead, stdout: &mut dyn Write, s
             };
             match svg {
                 Some(path) => {
-                    if let Err(e) = std::fs::write(path, to_svg(&grid)) {
+                    if let Err(e) = std::fs::write(path, picture.to_svg()) {
                         writeln!(stderr, "error: cannot write {path}: {e}")?;
                         return Ok(1);
                     }
-                    writeln!(stdout, "wrote {path} ({}x{} cells)", grid.rows, grid.cols)?;
+                    writeln!(stdout, "wrote {path} ({})", picture.summary())?;
                 }
-                None => write!(stdout, "{}", to_text(&grid))?,
+                None => write!(stdout, "{}", picture.to_text())?,
             }
             Ok(0)
         }

@@ -1176,6 +1176,42 @@ mod tests {
     }
 
     #[test]
+    fn mma_values() {
+        let atom = "MMA_Atom(SM80_16x8x16_F32BF16BF16F32_TN, shape (16,8,16), TV A ((4,8),(2,2,2)):((32,1),(16,8,128)), B ((4,8),(2,2)):((16,1),(8,64)), C ((4,8),(2,2)):((32,1),(16,8)))";
+        // Bare words, quoted strings, CuTe DSL spellings, `.cute`'s `shape:` label, the CuTe name.
+        for s in [
+            "make_mma_atom(bf16, f32, (16,8,16))",
+            "make_mma_atom(\"bf16\", \"f32\", (16,8,16))",
+            "make_mma_atom(cutlass.BFloat16, Float32, shape: (16,8,16))",
+            "cute.make_mma_atom(SM80_16x8x16_F32BF16BF16F32_TN)",
+        ] {
+            assert_eq!(ev(s), atom, "{s}");
+        }
+        let tiled = "make_tiled_mma(make_mma_atom(bf16, f32, (16,8,16)), (2,2,1))";
+        assert!(ev(tiled).starts_with("TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (2,2,1), tile (32,16,16), 128 threads, TV A "), "{}", ev(tiled));
+        assert_eq!(ev(&format!("size({tiled})")), "128");
+        assert_eq!(ev(&format!("tile_shape({tiled})")), "(32,16,16)");
+        let perm = "make_tiled_mma(make_mma_atom(bf16, f32, (16,8,16)), atom_layout: (2,2,1), permutation: (32,32,16))";
+        assert_eq!(ev(&format!("tile_shape({perm})")), "(32,32,16)");
+        // The TV layouts, under all three spellings; an atom gives its own.
+        assert_eq!(ev(&format!("layout_tv_C({tiled})")), "(((4,8),2,2,1),(2,2)):(((64,1),16,256,0),(32,8))");
+        assert_eq!(ev(&format!("get_layoutC_TV({tiled})")), ev(&format!("tv_layout_C({tiled})")));
+        assert_eq!(ev("layout_tv_A(make_mma_atom(bf16, f32, (16,8,16)))"), "((4,8),(2,2,2)):((32,1),(16,8,128))");
+        assert_eq!(ev(&format!("size(layout_tv_B({perm}))")), "1024");
+        // Errors name what is wrong.
+        assert!(ev("make_mma_atom(\"f8\", f32, (16,8,16))").contains("unknown element type 'f8'"));
+        assert!(ev("make_mma_atom(f8, f32, (16,8,16))").contains("unknown name 'f8'"));
+        assert!(ev("make_mma_atom(f16, f32, (16,8,32))").contains("no mma.sync atom"));
+        assert!(ev("make_mma_atom(f16, f32, permutation: (16,8,16))").contains("no argument named `permutation`"));
+        assert!(ev("make_tiled_mma(make_mma_atom(f16, f32, (16,8,16)), permutation: (2,2,1))").contains("labels argument 3"));
+        assert!(ev("make_tiled_mma(make_mma_atom(f16, f32, (16,8,16)), (2,2,1), (32,24,16))").contains("not a multiple"));
+        assert!(ev("make_tiled_mma((4,8):(8,1), (2,2,1))").contains("argument 1 must be an MMA atom"));
+        assert!(ev("layout_tv_A((4,8):(8,1))").contains("must be an MMA atom or a tiled MMA"));
+        assert!(ev("size(bf16)").contains("not a name"));
+        assert!(ev("make_mma_atom(\"bf16").contains("unterminated string"));
+    }
+
+    #[test]
     fn named_dynamic_values() {
         assert_eq!(ev("coalesce((?n,4):(1,?n))"), "?{div=4}:1");
         assert_eq!(ev("coalesce((?n{div=4},4):(1,?n{div=4}))"), "?{div=16}:1");

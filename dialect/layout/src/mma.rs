@@ -230,7 +230,12 @@ impl TiledMma {
     /// registers are the thread's MMA values `2j, 2j+1`, so the source layout is the MMA's TV layout
     /// composed with that exchange: lane `i = i0 + 8*i1`, element `w = w0 + 2*w1` reads the MMA
     /// value of lane `4*i0 + w1`, number `2*i1 + w0`. Needs exactly 8 values per thread and tile.
-    pub fn ldmatrix_tv(&self, op: MmaOperand) -> Result<Layout> {
+    ///
+    /// With `transposed` (`ldmatrix.x4.trans`, for an M- or N-major tile), the rows are 8
+    /// consecutive elements along M (N) and lane L's register j holds elements (row 2*(L%4) + e,
+    /// column L/4) of matrix j: lane `i = a + 2*b + 8*i1` (a < 2, b < 4), element `w` reads the MMA
+    /// value of lane `4*w + b`, number `2*i1 + a`.
+    pub fn ldmatrix_tv(&self, op: MmaOperand, transposed: bool) -> Result<Layout> {
         const OP: &str = "make_tiled_copy";
         let tv = self.layout_tv(op)?;
         let values = tv.mode(1)?.size()?.as_static().unwrap_or(0);
@@ -240,10 +245,18 @@ impl TiledMma {
         }
         let threads = self.threads();
         let warps = threads / 32;
-        let exchange = Layout::new(
-            IntTuple::Tuple(vec![IntTuple::Tuple(vec![IntTuple::Tuple(vec![8.into(), 4.into()]), warps.into()]), IntTuple::Tuple(vec![2.into(), 4.into()])]),
-            IntTuple::Tuple(vec![IntTuple::Tuple(vec![IntTuple::Tuple(vec![4.into(), (2 * threads).into()]), 32.into()]), IntTuple::Tuple(vec![threads.into(), 1.into()])]),
-        )?;
+        let t = |v: Vec<IntTuple>| IntTuple::Tuple(v);
+        let exchange = if transposed {
+            Layout::new(
+                t(vec![t(vec![t(vec![2.into(), 4.into(), 4.into()]), warps.into()]), 8.into()]),
+                t(vec![t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into()]), 32.into()]), 4.into()]),
+            )?
+        } else {
+            Layout::new(
+                t(vec![t(vec![t(vec![8.into(), 4.into()]), warps.into()]), t(vec![2.into(), 4.into()])]),
+                t(vec![t(vec![t(vec![4.into(), (2 * threads).into()]), 32.into()]), t(vec![threads.into(), 1.into()])]),
+            )?
+        };
         composition(&tv, &exchange).map_err(|e| e.within(OP))
     }
 
@@ -452,7 +465,7 @@ mod tests {
         let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
         let tm = TiledMma::new(atom, [2, 2, 1], Some([32, 32, 16])).unwrap();
         for op in [MmaOperand::A, MmaOperand::B] {
-            let src = tm.ldmatrix_tv(op).unwrap();
+            let src = tm.ldmatrix_tv(op, false).unwrap();
             let dst = tm.layout_tv(op).unwrap();
             let [p, _] = tm.tile_of(op);
             for warp in 0..4 {
@@ -484,7 +497,35 @@ mod tests {
             }
         }
         let no_perm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
-        assert!(no_perm.ldmatrix_tv(MmaOperand::B).unwrap_err().to_string().contains("double the tiled MMA's N tile"));
+        assert!(no_perm.ldmatrix_tv(MmaOperand::B, false).unwrap_err().to_string().contains("double the tiled MMA's N tile"));
+    }
+
+    /// ldmatrix.x4.trans on an M- or N-major tile: each lane's row is 8 consecutive elements along
+    /// the operand's first mode, and what every lane receives (simulated) is its MMA values.
+    #[test]
+    fn transposed_ldmatrix_delivers_the_mma_values() {
+        let atom = MmaAtom::find("f16", "f32", [16, 8, 16]).unwrap();
+        let tm = TiledMma::new(atom, [2, 2, 1], Some([32, 32, 16])).unwrap();
+        for op in [MmaOperand::A, MmaOperand::B] {
+            let src = tm.ldmatrix_tv(op, true).unwrap();
+            let dst = tm.layout_tv(op).unwrap();
+            for warp in 0..4 {
+                for lane in 0..32 {
+                    let t = 32 * warp + lane;
+                    let first = at(&src, t, 0);
+                    for w in 0..8 {
+                        assert_eq!(at(&src, t, w), first + w, "{} thread {t} element {w}: rows run along the first mode", op.name());
+                    }
+                    for j in 0..4 {
+                        for e in 0..2 {
+                            // Register j, half e of lane L: row 2*(L%4) + e, column L/4 of matrix j.
+                            let loaded = at(&src, 32 * warp + 8 * j + 2 * (lane % 4) + e, lane / 4);
+                            assert_eq!(loaded, at(&dst, t, 2 * j + e), "{} lane {lane} register {j}.{e}", op.name());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

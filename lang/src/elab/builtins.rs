@@ -863,7 +863,7 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
     };
     let keys = &["bits", "op"];
     let op_arg = named(name, args, "op", keys)?;
-    let is_ldmatrix = matches!(&op_arg.map(|a| &a.value), Some(Value::Str(s)) if s == "ldmatrix.x4");
+    let is_ldmatrix = matches!(&op_arg.map(|a| &a.value), Some(Value::Str(s)) if s.starts_with("ldmatrix"));
     let bits = match named(name, args, "bits", keys)? {
         Some(b) => static_usize(b, "`bits`")? as u32,
         // An ldmatrix lane moves one 16-byte row.
@@ -877,7 +877,7 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
         None => CopyOp::Universal,
         Some(a) => match &a.value {
             Value::Str(s) => CopyOp::from_name(s).ok_or_else(|| {
-                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help("the copy operations are \"universal\", \"cp.async.ca\", \"cp.async.cg\" and \"ldmatrix.x4\"")
+                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help("the copy operations are \"universal\", \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")
             })?,
             other => return Err(Diagnostic::error(format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())), a.span, "not a string")),
         },
@@ -886,10 +886,10 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
     let allowed: &[u32] = match op {
         CopyOp::Universal => &[],
         CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
-        CopyOp::CpAsync { cache_global: true } | CopyOp::LdmatrixX4 => &[128],
+        CopyOp::CpAsync { cache_global: true } | CopyOp::LdmatrixX4 | CopyOp::LdmatrixX4Trans => &[128],
     };
-    if op == CopyOp::LdmatrixX4 && elem.size_bytes() != 2 {
-        return Err(Diagnostic::error(format!("ldmatrix.x4 moves 16-bit elements, not {}", elem.name()), span, "not a 16-bit type"));
+    if op.is_ldmatrix() && elem.size_bytes() != 2 {
+        return Err(Diagnostic::error(format!("{} moves 16-bit elements, not {}", op.name(), elem.name()), span, "not a 16-bit type"));
     }
     if !allowed.is_empty() && !allowed.contains(&bits) {
         let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
@@ -934,12 +934,12 @@ fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
 
 /// An ldmatrix copy of several instructions' worth, `(8, X, Y, ...)` on both sides: one `ldmatrix.x4`
 /// per coordinate of the modes after the first (CuTe's `copy` loops over them the same way).
-fn ldmatrix_instances(f: &mut Frame, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
+fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
     let sizes = |l: &Layout| -> Vec<i64> { l.modes().iter().map(|m| m.size().ok().and_then(|x| x.as_static()).unwrap_or(-1)).collect() };
     let (ss, ds) = (sizes(&s.ty.layout), sizes(&d.ty.layout));
     if ss != ds || ss.first() != Some(&8) || ss.iter().any(|&x| x <= 0) {
         return Err(Diagnostic::error(
-            format!("an ldmatrix.x4 copy moves (8, ...) tensors whose modes match, found layouts {} and {}", s.ty.layout, d.ty.layout),
+            format!("an {} copy moves (8, ...) tensors whose modes match, found layouts {} and {}", op.name(), s.ty.layout, d.ty.layout),
             span,
             "modes differ",
         )
@@ -956,7 +956,7 @@ fn ldmatrix_instances(f: &mut Frame, s: &TensorVal, d: &TensorVal, span: Span) -
         let crd = cute_layout::Crd::Tuple(crd);
         let (sv, dv) = (f.slice(s, &crd, span)?, f.slice(d, &crd, span)?);
         let (Origin::Kernel(sid), Origin::Kernel(did)) = (&sv.origin, &dv.origin) else { unreachable!("kernel tensors have kernel origins") };
-        f.emit(Inst::Copy { src: *sid, src_ty: sv.ty.clone(), dst: *did, dst_ty: dv.ty.clone(), width: Some(8), op: CopyOp::LdmatrixX4, span });
+        f.emit(Inst::Copy { src: *sid, src_ty: sv.ty.clone(), dst: *did, dst_ty: dv.ty.clone(), width: Some(8), op, span });
     }
     Ok(Value::Unit)
 }
@@ -1035,9 +1035,9 @@ fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, 
         return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
     }
     let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
-    if op == CopyOp::LdmatrixX4 && (s.ty.space != MemSpace::Smem || d.ty.space != MemSpace::Rmem) {
+    if op.is_ldmatrix() && (s.ty.space != MemSpace::Smem || d.ty.space != MemSpace::Rmem) {
         let atom_span = atom.map_or(span, |(_, _, s)| s);
-        return Err(Diagnostic::error(format!("ldmatrix.x4 copies from shared memory to registers, not from {} to {}", s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
+        return Err(Diagnostic::error(format!("{} copies from shared memory to registers, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
             .with_secondary(atom_span, "an ldmatrix copy"));
     }
     if matches!(op, CopyOp::CpAsync { .. }) && (s.ty.space != MemSpace::Gmem || d.ty.space != MemSpace::Smem) {
@@ -1046,8 +1046,8 @@ fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, 
             .with_secondary(atom_span, format!("a {} copy", op.name()))
             .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
     }
-    if op == CopyOp::LdmatrixX4 && n != 8 {
-        return ldmatrix_instances(f, s, d, span);
+    if op.is_ldmatrix() && n != 8 {
+        return ldmatrix_instances(f, op, s, d, span);
     }
     let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };
     f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, op, span });

@@ -203,6 +203,9 @@ fn kernels(cubin: &str) -> Result<Outcome, RuntimeError> {
         for k in &m.kernels {
             println!("kernel {k}");
             println!("  abi: {}", k.abi());
+            if k.dynamic_smem_bytes > 0 {
+                println!("  dynamic smem: {} B (every launch must give at least this)", k.dynamic_smem_bytes);
+            }
         }
     }
     let dev = match Device::open(0) {
@@ -635,7 +638,10 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
             }
             println!("    grid  {} | {} | {}", l.grid[0], l.grid[1], l.grid[2]);
             println!("    block {} | {} | {}", l.block[0], l.block[1], l.block[2]);
-            println!("    smem  {}", l.smem);
+            match m.kernel(&l.kernel).map_or(0, |k| k.dynamic_smem_bytes) {
+                0 => println!("    smem  {}", l.smem),
+                need => println!("    smem  {} (the kernel needs at least {need} B)", l.smem),
+            }
             let kparams = m.kernel(&l.kernel).map(|k| k.params.clone()).unwrap_or_default();
             for (ai, a) in l.args.iter().enumerate() {
                 let pname = kparams.get(ai).map_or("?", |p| p.name.as_str());
