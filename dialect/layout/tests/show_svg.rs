@@ -1,4 +1,5 @@
-//! `layout show --svg`: the SVG is well-formed and holds one cell per element.
+//! `layout show --svg`: the SVG is well-formed and holds one cell per element (for an MMA, one per
+//! element of each of its A, B and C panels).
 
 use cute_layout::cli::run;
 
@@ -45,7 +46,10 @@ fn well_formed(svg: &str) -> Result<(), String> {
 }
 
 fn show_svg(expr: &str) -> String {
-    let path = std::env::temp_dir().join(format!("cute-layout-show-{}-{}.svg", std::process::id(), expr.len()));
+    // Tests run in parallel threads of one process: a fresh name per call.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("cute-layout-show-{}-{n}.svg", std::process::id()));
     let args: Vec<String> = ["show", expr, "--svg", path.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = run(&args, &mut std::io::empty(), &mut out, &mut err);
@@ -83,6 +87,70 @@ fn tv_svg_is_coloured_by_thread() {
     };
     assert_eq!(colour_of("T0V0"), colour_of("T0V1"));
     assert_ne!(colour_of("T0V0"), colour_of("T1V0"));
+}
+
+/// The rects of one panel `<g id="X">...</g>` of an MMA picture.
+fn panel<'a>(svg: &'a str, id: &str) -> &'a str {
+    let start = svg.find(&format!(r#"<g id="{id}">"#)).unwrap_or_else(|| panic!("no panel {id}"));
+    let end = svg[start..].find("</g>").unwrap() + start;
+    &svg[start..end]
+}
+
+#[test]
+fn mma_svg_has_three_panels_one_rect_per_element() {
+    let svg = show_svg("make_mma_atom(bf16, f32, (16,8,16))");
+    well_formed(&svg).unwrap();
+    assert_eq!(svg.matches(r#"<rect class="cell""#).count(), 16 * 16 + 16 * 8 + 16 * 8);
+    for (id, cells) in [("A", 16 * 16), ("B", 16 * 8), ("C", 16 * 8)] {
+        assert_eq!(panel(&svg, id).matches(r#"<rect class="cell""#).count(), cells, "{id}");
+        // Every lane appears in every panel; no cell is empty.
+        assert!(!panel(&svg, id).contains(r#"fill="white""#), "{id}");
+        for lane in 0..32 {
+            assert!(panel(&svg, id).contains(&format!(">T{lane}V0</text>")), "{id} lane {lane}");
+        }
+    }
+    assert_eq!(svg.matches(">T0V0</text>").count(), 3);
+    assert!(panel(&svg, "A").contains(">T31V7</text>") && !panel(&svg, "B").contains(">T31V4</text>"));
+    // One colour per thread, across the panels.
+    let fill_of = |part: &str, label: &str| {
+        let k = part.find(&format!(">{label}</text>")).unwrap();
+        let rect = part[..k].rfind("fill=\"").unwrap();
+        part[rect + 6..rect + 6 + part[rect + 6..].find('"').unwrap()].to_string()
+    };
+    let (a, b, c) = (panel(&svg, "A"), panel(&svg, "B"), panel(&svg, "C"));
+    assert_eq!(fill_of(a, "T5V0"), fill_of(b, "T5V0"));
+    assert_eq!(fill_of(a, "T5V0"), fill_of(c, "T5V3"));
+    assert_ne!(fill_of(c, "T5V0"), fill_of(c, "T6V0"));
+    // B sits above C, in C's columns; A to the left of C, in C's rows.
+    let first_rect = |part: &str| -> (usize, usize) {
+        let r = &part[part.find("<rect").unwrap()..];
+        let attr = |name: &str| -> usize {
+            let k = r.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            r[k..k + r[k..].find('"').unwrap()].parse().unwrap()
+        };
+        (attr("x"), attr("y"))
+    };
+    let ((ax, ay), (bx, by), (cx, cy)) = (first_rect(a), first_rect(b), first_rect(c));
+    assert_eq!(bx, cx);
+    assert!(by + 16 * 24 <= cy);
+    assert_eq!(ay, cy);
+    assert!(ax + 16 * 40 <= cx);
+    // A tiled MMA: 128 threads over (32,16,16).
+    let svg = show_svg("make_tiled_mma(make_mma_atom(bf16, f32, (16,8,16)), (2,2,1))");
+    well_formed(&svg).unwrap();
+    assert_eq!(svg.matches(r#"<rect class="cell""#).count(), 32 * 16 + 16 * 16 + 32 * 16);
+    assert!(panel(&svg, "C").contains(">T127V3</text>"));
+    assert!(!panel(&svg, "A").contains(">T64V0</text>"), "A shows the lowest of the threads holding an element");
+}
+
+#[test]
+fn mma_svg_reports_its_panels() {
+    let path = std::env::temp_dir().join(format!("cute-layout-mma-{}.svg", std::process::id()));
+    let args: Vec<String> = ["show", "make_mma_atom(tf32, f32, (16,8,8))", "--svg", path.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    assert_eq!(run(&args, &mut std::io::empty(), &mut out, &mut err), 0);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(String::from_utf8_lossy(&out), format!("wrote {} (A 16x8, B 8x8, C 16x8 cells)\n", path.display()));
 }
 
 #[test]
