@@ -317,30 +317,7 @@ fn svg_panel(s: &mut String, g: &Grid, (x0, y0): (usize, usize), (cw, ch): (usiz
     let _ = writeln!(s, r#"<text class="panel" x="{}" y="{}" font-size="16" font-weight="bold" text-anchor="end">{}</text>"#, x0 - 6, y0 - 8, g.title);
     let _ = writeln!(s, r#"<text class="axis" x="{}" y="{}">{col_axis}</text>"#, x0 + g.cols * cw + 4, y0 - 6);
     let _ = writeln!(s, r#"<text class="axis" x="{}" y="{}" text-anchor="end">{row_axis}</text>"#, x0 - 6, y0 + g.rows * ch + 14);
-    for n in 0..g.cols {
-        let _ = writeln!(s, r#"<text class="col" x="{}" y="{}" text-anchor="middle">{n}</text>"#, x0 + n * cw + cw / 2, y0 - 6);
-    }
-    for m in 0..g.rows {
-        let _ = writeln!(s, r#"<text class="row" x="{}" y="{}" text-anchor="end">{m}</text>"#, x0 - 6, y0 + m * ch + ch / 2 + 4);
-        for n in 0..g.cols {
-            let (x, y) = (x0 + n * cw, y0 + m * ch);
-            match &g.cells[m * g.cols + n] {
-                Some((label, key)) => {
-                    let _ = writeln!(
-                        s,
-                        r#"<rect class="cell" x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{}" stroke="black"/><text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-                        colour(*key),
-                        x + cw / 2,
-                        y + ch / 2 + 4,
-                        xml_escape(label)
-                    );
-                }
-                None => {
-                    let _ = writeln!(s, r#"<rect class="cell" x="{x}" y="{y}" width="{cw}" height="{ch}" fill="white" stroke="black"/>"#);
-                }
-            }
-        }
-    }
+    svg_cells(s, g, (x0, y0), (cw, ch));
     s.push_str("</g>
 ");
 }
@@ -424,22 +401,9 @@ fn colour(key: i64) -> String {
     format!("hsl({hue},70%,{light}%)")
 }
 
-/// SVG picture: one `<rect class="cell">` per element of the grid, labelled.
-pub fn to_svg(g: &Grid) -> String {
-    let label_w = g.cells.iter().flatten().map(|c| c.0.len()).max().unwrap_or(1);
-    let cw = (label_w * 8 + 12).max(28);
-    let ch = 24;
-    let (x0, y0) = (36usize, 44usize);
-    let width = x0 + g.cols * cw + 12;
-    let height = y0 + g.rows * ch + 12;
-    let mut s = String::new();
-    let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<title>{}</title>"#, xml_escape(&g.title));
-    let _ = writeln!(s, r#"<text x="4" y="14">{}</text>"#, xml_escape(&g.title));
+/// The numbered columns and rows of a grid and one labelled `<rect class="cell">` per element,
+/// coloured by key, with the top-left cell at (x0, y0).
+fn svg_cells(s: &mut String, g: &Grid, (x0, y0): (usize, usize), (cw, ch): (usize, usize)) {
     for n in 0..g.cols {
         let _ = writeln!(s, r#"<text class="col" x="{}" y="{}" text-anchor="middle">{n}</text>"#, x0 + n * cw + cw / 2, y0 - 6);
     }
@@ -464,6 +428,25 @@ pub fn to_svg(g: &Grid) -> String {
             }
         }
     }
+}
+
+/// SVG picture: one `<rect class="cell">` per element of the grid, labelled.
+pub fn to_svg(g: &Grid) -> String {
+    let label_w = g.cells.iter().flatten().map(|c| c.0.len()).max().unwrap_or(1);
+    let cw = (label_w * 8 + 12).max(28);
+    let ch = 24;
+    let (x0, y0) = (36usize, 44usize);
+    let width = x0 + g.cols * cw + 12;
+    let height = y0 + g.rows * ch + 12;
+    let mut s = String::new();
+    let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<title>{}</title>"#, xml_escape(&g.title));
+    let _ = writeln!(s, r#"<text x="4" y="14">{}</text>"#, xml_escape(&g.title));
+    svg_cells(&mut s, g, (x0, y0), (cw, ch));
     s.push_str("</svg>\n");
     s
 }
