@@ -99,7 +99,8 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, PtxasErr
         std::fs::write(&input, ptx).map_err(|e| failed(format!("cannot write {}: {e}", input.display())))?;
         let out = Command::new(ptxas)
             .arg(format!("-arch={arch}"))
-            .args(["-O3", "-lineinfo", "-o"])
+            // ptxas optimizes the kernels of a module on as many threads as there are CPUs.
+            .args(["-O3", "-lineinfo", "--split-compile", "0", "-o"])
             .arg(&output)
             .arg(&input)
             .output()

@@ -198,10 +198,21 @@ impl Folder {
             "partition_a" | "partition_b" | "partition_c" => self.mma_partition(op, &short, &src)?,
             _ => self.algebra(op, &short, &src.layout, &src.offset)?,
         };
-        let declared = tensor_info(op, &result_type)?.0.layout;
-        if layout.to_string() != declared {
-            return Err(mismatch(&layout, &declared));
+        let declared = tensor_info(op, &result_type)?.0;
+        if layout.to_string() != declared.layout {
+            return Err(mismatch(&layout, &declared.layout));
         }
+        // The view is of the root's memory: same element type and space, and no more alignment than
+        // the root's base and the view's offset prove.
+        let (root, _, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(src.root)))?;
+        if declared.elem != root.elem || declared.space != root.space {
+            return Err(fail(op, &format!("`{name}` views {} {} memory, but its result type says {} {}", root.space, root.elem, declared.space, declared.elem)));
+        }
+        let proven = cute_layout::int::offset_alignment(root.align, &offset, elem_bytes);
+        if declared.align > proven {
+            return Err(fail(op, &format!("`{name}`'s result type claims {}-byte alignment, but its offset {offset} from a {}-byte aligned base proves only {proven}", declared.align, root.align)));
+        }
+        self.check_whole_tiles(op, &name, &short, &src.layout)?;
         Ok(Sym::Tensor(SymTensor { root: src.root, offset, layout }))
     }
 
@@ -253,6 +264,30 @@ impl Folder {
         let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the partition: {e}"));
         let (layout, offset) = cute_layout::tv_partition(&src.layout, &copy.tv, &copy.tile, &tid).map_err(algebra_err)?;
         Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
+    }
+
+    /// A partition of a tensor by a tiled copy or MMA must tile its static extents exactly, as the
+    /// front end requires: a partial tile would reach past the tensor.
+    fn check_whole_tiles(&self, op: Op, name: &str, short: &str, src: &Layout) -> Result<(), Reported> {
+        let tile: Vec<i64> = match short {
+            "partition_s" | "partition_d" => {
+                let copy = TiledCopyType::of(op, ir::operand(op, 1))?;
+                copy.tile.modes().iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1)).collect()
+            }
+            "partition_a" | "partition_b" | "partition_c" => {
+                let tiled = tiled_mma_of(op, ir::operand(op, 1))?;
+                let operand = cute_layout::MmaOperand::parse(&short["partition_".len()..].to_ascii_uppercase()).ok_or_else(|| fail(op, "internal error: MMA operand"))?;
+                tiled.tile_of(operand).to_vec()
+            }
+            _ => return Ok(()),
+        };
+        for (i, t) in tile.iter().enumerate() {
+            let extent = src.mode(i).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static());
+            if let Some(e) = extent.filter(|e| *t > 0 && e % t != 0) {
+                return Err(fail(op, &format!("`{name}`: the tile's {t} does not divide the extent {e} of mode {i} of {src}: the last tile would reach past the tensor")));
+            }
+        }
+        Ok(())
     }
 
     /// A tiled MMA's `partition_A/B/C`, by the same definition the front end uses.

@@ -105,8 +105,14 @@ fn verify_func(func: Op) -> Result<(), Reported> {
 }
 
 fn verify_view(op: Op) -> Result<(), Reported> {
-    tensor_of(op, ir::operand(op, 0))?;
-    let (_, layout) = tensor_of(op, ir::result(op, 0))?;
+    let (src, _) = tensor_of(op, ir::operand(op, 0))?;
+    let (info, layout) = tensor_of(op, ir::result(op, 0))?;
+    if info.elem != src.elem || info.space != src.space {
+        return Err(fail(op, &format!("`cute.view` of {} {} memory cannot be typed {} {}", src.space, src.elem, info.space, info.elem)));
+    }
+    if info.align > src.align {
+        return Err(fail(op, &format!("`cute.view` claims {}-byte alignment, more than its source's {}", info.align, src.align)));
+    }
     let given = ir::operand_count(op) - 2;
     let needed = layout.dynamic_leaves().len();
     if given != needed {

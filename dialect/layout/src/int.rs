@@ -704,3 +704,17 @@ mod tests {
         assert_eq!(Int::S(8).ceil_div(&y).unwrap().eval(&env), Some(3));
     }
 }
+
+/// The alignment (bytes, a power of two) of `base + offset` elements of `elem_bytes` each when `base`
+/// is `base_align`-aligned: the base's, unless the offset (a number, or its known divisibility)
+/// proves less. The front end types views with it and cute-verify checks their types with it.
+pub fn offset_alignment(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
+    let div = match offset.as_static() {
+        Some(v) => v,
+        None => offset.divisibility(),
+    };
+    match div.checked_mul(i64::from(elem_bytes)) {
+        Some(0) | None => base_align,
+        Some(bytes) => (1u32 << bytes.unsigned_abs().trailing_zeros().min(31)).min(base_align),
+    }
+}

@@ -194,7 +194,7 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     let checks = [(b.sizes[2], k, &b, "B's K mode", "A's"), (c.sizes[1], m, &c, "C's M mode", "A's"), (c.sizes[2], n, &c, "C's N mode", "B's"), (d.sizes[1], m, &d, "D's M mode", "A's"), (d.sizes[2], n, &d, "D's N mode", "B's")];
     for (got, want, frag, what, other) in checks {
         if got != want {
-            return Err(Diagnostic::error(format!("{what} has {got} atoms but {other} has {want}"), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
+            return Err(Diagnostic::error(format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
         }
     }
     let slice = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<(TensorVal, FragTy, u32)> {

@@ -149,24 +149,9 @@ fn abstract_layout(l: &Layout, fresh: &mut dyn FnMut() -> ValueId) -> (Layout, V
 }
 
 /// The largest power of two dividing `n` (n > 0), capped.
-fn pow2_divisor(n: i64, cap: u32) -> u32 {
-    if n == 0 {
-        return cap;
-    }
-    let tz = n.unsigned_abs().trailing_zeros().min(31);
-    (1u32 << tz).min(cap)
-}
-
 /// The alignment a view keeps: its base's, unless the element offset proves less.
 fn view_align(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
-    let div = match offset.as_static() {
-        Some(v) => v,
-        None => offset.divisibility(),
-    };
-    match div.checked_mul(elem_bytes as i64) {
-        Some(bytes) => pow2_divisor(bytes, base_align),
-        None => base_align,
-    }
+    cute_layout::int::offset_alignment(base_align, offset, elem_bytes)
 }
 
 impl<'f> Program<'f> {
