@@ -5,8 +5,9 @@
 //! (see `cute_layout::mma`): 16-bit inputs are packed two per `b32` register by a `vector.bitcast`
 //! (element 2i in the low half of register i, as PTX expects), tf32 inputs are f32 bit patterns, and
 //! f32 accumulators are one `f` register each. The accumulator registers are tied to the result
-//! registers (constraints "0", "1", ...), so ptxas sees one read-modify-write accumulator, as with
-//! CUTLASS's inline PTX.
+//! registers (constraints "0", "1", ...), so ptxas sees one read-modify-write accumulator (CuTe's
+//! `mma_sm80.hpp` passes C and D as separate operands instead). The asm has no side effects: an MMA
+//! whose result is never used is removed, like any other arithmetic.
 //!
 //! Why inline PTX rather than `nvgpu.mma.sync`: docs/design.md (g).
 

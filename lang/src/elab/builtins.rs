@@ -857,7 +857,7 @@ fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
 #[inline(never)]
 fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
     let name = "make_copy_atom";
-    arity(name, args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\")")?;
+    arity(name, args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\" | \"ldmatrix.x4\" | \"ldmatrix.x4.trans\")")?;
     let Value::Type(elem) = positional(args)[0].value else {
         return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(args)[0].span, "not a type"));
     };

@@ -53,7 +53,7 @@ fn type_arg(a: &Arg, what: &str) -> R<Scalar> {
 }
 
 /// `make_mma_atom(ab_type, acc_type, (M, N, K))` (CuTe DSL's `make_mma_atom(MmaF16BF16Op(ab, acc,
-/// shape))` / `MmaTF32Op`): the `mma.sync` instruction for those types and shape.
+/// shape))` for SM80): the `mma.sync` instruction for those types and shape (tf32 inputs too).
 pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
     let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K))";
     arity("make_mma_atom", args, 2, 3, span, usage)?;
