@@ -239,6 +239,15 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             let l = layout_of(p[1])?;
             let t = t.clone();
+            // A view must stay inside the memory it views (a larger layout over shared memory or
+            // registers would reach past the allocation).
+            let cosize = |l: &Layout| l.cosize().ok().and_then(|c| c.as_static());
+            if let (Some(have), Some(want)) = (cosize(&t.ty.layout), cosize(&l)) {
+                if want > have {
+                    return Err(Diagnostic::error(format!("the layout {l} reaches {want} elements but the tensor's memory holds {have}"), p[1].span, "too large for the memory")
+                        .with_secondary(p[0].span, format!("layout {}", t.ty.layout)));
+                }
+            }
             let how = ViewHow::algebra("make_view", vec![XValue::Layout(l.clone())]);
             Ok(Value::Tensor(f.view(&t, l, Int::ZERO, how, span)?))
         }
