@@ -197,16 +197,15 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
             return Err(Diagnostic::error(format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
         }
     }
-    let slice = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<(TensorVal, FragTy, u32)> {
+    let slice = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<(TensorVal, FragTy)> {
         let crd = if fr.rank2 { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))]) } else { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]) };
         let view = f.slice(fr.t, &crd, span)?;
         let ft = FragTy { elem: view.ty.elem, shape: view.ty.layout.shape.clone() };
-        let Origin::Kernel(vid) = &view.origin else { return Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")) };
-        let vid = *vid;
-        Ok((view, ft, vid))
+        Ok((view, ft))
     };
     let load = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<u32> {
-        let (view, ft, vid) = slice(f, fr, i, j)?;
+        let (view, ft) = slice(f, fr, i, j)?;
+        let Origin::Kernel(vid) = view.origin else { return Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")) };
         let dst = f.fresh(ValueTy::Frag(ft));
         f.emit(Inst::LoadFrag { dst, tensor: vid, ty: view.ty, span });
         Ok(dst)
@@ -218,14 +217,13 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
             // Serpentine over N, as CuTe does, so consecutive atoms share an operand register.
             let order: Vec<i64> = if mm % 2 == 0 { (0..n).collect() } else { (0..n).rev().collect() };
             for nn in order {
-                // After the first k, C is D (accumulation); D is read where C is D anyway.
+                // The first k-block adds to C; later ones accumulate into D.
                 let src = if kk == 0 { &c } else { &d };
                 let c_frag = load(f, src, mm as i64, nn)?;
-                let (view, ft, vid) = slice(f, &d, mm as i64, nn)?;
+                let (view, ft) = slice(f, &d, mm as i64, nn)?;
                 let dst = f.fresh(ValueTy::Frag(ft.clone()));
                 f.emit(Inst::Mma { dst, atom, a: *a_frag, b: b_frags[nn as usize], c: c_frag, span });
                 f.store_frag(&view, &ft, dst, span)?;
-                let _ = vid;
             }
         }
     }
