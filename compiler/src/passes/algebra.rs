@@ -269,31 +269,27 @@ impl Folder {
     /// A partition of a tensor by a tiled copy or MMA must tile its static extents exactly, as the
     /// front end requires: a partial tile would reach past the tensor.
     fn check_whole_tiles(&self, op: Op, name: &str, short: &str, src: &Layout) -> Result<(), Reported> {
-        let tile: Vec<i64> = match short {
-            "partition_s" | "partition_d" => {
-                let copy = TiledCopyType::of(op, ir::operand(op, 1))?;
-                copy.tile.modes().iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1)).collect()
-            }
+        let tile = match short {
+            "partition_s" | "partition_d" => TiledCopyType::of(op, ir::operand(op, 1))?.tile,
             "partition_a" | "partition_b" | "partition_c" => {
-                let tiled = tiled_mma_of(op, ir::operand(op, 1))?;
-                let operand = cute_layout::MmaOperand::parse(&short["partition_".len()..].to_ascii_uppercase()).ok_or_else(|| fail(op, "internal error: MMA operand"))?;
-                tiled.tile_of(operand).to_vec()
+                let [p, q] = tiled_mma_of(op, ir::operand(op, 1))?.tile_of(mma_operand(op, short)?);
+                IntTuple::Tuple(vec![p.into(), q.into()])
             }
             _ => return Ok(()),
         };
-        for (i, t) in tile.iter().enumerate() {
-            let extent = src.mode(i).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static());
-            if let Some(e) = extent.filter(|e| *t > 0 && e % t != 0) {
-                return Err(fail(op, &format!("`{name}`: the tile's {t} does not divide the extent {e} of mode {i} of {src}: the last tile would reach past the tensor")));
+        match cute_layout::tiler::partial_tile(src, &cute_layout::Tiler::Shape(tile)) {
+            Some((path, _, e, t)) => {
+                let mode = path.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(".");
+                Err(fail(op, &format!("`{name}`: the tile's {t} does not divide the extent {e} of mode {mode} of {src}: the last tile would reach past the tensor")))
             }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// A tiled MMA's `partition_A/B/C`, by the same definition the front end uses.
     fn mma_partition(&mut self, op: Op, short: &str, src: &SymTensor) -> Result<(Layout, Int), Reported> {
         let tiled = tiled_mma_of(op, ir::operand(op, 1))?;
-        let operand = cute_layout::MmaOperand::parse(&short["partition_".len()..].to_ascii_uppercase()).ok_or_else(|| fail(op, "internal error: MMA operand"))?;
+        let operand = mma_operand(op, short)?;
         let tid = self.leaf(Leaf::Value(ir::operand(op, 2)), 1);
         let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the MMA partition: {e}"));
         let (layout, offset) = tiled.partition(operand, &src.layout, &tid).map_err(algebra_err)?;
@@ -519,6 +515,11 @@ pub fn tiled_mma_type(printed: &str) -> Result<cute_layout::TiledMma, String> {
         <[i64; 3]>::try_from(v).map_err(|_| format!("\"{s}\" is not three static integers"))
     };
     cute_layout::TiledMma::new(atom, triple(layout)?, Some(triple(tile)?)).map_err(|e| e.to_string())
+}
+
+/// The MMA operand a `partition_a|b|c` op (by its short name) partitions.
+fn mma_operand(op: Op, short: &str) -> Result<cute_layout::MmaOperand, Reported> {
+    short.strip_prefix("partition_").and_then(|o| cute_layout::MmaOperand::parse(&o.to_ascii_uppercase())).ok_or_else(|| fail(op, &format!("internal error: `{short}` is not an MMA partition")))
 }
 
 /// The tiled MMA of an operand's type, or a reported failure at `op`.

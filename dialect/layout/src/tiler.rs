@@ -85,3 +85,39 @@ impl From<Layout> for Tiler {
         Tiler::Layout(l)
     }
 }
+
+/// A static mode of `l` that `tiler` does not tile exactly (the last tile would reach past it): its
+/// path in `l` (mode indices, outermost first; empty for `l` itself), the mode, its extent and the
+/// tile's size, the first such mode found. Dynamic extents are not judged here (they become launch
+/// conditions). Used by the front end and by `cute-verify`, so both refuse the same partitions.
+pub fn partial_tile(l: &Layout, tiler: &Tiler) -> Option<(Vec<usize>, Layout, i64, i64)> {
+    match tiler.view() {
+        TilerView::Skip => None,
+        TilerView::ByMode(tilers) => tilers.iter().enumerate().find_map(|(i, sub)| {
+            let (mut path, mode, e, s) = partial_tile(&l.mode(i).ok()?, sub)?;
+            path.insert(0, i);
+            Some((path, mode, e, s))
+        }),
+        TilerView::Leaf(tile) => {
+            let (extent, size) = (l.size().ok()?.as_static()?, tile.size().ok()?.as_static()?);
+            (size > 0 && extent % size != 0).then(|| (Vec::new(), l.clone(), extent, size))
+        }
+    }
+}
+
+#[cfg(test)]
+mod partial_tile_tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn finds_the_first_static_mode_a_tile_does_not_divide() {
+        let l = Layout::from_str("(128,32,3):(40,1,5120)").unwrap();
+        let shape = |s: &str| Tiler::Shape(IntTuple::from_str(s).unwrap());
+        assert_eq!(partial_tile(&l, &shape("(32,32)")), None);
+        let (path, mode, e, t) = partial_tile(&l, &shape("(32,64)")).unwrap();
+        assert_eq!((path, mode.to_string(), e, t), (vec![1], "32:1".to_string(), 32, 64));
+        // Dynamic extents are left to launch conditions.
+        assert_eq!(partial_tile(&Layout::from_str("(?,32):(32,1)").unwrap(), &shape("(24,32)")), None);
+    }
+}

@@ -991,33 +991,10 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// (the last tile would reach past the tensor: past a shared-memory buffer, an illegal address), a
     /// run-time one becomes a launch condition ([`Self::require_whole_tiles`]).
     pub(crate) fn require_tiles_divide(&mut self, layout: &Layout, tiler: &cute_layout::Tiler, span: Span) -> R<()> {
-        fn walk(l: &Layout, t: &cute_layout::Tiler, span: Span) -> R<()> {
-            use cute_layout::tiler::TilerView;
-            match t.view() {
-                TilerView::Skip => Ok(()),
-                TilerView::ByMode(tilers) => {
-                    for (i, sub) in tilers.iter().enumerate() {
-                        if let Ok(mode) = l.mode(i) {
-                            walk(&mode, sub, span)?;
-                        }
-                    }
-                    Ok(())
-                }
-                TilerView::Leaf(tile) => {
-                    let (extent, size) = (l.size().ok().and_then(|s| s.as_static()), tile.size().ok().and_then(|s| s.as_static()));
-                    match (extent, size) {
-                        (Some(e), Some(s)) if s > 0 && e % s != 0 => Err(Diagnostic::error(
-                            format!("a tile of {s} does not divide the extent {e} (layout {l}): the last tile would reach past the tensor"),
-                            span,
-                            "partial tile",
-                        )
-                        .with_help("pick a tile that divides the extent, or predicate with an identity tensor")),
-                        _ => Ok(()),
-                    }
-                }
-            }
+        if let Some((_, l, e, s)) = cute_layout::tiler::partial_tile(layout, tiler) {
+            return Err(Diagnostic::error(format!("a tile of {s} does not divide the extent {e} (layout {l}): the last tile would reach past the tensor"), span, "partial tile")
+                .with_help("pick a tile that divides the extent, or predicate with an identity tensor"));
         }
-        walk(layout, tiler, span)?;
         let divided = cute_layout::zipped_divide(layout, tiler).map_err(|e| layout_err(e, span))?;
         self.require_whole_tiles(&divided, span);
         Ok(())
