@@ -271,6 +271,27 @@ impl CopyOp {
     pub fn is_ldmatrix(self) -> bool {
         matches!(self, CopyOp::LdmatrixX4 | CopyOp::LdmatrixX4Trans)
     }
+
+    /// The bits one copy may move (the PTX ISA's `cp-size` for `cp.async`: 4, 8 or 16 bytes with
+    /// `.ca`, 16 with `.cg`; one 16-byte row per lane for `ldmatrix`); empty for the universal copy,
+    /// which moves whole elements up to 128 bits.
+    pub fn bits(self) -> &'static [u32] {
+        match self {
+            CopyOp::Universal => &[],
+            CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
+            CopyOp::CpAsync { cache_global: true } | CopyOp::LdmatrixX4 | CopyOp::LdmatrixX4Trans => &[128],
+        }
+    }
+
+    /// The memory spaces the copy goes from and to, and how a message says it; `None` for the
+    /// universal copy (any spaces).
+    pub fn spaces(self) -> Option<(MemSpace, MemSpace, &'static str)> {
+        match self {
+            CopyOp::Universal => None,
+            CopyOp::CpAsync { .. } => Some((MemSpace::Gmem, MemSpace::Smem, "global to shared memory")),
+            CopyOp::LdmatrixX4 | CopyOp::LdmatrixX4Trans => Some((MemSpace::Smem, MemSpace::Rmem, "shared memory to registers")),
+        }
+    }
 }
 
 impl CopyOp {
@@ -375,8 +396,13 @@ pub const MAX_SMEM: u64 = 227 * 1024;
 
 /// One allocation's bytes as placed in shared memory: each starts 16-byte aligned.
 pub fn smem_alloc_bytes(ty: &TensorTy) -> u64 {
-    let n = ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0).max(1) as u64;
-    (n * u64::from(ty.elem.size_bytes())).div_ceil(16) * 16
+    smem_bytes(ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0), ty.elem.size_bytes())
+}
+
+/// The bytes `cosize` elements of `elem_bytes` take in shared memory, rounded up to 16 so the next
+/// allocation starts 16-byte aligned (cute-lower-to-gpu places allocations by the same rule).
+pub fn smem_bytes(cosize: i64, elem_bytes: u32) -> u64 {
+    (cosize.max(1) as u64 * u64::from(elem_bytes)).div_ceil(16) * 16
 }
 
 impl Kernel {

@@ -42,14 +42,10 @@ pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layo
     Ok((info, layout, bytes))
 }
 
-/// The chunk sizes (bytes) a `cute.copy`'s `op` moves: `cp.async.ca` 4, 8 or 16, `cp.async.cg` 16
-/// (the PTX ISA's `cp-size`); `None` for an unknown op.
-pub(crate) fn cp_async_bytes(op: &str) -> Option<&'static [u32]> {
-    match op {
-        "cp.async.ca" => Some(&[4, 8, 16]),
-        "cp.async.cg" => Some(&[16]),
-        _ => None,
-    }
+/// The copy operation a `cute.copy`'s `op` attribute names (the front end's own definition, so the
+/// verifier and the lowering follow the same rules); `None` for a name that is not one.
+pub(crate) fn copy_op(name: &str) -> Option<cute_lang::kir::CopyOp> {
+    cute_lang::kir::CopyOp::from_name(name).filter(|o| *o != cute_lang::kir::CopyOp::Universal)
 }
 
 /// The widest global or shared access, in bytes (`ld.global.v4.b32`).

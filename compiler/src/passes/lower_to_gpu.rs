@@ -153,7 +153,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 "smem" => match dynamic_smem {
                     Some(total) => {
                         let at = smem_offset;
-                        smem_offset += (cosize.max(1) * i64::from(elem_bytes) + 15) / 16 * 16;
+                        smem_offset += cute_lang::kir::smem_bytes(cosize, elem_bytes) as i64;
                         if smem_offset > total {
                             return Err(fail(op, &format!("shared allocations need {smem_offset} bytes but the kernel's dynamic shared memory is {total}")));
                         }
@@ -414,10 +414,10 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
 /// elements, which must be the atom's width exactly (a narrower proven width is an error, never a
 /// silently different instruction).
 fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
-    let sizes = super::common::cp_async_bytes(name).ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
+    let copy = super::common::copy_op(name).filter(|c| !c.is_ldmatrix()).ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
     let want = ir::int_attr(op, "max_vector").unwrap_or(0) as usize;
     let bytes = (w as u32) * src.elem_bytes;
-    if w != want || !sizes.contains(&bytes) {
+    if w != want || !copy.bits().contains(&(bytes * 8)) {
         return Err(fail(op, &format!("{name} of {} bytes needs {want}-element chunks contiguous and aligned on both sides, but the layouts prove only {w} ({} with {}-byte alignment, {} with {}-byte alignment)", want as u32 * src.elem_bytes, src.layout, src.align, dst.layout, dst.align)));
     }
     let cache = if name == "cp.async.cg" { "cg" } else { "ca" };

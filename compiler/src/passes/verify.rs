@@ -173,21 +173,20 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
     if src.elem != dst.elem {
         return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
     }
-    if let Some(name) = ir::string_attr(op, "op").filter(|n| n == "ldmatrix.x4" || n == "ldmatrix.x4.trans") {
-        if src.space != "smem" || dst.space != "rmem" {
-            return Err(fail(op, &format!("{name} copies from smem to rmem, not from {} to {}", src.space, dst.space)));
+    if let Some(name) = ir::string_attr(op, "op") {
+        let copy = super::common::copy_op(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")))?;
+        if let Some((from, to, _)) = copy.spaces().filter(|(from, to, _)| src.space != from.name() || dst.space != to.name()) {
+            return Err(fail(op, &format!("{name} copies from {} to {}, not from {} to {}", from.name(), to.name(), src.space, dst.space)));
         }
-        if super::common::element_bytes(&src.elem) != Some(2) {
-            return Err(fail(op, &format!("{name} moves 16-bit elements, not {}", src.elem)));
-        }
-    } else if let Some(name) = ir::string_attr(op, "op") {
-        let sizes = super::common::cp_async_bytes(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")))?;
-        if src.space != "gmem" || dst.space != "smem" {
-            return Err(fail(op, &format!("{name} copies from gmem to smem, not from {} to {}", src.space, dst.space)));
-        }
-        let bytes = ir::int_attr(op, "max_vector").unwrap_or(0) * i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
-        if !sizes.iter().any(|&s| i64::from(s) == bytes) {
-            return Err(fail(op, &format!("{name} moves {} bytes per copy, but `max_vector` gives {bytes}", sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))));
+        if copy.is_ldmatrix() {
+            if super::common::element_bytes(&src.elem) != Some(2) {
+                return Err(fail(op, &format!("{name} moves 16-bit elements, not {}", src.elem)));
+            }
+        } else {
+            let bytes = ir::int_attr(op, "max_vector").unwrap_or(0) * i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
+            if !copy.bits().iter().any(|&b| i64::from(b / 8) == bytes) {
+                return Err(fail(op, &format!("{name} moves {} bytes per copy, but `max_vector` gives {bytes}", copy.bits().iter().map(|b| (b / 8).to_string()).collect::<Vec<_>>().join(", "))));
+            }
         }
     }
     let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static());

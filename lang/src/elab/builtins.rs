@@ -892,11 +892,7 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
         },
     };
     // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
-    let allowed: &[u32] = match op {
-        CopyOp::Universal => &[],
-        CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
-        CopyOp::CpAsync { cache_global: true } | CopyOp::LdmatrixX4 | CopyOp::LdmatrixX4Trans => &[128],
-    };
+    let allowed = op.bits();
     if op.is_ldmatrix() && elem.size_bytes() != 2 {
         return Err(Diagnostic::error(format!("{} moves 16-bit elements, not {}", op.name(), elem.name()), span, "not a 16-bit type"));
     }
@@ -1044,15 +1040,10 @@ fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, 
         return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
     }
     let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
-    if op.is_ldmatrix() && (s.ty.space != MemSpace::Smem || d.ty.space != MemSpace::Rmem) {
+    if let Some((from, to, direction)) = op.spaces().filter(|(from, to, _)| s.ty.space != *from || d.ty.space != *to) {
         let atom_span = atom.map_or(span, |(_, _, s)| s);
-        return Err(Diagnostic::error(format!("{} copies from shared memory to registers, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
-            .with_secondary(atom_span, "an ldmatrix copy"));
-    }
-    if matches!(op, CopyOp::CpAsync { .. }) && (s.ty.space != MemSpace::Gmem || d.ty.space != MemSpace::Smem) {
-        let atom_span = atom.map_or(span, |(_, _, s)| s);
-        return Err(Diagnostic::error(format!("{} copies from global to shared memory, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
-            .with_secondary(atom_span, format!("a {} copy", op.name()))
+        return Err(Diagnostic::error(format!("{} copies from {direction}, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
+            .with_secondary(atom_span, format!("a {} copy ({} to {})", op.name(), from.name(), to.name()))
             .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
     }
     if op.is_ldmatrix() && n != 8 {
