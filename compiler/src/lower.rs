@@ -39,7 +39,7 @@ pub fn mlir_scalar(s: Scalar) -> &'static str {
 }
 
 pub fn mlir_tensor(t: &TensorTy) -> String {
-    format!("!cute.tensor<{}, \"{}\", {}, \"{}\">", mlir_scalar(t.elem), t.space.name(), t.align, t.layout)
+    format!("!cute.tensor<{}, \"{}\", {}, \"{}\">", mlir_scalar(t.elem), t.space.name(), t.align, t.layout_text())
 }
 
 /// `!cute.tiled_mma<"ATOM", "(TM,TN,TK)", "(M,N,K)">`.
@@ -698,14 +698,19 @@ impl KernelWriter<'_> {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));
                 self.define(*dst, &format!("\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name), *span);
             }
-            Inst::Copy { src, src_ty, dst, dst_ty, width, op, span } => {
+            Inst::Copy { src, src_ty, dst, dst_ty, width, op, pred, span } => {
+                let pred = pred.as_ref().map(|p| self.operand(p, Scalar::Bool, None, *span));
                 let loc = self.loc(*span);
                 let mut attrs: Vec<String> = width.iter().map(|w| format!("max_vector = {w} : i32")).collect();
                 if *op != kir::CopyOp::Universal {
                     attrs.push(format!("op = \"{}\"", op.name()));
                 }
                 let attr = if attrs.is_empty() { String::new() } else { format!(" {{{}}}", attrs.join(", ")) };
-                self.line(&format!("\"cute.copy\"({}, {}){attr} : ({}, {}) -> () {loc}", v(*src), v(*dst), mlir_tensor(src_ty), mlir_tensor(dst_ty)));
+                let (pred_operand, pred_ty) = match &pred {
+                    Some(p) => (format!(", {p}"), ", i1"),
+                    None => (String::new(), ""),
+                };
+                self.line(&format!("\"cute.copy\"({}, {}{pred_operand}){attr} : ({}, {}{pred_ty}) -> () {loc}", v(*src), v(*dst), mlir_tensor(src_ty), mlir_tensor(dst_ty)));
             }
             Inst::If { cond, then, els, span } => {
                 let c = self.operand(cond, Scalar::Bool, None, *span);

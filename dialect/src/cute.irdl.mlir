@@ -519,11 +519,13 @@ irdl.dialect @cute {
 
   // CuTe's copy: every element of `src` to the same coordinate of `dst` (tensors of one element type
   // and one static size, any memory spaces). `cute-vectorize` records the width (`vector = N`) both
-  // layouts prove, capped by a copy atom's `max_vector`.
+  // layouts prove, capped by a copy atom's `max_vector`. With a predicate (`cp.async` only, CuTe's
+  // zero-filling copy_if): when it is false nothing is read and `dst` is filled with zeros.
   irdl.operation @copy {
     %src = irdl.base @cute::@tensor
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, dst: %dst)
+    %pred = irdl.is i1
+    irdl.operands(src: %src, dst: %dst, pred: optional %pred)
     irdl.results()
   }
 

@@ -12,7 +12,7 @@
 
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
-use cute_layout::{Int, Layout};
+use cute_layout::{Int, Layout, Swizzle};
 use std::fmt;
 
 pub type ValueId = u32;
@@ -25,11 +25,28 @@ pub struct TensorTy {
     pub space: MemSpace,
     pub align: u32,
     pub layout: Layout,
+    /// A swizzled shared-memory tensor (CuTe's `ComposedLayout<Swizzle, 0, Layout>`): element `c` is
+    /// at `origin + swizzle(offset + layout(c))`, where `origin` is where the swizzled layout was
+    /// attached to memory (an allocation, or `make_tensor`) and `offset` is how far views of it have
+    /// moved from there. The swizzle acts on offsets from the origin, never on absolute addresses, so
+    /// a view's base stays an ordinary (unswizzled) element offset; `align` is then capped at the
+    /// swizzle's unmoved 2^M-element runs.
+    pub swizzle: Option<Swizzle>,
+}
+
+impl TensorTy {
+    /// The layout as CuTe prints it: `S<B,M,S> o 0 o layout` when swizzled.
+    pub fn layout_text(&self) -> String {
+        match self.swizzle {
+            Some(sw) => format!("{sw} o 0 o {}", self.layout),
+            None => self.layout.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for TensorTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tensor<{}, {}, {}, align: {}>", self.elem.name(), self.space.name(), self.layout, self.align)
+        write!(f, "tensor<{}, {}, {}, align: {}>", self.elem.name(), self.space.name(), self.layout_text(), self.align)
     }
 }
 
@@ -222,7 +239,9 @@ pub enum Inst {
     /// CuTe's `copy(src, dst)`: every element of `src` to the same coordinate of `dst` (both of the
     /// same static size). `width`: the elements one access may move at most (a copy atom's width);
     /// `None` lets `cute-vectorize` take the widest both layouts prove.
-    Copy { src: ValueId, src_ty: TensorTy, dst: ValueId, dst_ty: TensorTy, width: Option<u32>, op: CopyOp, span: Span },
+    /// `pred` (`cp.async` only): when false nothing is read and `dst` is zero-filled (CuTe's
+    /// `copy_if` of a zero-filling atom); other predicated copies are `If`s around a `Copy`.
+    Copy { src: ValueId, src_ty: TensorTy, dst: ValueId, dst_ty: TensorTy, width: Option<u32>, op: CopyOp, pred: Option<Operand>, span: Span },
     /// `cp.async.commit_group` (`wait: None`) or `cp.async.wait_group N`: groups of asynchronous
     /// copies issued so far, and waiting until at most N groups are still in flight.
     AsyncCopyGroup { wait: Option<u32>, span: Span },
@@ -394,15 +413,26 @@ pub const STATIC_SMEM_LIMIT: u64 = 48 * 1024;
 /// The most shared memory one block can have (the H100's opt-in maximum, 227 KiB).
 pub const MAX_SMEM: u64 = 227 * 1024;
 
-/// One allocation's bytes as placed in shared memory: each starts 16-byte aligned.
+/// Where shared allocations start: 128 bytes, one row of the 32 banks, so that a swizzle, which
+/// acts on offsets from its allocation, spreads accesses over the banks as it would from address 0.
+pub const SMEM_ALIGN: u64 = 128;
+
+/// One allocation's bytes as placed in shared memory.
 pub fn smem_alloc_bytes(ty: &TensorTy) -> u64 {
-    smem_bytes(ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0), ty.elem.size_bytes())
+    smem_bytes(ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0), ty.elem.size_bytes(), ty.swizzle)
 }
 
-/// The bytes `cosize` elements of `elem_bytes` take in shared memory, rounded up to 16 so the next
-/// allocation starts 16-byte aligned (cute-lower-to-gpu places allocations by the same rule).
-pub fn smem_bytes(cosize: i64, elem_bytes: u32) -> u64 {
-    (cosize.max(1) as u64 * u64::from(elem_bytes)).div_ceil(16) * 16
+/// The bytes an allocation of `cosize` elements of `elem_bytes` takes in shared memory: whole
+/// blocks of a swizzle's period (a swizzle maps each aligned 2^(B+M+|S|)-element block onto itself,
+/// so the rounded size holds every swizzled offset), then rounded up to [`SMEM_ALIGN`] so the next
+/// allocation starts aligned (cute-lower-to-gpu places allocations by the same rule).
+pub fn smem_bytes(cosize: i64, elem_bytes: u32, swizzle: Option<Swizzle>) -> u64 {
+    let elems = cosize.max(1) as u64;
+    let elems = match swizzle {
+        Some(sw) => elems.div_ceil(sw.size() as u64) * sw.size() as u64,
+        None => elems,
+    };
+    (elems * u64::from(elem_bytes)).div_ceil(SMEM_ALIGN) * SMEM_ALIGN
 }
 
 impl Kernel {

@@ -87,7 +87,7 @@ cases! {
     unknown_name_did_you_mean => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_id.x;\n    a[i] = 0.0;\n}\n";
     unknown_name_local_did_you_mean => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let index = thread_idx.x;\n    a[indx] = 0.0;\n}\n";
     unknown_function_did_you_mean => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let l = make_layuot((4, 8), stride: (8, 1));\n}\n";
-    unknown_function_no_suggestion => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    copy_if(a, a);\n}\n";
+    unknown_function_no_suggestion => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    frobnicate(a, a);\n}\n";
     builtin_wrong_argument_count => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let n = size(a, 1);\n}\n";
     helper_wrong_argument_count => "fn axpy(alpha, x, y) {\n    return alpha * x + y;\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = axpy(2.0, a[1]);\n}\n";
     unknown_named_argument => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let l = make_layout((4, 8), strides: (8, 1));\n}\n";
@@ -211,6 +211,19 @@ cases! {
     assert_runtime_in_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) % 4 == 0, \"whole vectors\");\n    a[thread_idx.x] = 0.0;\n}\n";
     assert_runtime_or => "host h(a: tensor<f32, gmem, (?,?):(?,1)>, n: i32) {\n    assert(a.shape[0] == n || a.shape[1] == n, \"one side must be n\");\n}\n";
     assert_wrong_argument_count => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0, \"not empty\", \"twice\");\n}\n";
+
+    // ----- swizzles ----------------------------------------------------------------------------
+    swizzle_shift_below_bits => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let s = make_swizzle(3, 3, 2);\n}\n";
+    swizzle_composed_needs_swizzle => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let l = make_composed_layout(make_layout((8, 64)), 0, make_layout((8, 64)));\n}\n";
+    swizzle_gmem_tensor => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let t = make_tensor(a, composition(make_swizzle(3, 3, 3), make_layout((8, 64), stride: (64, 1))));\n}\n";
+    swizzle_on_a_view => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let s = make_smem_tensor(f16, make_layout((16, 64), stride: (64, 1)));\n    let t = make_tensor(local_tile(s, (8, 64), (1, 0)), composition(make_swizzle(3, 3, 3), make_layout((8, 64), stride: (64, 1))));\n}\n";
+    swizzle_smem_nonzero_offset => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let s = make_smem_tensor(f16, make_composed_layout(make_swizzle(3, 3, 3), 8, make_layout((8, 64), stride: (64, 1))));\n}\n";
+
+    // ----- predicated copies ---------------------------------------------------------------------
+    copy_if_pred_not_bool => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f32, gmem, (8):(1)>) {\n    let p = make_fragment(8, f32);\n    copy_if(p, a, b);\n}\n";
+    copy_if_pred_wrong_size => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f32, gmem, (8):(1)>) {\n    let p = make_fragment(4, bool);\n    copy_if(p, a, b);\n}\n";
+    copy_if_ldmatrix => "kernel k(a: tensor<bf16, gmem, (16,16):(16,1)>) {\n    let s = make_smem_tensor(bf16, make_layout((8, 8), stride: (8, 1)));\n    let r = make_fragment(8, bf16);\n    let p = make_fragment(1, bool);\n    copy_if(make_copy_atom(bf16, op: \"ldmatrix.x4\"), p, s, r);\n}\n";
+    elem_less_ranks_differ => "kernel k(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = a.shape;\n    let inside = elem_less((thread_idx.x, 0, 1), (m, n));\n}\n";
 
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";

@@ -15,8 +15,9 @@ For nn/nt the tensors are passed as stored; if the host's checks refuse that vie
 the transposed views of the same memory (CuTe's logical (M,K)/(N,K) modes: A.t(), B.t()) are tried
 and the one used is printed. LAYOUTS below is the single place that defines all of this.
 
-Correctness: every available host on every shape (default 128^3, 256x384x512, 1000^3, 4096x4096x4104,
-4096^3, 8192^3; 8192^3 once per (input, output) dtype pair unless --full). Fresh random inputs
+Correctness: every available host on every shape (default 128x256x64, 256x512x192, 128^3, 100x200x72,
+1x8x8, 1000^3, 4096x4096x4104, 4096^3, 8192^3; 8192^3 once per (input, output) dtype pair unless
+--full). Fresh random inputs
 (randn * K^-1/4, so each C entry is a K-sum of variance 1), C poisoned with NaN and surrounded by NaN
 guard elements, reference (A.double() @ B.double().T) on the GPU (the inputs' exact values), then
     max_rel_err = max|C - ref| / max|ref|,   tol: bf16 out 4*2^-7, f16 out 4*2^-10, f32 out 1e-3;
@@ -48,7 +49,7 @@ if HERE not in sys.path:
 import cutec_torch  # noqa: E402  (ctypes only: importable without torch)
 
 T0 = time.time()
-DEFAULT_SHAPES = ["128x256x64", "256x512x192", "128x128x128", "1000x1000x1000", "4096x4096x4104", "4096x4096x4096", "8192x8192x8192"]
+DEFAULT_SHAPES = ["128x256x64", "256x512x192", "128x128x128", "100x200x72", "1x8x8", "1000x1000x1000", "4096x4096x4104", "4096x4096x4096", "8192x8192x8192"]
 BENCH_SHAPES = ["4096x4096x4096", "8192x8192x8192"]
 LARGE = 8192 ** 3        # shapes with M*N*K >= this: checked once per dtype pair unless --full
 GUARD = 2048             # NaN elements before and after C that must stay NaN

@@ -168,7 +168,7 @@ if command -v compute-sanitizer >/dev/null; then
     # one the host refuses: nothing may be touched then).
     if [ -z "$gemm_skip" ]; then
         check sanitizer-mma     compute-sanitizer --error-exitcode 9 --report-api-errors no python3 py/mma_atom_check.py --lib lib/libcute_runtime.so --cubin cubin/mma_atom.cubin
-        check sanitizer-gemm    compute-sanitizer --error-exitcode 9 --report-api-errors no python3 py/gemm_check.py --lib lib/libcute_runtime.so --cubin "$GEMM" --tile 128x256x64 --sizes 128x256x64 256x512x192 384x256x1000
+        check sanitizer-gemm    compute-sanitizer --error-exitcode 9 --report-api-errors no python3 py/gemm_check.py --lib lib/libcute_runtime.so --cubin "$GEMM" --tile 128x256x64 --sizes 128x256x64 256x512x192 384x256x1000 100x200x72 200x264x136
     fi
 fi
 

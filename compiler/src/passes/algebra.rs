@@ -246,6 +246,9 @@ impl Folder {
         if name == "make_view" {
             return match values.as_slice() {
                 [_, Value::Layout(l)] => Ok((l.clone(), src_offset.clone())),
+                // A swizzled layout over an allocation: the swizzle is the result type's, the inner
+                // layout the view's (the front end attaches swizzles with offset 0 only).
+                [_, Value::Composed(c)] if c.offset.as_static() == Some(0) => Ok((c.layout.clone(), src_offset.clone())),
                 _ => Err(fail(op, "`cute.make_view` takes one layout argument")),
             };
         }
@@ -312,7 +315,13 @@ impl Folder {
         let made = b.create(name, &operands, &[ir::value_type(ir::result(op, 0))], &[]);
         ir::replace_uses(op, &[ir::result(made, 0)]);
         ir::erase(op);
-        self.record(ir::result(made, 0), sym);
+        // A view that lays the memory out with another swizzle (or none) is a new root: what is
+        // made from it and what reads it must go through it, not through a root swizzled otherwise.
+        let swizzle = |v: Val| cute_dialect::TensorTypeInfo::parse(&ir::type_to_string(ir::value_type(v))).and_then(|i| i.swizzle);
+        let relaid = matches!(&sym, Sym::Tensor(t) if swizzle(t.root) != swizzle(ir::result(made, 0)));
+        if !relaid {
+            self.record(ir::result(made, 0), sym);
+        }
         Ok(())
     }
 

@@ -161,7 +161,7 @@ fn canonical_layout(op: Op) -> Result<Op, Reported> {
             operands.push(*value);
         }
     }
-    let ty = format!("!cute.tensor<{}, \"{}\", {}, \"{canonical}\">", info.elem, info.space, info.align);
+    let ty = cute_dialect::TensorTypeInfo { layout: canonical, ..info }.to_mlir();
     rebuild(op, &operands, Some(&ty))
 }
 

@@ -14,7 +14,7 @@
 
 use super::common::{fail, tensor_info, vector_width, Reported};
 use crate::ir::{self, Builder, Op, Val};
-use cute_layout::{IntTuple, Layout};
+use cute_layout::{IntTuple, Layout, Swizzle};
 use melior::pass::Pass;
 
 pub const NAME: &str = "cute-lower-to-gpu";
@@ -36,7 +36,11 @@ enum Int {
 /// A tensor value after lowering: its pointer, element type and layout with `?` entries bound.
 struct Lowered {
     value: Val,
+    /// Its first element; for a swizzled tensor, the start of its allocation (see `swizzled`).
     ptr: Val,
+    /// A swizzled shared-memory tensor: the swizzle and the (unswizzled) element offset of the
+    /// tensor's base from its allocation; an access at offset `o` goes to `ptr + swizzle(rel + o)`.
+    swizzled: Option<(Swizzle, Int)>,
     /// The element type in memory: bools are stored as bytes (`i8`), as C++ and NumPy store them.
     elem: String,
     elem_bytes: u32,
@@ -126,15 +130,19 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         arg_attrs.push(format!("{{llvm.align = {} : i64}}", info.align));
         arg_attrs.extend((0..n).map(|_| "{}".to_string()));
         let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
-        tensors.push(Lowered { value: old, ptr, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values, layout, align: info.align });
+        if info.swizzle.is_some() {
+            return Err(fail(func, &format!("kernel argument of type {printed} cannot be swizzled (only shared memory is)")));
+        }
+        tensors.push(Lowered { value: old, ptr, swizzled: None, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values, layout, align: info.align });
         old_args.push(old);
         pos += 2 + n;
     }
 
     let mut dead: Vec<Op> = Vec::new();
     let mut smem_count = 0usize;
-    // With `cute.dynamic_smem = N`, shared allocations are placed one after another (16-byte
-    // aligned) in the launch's dynamic shared memory, which the front end sized as N bytes.
+    // With `cute.dynamic_smem = N`, shared allocations are placed one after another (each
+    // `kir::SMEM_ALIGN`-aligned) in the launch's dynamic shared memory, which the front end sized as
+    // N bytes.
     let dynamic_smem = ir::int_attr(func, "cute.dynamic_smem");
     ir::remove_attr(func, "cute.dynamic_smem");
     let mut smem_offset = 0i64;
@@ -148,12 +156,17 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
             let cosize = layout.cosize().ok().and_then(|c| c.as_static()).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
             let leaves = bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
+            if info.swizzle.is_some() && info.space != "smem" {
+                return Err(fail(op, &format!("only shared memory can be swizzled, not {}", info.space)));
+            }
+            // The bytes the allocation takes (whole swizzle periods), in elements.
+            let bytes = cute_lang::kir::smem_bytes(cosize, elem_bytes, info.swizzle) as i64;
             let ptr = match info.space.as_str() {
                 "rmem" => alloca(op, &info.elem, cosize),
                 "smem" => match dynamic_smem {
                     Some(total) => {
                         let at = smem_offset;
-                        smem_offset += cute_lang::kir::smem_bytes(cosize, elem_bytes) as i64;
+                        smem_offset += bytes;
                         if smem_offset > total {
                             return Err(fail(op, &format!("shared allocations need {smem_offset} bytes but the kernel's dynamic shared memory is {total}")));
                         }
@@ -161,12 +174,13 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                     }
                     None => {
                         smem_count += 1;
-                        shared_global(func, op, &info.elem, cosize, smem_count)
+                        shared_global(func, op, &info.elem, bytes / elem_bytes as i64, smem_count)
                     }
                 },
                 other => return Err(fail(op, &format!("cannot allocate {other} memory in a kernel"))),
             };
-            tensors.push(Lowered { value: result, ptr, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
+            tensors.push(Lowered { value: result, ptr, swizzled, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
             dead.push(op);
             continue;
         }
@@ -181,13 +195,17 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             if n_src != n_dst {
                 return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
             }
+            let pred = (ir::operand_count(op) > 2).then(|| ir::operand(op, 2));
+            if pred.is_some() && !ir::string_attr(op, "op").is_some_and(|n| n.starts_with("cp.async")) {
+                return Err(fail(op, "only a `cp.async` copy takes a predicate (it zero-fills); predicate other copies with `scf.if`"));
+            }
             if let Some(name) = ir::string_attr(op, "op").filter(|n| n.starts_with("ldmatrix")) {
                 ldmatrix(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src)?;
                 dead.push(op);
                 continue;
             }
             if let Some(name) = ir::string_attr(op, "op") {
-                cp_async(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src.min(w_dst))?;
+                cp_async(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src.min(w_dst), pred)?;
                 dead.push(op);
                 continue;
             }
@@ -224,9 +242,21 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                     return Err(fail(op, &format!("`cute.view` has {} dynamic values but its layout has {} `?` entries", dyn_values.len(), layout.dynamic_leaves().len())));
                 }
                 let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "internal error: dynamic count"))?;
-                let ptr = gep(&b, &tensors[t], Int::Dyn(ir::operand(op, 1)));
-                let elem = tensors[t].elem.clone();
-                tensors.push(Lowered { value: result, ptr, elem, elem_bytes, leaves, dyn_values, layout, align: info.align });
+                let src = &tensors[t];
+                let offset = Int::Dyn(ir::operand(op, 1));
+                let (ptr, swizzled) = match (src.swizzled, info.swizzle) {
+                    // A view of a swizzled tensor moves its unswizzled base within the allocation.
+                    (Some((sw, rel)), Some(want)) if sw == want => (src.ptr, Some((sw, add(&b, rel, offset)))),
+                    (Some((sw, _)), Some(want)) => return Err(fail(op, &format!("a view of a tensor swizzled by {sw} cannot be swizzled by {want}"))),
+                    // The swizzled memory laid out again without a swizzle (`make_tensor`).
+                    (Some((_, rel)), None) => (plain_gep(&b, src, add(&b, rel, offset)), None),
+                    // A swizzle attached to an allocation (the front end allows no other base; after
+                    // cute-canonicalize merged views, the offset is the view's from the allocation).
+                    (None, Some(sw)) => (src.ptr, Some((sw, offset))),
+                    (None, None) => (gep(&b, src, offset), None),
+                };
+                let elem = src.elem.clone();
+                tensors.push(Lowered { value: result, ptr, swizzled, elem, elem_bytes, leaves, dyn_values, layout, align: info.align });
             }
             "cute.load" => {
                 let src = &tensors[t];
@@ -318,7 +348,35 @@ fn static_offset(b: &Builder, index: i64, leaves: &[(Int, Int)]) -> Result<Int, 
     Ok(offset)
 }
 
+/// The address of the element `offset` elements from the tensor's base, through its swizzle.
 fn gep(b: &Builder, t: &Lowered, offset: Int) -> Val {
+    match t.swizzled {
+        Some((sw, rel)) => {
+            let at = add(b, rel, offset);
+            let physical = apply_swizzle(b, sw, at);
+            plain_gep(b, t, physical)
+        }
+        None => plain_gep(b, t, offset),
+    }
+}
+
+/// CuTe's `Swizzle::apply` on an i32 offset: `o ^ ((o & yyy_mask) >> S)` (`<<` for a negative S),
+/// folded when the offset is static.
+fn apply_swizzle(b: &Builder, sw: Swizzle, offset: Int) -> Int {
+    match offset {
+        Int::Const(o) => Int::Const(sw.apply(o)),
+        Int::Dyn(v) => {
+            let mask = b.const_int(sw.yyy_mask(), "i32");
+            let picked = b.binary("arith.andi", v, mask);
+            let by = b.const_int(i64::from(sw.shift.unsigned_abs()), "i32");
+            let moved = b.binary(if sw.shift >= 0 { "arith.shrui" } else { "arith.shli" }, picked, by);
+            Int::Dyn(b.binary("arith.xori", v, moved))
+        }
+    }
+}
+
+/// `ptr + offset` elements, with no swizzle.
+fn plain_gep(b: &Builder, t: &Lowered, offset: Int) -> Val {
     if let Int::Const(0) = offset {
         return t.ptr;
     }
@@ -412,8 +470,10 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
 
 /// `cp.async` of a whole tensor from global to shared memory: one instruction per chunk of `w`
 /// elements, which must be the atom's width exactly (a narrower proven width is an error, never a
-/// silently different instruction).
-fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
+/// silently different instruction). With a predicate, the PTX `src-size` operand is the chunk's
+/// bytes when it holds and 0 when not: nothing is read and the chunk is zero-filled.
+#[allow(clippy::too_many_arguments)]
+fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize, pred: Option<Val>) -> Result<(), Reported> {
     let copy = super::common::copy_op(name).filter(|c| !c.is_ldmatrix()).ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
     let want = ir::int_attr(op, "max_vector").unwrap_or(0) as usize;
     let bytes = (w as u32) * src.elem_bytes;
@@ -421,13 +481,19 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
         return Err(fail(op, &format!("{name} of {} bytes needs {want}-element chunks contiguous and aligned on both sides, but the layouts prove only {w} ({} with {}-byte alignment, {} with {}-byte alignment)", want as u32 * src.elem_bytes, src.layout, src.align, dst.layout, dst.align)));
     }
     let cache = if name == "cp.async.cg" { "cg" } else { "ca" };
+    let src_size = pred.map(|p| {
+        let (full, none) = (b.const_int(i64::from(bytes), "i32"), b.const_int(0, "i32"));
+        ir::result(b.create("arith.select", &[p, full, none], &[b.ty("i32")], &[]), 0)
+    });
     for chunk in 0..n / w {
         let so = static_offset(b, (chunk * w) as i64, &src.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
         let dof = static_offset(b, (chunk * w) as i64, &dst.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
         let (sp, dp) = (gep(b, src, so), gep(b, dst, dof));
+        let mut operands = vec![dp, sp];
+        operands.extend(src_size);
         b.create(
             "nvvm.cp.async.shared.global",
-            &[dp, sp],
+            &operands,
             &[],
             &[("size", b.attr(&format!("{bytes} : i32"))), ("modifier", b.attr(&format!("#nvvm<load_cache_modifier {cache}>")))],
         );
@@ -496,7 +562,7 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
                 ("global_type", g.attr("!llvm.array<0 x i8>")),
                 ("linkage", g.attr("#llvm.linkage<external>")),
                 ("addr_space", g.attr("3 : i32")),
-                ("alignment", g.attr("16 : i64")),
+                ("alignment", g.attr(&format!("{} : i64", cute_lang::kir::SMEM_ALIGN))),
             ],
             1,
         );
@@ -513,7 +579,7 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
 }
 
 /// Shared memory for a tensor: a block-wide global in address space 3 beside the kernel.
-fn shared_global(func: Op, op: Op, elem: &str, cosize: i64, index: usize) -> Val {
+fn shared_global(func: Op, op: Op, elem: &str, elements: i64, index: usize) -> Val {
     let fname = ir::symbol_name(func).unwrap_or_default();
     let sym = format!("__smem_{fname}_{index}");
     let g = Builder::before(func);
@@ -522,10 +588,10 @@ fn shared_global(func: Op, op: Op, elem: &str, cosize: i64, index: usize) -> Val
         &[],
         &[
             ("sym_name", g.attr(&format!("\"{sym}\""))),
-            ("global_type", g.attr(&format!("!llvm.array<{} x {elem}>", cosize.max(1)))),
+            ("global_type", g.attr(&format!("!llvm.array<{} x {elem}>", elements.max(1)))),
             ("linkage", g.attr("#llvm.linkage<internal>")),
             ("addr_space", g.attr("3 : i32")),
-            ("alignment", g.attr("16 : i64")),
+            ("alignment", g.attr(&format!("{} : i64", cute_lang::kir::SMEM_ALIGN))),
         ],
         1,
     );

@@ -49,7 +49,7 @@ fn run(module: Op) -> Result<(), Reported> {
     for op in ir::nested_ops(module) {
         match ir::op_name(op).as_str() {
             "gpu.func" => check(verify_func(op)),
-            "cute.view" => check(verify_view(op)),
+            "cute.view" => check(verify_view(op).and_then(|_| verify_swizzle_kept(op, "cute.view"))),
             "cute.dyn" => check(verify_dyn(op)),
             "cute.load" | "cute.store" => check(verify_access(op)),
             "cute.load_at" | "cute.store_at" => {
@@ -69,6 +69,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.mma" => check(verify_mma(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
+                check(verify_swizzle_kept(op, name));
                 if depends_on_failure(&failed_values, op) {
                     failed_values.insert(ir::result(op, 0).ptr as usize);
                     continue;
@@ -96,8 +97,8 @@ fn verify_func(func: Op) -> Result<(), Reported> {
         let printed = ir::type_to_string(ir::value_type(arg));
         if printed.starts_with("!cute.tensor<") {
             let (info, _) = tensor_of(func, arg)?;
-            if info.space != "gmem" {
-                return Err(fail(func, &format!("kernel argument of type {printed} must be in gmem")));
+            if info.space != "gmem" || info.swizzle.is_some() {
+                return Err(fail(func, &format!("kernel argument of type {printed} must be in gmem, unswizzled")));
             }
         }
     }
@@ -173,6 +174,10 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
     if src.elem != dst.elem {
         return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
     }
+    // A predicate zero-fills: only `cp.async` has the `src-size` operand that does it.
+    if ir::operand_count(op) > 2 && !ir::string_attr(op, "op").is_some_and(|n| n.starts_with("cp.async")) {
+        return Err(fail(op, "only a `cp.async` copy takes a predicate (false: nothing is read, the destination is zero-filled); guard other copies with `scf.if`"));
+    }
     if let Some(name) = ir::string_attr(op, "op") {
         let copy = super::common::copy_op(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")))?;
         if let Some((from, to, _)) = copy.spaces().filter(|(from, to, _)| src.space != from.name() || dst.space != to.name()) {
@@ -205,7 +210,48 @@ fn verify_alloc(op: Op) -> Result<(), Reported> {
     if !layout.is_static() {
         return Err(fail(op, &format!("`cute.alloc` needs a static layout, found {layout}")));
     }
+    if let Some(sw) = info.swizzle {
+        if info.space != "smem" {
+            return Err(fail(op, &format!("only shared memory can be swizzled, not {}", info.space)));
+        }
+        swizzled_alignment(op, &info, sw)?;
+    }
     Ok(())
+}
+
+/// A swizzle keeps runs of 2^M elements together and nothing longer: a swizzled tensor claiming a
+/// larger alignment would let wider accesses straddle two runs that the swizzle sends apart.
+fn swizzled_alignment(op: Op, info: &cute_dialect::TensorTypeInfo, sw: cute_layout::Swizzle) -> Result<(), Reported> {
+    let bytes = super::common::element_bytes(&info.elem).unwrap_or(1);
+    let run = (1u64 << sw.base.min(20)) * u64::from(bytes);
+    if u64::from(info.align) > run.max(u64::from(bytes)) {
+        return Err(fail(op, &format!("a tensor swizzled by {sw} claims {}-byte alignment, but the swizzle keeps only {run}-byte runs together", info.align)));
+    }
+    Ok(())
+}
+
+/// Views keep their source's swizzle: the swizzle acts on offsets from the allocation, whatever the
+/// view. Only `make_view` (and `cute.view`, into which cute-canonicalize folds it) lays memory out
+/// again: without a swizzle, or with one over a whole unswizzled allocation.
+fn verify_swizzle_kept(op: Op, name: &str) -> Result<(), Reported> {
+    // Layout operations on `!cute.layout` values have no memory to swizzle.
+    if !ir::type_to_string(ir::value_type(ir::result(op, 0))).starts_with("!cute.tensor<") {
+        return Ok(());
+    }
+    let (src, _) = tensor_of(op, ir::operand(op, 0))?;
+    let (info, _) = tensor_of(op, ir::result(op, 0))?;
+    if let Some(sw) = info.swizzle {
+        swizzled_alignment(op, &info, sw)?;
+    }
+    let relayout = matches!(name, "cute.make_view" | "cute.view");
+    match (src.swizzle, info.swizzle) {
+        (a, b) if a == b => Ok(()),
+        (Some(_), None) | (None, Some(_)) if relayout => Ok(()),
+        (a, b) => {
+            let show = |s: Option<cute_layout::Swizzle>| s.map_or("no swizzle".to_string(), |s| s.to_string());
+            Err(fail(op, &format!("`{name}` of a tensor with {} cannot have {}: a view keeps its source's swizzle", show(a), show(b))))
+        }
+    }
 }
 
 /// `cute.make_layout` passes one value per `?` entry of its layout.

@@ -32,7 +32,8 @@ const FUNCTIONS: &[&str] = &[
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
-    "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "assert",
+    "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "assert", "make_swizzle",
+    "make_composed_layout", "tile_to_shape", "copy_if", "elem_less",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -189,6 +190,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 Value::Frag(ft, _) => Layout::col_major(ft.shape.clone()).map_err(lerr)?,
                 // CuTe's size(tiled_mma): its threads.
                 Value::TiledMma(t) if name == "size" && mode.is_none() => return Ok(Value::Int(Int::S(t.threads()))),
+                // A swizzled layout's size, cosize, rank and depth are its inner layout's (CuTe's).
+                Value::Composed(c) => c.layout.clone(),
                 _ => layout_of(positional(&args)[0])?,
             };
             if let Some(m) = mode {
@@ -237,6 +240,9 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let Value::Tensor(t) = &p[0].value else {
                 return Err(Diagnostic::error(format!("`make_tensor` takes the tensor whose memory to view, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a tensor"));
             };
+            if let Value::Composed(c) = &p[1].value {
+                return super::swizzle::make_tensor(f, t, c, span);
+            }
             let l = layout_of(p[1])?;
             let t = t.clone();
             // A view must stay inside the memory it views (a larger layout over shared memory or
@@ -249,11 +255,16 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 }
             }
             let how = ViewHow::algebra("make_view", vec![XValue::Layout(l.clone())]);
-            Ok(Value::Tensor(f.view(&t, l, Int::ZERO, how, span)?))
+            // A plain layout lays the memory out again: a swizzle the tensor had is gone (CuTe's
+            // `make_tensor(t.iterator, layout)`).
+            Ok(Value::Tensor(f.view_with(&t, l, Int::ZERO, how, None, span)?))
         }
         "composition" => {
             arity(name, &args, 2, 2, span, "composition(a, b)")?;
             let p = positional(&args);
+            if let Some(r) = super::swizzle::composition(&p, span) {
+                return r;
+            }
             let a = layout_of(p[0])?;
             let (r, arg) = match &p[1].value {
                 Value::Layout(b) => (cute_layout::composition(&a, b), XValue::Layout(b.clone())),
@@ -420,8 +431,17 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let Value::Type(elem) = p[0].value else {
                 return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a type"));
             };
+            if let Value::Composed(c) = &p[1].value {
+                return super::swizzle::make_smem_tensor(f, elem, c, span);
+            }
             alloc(f, elem, MemSpace::Smem, layout_of(p[1])?, span)
         }
+        "make_swizzle" => super::swizzle::make_swizzle(&args, span),
+        "make_composed_layout" => super::swizzle::make_composed_layout(&args, span),
+        "tile_to_shape" => super::swizzle::tile_to_shape(&args, span),
+        "copy" if args.iter().any(|a| a.name.as_deref() == Some("pred")) => super::copy_if::copy_pred(f, &args, span),
+        "copy_if" => super::copy_if::copy_if(f, &args, span),
+        "elem_less" => super::copy_if::elem_less(f, &args, span),
         "basic_copy" | "autovec_copy" | "copy" => {
             arity(name, &args, 2, 3, span, &format!("{name}(src, dst)"))?;
             let p = positional(&args);
@@ -961,13 +981,18 @@ fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, s
         let crd = cute_layout::Crd::Tuple(crd);
         let (sv, dv) = (f.slice(s, &crd, span)?, f.slice(d, &crd, span)?);
         let (Origin::Kernel(sid), Origin::Kernel(did)) = (&sv.origin, &dv.origin) else { unreachable!("kernel tensors have kernel origins") };
-        f.emit(Inst::Copy { src: *sid, src_ty: sv.ty.clone(), dst: *did, dst_ty: dv.ty.clone(), width: Some(8), op, span });
+        f.emit(Inst::Copy { src: *sid, src_ty: sv.ty.clone(), dst: *did, dst_ty: dv.ty.clone(), width: Some(8), op, pred: None, span });
     }
     Ok(Value::Unit)
 }
 
 /// A new tensor in registers or shared memory, with a static layout.
 pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, span: Span) -> R<Value> {
+    alloc_with(f, elem, space, layout, None, span)
+}
+
+/// A new tensor, swizzled when `swizzle` is given (shared memory only).
+pub(crate) fn alloc_with(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<Value> {
     f.need_kernel(&format!("allocating {} memory", space.name()), span)?;
     let size = layout.cosize().ok().and_then(|s| s.as_static());
     let Some(size) = size else {
@@ -978,8 +1003,9 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
         return Err(Diagnostic::error(format!("{size} elements of {} is too large for {}", elem.name(), space.name()), span, "too large")
             .with_help(if space == MemSpace::Rmem { "a thread holds at most 256 register elements" } else { "a block has at most 227 KiB of shared memory" }));
     }
-    // Registers and shared memory are aligned to the widest access, 16 bytes.
-    let ty = TensorTy { elem, space, align: 16, layout };
+    // Registers and shared memory are aligned to the widest access, 16 bytes (a swizzle keeps
+    // less together).
+    let ty = TensorTy { elem, space, align: super::swizzle::alloc_align(swizzle, elem.size_bytes()), layout, swizzle };
     let dst = f.fresh(ValueTy::Tensor(ty.clone()));
     // Allocations go to the top of the kernel, whatever region asked for them: the backend promotes
     // an `alloca` to registers only in the entry block, and shared memory is block-wide anyway.
@@ -990,7 +1016,12 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
 /// Element-wise copy of one tensor into another of the same size (CuTe's `copy`, `basic_copy`,
 /// `autovec_copy`): through a register fragment, which `cute-vectorize` moves in the widest chunks
 /// both layouts allow.
-fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
+pub(super) fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, span: Span) -> R<Value> {
+    copy_with(f, atom, src, dst, None, span)
+}
+
+/// `copy`, with the zero-fill predicate of a `cp.async` chunk (`copy_if`).
+pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, pred: Option<Operand>, span: Span) -> R<Value> {
     let (Value::Tensor(s), Value::Tensor(d)) = (&src.value, &dst.value) else {
         return Err(Diagnostic::error("`copy` moves a tensor into a tensor", span, "not tensors"));
     };
@@ -1050,7 +1081,7 @@ fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, 
         return ldmatrix_instances(f, op, s, d, span);
     }
     let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };
-    f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, op, span });
+    f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, op, pred, span });
     Ok(Value::Unit)
 }
 

@@ -13,7 +13,9 @@
 
 mod asserts;
 mod builtins;
+mod copy_if;
 mod mma;
+mod swizzle;
 mod value;
 
 pub use value::{Origin, TensorVal, Value};
@@ -25,7 +27,7 @@ use crate::diag::{did_you_mean, Diagnostic};
 use crate::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, PlanArg, Special, TensorTy, ValueId, ValueTy};
 use crate::span::Span;
 use crate::types::{Extent, MemSpace, Scalar, Ty, Tuple};
-use cute_layout::{Int, IntTuple, Layout};
+use cute_layout::{ComposedLayout, Int, IntTuple, Layout};
 use std::collections::HashMap;
 
 pub type R<T> = Result<T, Diagnostic>;
@@ -163,7 +165,7 @@ impl<'f> Program<'f> {
                     if space != MemSpace::Gmem {
                         return Err(Diagnostic::error("kernel tensor parameters must be in global memory", p.ty.span(), format!("{} tensor", space.name())).with_help("use `gmem`"));
                     }
-                    let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout };
+                    let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout, swizzle: None };
                     args.push(Value::Tensor(TensorVal { ty, origin: Origin::Host { param: 0, offset: Int::ZERO } }));
                 }
                 Some(_) => unreachable!("standalone kernels have full tensor types"),
@@ -237,6 +239,14 @@ pub(crate) struct Frame<'p, 'f> {
     value_types: Vec<ValueTy>,
     pub(crate) steps: Vec<kir::HostStep>,
     requires: Vec<kir::Require>,
+    /// In a kernel, the launch conditions a view's partial tiles need, held until the view (or one
+    /// of its own views) is accessed: an unpredicated access of a partial tile would overrun, a
+    /// predicated copy (`copy_if`) of it does not. `staged` collects them for the view being made.
+    pending: HashMap<ValueId, Vec<kir::Require>>,
+    staged: Vec<kir::Require>,
+    /// Set while `copy_if` emits its copies: their accesses are guarded, so they need no launch
+    /// condition.
+    predicated: bool,
     /// Run-time `assert`s of a host function.
     asserts: Vec<kir::Assert>,
     inline_depth: usize,
@@ -254,6 +264,9 @@ impl<'p, 'f> Frame<'p, 'f> {
             value_types: Vec::new(),
             steps: Vec::new(),
             requires: Vec::new(),
+            pending: HashMap::new(),
+            staged: Vec::new(),
+            predicated: false,
             asserts: Vec::new(),
             inline_depth: 0,
         }
@@ -265,6 +278,16 @@ impl<'p, 'f> Frame<'p, 'f> {
     }
 
     fn emit(&mut self, inst: Inst) {
+        if !self.predicated {
+            let accessed: &[ValueId] = match &inst {
+                Inst::Load { tensor, .. } | Inst::Store { tensor, .. } | Inst::LoadFrag { tensor, .. } | Inst::StoreFrag { tensor, .. } => std::slice::from_ref(tensor),
+                Inst::Copy { src, dst, .. } => &[*src, *dst],
+                _ => &[],
+            };
+            for id in accessed.to_vec() {
+                self.commit_requires(id);
+            }
+        }
         if let Some(r) = self.regions.last_mut() {
             r.push(inst);
         }
@@ -392,7 +415,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                             id
                         })
                     };
-                    let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout };
+                    let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout, swizzle: None };
                     let id = self.fresh(ValueTy::Tensor(ty.clone()));
                     self.bind(&p.name.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Host { param: index, offset: Int::ZERO } }));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
@@ -919,7 +942,10 @@ impl<'p, 'f> Frame<'p, 'f> {
             Value::Tensor(t) => match name.name.as_str() {
                 "shape" => Ok(Value::from_int_tuple(&t.ty.layout.shape)),
                 "stride" => Ok(Value::from_int_tuple(&t.ty.layout.stride)),
-                "layout" => Ok(Value::Layout(t.ty.layout.clone())),
+                "layout" => Ok(match t.ty.swizzle {
+                    Some(sw) => Value::Composed(Box::new(ComposedLayout { swizzle: sw, offset: Int::ZERO, layout: t.ty.layout.clone() })),
+                    None => Value::Layout(t.ty.layout.clone()),
+                }),
                 "element_type" => Ok(Value::Type(t.ty.elem)),
                 // CuTe's `tensor.iterator`: the memory, to view with another layout (`make_tensor`).
                 "iterator" => Ok(Value::Tensor(t)),
@@ -1028,8 +1054,15 @@ impl<'p, 'f> Frame<'p, 'f> {
             walk(&leaf, &mut found);
         }
         for (dividend, divisor) in found {
-            if divisor > 1 && !self.requires.iter().any(|r| r.dividend == dividend && r.divisor == divisor) {
-                self.requires.push(kir::Require { dividend, divisor, what: format!("a run-time extent tiled by {divisor}"), span });
+            let require = kir::Require { dividend, divisor, what: format!("a run-time extent tiled by {divisor}"), span };
+            if divisor <= 1 {
+                continue;
+            }
+            // A kernel's tiles are held until accessed; a host function's go to its launches.
+            if self.mode == Mode::Kernel {
+                self.staged.push(require);
+            } else {
+                self.add_require(require);
             }
         }
     }
@@ -1037,18 +1070,56 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// A tensor over the same memory with a new layout, its base moved by `offset` elements, made by
     /// the CuTe operation `how` (which the kernel's IR keeps).
     pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, how: kir::ViewHow, span: Span) -> R<TensorVal> {
+        self.view_with(t, layout, offset, how, t.ty.swizzle, span)
+    }
+
+    fn add_require(&mut self, require: kir::Require) {
+        if !self.requires.iter().any(|r| r.dividend == require.dividend && r.divisor == require.divisor) {
+            self.requires.push(require);
+        }
+    }
+
+    /// The launch conditions of the tensor `id`'s partial tiles become the kernel's: it is accessed.
+    fn commit_requires(&mut self, id: ValueId) {
+        if let Some(reqs) = self.pending.remove(&id) {
+            for r in reqs {
+                self.add_require(r);
+            }
+        }
+    }
+
+    /// Whether `id` is a tensor an `alloc` made (not a view of one).
+    pub(crate) fn is_allocation(&self, id: ValueId) -> bool {
+        self.specials.iter().any(|i| matches!(i, Inst::Alloc { dst, .. } if *dst == id))
+    }
+
+    /// A view whose swizzle is `swizzle`: the source's for every CuTe operation, a new one (or none)
+    /// when `make_tensor` lays the memory out again. A new swizzle acts on offsets from the view's
+    /// base.
+    pub(crate) fn view_with(&mut self, t: &TensorVal, layout: Layout, offset: Int, how: kir::ViewHow, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorVal> {
         if self.mode != Mode::Const {
             self.require_whole_tiles(&layout, span);
         }
-        let align = view_align(t.ty.align, &offset, t.ty.elem.size_bytes());
-        let ty = TensorTy { elem: t.ty.elem, space: t.ty.space, align, layout };
+        let mut align = view_align(t.ty.align, &offset, t.ty.elem.size_bytes());
+        if let Some(sw) = swizzle {
+            align = swizzle::swizzled_align(align, sw, t.ty.elem.size_bytes());
+        }
+        let ty = TensorTy { elem: t.ty.elem, space: t.ty.space, align, layout, swizzle };
         match &t.origin {
             Origin::Host { param, offset: base } => {
+                for r in std::mem::take(&mut self.staged) {
+                    self.add_require(r);
+                }
                 let total = base.add(&offset).map_err(|e| layout_err(e, span))?;
                 Ok(TensorVal { ty, origin: Origin::Host { param: *param, offset: total } })
             }
             Origin::Kernel(src) => {
                 let dst = self.fresh(ValueTy::Tensor(ty.clone()));
+                let mut reqs = std::mem::take(&mut self.staged);
+                reqs.extend(self.pending.get(src).into_iter().flatten().cloned());
+                if !reqs.is_empty() {
+                    self.pending.insert(dst, reqs);
+                }
                 self.emit(Inst::View { dst, src: *src, how, ty: ty.clone(), span });
                 Ok(TensorVal { ty, origin: Origin::Kernel(dst) })
             }

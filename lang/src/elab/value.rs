@@ -3,7 +3,7 @@
 
 use crate::kir::{CopyOp, FragTy, TensorTy, ValueId};
 use crate::types::Scalar;
-use cute_layout::{Int, IntTuple, Layout};
+use cute_layout::{ComposedLayout, Int, IntTuple, Layout, Swizzle};
 use std::fmt;
 
 /// Where a tensor's memory comes from.
@@ -32,6 +32,11 @@ pub enum Value {
     Bool(bool),
     Tuple(Vec<Value>),
     Layout(Layout),
+    /// `make_swizzle(B, M, S)`: CuTe's `Swizzle<B,M,S>`, a function on offsets.
+    Swizzle(Swizzle),
+    /// `swizzle o offset o layout` (`make_composed_layout`, `composition(swizzle, layout)`): the
+    /// layout of a swizzled shared-memory tensor. Boxed: it is rare and large.
+    Composed(Box<ComposedLayout>),
     Tensor(TensorVal),
     /// A counting (identity) tensor: its "elements" are coordinates, `origin + layout(c)` with the
     /// layout's strides basis elements (`1@0`, `1@1`). Used to predicate partial tiles.
@@ -74,6 +79,8 @@ impl Value {
             Value::Bool(_) => "bool".into(),
             Value::Tuple(_) => "tuple".into(),
             Value::Layout(_) => "layout".into(),
+            Value::Swizzle(_) => "swizzle".into(),
+            Value::Composed(_) => "swizzled layout".into(),
             Value::Tensor(t) => format!("{}", t.ty),
             Value::Counting { layout, .. } => format!("identity tensor {layout}"),
             Value::Frag(f, _) => format!("fragment<{}, {}>", f.elem.name(), f.shape),
@@ -129,11 +136,13 @@ impl fmt::Display for Value {
                 f.write_str(")")
             }
             Value::Layout(l) => write!(f, "{l}"),
+            Value::Swizzle(s) => write!(f, "{s}"),
+            Value::Composed(c) => write!(f, "{c}"),
             Value::Counting { layout, origin } => {
                 let comps = origin.to_arith_tuple(&layout.basis_paths()).map(|t| t.to_string()).unwrap_or_else(|_| origin.to_string());
                 write!(f, "ArithTuple{comps} o {layout}")
             }
-            Value::Tensor(t) => write!(f, "tensor<ptr<{}, {}, align<{}>> o {}>", t.ty.elem.name(), t.ty.space.name(), t.ty.align, t.ty.layout),
+            Value::Tensor(t) => write!(f, "tensor<ptr<{}, {}, align<{}>> o {}>", t.ty.elem.name(), t.ty.space.name(), t.ty.align, t.ty.layout_text()),
             Value::Dim3(n) => write!(f, "{n}"),
             Value::Type(s) => write!(f, "{}", s.name()),
             Value::Func(n) => write!(f, "{n}"),

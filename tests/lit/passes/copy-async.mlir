@@ -21,7 +21,7 @@ module attributes {gpu.container_module} {
     // of both sides.
     // VEC-LABEL: gpu.func @cg(
     // VEC: "cute.copy"(%arg0, %{{.*}}) {dst_vector = 8 : i32, max_vector = 8 : i32, op = "cp.async.cg", src_vector = 8 : i32}
-    // GPU-LABEL: llvm.mlir.global internal @__smem_cg_1() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<32 x bf16>
+    // GPU-LABEL: llvm.mlir.global internal @__smem_cg_1() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<64 x bf16>
     // GPU-LABEL: gpu.func @cg(
     // GPU: %[[S:.*]] = llvm.mlir.addressof @__smem_cg_1 : !llvm.ptr<3>
     // GPU-NEXT: nvvm.cp.async.shared.global %[[S]], %arg0, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>

@@ -20,7 +20,7 @@ module attributes {gpu.container_module} {
     // every row starts 16-byte aligned); the 8 values land in one 16-byte register store.
     // VEC-LABEL: gpu.func @row(
     // VEC: "cute.copy"(%{{.*}}, %{{.*}}) {dst_vector = 8 : i32, op = "ldmatrix.x4", src_vector = 8 : i32}
-    // GPU-LABEL: llvm.mlir.global internal @__smem_row_1() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<1144 x bf16>
+    // GPU-LABEL: llvm.mlir.global internal @__smem_row_1() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<1152 x bf16>
     // GPU-LABEL: gpu.func @row(
     // GPU: %[[S:.*]] = llvm.mlir.addressof @__smem_row_1 : !llvm.ptr<3>
     // GPU: %[[ROW:.*]] = arith.muli %{{.*}}, %c72_i32 : i32

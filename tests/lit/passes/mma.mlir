@@ -123,7 +123,7 @@ module attributes {gpu.container_module} {
     // FOLD: %[[C74:.*]] = arith.constant 74 : i32
     // FOLD-NEXT: "cute.view"(%[[S]], %[[C74]]) : ({{.*}}, i32) -> !cute.tensor<bf16, "smem", 4 : i64, "(2,2,4,4,3):(1,576,2304,16,9216)">
     //
-    // GPU-LABEL: llvm.mlir.global internal @__smem_staged_1() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<27640 x bf16>
+    // GPU-LABEL: llvm.mlir.global internal @__smem_staged_1() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<27648 x bf16>
     // GPU-LABEL: gpu.func @staged(
     // GPU: llvm.mlir.addressof @__smem_staged_1 : !llvm.ptr<3>
     // GPU: %[[C74:.*]] = arith.constant 74 : i32
