@@ -32,7 +32,7 @@ const FUNCTIONS: &[&str] = &[
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
-    "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "assert", "make_swizzle",
+    "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "assert", "make_swizzle",
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less",
 ];
 
@@ -457,6 +457,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             copy(f, atom_bits, src, dst, span)
         }
         "make_tiled_copy_A" | "make_tiled_copy_B" => super::mma::make_tiled_copy_ab(name, &args, span),
+        "make_tiled_copy_C" => super::mma::make_tiled_copy_c(&args, span),
         "make_mma_atom" => super::mma::make_mma_atom(&args, span),
         "make_tiled_mma" => super::mma::make_tiled_mma(&args, span),
         "gemm" => super::mma::gemm(f, &args, span),
@@ -799,9 +800,10 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let t: TensorVal = t.clone();
             fill(f, &t, &args, span)
         }
-        ("retile_D" | "retile_S" | "retile", Value::ThrCopy { .. } | Value::TiledCopy { .. }) => {
+        ("retile_D" | "retile_S" | "retile", Value::ThrCopy { tv, .. } | Value::TiledCopy { tv, .. }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(fragment)", name.name))?;
-            super::mma::retile(f, &args[0], span)
+            let values = tv.mode(1).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static()).unwrap_or(0);
+            super::mma::retile(f, &args[0], values, span)
         }
         ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid, .. }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name.name))?;

@@ -257,10 +257,35 @@ pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
     Ok(Value::TiledCopy { elem, bits, op, tv, tile })
 }
 
-/// CuTe's `retile_D(fragment)` for an ldmatrix copy: the MMA fragment viewed with the copy's 8 values
-/// per instruction in its first mode. A fragment `(V, (R, X), ...)` whose V values times the repeats R
-/// make 8 becomes `((V, R), X, ...)`; one that already has 8 is returned as it is.
-pub fn retile(f: &mut Frame, a: &Arg, span: Span) -> R<Value> {
+/// CuTe's `make_tiled_copy_C(atom, tiled_mma)`: a tiled copy whose threads hold exactly their MMA
+/// accumulator values (the tiled MMA's C TV layout over its C tile), for the epilogue: registers to
+/// shared or global memory (`thr.retile_S(accumulators)` into `thr.partition_D(tile)`). The atom is a
+/// universal copy; its width must fit the runs the C layout keeps contiguous (pairs of columns for
+/// the SM80 atoms), which `copy` checks.
+pub fn make_tiled_copy_c(args: &[Arg], span: Span) -> R<Value> {
+    arity("make_tiled_copy_C", args, 2, 2, span, "make_tiled_copy_C(copy_atom, tiled_mma)")?;
+    let p = positional(args);
+    let Value::CopyAtom { elem, bits, op } = p[0].value else {
+        return Err(Diagnostic::error(format!("`make_tiled_copy_C` takes a copy atom first, found {}", article(&p[0].value)), p[0].span, "not a copy atom"));
+    };
+    let Value::TiledMma(tiled) = &p[1].value else {
+        return Err(Diagnostic::error(format!("`make_tiled_copy_C` takes a tiled MMA second, found {}", article(&p[1].value)), p[1].span, "not a tiled MMA"));
+    };
+    if op != CopyOp::Universal {
+        return Err(Diagnostic::error(format!("`make_tiled_copy_C` copies accumulators out of registers with a universal copy; this atom is {}", op.name()), p[0].span, "not a universal atom")
+            .with_help("make the atom with `make_copy_atom(T, bits: N)`"));
+    }
+    let tv = tiled.layout_tv(MmaOperand::C).map_err(|e| layout_err(e, span))?;
+    let [tp, tq] = tiled.tile_of(MmaOperand::C);
+    let tile = cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()]);
+    Ok(Value::TiledCopy { elem, bits, op, tv, tile })
+}
+
+/// CuTe's `retile_D`/`retile_S(fragment)`: an MMA fragment viewed with the tiled copy's `values`
+/// per thread and tile in its first mode (8 for ldmatrix.x4). A fragment `(V, (R, X), ...)` whose V
+/// values times the repeats R make `values` becomes `((V, R), X, ...)`; one that already has them
+/// is returned as it is.
+pub fn retile(f: &mut Frame, a: &Arg, values: i64, span: Span) -> R<Value> {
     let Value::Tensor(t) = &a.value else {
         return Err(Diagnostic::error(format!("`retile` takes a register tensor, found {}", article(&a.value)), a.span, "not a tensor"));
     };
@@ -268,20 +293,25 @@ pub fn retile(f: &mut Frame, a: &Arg, span: Span) -> R<Value> {
     let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static()).unwrap_or(0);
     let modes = l.modes();
     let v = modes.first().map(size).unwrap_or(0);
-    if v == 8 {
+    if v == values {
         return Ok(a.value.clone());
     }
-    let regroup = modes.get(1).filter(|m| m.rank() > 1).and_then(|m| {
+    // The repeats sit in front of the rest mode of the operand's dimension that has them (M or N
+    // for A and B; N, or M, for C), as `partition` put them.
+    let regroup = (1..modes.len()).find_map(|i| {
+        let m = &modes[i];
         let subs = m.modes();
-        (v * size(&subs[0]) == 8).then(|| (subs[0].clone(), Layout::concat(subs[1..].to_vec())))
+        (m.rank() > 1 && v * size(&subs[0]) == values).then(|| (i, subs[0].clone(), Layout::concat(subs[1..].to_vec())))
     });
-    let Some((rep, rest)) = regroup else {
-        return Err(Diagnostic::error(format!("cannot retile a fragment of layout {l} to 8 values per ldmatrix.x4"), a.span, "no 8-value grouping")
+    let Some((at, rep, rest)) = regroup else {
+        return Err(Diagnostic::error(format!("cannot retile a fragment of layout {l} to the tiled copy's {values} values per thread"), a.span, format!("no {values}-value grouping"))
             .with_help("retile the fragment `thr_mma.partition_fragment_X(...)` of the same tiled MMA"));
     };
     let rest = if rest.rank() == 1 { rest.mode(0).map_err(|e| layout_err(e, span))? } else { rest };
-    let mut out = vec![Layout::concat(vec![modes[0].clone(), rep]), rest];
-    out.extend(modes[2..].iter().cloned());
+    let mut out = vec![Layout::concat(vec![modes[0].clone(), rep])];
+    out.extend(modes[1..at].iter().cloned());
+    out.push(rest);
+    out.extend(modes[at + 1..].iter().cloned());
     let retiled = Layout::concat(out);
     let how = ViewHow::algebra("make_view", vec![cute_layout::expr::Value::Layout(retiled.clone())]);
     Ok(Value::Tensor(f.view(t, retiled, Int::ZERO, how, span)?))
