@@ -1,5 +1,6 @@
 """Checks samples/mma_atom.cute on the GPU: one MMA of each SM80 atom that runs on the H100 (host functions
-mma_16x8x16 bf16->f32, mma_16x8x16_f16 f16->f16, mma_16x8x8_tf32 tf32->f32), C = A @ B.T against a float64
+mma_16x8x16 bf16->f32, mma_16x8x16_f16 f16->f16, mma_16x8x8_tf32 tf32->f32; mma_16x8x16_ldmatrix
+loads the bf16 operands from shared memory with ldmatrix.x4 and .x2), C = A @ B.T against a float64
 torch reference on fresh random inputs (tf32: the inputs with their low 13 mantissa bits cleared, as the
 tensor cores read them), C poisoned with NaN first.
 
@@ -41,6 +42,7 @@ def main():
         ("mma_16x8x16", (16, 16), (8, 16), torch.bfloat16, torch.float32, 1e-5, "f32 accumulation of 16 exact bf16 products"),
         ("mma_16x8x16_f16", (16, 16), (8, 16), torch.float16, torch.float16, 2.0 ** -7, "f16 accumulation: each of the 16 adds rounds to 11 bits"),
         ("mma_16x8x8_tf32", (16, 8), (8, 8), torch.float32, torch.float32, 1e-5, "f32 accumulation of 8 exact tf32 products"),
+        ("mma_16x8x16_ldmatrix", (16, 16), (8, 16), torch.bfloat16, torch.float32, 1e-5, "operands through shared memory, ldmatrix.x4 (A) and .x2 (B)"),
     ]
     failed = 0
     for name, sa, sb, din, dout, tol, why in cases:

@@ -192,7 +192,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             let b = Builder::before(op);
             let (n_src, w_src) = frag_shape(op, &tensors[s], "src_vector")?;
             let (n_dst, w_dst) = frag_shape(op, &tensors[d], "dst_vector")?;
-            if n_src != n_dst {
+            let ldmatrix_values = ir::string_attr(op, "op").and_then(|n| super::common::copy_op(&n)).and_then(|c| c.ldmatrix_values());
+            if n_src != n_dst && ldmatrix_values != Some(n_dst as u32) {
                 return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
             }
             let pred = (ir::operand_count(op) > 2).then(|| ir::operand(op, 2));
@@ -501,36 +502,41 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
     Ok(())
 }
 
-/// `ldmatrix.x4`: this lane gives the shared-memory address of its 8-element row (`src`, which must
-/// be 16 contiguous, aligned bytes) and receives four registers, its 8 MMA values in `dst` order
-/// (register j = values 2j, 2j+1).
+/// `ldmatrix.x{1,2,4}`: this lane gives the shared-memory address of its 8-element row (`src`,
+/// which must be 16 contiguous, aligned bytes; only the first 8 per matrix lanes' are used) and
+/// receives one register per matrix, its MMA values in `dst` order (register j = values 2j, 2j+1).
 fn ldmatrix(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
-    // `.trans` delivers the transposed 8x8 matrices: the MMA fragment of an M- or N-major tile.
-    let layout = match name {
-        "ldmatrix.x4" => "row",
-        "ldmatrix.x4.trans" => "col",
-        other => return Err(fail(op, &format!("{NAME}: unknown copy operation \"{other}\""))),
+    let Some(cute_lang::kir::CopyOp::Ldmatrix { matrices, trans }) = super::common::copy_op(name) else {
+        return Err(fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")));
     };
+    // `.trans` delivers the transposed 8x8 matrices: the MMA fragment of an M- or N-major tile.
+    let layout = if trans { "col" } else { "row" };
     if n != 8 || w != 8 {
         return Err(fail(op, &format!("{name} reads one row of 8 contiguous, 16-byte aligned elements per lane, but the source has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)", src.layout, src.align)));
     }
     let i32_ty = b.ty("i32");
-    let st = b.ty("!llvm.struct<(i32, i32, i32, i32)>");
     let row = gep(b, src, Int::Const(0));
+    let m = usize::from(matrices);
+    // One matrix comes back as an i32, more as a struct of them.
+    let result_ty = if m == 1 { i32_ty } else { b.ty(&format!("!llvm.struct<({})>", vec!["i32"; m].join(", "))) };
     let ld = b.create(
         "nvvm.ldmatrix",
         &[row],
-        &[st],
+        &[result_ty],
         &[
-            ("num", b.attr("4 : i32")),
+            ("num", b.attr(&format!("{m} : i32"))),
             ("layout", b.attr(&format!("#nvvm.mma_layout<{layout}>"))),
             ("shape", b.attr("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")),
             ("eltType", b.attr("#nvvm.ld_st_matrix_elt_type<b16>")),
         ],
     );
-    let regs: Vec<Val> = (0..4).map(|i| ir::result(b.create("llvm.extractvalue", &[ir::result(ld, 0)], &[i32_ty], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect();
-    let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty("vector<4xi32>")], &[]), 0);
-    let values = b.cast("vector.bitcast", packed, &format!("vector<8x{}>", dst.elem));
+    let regs: Vec<Val> = if m == 1 {
+        vec![ir::result(ld, 0)]
+    } else {
+        (0..m).map(|i| ir::result(b.create("llvm.extractvalue", &[ir::result(ld, 0)], &[i32_ty], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect()
+    };
+    let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty(&format!("vector<{m}xi32>"))], &[]), 0);
+    let values = b.cast("vector.bitcast", packed, &format!("vector<{}x{}>", 2 * m, dst.elem));
     store_frag(b, op, dst, values, "dst_vector")
 }
 

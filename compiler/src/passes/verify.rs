@@ -179,7 +179,7 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
         return Err(fail(op, "only a `cp.async` copy takes a predicate (false: nothing is read, the destination is zero-filled); guard other copies with `scf.if`"));
     }
     if let Some(name) = ir::string_attr(op, "op") {
-        let copy = super::common::copy_op(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")))?;
+        let copy = super::common::copy_op(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are {}", cute_lang::kir::CopyOp::names(false))))?;
         if let Some((from, to, _)) = copy.spaces().filter(|(from, to, _)| src.space != from.name() || dst.space != to.name()) {
             return Err(fail(op, &format!("{name} copies from {} to {}, not from {} to {}", from.name(), to.name(), src.space, dst.space)));
         }
@@ -195,8 +195,12 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
         }
     }
     let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static());
+    // An ldmatrix lane gives one 8-element row and receives 2 values per matrix.
+    let values = ir::string_attr(op, "op").and_then(|n| super::common::copy_op(&n)).and_then(|c| c.ldmatrix_values());
     match (size(&src_layout), size(&dst_layout)) {
-        (Some(a), Some(b)) if a == b => Ok(()),
+        (Some(a), Some(b)) if values.is_none() && a == b => Ok(()),
+        (Some(8), Some(b)) if values == Some(b as u32) => Ok(()),
+        (Some(a), Some(b)) if values.is_some() => Err(fail(op, &format!("{} gives each lane an 8-element row and {} values, not {a} (layout {src_layout}) into {b} (layout {dst_layout})", ir::string_attr(op, "op").unwrap_or_default(), values.unwrap_or(0)))),
         (Some(a), Some(b)) => Err(fail(op, &format!("`cute.copy` of {a} elements (layout {src_layout}) into {b} (layout {dst_layout})"))),
         _ => Err(fail(op, &format!("`cute.copy` needs tensors of static size, found layouts {src_layout} and {dst_layout}"))),
     }

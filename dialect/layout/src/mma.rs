@@ -235,26 +235,43 @@ impl TiledMma {
     /// consecutive elements along M (N) and lane L's register j holds elements (row 2*(L%4) + e,
     /// column L/4) of matrix j: lane `i = a + 2*b + 8*i1` (a < 2, b < 4), element `w` reads the MMA
     /// value of lane `4*w + b`, number `2*i1 + a`.
-    pub fn ldmatrix_tv(&self, op: MmaOperand, transposed: bool) -> Result<Layout> {
+    ///
+    /// `ldmatrix.x2` and `.x1` (`matrices` 2 or 1) load two or one 8x8 matrices: lanes 0-15 (0-7)
+    /// give the row addresses, the others' are ignored (in the layout they repeat the first lanes'
+    /// rows, stride 0, as CuTe's SM75_U32x2_LDSM_N source layout does), and every lane receives 4
+    /// (2) values: the operand must have exactly `2 * matrices` values per thread and tile.
+    pub fn ldmatrix_tv(&self, op: MmaOperand, matrices: u32, transposed: bool) -> Result<Layout> {
         const OP: &str = "make_tiled_copy";
+        if !matches!(matrices, 1 | 2 | 4) {
+            return Err(Error::new(OP, format!("ldmatrix loads 1, 2 or 4 matrices, not {matrices}")));
+        }
         let tv = self.layout_tv(op)?;
         let values = tv.mode(1)?.size()?.as_static().unwrap_or(0);
-        if values != 8 {
-            let hint = if values == 4 { format!("; double the tiled MMA's {} tile (its permutation) so each warp covers two atoms", if op == MmaOperand::A { "M" } else { "N" }) } else { String::new() };
-            return Err(Error::new(OP, format!("ldmatrix.x4 fills 8 values per thread, but each thread holds {values} values of the {} tile{hint}", op.name())));
+        let want = 2 * i64::from(matrices);
+        if values != want {
+            let fits = match values {
+                2 => " (use ldmatrix.x1)",
+                4 => " (use ldmatrix.x2)",
+                8 => " (use ldmatrix.x4)",
+                _ => "",
+            };
+            let hint = if values == want / 2 { format!("; or double the tiled MMA's {} tile (its permutation) so each warp covers two atoms", if op == MmaOperand::A { "M" } else { "N" }) } else { String::new() };
+            return Err(Error::new(OP, format!("ldmatrix.x{matrices} fills {want} values per thread, but each thread holds {values} values of the {} tile{fits}{hint}", op.name())));
         }
         let threads = self.threads();
         let warps = threads / 32;
+        let m = i64::from(matrices);
         let t = |v: Vec<IntTuple>| IntTuple::Tuple(v);
+        // Lanes past the 8*m that give addresses repeat the first ones (stride 0).
         let exchange = if transposed {
             Layout::new(
-                t(vec![t(vec![t(vec![2.into(), 4.into(), 4.into()]), warps.into()]), 8.into()]),
-                t(vec![t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into()]), 32.into()]), 4.into()]),
+                t(vec![t(vec![t(vec![2.into(), 4.into(), m.into(), (4 / m).into()]), warps.into()]), 8.into()]),
+                t(vec![t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into(), 0.into()]), 32.into()]), 4.into()]),
             )?
         } else {
             Layout::new(
-                t(vec![t(vec![t(vec![8.into(), 4.into()]), warps.into()]), t(vec![2.into(), 4.into()])]),
-                t(vec![t(vec![t(vec![4.into(), (2 * threads).into()]), 32.into()]), t(vec![threads.into(), 1.into()])]),
+                t(vec![t(vec![t(vec![8.into(), m.into(), (4 / m).into()]), warps.into()]), t(vec![2.into(), 4.into()])]),
+                t(vec![t(vec![t(vec![4.into(), (2 * threads).into(), 0.into()]), 32.into()]), t(vec![threads.into(), 1.into()])]),
             )?
         };
         composition(&tv, &exchange).map_err(|e| e.within(OP))
@@ -465,7 +482,7 @@ mod tests {
         let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
         let tm = TiledMma::new(atom, [2, 2, 1], Some([32, 32, 16])).unwrap();
         for op in [MmaOperand::A, MmaOperand::B] {
-            let src = tm.ldmatrix_tv(op, false).unwrap();
+            let src = tm.ldmatrix_tv(op, 4, false).unwrap();
             let dst = tm.layout_tv(op).unwrap();
             let [p, _] = tm.tile_of(op);
             for warp in 0..4 {
@@ -497,7 +514,7 @@ mod tests {
             }
         }
         let no_perm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
-        assert!(no_perm.ldmatrix_tv(MmaOperand::B, false).unwrap_err().to_string().contains("double the tiled MMA's N tile"));
+        assert!(no_perm.ldmatrix_tv(MmaOperand::B, 4, false).unwrap_err().to_string().contains("double the tiled MMA's N tile"));
     }
 
     /// ldmatrix.x4.trans on an M- or N-major tile: each lane's row is 8 consecutive elements along
@@ -507,7 +524,7 @@ mod tests {
         let atom = MmaAtom::find("f16", "f32", [16, 8, 16]).unwrap();
         let tm = TiledMma::new(atom, [2, 2, 1], Some([32, 32, 16])).unwrap();
         for op in [MmaOperand::A, MmaOperand::B] {
-            let src = tm.ldmatrix_tv(op, true).unwrap();
+            let src = tm.ldmatrix_tv(op, 4, true).unwrap();
             let dst = tm.layout_tv(op).unwrap();
             for warp in 0..4 {
                 for lane in 0..32 {
@@ -526,6 +543,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// ldmatrix.x2 (and .trans) for B of one m16n8k16 atom per warp (4 values per thread): lanes
+    /// 0-15 address the rows of the two matrices (lanes 16-31 repeat them), and every lane's two
+    /// registers (simulated) are its MMA values.
+    #[test]
+    fn ldmatrix_x2_delivers_the_b_values() {
+        let atom = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap();
+        let tm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
+        let dst = tm.layout_tv(MmaOperand::B).unwrap();
+        for transposed in [false, true] {
+            let src = tm.ldmatrix_tv(MmaOperand::B, 2, transposed).unwrap();
+            for warp in 0..4 {
+                for lane in 0..32 {
+                    let t = 32 * warp + lane;
+                    for w in 0..8 {
+                        assert_eq!(at(&src, t, w), at(&src, 32 * warp + lane % 16, w), "lane {lane} repeats lane {}", lane % 16);
+                    }
+                    for j in 0..2 {
+                        for e in 0..2 {
+                            let loaded = if transposed {
+                                at(&src, 32 * warp + 8 * j + 2 * (lane % 4) + e, lane / 4)
+                            } else {
+                                at(&src, 32 * warp + 8 * j + lane / 4, 2 * (lane % 4) + e)
+                            };
+                            assert_eq!(loaded, at(&dst, t, 2 * j + e), "trans {transposed} lane {lane} register {j}.{e}");
+                        }
+                    }
+                }
+            }
+        }
+        let e = tm.ldmatrix_tv(MmaOperand::B, 4, false).unwrap_err().to_string();
+        assert!(e.contains("use ldmatrix.x2"), "{e}");
+        let e = tm.ldmatrix_tv(MmaOperand::A, 1, false).unwrap_err().to_string();
+        assert!(e.contains("use ldmatrix.x4"), "{e}");
     }
 
     #[test]

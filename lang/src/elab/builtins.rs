@@ -802,7 +802,12 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         }
         ("retile_D" | "retile_S" | "retile", Value::ThrCopy { tv, .. } | Value::TiledCopy { tv, .. }) => {
             arity(&name.name, &args, 1, 1, span, &format!("thr_copy.{}(fragment)", name.name))?;
-            let values = tv.mode(1).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static()).unwrap_or(0);
+            // The destination's values per thread: an ldmatrix gives 2 per matrix (its TV layout
+            // describes the 8-element source rows), other copies as many as their TV layout has.
+            let values = match &recv {
+                Value::ThrCopy { op, .. } | Value::TiledCopy { op, .. } if op.is_ldmatrix() => i64::from(op.ldmatrix_values().unwrap_or(8)),
+                _ => tv.mode(1).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static()).unwrap_or(0),
+            };
             super::mma::retile(f, &args[0], values, span)
         }
         ("partition_S" | "partition_D", Value::ThrCopy { elem, bits, tv, tile, tid, .. }) => {
@@ -888,7 +893,7 @@ fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
 #[inline(never)]
 fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
     let name = "make_copy_atom";
-    arity(name, args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\" | \"ldmatrix.x4\" | \"ldmatrix.x4.trans\")")?;
+    arity(name, args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\" | \"ldmatrix.x4\" | ...)")?;
     let Value::Type(elem) = positional(args)[0].value else {
         return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(args)[0].span, "not a type"));
     };
@@ -908,7 +913,7 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
         None => CopyOp::Universal,
         Some(a) => match &a.value {
             Value::Str(s) => CopyOp::from_name(s).ok_or_else(|| {
-                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help("the copy operations are \"universal\", \"cp.async.ca\", \"cp.async.cg\", \"ldmatrix.x4\" and \"ldmatrix.x4.trans\"")
+                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help(format!("the copy operations are {}", CopyOp::names(true)))
             })?,
             other => return Err(Diagnostic::error(format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())), a.span, "not a string")),
         },
@@ -961,12 +966,15 @@ fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
 
 /// An ldmatrix copy of several instructions' worth, `(8, X, Y, ...)` on both sides: one `ldmatrix.x4`
 /// per coordinate of the modes after the first (CuTe's `copy` loops over them the same way).
+/// `ldmatrix` copies, one instruction per source row (mode 0, 8 elements) and destination values
+/// (mode 0, 2 per matrix) at each coordinate of the other modes.
 fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
     let sizes = |l: &Layout| -> Vec<i64> { l.modes().iter().map(|m| m.size().ok().and_then(|x| x.as_static()).unwrap_or(-1)).collect() };
     let (ss, ds) = (sizes(&s.ty.layout), sizes(&d.ty.layout));
-    if ss != ds || ss.first() != Some(&8) || ss.iter().any(|&x| x <= 0) {
+    let values = i64::from(op.ldmatrix_values().unwrap_or(8));
+    if ss[1..] != ds[1..] || ss.first() != Some(&8) || ds.first() != Some(&values) || ss.iter().any(|&x| x <= 0) {
         return Err(Diagnostic::error(
-            format!("an {} copy moves (8, ...) tensors whose modes match, found layouts {} and {}", op.name(), s.ty.layout, d.ty.layout),
+            format!("an {} copy moves (8, ...) rows into ({values}, ...) registers, the other modes matching; found layouts {} and {}", op.name(), s.ty.layout, d.ty.layout),
             span,
             "modes differ",
         )
@@ -1028,7 +1036,13 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
         return Err(Diagnostic::error("`copy` moves a tensor into a tensor", span, "not tensors"));
     };
     let (ns, nd) = (s.ty.layout.size().ok().and_then(|x| x.as_static()), d.ty.layout.size().ok().and_then(|x| x.as_static()));
-    if ns != nd || ns.is_none() {
+    // An ldmatrix.x1/.x2 lane gives an 8-element row and receives 2 or 4 values.
+    let ldmatrix_values = atom.and_then(|(_, op, _)| op.ldmatrix_values()).map(i64::from);
+    let sizes_match = match (ns, nd, ldmatrix_values) {
+        (Some(a), Some(b), Some(v)) => a * v == b * 8,
+        (a, b, _) => a == b,
+    };
+    if !sizes_match || ns.is_none() {
         return Err(Diagnostic::error(format!("cannot copy a tensor of layout {} into one of layout {}", s.ty.layout, d.ty.layout), span, "sizes differ")
             .with_secondary(src.span, format!("{} elements", ns.map_or("?".into(), |n| n.to_string())))
             .with_secondary(dst.span, format!("{} elements", nd.map_or("?".into(), |n| n.to_string()))));
@@ -1042,7 +1056,9 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
         Some((bits, _, atom_span)) => {
             let elem_bits = s.ty.elem.size_bytes() * 8;
             let w = (bits / elem_bits).max(1);
-            for (t, arg, side) in [(s, src, "source"), (d, dst, "destination")] {
+            // An ldmatrix moves 16-byte rows out of shared memory; its registers take what it gives.
+            let sides: &[(&TensorVal, &Arg, &str)] = if ldmatrix_values.is_some() { &[(s, src, "source")] } else { &[(s, src, "source"), (d, dst, "destination")] };
+            for &(t, arg, side) in sides {
                 let compact = Layout::col_major(t.ty.layout.shape.clone()).map_err(|e| layout_err(e, arg.span))?;
                 let run = cute_layout::max_common_vector(&t.ty.layout, &compact).ok().and_then(|r| r.as_static()).unwrap_or(1);
                 if run % i64::from(w) != 0 {
@@ -1079,7 +1095,7 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
             .with_secondary(atom_span, format!("a {} copy ({} to {})", op.name(), from.name(), to.name()))
             .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
     }
-    if op.is_ldmatrix() && n != 8 {
+    if op.is_ldmatrix() && (n != 8 || nd != ldmatrix_values) {
         return ldmatrix_instances(f, op, s, d, span);
     }
     let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };

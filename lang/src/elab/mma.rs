@@ -244,14 +244,15 @@ pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
     };
     if !op.is_ldmatrix() {
         return Err(Diagnostic::error(format!("`{name}` builds an ldmatrix copy of the MMA's fragments; this atom is {}", op.name()), p[0].span, "not an ldmatrix atom")
-            .with_help("make the atom with `make_copy_atom(bf16, op: \"ldmatrix.x4\")` (K-major tiles) or `op: \"ldmatrix.x4.trans\"` (M- or N-major)"));
+            .with_help("make the atom with `make_copy_atom(bf16, op: \"ldmatrix.x4\")` (K-major tiles) or `op: \"ldmatrix.x4.trans\"` (M- or N-major); .x2 and .x1 for 4 and 2 values per thread"));
     }
     let operand = if name.ends_with('A') { MmaOperand::A } else { MmaOperand::B };
     let want = Scalar::from_name(tiled.atom.elem(operand)).unwrap_or(Scalar::F32);
     if elem != want {
         return Err(Diagnostic::error(format!("the copy atom moves {} but {}'s {} operand is {}", elem.name(), tiled.atom.name, operand.name(), want.name()), p[0].span, "element types differ"));
     }
-    let tv = tiled.ldmatrix_tv(operand, op == CopyOp::LdmatrixX4Trans).map_err(|e| layout_err(e, span))?;
+    let CopyOp::Ldmatrix { matrices, trans } = op else { unreachable!("checked above") };
+    let tv = tiled.ldmatrix_tv(operand, u32::from(matrices), trans).map_err(|e| layout_err(e, span))?;
     let [tp, tq] = tiled.tile_of(operand);
     let tile = cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()]);
     Ok(Value::TiledCopy { elem, bits, op, tv, tile })

@@ -15,8 +15,10 @@ module attributes {gpu.container_module} {
       "cute.copy"(%s, %t) {op = "ldmatrix.x4"} : (!cute.tensor<bf16, "smem", 16, "(8):(1)">, !cute.tensor<bf16, "smem", 16, "(8):(1)">) -> ()
       // CHECK: errors.mlir:[[# @LINE + 1]]:7: error: ldmatrix.x4.trans copies from smem to rmem, not from rmem to smem
       "cute.copy"(%r, %s) {op = "ldmatrix.x4.trans"} : (!cute.tensor<bf16, "rmem", 16, "(8):(1)">, !cute.tensor<bf16, "smem", 16, "(8):(1)">) -> ()
-      // CHECK: errors.mlir:[[# @LINE + 1]]:7: error: unknown copy operation "ldmatrix.x2"
+      // CHECK: errors.mlir:[[# @LINE + 1]]:7: error: ldmatrix.x2 gives each lane an 8-element row and 4 values, not 8 (layout (8):(1)) into 8 (layout (8):(1))
       "cute.copy"(%s, %r) {op = "ldmatrix.x2"} : (!cute.tensor<bf16, "smem", 16, "(8):(1)">, !cute.tensor<bf16, "rmem", 16, "(8):(1)">) -> ()
+      // CHECK: errors.mlir:[[# @LINE + 1]]:7: error: unknown copy operation "ldmatrix.x8"
+      "cute.copy"(%s, %r) {op = "ldmatrix.x8"} : (!cute.tensor<bf16, "smem", 16, "(8):(1)">, !cute.tensor<bf16, "rmem", 16, "(8):(1)">) -> ()
       gpu.return
     }
   }
