@@ -247,8 +247,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let offset = Int::Dyn(ir::operand(op, 1));
                 let (ptr, swizzled) = match (src.swizzled, info.swizzle) {
                     // A view of a swizzled tensor moves its unswizzled base within the allocation.
-                    (Some((sw, rel)), Some(want)) if sw == want => (src.ptr, Some((sw, add(&b, rel, offset)))),
-                    (Some((sw, _)), Some(want)) => return Err(fail(op, &format!("a view of a tensor swizzled by {sw} cannot be swizzled by {want}"))),
+                    // (Or the allocation laid out again with another swizzle, `make_tensor`.)
+                    (Some((_, rel)), Some(want)) => (src.ptr, Some((want, add(&b, rel, offset)))),
                     // The swizzled memory laid out again without a swizzle (`make_tensor`).
                     (Some((_, rel)), None) => (plain_gep(&b, src, add(&b, rel, offset)), None),
                     // A swizzle attached to an allocation (the front end allows no other base; after

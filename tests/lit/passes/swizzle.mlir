@@ -72,5 +72,22 @@ module attributes {gpu.container_module} {
       %x = "cute.load_at"(%p, %ti, %c0) {coord = "(?,?)"} : (!cute.tensor<f16, "smem", 16, "(16,32):(32,1)">, i32, i32) -> f16
       gpu.return
     }
+
+    // The allocation laid out again with another swizzle (make_tensor(alloc, S<2,3,3> o ...)): the
+    // access uses the new one (mask 192: bits 6-7), from the allocation's start.
+    // GPU-LABEL: gpu.func @reswizzle(
+    // GPU: arith.constant 192 : i32
+    // GPU-NOT: arith.constant 448 : i32
+    // GPU: gpu.return
+    gpu.func @reswizzle(%g: !cute.tensor<f16, "gmem", 16, "(8,64):(64,1)">) kernel {
+      %s = "cute.alloc"() : () -> !cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64):(64,1)">
+      %l = "cute.make_layout"() : () -> !cute.layout<"(16,32):(32,1)">
+      %p = "cute.make_view"(%s, %l) {args = ["@"], operandSegmentSizes = array<i32: 1, 1, 0>} : (!cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64):(64,1)">, !cute.layout<"(16,32):(32,1)">) -> !cute.tensor<f16, "smem", 16, "S<2,3,3> o 0 o (16,32):(32,1)">
+      %t = gpu.thread_id x
+      %ti = arith.index_cast %t : index to i32
+      %c8 = arith.constant 8 : i32
+      %x = "cute.load_at"(%p, %ti, %c8) {coord = "(?,?)"} : (!cute.tensor<f16, "smem", 16, "S<2,3,3> o 0 o (16,32):(32,1)">, i32, i32) -> f16
+      gpu.return
+    }
   }
 }
