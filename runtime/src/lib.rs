@@ -71,9 +71,11 @@
 //! `runtime/README.md`). Exit codes: 0 PASS, 1 FAIL, 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU; the automake "skipped" convention).
 
+pub mod call_cache;
 pub mod capi;
 mod checked;
 mod device;
+pub mod dlpack;
 pub mod driver;
 pub mod elf;
 mod error;
