@@ -11,8 +11,8 @@
 # uses symbols of glibc 2.30 to 2.34 (Rust's std), so manylinux_2_34 (Debian 12, Ubuntu 22.04,
 # RHEL 9 and later) is the oldest tag that holds without building in a manylinux container.
 set -euo pipefail
+OUT=$(realpath -m "${1:-$(dirname "$0")/dist}")
 cd "$(dirname "$0")"
-OUT=$(realpath -m "${1:-dist}")
 MATURIN=${MATURIN:-}
 if [ -z "$MATURIN" ]; then
     if [ -x ../.tools/pyext/bin/maturin ]; then MATURIN=../.tools/pyext/bin/maturin; else MATURIN=maturin; fi

@@ -8,8 +8,10 @@
 //! from any tensor protocol (with fake pointers: `cutec.TensorView`), but no device is checked and
 //! no stream is synchronized.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use cute_runtime::call_cache::CallCache;
+use cute_runtime::plan::PlanScratch;
 use cute_runtime::{check_args, HostPlan, KernelSig, Manifest, RuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -18,6 +20,7 @@ use crate::arguments::{convert, Callee};
 use crate::errors::to_py;
 use crate::loaded::Source;
 use crate::planned;
+use crate::streams::handle_of;
 use crate::tensors::Target;
 
 const OFFLINE: Target<'static> = Target { device: None, stream: None };
@@ -75,7 +78,9 @@ impl PyManifest {
     }
     /// The plan of host function `name` (`cutec.NotFound` lists those there are).
     fn host(&self, py: Python<'_>, name: &str) -> PyResult<Plan> {
-        HostPlan::new(&self.m, name).map(|plan| Plan { plan }).map_err(|e| to_py(py, e))
+        let plan = HostPlan::new(&self.m, name).map_err(|e| to_py(py, e))?;
+        let prepared = Mutex::new(Prepared { args: Vec::new(), scratch: PlanScratch::default(), cache: CallCache::new(&plan) });
+        Ok(Plan { plan, prepared })
     }
     /// The signature of kernel `name`.
     fn kernel(&self, py: Python<'_>, name: &str) -> PyResult<KernelSignature> {
@@ -93,6 +98,14 @@ impl PyManifest {
 #[pyclass(frozen, name = "Plan", module = "cutec._native")]
 pub struct Plan {
     plan: HostPlan,
+    /// What `prepare` reuses between calls, as a loaded host function does.
+    prepared: Mutex<Prepared>,
+}
+
+struct Prepared {
+    args: Vec<cute_runtime::Arg>,
+    scratch: PlanScratch,
+    cache: CallCache,
 }
 
 impl Plan {
@@ -122,6 +135,21 @@ impl Plan {
         let mut out = Vec::new();
         self.plan.run_without_device(&buf, &mut out).map_err(|e| to_py(py, e))?;
         Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Everything a call of a loaded host function does on the host before it launches, with
+    /// nothing launched: the default stream looked up (torch's current stream when torch is
+    /// imported), the arguments read into a reused buffer, the plan evaluated through the same
+    /// per-signature cache. Returns nothing; raises `cutec.Refused` as the call would. For measuring
+    /// the host-side cost of a call without a GPU (`bench/overhead.py`).
+    #[pyo3(signature = (*args))]
+    fn prepare(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let _stream = handle_of(py, None, 0)?;
+        let sig = self.plan.sig();
+        let mut guard = self.prepared.lock().map_err(|_| crate::errors::Error::new_err("plan state poisoned"))?;
+        let Prepared { args: buf, scratch, cache } = &mut *guard;
+        convert(args, Callee { role: "host", name: &sig.name, params: &sig.params }, OFFLINE, buf)?;
+        cache.evaluate(&self.plan, buf, scratch).map_err(|e| to_py(py, e))
     }
 
     #[getter]

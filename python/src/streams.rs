@@ -9,6 +9,7 @@
 //! (`current_work_stream`, one C call), or `torch._C._cuda_getCurrentRawStream` on a torch without
 //! it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cute_runtime::{Device, Stream};
@@ -61,15 +62,24 @@ fn torch_stream(py: Python<'_>) -> PyResult<Option<&'static TorchStream>> {
     Ok(TORCH.get())
 }
 
+/// Set when torch could not say its current stream (a torch without a usable CUDA): asking again
+/// would repeat its failed CUDA initialization on every call.
+static TORCH_HAS_NO_CUDA: AtomicBool = AtomicBool::new(false);
+
 /// The default stream of a call on CUDA device `device`: torch's current stream when torch is
 /// imported, else the legacy default stream (0).
 fn default_handle(py: Python<'_>, device: usize) -> PyResult<u64> {
-    Ok(match torch_stream(py)? {
-        None | Some(TorchStream::None) => 0,
-        // torch without a usable CUDA says so by raising: the legacy default stream then.
-        Some(TorchStream::Exchange(api)) => api.current_stream(py, device).unwrap_or(0),
-        Some(TorchStream::RawStreamFn(f)) => f.bind(py).call1((device,)).and_then(|h| h.extract::<u64>()).unwrap_or(0),
-    })
+    let asked = match torch_stream(py)? {
+        None | Some(TorchStream::None) => return Ok(0),
+        _ if TORCH_HAS_NO_CUDA.load(Ordering::Relaxed) => return Ok(0),
+        Some(TorchStream::Exchange(api)) => api.current_stream(py, device),
+        Some(TorchStream::RawStreamFn(f)) => f.bind(py).call1((device,)).and_then(|h| h.extract::<u64>()),
+    };
+    // torch without a usable CUDA says so by raising: the legacy default stream then, from now on.
+    Ok(asked.unwrap_or_else(|_| {
+        TORCH_HAS_NO_CUDA.store(true, Ordering::Relaxed);
+        0
+    }))
 }
 
 /// The raw handle `stream=` names (see the module docs), or the default for `device`.

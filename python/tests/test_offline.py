@@ -130,8 +130,15 @@ def test_partial_tiles_and_requires_are_refused(cubin, ew):
     apply = cutec.manifest(cubin("elementwise_apply"))
     for name in ("elementwise_mul", "elementwise_mul_relu"):
         assert apply.host(name).check(*(view(k, (1008, 2304)) for k in range(3)))
-        for shape in ((2048, 1000), (1000, 2048)):
-            assert "is not a multiple of the tile" in refusal(apply.host(name).check, *(view(k, shape) for k in range(3)))
+        assert "mA extent 1000 (mode 1) is not a multiple of the tile 256" in \
+            refusal(apply.host(name).check, *(view(k, (2048, 1000)) for k in range(3)))
+        assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in \
+            refusal(apply.host(name).check, *(view(k, (1000, 2048)) for k in range(3)))
+    comp = cutec.manifest(cubin("reduce_sum_compositional")).host("reduce_compositional")
+    assert comp.check(view(0, (1000, 1024), "f32"), view(1, (1000,), "f32"))
+    assert "gInput extent 6 (mode 0) is not a multiple of the tile 4" in refusal(comp.check, view(0, (6, 1024), "f32"), view(1, (6,), "f32"))
+    nd = cutec.manifest(cubin("reduce_sum_nd")).host("reduce_nd")
+    assert nd.check(view(0, (5, 256, 3), "f32"), view(1, (5, 3), "f32"))
     # reduce_rows: the launched kernel's own require (4 rows per block).
     rows = cutec.manifest(cubin("reduce_sum_tiled_copy")).host("reduce_rows")
     assert rows.check(view(0, (4096, 1024), "f32"), view(1, (4096,), "f32"))
@@ -328,3 +335,19 @@ def test_imports_without_torch():
     code = "import sys, cutec; assert 'torch' not in sys.modules; print(cutec.__all__[0])"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert r.returncode == 0, r.stderr
+
+
+# ---- reading printed output (the GPU tests' helper) ---------------------------------------------------
+
+def test_print_tensor_forms():
+    from printed import tensor_prints, tensor_values
+
+    assert tensor_prints("x\ntensor o 3:1, data=\n  [ 1.0,  2.0, ]\nafter [9]\n") == [[[1.0, 2.0]]]
+    assert tensor_prints("tensor<f32> o 2:1 [1.5, -2e1]\n") == [[[1.5, -20.0]]]
+    assert tensor_prints("tensor o (2,2):(1,2)\n[[ 1, 2 ],\n [ 3, 4 ]]\n[5]\n") == [[[1.0, 2.0], [3.0, 4.0]]]
+    two = ("21.000000\ntensor(f32, rmem, align<16>) o 2:1, data=\n       [ 6.000000,  15.000000, ]\n"
+           "tensor(f32, rmem, align<16>) o 3:1, data=\n       [ -6.000000,  8.5e1,  10.000000, ]\n")
+    assert tensor_values(two) == [[6.0, 15.0], [-6.0, 85.0, 10.0]]
+    with pytest.raises(ValueError, match="no closed"):
+        tensor_prints("tensor o 2:1\n[ 1, 2,\n")
+    assert tensor_prints("no tensor here\n") == []
