@@ -54,13 +54,14 @@ if grep -qE "^fuzz-ir: [0-9]+ cases, 0 crashes" "$log/fuzz.txt"; then add 1 0 0;
 
 echo "== python: the cutec extension (python/build-wheel.sh, then pytest python/tests)"
 if bash python/build-wheel.sh "$log/wheel" > "$log/wheel.txt" 2>&1 \
-    && python3 -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$log/site" "$log"/wheel/cutec-*.whl; then
+    && python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-index --no-deps --target "$log/site" "$log"/wheel/cutec-*.whl; then
     tail -1 "$log/wheel.txt"
     CUTEC="$TGT/debug/cutec" PYTHONPATH="$log/site:$PWD/.tools/pyext" python3 -m pytest python/tests -q -rs -p no:cacheprovider 2>&1 \
         | tee "$log/pytest.txt" | grep -vE "^SKIPPED" | tail -15
-    skips=$(grep -c "^SKIPPED" "$log/pytest.txt")
-    [ "$skips" -gt 0 ] && echo "pytest: $(grep -E "^SKIPPED" "$log/pytest.txt" | sed -E 's/.*: //' | sort | uniq -c | sort -rn | head -3 | tr -s ' ' | paste -sd ';') (the GPU tests: scripts/gpu-suite/python.sh)"
     line=$(tail -1 "$log/pytest.txt")
+    # The skipped ones say why (`SKIPPED [N] FILE:LINE: reason`): the first reason, once.
+    why=$(grep -m1 "^SKIPPED" "$log/pytest.txt" | sed -E 's/^SKIPPED \[[0-9]+\] [^:]+:[0-9]+: //')
+    [ -n "$why" ] && echo "pytest: skipped tests say: $why (they run on the GPU machine: scripts/gpu-suite/python.sh)"
     count() { echo "$line" | grep -oE "[0-9]+ $1" | grep -oE "^[0-9]+" || echo 0; }
     pp=$(count passed); pf=$(( $(count failed) + $(count error) )); ps=$(count skipped)
     if [ "$pp" -eq 0 ] && [ "$pf" -eq 0 ]; then pf=1; echo "pytest ran no test: $line"; fi
