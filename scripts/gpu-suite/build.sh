@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=.device/suite
-TGT=${CARGO_TARGET_DIR:-target}
+TGT=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 cargo build -p cutec
 cargo build --release -p cute-runtime --lib --bins --examples
 mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen" "$OUT/python"
@@ -19,7 +19,7 @@ for b in cute-run cute-bench-launch; do
 done
 cp "$TGT/release/examples/host_add" "$OUT/bin/host_add_rust"
 # The cutec-build example: its build.rs runs cutec and embeds the cubin in the binary.
-(cd examples/rust-build && cargo build --release)
+(cd examples/rust-build && CUTEC="$TGT/debug/cutec" cargo build --release)
 cp "${CARGO_TARGET_DIR:-examples/rust-build/target}/release/cute-rust-build-example" "$OUT/bin/rust_build_example"
 C="gcc -std=c99 -O2 -Wall -Wextra -Werror -Iruntime/include -I$OUT/gen"
 LIBS="$TGT/release/libcute_runtime.a -lpthread -ldl -lm"
