@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
 
 use crate::errors::refused_argument;
-use crate::tensors::{is_tensor, read_tensor, Target};
+use crate::tensors::{not_a_tensor, read_tensor, Target};
 
 /// What is called: for reading its arguments and naming them in messages.
 #[derive(Clone, Copy)]
@@ -38,7 +38,8 @@ enum Number {
     Float(f64),
 }
 
-fn number_of(obj: &Bound<'_, PyAny>) -> Option<Number> {
+/// A Python `bool`, `int` or `float`.
+fn exact_number(obj: &Bound<'_, PyAny>) -> Option<Number> {
     if obj.is_instance_of::<PyBool>() {
         return obj.extract::<bool>().ok().map(Number::Bool);
     }
@@ -48,10 +49,11 @@ fn number_of(obj: &Bound<'_, PyAny>) -> Option<Number> {
     if obj.is_instance_of::<PyFloat>() {
         return obj.extract::<f64>().ok().map(Number::Float);
     }
-    // NumPy scalars and the like, unless they are tensors (a 0-d array is a tensor).
-    if is_tensor(obj) {
-        return None;
-    }
+    None
+}
+
+/// Something that is not a tensor but converts to a number (NumPy scalars and the like).
+fn number_like(obj: &Bound<'_, PyAny>) -> Option<Number> {
     let py = obj.py();
     if obj.hasattr(intern!(py, "__index__")).unwrap_or(false) {
         return obj.call_method0(intern!(py, "__index__")).and_then(|i| i.extract::<i128>()).ok().map(Number::Int);
@@ -109,22 +111,32 @@ pub fn convert(args: &Bound<'_, PyTuple>, callee: Callee<'_>, target: Target<'_>
     for (i, obj) in args.iter().enumerate() {
         let param = callee.params.get(i);
         let refuse = |what: &str| refused_argument(py, callee.role, callee.name, i, param.map(|p| p.name.as_str()), what);
-        if let Some(num) = number_of(&obj) {
+        let scalar = |num: Number, out: &mut Vec<Arg>| -> PyResult<()> {
             let a = scalar_arg(num, param.map(|p| &p.kind)).map_err(|m| refuse(&m))?;
             if i < out.len() {
                 out[i] = a;
             } else {
                 out.push(a);
             }
+            Ok(())
+        };
+        if let Some(num) = exact_number(&obj) {
+            scalar(num, out)?;
             continue;
         }
+        // A tensor slot, its buffers reused.
         if i == out.len() {
             out.push(Arg::Tensor(TensorView::new(0, DType::U8, &[], &[])));
         } else if !matches!(out[i], Arg::Tensor(_)) {
             out[i] = Arg::Tensor(TensorView::new(0, DType::U8, &[], &[]));
         }
-        if let Some(Arg::Tensor(v)) = out.get_mut(i) {
-            read_tensor(&obj, target, v).map_err(|m| refuse(&m))?;
+        let read = match out.get_mut(i) {
+            Some(Arg::Tensor(v)) => read_tensor(&obj, target, v).map_err(|m| refuse(&m))?,
+            _ => false,
+        };
+        if !read {
+            let num = number_like(&obj).ok_or_else(|| refuse(&not_a_tensor(&obj)))?;
+            scalar(num, out)?;
         }
     }
     Ok(())

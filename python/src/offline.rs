@@ -146,9 +146,15 @@ impl Plan {
     fn prepare(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let _stream = handle_of(py, None, 0)?;
         let sig = self.plan.sig();
-        let mut guard = self.prepared.lock().map_err(|_| crate::errors::Error::new_err("plan state poisoned"))?;
+        let callee = Callee { role: "host", name: &sig.name, params: &sig.params };
+        // In use (re-entered from a producer's Python code, or another thread): a fresh state.
+        let Ok(mut guard) = self.prepared.try_lock() else {
+            let mut buf = Vec::new();
+            convert(args, callee, OFFLINE, &mut buf)?;
+            return self.plan.evaluate_into(&buf, &mut PlanScratch::default()).map_err(|e| to_py(py, e));
+        };
         let Prepared { args: buf, scratch, cache } = &mut *guard;
-        convert(args, Callee { role: "host", name: &sig.name, params: &sig.params }, OFFLINE, buf)?;
+        convert(args, callee, OFFLINE, buf)?;
         cache.evaluate(&self.plan, buf, scratch).map_err(|e| to_py(py, e))
     }
 

@@ -137,25 +137,27 @@ fn protocol_of(obj: &Bound<'_, PyAny>) -> Protocol {
     p
 }
 
-/// True when `obj` is something [`read_tensor`] can read.
-pub fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
-    !matches!(protocol_of(obj), Protocol::NotATensor)
-}
-
-/// Reads `obj` into `out` (reusing its buffers) for a call on `target`. `Err` says why it cannot
-/// be a tensor argument (the caller names the parameter).
-pub fn read_tensor(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut TensorView) -> Result<(), String> {
+/// Reads `obj` into `out` (reusing its buffers) for a call on `target`: `Ok(false)` when `obj`
+/// speaks none of the protocols (`out` untouched), `Err` saying why it cannot be a tensor argument
+/// (the caller names the parameter).
+pub fn read_tensor(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut TensorView) -> Result<bool, String> {
     match protocol_of(obj) {
         Protocol::View => read_view(obj, target, out),
         Protocol::Exchange(api) => read_exchange(obj, api, target, out),
         Protocol::DLPack => read_dlpack(obj, target, out),
         Protocol::ArrayInterface => read_array_interface(obj, target, out),
-        Protocol::NotATensor => Err(format!(
-            "a {} is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with __dlpack__ or \
-             __cuda_array_interface__) or a cutec.TensorView",
-            type_name(obj)
-        )),
+        Protocol::NotATensor => return Ok(false),
     }
+    .map(|()| true)
+}
+
+/// Why `obj` is neither a tensor nor a number.
+pub fn not_a_tensor(obj: &Bound<'_, PyAny>) -> String {
+    format!(
+        "a {} is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with __dlpack__ or \
+         __cuda_array_interface__) or a cutec.TensorView",
+        type_name(obj)
+    )
 }
 
 /// `obj`'s type name, for messages.

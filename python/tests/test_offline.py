@@ -351,3 +351,19 @@ def test_print_tensor_forms():
     with pytest.raises(ValueError, match="no closed"):
         tensor_prints("tensor o 2:1\n[ 1, 2,\n")
     assert tensor_prints("no tensor here\n") == []
+
+
+def test_a_producer_calling_back_does_not_deadlock(cubin):
+    plan = cutec.manifest(cubin("elementwise_add_f32")).host("elementwise_add")
+    inner = [view(k, (16, 256), "f32") for k in range(3)]
+
+    class Reentrant:
+        """A producer whose __cuda_array_interface__ calls the same plan while it is being read."""
+
+        @property
+        def __cuda_array_interface__(self):
+            plan.prepare(*inner)
+            return ArrayInterface(fake_ptr(3), (16, 256), "<f4").__cuda_array_interface__
+
+    plan.prepare(inner[0], inner[1], Reentrant())
+    assert plan.check(inner[0], inner[1], Reentrant())[0]["args"][10] == ("ptr", fake_ptr(3))
