@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 P=.device/python
 OUT=${OUT:-$P/out}
 mkdir -p "$OUT"
-PIP="python3 -m pip -q --disable-pip-version-check --root-user-action=ignore"
+PIP="python3 -m pip -q --disable-pip-version-check"
 SITE=/tmp/cutec-site
 rm -rf "$SITE"
 if ! $PIP install --no-index --no-deps --target "$SITE" "$P"/wheel/*.whl; then
@@ -22,6 +22,7 @@ if ! $PIP install --no-index --no-deps --target "$SITE" "$P"/wheel/*.whl; then
 fi
 export PYTHONPATH="$SITE"
 if ls "$P"/cute-dsl/*.whl >/dev/null 2>&1; then
+    rm -rf /tmp/cute-dsl-site
     $PIP install --no-index --no-deps --no-compile --target /tmp/cute-dsl-site "$P"/cute-dsl/*.whl \
         && export PYTHONPATH="$SITE:/tmp/cute-dsl-site"
 fi
