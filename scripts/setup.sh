@@ -2,7 +2,8 @@
 # Installs everything cutec's build and tests need on Debian 12 (run as root; idempotent):
 # LLVM/MLIR 22 from Debian's packages, ptxas (PyPI nvidia-cuda-nvcc, into .tools/python), libdevice for
 # math functions (PyPI nvidia-nvvm),
-# lit and the pycute reference (PyPI nvidia-cutlass, also into .tools/python).
+# lit and the pycute reference (PyPI nvidia-cutlass, also into .tools/python); maturin and pytest for
+# the Python extension into .tools/pyext.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +36,14 @@ fi
 if [ ! -d "$PY/lit" ] || [ ! -d "$PY/pycute" ]; then
     echo "setup: installing lit and pycute (nvidia-cutlass==4.2.0.0) into $PY"
     python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$PY" --no-deps --upgrade lit==18.1.8 nvidia-cutlass==4.2.0.0
+fi
+# The Python extension (python/): maturin builds its wheel, pytest runs its tests. Their own folder:
+# pip --target would replace .tools/python/bin (lit's) with theirs.
+PYEXT=.tools/pyext
+if [ ! -x "$PYEXT/bin/maturin" ] || [ ! -d "$PYEXT/pytest" ]; then
+    echo "setup: installing maturin and pytest (the Python extension's wheel and tests) into $PYEXT"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$PYEXT" --upgrade \
+        maturin==1.16.0 pytest==9.0.2
 fi
 "$PY/nvidia/cu13/bin/ptxas" --version | tail -1
 echo "setup: done"

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
-# pycute differential sample for the layout algebra, and a mutation-fuzz sample of `cutec opt`.
+# pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, and the
+# Python extension's tests (its wheel built and installed; the tests that need a GPU skip here).
 # Installs what it needs first (scripts/setup.sh).
 # Ends with one line: `summary: N passed, N failed, N skipped`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "summary: 0 passed, 1 failed, 0 skipped"; exit 1; }
 export PYTHONPATH="$PWD/.tools/python${PYTHONPATH:+:$PYTHONPATH}"
+# Where cargo puts the binaries (CARGO_TARGET_DIR is honoured).
+TGT=${CARGO_TARGET_DIR:-$PWD/target}
+export CUTEC_BIN_DIR="$TGT/debug"
 log=$(mktemp -d)
 passed=0; failed=0; skipped=0
 add() { passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3)); }
@@ -32,7 +36,7 @@ add "${p:-0}" "${f:-0}" "${u:-0}"
 
 if [ -f scripts/pycute_diff.py ]; then
     echo "== pycute differential sample"
-    python3 scripts/pycute_diff.py --cases "${PYCUTE_CASES:-12000}" --seed "${PYCUTE_SEED:-1}" --bin target/debug/cute-layout 2>&1 | tee "$log/diff.txt" | tail -5
+    python3 scripts/pycute_diff.py --cases "${PYCUTE_CASES:-12000}" --seed "${PYCUTE_SEED:-1}" --bin "$TGT/debug/cute-layout" 2>&1 | tee "$log/diff.txt" | tail -5
     line=$(grep -E "^pycute-diff: [0-9]+ passed, [0-9]+ failed" "$log/diff.txt" | tail -1)
     if [ -n "$line" ]; then
         dp=$(echo "$line" | sed -E 's/^pycute-diff: ([0-9]+) passed.*/\1/'); df=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
@@ -44,9 +48,29 @@ if [ -f scripts/pycute_diff.py ]; then
 fi
 
 echo "== cute IR fuzz sample (cutec opt must reject bad IR, never crash)"
-python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEED:-1}" --bin target/debug/cutec 2>&1 | tee "$log/fuzz.txt" | tail -3
+python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEED:-1}" --bin "$TGT/debug/cutec" 2>&1 | tee "$log/fuzz.txt" | tail -3
 # One fuzz run counts as one test: it passes only with zero crashes.
 if grep -qE "^fuzz-ir: [0-9]+ cases, 0 crashes" "$log/fuzz.txt"; then add 1 0 0; else add 0 1 0; fi
+
+echo "== python: the cutec extension (python/build-wheel.sh, then pytest python/tests)"
+if bash python/build-wheel.sh "$log/wheel" > "$log/wheel.txt" 2>&1 \
+    && python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-index --no-deps --target "$log/site" "$log"/wheel/cutec-*.whl; then
+    tail -1 "$log/wheel.txt"
+    CUTEC="$TGT/debug/cutec" PYTHONPATH="$log/site:$PWD/.tools/pyext" python3 -m pytest python/tests -q -rs -p no:cacheprovider 2>&1 \
+        | tee "$log/pytest.txt" | grep -vE "^SKIPPED" | tail -15
+    line=$(tail -1 "$log/pytest.txt")
+    # The skipped ones say why (`SKIPPED [N] FILE:LINE: reason`): the first reason, once.
+    why=$(grep -m1 "^SKIPPED" "$log/pytest.txt" | sed -E 's/^SKIPPED \[[0-9]+\] [^:]+:[0-9]+: //')
+    [ -n "$why" ] && echo "pytest: skipped tests say: $why (they run on the GPU machine: scripts/gpu-suite/python.sh)"
+    count() { echo "$line" | grep -oE "[0-9]+ $1" | grep -oE "^[0-9]+" || echo 0; }
+    pp=$(count passed); pf=$(( $(count failed) + $(count error) )); ps=$(count skipped)
+    if [ "$pp" -eq 0 ] && [ "$pf" -eq 0 ]; then pf=1; echo "pytest ran no test: $line"; fi
+    add "$pp" "$pf" "$ps"
+else
+    tail -20 "$log/wheel.txt"
+    echo "python: the wheel could not be built or installed"
+    add 0 1 0
+fi
 
 rm -rf "$log"
 echo "summary: $passed passed, $failed failed, $skipped skipped"

@@ -65,7 +65,8 @@ fn set_last_error(msg: &str) {
     LAST_ERROR.with(|e| *e.borrow_mut() = c);
 }
 
-fn status_of(e: &RuntimeError) -> c_int {
+/// The `cute_status` code of an error (`cute_status_name` names it): what the C ABI returns for it.
+pub fn status_of(e: &RuntimeError) -> c_int {
     match e {
         RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. } => CUTE_ERROR_UNAVAILABLE,
         RuntimeError::ArgumentMismatch(_) => CUTE_ERROR_ARGUMENT_MISMATCH,

@@ -103,6 +103,20 @@ impl Device {
         Ok(Stream { inner, device: self.clone() })
     }
 
+    /// A stream another library owns (torch's current stream, say), given by its raw `CUstream`
+    /// handle (0: the legacy default stream, 2: the per-thread default stream). Launches on it are
+    /// ordered with that library's work, and captured when it captures a CUDA graph. Dropping the
+    /// `Stream` does not destroy it.
+    ///
+    /// # Safety
+    /// `handle` must be a stream of this device's primary context (the one this `Device` and
+    /// torch share), and it must stay alive while the returned `Stream` is used.
+    pub unsafe fn borrow_stream(&self, handle: u64) -> Stream {
+        // SAFETY: the caller's contract is `wrap_borrowed_stream`'s.
+        let inner = unsafe { self.ctx.wrap_borrowed_stream(handle as usize as cudarc::driver::sys::CUstream) };
+        Stream { inner, device: self.clone() }
+    }
+
     /// Waits for all work on the device; reports asynchronous kernel faults.
     pub fn synchronize(&self) -> Result<()> {
         self.ctx.synchronize().map_err(|e| driver_error("cuCtxSynchronize", e))
@@ -145,6 +159,40 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         self.device.bind()?;
         self.inner.synchronize().map_err(|e| driver_error("cuStreamSynchronize", e))
+    }
+
+    /// The raw `CUstream` handle (0 for the legacy default stream).
+    pub fn handle(&self) -> u64 {
+        self.inner.cu_stream() as usize as u64
+    }
+
+    /// Orders the work queued on this stream after the work queued so far on the stream `other`
+    /// (a raw `CUstream` of the same context, e.g. the stream a `__cuda_array_interface__`
+    /// producer wrote its data on): an event recorded on `other`, waited for here. The host does
+    /// not block. Nothing to do when `other` is this stream.
+    ///
+    /// # Safety
+    /// `other` must be a live stream of this stream's context.
+    pub unsafe fn wait_for_raw(&self, other: u64) -> Result<()> {
+        if other == self.handle() {
+            return Ok(());
+        }
+        use cudarc::driver::result::{event, stream};
+        use cudarc::driver::sys::{CUevent_flags, CUstream};
+        self.device.bind()?;
+        let ev = event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(|e| driver_error("cuEventCreate", e))?;
+        // SAFETY: `ev` was just created; `other` is live by contract, `self` is a live stream.
+        let queued = unsafe { event::record(ev, other as usize as CUstream) }
+            .map_err(|e| driver_error("cuEventRecord(the producer's stream)", e))
+            .and_then(|()| {
+                // SAFETY: as above.
+                unsafe { stream::wait_event(self.inner.cu_stream(), ev, cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+                    .map_err(|e| driver_error("cuStreamWaitEvent", e))
+            });
+        // The wait holds what it needs; the event may go (its resources are freed once done).
+        // SAFETY: created above, destroyed once.
+        let _ = unsafe { event::destroy(ev) };
+        queued
     }
 
     pub(crate) fn cuda(&self) -> &Arc<CudaStream> {

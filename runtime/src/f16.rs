@@ -1,7 +1,7 @@
 //! IEEE 754 binary16 (`f16`) <-> `f32` conversion on raw `u16` bit patterns,
 //! for filling and checking `DeviceBuffer<u16>` f16 tensors without the
 //! `half` crate. f32 -> f16 rounds to nearest, ties to even, like the GPU's
-//! `cvt.rn.f16.f32`.
+//! `cvt.rn.f16.f32`. Also f32 -> bfloat16 bits (scalar arguments given from Python).
 
 /// Converts an `f32` to f16 bits (round to nearest even; overflow -> inf;
 /// NaN stays NaN).
@@ -61,9 +61,32 @@ pub fn f16_bits_to_f32(h: u16) -> f32 {
     }
 }
 
+/// Converts an `f32` to bfloat16 bits (the high half, rounded to nearest even; NaN stays a
+/// quiet NaN).
+pub fn f32_to_bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) as u16) | 0x0040;
+    }
+    let round = 0x7fff + ((b >> 16) & 1);
+    (b.wrapping_add(round) >> 16) as u16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bf16_rounding() {
+        assert_eq!(f32_to_bf16_bits(1.0), 0x3f80);
+        assert_eq!(f32_to_bf16_bits(-2.5), 0xc020);
+        // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties to even (1.0); 1 + 3*2^-8 to 1 + 2^-6.
+        assert_eq!(f32_to_bf16_bits(1.0 + 2f32.powi(-8)), 0x3f80);
+        assert_eq!(f32_to_bf16_bits(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+        assert_eq!(f32_to_bf16_bits(f32::MAX), 0x7f80); // rounds up to inf
+        assert_eq!(f32_to_bf16_bits(f32::NEG_INFINITY), 0xff80);
+        assert_eq!(f32_to_bf16_bits(f32::NAN) & 0x7fc0, 0x7fc0);
+    }
 
     #[test]
     fn known_values() {

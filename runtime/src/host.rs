@@ -3,11 +3,14 @@
 //! A call checks the arguments against the host's parameters (the checked-launch rules),
 //! evaluates the launch plan the manifest carries ([`crate::plan::HostPlan`]), checks every view
 //! it would pass (partial tiles, bounds, alignment, i32 ranges), and only then launches the
-//! kernels, in order, on the given stream. A refusal launches nothing.
+//! kernels, in order, on the given stream. A refusal launches nothing. A call whose arguments have
+//! the signature of an earlier accepted call reuses that call's evaluation
+//! ([`crate::call_cache`]): same checks, same outcome, less work.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use crate::call_cache::CallCache;
 use crate::checked::Arg;
 use crate::device::Stream;
 use crate::error::{Result, RuntimeError};
@@ -26,8 +29,14 @@ struct HostInner {
     plan: HostPlan,
     /// The kernel of each launch (looked up once).
     kernels: Vec<Kernel>,
-    /// Reused between calls so that a call allocates nothing once warm.
-    scratch: Mutex<PlanScratch>,
+    /// Reused between calls: a warm call allocates nothing, and a call with the signature of an
+    /// earlier accepted one reuses its evaluation ([`CallCache`]).
+    state: Mutex<CallState>,
+}
+
+struct CallState {
+    scratch: PlanScratch,
+    cache: CallCache,
 }
 
 impl Module {
@@ -47,7 +56,8 @@ impl Module {
             };
             kernels.push(k);
         }
-        Ok(HostFn { inner: Arc::new(HostInner { plan, kernels, scratch: Mutex::new(PlanScratch::default()) }) })
+        let state = Mutex::new(CallState { scratch: PlanScratch::default(), cache: CallCache::new(&plan) });
+        Ok(HostFn { inner: Arc::new(HostInner { plan, kernels, state }) })
     }
 
     /// Names of the host functions in the manifest (empty without one).
@@ -79,17 +89,20 @@ impl HostFn {
     /// kernel. Any refusal is an `Err` before the first launch.
     pub fn call(&self, stream: &Stream, args: &[Arg]) -> Result<()> {
         let inner = &*self.inner;
-        // Contended (another thread is calling): use a fresh buffer rather than wait.
+        // Contended (another thread is calling): evaluate in a fresh buffer rather than wait.
         let mut local;
-        let mut guard = inner.scratch.try_lock().ok();
+        let mut guard = inner.state.try_lock().ok();
         let s: &mut PlanScratch = match guard.as_deref_mut() {
-            Some(s) => s,
+            Some(CallState { scratch, cache }) => {
+                cache.evaluate(&inner.plan, args, scratch)?;
+                scratch
+            }
             None => {
                 local = PlanScratch::default();
+                inner.plan.evaluate_into(args, &mut local)?;
                 &mut local
             }
         };
-        inner.plan.evaluate_into(args, s)?;
         let steps = &inner.plan.sig().steps;
         if steps.iter().all(|st| matches!(st, HostStep::Launch(_))) {
             for (k, (cfg, range)) in inner.kernels.iter().zip(&s.launches) {

@@ -38,6 +38,10 @@
 //!   (`cuFuncGetParamInfo`) the argument count and sizes are checked too.
 //! * [`EventTimer`] / [`Stream::time_ms`] / [`Stream::median_ms`] for CUDA-event timing; [`Rng`] for
 //!   reproducible inputs.
+//! * [`dlpack`]: DLPack tensors (torch, CuPy, JAX) read as [`TensorView`]s; [`Device::borrow_stream`]:
+//!   another library's stream (the Python extension, `python/`, uses both).
+//! * [`call_cache`]: a host function's accepted calls, kept by argument signature so that a repeated
+//!   call skips the plan evaluation.
 //!
 //! Every fallible call returns [`Result`]`<_, `[`RuntimeError`]`>` with a
 //! readable message. Without a driver, [`Device::open`] returns
@@ -71,9 +75,11 @@
 //! `runtime/README.md`). Exit codes: 0 PASS, 1 FAIL, 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU; the automake "skipped" convention).
 
+pub mod call_cache;
 pub mod capi;
 mod checked;
 mod device;
+pub mod dlpack;
 pub mod driver;
 pub mod elf;
 mod error;

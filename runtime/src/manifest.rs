@@ -139,6 +139,22 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.code() == code)
     }
 
+    /// The values of an integer type (bool: 0 and 1), inclusive; `None` for floating types.
+    pub fn integer_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+            DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+            DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+            DType::I64 => (i64::MIN.into(), i64::MAX.into()),
+            DType::U8 => (0, u8::MAX.into()),
+            DType::U16 => (0, u16::MAX.into()),
+            DType::U32 => (0, u32::MAX.into()),
+            DType::U64 => (0, u64::MAX.into()),
+            DType::Bool => (0, 1),
+            _ => return None,
+        })
+    }
+
     /// Storage size in bytes (tf32 is stored in 32 bits).
     pub fn size_bytes(self) -> u32 {
         match self {

@@ -624,18 +624,11 @@ fn is_integer(d: DType) -> bool {
     matches!(d, DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::U8 | DType::U16 | DType::U32 | DType::U64 | DType::Bool)
 }
 
+/// The range of plan values (i64) of type `d`.
 fn int_range(d: DType) -> (i64, i64) {
-    match d {
-        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
-        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
-        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        DType::U8 => (0, u8::MAX.into()),
-        DType::U16 => (0, u16::MAX.into()),
-        DType::U32 => (0, u32::MAX.into()),
-        DType::Bool => (0, 1),
-        DType::U64 => (0, i64::MAX),
-        _ => (i64::MIN, i64::MAX),
-    }
+    let (lo, hi) = d.integer_range().unwrap_or((i128::MIN, i128::MAX));
+    let clamp = |v: i128| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+    (clamp(lo), clamp(hi))
 }
 
 fn int_kernel_arg(d: DType, v: i64) -> KernelArg {
@@ -868,6 +861,8 @@ pub struct PlanScratch {
     pub flat: Vec<KernelArg>,
     /// Per launch: its config and its range in `flat`.
     pub launches: Vec<(LaunchConfig, std::ops::Range<usize>)>,
+    /// Per pointer in `flat` that views a host tensor: (its index in `flat`, the host parameter).
+    pub(crate) ptr_sources: Vec<(usize, usize)>,
     shape: Vec<i64>,
     stride: Vec<i64>,
     host_flat: Vec<KernelArg>,
@@ -964,6 +959,7 @@ impl HostPlan {
         s.vars.clear();
         s.flat.clear();
         s.launches.clear();
+        s.ptr_sources.clear();
         // 1. The arguments against the host's parameters: the checked-launch rules.
         crate::checked::check_args_named(host, "host", &self.sig.params, args, &mut s.host_flat)?;
         // 2. The dynamic values, in $k order.
@@ -1076,6 +1072,7 @@ impl HostPlan {
                         let ptr = u64::try_from(i128::from(hv.ptr) + byte_off).map_err(|_| refuse(host, format!("{}: pointer overflow", ctx())))?;
                         let bytes = hv.bytes.map(|b| u64::try_from((i128::from(b) - byte_off).max(0)).unwrap_or(0));
                         let view = ViewRef { ptr, dtype: hv.dtype, shape: &s.shape, stride: &s.stride, bytes };
+                        s.ptr_sources.push((s.flat.len(), *host_param));
                         check_tensor_ref(&kernel.name, "kernel", ai, &kp.name, t, &view, &mut s.flat)
                             .map_err(|e| match e {
                                 RuntimeError::ArgumentMismatch(m) => refuse(host, format!("{}: {m}", ctx())),

@@ -10,23 +10,15 @@
 //! cute-run plan CUBIN [HOST] [--shape MxN] [--scalar NAME=V]
 //! cute-run host-add CUBIN [--host NAME]... [--m M] [--n N] [--iters K]
 //! cute-run host-refuse CUBIN HOST [--m M] [--n N]
-//! cute-run elementwise-apply CUBIN [--shape MxN]... [--refuse MxN]... [--seed S]
-//! cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
-//! cute-run predicated-add CUBIN [--shape MxN]... [--bench MxN]... [--iters K] [--seed S]
-//! cute-run sample CUBIN [NAME]
-//! cute-run copy4 CUBIN
 //! ```
 //!
-//! The sample checks (`elementwise-apply`, `reduce`, `predicated-add`, `sample`, `copy4`) are in
-//! `cute_run/samples.rs`.
+//! Every sample is checked on the GPU from Python against torch references
+//! (`python/tests/test_gpu_samples.py`, run by `scripts/gpu-suite`).
 //!
 //! Exit codes: 0 PASS, 1 FAIL (or runtime error), 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU on this machine).
 
 use std::process::ExitCode;
-
-#[path = "cute_run/samples.rs"]
-mod samples;
 
 use cute_runtime::{
     format_cuda_version, Arg, ArgList, DType, Device, DeviceBuffer,
@@ -51,21 +43,8 @@ usage:
                                      every element, GB/s vs a device-to-device memcpy)
   cute-run host-refuse CUBIN HOST [--m M] [--n N]
                                     (a call that must be refused: partial tile; output untouched)
-  cute-run elementwise-apply CUBIN [--shape MxN]... [--refuse MxN]... [--seed S]
-                                    (samples/elementwise_apply.cute: elementwise_mul and
-                                     elementwise_mul_relu on random f16, every element checked)
-  cute-run reduce CUBIN [--host NAME] [--shape S]... [--refuse S]... [--bench S]... [--iters K] [--seed S]
-                                    (samples/reduce_sum*.cute: random f32 rows against an f64
-                                     reference; S is MxN, Bx256xA for reduce_nd; --bench: GB/s vs memcpy)
-  cute-run predicated-add CUBIN [--shape MxN]... [--bench MxN]... [--iters K] [--seed S]
-                                    (samples/predicated_add.cute: f32 C = A + B for any MxN, every
-                                     element bit-exact, guard regions around C untouched; shapes
-                                     also evaluated on the plan offline; --bench: GB/s vs memcpy)
-  cute-run sample CUBIN [NAME]      (printf samples: four_ways_copy, hello_world, cuda_graph, printing,
-                                     layout_algebra, numeric_types, tensor_ssa, tensors; output captured
-                                     from a child process and compared; hosts that launch nothing also
-                                     run without a GPU; a predicated_add cubin runs predicated-add)
-  cute-run copy4 CUBIN              (= sample CUBIN four_ways_copy)
+
+The samples' checks are Python tests (python/tests/test_gpu_samples.py).
 
 exit codes: 0 PASS, 1 FAIL, 2 usage error, 77 SKIP (no CUDA driver/GPU)";
 
@@ -77,8 +56,6 @@ const EXIT_SKIP: u8 = 77;
 enum Outcome {
     Pass,
     Fail,
-    /// Some cases could not run here (no driver/GPU); the `SKIP:` line is already printed.
-    Skip,
 }
 
 fn main() -> ExitCode {
@@ -107,27 +84,6 @@ fn main() -> ExitCode {
             Ok(o) => host_refuse(&o),
             Err(msg) => return usage_error(&msg),
         },
-        Some("elementwise-apply") => match Opts::parse(&args[1..], &["--shape", "--refuse", "--seed"]) {
-            Ok(o) => samples::elementwise_apply(&o),
-            Err(msg) => return usage_error(&msg),
-        },
-        Some("reduce") => match Opts::parse(&args[1..], &["--host", "--shape", "--refuse", "--bench", "--iters", "--seed"]) {
-            Ok(o) => samples::reduce(&o),
-            Err(msg) => return usage_error(&msg),
-        },
-        Some("predicated-add") => match Opts::parse(&args[1..], &["--shape", "--bench", "--iters", "--seed"]) {
-            Ok(o) => samples::predicated_add(&o),
-            Err(msg) => return usage_error(&msg),
-        },
-        Some("sample") => match Opts::parse_opt(&args[1..], &[], 2) {
-            Ok(o) => samples::sample(&o, None),
-            Err(msg) => return usage_error(&msg),
-        },
-        Some("copy4") => match Opts::parse(&args[1..], &[]) {
-            Ok(o) => samples::sample(&o, Some("four_ways_copy")),
-            Err(msg) => return usage_error(&msg),
-        },
-        Some("__case") if args.len() == 4 => samples::child_case(&args[1], &args[2], &args[3]),
         Some("vector-add") => match VectorAddOpts::parse(&args[1..]) {
             Ok(opts) => vector_add(&opts),
             Err(msg) => return usage_error(&msg),
@@ -142,7 +98,6 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,
         Ok(Outcome::Fail) => ExitCode::from(EXIT_FAIL),
-        Ok(Outcome::Skip) => ExitCode::from(EXIT_SKIP),
         Err(e) if e.is_unavailable() => {
             println!("SKIP: no CUDA driver/GPU: {e}");
             ExitCode::from(EXIT_SKIP)
@@ -398,15 +353,6 @@ impl Opts {
             return Err(format!("{} positional arguments are needed", max_pos));
         }
         Ok(o)
-    }
-    /// Like [`Opts::parse_n`], but the positional arguments after the cubin are optional (no
-    /// flag takes a value here: every argument not starting with `--` is positional).
-    fn parse_opt(args: &[String], flags: &[&str], max_pos: usize) -> Result<Opts, String> {
-        let given = args.iter().filter(|a| !a.starts_with("--")).count();
-        if given > max_pos {
-            return Err(format!("at most {} positional arguments are accepted", max_pos));
-        }
-        Opts::parse_n(args, flags, given.max(1))
     }
     fn all(&self, flag: &str) -> Vec<&str> {
         self.values.iter().filter(|(k, _)| k == flag).map(|(_, v)| v.as_str()).collect()
@@ -798,7 +744,7 @@ fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String]
     let view = |buf: &DeviceBuffer<T>| Arg::tensor(buf.view(&[m, n], &[n, 1]).with_dtype(dtype));
 
     // The reference: a device-to-device copy of the same byte count (reads + writes 2x bytes).
-    let memcpy_gbps = samples::memcpy_gbps(stream, &DeviceBuffer::<T>::zeros(stream, 3 * len)?, iters)?;
+    let memcpy_gbps = memcpy_gbps(stream, &DeviceBuffer::<T>::zeros(stream, 3 * len)?, iters)?;
     println!("memcpy DtoD reference: {:.1} MB copied, {memcpy_gbps:.1} GB/s (2 x bytes / median of {iters})", bytes / 1e6);
 
     let mut all = true;
@@ -875,4 +821,12 @@ fn host_refuse(o: &Opts) -> Result<Outcome, RuntimeError> {
             Ok(Outcome::Fail)
         }
     }
+}
+
+/// GB/s of a device-to-device copy of `src` (2 x bytes / median time): the bandwidth reference.
+fn memcpy_gbps<T: cute_runtime::DeviceElem>(stream: &Stream, src: &DeviceBuffer<T>, iters: usize) -> Result<f64, RuntimeError> {
+    let mut dst = DeviceBuffer::<T>::zeros(stream, src.len())?;
+    dst.copy_from_device(stream, src)?; // warm-up
+    let ms = f64::from(stream.median_ms(iters, || dst.copy_from_device(stream, src))?);
+    Ok(2.0 * src.size_bytes() as f64 / (ms * 1e-3) / 1e9)
 }

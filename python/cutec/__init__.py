@@ -1,0 +1,180 @@
+"""cutec: call CUDA kernels compiled by cutec (cubins) from Python, PyTorch, CuPy and JAX.
+
+    import cutec, torch
+    m = cutec.load("elementwise_add.cubin")          # a path or the cubin's bytes
+    a = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
+    b, c = torch.randn_like(a), torch.empty_like(a)
+    m.elementwise_add(a, b, c)                       # host function: checked, then launched
+    m.kernel("vector_add")(x, y, z, grid=4, block=256)
+
+Every argument is checked against the cubin's manifest exactly as the C ABI checks it (dtype,
+rank, static extents and strides, divisibility, alignment, bounds, the host function's `require`
+and `assert` lines, partial tiles); a refusal raises `cutec.Refused` with the runtime's message and
+launches nothing. Tensors: anything with `__dlpack__` (torch, CuPy, JAX, ...) or
+`__cuda_array_interface__`, torch tensors through torch's DLPack C exchange API (one C call each),
+or a `cutec.TensorView` (a raw pointer). Launches are asynchronous, on `stream=` when given (an int
+handle or a stream object), else on torch's current stream when torch has been imported, else on
+the legacy default stream; they are captured by `torch.cuda.graph`. No GPU is needed to read a
+manifest or check a call: `cutec.manifest(path).host(name).check(*args)`.
+
+The guide: docs/python.md in the cutec repository.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from . import _native
+from ._native import (
+    Error,
+    HostFunction,
+    KernelFunction,
+    KernelSignature,
+    Manifest,
+    NotFound,
+    Plan,
+    Refused,
+    TensorView,
+    Unavailable,
+    device_count,
+    driver_available,
+    parse_manifest,
+)
+
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("cutec")
+except Exception:  # not installed as a distribution (a source checkout on sys.path)
+    __version__ = "0+unknown"
+
+__all__ = [
+    "CompileError", "Error", "HostFunction", "KernelFunction", "KernelSignature", "Manifest", "Module",
+    "NotFound", "Plan", "Refused", "TensorView", "Unavailable", "compile", "device_count",
+    "driver_available", "find_compiler", "load", "manifest", "parse_manifest",
+]
+
+
+class CompileError(Error):
+    """`cutec build` failed; `.stderr` holds the compiler's diagnostics, `.returncode` its exit code."""
+
+    def __init__(self, message, stderr="", returncode=None):
+        super().__init__(message)
+        self.stderr, self.returncode, self.status = stderr, returncode, "COMPILE"
+
+
+class Module:
+    """A cubin loaded on a CUDA device (`cutec.load`). Each host function is an attribute
+    (`m.elementwise_add(a, b, c, stream=None)`, unless the name collides with a method below: then
+    `m.host(name)`); kernels are `m.kernel(name)`."""
+
+    def __init__(self, native):
+        self._native = native
+        self._unusable = {}
+        for name in native.hosts:
+            try:
+                f = native.host(name)
+            except Error as e:  # an unusable plan: raised again when the host is asked for
+                self._unusable[name] = e
+                continue
+            if name.isidentifier() and not hasattr(type(self), name):
+                setattr(self, name, f)
+
+    def host(self, name):
+        """The host function `name` (a `cutec.HostFunction`)."""
+        return self._native.host(name)
+
+    def kernel(self, name):
+        """The kernel `name` (a `cutec.KernelFunction`: `k(*args, grid=, block=, smem=0, stream=None)`)."""
+        return self._native.kernel(name)
+
+    @property
+    def hosts(self):
+        """Names of the host functions."""
+        return self._native.hosts
+
+    @property
+    def kernels(self):
+        """Names of the kernels."""
+        return self._native.kernels
+
+    @property
+    def manifest(self):
+        """The manifest text (None for an image without one)."""
+        return self._native.manifest
+
+    @property
+    def arch(self):
+        return self._native.arch
+
+    @property
+    def device(self):
+        """The CUDA device ordinal the module is loaded on."""
+        return self._native.device
+
+    @property
+    def label(self):
+        """Where the module came from (its path, or `<bytes>`)."""
+        return self._native.label
+
+    def synchronize(self):
+        """Waits for all work on the module's device (kernel faults surface here)."""
+        self._native.synchronize()
+
+    def __getattr__(self, name):
+        # Only reached for names not set in __init__: a host with an unusable plan, or none.
+        unusable = self.__dict__.get("_unusable", {})
+        if name in unusable:
+            raise unusable[name]
+        raise AttributeError(f"cutec module {self._native.label} has no host function {name!r}; "
+                             f"host functions: {', '.join(self._native.hosts) or '(none)'}")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._native.hosts))
+
+    def __repr__(self):
+        return (f"<cutec.Module {self._native.label} on cuda:{self._native.device} ({self._native.arch}): "
+                f"hosts {', '.join(self._native.hosts) or '(none)'}>")
+
+
+def load(source, device=0):
+    """Loads a cubin (a path, `os.PathLike`, or its bytes) on CUDA device `device` (needs a GPU)."""
+    return Module(_native.load(source, device))
+
+
+def manifest(source):
+    """The manifest of a cubin (a path or its bytes), read on the host without a GPU: a
+    `cutec.Manifest`, or None when the image has none."""
+    return _native.read_manifest(source)
+
+
+def find_compiler():
+    """The cutec compiler `compile` runs: $CUTEC, else `cutec` on PATH; None when there is neither."""
+    exe = os.environ.get("CUTEC")
+    if exe:
+        return exe
+    return shutil.which("cutec")
+
+
+def compile(source, arch="sm_90", device=0, output=None, compiler=None):
+    """Compiles a `.cute` file with the cutec compiler (`compiler`, else `find_compiler()`) for
+    `arch` and loads the cubin on `device`. `output`: also keep the cubin at that path.
+    Raises `cutec.CompileError` with the compiler's diagnostics when it fails."""
+    exe = compiler or find_compiler()
+    if not exe:
+        raise Error("the cutec compiler was not found: put `cutec` on PATH or set CUTEC=/path/to/cutec")
+    source = os.fspath(source)
+    with tempfile.TemporaryDirectory(prefix="cutec-") as tmp:
+        out = os.fspath(output) if output is not None else os.path.join(tmp, "module.cubin")
+        cmd = [exe, "build", source, "--arch", arch, "-o", out]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            raise Error(f"cannot run the cutec compiler {exe!r}: {e}") from e
+        if r.returncode != 0:
+            raise CompileError(f"cutec build {source} --arch {arch} failed (exit {r.returncode}):\n{r.stderr.strip()}",
+                               stderr=r.stderr, returncode=r.returncode)
+        with open(out, "rb") as f:
+            image = f.read()
+    return load(image if output is None else out, device)

@@ -1,0 +1,157 @@
+"""The Python API on a GPU: streams (explicit and torch's current one), CUDA graph capture with
+torch, every tensor protocol with real torch memory, refusals of device memory problems, the
+module object. Needs a GPU and torch (skipped otherwise)."""
+
+import pytest
+
+import cutec
+
+
+@pytest.fixture(scope="module")
+def add(gpu, cubin):
+    return cutec.load(cubin("elementwise_add_f32"))
+
+
+def tensors(torch, m=256, n=1024):
+    a, b = torch.randn(m, n, device="cuda"), torch.randn(m, n, device="cuda")
+    return a, b, torch.full_like(a, float("nan"))
+
+
+class OnlyDLPack:
+    """A torch tensor seen only through __dlpack__ (no exchange API, no array interface)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+class OnlyArrayInterface:
+    def __init__(self, t):
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+def test_module_object(add, cubin):
+    assert add.hosts == ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
+    assert add.arch == "sm_90" and add.device == 0 and add.label == str(cubin("elementwise_add_f32"))
+    assert isinstance(add.elementwise_add, cutec.HostFunction)
+    assert "elementwise_add" in dir(add) and add.manifest.startswith("cutec-manifest 1")
+    with pytest.raises(AttributeError, match="has no host function 'nope'"):
+        add.nope
+    with pytest.raises(cutec.NotFound):
+        add.host("nope")
+    with open(cubin("elementwise_add_f32"), "rb") as f:
+        assert cutec.load(f.read()).hosts == add.hosts
+
+
+@pytest.mark.parametrize("wrap", [lambda t: t, OnlyDLPack, OnlyArrayInterface,
+                                  lambda t: cutec.TensorView(t.data_ptr(), t.dtype, t.shape, t.stride(),
+                                                             t.untyped_storage().nbytes(), t.device.index)])
+def test_every_protocol_reads_torch_memory(gpu, add, wrap):
+    torch = gpu
+    a, b, c = tensors(torch)
+    add.elementwise_add(wrap(a), wrap(b), wrap(c))
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b)
+
+
+def test_streams(gpu, add):
+    torch = gpu
+    a, b, c = tensors(torch, 4096, 4096)
+    s = torch.cuda.Stream()
+    for stream in (s, s.cuda_stream):
+        c.fill_(float("nan"))
+        torch.cuda.synchronize()
+        add.elementwise_add(a, b, c, stream=stream)
+        s.synchronize()
+        assert torch.equal(c, a + b)
+    # The default: torch's current stream.
+    c.fill_(float("nan"))
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        add.elementwise_add(a, b, c)
+        ev = torch.cuda.Event()
+        ev.record()
+    ev.synchronize()
+    assert torch.equal(c, a + b)
+    with pytest.raises(TypeError, match="stream= takes a CUstream handle"):
+        add.elementwise_add(a, b, c, stream="fast")
+
+
+def test_graph_capture_and_replay(gpu, add):
+    torch = gpu
+    a, b, c = tensors(torch)
+    add.elementwise_add(a, b, c)              # warm-up: kernels looked up, parameters queried
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        add.elementwise_add(a, b, c)
+    for _ in range(3):
+        a.normal_()
+        c.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b)
+
+
+def test_device_memory_refusals(gpu, add):
+    torch = gpu
+    a, b, c = tensors(torch)
+    with pytest.raises(cutec.Refused) as e:
+        add.elementwise_add(a, b, c.cpu())
+    assert str(e.value) == ("kernel argument mismatch: host `elementwise_add` parameter `mC` (argument 2): the tensor is in cpu "
+                            'memory; cutec kernels take CUDA device memory (move it with .cuda() or .to("cuda"))')
+    flat = torch.empty(256 * 1024 + 1, device="cuda")
+    with pytest.raises(cutec.Refused, match="misaligned pointer"):
+        add.elementwise_add(a, b, flat[1:].view(256, 1024))
+    with pytest.raises(cutec.Refused, match="dtype mismatch: the host expects f32 elements but the view has f16"):
+        add.elementwise_add(a, b, c.half())
+
+
+def test_kernel_launch_forms(gpu, cubin):
+    torch = gpu
+    k = cutec.load(cubin("vector_add")).kernel("vector_add")
+    assert k.signature == "vector_add(a: tensor<f32, gmem, ?:1, align: 4>, b: tensor<f32, gmem, ?:1, align: 4>, c: tensor<f32, gmem, ?:1, align: 4>)"
+    a, b = torch.rand(1000, device="cuda"), torch.rand(1000, device="cuda")
+    for grid, block in ((4, 256), ((4,), (256,)), ((4, 1, 1), [256, 1, 1])):
+        c = torch.full_like(a, float("nan"))
+        k(a, b, c, grid=grid, block=block)
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b)
+    assert k.check(a, b, c)[1] == ("i32", 1000)
+    with pytest.raises(TypeError, match="grid= takes an int or 1 to 3 ints"):
+        k(a, b, c, grid="x", block=256)
+    with pytest.raises(cutec.Refused, match="block dimensions must be non-zero"):
+        k(a, b, c, grid=4, block=0)
+
+
+def test_cupy_arrays(gpu, add):
+    cp = pytest.importorskip("cupy")
+    a = cp.random.standard_normal((256, 1024), dtype=cp.float32)
+    b = cp.random.standard_normal((256, 1024), dtype=cp.float32)
+    c = cp.full_like(a, cp.nan)
+    stream = cp.cuda.get_current_stream()   # CuPy's stream: passed explicitly (torch's is the default)
+    add.elementwise_add(a, b, c, stream=stream)
+    stream.synchronize()
+    assert bool(cp.array_equal(c, a + b))
+
+
+def test_jax_arrays_as_inputs(gpu, add):
+    import os
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")   # leave memory to torch
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    torch = gpu
+    a = jnp.arange(256 * 1024, dtype=jnp.float32).reshape(256, 1024)
+    b = jnp.ones((256, 1024), dtype=jnp.float32)
+    a.block_until_ready(), b.block_until_ready()
+    c = torch.full((256, 1024), float("nan"), device="cuda")
+    add.elementwise_add(a, b, c)
+    torch.cuda.synchronize()
+    assert torch.equal(c, torch.arange(256 * 1024, device="cuda", dtype=torch.float32).view(256, 1024) + 1)

@@ -1,0 +1,426 @@
+"""Every sample on the GPU, called from Python with torch tensors: fresh random inputs, torch
+references, outputs poisoned first (NaN) and guard regions around them where a kernel could write
+out of bounds; shapes the manifest excludes must be refused with nothing written; printf samples
+compared with the output their comments give. Needs a GPU and torch (skipped otherwise):
+scripts/gpu-suite/python.sh runs them on the GPU machine.
+
+(These were the sample checks of the Rust runner `cute-run`; the Rust and C host programs in
+examples/ remain as examples.)"""
+
+import math
+import os
+
+import pytest
+
+import cutec
+from printed import flushed_stdout, tensor_values
+
+GUARD = 1024
+# CUTEC_TEST_SHAPES=small: only the first two shapes of each list (under compute-sanitizer).
+SMALL = os.environ.get("CUTEC_TEST_SHAPES") == "small"
+
+
+def shapes(full):
+    return full[:2] if SMALL else full
+
+
+@pytest.fixture(scope="module")
+def load(gpu, cubin):
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = cutec.load(cubin(name))
+        return cache[name]
+    return get
+
+
+def guarded(torch, shape, dtype, fill=float("nan")):
+    """(buffer, view): a tensor of `shape` inside a buffer with GUARD elements before and after."""
+    n = math.prod(shape)
+    buf = torch.full((GUARD + n + GUARD,), fill, device="cuda", dtype=dtype)
+    return buf, buf[GUARD:GUARD + n].view(shape)
+
+
+def guards_untouched(buf, n):
+    import torch
+    return bool(torch.isnan(buf[:GUARD]).all()) and bool(torch.isnan(buf[GUARD + n:]).all())
+
+
+def assert_refused_untouched(torch, call, out, *args):
+    before = out.clone()
+    with pytest.raises(cutec.Refused) as e:
+        call(*args)
+    torch.cuda.synchronize()
+    assert torch.equal(out.isnan(), before.isnan()) and torch.equal(out.nan_to_num(), before.nan_to_num()), \
+        f"refused ({e.value}) but the output was written"
+    return str(e.value)
+
+
+# ---- vector_add: a checked kernel launch ------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 1000003, 1 << 24])
+def test_vector_add(gpu, load, n):
+    torch = gpu
+    k = load("vector_add").kernel("vector_add")
+    a, b = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+    buf, c = guarded(torch, (n,), torch.float32)
+    k(a, b, c, grid=(n + 255) // 256, block=256)
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b) and guards_untouched(buf, n)
+    assert "dtype mismatch: the kernel expects f32 elements but the view has f16" in \
+        assert_refused_untouched(torch, lambda: k(a, b, c.half(), grid=1, block=256), c)
+
+
+# ---- elementwise adds (f16 and f32, three host functions each) -----------------------------------------
+
+ADD_HOSTS = ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
+
+
+@pytest.mark.parametrize("sample,dtype", [("elementwise_add", "float16"), ("elementwise_add_f32", "float32")])
+@pytest.mark.parametrize("host", ADD_HOSTS)
+def test_elementwise_add(gpu, load, sample, dtype, host):
+    torch = gpu
+    f = getattr(load(sample), host)
+    dt = getattr(torch, dtype)
+    for m, n in shapes([(16, 256), (2048, 2048), (1008, 2304), (16384, 4096)]):
+        a = torch.randn(m, n, device="cuda", dtype=dt)
+        b = torch.randn(m, n, device="cuda", dtype=dt)
+        buf, c = guarded(torch, (m, n), dt)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        # One IEEE add of two values of the type: bit-exact with torch's.
+        assert torch.equal(c, a + b), (host, m, n)
+        assert guards_untouched(buf, m * n)
+    a = torch.randn(1000, 2048, device="cuda", dtype=dt)
+    c = torch.full_like(a, float("nan"))
+    msg = assert_refused_untouched(torch, f, c, a, a, c)
+    assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in msg
+    # Column-major: the host wants row-major rows (stride (?{div=8}, 1)).
+    assert "stride entry 0 = 1" in assert_refused_untouched(torch, f, c, a.t().contiguous().t(), a, c)
+
+
+# ---- elementwise_apply: mul and mul+relu in f16 ------------------------------------------------------
+
+def f16_ordinal(h):
+    """f16 values as integers ordered like the values (+0 and -0 equal): ulp distances."""
+    import torch
+    i = h.view(torch.int16).int()
+    return torch.where(i < 0, -(i & 0x7FFF), i)
+
+
+@pytest.mark.parametrize("host", ["elementwise_mul", "elementwise_mul_relu"])
+def test_elementwise_apply(gpu, load, host):
+    torch = gpu
+    f = getattr(load("elementwise_apply"), host)
+    for m, n in shapes([(2048, 2048), (1008, 2304)]):
+        a = (torch.rand(m, n, device="cuda") * 4 - 2).half()
+        b = (torch.rand(m, n, device="cuda") * 4 - 2).half()
+        c = torch.full_like(a, float("nan"))
+        f(a, b, c)
+        torch.cuda.synchronize()
+        # The f32 product of two f16 values is exact; the kernel multiplies in f16: within 1 ulp.
+        ref = (a.float() * b.float()).half()
+        if host.endswith("relu"):
+            ref = torch.where(ref > 0, ref, torch.zeros_like(ref))
+        assert not c.isnan().any()
+        assert int((f16_ordinal(c) - f16_ordinal(ref)).abs().max()) <= 1
+    for m, n in [(2048, 1000), (1000, 2048)]:
+        a = torch.zeros(m, n, device="cuda", dtype=torch.float16)
+        c = torch.full_like(a, float("nan"))
+        assert "is not a multiple of the tile" in assert_refused_untouched(torch, f, c, a, a, c)
+
+
+# ---- predicated_add: any shape ----------------------------------------------------------------------
+
+def test_predicated_add(gpu, load):
+    torch = gpu
+    f = load("predicated_add").predicated_add
+    for m, n in shapes([(1, 1), (3, 5), (1000, 1000), (1023, 33), (4, 32), (4096, 4097), (8192, 8192)]):
+        a = torch.rand(m, n, device="cuda") * 2 - 1
+        b = torch.rand(m, n, device="cuda") * 2 - 1
+        buf, c = guarded(torch, (m, n), torch.float32)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b), (m, n)
+        assert guards_untouched(buf, m * n), (m, n)
+
+
+# ---- row reductions -------------------------------------------------------------------------------
+
+REDUCE = {
+    "reduce_sum": ("reduce_sum", [(1, 1), (7, 33), (1000, 1000), (1024, 4096), (513, 8192), (2, 131072)], []),
+    "reduce_rows": ("reduce_sum_tiled_copy", [(4, 1024), (1000, 1024), (4096, 1024)], [(1001, 1024), (6, 1024)]),
+    "reduce_compositional": ("reduce_sum_compositional", [(4, 1024), (1000, 1024), (4096, 1024)], [(1001, 1024), (6, 1024)]),
+    "reduce_nd": ("reduce_sum_nd", [(1, 256, 1), (3, 256, 1), (1, 256, 5), (5, 256, 3), (7, 256, 33), (64, 256, 64), (2, 256, 1000)], []),
+}
+
+
+@pytest.mark.parametrize("host", list(REDUCE))
+def test_reductions(gpu, load, host):
+    torch = gpu
+    sample, full, refused = REDUCE[host]
+    f = getattr(load(sample), host)
+    for shape in shapes(full):
+        x = torch.rand(shape, device="cuda") * 2 - 1
+        out_shape = (shape[0], shape[2]) if len(shape) == 3 else (shape[0],)
+        buf, out = guarded(torch, out_shape, torch.float32)
+        f(x, out)
+        torch.cuda.synchronize()
+        ref = x.double().sum(1)
+        # The worst case of an f32 summation tree of depth N/32 + 16 (N: the reduced extent).
+        tol = (shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
+        err = (out.double() - ref).abs()
+        assert bool((err <= tol).all()), (shape, float((err / tol).max()))
+        assert guards_untouched(buf, math.prod(out_shape)), shape
+    for shape in refused:
+        x = torch.zeros(shape, device="cuda")
+        out = torch.full((shape[0],), float("nan"), device="cuda")
+        assert "is not a multiple of the tile 4" in assert_refused_untouched(torch, f, out, x, out)
+
+
+# ---- printf samples ------------------------------------------------------------------------------
+
+def run_printing(torch, capfd, fn):
+    flushed_stdout(capfd)
+    fn()
+    torch.cuda.synchronize()
+    return flushed_stdout(capfd)
+
+
+def test_hello_world(gpu, load, capfd):
+    out = run_printing(gpu, capfd, lambda: load("hello_world").hello_world())
+    assert out == "hello world\nHello world\n"
+
+
+def test_cuda_graph_captures_host_calls(gpu, load, capfd):
+    torch = gpu
+    host = load("cuda_graph").hello_world
+    out = run_printing(torch, capfd, host)            # warm-up, outside the capture
+    assert out == "Hello world\n"
+    g = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        with torch.cuda.graph(g):
+            host()
+            host()
+    torch.cuda.synchronize()
+    assert flushed_stdout(capfd) == "", "a captured call ran"
+    out = run_printing(torch, capfd, g.replay)
+    assert out == "Hello world\nHello world\n"
+
+
+def test_printing(gpu, load, capfd):
+    torch = gpu
+    m = load("printing")
+    assert run_printing(torch, capfd, lambda: m.print_example(8)) == ">?? 8\n>?? 2\n>?? (8,2):(1,8)\n"
+    assert run_printing(torch, capfd, lambda: m.format_string_example(8)) == ""
+    x = torch.zeros(4, 8, device="cuda")
+    x[1, 2] = 10.0
+    out = run_printing(torch, capfd, lambda: m.kernel("print_in_kernel")(x, grid=1, block=32))
+    assert out == "block 0 of 1: x = (4,8):(8,1), x[1,2] = 10.000000\n"
+
+
+def test_layout_algebra_on_the_device(gpu, load, capfd):
+    from test_offline import LAYOUT_OUTPUT
+
+    m = load("layout_algebra")
+    for (name, args), want in LAYOUT_OUTPUT.items():
+        assert run_printing(gpu, capfd, lambda: getattr(m, name)(*args)) == want, name
+
+
+NUMERIC = {
+    "run_bar": ["a(dynamic) = 3.140000", "b(dynamic) = 5"],
+    "run_type_conversion": ["Int32(42) => Float32(42.000000)", "Float32(3.140000) => Int32(3)", "Int32(127) => Int8(127)",
+                            "Int32(300) => Int8(44) (truncated due to range limitation)"],
+    "run_operator_demo": ["a: Int32(10), b: Int32(3)", "x: Float32(5.500000)", "a + b = 13", "x * 2 = 11.000000",
+                          "a + x = 15.500000 (Int32 + Float32 promotes to Float32)", "a / b = 3", "x / 2.0 = 2.750000",
+                          "a > b = 1", "a & b = 2", "-a = -10", "~a = -11", "-7 / 2 = -4, -7 % 2 = 1", "7 / -2 = -3, 7 % -2 = 1"],
+}
+
+
+@pytest.mark.parametrize("host", list(NUMERIC))
+def test_numeric_types(gpu, load, capfd, host):
+    out = run_printing(gpu, capfd, getattr(load("numeric_types"), host))
+    assert out.splitlines() == NUMERIC[host]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_four_ways_copy(gpu, load, capfd, k):
+    torch = gpu
+    # mA[i, j] = 128 i + j: thread 1 holds row 0, columns 8..15.
+    a = torch.arange(8 * 128, device="cuda", dtype=torch.float32).view(8, 128)
+    out = run_printing(torch, capfd, lambda: getattr(load("four_ways_copy"), f"cute_copy_{k}")(a))
+    assert tensor_values(out) == [[float(v) for v in range(8, 16)]], out
+
+
+def test_tensor_ssa(gpu, load, capfd):
+    torch = gpu
+    m = load("tensor_ssa")
+    f32 = lambda *v: torch.tensor(v, device="cuda", dtype=torch.float32)  # noqa: E731
+    nan3 = lambda: torch.full((3,), float("nan"), device="cuda")  # noqa: E731
+    same = lambda v, n=3: [float(v)] * n  # noqa: E731
+
+    res = torch.full((3, 4), float("nan"), device="cuda")
+    run_printing(torch, capfd, lambda: m.run_load_and_store(res, torch.ones(3, 4, device="cuda"), torch.ones(3, 4, device="cuda")))
+    assert torch.equal(res, torch.full((3, 4), 2.0, device="cuda"))
+
+    src = torch.arange(24, device="cuda", dtype=torch.float32).view(4, 2, 3)
+    dst = torch.full((4, 3), float("nan"), device="cuda")
+    out = run_printing(torch, capfd, lambda: m.kernel("apply_slice")(src, dst, grid=1, block=1))
+    want = [3.0, 4.0, 5.0, 9.0, 10.0, 11.0, 15.0, 16.0, 17.0, 21.0, 22.0, 23.0]
+    assert dst.flatten().tolist() == want and [sorted(v) for v in tensor_values(out)] == [want]
+
+    res = nan3()
+    out = run_printing(torch, capfd, lambda: m.kernel("binary_op_1")(res, f32(1, 1, 1), f32(2, 2, 2), grid=1, block=1))
+    assert tensor_values(out) == [same(3), same(-1), same(2), same(0.5), same(0), same(1)]
+    assert res.tolist() == same(1)  # the last store: a % b
+
+    res = nan3()
+    out = run_printing(torch, capfd, lambda: m.run_binary_op_2(res, f32(1, 1, 1)))
+    assert tensor_values(out) == [same(3), same(-1), same(2), same(0.5)] and res.tolist() == same(0.5)
+
+    flags = torch.full((3,), True, device="cuda")
+    run_printing(torch, capfd, lambda: m.kernel("binary_op_3")(flags, f32(1, 2, 3), f32(2, 1, 4), grid=1, block=1))
+    assert flags.tolist() == [False, True, False]
+
+    ints = torch.full((3,), -1, device="cuda", dtype=torch.int32)
+    i32 = lambda *v: torch.tensor(v, device="cuda", dtype=torch.int32)  # noqa: E731
+    run_printing(torch, capfd, lambda: m.kernel("binary_op_4")(ints, i32(1, 2, 3), i32(2, 2, 4), grid=1, block=1))
+    assert ints.tolist() == [3, 0, 7]
+
+    res = nan3()
+    out = run_printing(torch, capfd, lambda: m.kernel("unary_op_1")(res, f32(4, 4, 4), grid=1, block=1))
+    vals = tensor_values(out)
+    assert vals[0] == same(2) and vals[2] == same(16) and all(abs(v - math.sin(4)) < 1e-5 for v in vals[1])
+    assert res.tolist() == same(16)  # the last store: exp2(4)
+
+    out = run_printing(torch, capfd, lambda: m.kernel("reduction_op")(f32(1, 2, 3, 4, 5, 6).view(2, 3), grid=1, block=1))
+    assert "21.000000" in out.splitlines() and tensor_values(out) == [[6.0, 15.0], [6.0, 8.0, 10.0]]
+
+
+def test_tensors_print(gpu, load, capfd):
+    torch = gpu
+    m = load("tensors")
+    # Example 1: x(i,j,k) = 6i + 2j + k for (4,3,2):(6,2,1); CuTe prints the last mode outermost,
+    # then the rows of mode 0, each holding mode 1.
+    x = torch.arange(24, device="cuda", dtype=torch.float32).view(4, 3, 2)
+    out = run_printing(torch, capfd, lambda: m.tensor_print_example1(x))
+    assert out.splitlines().count("Basic output:") == 1
+    rows = [[float(6 * i + 2 * j + k) for j in range(3)] for k in range(2) for i in range(4)]
+    from printed import tensor_prints
+    assert tensor_prints(out) == [rows], out
+    # Example 2 (verbose): one line per coordinate of arange(12) as (4,3):(3,1).
+    x = torch.arange(12, device="cuda", dtype=torch.float32).view(4, 3)
+    out = run_printing(torch, capfd, lambda: m.tensor_print_example2(x))
+    lines = out.splitlines()
+    want = ["Verbose output:"] + [f"\t({i},{j})= {3 * i + j}.000000" for i in range(4) for j in range(3)]
+    it = iter(lines)
+    assert all(any(l == w for l in it) for w in want), out
+    assert all(lines.count(w) == 1 for w in want)
+    # Example 3: column 0, then row 1.
+    out = run_printing(torch, capfd, lambda: m.tensor_print_example3(x))
+    assert out.splitlines().count("Slice output:") == 2
+    assert tensor_values(out) == [[0.0, 3.0, 6.0, 9.0], [3.0, 4.0, 5.0]]
+
+
+# ---- tensor cores -------------------------------------------------------------------------------
+
+def tf32_truncated(torch, x):
+    # The tensor cores read a tf32 operand from a 32-bit register and ignore its low 13 mantissa bits.
+    return (x.view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+
+# One MMA of each SM80 atom that runs on the H100 (samples/mma_atom.cute): host, A and B shapes,
+# input and accumulator dtypes, tolerance relative to max|C|.
+MMA_ATOMS = [
+    # f32 accumulation of 16 exact bf16 products.
+    ("mma_16x8x16", (16, 16), (8, 16), "bfloat16", "float32", 1e-5),
+    # f16 accumulation: each of the 16 adds rounds to 11 bits.
+    ("mma_16x8x16_f16", (16, 16), (8, 16), "float16", "float16", 2.0 ** -7),
+    # f32 accumulation of 8 exact tf32 products (the reference clears the bits the hardware ignores).
+    ("mma_16x8x8_tf32", (16, 8), (8, 8), "float32", "float32", 1e-5),
+    # The bf16 MMA with A and B through shared memory: ldmatrix.x4 (A) and ldmatrix.x2 (B).
+    ("mma_16x8x16_ldmatrix", (16, 16), (8, 16), "bfloat16", "float32", 1e-5),
+]
+
+
+@pytest.mark.parametrize("host,sa,sb,din,dout,tol", MMA_ATOMS, ids=[c[0] for c in MMA_ATOMS])
+def test_mma_atom(gpu, load, host, sa, sb, din, dout, tol):
+    torch = gpu
+    f = load("mma_atom").host(host)
+    for _ in range(5):
+        a = torch.randn(*sa, device="cuda").to(getattr(torch, din))
+        b = torch.randn(*sb, device="cuda").to(getattr(torch, din))
+        c = torch.full((16, 8), float("nan"), device="cuda", dtype=getattr(torch, dout))
+        f(a, b, c)
+        torch.cuda.synchronize()
+        if din == "float32":
+            a, b = tf32_truncated(torch, a), tf32_truncated(torch, b)
+        ref = a.double() @ b.double().T
+        assert float((c.double() - ref).abs().max() / ref.abs().max()) < tol
+
+
+# GEMM operand layouts (samples/gemm_sm80.cute): how A and B are stored, the views passed (the
+# first the host's checks accept on a one-tile probe), and C = X @ Y of the stored operands.
+GEMM_LAYOUTS = {
+    "tn": (lambda M, N, K: ((M, K), (N, K)), [lambda a, b: (a, b)], lambda a, b: (a, b.t())),
+    "nn": (lambda M, N, K: ((K, M), (N, K)), [lambda a, b: (a, b), lambda a, b: (a.t(), b)], lambda a, b: (a.t(), b.t())),
+    "nt": (lambda M, N, K: ((K, M), (K, N)), [lambda a, b: (a, b), lambda a, b: (a.t(), b.t())], lambda a, b: (a.t(), b)),
+}
+GEMM_TOL = {"bfloat16": 4 * 2.0 ** -7, "float16": 4 * 2.0 ** -10, "float32": 1e-3}
+
+
+def gemm_hosts(cubin):
+    hosts = cutec.manifest(cubin("gemm_sm80")).hosts
+    out = []
+    for layout in GEMM_LAYOUTS:
+        for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
+            for dout, suffix in ((din, ""), ("float32", "_f32")):
+                name = f"gemm_{layout}_{short}{suffix}"
+                if name in hosts:
+                    out.append((name, layout, din, dout))
+    return out
+
+
+# The tails come first, so that the sanitizer run (the first two shapes) covers predication.
+GEMM_SHAPES = [(100, 200, 72), (128, 256, 64), (256, 512, 192), (128, 128, 128), (1, 8, 8), (1000, 1000, 1000),
+               (200, 264, 136), (4096, 4096, 4104), (4096, 4096, 4096)]
+
+
+@pytest.mark.parametrize("shape", shapes(GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm(gpu, load, cubin, shape):
+    torch = gpu
+    m = load("gemm_sm80")
+    hosts = gemm_hosts(cubin)
+    assert hosts, "no gemm host function in gemm_sm80.cubin"
+    M, N, K = shape
+    # Every tail is predicated; only a contiguous extent that is not a multiple of 8 (16-byte
+    # copies) may be refused.
+    multiple = M % 8 == 0 and N % 8 == 0 and K % 8 == 0
+    for name, layout, din, dout in hosts:
+        store, views, mm = GEMM_LAYOUTS[layout]
+        host = m.host(name)
+        sa, sb = store(M, N, K)
+        a = (torch.randn(sa, device="cuda") * K ** -0.25).to(getattr(torch, din))
+        b = (torch.randn(sb, device="cuda") * K ** -0.25).to(getattr(torch, din))
+        buf, c = guarded(torch, (M, N), getattr(torch, dout))
+        chosen = None
+        for v in views:
+            try:
+                host.check(*v(a, b), c)
+                chosen = v
+                break
+            except cutec.Refused as e:
+                refusal = e
+        if chosen is None:
+            assert not multiple, f"{name} refused {shape}, whose extents are multiples of 8: {refusal}"
+            continue
+        host(*chosen(a, b), c)
+        torch.cuda.synchronize()
+        x, y = mm(a.double(), b.double())
+        ref = x @ y
+        rel = float((c.double() - ref).abs().max() / ref.abs().max())
+        assert rel <= GEMM_TOL[dout], (name, shape, rel)
+        assert guards_untouched(buf, M * N), (name, shape)

@@ -1,0 +1,369 @@
+"""cutec without a GPU: manifests, calls checked against them (every refusal as text), the tensor
+protocols read from fake producers, scalars, host functions that only print, and the compiler
+driver. These run in CI."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cutec
+from fakes import ArrayInterface, DLPackTensor, ExchangeTensor, fake_ptr, row_major
+
+PREFIX = "kernel argument mismatch: "
+
+
+def view(k, shape, dtype="f16", strides=None, nbytes="exact", offset=0):
+    """A TensorView at fake address k (+offset bytes); nbytes: its layout's exact size by default."""
+    strides = strides or row_major(shape)
+    size = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}[dtype]
+    if nbytes == "exact":
+        nbytes = (sum((s - 1) * d for s, d in zip(shape, strides)) + 1) * size
+    return cutec.TensorView(fake_ptr(k) + offset, dtype, shape, strides, nbytes)
+
+
+def refusal(fn, *args):
+    with pytest.raises(cutec.Refused) as e:
+        fn(*args)
+    assert e.value.status in ("CUTE_ERROR_ARGUMENT_MISMATCH", "CUTE_ERROR_INVALID_LAUNCH", "CUTE_ERROR_INVALID_ARGUMENT")
+    return str(e.value)
+
+
+@pytest.fixture(scope="module")
+def ew(cubin):
+    return cutec.manifest(cubin("elementwise_add"))
+
+
+# ---- manifests -----------------------------------------------------------------------------------
+
+def test_manifest_lists_hosts_and_kernels(cubin, ew):
+    assert ew.arch == "sm_90" and ew.version == 1
+    assert ew.hosts == ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
+    assert len(ew.kernels) == 3 and ew.text.startswith("cutec-manifest 1\narch sm_90\n")
+    with open(cubin("elementwise_add"), "rb") as f:
+        data = f.read()
+    assert cutec.manifest(data).text == ew.text
+    assert cutec.manifest(bytearray(data)).hosts == ew.hosts
+    p = ew.host("elementwise_add")
+    assert p.params[0] == ("mA", "tensor<f16, gmem, (?,?{div=8}):(?{div=8},1), align: 16>")
+    assert p.signature.startswith("host elementwise_add(mA: tensor<f16")
+    assert len(p.launches) == 1
+
+
+def test_manifest_absent_and_unreadable(tmp_path):
+    assert cutec.manifest(b"// PTX text, not a cubin") is None
+    with pytest.raises(cutec.Error) as e:
+        cutec.manifest(tmp_path / "missing.cubin")
+    assert e.value.status == "CUTE_ERROR_IO"
+    assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
+    with pytest.raises(cutec.Error) as e:
+        cutec.parse_manifest("cutec-manifest 2\n")
+    assert "manifest version 2 is newer than this runtime understands (1); update cute-runtime" in str(e.value)
+    with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
+        cutec.manifest(42)
+
+
+def test_unknown_names_are_not_found(ew):
+    with pytest.raises(cutec.NotFound) as e:
+        ew.host("nope")
+    assert str(e.value) == ("no host function `nope` in the manifest; host functions: "
+                            "naive_elementwise_add, vectorized_elementwise_add, elementwise_add")
+    assert e.value.status == "CUTE_ERROR_NOT_FOUND"
+    with pytest.raises(cutec.NotFound, match="kernel `nope` not found in module; available kernels: "):
+        ew.kernel("nope")
+
+
+def test_load_without_a_driver_is_unavailable(cubin):
+    if cutec.driver_available():
+        pytest.skip("a CUDA driver is installed here")
+    with pytest.raises(cutec.Unavailable) as e:
+        cutec.load(cubin("vector_add"))
+    assert e.value.status == "CUTE_ERROR_UNAVAILABLE"
+    assert str(e.value).startswith("no CUDA driver (libcuda.so) found: ")
+
+
+# ---- calls checked against the manifest ------------------------------------------------------------
+
+def test_accepted_call_returns_its_launches(ew):
+    (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048)) for k in range(3)))
+    assert (l["kernel"], l["grid"], l["block"], l["smem"]) == ("elementwise_add_kernel", (1024, 1, 1), (128, 1, 1), 0)
+    assert l["args"][0] == ("ptr", fake_ptr(0))
+    assert [v["host_param"] for v in l["views"]] == ["mA", "mB", "mC"]
+    (n,) = ew.host("naive_elementwise_add").check(*(view(k, (16, 256)) for k in range(3)))
+    assert n["grid"][0] * n["block"][0] == 16 * 256
+
+
+def test_every_refusal_names_the_parameter(ew):
+    add = ew.host("elementwise_add").check
+    ok = [view(k, (2048, 2048)) for k in range(3)]
+    host = "host `elementwise_add` parameter"
+    assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), "f32")) == (
+        PREFIX + f"{host} `mC` (argument 2): dtype mismatch: the host expects f16 elements but the view has f32")
+    assert refusal(add, ok[0], ok[1]) == PREFIX + "host `elementwise_add` takes 3 parameters (mA, mB, mC) but 2 arguments were given"
+    assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), offset=8)) == (
+        PREFIX + f"{host} `mC` (argument 2): misaligned pointer: {fake_ptr(2) + 8:#x} is not a multiple of 16 bytes (the host's `align: 16`)")
+    assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), nbytes=1000)) == (
+        PREFIX + f"{host} `mC` (argument 2): out of bounds: shape [2048, 2048] stride [2048, 1] reaches 8388608 bytes but the view's memory holds 1000")
+    assert refusal(add, ok[0], ok[1], cutec.TensorView(0, "f16", (2048, 2048))) == PREFIX + f"{host} `mC` (argument 2): null pointer"
+    assert refusal(add, ok[0], ok[1], view(2, (2048, 2044))) == (
+        PREFIX + f"{host} `mC` (argument 2): divisibility: shape entry 1 = 2044 must be a multiple of 8 "
+        "(the host declares `?{div=8}` in (?,?):(?,1))")
+    assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), strides=(2048, 2))) == (
+        PREFIX + f"{host} `mC` (argument 2): stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view")
+    assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), strides=(1, 2048))) == (
+        PREFIX + f"{host} `mC` (argument 2): divisibility: stride entry 0 = 1 must be a multiple of 8 (the host declares `?{{div=8}}` in (?,?):(?,1))")
+    assert refusal(add, ok[0], ok[1], view(2, (4, 2048, 2048))).startswith(
+        PREFIX + f"{host} `mC` (argument 2): rank mismatch: the kernel expects a rank-2 tensor with layout (?,?):(?,1)")
+    assert refusal(add, ok[0], ok[1], 7) == (
+        PREFIX + f"{host} `mC` (argument 2): the host expects a tensor (tensor<f16, gmem, (?,?{{div=8}}):(?{{div=8}},1), align: 16>) but got a i64 scalar")
+    assert refusal(add, ok[0], ok[1], "c") == (
+        PREFIX + f"{host} `mC` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
+        "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView")
+
+
+def test_partial_tiles_and_requires_are_refused(cubin, ew):
+    tiles = [view(k, (1000, 2048)) for k in range(3)]
+    assert refusal(ew.host("elementwise_add").check, *tiles) == (
+        PREFIX + "host `elementwise_add`: mA extent 1000 (mode 0) is not a multiple of the tile 16 "
+        "(a run-time extent tiled by 16); this kernel has no tail handling")
+    apply = cutec.manifest(cubin("elementwise_apply"))
+    for name in ("elementwise_mul", "elementwise_mul_relu"):
+        assert apply.host(name).check(*(view(k, (1008, 2304)) for k in range(3)))
+        assert "mA extent 1000 (mode 1) is not a multiple of the tile 256" in \
+            refusal(apply.host(name).check, *(view(k, (2048, 1000)) for k in range(3)))
+        assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in \
+            refusal(apply.host(name).check, *(view(k, (1000, 2048)) for k in range(3)))
+    comp = cutec.manifest(cubin("reduce_sum_compositional")).host("reduce_compositional")
+    assert comp.check(view(0, (1000, 1024), "f32"), view(1, (1000,), "f32"))
+    assert "gInput extent 6 (mode 0) is not a multiple of the tile 4" in refusal(comp.check, view(0, (6, 1024), "f32"), view(1, (6,), "f32"))
+    nd = cutec.manifest(cubin("reduce_sum_nd")).host("reduce_nd")
+    assert nd.check(view(0, (5, 256, 3), "f32"), view(1, (5, 3), "f32"))
+    # reduce_rows: the launched kernel's own require (4 rows per block).
+    rows = cutec.manifest(cubin("reduce_sum_tiled_copy")).host("reduce_rows")
+    assert rows.check(view(0, (4096, 1024), "f32"), view(1, (4096,), "f32"))
+    msg = refusal(rows.check, view(0, (1001, 1024), "f32"), view(1, (1001,), "f32"))
+    assert "reduce_rows_kernel" in msg and "1001" in msg and "is not a multiple of the tile 4" in msg
+
+
+def test_predicated_add_accepts_any_shape(cubin):
+    plan = cutec.manifest(cubin("predicated_add")).host("predicated_add")
+    for m, n in ((1, 1), (3, 5), (1023, 33), (4, 32), (4096, 4097)):
+        (l,) = plan.check(*(view(k, (m, n), "f32") for k in range(3)))
+        assert (l["grid"], l["block"]) == ((-(-m // 4), -(-n // 32), 1), (32, 4, 1)), (m, n)
+
+
+def test_static_extents_and_asserts(cubin):
+    copy = cutec.manifest(cubin("four_ways_copy")).host("cute_copy_1")
+    assert copy.check(view(0, (8, 128), "f32"))
+    assert refusal(copy.check, view(0, (8, 64), "f32")) == (
+        PREFIX + "host `cute_copy_1` parameter `mA` (argument 0): static extent mismatch: shape entry 1 is 128 in the host "
+        "(layout (8,128):(128,1)) but 64 in the view")
+    gemm = cutec.manifest(cubin("gemm_sm80"))
+    tn = gemm.host("gemm_tn_bf16")
+    a, b, c = view(0, (256, 128), "bf16"), view(1, (256, 128), "bf16"), view(2, (256, 256), "bf16")
+    assert tn.check(a, b, c)
+    msg = refusal(tn.check, a, view(1, (256, 64), "bf16"), c)
+    assert msg.startswith(PREFIX + "host `gemm_tn_bf16`: assert failed: "), msg
+
+
+def test_kernel_signatures_check_launches(cubin):
+    k = cutec.manifest(cubin("vector_add")).kernel("vector_add")
+    assert k.abi == "(u64 a, i32 a.shape[0], u64 b, i32 b.shape[0], u64 c, i32 c.shape[0])"
+    assert k.check(*(view(i, (1000,), "f32") for i in range(3))) == [
+        ("ptr", fake_ptr(0)), ("i32", 1000), ("ptr", fake_ptr(1)), ("i32", 1000), ("ptr", fake_ptr(2)), ("i32", 1000)]
+    assert refusal(k.check, view(0, (1000,), "f32"), view(1, (1000,), "f32"), view(2, (1000,), "f16")) == (
+        PREFIX + "kernel `vector_add` parameter `c` (argument 2): dtype mismatch: the kernel expects f32 elements but the view has f16")
+
+
+# ---- the tensor protocols -------------------------------------------------------------------------
+
+def test_cuda_array_interface(ew):
+    add = ew.host("elementwise_add").check
+    cai = [ArrayInterface(fake_ptr(k), (2048, 2048)) for k in range(3)]
+    (l,) = add(*cai)
+    assert l["args"][0] == ("ptr", fake_ptr(0))
+    # Byte strides become element strides; a transposed layout is then refused by the manifest.
+    t = ArrayInterface(fake_ptr(2), (2048, 2048), strides=(4096, 4))
+    assert "stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view" in refusal(add, cai[0], cai[1], t)
+    cases = [
+        (ArrayInterface(fake_ptr(2), (2048, 2048), typestr=">f2"), 'typestr ">f2" is big-endian'),
+        (ArrayInterface(fake_ptr(2), (2048, 2048), typestr="<c8"), 'typestr "<c8" has no cutec element type'),
+        (ArrayInterface(fake_ptr(2), (2048, 2048), strides=(4097, 2)), "byte stride 4097 is not a multiple of the element size 2"),
+        (ArrayInterface(fake_ptr(2), (2048, 2048), mask=object()), "masked arrays (a __cuda_array_interface__ with a mask) are not supported"),
+    ]
+    for obj, why in cases:
+        assert refusal(add, cai[0], cai[1], obj) == PREFIX + f"host `elementwise_add` parameter `mC` (argument 2): {why}"
+    f32 = ArrayInterface(fake_ptr(2), (2048, 2048), typestr="<f4")
+    assert "dtype mismatch: the host expects f16 elements but the view has f32" in refusal(add, cai[0], cai[1], f32)
+
+
+@pytest.mark.parametrize("versioned", [False, True])
+def test_dlpack_capsules(ew, versioned):
+    add = ew.host("elementwise_add").check
+    ts = [DLPackTensor(fake_ptr(k), (2048, 2048), versioned=versioned, strides=(2048, 1) if k else None) for k in range(3)]
+    (l,) = add(*ts)
+    assert [a for a in l["args"] if a[0] == "ptr"] == [("ptr", fake_ptr(k)) for k in range(3)]
+    # Offline: the producer is asked for no synchronization (stream=-1).
+    assert ts[0].streams_seen == [-1]
+    off = DLPackTensor(fake_ptr(2) + 256, (2048, 2048), byte_offset=256)
+    assert add(ts[0], ts[1], off)[0]["args"][10] == ("ptr", fake_ptr(2) + 256)
+    cpu = DLPackTensor(fake_ptr(2), (2048, 2048), device=(1, 0))
+    assert refusal(add, ts[0], ts[1], cpu) == (
+        PREFIX + "host `elementwise_add` parameter `mC` (argument 2): the tensor is in cpu memory; cutec kernels take CUDA "
+        'device memory (move it with .cuda() or .to("cuda"))')
+    c64 = DLPackTensor(fake_ptr(2), (2048, 2048), dtype="c64")
+    assert refusal(add, ts[0], ts[1], c64).endswith("DLPack type code 5 (complex) with 64 bits has no cutec element type")
+
+
+def test_dlpack_exchange_api_is_the_fast_path(ew):
+    add = ew.host("elementwise_add").check
+    before = ExchangeTensor.calls
+    (l,) = add(*(ExchangeTensor(fake_ptr(k), (2048, 2048)) for k in range(3)))
+    assert ExchangeTensor.calls == before + 3
+    assert l["args"][5] == ("ptr", fake_ptr(1))
+    bf16 = ExchangeTensor(fake_ptr(2), (2048, 2048), dtype="bf16")
+    assert "the host expects f16 elements but the view has bf16" in refusal(add, bf16, bf16, bf16)
+
+
+def test_tensor_views():
+    v = cutec.TensorView(fake_ptr(0), "torch.bfloat16", (4, 8))
+    assert (v.dtype, v.strides, v.nbytes, v.device) == ("bf16", [8, 1], None, None)
+    assert repr(cutec.TensorView(0x100, "float32", (2,), nbytes=8, device=1)) == \
+        "TensorView(ptr=0x100, dtype='f32', shape=[2], strides=[1], nbytes=8, device=1)"
+    with pytest.raises(ValueError, match='unknown dtype "complex64"; cutec\'s element types: i8, i16'):
+        cutec.TensorView(0x100, "complex64", (2,))
+    with pytest.raises(TypeError, match="1 strides for 2 extents"):
+        cutec.TensorView(0x100, "f32", (2, 2), (1,))
+
+
+# ---- scalars --------------------------------------------------------------------------------------
+
+SCALARS = """cutec-manifest 1
+arch sm_90
+kernel k
+param h scalar elem=f16
+param b scalar elem=bf16
+param f scalar elem=f32
+param x scalar elem=i8
+param u scalar elem=u32
+param p scalar elem=bool
+end
+"""
+
+
+def test_scalars_take_the_parameter_type():
+    k = cutec.parse_manifest(SCALARS).kernel("k")
+    # The kernel ABI's values: 16-bit and 8-bit slots, f32 as its bits in a 32-bit slot.
+    assert k.check(0.5, 1.0, 2, -1, 7, True) == [("b16", 0x3800), ("b16", 0x3F80), ("u32", 0x40000000), ("b8", 0xFF), ("u32", 7), ("b8", 1)]
+    assert k.check(1, 1, 1.5, 0, 0, 0)[:3] == [("b16", 0x3C00), ("b16", 0x3F80), ("u32", 0x3FC00000)]
+    assert refusal(k.check, 0.5, 1.0, 2, 300, 7, True) == (
+        PREFIX + "kernel `k` parameter `x` (argument 3): 300 does not fit the parameter's type i8 (-128..=127)")
+    assert refusal(k.check, 0.5, 1.0, 2, -1, -7, True) == (
+        PREFIX + "kernel `k` parameter `u` (argument 4): -7 does not fit the parameter's type u32 (0..=4294967295)")
+    assert refusal(k.check, 0.5, 1.0, 2, 1.5, 7, True) == (
+        PREFIX + "kernel `k` parameter `x` (argument 3): dtype mismatch: the kernel expects a i8 scalar but got a f64 scalar")
+    assert refusal(k.check, 0.5, 1.0, 2, -1, 7, 3) == PREFIX + "kernel `k` parameter `p` (argument 5): 3 does not fit the parameter's type bool (0..=1)"
+    assert refusal(k.check, 0.5, 1.0, view(0, (4,), "f32"), -1, 7, True) == (
+        PREFIX + "kernel `k` parameter `f` (argument 2): the kernel expects a f32 scalar but got a f32 tensor view")
+
+
+# ---- host functions that only print: run without a device --------------------------------------------
+
+LAYOUT_OUTPUT = {
+    ("coalesce_example", (6,)): ">?? Original: (2,(1,6)):(1,(6,2))\n>?? Coalesced: 12:1\n",
+    ("composition_example", (8,)): ">?? Layout A: (6,2):(8,2)\n>?? Composition R: ((2,2),3):((24,2),8)\n",
+    ("bymode_composition_example", (12, 4, 8, 59, 13, 1)):
+        ">?? Layout A: (12,(4,8)):(59,(13,1))\n>?? By-mode Composition Result: (3,(4,2)):(59,(13,1))\n",
+    ("bymode_coalesce_example", ()): "", ("composition_static", ()): "", ("logical_divide_1d_example", ()): "",
+    ("logical_divide_2d_example", ()): "", ("product_examples", ()): "", ("tv_layout_example", ()): "",
+}
+
+
+def test_layout_algebra_prints(cubin):
+    m = cutec.manifest(cubin("layout_algebra"))
+    assert sorted(m.hosts) == sorted(name for name, _ in LAYOUT_OUTPUT)
+    for (name, args), out in LAYOUT_OUTPUT.items():
+        assert m.host(name).run(*args) == out, name
+
+
+def test_printing_prints(cubin):
+    m = cutec.manifest(cubin("printing"))
+    assert m.host("print_example").run(8) == ">?? 8\n>?? 2\n>?? (8,2):(1,8)\n"
+    assert m.host("format_string_example").run(8) == ""
+    assert refusal(m.host("print_example").run, 2 ** 40) == (
+        PREFIX + "host `print_example` parameter `a` (argument 0): 1099511627776 does not fit the parameter's type i32 (-2147483648..=2147483647)")
+    with pytest.raises(cutec.Refused) as e:
+        cutec.manifest(cubin("hello_world")).host("hello_world").run()
+    assert str(e.value) == ("invalid argument: host `hello_world` launches hello_kernel: it needs a device "
+                            "(load the module and call Module::host)")
+
+
+# ---- cutec.compile -----------------------------------------------------------------------------------
+
+def test_compile_reports_the_compilers_diagnostics(tmp_path):
+    bad = tmp_path / "bad.cute"
+    bad.write_text("kernel k( {\n")
+    fake = tmp_path / "cutec"
+    fake.write_text("#!/bin/sh\necho \"error: expected a parameter\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(cutec.CompileError) as e:
+        cutec.compile(bad, compiler=str(fake))
+    assert e.value.returncode == 1 and e.value.stderr == "error: expected a parameter\n"
+    assert str(e.value) == f"cutec build {bad} --arch sm_90 failed (exit 1):\nerror: expected a parameter"
+    with pytest.raises(cutec.Error, match="cannot run the cutec compiler"):
+        cutec.compile(bad, compiler=str(tmp_path / "absent"))
+
+
+def test_compile_builds_then_loads(tmp_path):
+    from conftest import SAMPLES, find_compiler
+
+    exe = find_compiler()
+    if exe is None:
+        pytest.skip("no cutec compiler here (cargo build -p cutec)")
+    out = tmp_path / "vector_add.cubin"
+    if cutec.driver_available():
+        m = cutec.compile(SAMPLES / "vector_add.cute", output=out, compiler=exe)
+        assert m.kernels == ["vector_add"]
+    else:
+        with pytest.raises(cutec.Unavailable):
+            cutec.compile(SAMPLES / "vector_add.cute", output=out, compiler=exe)
+    assert cutec.manifest(out).kernels == ["vector_add"]
+
+
+def test_imports_without_torch():
+    code = "import sys, cutec; assert 'torch' not in sys.modules; print(cutec.__all__[0])"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+
+
+# ---- reading printed output (the GPU tests' helper) ---------------------------------------------------
+
+def test_print_tensor_forms():
+    from printed import tensor_prints, tensor_values
+
+    assert tensor_prints("x\ntensor o 3:1, data=\n  [ 1.0,  2.0, ]\nafter [9]\n") == [[[1.0, 2.0]]]
+    assert tensor_prints("tensor<f32> o 2:1 [1.5, -2e1]\n") == [[[1.5, -20.0]]]
+    assert tensor_prints("tensor o (2,2):(1,2)\n[[ 1, 2 ],\n [ 3, 4 ]]\n[5]\n") == [[[1.0, 2.0], [3.0, 4.0]]]
+    two = ("21.000000\ntensor(f32, rmem, align<16>) o 2:1, data=\n       [ 6.000000,  15.000000, ]\n"
+           "tensor(f32, rmem, align<16>) o 3:1, data=\n       [ -6.000000,  8.5e1,  10.000000, ]\n")
+    assert tensor_values(two) == [[6.0, 15.0], [-6.0, 85.0, 10.0]]
+    with pytest.raises(ValueError, match="no closed"):
+        tensor_prints("tensor o 2:1\n[ 1, 2,\n")
+    assert tensor_prints("no tensor here\n") == []
+
+
+def test_a_producer_calling_back_does_not_deadlock(cubin):
+    plan = cutec.manifest(cubin("elementwise_add_f32")).host("elementwise_add")
+    inner = [view(k, (16, 256), "f32") for k in range(3)]
+
+    class Reentrant:
+        """A producer whose __cuda_array_interface__ calls the same plan while it is being read."""
+
+        @property
+        def __cuda_array_interface__(self):
+            plan.prepare(*inner)
+            return ArrayInterface(fake_ptr(3), (16, 256), "<f4").__cuda_array_interface__
+
+    plan.prepare(inner[0], inner[1], Reentrant())
+    assert plan.check(inner[0], inner[1], Reentrant())[0]["args"][10] == ("ptr", fake_ptr(3))

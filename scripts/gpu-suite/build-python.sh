@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds, on this machine, what the Python GPU run needs into .device/python (git-ignored; carried
+# to the GPU machine, which has Python 3.12 and torch but no Rust, no MLIR and no internet):
+#   wheel/     the cutec wheel (python/build-wheel.sh); pytest is on the GPU machine already
+#   cubin/     every samples/*.cute compiled by cutec (sm_90)
+#   cute-dsl/  the CuTe DSL 4.3.5 and apache-tvm-ffi wheels for the benchmark's CuTe DSL rows
+#              (skipped with --no-cute-dsl; the CuTe DSL rows then say ERR)
+# The tests and the benchmark themselves are tracked files (python/tests, bench/): they travel with
+# the working tree. What travels must stay under 64 MiB: the CuTe DSL wheels are 59 MiB of it.
+# Then, on the GPU machine: bash scripts/gpu-suite/python.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=.device/python
+TGT=${CARGO_TARGET_DIR:-$PWD/target}
+PIP="python3 -m pip -q --disable-pip-version-check"
+cute_dsl=1
+[ "${1:-}" = "--no-cute-dsl" ] && cute_dsl=0
+bash scripts/setup.sh >/dev/null
+rm -rf "$OUT/wheel" "$OUT/cubin"
+mkdir -p "$OUT/wheel" "$OUT/cubin"
+cargo build --release -p cutec
+for f in samples/*.cute; do
+    # (compile-time `print`s of the samples go to stderr: not wanted here)
+    "$TGT/release/cutec" build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
+done
+bash python/build-wheel.sh "$OUT/wheel" >/dev/null
+if [ "$cute_dsl" = 1 ] && ! ls "$OUT"/cute-dsl/nvidia_cutlass_dsl-4.3.5-*.whl >/dev/null 2>&1; then
+    mkdir -p "$OUT/cute-dsl"
+    $PIP download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 -d "$OUT/cute-dsl" \
+        nvidia-cutlass-dsl==4.3.5 apache-tvm-ffi==0.1.15.post2
+fi
+[ "$cute_dsl" = 0 ] && rm -rf "$OUT/cute-dsl"
+ls "$OUT"/wheel
+du -sh "$OUT"
