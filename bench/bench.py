@@ -95,7 +95,8 @@ CUTE_ADD_VARIANTS = {            # variant -> function name in cute_seed.py
 }
 CUTE_REDUCE_VARIANTS = ["simple000", "tiledcopy000"]
 # cutec's GEMM host functions (samples/gemm_sm80.cute) by operand layout: how A and B are stored
-# (row-major) and C = X @ Y of the stored operands (torch.matmul gets the same views).
+# (row-major) and C = X @ Y of the stored operands (torch.matmul gets X and Y, cutec's host the
+# logical operands A = X (M, K) and B = Y^T (N, K): no copies, only views).
 GEMM_LAYOUTS = {
     "tn": (lambda M, N, K: ((M, K), (N, K)), lambda a, b: (a, b.t())),
     "nt": (lambda M, N, K: ((K, M), (K, N)), lambda a, b: (a.t(), b)),
@@ -844,7 +845,9 @@ def sec_gemm(ch):
                             m = env.cutec.module("gemm_sm80")
                             if host not in m.hosts:
                                 raise NotApplicable(f"gemm_sm80.cubin has no {host}")
-                            calls = [cutec_call(m.host(host), s) for s in sets]
+                            # The host takes the logical operands A (M, K) and B (N, K): X and Y^T
+                            # of the views torch multiplies.
+                            calls = [cutec_call(m.host(host), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]
                         a, b, c = sets[0]
                         c.fill_(float("nan"))
                         out = calls[0]()
