@@ -54,8 +54,8 @@ fn mma_tv_facts(tv: impl Fn(MmaOperand) -> Option<Layout>) -> Vec<Fact> {
 pub fn describe(v: &Value) -> ValueInfo {
     let (ty, facts): (String, Vec<Fact>) = match v {
         Value::Int(i) if i.is_static() => ("static integer".into(), vec![fact("value", i)]),
-        // A run-time index prints as `?`, with its divisibility where known (`?{div=8}`).
-        Value::Int(i) => ("i32 (run time)".into(), vec![fact("value", i)]),
+        // A run-time index is `?`; what is worth showing is a divisibility (`?{div=8}`).
+        Value::Int(i) => ("i32 (run time)".into(), if i.divisibility() > 1 { vec![fact("value", i)] } else { Vec::new() }),
         Value::Scalar(s, _) => (format!("{} (run time)", s.name()), Vec::new()),
         Value::Float(x) => ("float literal".into(), vec![fact("value", x)]),
         Value::Bool(b) => ("bool".into(), vec![fact("value", b)]),
@@ -63,10 +63,8 @@ pub fn describe(v: &Value) -> ValueInfo {
         Value::Tuple(_) => ("tuple".into(), vec![fact("value", v)]),
         Value::Layout(l) => ("layout".into(), layout_facts(l)),
         Value::Tensor(t) => {
+            // The type names the element type, memory and alignment; CuTe prints the same as `ptr o layout`.
             let mut facts = layout_facts(&t.ty.layout);
-            facts.push(fact("element type", t.ty.elem.name()));
-            facts.push(fact("memory", t.ty.space.name()));
-            facts.push(fact("alignment", format!("{} bytes", t.ty.align)));
             facts.push(fact("CuTe", v));
             (t.ty.to_string(), facts)
         }
