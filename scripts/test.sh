@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
-# pycute differential sample for the layout algebra, and a mutation-fuzz sample of `cutec opt`.
+# pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, and
+# the VS Code extension's checks (when npm is present).
 # Installs what it needs first (scripts/setup.sh).
 # Ends with one line: `summary: N passed, N failed, N skipped`.
 set -uo pipefail
@@ -47,6 +48,19 @@ echo "== cute IR fuzz sample (cutec opt must reject bad IR, never crash)"
 python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEED:-1}" --bin target/debug/cutec 2>&1 | tee "$log/fuzz.txt" | tail -3
 # One fuzz run counts as one test: it passes only with zero crashes.
 if grep -qE "^fuzz-ir: [0-9]+ cases, 0 crashes" "$log/fuzz.txt"; then add 1 0 0; else add 0 1 0; fi
+
+echo "== VS Code extension (editors/vscode: npm ci, compile, lint, grammar test)"
+# One check: the extension installs from its lock file, compiles (strict TypeScript), lints clean,
+# and its grammar passes its test on VS Code's TextMate engine. Skipped where npm is missing.
+if command -v npm >/dev/null 2>&1; then
+    if (cd editors/vscode && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test) >"$log/vscode.txt" 2>&1; then
+        echo "vscode extension: ok"; add 1 0 0
+    else
+        tail -30 "$log/vscode.txt"; echo "vscode extension: FAILED"; add 0 1 0
+    fi
+else
+    echo "vscode extension: skipped (npm not found; install Node.js 20 and npm to check it)"; add 0 0 1
+fi
 
 rm -rf "$log"
 echo "summary: $passed passed, $failed failed, $skipped skipped"

@@ -141,3 +141,17 @@ fn names_in_scope_follow_blocks() {
     let in_host = names(at(TILED, "launch", 0, 0));
     assert!(!in_host.contains(&"thr".to_string()) && in_host.contains(&"m".to_string()));
 }
+
+#[test]
+fn scoping_is_elaborations() {
+    let source = "fn h() {\n    return x;\n}\n\nhost run() {\n    let x = 1;\n    let x = x + 1;\n    if x > 1 {\n        let x = 10;\n    }\n    print(\"{}\", x, h());\n}\n";
+    let a = analyze(source);
+    // A helper does not see its caller's locals: elaboration reports it, resolution finds nothing.
+    assert!(a.errors[0].message.contains("cannot find value `x`"), "{:?}", a.errors);
+    assert!(a.definition(at(source, "return x", 0, 7)).is_none());
+    // `let x = x + 1` reads the `x` before it; the print reads the second, not the block's.
+    assert_eq!(a.definition(at(source, "x + 1", 0, 0)).unwrap().span.start, at(source, "let x = 1", 0, 4));
+    assert_eq!(a.definition(at(source, "x, h()", 0, 0)).unwrap().span.start, at(source, "let x = x", 0, 4));
+    let (_, values) = definition_values(&a, at(source, "let x = x", 0, 4));
+    assert_eq!(values[0].value.facts[0].text, "2");
+}
