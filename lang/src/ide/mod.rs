@@ -64,6 +64,27 @@ pub struct DefinitionHover {
     pub no_values: Option<String>,
 }
 
+impl Parsed {
+    fn definition_subject(&self, def: &Definition) -> Subject {
+        let owner = def.owner.and_then(|o| self.index.defs.get(o)).cloned();
+        let values = self.bindings.get(&def.span).cloned().unwrap_or_default();
+        let instances = self.instances.get(&def.span).cloned().unwrap_or_default();
+        let no_values = (values.values.is_empty() && !matches!(def.kind, DefKind::Kernel | DefKind::Host | DefKind::Helper))
+            .then(|| self.why_no_values(owner.as_ref()));
+        Subject::Definition(Box::new(DefinitionHover { def: def.clone(), owner, values, instances, no_values }))
+    }
+
+    fn why_no_values(&self, owner: Option<&Definition>) -> String {
+        match owner {
+            Some(k) if k.kind == DefKind::Kernel && !self.instances.contains_key(&k.span) => {
+                format!("`{}` has no instance: it is generic (a tensor without a layout, or a `const` parameter) and no host function launches it", k.name)
+            }
+            Some(h) if h.kind == DefKind::Helper => format!("not elaborated: `{}` is inlined where it is called, and no call reached it", h.name),
+            _ => "not elaborated: a branch no instance takes, or code after an error".to_string(),
+        }
+    }
+}
+
 /// Parses, resolves and elaborates a file, recording every binding's values.
 pub fn analyze(source: &str) -> Analysis {
     let file = match crate::parse(source) {
@@ -77,6 +98,8 @@ pub fn analyze(source: &str) -> Analysis {
     Analysis { errors, warnings, parsed: Some(Parsed { index, bindings: recorder.bindings, instances: recorder.instances }) }
 }
 
+/// `let` bindings never used. They are [`Diagnostic`]s like the errors (which have no severity of
+/// their own); [`Analysis::warnings`] is what makes them warnings.
 fn unused_bindings(index: &Index) -> Vec<Diagnostic> {
     index
         .defs
@@ -118,7 +141,7 @@ impl Analysis {
         let parsed = self.parsed.as_ref()?;
         let occurrence = parsed.index.occurrence_at(offset)?;
         let subject = match &occurrence.target {
-            Target::Def(id) => self.definition_subject(&parsed.index.defs[*id]),
+            Target::Def(id) => parsed.definition_subject(&parsed.index.defs[*id]),
             Target::Builtin(name) => Subject::Builtin(name.clone()),
             Target::Method(name) => Subject::Method(name.clone()),
             Target::Field(name) => Subject::Field(name.clone()),
@@ -126,27 +149,6 @@ impl Analysis {
             Target::NamedArg { callee, name } => Subject::NamedArg { callee: callee.clone(), name: name.clone() },
         };
         Some(Hover { span: occurrence.span, subject })
-    }
-
-    fn definition_subject(&self, def: &Definition) -> Subject {
-        let parsed = self.parsed.as_ref().expect("hover needs a parsed file");
-        let owner = def.owner.and_then(|o| parsed.index.defs.get(o)).cloned();
-        let values = parsed.bindings.get(&def.span).cloned().unwrap_or_default();
-        let instances = parsed.instances.get(&def.span).cloned().unwrap_or_default();
-        let no_values = (values.values.is_empty() && !matches!(def.kind, DefKind::Kernel | DefKind::Host | DefKind::Helper))
-            .then(|| self.why_no_values(owner.as_ref()));
-        Subject::Definition(Box::new(DefinitionHover { def: def.clone(), owner, values, instances, no_values }))
-    }
-
-    fn why_no_values(&self, owner: Option<&Definition>) -> String {
-        let parsed = self.parsed.as_ref().expect("hover needs a parsed file");
-        match owner {
-            Some(k) if k.kind == DefKind::Kernel && !parsed.instances.contains_key(&k.span) => {
-                format!("`{}` has no instance: it is generic (a tensor without a layout, or a `const` parameter) and no host function launches it", k.name)
-            }
-            Some(h) if h.kind == DefKind::Helper => format!("not elaborated: `{}` is inlined where it is called, and no call reached it", h.name),
-            _ => "not elaborated: a branch no instance takes, or code after an error".to_string(),
-        }
     }
 
     /// The items of the file (kernels, host functions, helpers, `const`s), in order.
