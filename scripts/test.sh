@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
-# pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, and the
-# Python extension's tests (its wheel built and installed; the tests that need a GPU skip here).
+# pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, the
+# Python extension's tests (its wheel built and installed; the tests that need a GPU skip here) and
+# the VS Code extension's checks (when npm is present).
 # Installs what it needs first (scripts/setup.sh).
 # Ends with one line: `summary: N passed, N failed, N skipped`.
 set -uo pipefail
@@ -70,6 +71,19 @@ else
     tail -20 "$log/wheel.txt"
     echo "python: the wheel could not be built or installed"
     add 0 1 0
+fi
+
+echo "== VS Code extension (editors/vscode: npm ci, compile, lint, grammar test)"
+# One check: the extension installs from its lock file, compiles (strict TypeScript), lints clean,
+# and its grammar passes its test on VS Code's TextMate engine. Skipped where npm is missing.
+if command -v npm >/dev/null 2>&1; then
+    if (cd editors/vscode && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test) >"$log/vscode.txt" 2>&1; then
+        echo "vscode extension: ok"; add 1 0 0
+    else
+        tail -30 "$log/vscode.txt"; echo "vscode extension: FAILED"; add 0 1 0
+    fi
+else
+    echo "vscode extension: skipped (npm not found; install Node.js 20 and npm to check it)"; add 0 0 1
 fi
 
 rm -rf "$log"

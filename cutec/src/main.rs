@@ -1,5 +1,5 @@
 //! `cutec`: the command-line driver. Argument parsing, file I/O and printing only; the work is in
-//! the `cute-lang`, `cute-layout` and `cute-compiler` crates.
+//! the `cute-lang`, `cute-layout`, `cute-compiler` and `cute-lsp` crates.
 
 use clap::{Parser, Subcommand};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
@@ -58,6 +58,9 @@ enum Command {
         #[arg(long)]
         list_passes: bool,
     },
+    /// Run the language server on stdin/stdout, for editors: diagnostics, hover with layouts, go to
+    /// definition, completion (docs/editor.md).
+    Lsp,
     /// The layout algebra: `eval EXPR`, `eval -` (one expression a line), `show EXPR [--svg FILE]`.
     #[command(disable_help_flag = true)]
     Layout {
@@ -165,6 +168,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let text = format!("{}\n", Module::as_operation(&module));
             write_output(output.as_deref(), &Output::Text(text))
         }
+        Command::Lsp => cute_lsp::run_stdio().map_err(|e| format!("error: {e}")),
         Command::Layout { args } => {
             let stdin = std::io::stdin();
             let mut input = stdin.lock();

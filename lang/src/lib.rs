@@ -5,6 +5,7 @@ pub mod ast;
 pub mod check;
 pub mod diag;
 pub mod elab;
+pub mod ide;
 pub mod kir;
 pub mod lexer;
 pub mod parse;

@@ -22,7 +22,7 @@ pub struct Arg {
 }
 
 /// Every builtin function, for "did you mean" help.
-const FUNCTIONS: &[&str] = &[
+pub(crate) const FUNCTIONS: &[&str] = &[
     "size", "cosize", "rank", "depth", "make_layout", "make_ordered_layout", "make_layout_tv", "make_tensor", "composition",
     "complement", "right_inverse", "left_inverse", "coalesce", "filter", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",

@@ -12,13 +12,15 @@
 //! expressions over the host parameters' dynamic values, evaluated by the runtime at call time.
 
 mod asserts;
-mod builtins;
+pub(crate) mod builtins;
 mod copy_if;
 mod mma;
 mod swizzle;
 mod value;
 
 pub use value::{Origin, TensorVal, Value};
+
+use crate::ide::Recorder;
 
 use crate::ast::*;
 use crate::check::resolve_type;
@@ -43,6 +45,12 @@ pub(crate) fn layout_err(e: cute_layout::Error, span: Span) -> Diagnostic {
 
 /// Elaborates a parsed file into KIR: every kernel instance and every host function.
 pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
+    elaborate_recording(file, Recorder::off()).0
+}
+
+/// Elaborates a file, telling `recorder` the value of every binding as it is made (for the editor:
+/// [`crate::ide`]). What was recorded before an error is kept.
+pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<kir::Module, Vec<Diagnostic>>, Recorder) {
     let mut prog = Program {
         functions: HashMap::new(),
         consts: HashMap::new(),
@@ -50,6 +58,7 @@ pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
         instances: HashMap::new(),
         symbols: HashMap::new(),
         diags: Vec::new(),
+        recorder,
     };
     for item in &file.items {
         match item {
@@ -66,6 +75,7 @@ pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
                 let r = Frame::new(&mut prog, Mode::Const).const_item(c);
                 match r {
                     Ok(v) => {
+                        prog.recorder.binding(c.name.span, &v);
                         prog.consts.insert(c.name.name.clone(), v);
                     }
                     Err(d) => prog.diags.push(d),
@@ -83,11 +93,8 @@ pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
             prog.diags.push(d);
         }
     }
-    if prog.diags.is_empty() {
-        Ok(prog.module)
-    } else {
-        Err(prog.diags)
-    }
+    let result = if prog.diags.is_empty() { Ok(prog.module) } else { Err(prog.diags) };
+    (result, prog.recorder)
 }
 
 /// A kernel that can be compiled without a launch: no `const` parameters, every tensor typed fully.
@@ -104,6 +111,7 @@ struct Program<'f> {
     /// Instances made of each kernel so far, to number the symbols.
     symbols: HashMap<String, usize>,
     diags: Vec<Diagnostic>,
+    recorder: Recorder,
 }
 
 /// A tensor type as a parameter declares it, with the dynamic entries still `?`.
@@ -197,7 +205,10 @@ impl<'f> Program<'f> {
         let symbol = if *n == 0 { f.name.name.clone() } else { format!("{}_{}", f.name.name, n) };
         *n += 1;
         self.instances.insert(key, symbol.clone());
-        let kernel = Frame::new(self, Mode::Kernel).kernel(f, args, &symbol).map_err(|d| {
+        self.recorder.enter_instance(f.name.span, &symbol);
+        let kernel = Frame::new(self, Mode::Kernel).kernel(f, args, &symbol);
+        self.recorder.leave();
+        let kernel = kernel.map_err(|d| {
             if at != f.name.span {
                 d.with_secondary(at, format!("in `{}` as launched here", f.name.name))
             } else {
@@ -214,7 +225,10 @@ impl<'f> Program<'f> {
     }
 
     fn host(&mut self, f: &'f Function) -> R<()> {
-        let host = Frame::new(self, Mode::Host).host(f)?;
+        self.recorder.enter_host(&f.name.name);
+        let host = Frame::new(self, Mode::Host).host(f);
+        self.recorder.leave();
+        let host = host?;
         self.module.hosts.push(host);
         Ok(())
     }
@@ -299,6 +313,12 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
     }
 
+    /// Binds a name written at `at` (a parameter, a pattern, a loop variable), telling the recorder.
+    fn bind_at(&mut self, name: &Ident, v: Value) {
+        self.prog.recorder.binding(name.span, &v);
+        self.bind(&name.name, v);
+    }
+
     /// Fails unless this frame can emit run-time instructions (kernels only).
     fn need_kernel(&self, what: &str, span: Span) -> R<()> {
         match self.mode {
@@ -339,7 +359,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         let mut params = Vec::new();
         for (p, a) in f.params.iter().zip(args) {
             if p.is_const {
-                self.bind(&p.name.name, a.clone());
+                self.bind_at(&p.name, a.clone());
                 continue;
             }
             match a {
@@ -356,17 +376,17 @@ impl<'p, 'f> Frame<'p, 'f> {
                     };
                     let ty = TensorTy { layout, ..t.ty.clone() };
                     let id = self.fresh(ValueTy::Tensor(ty.clone()));
-                    self.bind(&p.name.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Kernel(id) }));
+                    self.bind_at(&p.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Kernel(id) }));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
                 }
                 Value::Int(_) => {
                     let id = self.fresh(ValueTy::Scalar(Scalar::I32));
-                    self.bind(&p.name.name, Value::Int(Int::var(id, 1)));
+                    self.bind_at(&p.name, Value::Int(Int::var(id, 1)));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(Scalar::I32), span: p.span });
                 }
                 Value::Scalar(s, _) => {
                     let id = self.fresh(ValueTy::Scalar(*s));
-                    self.bind(&p.name.name, Value::Scalar(*s, id));
+                    self.bind_at(&p.name, Value::Scalar(*s, id));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(*s), span: p.span });
                 }
                 other => return Err(Diagnostic::error(format!("a kernel parameter cannot take {}", crate::diag::article(&other.kind())), p.span, "unsupported parameter").with_help("mark it `const` to pass a compile-time value")),
@@ -417,13 +437,13 @@ impl<'p, 'f> Frame<'p, 'f> {
                     };
                     let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout, swizzle: None };
                     let id = self.fresh(ValueTy::Tensor(ty.clone()));
-                    self.bind(&p.name.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Host { param: index, offset: Int::ZERO } }));
+                    self.bind_at(&p.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Host { param: index, offset: Int::ZERO } }));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
                 }
                 None => match resolve_type(&p.ty)? {
                     Ty::Scalar(Scalar::I32) => {
                         let id = self.fresh(ValueTy::Scalar(Scalar::I32));
-                        self.bind(&p.name.name, Value::Int(Int::var(id, 1)));
+                        self.bind_at(&p.name, Value::Int(Int::var(id, 1)));
                         params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(Scalar::I32), span: p.span });
                     }
                     other => {
@@ -458,7 +478,7 @@ impl<'p, 'f> Frame<'p, 'f> {
     fn bind_pattern(&mut self, p: &Pattern, v: Value) -> R<()> {
         match p {
             Pattern::Name(id) => {
-                self.bind(&id.name, v);
+                self.bind_at(id, v);
                 Ok(())
             }
             Pattern::Mut(id) => {
@@ -476,7 +496,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 let operand = self.operand(&v, ty, id.span)?;
                 let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
                 self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), at: kir::At::Offset(Int::ZERO), span: id.span });
-                self.bind(&id.name, Value::Var(cell, ty));
+                self.bind_at(id, Value::Var(cell, ty));
                 Ok(())
             }
             Pattern::Wildcard(_) => Ok(()),
@@ -582,6 +602,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
                 let mut i = a;
                 while i < b {
+                    self.prog.recorder.binding(var.span, &Value::Int(Int::S(i)));
                     self.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::S(i)))]));
                     let r = self.block(body);
                     self.scopes.pop();
@@ -593,6 +614,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         self.need_kernel("a loop with run-time bounds", span)?;
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
+        self.prog.recorder.binding(var.span, &Value::Int(Int::var(iv, 1)));
         let insts = self.region(|f| {
             f.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::var(iv, 1)))]));
             let r = f.block(body);
@@ -1434,6 +1456,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Ok(Ty::Scalar(s)) => self.coerce(v, s, span)?,
                 _ => v,
             };
+            self.prog.recorder.binding(p.name.span, &v);
             scope.insert(p.name.name.clone(), v);
         }
         // A helper sees its parameters, the file's consts and builtins: not its caller's locals.

@@ -1,0 +1,172 @@
+//! What an editor asks of the front end: the diagnostics of a file, what each name refers to and
+//! what elaboration computed for it (types, layouts, TV layouts, per kernel instance), where it is
+//! defined, and which names are in scope. One call, [`analyze`], runs the whole front end with the
+//! recorder on; the queries then answer from its results. No MLIR here.
+
+mod describe;
+mod record;
+mod resolve;
+
+pub use describe::{describe, Fact, ValueInfo};
+pub use record::{BoundValue, BoundValues, MAX_VALUES};
+pub use resolve::{builtin_functions, is_builtin_function, signature, DefKind, Definition, Index, Occurrence, Target, DIM3_NAMES};
+pub(crate) use record::Recorder;
+
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use crate::types::Scalar;
+use std::collections::HashMap;
+
+/// The front end's results for one version of a file.
+pub struct Analysis {
+    /// Errors of parsing and elaboration, as `cutec check` reports them.
+    pub errors: Vec<Diagnostic>,
+    /// What only an editor reports: `let` bindings that are never used.
+    pub warnings: Vec<Diagnostic>,
+    /// Absent when the file does not parse.
+    parsed: Option<Parsed>,
+}
+
+struct Parsed {
+    index: Index,
+    bindings: HashMap<Span, BoundValues>,
+    instances: HashMap<Span, Vec<String>>,
+}
+
+/// What the editor shows for the name under the cursor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hover {
+    /// The name.
+    pub span: Span,
+    pub subject: Subject,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Subject {
+    /// A name the file defines, with what elaboration bound it to.
+    Definition(Box<DefinitionHover>),
+    Builtin(String),
+    Method(String),
+    Field(String),
+    Type(Scalar),
+    NamedArg { callee: String, name: String },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefinitionHover {
+    pub def: Definition,
+    /// The function a parameter or local belongs to.
+    pub owner: Option<Definition>,
+    pub values: BoundValues,
+    /// For a kernel: the instances (cubin symbols) elaboration made of it.
+    pub instances: Vec<String>,
+    /// Why there are no values, when there are none for a parameter or local.
+    pub no_values: Option<String>,
+}
+
+impl Parsed {
+    fn definition_subject(&self, def: &Definition) -> Subject {
+        let owner = def.owner.and_then(|o| self.index.defs.get(o)).cloned();
+        let values = self.bindings.get(&def.span).cloned().unwrap_or_default();
+        let instances = self.instances.get(&def.span).cloned().unwrap_or_default();
+        let no_values = (values.values.is_empty() && !matches!(def.kind, DefKind::Kernel | DefKind::Host | DefKind::Helper))
+            .then(|| self.why_no_values(owner.as_ref()));
+        Subject::Definition(Box::new(DefinitionHover { def: def.clone(), owner, values, instances, no_values }))
+    }
+
+    fn why_no_values(&self, owner: Option<&Definition>) -> String {
+        match owner {
+            Some(k) if k.kind == DefKind::Kernel && !self.instances.contains_key(&k.span) => {
+                format!("`{}` has no instance: it is generic (a tensor without a layout, or a `const` parameter) and no host function launches it", k.name)
+            }
+            Some(h) if h.kind == DefKind::Helper => format!("not elaborated: `{}` is inlined where it is called, and no call reached it", h.name),
+            _ => "not elaborated: a branch no instance takes, or code after an error".to_string(),
+        }
+    }
+}
+
+/// Parses, resolves and elaborates a file, recording every binding's values.
+pub fn analyze(source: &str) -> Analysis {
+    let file = match crate::parse(source) {
+        Ok(file) => file,
+        Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), parsed: None },
+    };
+    let index = resolve::resolve(&file, source.len());
+    let (result, recorder) = crate::elab::elaborate_recording(&file, Recorder::on());
+    let errors = result.err().unwrap_or_default();
+    let warnings = unused_bindings(&index);
+    Analysis { errors, warnings, parsed: Some(Parsed { index, bindings: recorder.bindings, instances: recorder.instances }) }
+}
+
+/// `let` bindings never used. They are [`Diagnostic`]s like the errors (which have no severity of
+/// their own); [`Analysis::warnings`] is what makes them warnings.
+fn unused_bindings(index: &Index) -> Vec<Diagnostic> {
+    index
+        .defs
+        .iter()
+        .filter(|d| matches!(d.kind, DefKind::Let | DefKind::LetMut) && d.uses == 0 && !d.name.starts_with('_'))
+        .map(|d| {
+            Diagnostic::error(format!("unused variable `{}`", d.name), d.span, "never used")
+                .with_help(format!("if this is intentional, name it `_{}` (or use `_` in the pattern)", d.name))
+        })
+        .collect()
+}
+
+impl Analysis {
+    /// Whether the file parsed, so that the queries below have something to answer from.
+    pub fn parsed(&self) -> bool {
+        self.parsed.is_some()
+    }
+
+    /// The name resolution of the file, when it parsed.
+    pub fn index(&self) -> Option<&Index> {
+        self.parsed.as_ref().map(|p| &p.index)
+    }
+
+    /// The values elaboration bound to the name defined at `span`.
+    pub fn values(&self, span: Span) -> Option<&BoundValues> {
+        self.parsed.as_ref()?.bindings.get(&span)
+    }
+
+    /// Where the name at `offset` is defined.
+    pub fn definition(&self, offset: usize) -> Option<&Definition> {
+        let index = self.index()?;
+        match &index.occurrence_at(offset)?.target {
+            Target::Def(id) => index.defs.get(*id),
+            _ => None,
+        }
+    }
+
+    pub fn hover(&self, offset: usize) -> Option<Hover> {
+        let parsed = self.parsed.as_ref()?;
+        let occurrence = parsed.index.occurrence_at(offset)?;
+        let subject = match &occurrence.target {
+            Target::Def(id) => parsed.definition_subject(&parsed.index.defs[*id]),
+            Target::Builtin(name) => Subject::Builtin(name.clone()),
+            Target::Method(name) => Subject::Method(name.clone()),
+            Target::Field(name) => Subject::Field(name.clone()),
+            Target::Type(s) => Subject::Type(*s),
+            Target::NamedArg { callee, name } => Subject::NamedArg { callee: callee.clone(), name: name.clone() },
+        };
+        Some(Hover { span: occurrence.span, subject })
+    }
+
+    /// The items of the file (kernels, host functions, helpers, `const`s), in order.
+    pub fn items(&self) -> Vec<&Definition> {
+        self.index().map(|i| i.defs.iter().filter(|d| d.kind.is_item()).collect()).unwrap_or_default()
+    }
+
+    /// The names that can be used at `offset`, innermost first, each name once.
+    pub fn names_in_scope(&self, offset: usize) -> Vec<&Definition> {
+        let Some(index) = self.index() else { return Vec::new() };
+        let mut visible: Vec<&Definition> =
+            index.defs.iter().filter(|d| d.kind.is_item() || (d.span.end <= offset && offset <= d.scope_end)).collect();
+        visible.sort_by_key(|d| (d.kind.is_item(), std::cmp::Reverse(d.span.start)));
+        let mut seen = std::collections::HashSet::new();
+        visible.retain(|d| seen.insert(d.name.as_str()));
+        visible
+    }
+}
+
+#[cfg(test)]
+mod tests;

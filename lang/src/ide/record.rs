@@ -1,0 +1,86 @@
+//! What elaboration computed for each binding, kept for the editor.
+//!
+//! Elaboration runs a kernel once per instance, a helper once per call and an unrolled loop body
+//! once per trip, so one name may be bound to many values: the recorder keeps each distinct one
+//! (up to [`MAX_VALUES`]) with the kernel instance or host function it was computed in. The
+//! compiler's path runs with the recorder off, which records nothing.
+
+use super::describe::{describe, ValueInfo};
+use crate::elab::Value;
+use crate::span::Span;
+use std::collections::HashMap;
+
+/// Distinct values kept per binding; an unrolled loop of 64 trips binds its variable 64 times.
+pub const MAX_VALUES: usize = 8;
+
+/// One value a binding took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundValue {
+    /// Where it was computed: `kernel instance `fill_1``, `host `run``; `None` for `const` items.
+    pub context: Option<String>,
+    pub value: ValueInfo,
+}
+
+/// The values of one binding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoundValues {
+    pub values: Vec<BoundValue>,
+    /// More distinct values were bound than are kept.
+    pub truncated: bool,
+}
+
+pub(crate) struct Recorder {
+    on: bool,
+    /// The host function or kernel instance being elaborated, innermost last (a launch elaborates
+    /// its kernel in the middle of its host function).
+    context: Vec<String>,
+    /// The values bound at each name's span (a parameter, a pattern, a loop variable, a `const`).
+    pub(crate) bindings: HashMap<Span, BoundValues>,
+    /// The instances (cubin symbols) made of each kernel, by the span of its name.
+    pub(crate) instances: HashMap<Span, Vec<String>>,
+}
+
+impl Recorder {
+    /// A recorder that records nothing: the compiler's path.
+    pub(crate) fn off() -> Self {
+        Recorder { on: false, context: Vec::new(), bindings: HashMap::new(), instances: HashMap::new() }
+    }
+
+    pub(crate) fn on() -> Self {
+        Recorder { on: true, ..Recorder::off() }
+    }
+
+    pub(crate) fn enter_instance(&mut self, kernel: Span, symbol: &str) {
+        if self.on {
+            self.instances.entry(kernel).or_default().push(symbol.to_string());
+            self.context.push(format!("kernel instance `{symbol}`"));
+        }
+    }
+
+    pub(crate) fn enter_host(&mut self, name: &str) {
+        if self.on {
+            self.context.push(format!("host `{name}`"));
+        }
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.context.pop();
+    }
+
+    /// The name written at `at` is bound to `v`.
+    pub(crate) fn binding(&mut self, at: Span, v: &Value) {
+        if !self.on {
+            return;
+        }
+        let entry = self.bindings.entry(at).or_default();
+        let bound = BoundValue { context: self.context.last().cloned(), value: describe(v) };
+        if entry.values.contains(&bound) {
+            return;
+        }
+        if entry.values.len() < MAX_VALUES {
+            entry.values.push(bound);
+        } else {
+            entry.truncated = true;
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! `cutec lsp`: the `.cute` language server, over stdio.
+//!
+//! It runs the real front end (`cute_lang::ide`, no MLIR) on every version of an open file and
+//! answers from its results: diagnostics as `cutec check` reports them (plus unused `let`s), hover
+//! with each value's type, layout and TV layout per kernel instance, go to definition, document
+//! symbols, and completion of builtins and their named arguments. docs/editor.md describes it.
+
+mod completion;
+mod diagnostics;
+mod docs;
+mod hover;
+mod line_index;
+mod server;
+
+pub use server::DEBOUNCE;
+
+/// Runs the language server on stdin and stdout until the client shuts it down.
+pub fn run_stdio() -> Result<(), String> {
+    let (connection, io_threads) = lsp_server::Connection::stdio();
+    // The front end walks programs recursively: give it the stack `cutec` gives itself.
+    let server = std::thread::Builder::new()
+        .name("cutec-lsp".into())
+        .stack_size(64 << 20)
+        .spawn(move || server::run(connection))
+        .map_err(|e| format!("cannot start the server thread: {e}"))?;
+    server.join().map_err(|_| "the server thread failed".to_string())??;
+    io_threads.join().map_err(|e| format!("stdio: {e}"))
+}
