@@ -7,6 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "summary: 0 passed, 1 failed, 0 skipped"; exit 1; }
 export PYTHONPATH="$PWD/.tools/python${PYTHONPATH:+:$PYTHONPATH}"
+# The binaries under test are where cargo puts them: $CARGO_TARGET_DIR when set (lit reads CUTEC_BIN_DIR).
+bin="${CARGO_TARGET_DIR:-target}/debug"
+export CUTEC_BIN_DIR="${CUTEC_BIN_DIR:-$bin}"
 log=$(mktemp -d)
 passed=0; failed=0; skipped=0
 add() { passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3)); }
@@ -32,7 +35,7 @@ add "${p:-0}" "${f:-0}" "${u:-0}"
 
 if [ -f scripts/pycute_diff.py ]; then
     echo "== pycute differential sample"
-    python3 scripts/pycute_diff.py --cases "${PYCUTE_CASES:-12000}" --seed "${PYCUTE_SEED:-1}" --bin target/debug/cute-layout 2>&1 | tee "$log/diff.txt" | tail -5
+    python3 scripts/pycute_diff.py --cases "${PYCUTE_CASES:-12000}" --seed "${PYCUTE_SEED:-1}" --bin "$bin/cute-layout" 2>&1 | tee "$log/diff.txt" | tail -5
     line=$(grep -E "^pycute-diff: [0-9]+ passed, [0-9]+ failed" "$log/diff.txt" | tail -1)
     if [ -n "$line" ]; then
         dp=$(echo "$line" | sed -E 's/^pycute-diff: ([0-9]+) passed.*/\1/'); df=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
@@ -44,7 +47,7 @@ if [ -f scripts/pycute_diff.py ]; then
 fi
 
 echo "== cute IR fuzz sample (cutec opt must reject bad IR, never crash)"
-python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEED:-1}" --bin target/debug/cutec 2>&1 | tee "$log/fuzz.txt" | tail -3
+python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEED:-1}" --bin "$bin/cutec" 2>&1 | tee "$log/fuzz.txt" | tail -3
 # One fuzz run counts as one test: it passes only with zero crashes.
 if grep -qE "^fuzz-ir: [0-9]+ cases, 0 crashes" "$log/fuzz.txt"; then add 1 0 0; else add 0 1 0; fi
 
