@@ -2,12 +2,15 @@
 //! pipeline down to PTX and cubin (`pipeline`, `ptxas`).
 
 pub mod header;
+pub mod codegen;
 pub mod ir;
 pub mod lower;
 pub mod manifest;
 pub mod passes;
 pub mod pipeline;
 pub mod plan;
+pub mod ptx_join;
 pub mod ptxas;
+pub mod timings;
 
 pub use pipeline::{compile, CompileError, Options, Output, Session, Stage};

@@ -116,8 +116,8 @@ fn euclid(w: &mut KernelWriter, ty: &str, x: &str, y: &str, want: Euclid, dst: O
     last(w, &format!("arith.divsi {diff}, {y} : {ty}"))
 }
 
-/// Whether any kernel calls a math function: those lower to libdevice, which must then be linked.
-pub fn uses_math(module: &kir::Module) -> bool {
+/// Whether a kernel calls a math function: those lower to libdevice, which must then be linked.
+fn kernel_uses_math(kernel: &kir::Kernel) -> bool {
     fn any(insts: &[Inst]) -> bool {
         insts.iter().any(|i| match i {
             Inst::Math { .. } => true,
@@ -126,27 +126,74 @@ pub fn uses_math(module: &kir::Module) -> bool {
             _ => false,
         })
     }
-    module.kernels.iter().any(|k| any(&k.body))
+    any(&kernel.body)
 }
 
-/// Lowers the kernels of a KIR module to the text of a `cute` module.
-pub fn lower_to_cute_text(module: &kir::Module, file_name: &str, source: &str, arch: &str) -> Result<String, Vec<Diagnostic>> {
-    let mut out = String::from("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n");
+/// A `cute` module in pieces: each kernel instance's `gpu.func`, and the manifest global, which
+/// go inside one `gpu.module @kernels`. The pipeline compiles the pieces as one module
+/// ([`CuteText::module`]) or, for PTX, each kernel in a module of its own
+/// ([`CuteText::kernel_module`]) on its own thread.
+pub struct CuteText {
+    pub kernels: Vec<KernelText>,
+    /// The `llvm.mlir.global` holding the manifest.
+    pub manifest: String,
+}
+
+pub struct KernelText {
+    /// The kernel instance's cubin symbol.
+    pub symbol: String,
+    pub text: String,
+    /// Whether it calls a math function (which libdevice defines).
+    pub uses_math: bool,
+}
+
+const MODULE_OPEN: &str = "module attributes {gpu.container_module} {\n  gpu.module @kernels {\n";
+const MODULE_CLOSE: &str = "  }\n}\n";
+
+impl CuteText {
+    /// Every kernel, then the manifest: the whole program as one module.
+    pub fn module(&self) -> String {
+        let mut out = String::from(MODULE_OPEN);
+        self.kernels.iter().for_each(|k| out.push_str(&k.text));
+        out.push_str(&self.manifest);
+        out.push_str(MODULE_CLOSE);
+        out
+    }
+
+    /// Kernel `index` alone, with the manifest when `with_manifest` (one module of a program
+    /// carries it).
+    pub fn kernel_module(&self, index: usize, with_manifest: bool) -> String {
+        let mut out = String::from(MODULE_OPEN);
+        out.push_str(&self.kernels[index].text);
+        if with_manifest {
+            out.push_str(&self.manifest);
+        }
+        out.push_str(MODULE_CLOSE);
+        out
+    }
+
+    /// Whether any kernel calls a math function.
+    pub fn uses_math(&self) -> bool {
+        self.kernels.iter().any(|k| k.uses_math)
+    }
+}
+
+/// Lowers the kernels of a KIR module to `cute` IR text.
+pub fn lower_to_cute(module: &kir::Module, file_name: &str, source: &str, arch: &str) -> Result<CuteText, Vec<Diagnostic>> {
+    let mut kernels = Vec::new();
     let mut errors = Vec::new();
     for k in &module.kernels {
         let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default() };
         w.kernel();
-        out.push_str(&w.out);
+        kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
         errors.extend(w.errors);
     }
-    // The manifest travels inside the cubin: the runtime reads it from the ELF symbol table.
-    out.push_str(&crate::manifest::manifest_global(&crate::manifest::manifest_text(module, arch)));
-    out.push_str("  }\n}\n");
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
+    if !errors.is_empty() {
+        return Err(errors);
     }
+    // The manifest travels inside the cubin: the runtime reads it from the ELF symbol table.
+    let manifest = crate::manifest::manifest_global(&crate::manifest::manifest_text(module, arch));
+    Ok(CuteText { kernels, manifest })
 }
 
 struct KernelWriter<'a> {

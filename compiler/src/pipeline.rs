@@ -11,7 +11,8 @@ use melior::pass::PassManager;
 use melior::Context;
 use std::cell::RefCell;
 use std::ffi::c_void;
-use std::path::PathBuf;
+use crate::timings::{KernelTimes, Timings};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -76,7 +77,7 @@ pub enum CompileError {
 }
 
 /// The upstream passes from the lowered `gpu` form to NVVM/LLVM inside the gpu.module.
-fn llvm_pipeline(arch: &str, libdevice: Option<&std::path::Path>) -> String {
+fn llvm_pipeline(arch: &str, libdevice: Option<&Path>) -> String {
     let link = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
     format!(
         "nvvm-attach-target{{chip={arch} O=3 features=+ptx80{link}}},\
@@ -157,17 +158,39 @@ impl Session {
             unsafe { mlir_sys::mlirOperationDestroy(op) };
             return Err(CompileError::Mlir(vec![format!("{name}: error: expected a `builtin.module` at the top level")]));
         }
+        // The parser has verified the module.
         let mut module = unsafe { Module::from_raw(mlir_sys::mlirModuleFromOperation(op)) };
-        if !module.as_operation().verify() {
-            return Err(self.mlir_error("the IR does not verify"));
-        }
-        // The cute ops' own checks (layouts, element types, sizes), which IRDL cannot express.
-        self.run_passes(&mut module, &[passes::verify::NAME.to_string()])?;
+        // The cute ops' own checks (layouts, element types, sizes), which IRDL cannot express. The
+        // pass changes nothing, so nothing needs verifying after it.
+        self.run_passes_unverified(&mut module, &[passes::verify::NAME.to_string()])?;
         Ok(module)
     }
 
     /// Runs a list of passes: each entry is one of ours by name or an upstream pipeline element.
+    /// The IR is verified after each pass, so an invalid rewrite is reported at the pass that made it.
     pub fn run_passes(&self, module: &mut Module, pipeline: &[String]) -> Result<(), CompileError> {
+        self.pass_manager(pipeline)?.run(module).map_err(|_| self.mlir_error("a pass failed"))
+    }
+
+    /// Runs a list of passes without verifying the IR between them: where the IR is verified once
+    /// after them ([`Session::verify`]) or the passes are upstream's, whose output the build trusts.
+    /// Verifying after every pass costs several percent of a build.
+    pub fn run_passes_unverified(&self, module: &mut Module, pipeline: &[String]) -> Result<(), CompileError> {
+        let pm = self.pass_manager(pipeline)?;
+        pm.enable_verifier(false);
+        pm.run(module).map_err(|_| self.mlir_error("a pass failed"))
+    }
+
+    /// Verifies the module (every op's invariants and verifier, dominance).
+    pub fn verify(&self, module: &Module) -> Result<(), CompileError> {
+        if module.as_operation().verify() {
+            Ok(())
+        } else {
+            Err(self.mlir_error("the IR does not verify"))
+        }
+    }
+
+    fn pass_manager(&self, pipeline: &[String]) -> Result<PassManager<'_>, CompileError> {
         let pm = PassManager::new(&self.context);
         for element in pipeline {
             if let Some(p) = passes::find(element) {
@@ -176,8 +199,7 @@ impl Session {
                 add_upstream(&pm, element).map_err(|e| CompileError::Mlir(vec![format!("error: invalid pass pipeline `{element}`: {e}")]))?;
             }
         }
-        pm.run(module).map_err(|_| self.mlir_error("a pass failed"))?;
-        Ok(())
+        Ok(pm)
     }
 }
 
@@ -223,23 +245,28 @@ fn ptx_of(module: &Module) -> Result<String, CompileError> {
     Err(CompileError::Internal("gpu-module-to-binary produced no object".into()))
 }
 
-/// What a compilation produced: the stage asked for, and what compile-time `print` calls printed.
+/// What a compilation produced: the stage asked for, what compile-time `print` calls printed, and
+/// how long each stage took.
 pub struct Compiled {
     pub output: Output,
     pub prints: Vec<String>,
+    pub timings: Timings,
 }
 
 /// Compiles `.cute` source up to `stage`.
 pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<Compiled, CompileError> {
-    let (output, prints) = compile_stage(source, file_name, stage, options)?;
-    Ok(Compiled { output, prints })
+    let mut timings = Timings::default();
+    let (output, prints) = compile_stage(source, file_name, stage, options, &mut timings)?;
+    Ok(Compiled { output, prints, timings })
 }
 
-fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<(Output, Vec<String>), CompileError> {
+fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options, timings: &mut Timings) -> Result<(Output, Vec<String>), CompileError> {
     if !ARCHES.contains(&options.arch.as_str()) {
         return Err(CompileError::Internal(format!("unsupported architecture `{}`; use one of {}", options.arch, ARCHES.join(", "))));
     }
-    let (file, kir) = cute_lang::front_end(source).map_err(CompileError::Source)?;
+    // The threads that compile kernels make their MLIR contexts while the front end runs.
+    let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
+    let (file, kir) = timings.time("front end", || cute_lang::front_end(source)).map_err(CompileError::Source)?;
     let prints = kir.prints.clone();
     let done = |o: Output| Ok((o, prints.clone()));
     if stage == Stage::Ast {
@@ -254,29 +281,42 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options)
     }
     // Find ptxas before the expensive work, so a missing install is reported at once.
     let ptxas_path = if stage == Stage::Cubin { Some(ptxas::find(options.ptxas.as_deref()).map_err(CompileError::Ptxas)?) } else { None };
-    let text = crate::lower::lower_to_cute_text(&kir, file_name, source, &options.arch).map_err(CompileError::Source)?;
+    let cute = timings.time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, &options.arch)).map_err(CompileError::Source)?;
+    let libdevice = if stage >= Stage::Llvm && cute.uses_math() { Some(ptxas::find_libdevice().map_err(CompileError::Internal)?) } else { None };
+    if let Some(mut workers) = workers {
+        let ptx = crate::codegen::ptx(&workers, &cute, file_name, &options.arch, libdevice.as_deref(), timings)?;
+        // The threads free their contexts while ptxas runs.
+        workers.close();
+        let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
+        let cubin = timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, &options.arch)).map_err(CompileError::Ptxas)?;
+        return done(Output::Binary(cubin));
+    }
+    // The text stages print the program as one module.
     let session = Session::new()?;
-    let mut module = session.parse(&text, file_name)?;
+    let mut module = timings.time("parse", || session.parse(&cute.module(), file_name))?;
     let print = |m: &Module| Output::Text(format!("{}\n", m.as_operation()));
     if stage == Stage::Cute {
         return done(print(&module));
     }
-    session.run_passes(&mut module, &cute_passes())?;
+    timings.time("cute passes", || session.run_passes(&mut module, &cute_passes()))?;
     if stage == Stage::Gpu {
         return done(print(&module));
     }
-    let libdevice = if crate::lower::uses_math(&kir) { Some(ptxas::find_libdevice().map_err(CompileError::Internal)?) } else { None };
-    session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())])?;
-    if stage == Stage::Llvm {
-        return done(print(&module));
-    }
-    session.run_passes(&mut module, &[PTX_PIPELINE.to_string()])?;
-    let ptx = ptx_of(&module)?;
-    if stage == Stage::Ptx {
-        return done(Output::Text(ptx));
-    }
-    let cubin = ptxas::assemble(ptxas_path.as_deref().unwrap_or(std::path::Path::new("ptxas")), &ptx, &options.arch).map_err(CompileError::Ptxas)?;
-    done(Output::Binary(cubin))
+    timings.time("llvm passes", || session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())]))?;
+    done(print(&module))
+}
+
+/// One module from `cute` text to PTX: the stages `--emit=ptx` runs, timed into `times`. The IR is
+/// verified when parsed and after our passes; upstream's passes are trusted.
+pub(crate) fn module_to_ptx(session: &Session, text: &str, file_name: &str, arch: &str, libdevice: Option<&Path>, times: &mut KernelTimes) -> Result<String, CompileError> {
+    let mut module = times.time("parse", || session.parse(text, file_name))?;
+    times.time("cute passes", || {
+        session.run_passes_unverified(&mut module, &cute_passes())?;
+        session.verify(&module)
+    })?;
+    times.time("llvm passes", || session.run_passes_unverified(&mut module, &[llvm_pipeline(arch, libdevice)]))?;
+    times.time("llvm to ptx", || session.run_passes_unverified(&mut module, &[PTX_PIPELINE.to_string()]))?;
+    ptx_of(&module)
 }
 
 #[cfg(test)]

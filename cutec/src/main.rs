@@ -40,6 +40,9 @@ enum Command {
         /// Path to ptxas (default: $CUTEC_PTXAS, the project-local install, then PATH).
         #[arg(long)]
         ptxas: Option<PathBuf>,
+        /// Print each stage's wall-clock time to stderr.
+        #[arg(long)]
+        timings: bool,
     },
     /// Parse and type-check .cute files without generating code.
     Check {
@@ -114,7 +117,7 @@ fn report(err: CompileError, file_name: &str, source: &str) -> String {
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Build { file, output, emit, arch, ptxas } => {
+        Command::Build { file, output, emit, arch, ptxas, timings } => {
             let source = read_source(&file)?;
             let name = file.display().to_string();
             let options = Options { arch, ptxas };
@@ -126,6 +129,9 @@ fn run(cli: Cli) -> Result<(), String> {
             // Compile-time `print` output goes to stderr, so stdout holds only the emitted stage.
             for line in &compiled.prints {
                 eprintln!("{line}");
+            }
+            if timings {
+                eprint!("{}", compiled.timings.report());
             }
             write_output(output.as_deref(), &compiled.output)
         }

@@ -17,14 +17,25 @@ impl fmt::Display for DialectError {
 
 impl std::error::Error for DialectError {}
 
-/// A context with all upstream dialects, passes and LLVM translations registered and `cute` loaded.
+/// The upstream dialects whose ops cutec's lowering and passes create. Other registered dialects
+/// load when the parser or a pass first needs them: every loaded dialect costs each printed type
+/// and each canonicalization, and there are about fifty.
+const USED_DIALECTS: [&str; 8] = ["arith", "cf", "gpu", "llvm", "math", "nvvm", "scf", "vector"];
+
+/// A context with all upstream dialects, passes and LLVM translations registered, the dialects
+/// cutec uses and `cute` loaded.
 pub fn new_context() -> Result<Context, DialectError> {
     let registry = DialectRegistry::new();
     register_all_dialects(&registry);
     let context = Context::new();
     context.append_dialect_registry(&registry);
-    context.load_all_available_dialects();
-    register_all_passes();
+    for name in USED_DIALECTS {
+        context.get_or_load_dialect(name);
+    }
+    // The pass registry is process-wide and not synchronized: register once, even when contexts
+    // are created on several threads at the same time (the pipeline compiles kernels in parallel).
+    static PASSES: std::sync::Once = std::sync::Once::new();
+    PASSES.call_once(register_all_passes);
     register_all_llvm_translations(&context);
     load_cute(&context)?;
     Ok(context)
