@@ -1,48 +1,17 @@
-//! A minimal, bounds-checked ELF64 little-endian reader: just enough to find
-//! a symbol in a cubin's symbol table and read the bytes of its initializer.
-//! Used to read the `__cutec_manifest` global on the host, with no GPU and no
-//! driver. Every offset is checked; malformed input gives `Err`, never a panic.
+//! Finds a symbol in a cubin's ELF64 symbol table and reads the bytes of its initializer,
+//! with the `object` crate's ELF reader (bounds-checked; built with its `unaligned`
+//! feature, so the bytes need no particular alignment). Used to read the
+//! `__cutec_manifest` global on the host, with no GPU and no driver. Malformed input
+//! gives `Err`, never a panic.
+
+use object::elf::{FileHeader64, SHT_NOBITS, SHT_SYMTAB};
+use object::read::elf::{FileHeader, SectionHeader, SectionTable, Sym};
+use object::{LittleEndian, StringTable};
 
 use crate::error::{Result, RuntimeError};
 
-const SHT_SYMTAB: u32 = 2;
-const SHT_NOBITS: u32 = 8;
-
-fn bad(why: impl Into<String>) -> RuntimeError {
-    RuntimeError::InvalidImage(format!("malformed ELF: {}", why.into()))
-}
-
-fn slice<'a>(bytes: &'a [u8], off: u64, len: u64, what: &str) -> Result<&'a [u8]> {
-    let end = off.checked_add(len).ok_or_else(|| bad(format!("{what}: offset overflow")))?;
-    if end > bytes.len() as u64 {
-        return Err(bad(format!(
-            "{what} at offset {off}..{end} is outside the {} byte file",
-            bytes.len()
-        )));
-    }
-    Ok(&bytes[off as usize..end as usize])
-}
-
-fn u16_at(b: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([b[off], b[off + 1]])
-}
-fn u32_at(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
-}
-fn u64_at(b: &[u8], off: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[off..off + 8]);
-    u64::from_le_bytes(a)
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Section {
-    kind: u32,
-    addr: u64,
-    offset: u64,
-    size: u64,
-    link: u32,
-    entsize: u64,
+fn bad(why: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::InvalidImage(format!("malformed ELF: {why}"))
 }
 
 /// True when `bytes` starts with the ELF magic.
@@ -50,83 +19,60 @@ pub fn is_elf(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\x7fELF")
 }
 
-fn sections(bytes: &[u8]) -> Result<Vec<Section>> {
-    let header = slice(bytes, 0, 64, "the ELF header")?;
-    if !is_elf(header) {
-        return Err(bad("no ELF magic"));
-    }
-    if header[4] != 2 {
-        return Err(bad("not a 64-bit ELF (cubins are ELF64)"));
-    }
-    if header[5] != 1 {
-        return Err(bad("not little-endian"));
-    }
-    let shoff = u64_at(header, 0x28);
-    let shentsize = u16_at(header, 0x3a) as u64;
-    let shnum = u16_at(header, 0x3c) as u64;
-    if shnum == 0 {
-        return Ok(Vec::new());
-    }
-    if shentsize < 64 {
-        return Err(bad(format!("section header size {shentsize} < 64")));
-    }
-    let table = slice(bytes, shoff, shentsize * shnum, "the section header table")?;
-    Ok((0..shnum as usize)
-        .map(|i| {
-            let s = &table[i * shentsize as usize..];
-            Section {
-                kind: u32_at(s, 4),
-                addr: u64_at(s, 0x10),
-                offset: u64_at(s, 0x18),
-                size: u64_at(s, 0x20),
-                link: u32_at(s, 0x28),
-                entsize: u64_at(s, 0x38),
-            }
-        })
-        .collect())
-}
-
 /// The initializer bytes of the symbol `name` (an object with a size, in a
 /// section with file contents), or `None` when the file has no such symbol.
 pub fn symbol_bytes<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>> {
-    let secs = sections(bytes)?;
-    for symtab in secs.iter().filter(|s| s.kind == SHT_SYMTAB) {
-        let entsize = if symtab.entsize == 0 { 24 } else { symtab.entsize };
-        if entsize < 24 {
-            return Err(bad(format!("symbol entry size {entsize} < 24")));
+    if !is_elf(bytes) {
+        return Err(bad("no ELF magic"));
+    }
+    let header = FileHeader64::<LittleEndian>::parse(bytes).map_err(bad)?;
+    if !header.is_class_64() {
+        return Err(bad("not a 64-bit ELF (cubins are ELF64)"));
+    }
+    if !header.is_little_endian() {
+        return Err(bad("not little-endian"));
+    }
+    let endian = LittleEndian;
+    // Only the section headers are needed (not their names), so a missing or broken
+    // section name table is no error here.
+    let sections: SectionTable<FileHeader64<LittleEndian>> = SectionTable::new(
+        header.section_headers(endian, bytes).map_err(bad)?,
+        StringTable::default(),
+    );
+    let symbols = sections.symbols(endian, bytes, SHT_SYMTAB).map_err(bad)?;
+    for (index, sym) in symbols.enumerate() {
+        if symbols.symbol_name(endian, sym).ok() != Some(name.as_bytes()) {
+            continue;
         }
-        let strtab = secs
-            .get(symtab.link as usize)
-            .ok_or_else(|| bad(format!("symbol table links to missing section {}", symtab.link)))?;
-        let strings = slice(bytes, strtab.offset, strtab.size, "the symbol string table")?;
-        let table = slice(bytes, symtab.offset, symtab.size, "the symbol table")?;
-        for sym in table.chunks_exact(entsize as usize) {
-            let name_off = u32_at(sym, 0) as usize;
-            let Some(rest) = strings.get(name_off..) else { continue };
-            let end = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
-            if &rest[..end] != name.as_bytes() {
-                continue;
-            }
-            let shndx = u16_at(sym, 6) as usize;
-            let value = u64_at(sym, 8);
-            let size = u64_at(sym, 16);
-            let sec = secs.get(shndx).ok_or_else(|| {
-                bad(format!("symbol `{name}` is in section {shndx}, which does not exist"))
-            })?;
-            if sec.kind == SHT_NOBITS {
-                return Err(bad(format!("symbol `{name}` has no initializer (it is in a NOBITS section)")));
-            }
-            // In a cubin st_value is the offset inside the section (its
-            // sh_addr is 0); allow for a section with a load address too.
-            let rel = value.checked_sub(sec.addr).unwrap_or(value);
-            if rel.checked_add(size).is_none_or(|e| e > sec.size) {
-                return Err(bad(format!(
-                    "symbol `{name}` ({size} bytes at {rel}) runs past its section ({} bytes)",
-                    sec.size
-                )));
-            }
-            return slice(bytes, sec.offset + rel, size, &format!("symbol `{name}`")).map(Some);
+        // An undefined (or absolute/common) symbol of this name is no definition: look on.
+        let Some(shndx) = symbols.symbol_section(endian, sym, index).map_err(bad)? else {
+            continue;
+        };
+        let sec = sections.section(shndx).map_err(|_| {
+            bad(format!("symbol `{name}` is in section {}, which does not exist", shndx.0))
+        })?;
+        if sec.sh_type(endian) == SHT_NOBITS {
+            return Err(bad(format!(
+                "symbol `{name}` has no initializer (it is in a NOBITS section)"
+            )));
         }
+        let data = sec.data(endian, bytes).map_err(bad)?;
+        // In a cubin st_value is the offset inside the section (its sh_addr is 0);
+        // allow for a section with a load address too.
+        let value = sym.st_value(endian);
+        let size = sym.st_size(endian);
+        let rel = value.checked_sub(sec.sh_addr(endian)).unwrap_or(value);
+        let range = usize::try_from(rel)
+            .ok()
+            .zip(usize::try_from(size).ok())
+            .and_then(|(start, len)| Some(start..start.checked_add(len)?));
+        return match range.and_then(|r| data.get(r)) {
+            Some(b) => Ok(Some(b)),
+            None => Err(bad(format!(
+                "symbol `{name}` ({size} bytes at {rel}) runs past its section ({} bytes)",
+                data.len()
+            ))),
+        };
     }
     Ok(None)
 }
@@ -141,9 +87,10 @@ pub(crate) mod tests {
     pub(crate) fn tiny_elf(sym: &str, data: &[u8]) -> Vec<u8> {
         let mut f = vec![0u8; 64];
         f[..4].copy_from_slice(b"\x7fELF");
-        f[4] = 2;
-        f[5] = 1;
-        // .data contents
+        f[4] = 2; // ELFCLASS64
+        f[5] = 1; // little-endian
+        f[6] = 1; // EV_CURRENT
+                  // .data contents
         let data_off = f.len() as u64;
         f.extend_from_slice(b"pad");
         f.extend_from_slice(data);
@@ -206,13 +153,51 @@ pub(crate) mod tests {
         for n in 0..elf.len() {
             let _ = symbol_bytes(&elf[..n], "__cutec_manifest");
         }
-        assert!(symbol_bytes(b"not an elf at all, but long enough to hold a header ........", "x").is_err());
+        assert!(symbol_bytes(b"not an elf at all, but long enough to hold a header ........", "x")
+            .is_err());
         // Flip every byte after the header in turn: never a panic.
         let mut bad = elf.clone();
         for i in 0..bad.len() {
             bad[i] ^= 0xff;
             let _ = symbol_bytes(&bad, "__cutec_manifest");
             bad[i] ^= 0xff;
+        }
+        // A 32-bit or big-endian ELF is refused.
+        let mut e = elf.clone();
+        e[4] = 1;
+        assert!(symbol_bytes(&e, "__cutec_manifest").is_err());
+        let mut e = elf.clone();
+        e[5] = 2;
+        assert!(symbol_bytes(&e, "__cutec_manifest").is_err());
+    }
+
+    const CUBIN: &[u8] = include_bytes!("../testdata/vector_add.sm_90.elf");
+
+    #[test]
+    fn reads_a_real_cubin_at_any_alignment() {
+        let manifest = symbol_bytes(CUBIN, "__cutec_manifest").unwrap().unwrap();
+        assert_eq!(manifest.len(), 251);
+        assert_eq!(symbol_bytes(CUBIN, "no_such_symbol").unwrap(), None);
+        // The bytes need no alignment (the reader is built with `unaligned`).
+        for shift in 1..8 {
+            let mut v = vec![0u8; shift];
+            v.extend_from_slice(CUBIN);
+            assert_eq!(symbol_bytes(&v[shift..], "__cutec_manifest").unwrap(), Some(manifest));
+        }
+    }
+
+    #[test]
+    fn corrupt_cubin_never_panics() {
+        for n in (0..CUBIN.len()).step_by(7) {
+            let _ = symbol_bytes(&CUBIN[..n], "__cutec_manifest");
+        }
+        let mut bad = CUBIN.to_vec();
+        for i in 0..bad.len() {
+            for flip in [0xff, 0x80, 0x01] {
+                bad[i] ^= flip;
+                let _ = symbol_bytes(&bad, "__cutec_manifest");
+                bad[i] ^= flip;
+            }
         }
     }
 }

@@ -1,75 +1,26 @@
-//! IEEE 754 binary16 (`f16`) <-> `f32` conversion on raw `u16` bit patterns,
-//! for filling and checking `DeviceBuffer<u16>` f16 tensors without the
-//! `half` crate. f32 -> f16 rounds to nearest, ties to even, like the GPU's
-//! `cvt.rn.f16.f32`. Also f32 -> bfloat16 bits (scalar arguments given from Python).
+//! IEEE 754 binary16 (`f16`) and bfloat16 <-> `f32` conversion on raw `u16` bit patterns,
+//! for filling and checking `DeviceBuffer<u16>` f16 tensors and for bf16 scalar arguments
+//! given from Python. Thin wrappers over the `half` crate: f32 -> f16/bf16 rounds to
+//! nearest, ties to even, like the GPU's `cvt.rn.f16.f32`; overflow gives inf; NaN stays a
+//! quiet NaN.
+
+use half::{bf16, f16};
 
 /// Converts an `f32` to f16 bits (round to nearest even; overflow -> inf;
 /// NaN stays NaN).
 pub fn f32_to_f16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x007f_ffff;
-    if exp == 0xff {
-        // Inf or NaN (keep NaNs quiet and non-zero).
-        return if man == 0 { sign | 0x7c00 } else { sign | 0x7e00 | (man >> 13) as u16 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        // Subnormal f16 (or zero): value / 2^-24 = (man | implicit) >> (14 - e).
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x0080_0000;
-        let shift = (14 - e) as u32;
-        let mut r = m >> shift;
-        let rem = m & ((1 << shift) - 1);
-        let half = 1 << (shift - 1);
-        if rem > half || (rem == half && r & 1 == 1) {
-            r += 1; // may carry into the smallest normal, which is correct
-        }
-        return sign | r as u16;
-    }
-    let mut r = ((e as u32) << 10) | (man >> 13);
-    let rem = man & 0x1fff;
-    if rem > 0x1000 || (rem == 0x1000 && r & 1 == 1) {
-        r += 1; // may carry into the exponent (up to inf), which is correct
-    }
-    sign | r as u16
+    f16::from_f32(x).to_bits()
 }
 
 /// Converts f16 bits to `f32` (exact).
 pub fn f16_bits_to_f32(h: u16) -> f32 {
-    let sign = u32::from(h & 0x8000) << 16;
-    let exp = u32::from((h >> 10) & 0x1f);
-    let man = u32::from(h & 0x03ff);
-    match exp {
-        0 => {
-            // Zero or subnormal: man * 2^-24, exact in f32.
-            let v = man as f32 * (1.0 / 16_777_216.0);
-            if sign != 0 {
-                -v
-            } else {
-                v
-            }
-        }
-        0x1f => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
-        _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
-    }
+    f16::from_bits(h).to_f32()
 }
 
 /// Converts an `f32` to bfloat16 bits (the high half, rounded to nearest even; NaN stays a
 /// quiet NaN).
 pub fn f32_to_bf16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    if x.is_nan() {
-        return ((b >> 16) as u16) | 0x0040;
-    }
-    let round = 0x7fff + ((b >> 16) & 1);
-    (b.wrapping_add(round) >> 16) as u16
+    bf16::from_f32(x).to_bits()
 }
 
 #[cfg(test)]
