@@ -26,9 +26,10 @@ pub struct TensorTy {
     pub align: u32,
     pub layout: Layout,
     /// A swizzled shared-memory tensor (CuTe's `ComposedLayout<Swizzle, 0, Layout>`): element `c` is
-    /// at `origin + swizzle(offset + layout(c))`, where `origin` is where the swizzled layout was
-    /// attached to memory (an allocation, or `make_tensor`) and `offset` is how far views of it have
-    /// moved from there. The swizzle acts on offsets from the origin, never on absolute addresses, so
+    /// at `origin + swizzle(offset + layout(c))`, where `origin` is the start of the shared
+    /// allocation the swizzled layout was attached to (by `make_smem_tensor` or `make_tensor` of the
+    /// whole allocation) and `offset` is how far views of it have moved from there. The swizzle acts
+    /// on offsets from the origin, never on absolute addresses, so
     /// a view's base stays an ordinary (unswizzled) element offset; `align` is then capped at the
     /// swizzle's unmoved 2^M-element runs.
     pub swizzle: Option<Swizzle>,
