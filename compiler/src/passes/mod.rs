@@ -2,6 +2,7 @@
 
 pub(crate) mod algebra;
 pub(crate) mod common;
+pub(crate) mod known_bits;
 pub mod canonicalize;
 pub mod lower_mma;
 pub mod lower_to_gpu;

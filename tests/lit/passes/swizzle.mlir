@@ -38,13 +38,12 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
-    // A static coordinate: element 64 (row 1, column 0) is at 64 ^ ((64 & 448) >> 3) = 72; the
-    // backend folds the constants.
+    // A static coordinate: element 64 (row 1, column 0) is at 64 ^ ((64 & 448) >> 3) = 72, folded
+    // here.
     // GPU-LABEL: gpu.func @folded(
-    // GPU: %[[C64:.*]] = arith.constant 64 : i32
-    // GPU: %[[Y:.*]] = arith.andi %[[C64]], %{{.*}} : i32
-    // GPU: %[[Z:.*]] = arith.shrui %[[Y]], %{{.*}} : i32
-    // GPU-NEXT: arith.xori %[[C64]], %[[Z]] : i32
+    // GPU: %[[C72:.*]] = arith.constant 72 : i32
+    // GPU-NEXT: %[[X64:.*]] = arith.extsi %[[C72]] : i32 to i64
+    // GPU-NEXT: llvm.getelementptr %{{.*}}[%[[X64]]]
     gpu.func @folded(%g: !cute.tensor<f16, "gmem", 16, "(8,64):(64,1)">) kernel {
       %s = "cute.alloc"() : () -> !cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64):(64,1)">
       %c1 = arith.constant 1 : i32
@@ -87,6 +86,61 @@ module attributes {gpu.container_module} {
       %ti = arith.index_cast %t : index to i32
       %c8 = arith.constant 8 : i32
       %x = "cute.load_at"(%p, %ti, %c8) {coord = "(?,?)"} : (!cute.tensor<f16, "smem", 16, "S<2,3,3> o 0 o (16,32):(32,1)">, i32, i32) -> f16
+      gpu.return
+    }
+    // The work every access of a thread shares is done once. Element (r, 16, stage) of a 4-stage
+    // ring, r = t % 8: the offset r*64 + 16 + stage*512 has a per-thread part (bits 6-8), a
+    // constant that no bit of it overlaps (16: no carry, so r*64 + 16 = r*64 ^ 16, and the swizzle,
+    // linear over XOR, gives swizzle(r*64) ^ swizzle(16) = swizzle(r*64) ^ 16), and a multiple of
+    // the period 512, which the swizzle leaves alone and which is added after it.
+    // GPU-LABEL: gpu.func @shared_work(
+    // GPU: %[[R:.*]] = arith.remui %{{.*}}, %{{.*}} : i32
+    // GPU: %[[ROW:.*]] = arith.muli %[[R]], %{{.*}} : i32
+    // GPU: %[[STAGE:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+    // GPU: %[[Y:.*]] = arith.andi %[[ROW]], %{{.*}} : i32
+    // GPU-NEXT: %{{.*}} = arith.constant 3 : i32
+    // GPU-NEXT: %[[Z:.*]] = arith.shrui %[[Y]], %{{.*}} : i32
+    // GPU-NEXT: %[[SW:.*]] = arith.xori %[[ROW]], %[[Z]] : i32
+    // GPU-NEXT: %[[C16:.*]] = arith.constant 16 : i32
+    // GPU-NEXT: %[[COL:.*]] = arith.xori %[[SW]], %[[C16]] : i32
+    // GPU-NEXT: %[[AT:.*]] = arith.addi %[[COL]], %[[STAGE]] : i32
+    // GPU-NEXT: arith.extsi %[[AT]] : i32 to i64
+    gpu.func @shared_work(%g: !cute.tensor<f16, "gmem", 16, "(8,64):(64,1)">) kernel {
+      %s = "cute.alloc"() : () -> !cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64,4):(64,1,512)">
+      %t = gpu.thread_id x
+      %ti = arith.index_cast %t : index to i32
+      %c8 = arith.constant 8 : i32
+      %r = arith.remui %ti, %c8 : i32
+      %b = gpu.block_id x
+      %bi = arith.index_cast %b : index to i32
+      %c4 = arith.constant 4 : i32
+      %stage = arith.remui %bi, %c4 : i32
+      %c16 = arith.constant 16 : i32
+      %x = "cute.load_at"(%s, %r, %c16, %stage) {coord = "(?,?,?)"} : (!cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64,4):(64,1,512)">, i32, i32, i32) -> f16
+      gpu.return
+    }
+
+    // Where the per-thread part may carry into the constant's bits (column t % 32 plus 16), the
+    // swizzle is applied to the whole sum.
+    // GPU-LABEL: gpu.func @carries(
+    // GPU: %[[COL:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+    // GPU: %[[SUM:.*]] = arith.addi %{{.*}}, %[[COL]] : i32
+    // GPU-NEXT: arith.constant 448 : i32
+    // GPU-NEXT: %[[Y:.*]] = arith.andi %[[SUM]], %{{.*}} : i32
+    // GPU: %[[Z:.*]] = arith.shrui %[[Y]], %{{.*}} : i32
+    // GPU-NEXT: arith.xori %[[SUM]], %[[Z]] : i32
+    // GPU-NOT: arith.xori
+    // GPU: gpu.return
+    gpu.func @carries(%g: !cute.tensor<f16, "gmem", 16, "(8,64):(64,1)">) kernel {
+      %s = "cute.alloc"() : () -> !cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64):(64,1)">
+      %t = gpu.thread_id x
+      %ti = arith.index_cast %t : index to i32
+      %c32 = arith.constant 32 : i32
+      %col = arith.remui %ti, %c32 : i32
+      %c16 = arith.constant 16 : i32
+      %at = arith.addi %col, %c16 : i32
+      %c1 = arith.constant 1 : i32
+      %x = "cute.load_at"(%s, %c1, %at) {coord = "(?,?)"} : (!cute.tensor<f16, "smem", 16, "S<3,3,3> o 0 o (8,64):(64,1)">, i32, i32) -> f16
       gpu.return
     }
   }
