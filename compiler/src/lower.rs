@@ -677,6 +677,9 @@ impl KernelWriter<'_> {
             Inst::Alloc { dst, ty, span } => {
                 self.define(*dst, &format!("\"cute.alloc\"() : () -> {}", mlir_tensor(ty)), *span);
             }
+            Inst::LaunchSmem { dst, ty, offset, span } => {
+                self.define(*dst, &format!("\"cute.launch_smem\"() {{offset = {offset} : i64}} : () -> {}", mlir_tensor(ty)), *span);
+            }
             Inst::Extract { dst, ty, frag, index, span } => {
                 let ft = self.ty(*frag);
                 self.define(*dst, &format!("vector.extract {}[{index}] : {} from {ft}", v(*frag), mlir_scalar(*ty)), *span);

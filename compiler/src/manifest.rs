@@ -75,8 +75,9 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
         let _ = writeln!(out, "kernel {}", k.symbol);
         params(&k.params, &mut out);
         // The dynamic shared memory every launch must provide (the kernel's shared-memory tensors
-        // when they exceed the 48 KiB static limit); the runtime refuses a launch that gives less.
-        let smem = k.dynamic_smem_bytes();
+        // when they exceed the 48 KiB static limit, and what its `allocate_tensor`s take of the
+        // launch's own region); the runtime refuses a launch that gives less.
+        let smem = k.min_dynamic_smem_bytes();
         if smem > 0 {
             let _ = writeln!(out, "smem {smem}");
         }

@@ -466,6 +466,17 @@ irdl.dialect @cute {
     irdl.results(tensor: %tensor)
   }
 
+  // A shared tensor `offset` bytes into the launch's own dynamic shared memory (its `smem(BYTES)`,
+  // after what the compiler places there): CuTe DSL's `SmemAllocator.allocate_tensor`. The offset
+  // is a multiple of 128; every launch must give at least `offset` + the tensor's bytes.
+  irdl.operation @launch_smem {
+    %tensor = irdl.base @cute::@tensor
+    %offset = irdl.base "#builtin.integer"
+    irdl.attributes { "offset" = %offset }
+    irdl.operands()
+    irdl.results(tensor: %tensor)
+  }
+
   // CuTe's `tensor[coord]`: reads the element at a coordinate (no `_`) of the tensor's layout. The
   // `coord` attribute is in CuTe notation; its `?`s are the `i32` operands, in order.
   // `cute-canonicalize` maps the coordinate to an offset (a `cute.load`).

@@ -249,6 +249,10 @@ pub enum Inst {
     /// Memory for a tensor of this type: registers (rmem, promoted to registers by the backend when
     /// every access is at a static offset) or shared memory (smem, one block-wide buffer).
     Alloc { dst: ValueId, ty: TensorTy, span: Span },
+    /// A shared tensor of this type `offset` bytes into the launch's own dynamic shared memory
+    /// (`smem(BYTES)` of the launch, after what the compiler places there; CuTe DSL's
+    /// `SmemAllocator.allocate_tensor`). `offset` is a multiple of [`SMEM_ALIGN`].
+    LaunchSmem { dst: ValueId, ty: TensorTy, offset: u64, span: Span },
     /// Element `index` of a fragment.
     Extract { dst: ValueId, ty: Scalar, frag: ValueId, index: usize, span: Span },
     /// A whole fragment folded by `op` (`Add`, `Mul`, `Min` or `Max`) into one scalar, in element
@@ -482,11 +486,36 @@ impl Kernel {
         walk(&self.body)
     }
 
-    /// The dynamic shared memory every launch must provide: all of the allocations when they exceed
-    /// what a kernel may declare statically, else none.
+    /// The dynamic shared memory the compiler places the allocations in: all of them when they
+    /// exceed what a kernel may declare statically, else none. A launch's `smem(BYTES)` comes on
+    /// top of it.
     pub fn dynamic_smem_bytes(&self) -> u64 {
         let b = self.smem_bytes();
         if b > STATIC_SMEM_LIMIT { b } else { 0 }
+    }
+
+    /// The bytes of the launch's `smem(BYTES)` region the kernel's tensors there reach (0 without
+    /// any): every launch must give at least this many.
+    pub fn launch_smem_bytes(&self) -> u64 {
+        fn walk(insts: &[Inst]) -> u64 {
+            insts
+                .iter()
+                .map(|i| match i {
+                    Inst::LaunchSmem { ty, offset, .. } => offset + smem_alloc_bytes(ty),
+                    Inst::If { then, els, .. } => walk(then).max(walk(els)),
+                    Inst::For { body, .. } => walk(body),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0)
+        }
+        walk(&self.body)
+    }
+
+    /// The least dynamic shared memory a launch must give: what the compiler places there and the
+    /// part of the launch's own region the kernel uses (the manifest's `smem` line).
+    pub fn min_dynamic_smem_bytes(&self) -> u64 {
+        self.dynamic_smem_bytes() + self.launch_smem_bytes()
     }
 }
 

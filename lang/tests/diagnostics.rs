@@ -224,6 +224,11 @@ cases! {
     copy_if_pred_wrong_size => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f32, gmem, (8):(1)>) {\n    let p = make_fragment(4, bool);\n    copy_if(p, a, b);\n}\n";
     copy_if_ldmatrix => "kernel k(a: tensor<bf16, gmem, (16,16):(16,1)>) {\n    let s = make_smem_tensor(bf16, make_layout((8, 8), stride: (8, 1)));\n    let r = make_fragment(8, bf16);\n    let p = make_fragment(1, bool);\n    copy_if(make_copy_atom(bf16, op: \"ldmatrix.x4\"), p, s, r);\n}\n";
     tiled_copy_c_needs_universal_atom => "kernel k(a: tensor<bf16, gmem, (16,8):(8,1)>) {\n    let t = make_tiled_mma(make_mma_atom(bf16, f32, shape: (16, 8, 16)), (1, 1, 1));\n    let c = make_tiled_copy_C(make_copy_atom(bf16, op: \"ldmatrix.x4\"), t);\n}\n";
+    launch_smem_too_small => "kernel k(a: tensor<f32, gmem, (64):(1)>) {\n    let smem = smem_allocator();\n    let s = smem.allocate_tensor(f32, make_layout(1024));\n    s[thread_idx.x] = a[thread_idx.x];\n}\n\nhost run(a: tensor<f32, gmem, (64):(1)>) {\n    launch k(a) grid(1) block(64) smem(1024);\n}\n";
+    launch_smem_bad_alignment => "kernel k(a: tensor<f32, gmem, (64):(1)>) {\n    let smem = smem_allocator();\n    let s = smem.allocate_tensor(f32, make_layout(64), byte_alignment: 96);\n}\n";
+    launch_smem_not_a_layout => "kernel k(a: tensor<f32, gmem, (64):(1)>) {\n    let smem = smem_allocator();\n    let s = smem.allocate_tensor(f32, a);\n}\n";
+    launch_smem_in_host => "host run(a: tensor<f32, gmem, (64):(1)>) {\n    let smem = smem_allocator();\n}\n";
+    launch_smem_unknown_method => "kernel k(a: tensor<f32, gmem, (64):(1)>) {\n    let smem = smem_allocator();\n    let s = smem.allocate(f32, make_layout(64));\n}\n";
     elem_less_ranks_differ => "kernel k(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = a.shape;\n    let inside = elem_less((thread_idx.x, 0, 1), (m, n));\n}\n";
 
     // ----- warps, printing -------------------------------------------------------------------

@@ -152,6 +152,18 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         if !name.starts_with("cute.") {
             continue;
         }
+        if name == "cute.launch_smem" {
+            // The launch's own region starts after what the compiler placed in dynamic shared memory.
+            let result = ir::result(op, 0);
+            let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
+            let leaves = bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.launch_smem` needs a static layout"))?;
+            let offset = ir::int_attr(op, "offset").ok_or_else(|| fail(op, "`cute.launch_smem` needs an `offset` attribute"))?;
+            let ptr = dynamic_shared(func, op, dynamic_smem.unwrap_or(0) + offset);
+            let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
+            tensors.push(Lowered { value: result, ptr, swizzled, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            dead.push(op);
+            continue;
+        }
         if name == "cute.alloc" {
             let result = ir::result(op, 0);
             let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;

@@ -61,6 +61,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.load_frag" | "cute.store_frag" => check(verify_frag(op)),
             "cute.copy" => check(verify_copy(op)),
             "cute.alloc" => check(verify_alloc(op)),
+            "cute.launch_smem" => check(verify_launch_smem(op)),
             "cute.make_layout" => check(verify_make_layout(op)),
             "cute.make_tiled_copy" => check(verify_make_tiled_copy(op)),
             "cute.make_copy_atom" => check(verify_copy_atom(op)),
@@ -218,6 +219,27 @@ fn verify_alloc(op: Op) -> Result<(), Reported> {
         if info.space != "smem" {
             return Err(fail(op, &format!("only shared memory can be swizzled, not {}", info.space)));
         }
+        swizzled_alignment(op, &info, sw)?;
+    }
+    Ok(())
+}
+
+/// A view of the launch's dynamic shared memory: shared, static, at a 128-byte aligned offset (the
+/// alignment its type and swizzle count on).
+fn verify_launch_smem(op: Op) -> Result<(), Reported> {
+    let (info, layout) = tensor_of(op, ir::result(op, 0))?;
+    if info.space != "smem" {
+        return Err(fail(op, &format!("`cute.launch_smem` makes smem tensors, not {}", info.space)));
+    }
+    if !layout.is_static() {
+        return Err(fail(op, &format!("`cute.launch_smem` needs a static layout, found {layout}")));
+    }
+    match ir::int_attr(op, "offset") {
+        Some(o) if o >= 0 && o as u64 % cute_lang::kir::SMEM_ALIGN == 0 => {}
+        Some(o) => return Err(fail(op, &format!("`cute.launch_smem` offset {o} is not a non-negative multiple of {}", cute_lang::kir::SMEM_ALIGN))),
+        None => return Err(fail(op, "`cute.launch_smem` needs an integer `offset` attribute (bytes)")),
+    }
+    if let Some(sw) = info.swizzle {
         swizzled_alignment(op, &info, sw)?;
     }
     Ok(())

@@ -27,7 +27,7 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "complement", "right_inverse", "left_inverse", "coalesce", "filter", "logical_divide", "zipped_divide", "tiled_divide",
     "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
     "select", "group_modes", "flatten", "get", "local_tile", "local_partition", "print", "printf", "sync_threads", "min", "max", "make_identity_tensor",
-    "where", "make_rmem_tensor", "make_rmem_tensor_like", "make_fragment", "make_fragment_like", "make_smem_tensor", "basic_copy",
+    "where", "make_rmem_tensor", "make_rmem_tensor_like", "make_fragment", "make_fragment_like", "make_smem_tensor", "smem_allocator", "basic_copy",
     "autovec_copy", "copy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "print_tensor", "ceil_div", "lane_idx",
     "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
@@ -436,6 +436,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             }
             alloc(f, elem, MemSpace::Smem, layout_of(p[1])?, span)
         }
+        "smem_allocator" => super::smem::smem_allocator(f, &args, span),
         "make_swizzle" => super::swizzle::make_swizzle(&args, span),
         "make_composed_layout" => super::swizzle::make_composed_layout(&args, span),
         "tile_to_shape" => super::swizzle::tile_to_shape(&args, span),
@@ -842,6 +843,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let profile = named("reduce", &args, "profile", &["init", "profile"])?;
             reduce(f, op, ft, *fid, init, profile, span)
         }
+        ("allocate_tensor", Value::SmemAllocator(a)) => super::smem::allocate_tensor(f, a, &args, span),
         ("to", _) => {
             arity("to", &args, 1, 1, span, "x.to(T)")?;
             let Value::Type(to) = args[0].value else {
@@ -857,6 +859,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 Value::Frag(..) => &["reduce", "to"],
                 Value::TiledCopy { .. } => &["get_slice", "retile"],
                 Value::ThrCopy { .. } => &["partition_S", "partition_D", "retile_D", "retile_S"],
+                Value::SmemAllocator(_) => &["allocate_tensor"],
                 _ => &["to"],
             };
             let d = Diagnostic::error(format!("no method `{m}` on {}", crate::diag::article(&v.kind())), name.span, "unknown method");
@@ -1003,6 +1006,16 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
 
 /// A new tensor, swizzled when `swizzle` is given (shared memory only).
 pub(crate) fn alloc_with(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<Value> {
+    let ty = alloc_ty(f, elem, space, layout, swizzle, span)?;
+    let dst = f.fresh(ValueTy::Tensor(ty.clone()));
+    // Allocations go to the top of the kernel, whatever region asked for them: the backend promotes
+    // an `alloca` to registers only in the entry block, and shared memory is block-wide anyway.
+    f.specials.push(Inst::Alloc { dst, ty: ty.clone(), span });
+    Ok(Value::Tensor(TensorVal { ty, origin: Origin::Kernel(dst) }))
+}
+
+/// The type of new memory for a tensor (in a kernel, of a static layout that fits the space).
+pub(crate) fn alloc_ty(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorTy> {
     f.need_kernel(&format!("allocating {} memory", space.name()), span)?;
     let size = layout.cosize().ok().and_then(|s| s.as_static());
     let Some(size) = size else {
@@ -1015,12 +1028,7 @@ pub(crate) fn alloc_with(f: &mut Frame, elem: Scalar, space: MemSpace, layout: L
     }
     // Registers and shared memory are aligned to the widest access, 16 bytes (a swizzle keeps
     // less together).
-    let ty = TensorTy { elem, space, align: super::swizzle::alloc_align(swizzle, elem.size_bytes()), layout, swizzle };
-    let dst = f.fresh(ValueTy::Tensor(ty.clone()));
-    // Allocations go to the top of the kernel, whatever region asked for them: the backend promotes
-    // an `alloca` to registers only in the entry block, and shared memory is block-wide anyway.
-    f.specials.push(Inst::Alloc { dst, ty: ty.clone(), span });
-    Ok(Value::Tensor(TensorVal { ty, origin: Origin::Kernel(dst) }))
+    Ok(TensorTy { elem, space, align: super::swizzle::alloc_align(swizzle, elem.size_bytes()), layout, swizzle })
 }
 
 /// Element-wise copy of one tensor into another of the same size (CuTe's `copy`, `basic_copy`,

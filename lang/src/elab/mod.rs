@@ -15,6 +15,7 @@ mod asserts;
 pub(crate) mod builtins;
 mod copy_if;
 mod mma;
+mod smem;
 mod swizzle;
 mod value;
 
@@ -215,8 +216,9 @@ impl<'f> Program<'f> {
                 d
             }
         })?;
-        if kernel.smem_bytes() > kir::MAX_SMEM {
-            return Err(Diagnostic::error(format!("`{}` allocates {} bytes of shared memory; a block has at most {}", f.name.name, kernel.smem_bytes(), kir::MAX_SMEM), at, "too much shared memory")
+        let smem = kernel.smem_bytes() + kernel.launch_smem_bytes();
+        if smem > kir::MAX_SMEM {
+            return Err(Diagnostic::error(format!("`{}` allocates {smem} bytes of shared memory; a block has at most {}", f.name.name, kir::MAX_SMEM), at, "too much shared memory")
                 .with_secondary(f.name.span, "kernel defined here")
                 .with_help("use fewer pipeline stages or smaller tiles"));
         }
@@ -717,7 +719,15 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         let symbol = self.prog.instantiate(f, &values, span)?;
         // Allocations beyond the static limit live in dynamic shared memory: the launch provides it.
-        let dynamic = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map_or(0, |k| k.dynamic_smem_bytes());
+        let (dynamic, needed) = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map_or((0, 0), |k| (k.dynamic_smem_bytes(), k.launch_smem_bytes()));
+        // The kernel's tensors in the launch's own region must fit in it: checked here when the size
+        // is static, by the runtime (the manifest's `smem` line) when it is not.
+        if let Some(given) = smem.as_static() {
+            if (given as u64) < needed {
+                return Err(Diagnostic::error(format!("`{}` uses {needed} bytes of the launch's shared memory but this launch gives {given}", f.name.name), span, "too little shared memory")
+                    .with_help(format!("launch it with `smem({needed})` or more (the kernel's `allocate_tensor`s need it)")));
+            }
+        }
         let smem = smem.add(&Int::S(dynamic as i64)).map_err(|e| layout_err(e, span))?;
         self.steps.push(kir::HostStep::Launch(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, span }));
         Ok(())
@@ -1112,7 +1122,7 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     /// Whether `id` is a tensor an `alloc` made (not a view of one).
     pub(crate) fn is_allocation(&self, id: ValueId) -> bool {
-        self.specials.iter().any(|i| matches!(i, Inst::Alloc { dst, .. } if *dst == id))
+        self.specials.iter().any(|i| matches!(i, Inst::Alloc { dst, .. } | Inst::LaunchSmem { dst, .. } if *dst == id))
     }
 
     /// A view whose swizzle is `swizzle`: the source's for every CuTe operation, a new one (or none)

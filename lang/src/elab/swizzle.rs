@@ -125,12 +125,19 @@ fn split(c: &ComposedLayout, span: Span) -> R<(Swizzle, i64, Layout)> {
 /// `make_smem_tensor(T, swizzle o off o layout)`: a shared allocation laid out by a composed layout.
 #[inline(never)]
 pub(super) fn make_smem_tensor(f: &mut Frame, elem: crate::types::Scalar, c: &ComposedLayout, span: Span) -> R<Value> {
-    let (sw, off, layout) = split(c, span)?;
-    if off != 0 {
-        return Err(Diagnostic::error(format!("make_smem_tensor with the swizzled layout {c}: the offset must be 0"), span, "non-zero offset").with_help("allocate with offset 0 and slice the tensor instead"));
-    }
+    let (sw, _, layout) = split_at_zero(c, span)?;
     let t = super::builtins::alloc_with(f, elem, MemSpace::Smem, layout, Some(sw), span)?;
     Ok(t)
+}
+
+/// A swizzled layout that lays out new memory: its offset must be 0 (the swizzle's origin is the
+/// start of the memory).
+pub(super) fn split_at_zero(c: &ComposedLayout, span: Span) -> R<(Swizzle, i64, Layout)> {
+    let (sw, off, layout) = split(c, span)?;
+    if off != 0 {
+        return Err(Diagnostic::error(format!("new shared memory with the swizzled layout {c}: the offset must be 0"), span, "non-zero offset").with_help("allocate with offset 0 and slice the tensor instead"));
+    }
+    Ok((sw, off, layout))
 }
 
 /// `make_tensor(t, swizzle o off o layout)`: `t`'s memory seen through a composed layout, whose

@@ -61,6 +61,8 @@ pub enum Value {
     /// One thread's part of a tiled MMA (`tiled_mma.get_slice(tid)`).
     ThrMma(Box<(cute_layout::TiledMma, Int)>),
     Str(String),
+    /// `smem_allocator()`: hands out the launch's dynamic shared memory (CuTe DSL's `SmemAllocator`).
+    SmemAllocator(super::smem::SmemAllocator),
     /// A `let mut` variable: a one-element register tensor holding a value of this type (the
     /// backend promotes it to a register); reading it loads, assigning stores.
     Var(TensorVal, Scalar),
@@ -94,6 +96,7 @@ impl Value {
             Value::TiledMma(_) => "tiled MMA".into(),
             Value::ThrMma(..) => "thread slice of a tiled MMA".into(),
             Value::Str(_) => "string".into(),
+            Value::SmemAllocator(_) => "shared-memory allocator".into(),
             Value::Under => "`_`".into(),
             Value::Var(_, s) => format!("mut {}", s.name()),
             Value::Unit => "()".into(),
@@ -154,6 +157,7 @@ impl fmt::Display for Value {
             Value::TiledMma(t) => write!(f, "{t}"),
             Value::ThrMma(slice) => write!(f, "ThrMMA(thread {} of {})", slice.1, slice.0),
             Value::Str(s) => f.write_str(s),
+            Value::SmemAllocator(a) => write!(f, "SmemAllocator(next byte {})", a.next()),
             Value::Under => f.write_str("_"),
             Value::Var(..) => f.write_str("?"),
             Value::Unit => f.write_str("()"),

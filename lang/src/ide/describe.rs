@@ -60,6 +60,7 @@ pub fn describe(v: &Value) -> ValueInfo {
         Value::Float(x) => ("float literal".into(), vec![fact("value", x)]),
         Value::Bool(b) => ("bool".into(), vec![fact("value", b)]),
         Value::Str(s) => ("string".into(), vec![fact("value", format!("{s:?}"))]),
+        Value::SmemAllocator(a) => ("shared-memory allocator".into(), vec![fact("next free byte of the launch's smem", a.next().to_string())]),
         Value::Tuple(_) => ("tuple".into(), vec![fact("value", v)]),
         Value::Layout(l) => ("layout".into(), layout_facts(l)),
         Value::Swizzle(sw) => ("swizzle".into(), vec![fact("value", sw), fact("unmoved runs (elements)", 1i64 << sw.base), fact("period (elements)", sw.size())]),
