@@ -205,7 +205,7 @@ def gen_case(rng):
             "complement", "complement", "right_inverse", "left_inverse",
             "logical_divide", "logical_divide", "zipped_divide", "tiled_divide",
             "logical_product", "logical_product", "zipped_product", "tiled_product",
-            "crd2idx", "idx2crd", "slice",
+            "crd2idx", "idx2crd", "slice", "crd2idx_int", "idx2crd_strided", "take",
         ]
     )
     if op == "size":
@@ -226,6 +226,24 @@ def gen_case(rng):
     if op == "idx2crd":
         i = rng.randrange(pc.size(A))
         return op, f"idx2crd({i}, {fmt(A.shape)})", lambda: pc.idx2crd(i, A.shape), None
+    if op == "crd2idx_int":
+        i = rng.randrange(pc.size(A))
+        return op, f"crd2idx({i}, {fmt(A.shape)}, {fmt(A.stride)})", lambda: pc.crd2idx(i, A.shape, A.stride), None
+    if op == "idx2crd_strided":
+        # CuTe's idx2crd(idx, shape, stride) inverts compact layouts.
+        C = gen_compact_of_size(rng, pc.size(A))
+        if pc.size(C) == 1:
+            # 1:0 — pycute divides by the stride 0; CuTe's answer (0) is ours.
+            return "size", f"size({lay(A)})", lambda: pc.size(A), None
+        i = rng.randrange(pc.size(C))
+        return op, f"idx2crd({i}, {fmt(C.shape)}, {fmt(C.stride)})", lambda: pc.idx2crd(i, C.shape, C.stride), None
+    if op == "take":
+        if not isinstance(A.shape, tuple):
+            return "size", f"size({lay(A)})", lambda: pc.size(A), None
+        b = rng.randrange(len(A))
+        e = rng.randint(b + 1, len(A))
+        # CuTe's take<B,E>: modes [B,E) (pycute has no take; its make_layout of the modes is one).
+        return op, f"take({lay(A)}, {b}, {e})", lambda: pc.make_layout([A[k] for k in range(b, e)]), None
     if op == "slice":
         if not isinstance(A.shape, tuple):
             return "size", f"size({lay(A)})", lambda: pc.size(A), None

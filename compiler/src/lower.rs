@@ -315,6 +315,14 @@ impl KernelWriter<'_> {
                 let op = if *to_dst { "partition_d" } else { "partition_s" };
                 self.define(dst, &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
             }
+            ViewHow::Recast { .. } => {
+                // The result's `?` entries are operands: as a new root, its `cute.dyn`s read them.
+                for leaf in ty.layout.dynamic_leaves() {
+                    operands.push(self.int(&leaf, span));
+                    types.push("i32".into());
+                }
+                self.define(dst, &format!("\"cute.recast\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
+            }
             ViewHow::MmaPartition { operand, tiled, tid } => {
                 let atom_ty = format!("!cute.mma_atom<\"{}\">", tiled.atom.name);
                 let atom = self.op(&format!("\"cute.make_mma_atom\"() : () -> {atom_ty}"), span);

@@ -459,6 +459,19 @@ irdl.dialect @cute {
     irdl.results(view: %dst)
   }
 
+  // The memory of `src` as elements of the result's type (CuTe's `recast<T>(tensor)`): the same base,
+  // the layout CuTe's `recast_layout` of the source's (from the source's element width to the
+  // result's), its `?` entries the `dyn` operands in flattened order. `cute-verify` checks the
+  // layout, that it covers exactly the source's memory, the alignment, and that neither side is
+  // swizzled; the result is a new root for `cute-canonicalize` (views of it are views of it).
+  irdl.operation @recast {
+    %src = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %dst = irdl.base @cute::@tensor
+    irdl.operands(src: %src, dyn: variadic %i32)
+    irdl.results(view: %dst)
+  }
+
   // New memory for a tensor of the result type: registers (rmem) or block-wide shared memory (smem).
   irdl.operation @alloc {
     %tensor = irdl.base @cute::@tensor

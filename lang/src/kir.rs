@@ -384,6 +384,10 @@ pub enum ViewHow {
     Partition { dst: bool, elem: Scalar, bits: u32, tv: Layout, tile: cute_layout::IntTuple, tid: Int },
     /// One thread's part of an MMA operand (CuTe's `thr_mma.partition_A/B/C`).
     MmaPartition { operand: cute_layout::MmaOperand, tiled: cute_layout::TiledMma, tid: Int },
+    /// The same memory as elements of another type (CuTe's `recast<T>(tensor)`): the view's
+    /// layout is `recast_layout` of the source's, from elements of `from` to the view's; same
+    /// base, no swizzle.
+    Recast { from: Scalar },
 }
 
 impl ViewHow {
@@ -439,6 +443,25 @@ pub struct Kernel {
     /// What the runtime must check before launching (partial tiles).
     pub requires: Vec<Require>,
     pub span: Span,
+}
+
+/// The 32-bit registers one register tensor or fragment may take per thread: a thread has at most
+/// 255, and the rest are left for addresses, indices and loop counters.
+pub const REGISTER_BUDGET: u64 = 240;
+
+/// The 32-bit registers `n` elements of `elem` take: elements are packed by their size (two f16
+/// per register), except `bool`s, which take a register each.
+pub fn registers_for(n: u64, elem: Scalar) -> u64 {
+    n.saturating_mul(register_bytes(elem)).div_ceil(4)
+}
+
+/// The most elements of `elem` that fit [`REGISTER_BUDGET`].
+pub fn max_register_elements(elem: Scalar) -> u64 {
+    REGISTER_BUDGET * 4 / register_bytes(elem)
+}
+
+fn register_bytes(elem: Scalar) -> u64 {
+    if elem == Scalar::Bool { 4 } else { u64::from(elem.size_bytes()) }
 }
 
 /// The shared memory a kernel may declare statically; larger allocations go to dynamic shared

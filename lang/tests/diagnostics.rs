@@ -231,6 +231,18 @@ cases! {
     launch_smem_unknown_method => "kernel k(a: tensor<f32, gmem, (64):(1)>) {\n    let smem = smem_allocator();\n    let s = smem.allocate(f32, make_layout(64));\n}\n";
     elem_less_ranks_differ => "kernel k(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    let (m, n) = a.shape;\n    let inside = elem_less((thread_idx.x, 0, 1), (m, n));\n}\n";
 
+    // ----- layout functions, recast --------------------------------------------------------------
+    crd2idx_layout_and_stride => "host h() {\n    let i = crd2idx((1, 2), make_layout((4, 8)), (8, 1));\n}\n";
+    take_range_past_rank => "host h() {\n    let l = take(make_layout((2, 3)), 1, 3);\n}\n";
+    dice_coordinate_rank => "host h() {\n    let l = dice(make_layout((2, 3)), (1, _, 2));\n}\n";
+    recast_layout_widths => "host h() {\n    let l = recast_layout(u32, 24, make_layout(8));\n}\n";
+    recast_misaligned => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let w = recast(a, u32);\n}\n";
+    recast_not_whole_elements => "kernel k(a: tensor<f16, gmem, (8,2):(8,1), align: 16>) {\n    let w = recast(a, u64);\n}\n";
+    recast_fragment => "kernel k(a: tensor<f16, gmem, (8):(1), align: 16>) {\n    let v = a.load();\n    let w = recast(v, u32);\n}\n";
+    recast_swizzled => "kernel k(a: tensor<f16, gmem, (8,64):(64,1)>) {\n    let s = make_smem_tensor(f16, composition(make_swizzle(3, 3, 3), make_layout((8, 64), stride: (64, 1))));\n    let w = recast(s, u32);\n}\n";
+    recast_in_host => "host h(a: tensor<f16, gmem, (?):(1), align: 16>) {\n    let w = recast(a, u32);\n}\n";
+    fragment_over_register_budget => "kernel k(a: tensor<f16, gmem, (8):(1)>) {\n    let r = make_fragment((16, 32), f16);\n}\n";
+
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";
     warp_reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (32):(1)>) {\n    let v = warp_reduce(a[lane_idx()], 16);\n}\n";

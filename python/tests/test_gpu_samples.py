@@ -431,3 +431,20 @@ def test_gemm(gpu, load, cubin, shape):
         rel = float((c.double() - ref).abs().max() / ref.abs().max())
         assert rel <= GEMM_TOL[dout], (name, shape, rel)
         assert guards_untouched(buf, M * N), (name, shape)
+
+
+# ---- recast: f16 registers stored as i32 pairs; idx2crd/crd2idx of a run-time index ---------------
+
+
+def test_recast_f16_pairs(gpu, load):
+    torch = gpu
+    f = load("recast").pairs
+    for m in shapes([64, 1024, 65536]):
+        a = torch.randn(m, 8, device="cuda", dtype=torch.float16)
+        b = torch.zeros(m, 4, device="cuda", dtype=torch.int32)
+        offsets = torch.full((m,), -1, device="cuda", dtype=torch.int32)
+        f(a, b, offsets)
+        torch.cuda.synchronize()
+        # The same bits: each i32 holds two f16, the lower-addressed one in the low half.
+        assert torch.equal(b.view(torch.float16), a), m
+        assert torch.equal(offsets, torch.arange(m, device="cuda", dtype=torch.int32) * 8), m

@@ -230,7 +230,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             continue;
         }
         let tensor_index = match name.as_str() {
-            "cute.dyn" | "cute.view" | "cute.load" | "cute.load_frag" => 0,
+            "cute.dyn" | "cute.view" | "cute.recast" | "cute.load" | "cute.load_frag" => 0,
             "cute.store" | "cute.store_frag" => 1,
             other if super::algebra::is_foldable(other) || super::algebra::is_element_access(other) => {
                 return Err(fail(op, &format!("{NAME}: `{other}` is a CuTe operation; run cute-canonicalize first to fold it into memory ops")))
@@ -271,6 +271,19 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 };
                 let elem = src.elem.clone();
                 tensors.push(Lowered { value: result, ptr, swizzled, elem, elem_bytes, leaves, dyn_values, layout, align: info.align });
+            }
+            "cute.recast" => {
+                // The same base, another element type: its `?` values are its own operands.
+                let result = ir::result(op, 0);
+                let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
+                let dyn_values: Vec<Val> = (1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
+                let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "`cute.recast`: its dynamic values do not match its layout"))?;
+                let src = &tensors[t];
+                if src.swizzled.is_some() || info.swizzle.is_some() {
+                    return Err(fail(op, "`cute.recast` of a swizzled tensor"));
+                }
+                let ptr = src.ptr;
+                tensors.push(Lowered { value: result, ptr, swizzled: None, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values, layout, align: info.align });
             }
             "cute.load" => {
                 let src = &tensors[t];

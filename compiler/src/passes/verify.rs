@@ -51,6 +51,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "gpu.func" => check(verify_func(op)),
             "cute.view" => check(verify_view(op).and_then(|_| verify_swizzle_kept(op, "cute.view"))),
             "cute.dyn" => check(verify_dyn(op)),
+            "cute.recast" => check(verify_recast(op)),
             "cute.load" | "cute.store" => check(verify_access(op)),
             "cute.load_at" | "cute.store_at" => {
                 check(verify_access(op));
@@ -119,6 +120,41 @@ fn verify_view(op: Op) -> Result<(), Reported> {
     let needed = layout.dynamic_leaves().len();
     if given != needed {
         return Err(fail(op, &format!("`cute.view` has {given} dynamic values but its layout {layout} has {needed} `?` entries")));
+    }
+    Ok(())
+}
+
+/// `cute.recast`: the source's memory as elements of the result's type. The layout must be CuTe's
+/// `recast_layout` of the source's and cover exactly the same memory; the base must be aligned for
+/// the new element; bools (not every byte is a value) and swizzled tensors (the swizzle permutes
+/// elements of the old width) cannot be recast.
+fn verify_recast(op: Op) -> Result<(), Reported> {
+    let (src, src_layout, src_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, 0))))?;
+    let (dst, dst_layout, dst_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::result(op, 0))))?;
+    if src.space != dst.space {
+        return Err(fail(op, &format!("`cute.recast` of {} memory cannot be typed {}", src.space, dst.space)));
+    }
+    if src.swizzle.is_some() || dst.swizzle.is_some() {
+        return Err(fail(op, "`cute.recast` of a swizzled tensor: the swizzle permutes elements of the old width"));
+    }
+    if src.elem == "i1" || dst.elem == "i1" {
+        return Err(fail(op, "`cute.recast` cannot recast bool (i1) elements"));
+    }
+    if dst.align > src.align || dst.align < dst_bytes {
+        return Err(fail(op, &format!("`cute.recast` to {}-byte elements claims {}-byte alignment from a {}-byte aligned source", dst_bytes, dst.align, src.align)));
+    }
+    let given = ir::operand_count(op) - 1;
+    let needed = dst_layout.dynamic_leaves().len();
+    if given != needed {
+        return Err(fail(op, &format!("`cute.recast` has {given} dynamic values but its layout {dst_layout} has {needed} `?` entries")));
+    }
+    let (old_bits, new_bits) = (8 * i64::from(src_bytes), 8 * i64::from(dst_bytes));
+    let expected = cute_layout::recast_layout(new_bits, old_bits, &src_layout).map_err(|e| fail(op, &format!("`cute.recast`: the layout algebra rejects it: {e}")))?;
+    if expected.to_string() != dst.layout {
+        return Err(fail(op, &format!("`cute.recast` of {src_layout} from {} to {} gives {expected} by recast_layout, but its result type says \"{}\"", src.elem, dst.elem, dst.layout)));
+    }
+    if !cute_layout::recast_is_exact(new_bits, old_bits, &src_layout, &expected).unwrap_or(false) {
+        return Err(fail(op, &format!("`cute.recast` of {src_layout} from {} to {}: {expected} does not cover the same memory", src.elem, dst.elem)));
     }
     Ok(())
 }

@@ -712,7 +712,8 @@ pub const OPERATIONS: &[&str] = &[
     "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape",
     "local_tile", "local_partition", "make_layout_tv", "max_common_vector", "max_common_layout", "slice",
     "with_shape", "product", "product_each", "leaves", "make_swizzle", "Swizzle", "make_composed_layout",
-    "make_mma_atom", "make_tiled_mma", "layout_tv_A", "layout_tv_B", "layout_tv_C", "tile_shape",
+    "make_mma_atom", "make_tiled_mma", "layout_tv_A", "layout_tv_B", "layout_tv_C", "tile_shape", "dice", "upcast",
+    "downcast", "recast_layout",
 ];
 
 /// Applies one operation of the language to values (which may hold dynamic integers): what a
@@ -1052,6 +1053,27 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
             a.count(2, 2)?;
             let (tiler, tv) = make_layout_tv(&a.layout(0)?, &a.layout(1)?)?;
             Ok(Value::Tuple(vec![int_tuple_value(&tiler), Value::Layout(tv)]))
+        }
+        "dice" => {
+            // CuTe DSL's dice(src, dicer): the modes of src paired with an integer in dicer.
+            a.count(2, 2)?;
+            let crd = a.crd(1)?;
+            match &v[0] {
+                Value::Tuple(_) | Value::Int(_) => Ok(int_tuple_value(&dice_tuple(&crd, &a.tuple(0)?)?)),
+                _ => lay(dice(&crd, &a.layout(0)?)),
+            }
+        }
+        "upcast" | "downcast" => {
+            a.count(2, 2)?;
+            let n = a.static_int(1)?;
+            let f: fn(&Layout, i64) -> Result<Layout> = if name == "upcast" { upcast } else { downcast };
+            right_action(&v[0], &a, &|l| f(l, n))
+        }
+        "recast_layout" => {
+            // CuTe DSL's recast_layout(new_type_bits, old_type_bits, layout).
+            a.count(3, 3)?;
+            let (new_bits, old_bits) = (a.static_int(0)?, a.static_int(1)?);
+            lay(recast_layout(new_bits, old_bits, &a.layout(2)?))
         }
         "max_common_vector" => {
             a.count(2, 2)?;

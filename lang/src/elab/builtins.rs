@@ -33,7 +33,8 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
     "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "assert", "make_swizzle",
-    "make_composed_layout", "tile_to_shape", "copy_if", "elem_less",
+    "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
+    "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -117,6 +118,17 @@ pub(super) fn positional(args: &[Arg]) -> Vec<&Arg> {
 
 fn int_tuple(a: &Arg, what: &str) -> R<IntTuple> {
     a.value.to_int_tuple().ok_or_else(|| Diagnostic::error(format!("expected {what} (integers or tuples of integers), found {}", crate::diag::article(&a.value.kind())), a.span, format!("not {what}")))
+}
+
+/// An element width in bits: a type (`f16` is 16) or a static positive integer (CuTe DSL's
+/// `recast_layout(new_type_bits, old_type_bits, layout)`).
+fn type_bits(a: &Arg) -> R<i64> {
+    match &a.value {
+        Value::Type(t) => Ok(8 * i64::from(t.size_bytes())),
+        Value::Int(i) => i.as_static().filter(|b| *b > 0).ok_or_else(|| Diagnostic::error("an element width in bits must be a positive compile-time integer", a.span, "not a width")),
+        other => Err(Diagnostic::error(format!("expected an element type or a width in bits, found {}", crate::diag::article(&other.kind())), a.span, "not a type")
+            .with_help("write a type such as `u32`, or its width in bits")),
+    }
 }
 
 fn static_usize(a: &Arg, what: &str) -> R<usize> {
@@ -437,6 +449,89 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             alloc(f, elem, MemSpace::Smem, layout_of(p[1])?, span)
         }
         "smem_allocator" => super::smem::smem_allocator(f, &args, span),
+        "crd2idx" => {
+            arity(name, &args, 2, 3, span, "crd2idx(coord, shape[, stride]) or crd2idx(coord, layout)")?;
+            named(name, &args, "", &[])?;
+            let p = positional(&args);
+            let crd = int_tuple(p[0], "a coordinate")?;
+            let (shape, stride) = match (&p[1].value, p.get(2)) {
+                (Value::Layout(_) | Value::Tensor(_), Some(extra)) => {
+                    return Err(Diagnostic::error("`crd2idx` of a layout takes no stride: the layout has its own", extra.span, "extra stride")
+                        .with_help("write `crd2idx(coord, layout)` or `crd2idx(coord, shape, stride)`"));
+                }
+                (Value::Layout(_) | Value::Tensor(_), None) => {
+                    let l = layout_of(p[1])?;
+                    l.no_basis("crd2idx").map_err(|e| layout_err(e, p[1].span))?;
+                    (l.shape, l.stride)
+                }
+                _ => {
+                    let shape = int_tuple(p[1], "a shape")?;
+                    let stride = match p.get(2) {
+                        Some(d) => int_tuple(d, "a stride")?,
+                        None => Layout::col_major(shape.clone()).map_err(|e| layout_err(e, p[1].span))?.stride,
+                    };
+                    (shape, stride)
+                }
+            };
+            cute_layout::crd2idx(&crd, &shape, &stride).map(Value::Int).map_err(lerr)
+        }
+        "idx2crd" => {
+            arity(name, &args, 2, 3, span, "idx2crd(index, shape[, stride])")?;
+            named(name, &args, "", &[])?;
+            let p = positional(&args);
+            let idx = int_tuple(p[0], "an index")?;
+            let shape = int_tuple(p[1], "a shape")?;
+            let r = match p.get(2) {
+                Some(d) => cute_layout::idx2crd_strided(&idx, &shape, &int_tuple(d, "a stride")?),
+                None => cute_layout::idx2crd(&idx, &shape),
+            };
+            Ok(Value::from_int_tuple(&r.map_err(lerr)?))
+        }
+        "take" => {
+            arity(name, &args, 3, 3, span, "take(x, begin, end)")?;
+            let p = positional(&args);
+            let (b, e) = (static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?);
+            let r = layout_of(p[0])?.take(b, e).map_err(lerr)?;
+            // CuTe's take<B,E> is select<B, ..., E-1>: the same view op.
+            rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("select", index_values(&(b..e).collect::<Vec<_>>())), span)
+        }
+        "dice" => {
+            arity(name, &args, 2, 2, span, "dice(x, coord)")?;
+            let p = positional(&args);
+            let crd = value_crd(&p[1].value, p[1].span)?;
+            match &p[0].value {
+                Value::Int(_) | Value::Tuple(_) => {
+                    let t = int_tuple(p[0], "a shape")?;
+                    Ok(Value::from_int_tuple(&cute_layout::dice_tuple(&crd, &t).map_err(lerr)?))
+                }
+                _ => cute_layout::dice(&crd, &layout_of(p[0])?).map(Value::Layout).map_err(lerr),
+            }
+        }
+        "filter_zeros" => {
+            arity(name, &args, 1, 1, span, "filter_zeros(x)")?;
+            let p = positional(&args);
+            let r = cute_layout::filter_zeros(&layout_of(p[0])?).map_err(lerr)?;
+            // On a tensor, the same memory seen through the filtered layout (CuTe's
+            // `filter_zeros(tensor)`): its broadcast modes read one element.
+            rewrap(f, p[0], r.clone(), Int::ZERO, ViewHow::algebra("make_view", vec![XValue::Layout(r)]), span)
+        }
+        "max_common_vector" | "max_common_layout" => {
+            arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
+            let p = positional(&args);
+            let (a, b) = (layout_of(p[0])?, layout_of(p[1])?);
+            if name == "max_common_vector" {
+                cute_layout::max_common_vector(&a, &b).map(Value::Int).map_err(lerr)
+            } else {
+                cute_layout::max_common_layout(&a, &b).map(Value::Layout).map_err(lerr)
+            }
+        }
+        "recast_layout" => {
+            arity(name, &args, 3, 3, span, "recast_layout(new_type, old_type, layout)")?;
+            let p = positional(&args);
+            let (new_bits, old_bits) = (type_bits(p[0])?, type_bits(p[1])?);
+            cute_layout::recast_layout(new_bits, old_bits, &layout_of(p[2])?).map(Value::Layout).map_err(lerr)
+        }
+        "recast" | "recast_tensor" => super::recast::recast(f, name, &args, span),
         "make_swizzle" => super::swizzle::make_swizzle(&args, span),
         "make_composed_layout" => super::swizzle::make_composed_layout(&args, span),
         "tile_to_shape" => super::swizzle::tile_to_shape(&args, span),
@@ -760,9 +855,7 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 return Err(Diagnostic::error(format!("`load` needs a tensor of static size, this one is {}", t.ty.layout), span, "dynamic size")
                     .with_help("slice or tile the tensor to a static shape first"));
             };
-            if n > 256 {
-                return Err(Diagnostic::error(format!("a fragment of {n} elements is too large for registers"), span, "too large").with_help("load at most 256 elements per thread"));
-            }
+            register_budget("a fragment", n, t.ty.elem, span)?;
             let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
             let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
             let dst = f.fresh(ValueTy::Frag(ft.clone()));
@@ -955,9 +1048,10 @@ fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
     // CuTe's `t.fill(x)`: every element of a static-size tensor set to x.
     arity("fill", args, 1, 1, span, "t.fill(value)")?;
     f.need_kernel("`fill`", span)?;
-        let n = t.ty.layout.size().ok().and_then(|s| s.as_static()).filter(|&n| n <= 256).ok_or_else(|| {
-        Diagnostic::error(format!("`fill` needs a tensor of static size at most 256, this one is {}", t.ty.layout), span, "not a static fragment size")
+    let n = t.ty.layout.size().ok().and_then(|s| s.as_static()).ok_or_else(|| {
+        Diagnostic::error(format!("`fill` needs a tensor of static size, this one is {}", t.ty.layout), span, "not a static fragment size")
     })?;
+    register_budget("`fill` of a tensor", n, t.ty.elem, span)?;
     let fill = f.coerce(args[0].value.clone(), t.ty.elem, args[0].span)?;
     let x = f.operand(&fill, t.ty.elem, args[0].span)?;
     let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
@@ -999,6 +1093,27 @@ fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, s
     Ok(Value::Unit)
 }
 
+/// Refuses `n` elements of `elem` per thread in registers past the budget (counted in 32-bit
+/// registers, [`crate::kir::REGISTER_BUDGET`]).
+pub(super) fn register_budget(what: &str, n: i64, elem: Scalar, span: Span) -> R<()> {
+    let n = u64::try_from(n).unwrap_or(0);
+    let regs = crate::kir::registers_for(n, elem);
+    if regs <= crate::kir::REGISTER_BUDGET {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        format!("{what} of {n} {} elements needs {regs} 32-bit registers per thread, more than the budget of {}", elem.name(), crate::kir::REGISTER_BUDGET),
+        span,
+        "too large for registers",
+    )
+    .with_help(format!(
+        "a thread has at most 255 registers and one register tensor or fragment may take {} of them: at most {} {} elements; split the work into smaller tiles",
+        crate::kir::REGISTER_BUDGET,
+        crate::kir::max_register_elements(elem),
+        elem.name()
+    )))
+}
+
 /// A new tensor in registers or shared memory, with a static layout.
 pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, span: Span) -> R<Value> {
     alloc_with(f, elem, space, layout, None, span)
@@ -1021,10 +1136,11 @@ pub(crate) fn alloc_ty(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Lay
     let Some(size) = size else {
         return Err(Diagnostic::error(format!("{} tensors need a static layout, found {layout}", space.name()), span, "dynamic layout"));
     };
-    let limit = if space == MemSpace::Rmem { 256 } else { crate::kir::MAX_SMEM as i64 / elem.size_bytes() as i64 };
-    if size > limit {
+    if space == MemSpace::Rmem {
+        register_budget("a register tensor", size, elem, span)?;
+    } else if size > crate::kir::MAX_SMEM as i64 / elem.size_bytes() as i64 {
         return Err(Diagnostic::error(format!("{size} elements of {} is too large for {}", elem.name(), space.name()), span, "too large")
-            .with_help(if space == MemSpace::Rmem { "a thread holds at most 256 register elements" } else { "a block has at most 227 KiB of shared memory" }));
+            .with_help("a block has at most 227 KiB of shared memory"));
     }
     // Registers and shared memory are aligned to the widest access, 16 bytes (a swizzle keeps
     // less together).
@@ -1093,9 +1209,7 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
     };
     f.need_kernel("`copy`", span)?;
     let n = ns.unwrap_or(0);
-    if n > 256 {
-        return Err(Diagnostic::error(format!("a copy of {n} elements per thread is too large for registers"), span, "too large").with_help("copy at most 256 elements per thread"));
-    }
+    register_budget("a copy", n as i64, s.ty.elem, span)?;
     let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
     if let Some((from, to, direction)) = op.spaces().filter(|(from, to, _)| s.ty.space != *from || d.ty.space != *to) {
         let atom_span = atom.map_or(span, |(_, _, s)| s);

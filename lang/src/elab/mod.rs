@@ -15,6 +15,7 @@ mod asserts;
 pub(crate) mod builtins;
 mod copy_if;
 mod mma;
+mod recast;
 mod smem;
 mod swizzle;
 mod value;
@@ -1129,6 +1130,12 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// when `make_tensor` lays the memory out again. A new swizzle acts on offsets from the view's
     /// base.
     pub(crate) fn view_with(&mut self, t: &TensorVal, layout: Layout, offset: Int, how: kir::ViewHow, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorVal> {
+        self.view_as(t, t.ty.elem, layout, offset, how, swizzle, span)
+    }
+
+    /// A view whose elements are `elem` (the source's, but for `recast`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn view_as(&mut self, t: &TensorVal, elem: Scalar, layout: Layout, offset: Int, how: kir::ViewHow, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorVal> {
         if self.mode != Mode::Const {
             self.require_whole_tiles(&layout, span);
         }
@@ -1136,7 +1143,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         if let Some(sw) = swizzle {
             align = swizzle::swizzled_align(align, sw, t.ty.elem.size_bytes());
         }
-        let ty = TensorTy { elem: t.ty.elem, space: t.ty.space, align, layout, swizzle };
+        let ty = TensorTy { elem, space: t.ty.space, align, layout, swizzle };
         match &t.origin {
             Origin::Host { param, offset: base } => {
                 for r in std::mem::take(&mut self.staged) {

@@ -7,6 +7,7 @@ pub mod divide;
 pub mod inverse;
 pub mod partition;
 pub mod product;
+pub mod recast;
 
 pub use coalesce::{coalesce, coalesce_by, filter, filter_by, filter_zeros};
 pub use complement::{complement, complement_default};
@@ -19,3 +20,4 @@ pub use partition::{
 pub use product::{
     blocked_product, flat_product, logical_product, logical_product_layout, raked_product, tiled_product, zipped_product,
 };
+pub use recast::{dice, dice_tuple, downcast, recast_is_exact, recast_layout, upcast};
