@@ -645,6 +645,11 @@ fn int_range(d: DType) -> (i64, i64) {
 }
 
 fn int_kernel_arg(d: DType, v: i64) -> KernelArg {
+    match d {
+        DType::U32 => return KernelArg::U32(v as u32),
+        DType::U64 => return KernelArg::U64(v as u64),
+        _ => {}
+    }
     match d.size_bytes() {
         8 => KernelArg::I64(v),
         4 => KernelArg::I32(v as i32),

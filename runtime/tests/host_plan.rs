@@ -429,7 +429,7 @@ fn float_and_other_scalars_pass_through_plans() {
     let args = scalar_call(&m, 0.75, 21, -(1 << 40)).unwrap();
     assert_eq!(
         args,
-        vec![KernelArg::Ptr(0x1000), KernelArg::I32(64), KernelArg::F32(0.75), KernelArg::F16Bits(0x3c00), KernelArg::F64(-2.5), KernelArg::I32(42), KernelArg::U8(1), KernelArg::I64(-(1 << 40))]
+        vec![KernelArg::Ptr(0x1000), KernelArg::I32(64), KernelArg::F32(0.75), KernelArg::F16Bits(0x3c00), KernelArg::F64(-2.5), KernelArg::U32(42), KernelArg::U8(1), KernelArg::I64(-(1 << 40))]
     );
     // Float constants are their bit patterns: 2.0f32, 1.5 as f16, 0.5 as f64.
     let m = scalars(&format!("arg scalar f32 | {}\narg scalar f16 | 15872\narg scalar f64 | {}\narg scalar u32 | 7\narg scalar bool | 0\narg scalar i64 | 0\n", 2.0f32.to_bits(), 0.5f64.to_bits()));
