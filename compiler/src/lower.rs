@@ -121,9 +121,7 @@ fn kernel_uses_math(kernel: &kir::Kernel) -> bool {
     fn any(insts: &[Inst]) -> bool {
         insts.iter().any(|i| match i {
             Inst::Math { .. } => true,
-            Inst::If { then, els, .. } => any(then) || any(els),
-            Inst::For { body, .. } => any(body),
-            _ => false,
+            other => other.regions().into_iter().any(any),
         })
     }
     any(&kernel.body)
@@ -781,14 +779,61 @@ impl KernelWriter<'_> {
                 let loc = self.loc(*span);
                 self.line(&format!("}} {loc}"));
             }
-            Inst::For { iv, lb, ub, step, body, span } => {
+            Inst::For { iv, lb, ub, step, body, exit, span } => {
                 if self.non_negative(lb) && self.positive(step) {
                     self.non_negative_values.insert(*iv);
                 }
                 let (l, u, s) = (self.int(lb, *span), self.int(ub, *span), self.int(step, *span));
-                self.line(&format!("scf.for {} = {l} to {u} step {s} : i32 {{", v(*iv)));
-                self.region(body);
                 let loc = self.loc(*span);
+                let Some(exit) = exit else {
+                    self.line(&format!("scf.for {} = {l} to {u} step {s} : i32 {{", v(*iv)));
+                    self.region(body);
+                    self.line(&format!("}} {loc}"));
+                    return;
+                };
+                // A loop a `break` or `return` can end: an `scf.while` carrying the counter, which
+                // goes on while `iv < ub` (signed, as `scf.for` compares) and the exit test is false.
+                let (done, before) = (self.tmp(), self.tmp());
+                self.line(&format!("{done} = scf.while ({before} = {l}) : (i32) -> i32 {{"));
+                self.indent += 1;
+                self.memo.push(HashMap::new());
+                let lt = self.op(&format!("arith.cmpi slt, {before}, {u} : i32"), *span);
+                self.insts(&exit.insts);
+                let stop = self.operand(&exit.value, Scalar::Bool, None, *span);
+                let t = self.op("arith.constant true", *span);
+                let go_on = self.op(&format!("arith.xori {stop}, {t} : i1"), *span);
+                let go = self.op(&format!("arith.andi {lt}, {go_on} : i1"), *span);
+                self.line(&format!("scf.condition({go}) {before} : i32 {loc}"));
+                self.memo.pop();
+                self.indent -= 1;
+                self.line("} do {");
+                self.line(&format!("^bb0({}: i32):", v(*iv)));
+                self.indent += 1;
+                self.memo.push(HashMap::new());
+                self.insts(body);
+                let next = self.op(&format!("arith.addi {}, {s} : i32", v(*iv)), *span);
+                self.line(&format!("scf.yield {next} : i32 {loc}"));
+                self.memo.pop();
+                self.indent -= 1;
+                self.line(&format!("}} {loc}"));
+            }
+            Inst::While { cond, body, span } => {
+                let loc = self.loc(*span);
+                self.line("scf.while : () -> () {");
+                self.indent += 1;
+                self.memo.push(HashMap::new());
+                self.insts(&cond.insts);
+                let c = self.operand(&cond.value, Scalar::Bool, None, *span);
+                self.line(&format!("scf.condition({c}) {loc}"));
+                self.memo.pop();
+                self.indent -= 1;
+                self.line("} do {");
+                self.indent += 1;
+                self.memo.push(HashMap::new());
+                self.insts(body);
+                self.line(&format!("scf.yield {loc}"));
+                self.memo.pop();
+                self.indent -= 1;
                 self.line(&format!("}} {loc}"));
             }
             Inst::Printf { segments, span } => {

@@ -156,9 +156,34 @@ pub enum Stmt {
     /// An `else` branch that is a plain block (an `else if` is a nested `If`).
     Block(Block),
     For { var: Ident, start: Expr, end: Expr, step: Option<(Ident, Expr)>, body: Block, span: Span },
+    /// `return [EXPR];`, anywhere in a kernel or `fn` (docs/language.md §6).
     Return { value: Option<Expr>, span: Span },
+    /// `while COND { ... }`: a run-time loop (kernels only).
+    While { cond: Expr, body: Block, span: Span },
+    /// `break;`: leaves the innermost `for` or `while`.
+    Break(Span),
+    /// `continue;`: goes on with the next trip of the innermost `for` or `while`.
+    Continue(Span),
     /// `launch kernel(args) grid(...) block(...) [smem(...)] [stream(...)];` in a host function.
     Launch { kernel: Ident, args: Vec<Arg>, clauses: Vec<LaunchClause>, span: Span },
+}
+
+impl Stmt {
+    pub fn span(&self) -> Span {
+        match self {
+            Stmt::Let { span, .. }
+            | Stmt::Assign { span, .. }
+            | Stmt::If { span, .. }
+            | Stmt::For { span, .. }
+            | Stmt::Return { span, .. }
+            | Stmt::While { span, .. }
+            | Stmt::Launch { span, .. }
+            | Stmt::Break(span)
+            | Stmt::Continue(span) => *span,
+            Stmt::Expr(e) => e.span,
+            Stmt::Block(b) => b.span,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -264,13 +264,37 @@ pub enum Inst {
     /// or lane `offset` (idx).
     Shuffle { dst: ValueId, kind: ShuffleKind, ty: Scalar, value: Operand, offset: Operand, span: Span },
     If { cond: Operand, then: Vec<Inst>, els: Vec<Inst>, span: Span },
-    For { iv: ValueId, lb: Int, ub: Int, step: Int, body: Vec<Inst>, span: Span },
+    /// `iv` from `lb` while `< ub` (signed) by `step`. With `exit`, the loop also ends before a
+    /// trip when `exit` is true (a `break` or `return` in the body set one of its flags).
+    For { iv: ValueId, lb: Int, ub: Int, step: Int, body: Vec<Inst>, exit: Option<Cond>, span: Span },
+    /// A `while` loop: `cond` is computed before each trip, and the loop ends when it is false.
+    While { cond: Cond, body: Vec<Inst>, span: Span },
     /// Prints text and run-time values (`printf`); segments are concatenated.
     Printf { segments: Vec<FmtSeg>, span: Span },
     Barrier { span: Span },
     /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
     /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
     Mma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
+}
+
+/// A `bool` computed by instructions of its own region (a loop's test, run before each trip).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cond {
+    pub insts: Vec<Inst>,
+    pub value: Operand,
+}
+
+impl Inst {
+    /// The nested instruction lists of a structured instruction (`If`, `For`, `While`), in order:
+    /// loop tests, then bodies and branches. Empty for the others.
+    pub fn regions(&self) -> Vec<&[Inst]> {
+        match self {
+            Inst::If { then, els, .. } => vec![then, els],
+            Inst::For { body, exit, .. } => exit.iter().map(|c| c.insts.as_slice()).chain([body.as_slice()]).collect(),
+            Inst::While { cond, body, .. } => vec![&cond.insts, body],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The instruction a copy atom moves its chunks with.
@@ -500,9 +524,7 @@ impl Kernel {
                 .iter()
                 .map(|i| match i {
                     Inst::Alloc { ty, .. } if ty.space == MemSpace::Smem => smem_alloc_bytes(ty),
-                    Inst::If { then, els, .. } => walk(then) + walk(els),
-                    Inst::For { body, .. } => walk(body),
-                    _ => 0,
+                    other => other.regions().into_iter().map(walk).sum(),
                 })
                 .sum()
         }

@@ -177,7 +177,7 @@ impl DepthBound {
             Tok::Comma | Tok::Semi => self.current().end_segment(span.end)?,
             // Keywords that start a statement or an item (`fn` and `const` also appear in types and
             // parameters, where counting them only raises the bound).
-            Tok::If | Tok::Else | Tok::For | Tok::Let | Tok::Return | Tok::Launch | Tok::Kernel | Tok::Fn | Tok::Host | Tok::Const => {
+            Tok::If | Tok::Else | Tok::For | Tok::While | Tok::Break | Tok::Continue | Tok::Let | Tok::Return | Tok::Launch | Tok::Kernel | Tok::Fn | Tok::Host | Tok::Const => {
                 let group = self.current();
                 group.keyword = true;
                 group.spine += 1;

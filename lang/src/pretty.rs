@@ -300,6 +300,14 @@ impl Printer {
                 self.out.push(' ');
                 self.block(body);
             }
+            Stmt::While { cond, body, .. } => {
+                self.out.push_str("while ");
+                self.expr(cond, Prec::LOWEST);
+                self.out.push(' ');
+                self.block(body);
+            }
+            Stmt::Break(_) => self.out.push_str("break;"),
+            Stmt::Continue(_) => self.out.push_str("continue;"),
             Stmt::Return { value, .. } => {
                 self.out.push_str("return");
                 if let Some(v) = value {
@@ -536,6 +544,9 @@ fn strip_stmt(s: &Stmt) -> Stmt {
             span: NO_SPAN,
         },
         Stmt::Return { value, .. } => Stmt::Return { value: value.as_ref().map(strip_expr), span: NO_SPAN },
+        Stmt::While { cond, body, .. } => Stmt::While { cond: strip_expr(cond), body: strip_block(body), span: NO_SPAN },
+        Stmt::Break(_) => Stmt::Break(NO_SPAN),
+        Stmt::Continue(_) => Stmt::Continue(NO_SPAN),
         Stmt::Launch { kernel, args, clauses, .. } => Stmt::Launch {
             kernel: strip_ident(kernel),
             args: args.iter().map(strip_arg).collect(),

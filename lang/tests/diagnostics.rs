@@ -7,11 +7,15 @@
 
 use cute_lang::{diag::render, front_end};
 
+/// The rendered errors of `src`, from the front end run on a 64 MiB stack as `cutec` runs it (a
+/// runaway `fn` recursion is 64 nested inlinings deep before it is refused).
 fn errors(src: &str) -> String {
-    match front_end(src) {
+    let src = src.to_string();
+    let worker = std::thread::Builder::new().stack_size(64 << 20).spawn(move || match front_end(&src) {
         Ok(_) => panic!("expected an error for:\n{src}"),
-        Err(ds) => render("test.cute", src, &ds),
-    }
+        Err(ds) => render("test.cute", &src, &ds),
+    });
+    worker.expect("spawn the front end's thread").join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// `name => source`: one test function (and one snapshot) per case, and the same list for
@@ -81,7 +85,7 @@ cases! {
     host_const_parameter => "host h(const n: i32) {\n}\n";
     host_tensor_without_layout => "host h(a: tensor<f32, gmem>) {\n}\n";
     host_tensor_not_gmem => "host h(a: tensor<f32, smem, (8):(1)>) {\n}\n";
-    host_scalar_parameter_type => "host h(alpha: f32) {\n}\n";
+    host_function_type_parameter => "host h(op: fn(f32) -> f32) {\n}\n";
 
     // ----- names, calls, arguments ------------------------------------------------------------
     unknown_name_did_you_mean => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_id.x;\n    a[i] = 0.0;\n}\n";
@@ -95,7 +99,9 @@ cases! {
     not_callable => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let n = 4;\n    a[0] = n(1);\n}\n";
     kernel_called_not_launched => host3(COPY_KERNEL, "    copy_rows(mA, mB);");
     helper_runaway_recursion => "fn twice(x) {\n    return twice(x * 2);\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = twice(a[1]);\n}\n";
-    helper_early_return => "fn clamp(x) {\n    return x;\n    let y = x;\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = clamp(a[1]);\n}\n";
+    helper_can_fall_off_its_end => "fn clamp(x) {\n    if x > 1.0 {\n        return 1.0;\n    }\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = clamp(a[1]);\n}\n";
+    helper_runtime_return_of_tensor => "fn pick(t, c) {\n    if c {\n        return t;\n    }\n    return t;\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let v = pick(a, a[0] > 0.0);\n}\n";
+    helper_returns_mixed_types => "fn f(x: f32) {\n    if x > 0.0 {\n        return x;\n    }\n    return x > 1.0;\n}\n\nkernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[0] = f(a[1]);\n}\n";
 
     // ----- types of values ------------------------------------------------------------------
     mismatched_types_in_binary => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f16, gmem, (8):(1)>) {\n    a[0] = a[1] + b[1];\n}\n";
@@ -160,7 +166,9 @@ cases! {
     launch_arg_layout_mismatch => host3("kernel k(src: tensor<f32, gmem, (?,8):(8,1)>, dst: tensor<f32, gmem>) {\n}", "    launch k(mA, mB) grid(1) block(32);");
     launch_arg_not_a_tensor => host3(COPY_KERNEL, "    launch copy_rows(mA, 0) grid(1) block(32);");
     launch_arg_not_an_i32 => host3("kernel k(src: tensor<f32, gmem>, n: i32) {\n}", "    launch k(mA, mB) grid(1) block(32);");
-    launch_scalar_param_unsupported => host3("kernel k(src: tensor<f32, gmem>, alpha: f32) {\n}", "    launch k(mA, 2.0) grid(1) block(32);");
+    launch_scalar_wrong_float_type => "kernel k(src: tensor<f32, gmem>, alpha: f16) {\n}\n\nhost run(a: tensor<f32, gmem, (?):(1)>, alpha: f32) {\n    launch k(a, alpha) grid(1) block(32);\n}\n";
+    launch_float_from_runtime_int => host3("kernel k(src: tensor<f32, gmem>, alpha: f32) {\n}", "    launch k(mA, n) grid(1) block(32);");
+    launch_scalar_out_of_range => host3("kernel k(src: tensor<f32, gmem>, q: u8) {\n}", "    launch k(mA, 300) grid(1) block(32);");
     error_inside_launched_kernel => host3("kernel k(src: tensor<f32, gmem>, dst: tensor<f32, gmem>) {\n    let v = src.load();\n}", "    launch k(mA, mB) grid(1) block(32);");
 
     // ----- memory: load, store, copy, allocation -----------------------------------------------
@@ -189,7 +197,12 @@ cases! {
     reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let s = a.load().reduce(0.0);\n}\n";
 
     // ----- statements --------------------------------------------------------------------------
-    early_return_in_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x;\n    if i >= size(a) {\n        return;\n    }\n    a[i] = 0.0;\n}\n";
+    kernel_return_with_value => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x;\n    if i >= size(a) {\n        return 0;\n    }\n    a[i] = 0.0;\n}\n";
+    break_outside_loop => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    if a[0] > 0.0 {\n        break;\n    }\n}\n";
+    continue_in_helper_not_in_loop => "fn skip(x) {\n    if x > 0.0 {\n        continue;\n    }\n}\n\nkernel k(a: tensor<f32, gmem, (?):(1)>) {\n    for i in 0..size(a) {\n        skip(a[i]);\n    }\n}\n";
+    while_in_host => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    while n > 0 {\n    }\n}\n";
+    while_condition_not_bool => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let mut i = 0;\n    while i {\n        i += 1;\n    }\n}\n";
+    host_returns_a_value_statement => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    return 1;\n}\n";
     assign_immutable => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let acc = 0.0;\n    for i in 0..8 {\n        acc += a[i];\n    }\n}\n";
     let_mut_non_scalar => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let mut l = make_layout(8);\n}\n";
     let_mut_in_host => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let mut blocks = 1;\n}\n";

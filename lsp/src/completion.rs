@@ -14,7 +14,7 @@ use lsp_types::{CompletionItem, CompletionItemKind, Documentation, MarkupContent
 
 /// The keywords, and the words of types and launches that are written where a keyword would be.
 const KEYWORDS: &[&str] = &[
-    "kernel", "fn", "host", "const", "let", "mut", "if", "else", "for", "in", "step", "return", "launch", "true", "false", "tensor",
+    "kernel", "fn", "host", "const", "let", "mut", "if", "else", "for", "in", "step", "return", "while", "break", "continue", "launch", "true", "false", "tensor",
     "gmem", "smem", "rmem", "align", "grid", "block",
 ];
 

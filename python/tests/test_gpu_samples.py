@@ -153,6 +153,90 @@ def test_predicated_add(gpu, load):
         assert guards_untouched(buf, m * n), (m, n)
 
 
+# ---- control_flow: early return, while, break, continue; f32/f64/u32/bool host parameters ---------
+
+@pytest.mark.parametrize("a,b", [(1.5, -0.25), (-3.0, 2.0), (0.0, 7.0)])
+def test_axpb_float_scalars(gpu, load, a, b):
+    torch = gpu
+    f = load("control_flow").axpb
+    for n in shapes([1, 255, 257, 1 << 20]):
+        x = torch.randn(n, device="cuda")
+        buf, y = guarded(torch, (n,), torch.float32)
+        f(x, y, a, b)
+        torch.cuda.synchronize()
+        # One multiply and one add (or one fma) in f32: at most two roundings, each within half an
+        # ulp of |a * x| + |b|.
+        ref = x.double() * a + b
+        tol = 2.0 ** -23 * ((x.double() * a).abs() + abs(b)) + 1e-30
+        assert bool(((y.double() - ref).abs() <= tol).all()), (n, a, b)
+        # Threads past the end returned early: nothing outside y was written.
+        assert guards_untouched(buf, n), n
+    x = torch.randn(10, device="cuda")
+    y = torch.full((10,), float("nan"), device="cuda")
+    # An int is a float parameter's value too; a non-number is refused before launching.
+    f(x, y, 2, 1)
+    torch.cuda.synchronize()
+    assert torch.allclose(y, 2 * x + 1)
+    with pytest.raises(cutec.Refused):
+        f(x, y, "2.0", 1.0)
+
+
+def collatz_ref(v, limit):
+    k = 0
+    while v > 1 and k < limit:
+        v = v // 2 if v % 2 == 0 else 3 * v + 1
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize("limit", [0, 7, 1000])
+def test_collatz_while_break(gpu, load, limit):
+    torch = gpu
+    f = load("control_flow").collatz
+    for n in shapes([1, 127, 129, 5000]):
+        vals = torch.randint(1, 10000, (n,), dtype=torch.int32)
+        steps = torch.full((n,), -7, dtype=torch.int32, device="cuda")
+        f(vals.cuda(), steps, limit)
+        torch.cuda.synchronize()
+        assert steps.cpu().tolist() == [collatz_ref(int(v), limit) for v in vals], (n, limit)
+    # `limit` is a u32: a negative int or a float is refused.
+    v = torch.ones(4, dtype=torch.int32, device="cuda")
+    for bad in (-1, 1.5):
+        with pytest.raises(cutec.Refused):
+            f(v, v, bad)
+
+
+def test_first_negative_for_break(gpu, load):
+    torch = gpu
+    f = load("control_flow").first_negative
+    for m, n in shapes([(1, 1), (200, 37), (1000, 1000)]):
+        x = torch.rand(m, n, device="cuda") + 0.01
+        # About one row in three has no negative entry.
+        mask = torch.rand(m, n, device="cuda") < 0.3 / n * 3
+        x = torch.where(mask, -x, x)
+        out = torch.full((m,), -99, dtype=torch.int32, device="cuda")
+        f(x, out)
+        torch.cuda.synchronize()
+        neg = x < 0
+        ref = torch.where(neg.any(1), neg.int().argmax(1), torch.full((m,), -1, device="cuda")).int()
+        assert torch.equal(out, ref), (m, n)
+
+
+@pytest.mark.parametrize("scale,negate", [(1.0, False), (0.5, True), (-3.25, False)])
+def test_sum_positive_continue(gpu, load, scale, negate):
+    torch = gpu
+    f = load("control_flow").sum_positive
+    for m in shapes([1, 129, 10000]):
+        x = torch.randn(m, 8, device="cuda")
+        buf, out = guarded(torch, (m,), torch.float32)
+        f(x, out, scale, negate)
+        torch.cuda.synchronize()
+        ref = x.clamp(min=0).double().sum(1) * scale * (-1 if negate else 1)
+        tol = 8 * 2.0 ** -23 * x.abs().double().sum(1) * abs(scale) + 1e-30
+        assert bool(((out.double() - ref).abs() <= tol).all()), (m, scale, negate)
+        assert guards_untouched(buf, m), m
+
+
 # ---- row reductions -------------------------------------------------------------------------------
 
 REDUCE = {

@@ -367,3 +367,29 @@ def test_a_producer_calling_back_does_not_deadlock(cubin):
 
     plan.prepare(inner[0], inner[1], Reentrant())
     assert plan.check(inner[0], inner[1], Reentrant())[0]["args"][10] == ("ptr", fake_ptr(3))
+
+
+# ---- host functions with scalar parameters of every type (samples/control_flow.cute) ---------------
+
+def test_host_scalars_take_the_parameter_type(cubin):
+    m = cutec.manifest(cubin("control_flow"))
+    axpb, collatz, sums = m.host("axpb").check, m.host("collatz").check, m.host("sum_positive").check
+    x, y = view(0, (1000,), "f32"), view(1, (1000,), "f32")
+    (l,) = axpb(x, y, 1.5, -2)
+    # The f32 parameters reach the kernel as their bits, after the two tensors (pointer, extent).
+    assert l["args"][4:] == [("f32", 1.5), ("f32", -2.0)]
+    assert refusal(axpb, x, y, "1.5", 2.0) == (
+        PREFIX + "host `axpb` parameter `a` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
+        "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView")
+    n, s = view(0, (64,), "i32"), view(1, (64,), "i32")
+    (l,) = collatz(n, s, 4000000000)
+    assert l["args"][-1] == ("u32", 4000000000)
+    assert refusal(collatz, n, s, -1) == (
+        PREFIX + "host `collatz` parameter `limit` (argument 2): -1 does not fit the parameter's type u32 (0..=4294967295)")
+    assert refusal(collatz, n, s, 2.5) == (
+        PREFIX + "host `collatz` parameter `limit` (argument 2): dtype mismatch: the host expects a u32 scalar but got a f64 scalar")
+    rows, out = view(0, (10, 8), "f32"), view(1, (10,), "f32")
+    (l,) = sums(rows, out, 0.5, True)
+    assert l["args"][-2:][1] == ("b8", 1)
+    assert refusal(sums, rows, out, 0.5, 2) == (
+        PREFIX + "host `sum_positive` parameter `negate` (argument 3): 2 does not fit the parameter's type bool (0..=1)")

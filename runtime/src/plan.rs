@@ -19,7 +19,9 @@
 //! `arg tensor P | OFFSET | D...`: the kernel's next tensor argument is a view of host parameter
 //! `P` starting `OFFSET` elements after its pointer; `D...` are the values of the kernel
 //! parameter's `?` entries in ABI order (shapes, then strides). `arg scalar T | E` passes `E` as a
-//! `T`.
+//! `T`: an integer expression (checked to fit `T`) for integer types and `bool`; for a float type,
+//! a constant (the value's IEEE bit pattern) or one `$k` of a host parameter of type `T`, passed
+//! through unchanged (plans do no float arithmetic, and no expression may use a float's `$k`).
 //!
 //! `assert LHS OP RHS | s:MSG | s:LHS_TEXT | s:RHS_TEXT` ([`Assert`]), in the `host` block before
 //! the launches: a `.cute` `assert` over run-time values. A call is refused unless `LHS OP RHS`
@@ -184,6 +186,16 @@ impl Expr {
                 Some(hit) => Ok(Some(hit)),
                 None => b.inexact_division(vars),
             },
+        }
+    }
+
+    /// Whether some `$k` referenced satisfies `f`.
+    pub fn any_var(&self, f: &impl Fn(usize) -> bool) -> bool {
+        match self {
+            Expr::Const(_) => false,
+            Expr::Var(k) => f(*k),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => xs.iter().any(|x| x.any_var(f)),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.any_var(f) || b.any_var(f),
         }
     }
 
@@ -549,7 +561,7 @@ pub enum PlanArg {
     },
     /// A scalar of type `ty` with value `value`.
     Scalar {
-        /// The scalar type (an integer type).
+        /// The scalar type.
         ty: DType,
         /// Its value.
         value: Expr,
@@ -602,10 +614,11 @@ impl LaunchPlan {
                     }
                     "scalar" => {
                         let ty = DType::from_name(first.trim()).ok_or_else(|| format!("`arg scalar`: unknown type `{first}`"))?;
-                        if !is_integer(ty) {
-                            return Err(format!("`arg scalar {ty}`: only integer scalars can be computed by a plan"));
-                        }
                         let value = Expr::parse(p.get(1).ok_or("`arg scalar` without a value")?)?;
+                        // A float is passed through: its bit pattern, or a float host parameter.
+                        if !is_integer(ty) && !matches!(value, Expr::Const(_) | Expr::Var(_)) {
+                            return Err(format!("`arg scalar {ty}`: a plan computes only with integers; a {ty} is a constant (its bits) or a host parameter"));
+                        }
                         if p.len() > 2 {
                             return Err("`arg scalar` takes one value".into());
                         }
@@ -632,11 +645,26 @@ fn int_range(d: DType) -> (i64, i64) {
 }
 
 fn int_kernel_arg(d: DType, v: i64) -> KernelArg {
+    match d {
+        DType::U32 => return KernelArg::U32(v as u32),
+        DType::U64 => return KernelArg::U64(v as u64),
+        _ => {}
+    }
     match d.size_bytes() {
         8 => KernelArg::I64(v),
         4 => KernelArg::I32(v as i32),
         2 => KernelArg::F16Bits(v as u16),
         _ => KernelArg::U8(v as u8),
+    }
+}
+
+/// A float scalar from its bit pattern (in the low bits).
+fn float_kernel_arg(d: DType, bits: u64) -> KernelArg {
+    match d.size_bytes() {
+        8 => KernelArg::F64(f64::from_bits(bits)),
+        4 => KernelArg::F32(f32::from_bits(bits as u32)),
+        2 => KernelArg::F16Bits(bits as u16),
+        _ => KernelArg::U8(bits as u8),
     }
 }
 
@@ -764,9 +792,20 @@ impl HostSig {
     /// `?` entry and views a tensor host parameter of the kernel's element type, and every `$k` is
     /// a dynamic value of the host.
     pub fn validate(&self, m: &Manifest) -> std::result::Result<(), String> {
-        let nvars = self.var_sources().len();
+        let sources = self.var_sources();
+        let nvars = sources.len();
+        // The type of a scalar parameter's `$k` (`None` for tensor extents and strides).
+        let scalar_ty = |k: usize| match sources.get(k) {
+            Some(VarSource::Scalar { param }) => match self.params.get(*param).map(|p| &p.kind) {
+                Some(ParamKind::Scalar(d)) => Some(*d),
+                _ => None,
+            },
+            _ => None,
+        };
         let var_ok = |e: &Expr, what: &str| match e.max_var() {
             Some(k) if k >= nvars => Err(format!("{what}: ${k} but the host has {nvars} dynamic values")),
+            // Integer arithmetic on a float's bits would be meaningless.
+            _ if e.any_var(&|k| scalar_ty(k).is_some_and(|d| !is_integer(d))) => Err(format!("{what}: `{e}` computes with a float parameter")),
             _ => Ok(()),
         };
         for r in &self.requires {
@@ -818,7 +857,14 @@ impl HostSig {
                         if d != ty {
                             return Err(format!("{actx}: the kernel takes a {d} scalar but the plan passes a {ty}"));
                         }
-                        var_ok(value, &actx)?;
+                        match value {
+                            Expr::Var(k) if !is_integer(*ty) => {
+                                if scalar_ty(*k) != Some(*ty) {
+                                    return Err(format!("{actx}: a {ty} argument must be a {ty} host parameter, not ${k}"));
+                                }
+                            }
+                            _ => var_ok(value, &actx)?,
+                        }
                     }
                     (ParamKind::Tensor(_), _) => return Err(format!("{actx}: the kernel takes a tensor but the plan passes a scalar")),
                     (ParamKind::Scalar(_), _) => return Err(format!("{actx}: the kernel takes a scalar but the plan passes a tensor")),
@@ -1078,6 +1124,11 @@ impl HostPlan {
                                 RuntimeError::ArgumentMismatch(m) => refuse(host, format!("{}: {m}", ctx())),
                                 other => other,
                             })?;
+                    }
+                    (ParamKind::Scalar(d), PlanArg::Scalar { value, .. }) if !is_integer(*d) => {
+                        // Passed through: the bits of a float host parameter or constant.
+                        let bits = ev(value, &|| format!("argument `{}`", kp.name))?;
+                        s.flat.push(float_kernel_arg(*d, bits as u64));
                     }
                     (ParamKind::Scalar(d), PlanArg::Scalar { value, .. }) => {
                         let v = ev(value, &|| format!("argument `{}`", kp.name))?;

@@ -388,3 +388,85 @@ fn malformed_assert_lines() {
     // Kernels have no assert lines: one in a kernel block fails the manifest rather than being skipped.
     assert!(Manifest::parse("cutec-manifest 1\nkernel k\nassert 1 == 1\nend\n").is_err());
 }
+
+/// Kernel `k(x: (?):(1) f32, a: f32, b: f16, c: f64, u: u32, q: bool, w: i64)` and host
+/// `h(t: (?):(1) f32, a: f32, b: f16, c: f64, n: i32, q: bool, w: i64)`, the launch written by
+/// the test.
+fn scalars(args: &str) -> Manifest {
+    scalars_grid("1", args)
+}
+
+fn scalars_grid(grid: &str, args: &str) -> Manifest {
+    let text = format!(
+        "cutec-manifest 1\narch sm_90\nkernel k\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
+         param a scalar elem=f32\nparam b scalar elem=f16\nparam c scalar elem=f64\nparam u scalar elem=u32\n\
+         param q scalar elem=bool\nparam w scalar elem=i64\nend\n\
+         host h\nparam t tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam a scalar elem=f32\n\
+         param b scalar elem=f16\nparam c scalar elem=f64\nparam n scalar elem=i32\nparam q scalar elem=bool\n\
+         param w scalar elem=i64\nlaunches k\nlaunch k\ngrid {grid} | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\n{args}endlaunch\nend\n"
+    );
+    Manifest::parse(&text).unwrap()
+}
+
+fn scalar_call(m: &Manifest, a: f32, n: i32, w: i64) -> cute_runtime::Result<Vec<KernelArg>> {
+    let args = [
+        Arg::tensor(TensorView::contiguous_1d(0x1000, DType::F32, 64)),
+        Arg::f32(a),
+        Arg::f16_bits(0x3c00), // 1.0
+        Arg::f64(-2.5),
+        Arg::i32(n),
+        Arg::bool(true),
+        Arg::i64(w),
+    ];
+    HostPlan::new(m, "h")?.evaluate(&args).map(|l| l[0].args.clone())
+}
+
+#[test]
+fn float_and_other_scalars_pass_through_plans() {
+    // $0 = t.shape[0], $1 = a, $2 = b, $3 = c, $4 = n, $5 = q, $6 = w.
+    let m = scalars("arg scalar f32 | $1\narg scalar f16 | $2\narg scalar f64 | $3\narg scalar u32 | (mul $4 2)\narg scalar bool | $5\narg scalar i64 | $6\n");
+    assert_eq!(m.hosts[0].plan_error, None);
+    let args = scalar_call(&m, 0.75, 21, -(1 << 40)).unwrap();
+    assert_eq!(
+        args,
+        vec![KernelArg::Ptr(0x1000), KernelArg::I32(64), KernelArg::F32(0.75), KernelArg::F16Bits(0x3c00), KernelArg::F64(-2.5), KernelArg::U32(42), KernelArg::U8(1), KernelArg::I64(-(1 << 40))]
+    );
+    // Float constants are their bit patterns: 2.0f32, 1.5 as f16, 0.5 as f64.
+    let m = scalars(&format!("arg scalar f32 | {}\narg scalar f16 | 15872\narg scalar f64 | {}\narg scalar u32 | 7\narg scalar bool | 0\narg scalar i64 | 0\n", 2.0f32.to_bits(), 0.5f64.to_bits()));
+    let args = scalar_call(&m, 0.75, 1, 0).unwrap();
+    assert_eq!(&args[2..5], &[KernelArg::F32(2.0), KernelArg::F16Bits(15872), KernelArg::F64(0.5)]);
+    // An unsigned argument computed from a negative i32 does not fit.
+    let m = scalars("arg scalar f32 | $1\narg scalar f16 | $2\narg scalar f64 | $3\narg scalar u32 | $4\narg scalar bool | $5\narg scalar i64 | $6\n");
+    let e = mismatch(scalar_call(&m, 1.0, -3, 0).unwrap_err());
+    assert!(e.contains("argument `u` = $4 = -3 does not fit u32"), "{e}");
+    // The host's scalars are checked like a kernel's: a f64 given for `a: f32` is refused.
+    let mut args = vec![Arg::tensor(TensorView::contiguous_1d(0x1000, DType::F32, 64)), Arg::f64(1.0)];
+    args.extend([Arg::f16_bits(0), Arg::f64(0.0), Arg::i32(0), Arg::bool(false), Arg::i64(0)]);
+    let e = mismatch(HostPlan::new(&m, "h").unwrap().evaluate(&args).unwrap_err());
+    assert!(e.contains("expects a f32 scalar but got a f64 scalar"), "{e}");
+}
+
+#[test]
+fn plans_do_no_float_arithmetic() {
+    let rest = "arg scalar f16 | $2\narg scalar f64 | $3\narg scalar u32 | 0\narg scalar bool | $5\narg scalar i64 | $6\n";
+    let cases = [
+        // Arithmetic in a float argument, a float's bits in integer arithmetic, a float argument
+        // taken from a parameter of another type.
+        (format!("arg scalar f32 | (mul $1 2)\n{rest}"), "a plan computes only with integers"),
+        (format!("arg scalar f32 | $1\n{}", rest.replace("u32 | 0", "u32 | (add $1 1)")), "computes with a float parameter"),
+        (format!("arg scalar f32 | $4\n{rest}"), "a f32 argument must be a f32 host parameter, not $4"),
+        (format!("arg scalar f32 | $2\n{rest}"), "a f32 argument must be a f32 host parameter, not $2"),
+    ];
+    for (args, want) in cases {
+        let m = scalars(&args);
+        let e = HostPlan::new(&m, "h").unwrap_err().to_string();
+        assert!(e.contains(want), "{args}\n{e}\n  wanted: {want}");
+    }
+    // A float parameter in a grid expression is refused too; the same plan with an integer grid
+    // is accepted.
+    let ok = scalars(&format!("arg scalar f32 | $1\n{rest}"));
+    assert_eq!(ok.hosts[0].plan_error, None);
+    let m = scalars_grid("$3", &format!("arg scalar f32 | $1\n{rest}"));
+    let e = HostPlan::new(&m, "h").unwrap_err().to_string();
+    assert!(e.contains("launch 0 (k): `$3` computes with a float parameter"), "{e}");
+}

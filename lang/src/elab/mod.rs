@@ -14,6 +14,7 @@
 mod asserts;
 pub(crate) mod builtins;
 mod copy_if;
+mod flow;
 mod mma;
 mod recast;
 mod smem;
@@ -21,6 +22,7 @@ mod swizzle;
 mod value;
 
 pub use value::{Origin, TensorVal, Value};
+use flow::{FnCtx, Flow, Jump};
 
 use crate::ide::Recorder;
 
@@ -267,6 +269,13 @@ pub(crate) struct Frame<'p, 'f> {
     /// Run-time `assert`s of a host function.
     asserts: Vec<kir::Assert>,
     inline_depth: usize,
+    /// How many run-time regions (branches, loop bodies, guards) enclose the code being
+    /// elaborated: a jump to a target at the same depth is taken at compile time.
+    depth: usize,
+    /// The loops (innermost last) and functions (kernel, host, inlined `fn` calls) being
+    /// elaborated: the targets of `break`/`continue` and `return`.
+    loops: Vec<flow::LoopCtx>,
+    fns: Vec<FnCtx>,
 }
 
 impl<'p, 'f> Frame<'p, 'f> {
@@ -286,6 +295,9 @@ impl<'p, 'f> Frame<'p, 'f> {
             predicated: false,
             asserts: Vec::new(),
             inline_depth: 0,
+            depth: 0,
+            loops: Vec::new(),
+            fns: Vec::new(),
         }
     }
 
@@ -395,15 +407,8 @@ impl<'p, 'f> Frame<'p, 'f> {
                 other => return Err(Diagnostic::error(format!("a kernel parameter cannot take {}", crate::diag::article(&other.kind())), p.span, "unsupported parameter").with_help("mark it `const` to pass a compile-time value")),
             }
         }
-        let stmts = &f.body.stmts;
-        for (i, s) in stmts.iter().enumerate() {
-            if let Stmt::Return { value: None, .. } = s {
-                if i + 1 == stmts.len() {
-                    continue;
-                }
-            }
-            self.stmt(s)?;
-        }
+        self.fns.push(FnCtx::new(0, false, None));
+        self.stmts(&f.body.stmts)?;
         let mut body = std::mem::take(&mut self.specials);
         body.extend(self.regions.pop().unwrap_or_default());
         Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, span: f.span })
@@ -449,26 +454,26 @@ impl<'p, 'f> Frame<'p, 'f> {
                         self.bind_at(&p.name, Value::Int(Int::var(id, 1)));
                         params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(Scalar::I32), span: p.span });
                     }
+                    // Other scalars are passed through to the kernels as they are: the plan
+                    // computes only with index integers (`i32`).
+                    Ty::Scalar(s) => {
+                        let id = self.fresh(ValueTy::Scalar(s));
+                        self.bind_at(&p.name, Value::Scalar(s, id));
+                        params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(s), span: p.span });
+                    }
                     other => {
-                        return Err(Diagnostic::error(format!("host parameters are tensors and i32 values, not `{other}`"), p.ty.span(), "unsupported parameter type"))
+                        return Err(Diagnostic::error(format!("host parameters are tensors and scalars, not `{other}`"), p.ty.span(), "unsupported parameter type")
+                            .with_help("a host parameter is a `gmem` tensor with a layout or a scalar (`i32`, `f32`, `bool`, ...); pass compile-time values as `const` items"))
                     }
                 },
             }
         }
-        for s in &f.body.stmts {
-            self.stmt(s)?;
-        }
+        self.fns.push(FnCtx::new(0, false, None));
+        self.stmts(&f.body.stmts)?;
         Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, requires: self.requires, asserts: self.asserts, span: f.span })
     }
 
     // ----- statements ------------------------------------------------------------------------
-
-    fn block(&mut self, b: &Block) -> R<()> {
-        self.scopes.push(HashMap::new());
-        let r = b.stmts.iter().try_for_each(|s| self.stmt(s));
-        self.scopes.pop();
-        r
-    }
 
     /// Elaborates `b` into a fresh region and returns its instructions.
     fn region(&mut self, f: impl FnOnce(&mut Self) -> R<()>) -> R<Vec<Inst>> {
@@ -524,7 +529,8 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt) -> R<()> {
+    fn stmt(&mut self, s: &Stmt) -> R<Flow> {
+        let done = |r: R<()>| r.map(|_| Flow::default());
         match s {
             Stmt::Let { pattern, ty, value, .. } => {
                 let mut v = self.expr(value)?;
@@ -534,10 +540,10 @@ impl<'p, 'f> Frame<'p, 'f> {
                         _ => return Err(Diagnostic::error("only scalar types can annotate a `let`", t.span(), "type here")),
                     }
                 }
-                self.bind_pattern(pattern, v)
+                done(self.bind_pattern(pattern, v))
             }
-            Stmt::Assign { target, value, span } => self.assign(target, value, *span),
-            Stmt::Expr(e) => self.expr(e).map(|_| ()),
+            Stmt::Assign { target, value, span } => done(self.assign(target, value, *span)),
+            Stmt::Expr(e) => done(self.expr(e).map(|_| ())),
             Stmt::If { cond, then, els, span } => {
                 let c = self.expr(cond)?;
                 match c {
@@ -551,23 +557,25 @@ impl<'p, 'f> Frame<'p, 'f> {
                             self.scopes.pop();
                             r
                         } else {
-                            Ok(())
+                            Ok(Flow::default())
                         }
                     }
                     Value::Scalar(Scalar::Bool, id) => {
                         self.need_kernel("a run-time `if`", cond.span)?;
-                        let then_insts = self.region(|f| f.block(then))?;
-                        let else_insts = match els {
-                            Some(e) => self.region(|f| {
+                        let (then_insts, t) = self.runtime_region(|f| f.block(then))?;
+                        let (else_insts, e) = match els {
+                            Some(e) => self.runtime_region(|f| {
                                 f.scopes.push(HashMap::new());
                                 let r = f.stmt(e);
                                 f.scopes.pop();
                                 r
                             })?,
-                            None => Vec::new(),
+                            None => (Vec::new(), Flow::default()),
                         };
                         self.emit(Inst::If { cond: Operand::Value(id), then: then_insts, els: else_insts, span: *span });
-                        Ok(())
+                        let mut flags = t.flags;
+                        flags.extend(e.flags.into_iter().filter(|f| !flags.contains(f)).collect::<Vec<_>>());
+                        Ok(Flow { flags, always: t.always && e.always, jump: None })
                     }
                     other => Err(Diagnostic::error(format!("`if` condition must be `bool`, found {}", other.kind()), cond.span, "not a bool")
                         .with_help("compare explicitly, e.g. `x != 0`")),
@@ -575,13 +583,15 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
             Stmt::Block(b) => self.block(b),
             Stmt::For { var, start, end, step, body, span } => self.for_loop(var, start, end, step.as_ref(), body, *span),
-            Stmt::Return { span, .. } => Err(Diagnostic::error("`return` is only allowed as the last statement of a kernel or `fn`", *span, "early return")
-                .with_help("kernels have no early exit: wrap the rest of the body in an `if`")),
-            Stmt::Launch { kernel, args, clauses, span } => self.launch(kernel, args, clauses, *span),
+            Stmt::Return { value, span } => self.return_stmt(value.as_ref(), *span),
+            Stmt::While { cond, body, span } => self.while_loop(cond, body, *span),
+            Stmt::Break(span) => self.break_or_continue(Jump::Break, *span),
+            Stmt::Continue(span) => self.break_or_continue(Jump::Continue, *span),
+            Stmt::Launch { kernel, args, clauses, span } => done(self.launch(kernel, args, clauses, *span)),
         }
     }
 
-    fn for_loop(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&(Ident, Expr)>, body: &Block, span: Span) -> R<()> {
+    fn for_loop(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&(Ident, Expr)>, body: &Block, span: Span) -> R<Flow> {
         let lb = self.index(start)?;
         let ub = self.index(end)?;
         let st = match step {
@@ -603,29 +613,32 @@ impl<'p, 'f> Frame<'p, 'f> {
                 if self.mode != Mode::Kernel && trips > 4096 {
                     return Err(Diagnostic::error("a compile-time loop may run at most 4096 times", span, "too long"));
                 }
-                let mut i = a;
-                while i < b {
-                    self.prog.recorder.binding(var.span, &Value::Int(Int::S(i)));
-                    self.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::S(i)))]));
-                    let r = self.block(body);
-                    self.scopes.pop();
-                    r?;
-                    i += s;
-                }
-                return Ok(());
+                return self.unrolled_loop(
+                    trips.max(0) as usize,
+                    |f, k| {
+                        let i = Value::Int(Int::S(a + s * k as i64));
+                        f.prog.recorder.binding(var.span, &i);
+                        f.scopes.push(HashMap::from([(var.name.clone(), i)]));
+                        let r = f.block(body);
+                        f.scopes.pop();
+                        r
+                    },
+                    span,
+                );
             }
         }
         self.need_kernel("a loop with run-time bounds", span)?;
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
         self.prog.recorder.binding(var.span, &Value::Int(Int::var(iv, 1)));
-        let insts = self.region(|f| {
+        let (insts, stop, l) = self.runtime_loop_body(|f| {
             f.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::var(iv, 1)))]));
             let r = f.block(body);
             f.scopes.pop();
             r
         })?;
-        self.emit(Inst::For { iv, lb, ub, step: st, body: insts, span });
-        Ok(())
+        let exit = self.exit_cond(&stop, span);
+        self.emit(Inst::For { iv, lb, ub, step: st, body: insts, exit, span });
+        Ok(self.runtime_loop_done(stop, &l, span))
     }
 
     fn launch(&mut self, kernel: &Ident, args: &[Arg], clauses: &[LaunchClause], span: Span) -> R<()> {
@@ -659,15 +672,8 @@ impl<'p, 'f> Frame<'p, 'f> {
                 values.push(v);
                 continue;
             }
-            let v = self.check_kernel_arg(p, v, a.value.span)?;
-            match &v {
-                Value::Tensor(t) => {
-                    let Origin::Host { param, offset } = &t.origin else { unreachable!("host tensors have host origins") };
-                    plan.push(PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: t.ty.layout.dynamic_leaves() });
-                }
-                Value::Int(i) => plan.push(PlanArg::Scalar { ty: Scalar::I32, value: i.clone() }),
-                other => return Err(Diagnostic::error(format!("cannot pass {} to a kernel", crate::diag::article(&other.kind())), a.value.span, "unsupported argument")),
-            }
+            let (v, arg) = self.check_kernel_arg(p, v, a.value.span)?;
+            plan.push(arg);
             values.push(v);
         }
         let mut grid = None;
@@ -734,8 +740,47 @@ impl<'p, 'f> Frame<'p, 'f> {
         Ok(())
     }
 
-    /// Checks a launch argument against the kernel parameter's declared type.
-    fn check_kernel_arg(&mut self, p: &Param, v: Value, span: Span) -> R<Value> {
+    /// Checks a launch argument against the kernel parameter's declared type: the value the
+    /// instance is elaborated with, and what the plan passes.
+    fn check_kernel_arg(&mut self, p: &Param, v: Value, span: Span) -> R<(Value, PlanArg)> {
+        if let Value::Tensor(t) = &v {
+            let Origin::Host { param, offset } = &t.origin else { unreachable!("host tensors have host origins") };
+            let arg = PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: t.ty.layout.dynamic_leaves() };
+            return self.check_kernel_tensor_arg(p, v, span).map(|v| (v, arg));
+        }
+        if declared_tensor(&p.ty)?.is_some() {
+            return Err(Diagnostic::error(format!("`{}` expects a tensor, found a {}", p.name.name, v.kind()), span, "not a tensor").with_secondary(p.ty.span(), "parameter type here"));
+        }
+        let ty = match resolve_type(&p.ty)? {
+            Ty::Scalar(s) => s,
+            other => return Err(Diagnostic::error(format!("kernel parameters of type `{other}` cannot be launched from a host function"), p.ty.span(), "unsupported parameter type")),
+        };
+        let value = scalar_plan_value(ty, &v).ok_or_else(|| {
+            let found = match &v {
+                Value::Int(i) if !i.is_static() && ty.is_float() => "a run-time i32 (host functions do not convert run-time values)".to_string(),
+                other => crate::diag::article(&other.kind()),
+            };
+            Diagnostic::error(format!("`{}` expects {}, found {found}", p.name.name, crate::diag::article(ty.name())), span, format!("not {}", crate::diag::article(ty.name())))
+                .with_secondary(p.ty.span(), "parameter type here")
+                .with_help(match &v {
+                    Value::Scalar(..) => format!("declare the host parameter as `{}`, or convert in the kernel with `.to(...)`", ty.name()),
+                    _ => format!("pass {} value: a host parameter of that type or a literal", crate::diag::article(ty.name())),
+                })
+        })?;
+        if let (Some(c), Some((lo, hi))) = (value.as_static(), int_range(ty)) {
+            if ty != Scalar::Bool && (c < lo || c > hi) {
+                return Err(Diagnostic::error(format!("{c} does not fit `{}` (`{}`)", p.name.name, ty.name()), span, "out of range")
+                    .with_secondary(p.ty.span(), "parameter type here")
+                    .with_help(format!("a `{}` holds {lo} to {hi}", ty.name())));
+            }
+        }
+        // The instance sees an index integer for `i32` and a run-time scalar otherwise.
+        let inst = if ty == Scalar::I32 { v } else { Value::Scalar(ty, 0) };
+        Ok((inst, PlanArg::Scalar { ty, value }))
+    }
+
+    /// Checks a tensor launch argument against the kernel parameter's declared type.
+    fn check_kernel_tensor_arg(&mut self, p: &Param, v: Value, span: Span) -> R<Value> {
         match (declared_tensor(&p.ty)?, &v) {
             (Some((elem, space, align, layout)), Value::Tensor(t)) => {
                 let mismatch = |what: String| {
@@ -765,14 +810,8 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
                 Ok(v)
             }
-            (Some(_), other) => Err(Diagnostic::error(format!("`{}` expects a tensor, found a {}", p.name.name, other.kind()), span, "not a tensor").with_secondary(p.ty.span(), "parameter type here")),
-            (None, _) => match resolve_type(&p.ty)? {
-                Ty::Scalar(Scalar::I32) => match v {
-                    Value::Int(_) => Ok(v),
-                    other => Err(Diagnostic::error(format!("`{}` expects an i32, found a {}", p.name.name, other.kind()), span, "not an i32")),
-                },
-                other => Err(Diagnostic::error(format!("kernel parameters of type `{other}` cannot be launched from a host function yet"), p.ty.span(), "unsupported parameter type")),
-            },
+            _ => Err(Diagnostic::error(format!("`{}` expects `{}`, found {}", p.name.name, print_type(&p.ty), crate::diag::article(&v.kind())), span, "not a scalar")
+                .with_secondary(p.ty.span(), "parameter type here")),
         }
     }
 
@@ -1478,26 +1517,25 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         // A helper sees its parameters, the file's consts and builtins: not its caller's locals.
         let saved = std::mem::replace(&mut self.scopes, vec![scope]);
+        // A helper's `break` cannot leave its caller's loop.
+        let saved_loops = std::mem::take(&mut self.loops);
+        let ret_ty = match f.ret.as_ref().map(resolve_type) {
+            Some(Ok(Ty::Scalar(s))) => Some(s),
+            _ => None,
+        };
+        self.fns.push(FnCtx::new(self.depth, true, ret_ty));
         self.inline_depth += 1;
-        let result = (|| {
-            let stmts = &f.body.stmts;
-            for (i, s) in stmts.iter().enumerate() {
-                if let Stmt::Return { value, span: rs } = s {
-                    if i + 1 != stmts.len() {
-                        return Err(Diagnostic::error("`return` must be the last statement of a `fn`", *rs, "early return"));
-                    }
-                    return match value {
-                        Some(v) => self.expr(v),
-                        None => Ok(Value::Unit),
-                    };
-                }
-                self.stmt(s)?;
-            }
-            Ok(Value::Unit)
-        })();
+        let flow = self.stmts(&f.body.stmts);
         self.inline_depth -= 1;
+        let ctx = self.fns.pop();
+        self.loops = saved_loops;
         self.scopes = saved;
-        let v = result?;
+        let end = Span::new(f.body.span.end.saturating_sub(1), f.body.span.end);
+        let v = match (flow, ctx) {
+            (Ok(flow), Some(ctx)) => self.finish_call(ctx, &flow, &f.name.name, end)?,
+            (Err(d), _) => return Err(d),
+            (Ok(_), None) => unreachable!("the call's context was pushed above"),
+        };
         match (&f.ret, v) {
             (Some(t), v) => match resolve_type(t)? {
                 Ty::Scalar(s) => self.coerce(v, s, span),
@@ -1593,5 +1631,46 @@ fn static_float_op(op: BinOp, x: f64, y: f64, span: Span) -> R<Value> {
         BinOp::Eq => Value::Bool(x == y),
         BinOp::Ne => Value::Bool(x != y),
         _ => return Err(Diagnostic::error(format!("cannot apply `{}` to floats", op.symbol()), span, "unsupported operation")),
+    })
+}
+
+/// What a launch plan passes for a scalar argument `v` to a kernel parameter of type `ty`: an
+/// index expression for integers (the runtime checks that the value fits `ty`), 0 or 1 for `bool`,
+/// and for floats the IEEE bit pattern of a literal or a host parameter of the same type (whose
+/// `$k` holds its bits). `None` when `v` cannot be one.
+fn scalar_plan_value(ty: Scalar, v: &Value) -> Option<Int> {
+    match v {
+        Value::Scalar(s, id) if *s == ty => Some(Int::var(*id, 1)),
+        Value::Int(i) if ty.is_int() => Some(i.clone()),
+        Value::Bool(b) if ty == Scalar::Bool => Some(Int::S(i64::from(*b))),
+        _ if ty.is_float() => {
+            let x = static_f64(v)?;
+            let bits = match ty {
+                Scalar::F64 => x.to_bits() as i64,
+                Scalar::F32 | Scalar::TF32 => i64::from((x as f32).to_bits()),
+                Scalar::F16 => i64::from(half::f16::from_f64(x).to_bits()),
+                Scalar::BF16 => i64::from(half::bf16::from_f64(x).to_bits()),
+                // 8-bit floats come from a host parameter of that type.
+                _ => return None,
+            };
+            Some(Int::S(bits))
+        }
+        _ => None,
+    }
+}
+
+/// The values an integer type holds (`None` for other types).
+fn int_range(ty: Scalar) -> Option<(i64, i64)> {
+    Some(match ty {
+        Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+        Scalar::I16 => (i16::MIN.into(), i16::MAX.into()),
+        Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
+        Scalar::I64 => (i64::MIN, i64::MAX),
+        Scalar::U8 => (0, u8::MAX.into()),
+        Scalar::U16 => (0, u16::MAX.into()),
+        Scalar::U32 => (0, u32::MAX.into()),
+        Scalar::U64 => (0, i64::MAX),
+        Scalar::Bool => (0, 1),
+        _ => return None,
     })
 }

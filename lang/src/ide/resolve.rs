@@ -261,6 +261,11 @@ impl Resolver {
                     self.expr(v);
                 }
             }
+            Stmt::While { cond, body, .. } => {
+                self.expr(cond);
+                self.block(body);
+            }
+            Stmt::Break(_) | Stmt::Continue(_) => {}
             Stmt::Launch { kernel, args, clauses, .. } => {
                 if let Some(&id) = self.functions.get(&kernel.name) {
                     self.refer(kernel.span, Target::Def(id));
