@@ -524,34 +524,27 @@ fn parse_cond(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Co
         });
     }
     let op = parse_head(b, pos)?;
-    let close = |pos: &mut usize| -> std::result::Result<(), String> {
-        skip_ws(b, pos);
-        match b.get(*pos) {
-            Some(b')') => {
-                *pos += 1;
-                Ok(())
-            }
-            None => Err(format!("`({op} ...` is not closed")),
-            Some(&c) => Err(format!("`{op}`: unexpected `{}`", c as char)),
-        }
-    };
     if let Some(cmp) = CmpOp::ALL.into_iter().find(|c| c.name() == op) {
-        let a = parse_expr(b, pos, depth + 1)?;
-        let c = parse_expr(b, pos, depth + 1)?;
-        close(pos)?;
-        return Ok(Cond::Cmp(cmp, a, c));
+        let xs = parse_operands(b, pos, depth, &op, parse_expr)?;
+        let n = xs.len();
+        let mut it = xs.into_iter();
+        return match (it.next(), it.next(), it.next()) {
+            (Some(x), Some(y), None) => Ok(Cond::Cmp(cmp, x, y)),
+            _ => Err(format!("`{op}` takes 2 operands, got {n}")),
+        };
+    }
+    if !matches!(op.as_str(), "and" | "or" | "not") {
+        return Err(if op.is_empty() { "`(` without an operator".into() } else { format!("unknown condition `{op}` (known: eq ne lt le gt ge and or not)") });
     }
     let cs = parse_operands(b, pos, depth, &op, parse_cond)?;
     match op.as_str() {
         "and" | "or" if cs.is_empty() => Err(format!("`{op}` needs at least one operand")),
         "and" => Ok(Cond::And(cs)),
         "or" => Ok(Cond::Or(cs)),
-        "not" => match <[Cond; 1]>::try_from(cs) {
+        _ => match <[Cond; 1]>::try_from(cs) {
             Ok([c]) => Ok(Cond::Not(Box::new(c))),
             Err(cs) => Err(format!("`not` takes 1 operand, got {}", cs.len())),
         },
-        "" => Err("`(` without an operator".into()),
-        other => Err(format!("unknown condition `{other}` (known: eq ne lt le gt ge and or not)")),
     }
 }
 
