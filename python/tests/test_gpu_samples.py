@@ -186,6 +186,32 @@ def test_reductions(gpu, load, host):
         assert "is not a multiple of the tile 4" in assert_refused_untouched(torch, f, out, x, out)
 
 
+# ---- row_sum: a host `if` picks the kernel by the row length ---------------------------------------
+
+@pytest.mark.parametrize("shape,kernel", [
+    ((1, 1), "warp_row_sum_kernel"), ((5, 33), "warp_row_sum_kernel"), ((1001, 1024), "warp_row_sum_kernel"),
+    ((3, 1025), "block_row_sum_kernel"), ((513, 8192), "block_row_sum_kernel"), ((2, 131072), "block_row_sum_kernel"),
+])
+def test_row_sum_both_branches(gpu, load, shape, kernel):
+    torch = gpu
+    f = load("row_sum").row_sum
+    x = torch.rand(shape, device="cuda") * 2 - 1
+    buf, out = guarded(torch, (shape[0],), torch.float32)
+    # The branch this shape takes (checked offline by the same plan), then the sums against torch.
+    (l,) = f.check(x, out)
+    assert l["kernel"] == kernel, (shape, l["kernel"])
+    f(x, out)
+    torch.cuda.synchronize()
+    ref = x.double().sum(1)
+    tol = (shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
+    err = (out.double() - ref).abs()
+    assert bool((err <= tol).all()), (shape, float((err / tol).max()))
+    assert guards_untouched(buf, shape[0]), shape
+    # The host's assert holds for both branches: a wrong-sized output is refused, untouched.
+    bad = torch.full((shape[0] + 1,), float("nan"), device="cuda")
+    assert "out needs one entry per row of x" in assert_refused_untouched(torch, f, bad, x, bad)
+
+
 # ---- printf samples ------------------------------------------------------------------------------
 
 def run_printing(torch, capfd, fn):
