@@ -163,6 +163,16 @@ REDUCE = {
 }
 
 
+def assert_row_sums(x, out, buf, out_shape):
+    """`out` holds the sums of `x` over mode 1 (f32 within rounding) and nothing past it was written."""
+    ref = x.double().sum(1)
+    # The worst case of an f32 summation tree of depth N/32 + 16 (N: the reduced extent).
+    tol = (x.shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
+    err = (out.double() - ref).abs()
+    assert bool((err <= tol).all()), (tuple(x.shape), float((err / tol).max()))
+    assert guards_untouched(buf, math.prod(out_shape)), tuple(x.shape)
+
+
 @pytest.mark.parametrize("host", list(REDUCE))
 def test_reductions(gpu, load, host):
     torch = gpu
@@ -174,12 +184,7 @@ def test_reductions(gpu, load, host):
         buf, out = guarded(torch, out_shape, torch.float32)
         f(x, out)
         torch.cuda.synchronize()
-        ref = x.double().sum(1)
-        # The worst case of an f32 summation tree of depth N/32 + 16 (N: the reduced extent).
-        tol = (shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
-        err = (out.double() - ref).abs()
-        assert bool((err <= tol).all()), (shape, float((err / tol).max()))
-        assert guards_untouched(buf, math.prod(out_shape)), shape
+        assert_row_sums(x, out, buf, out_shape)
     for shape in refused:
         x = torch.zeros(shape, device="cuda")
         out = torch.full((shape[0],), float("nan"), device="cuda")
@@ -202,11 +207,7 @@ def test_row_sum_both_branches(gpu, load, shape, kernel):
     assert l["kernel"] == kernel, (shape, l["kernel"])
     f(x, out)
     torch.cuda.synchronize()
-    ref = x.double().sum(1)
-    tol = (shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
-    err = (out.double() - ref).abs()
-    assert bool((err <= tol).all()), (shape, float((err / tol).max()))
-    assert guards_untouched(buf, shape[0]), shape
+    assert_row_sums(x, out, buf, (shape[0],))
     # The host's assert holds for both branches: a wrong-sized output is refused, untouched.
     bad = torch.full((shape[0] + 1,), float("nan"), device="cuda")
     assert "out needs one entry per row of x" in assert_refused_untouched(torch, f, bad, x, bad)
