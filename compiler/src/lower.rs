@@ -454,6 +454,10 @@ impl KernelWriter<'_> {
                 let (x, y) = (self.int(x, span), self.int(y, span));
                 self.op(&format!("arith.minsi {x}, {y} : i32"), span)
             }
+            (Op::Max(x, y), _) => {
+                let (x, y) = (self.int(x, span), self.int(y, span));
+                self.op(&format!("arith.maxsi {x}, {y} : i32"), span)
+            }
             (Op::Div(x, y), true) | (Op::Mod(x, y), true) | (Op::CeilDiv(x, y), true) => {
                 let name = match &*op {
                     Op::Div(..) => "divui",

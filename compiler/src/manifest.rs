@@ -9,7 +9,8 @@
 //! initializer as an `OBJECT` symbol in `.nv.global.init`; the runtime reads
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
-use cute_lang::kir::{HostStep, Module, Param, ParamKind};
+use cute_lang::kir::{HostBranch, HostStep, Module, Param, ParamKind, ValueId};
+use std::collections::HashMap;
 use cute_layout::IntTuple;
 use std::fmt::Write;
 
@@ -17,6 +18,10 @@ use std::fmt::Write;
 pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// The manifest format's major version.
 pub const MANIFEST_VERSION: u32 = 1;
+/// The version of a manifest whose host functions branch at run time (`if` ... `endif` in a
+/// `host` block): a runtime that does not know the records must not read the plan, as it would
+/// carry out every branch.
+pub const MANIFEST_VERSION_HOST_FLOW: u32 = 2;
 
 /// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
 /// on it being a multiple of N (the runtime refuses a value that is not).
@@ -70,7 +75,9 @@ fn params(ps: &[Param], out: &mut String) {
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
 /// it).
 pub fn manifest_text(module: &Module, arch: &str) -> String {
-    let mut out = format!("cutec-manifest {MANIFEST_VERSION}\narch {arch}\n");
+    let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
+    let version = if branches { MANIFEST_VERSION_HOST_FLOW } else { MANIFEST_VERSION };
+    let mut out = format!("cutec-manifest {version}\narch {arch}\n");
     for k in &module.kernels {
         let _ = writeln!(out, "kernel {}", k.symbol);
         params(&k.params, &mut out);
@@ -93,33 +100,50 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
         let _ = writeln!(out, "host {}", h.name);
         params(&h.params, &mut out);
         let vars = crate::plan::host_vars(h);
-        for r in &h.requires {
-            if let Some(line) = crate::plan::require_line(r, &vars) {
-                out.push_str(&line);
-            }
-        }
-        for a in &h.asserts {
-            out.push_str(&crate::plan::assert_line(a, &vars));
-        }
-        // The plan the runtime carries out when the host function is called, step by step.
-        for step in &h.steps {
-            match step {
-                HostStep::Launch(l) => {
-                    let _ = writeln!(out, "launches {}", l.kernel);
-                    if let Some(lines) = crate::plan::launch_lines(l, &vars) {
-                        out.push_str(&lines);
-                    }
-                }
-                HostStep::Print(segs) => {
-                    if let Some(line) = crate::plan::print_line(segs, &vars) {
-                        out.push_str(&line);
-                    }
-                }
-            }
-        }
+        // The checks before anything is launched, then the plan the runtime carries out when the
+        // host function is called, step by step.
+        let top = HostBranch { requires: h.requires.clone(), asserts: h.asserts.clone(), steps: h.steps.clone() };
+        branch_lines(&top, &vars, &mut out);
         out.push_str("end\n");
     }
     out
+}
+
+/// A host block's (or one `if` branch's) `require` and `assert` lines, then its steps; a run-time
+/// `if` is `if COND`, its branch, `else` and the other branch when there is one, then `endif`.
+fn branch_lines(b: &HostBranch, vars: &HashMap<ValueId, usize>, out: &mut String) {
+    for r in &b.requires {
+        if let Some(line) = crate::plan::require_line(r, vars) {
+            out.push_str(&line);
+        }
+    }
+    for a in &b.asserts {
+        out.push_str(&crate::plan::assert_line(a, vars));
+    }
+    for step in &b.steps {
+        match step {
+            HostStep::Launch(l) => {
+                let _ = writeln!(out, "launches {}", l.kernel);
+                if let Some(lines) = crate::plan::launch_lines(l, vars) {
+                    out.push_str(&lines);
+                }
+            }
+            HostStep::Print(segs) => {
+                if let Some(line) = crate::plan::print_line(segs, vars) {
+                    out.push_str(&line);
+                }
+            }
+            HostStep::If { cond, then, els, .. } => {
+                let _ = writeln!(out, "if {}", crate::plan::cond_text(cond, vars));
+                branch_lines(then, vars, out);
+                if !els.is_empty() {
+                    out.push_str("else\n");
+                    branch_lines(els, vars, out);
+                }
+                out.push_str("endif\n");
+            }
+        }
+    }
 }
 
 /// The MLIR text of the `llvm.mlir.global` op holding `text`, to place inside

@@ -11,7 +11,7 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{Assert, FmtSeg, Host, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
+use cute_lang::kir::{Assert, CmpOp, FmtSeg, Host, HostCond, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -74,6 +74,7 @@ fn atom_text(a: &Atom, vars: &HashMap<ValueId, usize>) -> Option<String> {
                 Op::Mod(x, y) => ("mod", x, y),
                 Op::CeilDiv(x, y) => ("ceildiv", x, y),
                 Op::Min(x, y) => ("min", x, y),
+                Op::Max(x, y) => ("max", x, y),
             };
             Some(format!("({name} {} {})", expr_text(x, vars)?, expr_text(y, vars)?))
         }
@@ -168,4 +169,32 @@ pub fn assert_line(a: &Assert, vars: &HashMap<ValueId, usize>) -> String {
         hex_text(&a.lhs_text),
         hex_text(&a.rhs_text)
     )
+}
+
+/// The plan's name of a comparison in an `if` condition.
+fn cmp_name(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "eq",
+        CmpOp::Ne => "ne",
+        CmpOp::Lt => "lt",
+        CmpOp::Le => "le",
+        CmpOp::Gt => "gt",
+        CmpOp::Ge => "ge",
+    }
+}
+
+/// A host `if` condition as an S-expression: `(lt A B)` (also `eq ne le gt ge`), `(and C D)`,
+/// `(or C D)`, `(not C)`, over the plan's integer expressions. A side that cannot be written
+/// (never produced by elaboration) is written as `?`, which the runtime cannot parse: the host
+/// function is then unusable rather than wrong.
+pub fn cond_text(c: &HostCond, vars: &HashMap<ValueId, usize>) -> String {
+    match c {
+        HostCond::Cmp { lhs, op, rhs } => {
+            let side = |i: &Int| expr_text(i, vars).unwrap_or_else(|| "?".to_string());
+            format!("({} {} {})", cmp_name(*op), side(lhs), side(rhs))
+        }
+        HostCond::And(a, b) => format!("(and {} {})", cond_text(a, vars), cond_text(b, vars)),
+        HostCond::Or(a, b) => format!("(or {} {})", cond_text(a, vars), cond_text(b, vars)),
+        HostCond::Not(a) => format!("(not {})", cond_text(a, vars)),
+    }
 }

@@ -595,6 +595,33 @@ pub enum HostStep {
     Launch(Launch),
     /// `printf` on the host: printed by the runtime when the function is called.
     Print(Vec<FmtSeg>),
+    /// A host `if` on run-time values: the runtime evaluates `cond` per call and carries out one
+    /// branch, whose checks apply only when it is taken.
+    If { cond: HostCond, then: HostBranch, els: HostBranch, span: Span },
+}
+
+/// A condition a host function branches on at run time: comparisons of index integers joined by
+/// `&&`, `||` and `!`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostCond {
+    Cmp { lhs: Int, op: CmpOp, rhs: Int },
+    And(Box<HostCond>, Box<HostCond>),
+    Or(Box<HostCond>, Box<HostCond>),
+    Not(Box<HostCond>),
+}
+
+/// One branch of a host `if`: its checks (made only when the branch is taken) and its steps.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct HostBranch {
+    pub requires: Vec<Require>,
+    pub asserts: Vec<Assert>,
+    pub steps: Vec<HostStep>,
+}
+
+impl HostBranch {
+    pub fn is_empty(&self) -> bool {
+        self.requires.is_empty() && self.asserts.is_empty() && self.steps.is_empty()
+    }
 }
 
 /// A host function: its parameters and its steps (launches and prints), in order.

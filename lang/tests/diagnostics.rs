@@ -206,7 +206,13 @@ cases! {
     assign_immutable => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let acc = 0.0;\n    for i in 0..8 {\n        acc += a[i];\n    }\n}\n";
     let_mut_non_scalar => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let mut l = make_layout(8);\n}\n";
     let_mut_in_host => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let mut blocks = 1;\n}\n";
-    runtime_if_in_host => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n > 1024 {\n        printf(\"large\\n\");\n    }\n}\n";
+    host_if_compares_a_tensor => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if a < 4096 {\n        printf(\"small\\n\");\n    }\n}\n";
+    host_if_compares_with_a_float => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if size(a) > 1.5 {\n        printf(\"large\\n\");\n    }\n}\n";
+    host_if_integer_condition => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n {\n        printf(\"nonzero\\n\");\n    }\n}\n";
+    host_if_compares_conditions => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if (n < 4) == (size(a) < 4) {\n        printf(\"both or neither\\n\");\n    }\n}\n";
+    host_if_and_of_an_integer => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n > 4 && size(a) {\n        printf(\"large\\n\");\n    }\n}\n";
+    host_if_error_inside_a_branch => "kernel k(a: tensor<f32, gmem>) {\n    a[thread_idx.x] = 0.0;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n > 1024 {\n        launch k(a) grid(1) block(2048);\n    } else {\n        launch k(a) grid(1) block(32);\n    }\n}\n";
+    host_bool_printed => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    let big = n > 1024;\n    printf(\"{}\\n\", big);\n}\n";
     runtime_loop_in_host => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    for i in 0..n {\n        printf(\"{}\\n\", i);\n    }\n}\n";
     host_reads_memory => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    printf(\"{}\\n\", a[0]);\n}\n";
     host_thread_idx => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let t = thread_idx.x;\n}\n";

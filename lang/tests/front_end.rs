@@ -95,3 +95,49 @@ fn host_asserts_become_plan_conditions() {
     assert!(e.contains("this `assert` depends on run-time values, which only host functions can check"), "{e}");
     assert!(front_end("kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    assert(size(a) == 8, \"eight\");\n}\n").is_ok());
 }
+
+/// A host `if` on run-time values: both branches elaborated into their own plan branches, each
+/// with the launches, `assert`s and partial-tile `require`s made inside it; `else if` nests; a
+/// condition decided at compile time elaborates only the branch taken; `max` of run-time values
+/// stays one expression.
+#[test]
+fn host_if_on_run_time_values_becomes_plan_branches() {
+    use cute_lang::kir::{HostCond, HostStep};
+    let src = "kernel k(a: tensor<f32, gmem>) {\n    a[thread_idx.x] = 0.0;\n}\n\
+               host h(a: tensor<f32, gmem, (?,?):(?,1)>, n: i32) {\n\
+               \x20   let (m, k) = a.shape;\n\
+               \x20   let small = k <= 1024;\n\
+               \x20   if small && !(m == 1) {\n\
+               \x20       launch k(a) grid(m) block(32);\n\
+               \x20   } else if k % 16 == 0 || n > max(m, 8) {\n\
+               \x20       assert(m < n, \"m below n\");\n\
+               \x20       let t = zipped_divide(a, (1, 16));\n\
+               \x20       launch k(t) grid(size(t, mode: 1)) block(16);\n\
+               \x20   }\n\
+               \x20   if m == m {\n\
+               \x20       launch k(a) grid(1) block(1);\n\
+               \x20   } else {\n\
+               \x20       let nope = zipped_divide(a, (1, 3));\n\
+               \x20   }\n\
+               }\n";
+    let (_, module) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let h = &module.hosts[0];
+    assert!(h.requires.is_empty() && h.asserts.is_empty(), "{:?} {:?}", h.requires, h.asserts);
+    let [HostStep::If { cond, then, els, .. }, HostStep::Launch(last)] = &h.steps[..] else { panic!("{:#?}", h.steps) };
+    assert_eq!(last.grid[0].as_static(), Some(1));
+    let HostCond::And(a, b) = cond else { panic!("{cond:?}") };
+    assert!(matches!(&**a, HostCond::Cmp { op: cute_lang::kir::CmpOp::Le, .. }), "{a:?}");
+    assert!(matches!(&**b, HostCond::Not(c) if matches!(&**c, HostCond::Cmp { op: cute_lang::kir::CmpOp::Eq, .. })), "{b:?}");
+    assert!(then.requires.is_empty() && then.asserts.is_empty());
+    assert!(matches!(&then.steps[..], [HostStep::Launch(_)]));
+    assert!(els.requires.is_empty() && els.asserts.is_empty());
+    let [HostStep::If { cond: inner, then: t2, els: e2, .. }] = &els.steps[..] else { panic!("{:#?}", els.steps) };
+    let HostCond::Or(_, right) = inner else { panic!("{inner:?}") };
+    let HostCond::Cmp { rhs, .. } = &**right else { panic!("{right:?}") };
+    assert!(matches!(rhs, cute_layout::Int::D(_)), "max(m, 8) stays a run-time expression: {rhs:?}");
+    assert_eq!(t2.asserts.len(), 1);
+    assert_eq!(t2.asserts[0].message, "m below n");
+    assert_eq!(t2.requires.len(), 1, "the (1, 16) tile's condition belongs to its branch");
+    assert_eq!(t2.requires[0].divisor, 16);
+    assert!(e2.is_empty());
+}

@@ -170,7 +170,8 @@ impl Plan {
     fn params(&self) -> Vec<(String, String)> {
         planned::params(&self.plan.sig().params)
     }
-    /// The kernels it launches, in order.
+    /// The kernels of its launches, in order (every branch of its `if`s: a call launches those of
+    /// the branches it takes).
     #[getter]
     fn launches(&self) -> Vec<String> {
         self.plan.sig().launches.iter().map(|l| l.kernel.clone()).collect()

@@ -247,6 +247,16 @@ REDUCE = {
 }
 
 
+def assert_row_sums(x, out, buf, out_shape):
+    """`out` holds the sums of `x` over mode 1 (f32 within rounding) and nothing past it was written."""
+    ref = x.double().sum(1)
+    # The worst case of an f32 summation tree of depth N/32 + 16 (N: the reduced extent).
+    tol = (x.shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
+    err = (out.double() - ref).abs()
+    assert bool((err <= tol).all()), (tuple(x.shape), float((err / tol).max()))
+    assert guards_untouched(buf, math.prod(out_shape)), tuple(x.shape)
+
+
 @pytest.mark.parametrize("host", list(REDUCE))
 def test_reductions(gpu, load, host):
     torch = gpu
@@ -258,16 +268,33 @@ def test_reductions(gpu, load, host):
         buf, out = guarded(torch, out_shape, torch.float32)
         f(x, out)
         torch.cuda.synchronize()
-        ref = x.double().sum(1)
-        # The worst case of an f32 summation tree of depth N/32 + 16 (N: the reduced extent).
-        tol = (shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
-        err = (out.double() - ref).abs()
-        assert bool((err <= tol).all()), (shape, float((err / tol).max()))
-        assert guards_untouched(buf, math.prod(out_shape)), shape
+        assert_row_sums(x, out, buf, out_shape)
     for shape in refused:
         x = torch.zeros(shape, device="cuda")
         out = torch.full((shape[0],), float("nan"), device="cuda")
         assert "is not a multiple of the tile 4" in assert_refused_untouched(torch, f, out, x, out)
+
+
+# ---- row_sum: a host `if` picks the kernel by the row length ---------------------------------------
+
+@pytest.mark.parametrize("shape,kernel", [
+    ((1, 1), "warp_row_sum_kernel"), ((5, 33), "warp_row_sum_kernel"), ((1001, 1024), "warp_row_sum_kernel"),
+    ((3, 1025), "block_row_sum_kernel"), ((513, 8192), "block_row_sum_kernel"), ((2, 131072), "block_row_sum_kernel"),
+])
+def test_row_sum_both_branches(gpu, load, shape, kernel):
+    torch = gpu
+    f = load("row_sum").row_sum
+    x = torch.rand(shape, device="cuda") * 2 - 1
+    buf, out = guarded(torch, (shape[0],), torch.float32)
+    # The branch this shape takes (checked offline by the same plan), then the sums against torch.
+    (l,) = f.check(x, out)
+    assert l["kernel"] == kernel, (shape, l["kernel"])
+    f(x, out)
+    torch.cuda.synchronize()
+    assert_row_sums(x, out, buf, (shape[0],))
+    # The host's assert holds for both branches: a wrong-sized output is refused, untouched.
+    bad = torch.full((shape[0] + 1,), float("nan"), device="cuda")
+    assert "out needs one entry per row of x" in assert_refused_untouched(torch, f, bad, x, bad)
 
 
 # ---- printf samples ------------------------------------------------------------------------------

@@ -58,8 +58,8 @@ def test_manifest_absent_and_unreadable(tmp_path):
     assert e.value.status == "CUTE_ERROR_IO"
     assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
     with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest("cutec-manifest 2\n")
-    assert "manifest version 2 is newer than this runtime understands (1); update cute-runtime" in str(e.value)
+        cutec.parse_manifest("cutec-manifest 3\n")
+    assert "manifest version 3 is newer than this runtime understands (2); update cute-runtime" in str(e.value)
     with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
         cutec.manifest(42)
 
@@ -144,6 +144,28 @@ def test_partial_tiles_and_requires_are_refused(cubin, ew):
     assert rows.check(view(0, (4096, 1024), "f32"), view(1, (4096,), "f32"))
     msg = refusal(rows.check, view(0, (1001, 1024), "f32"), view(1, (1001,), "f32"))
     assert "reduce_rows_kernel" in msg and "1001" in msg and "is not a multiple of the tile 4" in msg
+
+
+def test_host_if_picks_the_kernel_by_the_row_length(cubin):
+    """samples/row_sum.cute: a host `if` on N launches one of two kernels per call."""
+    m = cutec.manifest(cubin("row_sum"))
+    assert m.text.startswith("cutec-manifest 2\n")
+    plan = m.host("row_sum")
+    # Every kernel of every branch is in the plan (and the cubin); a call launches one.
+    assert plan.launches == ["warp_row_sum_kernel", "block_row_sum_kernel"]
+    for (rows, cols), kernel, grid, block in [
+        ((1000, 1), "warp_row_sum_kernel", 250, 128),
+        ((7, 1024), "warp_row_sum_kernel", 2, 128),
+        ((7, 1025), "block_row_sum_kernel", 7, 128),
+        ((3, 8192), "block_row_sum_kernel", 3, 256),
+        ((2, 1 << 20), "block_row_sum_kernel", 2, 1024),
+    ]:
+        (l,) = plan.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
+        assert (l["kernel"], l["grid"], l["block"]) == (kernel, (grid, 1, 1), (block, 1, 1)), (rows, cols)
+    # The host's assert applies whichever branch is taken.
+    for cols in (16, 4096):
+        assert "assert failed: out needs one entry per row of x (size(out) = 6, M = 5)" in \
+            refusal(plan.check, view(0, (5, cols), "f32"), view(1, (6,), "f32"))
 
 
 def test_predicated_add_accepts_any_shape(cubin):

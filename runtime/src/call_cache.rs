@@ -63,7 +63,8 @@ struct Entry {
     bases: Vec<u64>,
     vars: Vec<i64>,
     flat: Vec<KernelArg>,
-    launches: Vec<(crate::launch::LaunchConfig, std::ops::Range<usize>)>,
+    launches: Vec<(usize, crate::launch::LaunchConfig, std::ops::Range<usize>)>,
+    prints: Vec<(usize, usize)>,
     ptr_sources: Vec<(usize, usize)>,
 }
 
@@ -121,6 +122,7 @@ impl CallCache {
             s.vars.clone_from(&e.vars);
             s.flat.clone_from(&e.flat);
             s.launches.clone_from(&e.launches);
+            s.prints.clone_from(&e.prints);
             s.ptr_sources.clone_from(&e.ptr_sources);
             for &(i, param) in &e.ptr_sources {
                 if let (Some(KernelArg::Ptr(p)), Some(Arg::Tensor(v)), Some(&base)) = (s.flat.get_mut(i), args.get(param), e.bases.get(param)) {
@@ -138,6 +140,7 @@ impl CallCache {
             vars: s.vars.clone(),
             flat: s.flat.clone(),
             launches: s.launches.clone(),
+            prints: s.prints.clone(),
             ptr_sources: s.ptr_sources.clone(),
         };
         if self.entries.len() < CAPACITY {

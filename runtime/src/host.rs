@@ -103,22 +103,19 @@ impl HostFn {
                 &mut local
             }
         };
-        let steps = &inner.plan.sig().steps;
-        if steps.iter().all(|st| matches!(st, HostStep::Launch(_))) {
-            for (k, (cfg, range)) in inner.kernels.iter().zip(&s.launches) {
-                k.launch(stream, *cfg, &s.flat[range.clone()])?;
+        if s.prints.is_empty() {
+            for (li, cfg, range) in &s.launches {
+                launch_one(inner, *li, stream, *cfg, &s.flat[range.clone()])?;
             }
             return Ok(());
         }
-        // Host prints run at call time, in source order with the launches.
-        for st in steps {
-            match st {
-                HostStep::Launch(i) => {
-                    if let (Some(k), Some((cfg, range))) = (inner.kernels.get(*i), s.launches.get(*i)) {
-                        k.launch(stream, *cfg, &s.flat[range.clone()])?;
-                    }
-                }
-                HostStep::Print(segs) => {
+        // Host prints run at call time, in source order with the launches (of the branches taken).
+        let steps = &inner.plan.sig().steps;
+        let mut prints = s.prints.iter().peekable();
+        for n in 0..=s.launches.len() {
+            while let Some(&&(_, step)) = prints.peek().filter(|(before, _)| *before == n) {
+                prints.next();
+                if let Some(HostStep::Print(segs)) = steps.get(step) {
                     use std::io::Write;
                     let text = crate::plan::format_print(segs, &s.vars)
                         .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: print: {e}", inner.plan.sig().name)))?;
@@ -127,9 +124,18 @@ impl HostFn {
                     let _ = out.flush();
                 }
             }
+            if let Some((li, cfg, range)) = s.launches.get(n) {
+                launch_one(inner, *li, stream, *cfg, &s.flat[range.clone()])?;
+            }
         }
         Ok(())
     }
+}
+
+/// Launches the kernel of launch `li` of the plan.
+fn launch_one(inner: &HostInner, li: usize, stream: &Stream, cfg: crate::launch::LaunchConfig, args: &[crate::launch::KernelArg]) -> Result<()> {
+    let k = inner.kernels.get(li).ok_or_else(|| RuntimeError::InvalidImage(format!("host `{}`: launch {li} does not exist", inner.plan.sig().name)))?;
+    k.launch(stream, cfg, args)
 }
 
 impl fmt::Debug for HostFn {

@@ -28,8 +28,9 @@ impl HostPlan {
         }
         let mut s = PlanScratch::default();
         self.evaluate_into(args, &mut s)?;
-        for st in &sig.steps {
-            if let HostStep::Print(segs) = st {
+        // The prints of the branches taken, in order.
+        for &(_, step) in &s.prints {
+            if let Some(HostStep::Print(segs)) = sig.steps.get(step) {
                 let text = format_print(segs, &s.vars)
                     .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: print: {e}", sig.name)))?;
                 out.write_all(text.as_bytes())

@@ -99,7 +99,7 @@ mod timing;
 pub use checked::{check_args, check_args_into, Arg, TensorView};
 pub use graph::Graph;
 pub use host::HostFn;
-pub use plan::{Assert, Expr, HostPlan, HostSig, HostStep, LaunchPlan, PlanArg, PlannedLaunch, Require};
+pub use plan::{Assert, Cond, Expr, HostPlan, HostSig, HostStep, LaunchPlan, PlanArg, PlannedLaunch, Require};
 pub use manifest::{DType, IntTuple, KernelSig, Manifest, ParamKind, ParamSig, Space, TensorSig};
 
 pub use device::{Device, Stream};

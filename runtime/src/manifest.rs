@@ -52,12 +52,14 @@ use std::path::Path;
 
 use crate::elf;
 use crate::error::{Result, RuntimeError};
-pub use crate::plan::{Assert, HostSig, HostStep, LaunchPlan, Require};
+pub use crate::plan::{Assert, Cond, HostSig, HostStep, LaunchPlan, Require};
 
 /// The symbol cutec stores the manifest in.
 pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
-/// The manifest major version this reader understands.
-pub const MANIFEST_VERSION: u32 = 1;
+/// The newest manifest major version this reader understands. Version 2 is version 1 plus run-time
+/// `if` ... `endif` in host blocks; cutec writes it only for modules whose host functions branch,
+/// so that an older runtime refuses them rather than carrying out every branch.
+pub const MANIFEST_VERSION: u32 = 2;
 
 /// Element types (cutec's scalar type names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -531,6 +533,51 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
     Ok(ParamSig { name, kind })
 }
 
+/// One `if COND`, `else` or `endif` record of a host block: appends the step, keeps `ifs` (the
+/// open `if`s: step index, and the `else`'s once read) and sets the jump targets when a branch
+/// closes.
+fn branch_record(h: &mut HostSig, ifs: &mut Vec<(usize, Option<usize>)>, kw: &str, rest: &str) -> std::result::Result<(), String> {
+    let here = h.steps.len();
+    match kw {
+        "if" => {
+            let cond = crate::plan::Cond::parse(rest).map_err(|e| format!("`if`: {e}"))?;
+            h.steps.push(HostStep::If { cond, else_at: here + 1 });
+            ifs.push((here, None));
+        }
+        "else" => {
+            let Some((at, els)) = ifs.last_mut() else { return Err("`else` without `if`".into()) };
+            if els.is_some() {
+                return Err("a second `else` for one `if`".into());
+            }
+            *els = Some(here);
+            if let Some(HostStep::If { else_at, .. }) = h.steps.get_mut(*at) {
+                *else_at = here + 1;
+            }
+            h.steps.push(HostStep::Else { end_at: here + 1 });
+        }
+        _ => {
+            let Some((at, els)) = ifs.pop() else { return Err("`endif` without `if`".into()) };
+            match els {
+                Some(e) => {
+                    if let Some(HostStep::Else { end_at }) = h.steps.get_mut(e) {
+                        *end_at = here;
+                    }
+                }
+                None => {
+                    if let Some(HostStep::If { else_at, .. }) = h.steps.get_mut(at) {
+                        *else_at = here;
+                    }
+                }
+            }
+            h.steps.push(HostStep::EndIf);
+        }
+    }
+    if kw != "if" && !rest.trim().is_empty() {
+        return Err(format!("`{kw}` takes nothing, found `{}`", rest.trim()));
+    }
+    Ok(())
+}
+
 impl Manifest {
     /// Parses manifest text.
     pub fn parse(text: &str) -> Result<Manifest> {
@@ -550,7 +597,9 @@ impl Manifest {
         // The open block: a kernel, or a host (with its open `launch`, if any).
         enum Open {
             Kernel(KernelSig),
-            Host(HostSig, Option<LaunchPlan>),
+            /// A host, its open `launch`, and its open `if`s (the step index of each `if`, and of
+            /// its `else` once read).
+            Host(HostSig, Option<LaunchPlan>, Vec<(usize, Option<usize>)>),
         }
         let mut open: Option<Open> = None;
         // Whether the open kernel block had its `smem` line.
@@ -559,21 +608,21 @@ impl Manifest {
             let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
             // Inside `launch ... endlaunch`: plan records. A malformed record marks the host's
             // plan unusable instead of failing the whole manifest.
-            if let Some(Open::Host(h, Some(l))) = &mut open {
+            if let Some(Open::Host(h, Some(l), _)) = &mut open {
                 if fields.first() == Some(&"endlaunch") {
-                    if let Some(Open::Host(h, Some(l))) = &mut open {
+                    if let Some(Open::Host(h, Some(l), _)) = &mut open {
                         h.steps.push(HostStep::Launch(h.launches.len()));
                         h.launches.push(std::mem::replace(l, LaunchPlan::new("")));
                     }
-                    if let Some(Open::Host(_, l)) = &mut open {
+                    if let Some(Open::Host(_, l, _)) = &mut open {
                         *l = None;
                     }
                     continue;
                 }
-                if matches!(fields.first().copied(), Some("end" | "kernel" | "host" | "launch")) {
+                if matches!(fields.first().copied(), Some("end" | "kernel" | "host" | "launch" | "if" | "else" | "endif")) {
                     let what = format!("line {no}: `launch {}` is not closed with `endlaunch`", l.kernel);
                     h.plan_error.get_or_insert(what);
-                    if let Some(Open::Host(_, l)) = &mut open {
+                    if let Some(Open::Host(_, l, _)) = &mut open {
                         *l = None;
                     }
                 } else {
@@ -590,31 +639,33 @@ impl Manifest {
                     if let Some(o) = &open {
                         let name = match o {
                             Open::Kernel(k) => &k.name,
-                            Open::Host(h, _) => &h.name,
+                            Open::Host(h, _, _) => &h.name,
                         };
                         return Err(perr(no, format!("`{kw}` inside `{name}` (missing `end`)")));
                     }
                     let name = fields.get(1).ok_or_else(|| perr(no, format!("`{kw}` without a name")))?;
                     smem_seen = false;
                     open = Some(if kw == "host" {
-                        Open::Host(HostSig::new(name), None)
+                        Open::Host(HostSig::new(name), None, Vec::new())
                     } else {
                         Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0 })
                     });
                 }
                 Some("param") => match &mut open {
                     Some(Open::Kernel(k)) => k.params.push(parse_param(no, &fields)?),
-                    Some(Open::Host(h, _)) => h.params.push(parse_param(no, &fields)?),
+                    Some(Open::Host(h, _, _)) => h.params.push(parse_param(no, &fields)?),
                     None => return Err(perr(no, "`param` outside a kernel")),
                 },
                 Some("require") => {
                     let rest = line.trim_start().strip_prefix("require").unwrap_or("");
                     match (&mut open, Require::parse(rest)) {
                         (Some(Open::Kernel(k)), Ok(r)) => k.requires.push(r),
-                        (Some(Open::Host(h, _)), Ok(r)) => h.requires.push(r),
+                        // Inside an `if`: checked only when the branch is taken.
+                        (Some(Open::Host(h, _, ifs)), Ok(r)) if !ifs.is_empty() => h.steps.push(HostStep::Require(r)),
+                        (Some(Open::Host(h, _, _)), Ok(r)) => h.requires.push(r),
                         // A kernel condition the reader cannot parse must not be skipped.
                         (Some(Open::Kernel(k)), Err(e)) => return Err(perr(no, format!("kernel `{}`: {e}", k.name))),
-                        (Some(Open::Host(h, _)), Err(e)) => {
+                        (Some(Open::Host(h, _, _)), Err(e)) => {
                             h.plan_error.get_or_insert(format!("line {no}: {e}"));
                         }
                         (None, _) => {}
@@ -623,8 +674,9 @@ impl Manifest {
                 Some("assert") => {
                     let rest = line.trim_start().strip_prefix("assert").unwrap_or("");
                     match (&mut open, Assert::parse(rest)) {
-                        (Some(Open::Host(h, _)), Ok(a)) => h.asserts.push(a),
-                        (Some(Open::Host(h, _)), Err(e)) => {
+                        (Some(Open::Host(h, _, ifs)), Ok(a)) if !ifs.is_empty() => h.steps.push(HostStep::Assert(a)),
+                        (Some(Open::Host(h, _, _)), Ok(a)) => h.asserts.push(a),
+                        (Some(Open::Host(h, _, _)), Err(e)) => {
                             h.plan_error.get_or_insert(format!("line {no}: {e}"));
                         }
                         // Kernels have no `assert` lines; one this reader does not know how to
@@ -634,7 +686,7 @@ impl Manifest {
                     }
                 }
                 Some("print") => {
-                    if let Some(Open::Host(h, _)) = &mut open {
+                    if let Some(Open::Host(h, _, _)) = &mut open {
                         let rest = line.trim_start().strip_prefix("print").unwrap_or("");
                         match crate::plan::parse_print(rest) {
                             Ok(segs) => h.steps.push(HostStep::Print(segs)),
@@ -669,19 +721,34 @@ impl Manifest {
                     }
                 }
                 Some("launches") => {
-                    if let (Some(Open::Host(h, _)), Some(k)) = (&mut open, fields.get(1)) {
+                    if let (Some(Open::Host(h, _, _)), Some(k)) = (&mut open, fields.get(1)) {
                         h.launches_kernels.push(k.to_string());
                     }
                 }
+                // A run-time `if` of a host: `if COND`, the branch, [`else`, the branch,] `endif`.
+                // A malformed one makes the host's plan unusable (never a partial plan).
+                Some(kw @ ("if" | "else" | "endif")) => {
+                    if let Some(Open::Host(h, _, ifs)) = &mut open {
+                        let rest = line.trim_start().strip_prefix(kw).unwrap_or("");
+                        if let Err(e) = branch_record(h, ifs, kw, rest) {
+                            h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                        }
+                    }
+                }
                 Some("launch") => match (&mut open, fields.get(1)) {
-                    (Some(Open::Host(_, l)), Some(k)) => *l = Some(LaunchPlan::new(k)),
-                    (Some(Open::Host(h, _)), None) => {
+                    (Some(Open::Host(_, l, _)), Some(k)) => *l = Some(LaunchPlan::new(k)),
+                    (Some(Open::Host(h, _, _)), None) => {
                         h.plan_error.get_or_insert(format!("line {no}: `launch` without a kernel name"));
                     }
                     _ => {} // outside a host: unknown here, ignore
                 },
                 Some("end") => match open.take() {
-                    Some(Open::Host(h, _)) => m.hosts.push(h),
+                    Some(Open::Host(mut h, _, ifs)) => {
+                        if !ifs.is_empty() {
+                            h.plan_error.get_or_insert(format!("line {no}: {} `if` not closed with `endif`", ifs.len()));
+                        }
+                        m.hosts.push(h)
+                    }
                     Some(Open::Kernel(k)) => m.kernels.push(k),
                     None => return Err(perr(no, "`end` without a kernel")),
                 },
@@ -692,7 +759,7 @@ impl Manifest {
         if let Some(o) = open {
             let name = match o {
                 Open::Kernel(k) => k.name,
-                Open::Host(h, _) => h.name,
+                Open::Host(h, _, _) => h.name,
             };
             return Err(perr(text.lines().count(), format!("kernel `{name}` is not closed with `end`")));
         }
@@ -771,7 +838,8 @@ mod tests {
         let m = Manifest::parse("cutec-manifest 1\nsomething new\nhost h\nparam x scalar elem=f32\nlaunches k\nend\n").unwrap();
         assert_eq!(m.hosts.len(), 1);
         assert!(m.kernels.is_empty());
-        let e = Manifest::parse("cutec-manifest 2\n").unwrap_err();
+        assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
+        let e = Manifest::parse("cutec-manifest 3\n").unwrap_err();
         assert!(e.to_string().contains("newer than this runtime"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());

@@ -63,6 +63,8 @@ pub enum Expr {
     CeilDiv(Box<Expr>, Box<Expr>),
     /// `(min a b ...)`.
     Min(Vec<Expr>),
+    /// `(max a b ...)`.
+    Max(Vec<Expr>),
 }
 
 /// A division that is not exact (see [`Expr::inexact_division`]).
@@ -114,14 +116,7 @@ fn ceil_div(a: i64, b: i64) -> Option<i64> {
 impl Expr {
     /// Parses one expression (the whole string).
     pub fn parse(text: &str) -> std::result::Result<Expr, String> {
-        let b = text.trim().as_bytes();
-        let mut pos = 0;
-        let e = parse_expr(b, &mut pos, 0)?;
-        skip_ws(b, &mut pos);
-        if pos != b.len() {
-            return Err(format!("unexpected `{}` after the expression", String::from_utf8_lossy(&b[pos..])));
-        }
-        Ok(e)
+        parse_whole(text, "expression", parse_expr)
     }
 
     /// Evaluates with the dynamic values `vars` (`$k` = `vars[k]`), in checked i64 arithmetic.
@@ -139,6 +134,13 @@ impl Expr {
                 let mut m = i64::MAX;
                 for x in xs {
                     m = m.min(x.eval(vars)?);
+                }
+                Ok(m)
+            }
+            Expr::Max(xs) => {
+                let mut m = i64::MIN;
+                for x in xs {
+                    m = m.max(x.eval(vars)?);
                 }
                 Ok(m)
             }
@@ -164,7 +166,7 @@ impl Expr {
     pub fn inexact_division(&self, vars: &[i64]) -> std::result::Result<Option<Inexact<'_>>, EvalError> {
         match self {
             Expr::Const(_) | Expr::Var(_) => Ok(None),
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => {
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => {
                 for x in xs {
                     if let Some(hit) = x.inexact_division(vars)? {
                         return Ok(Some(hit));
@@ -194,7 +196,7 @@ impl Expr {
         match self {
             Expr::Const(_) => false,
             Expr::Var(k) => f(*k),
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => xs.iter().any(|x| x.any_var(f)),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().any(|x| x.any_var(f)),
             Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.any_var(f) || b.any_var(f),
         }
     }
@@ -204,7 +206,7 @@ impl Expr {
         match self {
             Expr::Const(_) => None,
             Expr::Var(k) => Some(*k),
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) => xs.iter().filter_map(Expr::max_var).max(),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().filter_map(Expr::max_var).max(),
             Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.max_var().max(b.max_var()),
         }
     }
@@ -214,6 +216,56 @@ fn skip_ws(b: &[u8], pos: &mut usize) {
     while b.get(*pos).is_some_and(|c| c.is_ascii_whitespace()) {
         *pos += 1;
     }
+}
+
+type Parser<T> = fn(&[u8], &mut usize, usize) -> std::result::Result<T, String>;
+
+/// Parses `text` as one `what` (an expression, a condition) with nothing after it.
+fn parse_whole<T>(text: &str, what: &str, parse: Parser<T>) -> std::result::Result<T, String> {
+    let b = text.trim().as_bytes();
+    let mut pos = 0;
+    let x = parse(b, &mut pos, 0)?;
+    skip_ws(b, &mut pos);
+    if pos != b.len() {
+        return Err(format!("unexpected `{}` after the {what}", String::from_utf8_lossy(&b[pos..])));
+    }
+    Ok(x)
+}
+
+/// The operator after a `(` at `pos` (skipping it): `mul` in `(mul $0 2)`; may be empty.
+fn parse_head(b: &[u8], pos: &mut usize) -> std::result::Result<String, String> {
+    *pos += 1;
+    skip_ws(b, pos);
+    let start = *pos;
+    while b.get(*pos).is_some_and(u8::is_ascii_alphabetic) {
+        *pos += 1;
+    }
+    Ok(std::str::from_utf8(&b[start..*pos]).map_err(|e| e.to_string())?.to_string())
+}
+
+/// The operands of `(op ...)` up to and including its `)`.
+fn parse_operands<T>(b: &[u8], pos: &mut usize, depth: usize, op: &str, parse: Parser<T>) -> std::result::Result<Vec<T>, String> {
+    let mut xs = Vec::new();
+    loop {
+        skip_ws(b, pos);
+        match b.get(*pos) {
+            Some(b')') => {
+                *pos += 1;
+                return Ok(xs);
+            }
+            None => return Err(format!("`({op} ...` is not closed")),
+            _ => xs.push(parse(b, pos, depth + 1)?),
+        }
+    }
+}
+
+/// Writes `(op x y ...)`.
+fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, op: &str, xs: &[T]) -> fmt::Result {
+    write!(f, "({op}")?;
+    for x in xs {
+        write!(f, " {x}")?;
+    }
+    f.write_str(")")
 }
 
 fn parse_int(b: &[u8], pos: &mut usize) -> std::result::Result<i64, String> {
@@ -246,25 +298,8 @@ fn parse_expr(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Ex
         }
         Some(c) if c.is_ascii_digit() || *c == b'-' => parse_int(b, pos).map(Expr::Const),
         Some(b'(') => {
-            *pos += 1;
-            skip_ws(b, pos);
-            let start = *pos;
-            while b.get(*pos).is_some_and(u8::is_ascii_alphabetic) {
-                *pos += 1;
-            }
-            let op = std::str::from_utf8(&b[start..*pos]).map_err(|e| e.to_string())?.to_string();
-            let mut xs = Vec::new();
-            loop {
-                skip_ws(b, pos);
-                match b.get(*pos) {
-                    Some(b')') => {
-                        *pos += 1;
-                        break;
-                    }
-                    None => return Err(format!("`({op} ...` is not closed")),
-                    _ => xs.push(parse_expr(b, pos, depth + 1)?),
-                }
-            }
+            let op = parse_head(b, pos)?;
+            let xs = parse_operands(b, pos, depth, &op, parse_expr)?;
             let n = xs.len();
             let two = |xs: Vec<Expr>| -> std::result::Result<(Box<Expr>, Box<Expr>), String> {
                 let mut it = xs.into_iter();
@@ -274,15 +309,16 @@ fn parse_expr(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Ex
                 }
             };
             match op.as_str() {
-                "mul" | "add" | "min" if n == 0 => Err(format!("`{op}` needs at least one operand")),
+                "mul" | "add" | "min" | "max" if n == 0 => Err(format!("`{op}` needs at least one operand")),
                 "mul" => Ok(Expr::Mul(xs)),
                 "add" => Ok(Expr::Add(xs)),
                 "min" => Ok(Expr::Min(xs)),
+                "max" => Ok(Expr::Max(xs)),
                 "div" => two(xs).map(|(a, b)| Expr::Div(a, b)),
                 "mod" => two(xs).map(|(a, b)| Expr::Mod(a, b)),
                 "ceildiv" => two(xs).map(|(a, b)| Expr::CeilDiv(a, b)),
                 "" => Err("`(` without an operator".into()),
-                other => Err(format!("unknown operator `{other}` (known: mul add div mod ceildiv min)")),
+                other => Err(format!("unknown operator `{other}` (known: mul add div mod ceildiv min max)")),
             }
         }
         Some(&c) => Err(format!("unexpected `{}`", c as char)),
@@ -291,19 +327,14 @@ fn parse_expr(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Ex
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |f: &mut fmt::Formatter<'_>, op: &str, xs: &[Expr]| {
-            write!(f, "({op}")?;
-            for x in xs {
-                write!(f, " {x}")?;
-            }
-            f.write_str(")")
-        };
+        let list = write_list::<Expr>;
         match self {
             Expr::Const(v) => write!(f, "{v}"),
             Expr::Var(k) => write!(f, "${k}"),
             Expr::Mul(xs) => list(f, "mul", xs),
             Expr::Add(xs) => list(f, "add", xs),
             Expr::Min(xs) => list(f, "min", xs),
+            Expr::Max(xs) => list(f, "max", xs),
             Expr::Div(a, b) => write!(f, "(div {a} {b})"),
             Expr::Mod(a, b) => write!(f, "(mod {a} {b})"),
             Expr::CeilDiv(a, b) => write!(f, "(ceildiv {a} {b})"),
@@ -423,6 +454,124 @@ impl CmpOp {
     }
 }
 
+/// The condition of a host `if` (`if COND` in a `host` block): comparisons of integer expressions
+/// joined by `and`, `or` and `not`, written as S-expressions: `(lt $0 1024)` (also `eq ne le gt
+/// ge`), `(and C D ...)`, `(or C D ...)`, `(not C)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cond {
+    /// `(OP A B)`: `A OP B`.
+    Cmp(CmpOp, Expr, Expr),
+    /// `(and C D ...)`: every operand holds (evaluated left to right, stopping at the first false).
+    And(Vec<Cond>),
+    /// `(or C D ...)`: some operand holds (stopping at the first true).
+    Or(Vec<Cond>),
+    /// `(not C)`.
+    Not(Box<Cond>),
+}
+
+impl CmpOp {
+    /// The name of the comparison in a condition: `eq ne lt le gt ge`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+        }
+    }
+}
+
+impl Cond {
+    /// Parses one condition (the whole string).
+    pub fn parse(text: &str) -> std::result::Result<Cond, String> {
+        parse_whole(text, "condition", parse_cond)
+    }
+
+    /// Whether the condition holds for the dynamic values `vars`; an error when one of its
+    /// expressions cannot be evaluated (overflow, division by zero).
+    pub fn eval(&self, vars: &[i64]) -> std::result::Result<bool, EvalError> {
+        match self {
+            Cond::Cmp(op, a, b) => Ok(op.holds(a.eval(vars)?, b.eval(vars)?)),
+            Cond::And(cs) => {
+                for c in cs {
+                    if !c.eval(vars)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Cond::Or(cs) => {
+                for c in cs {
+                    if c.eval(vars)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Cond::Not(c) => Ok(!c.eval(vars)?),
+        }
+    }
+
+    /// The largest `$k` referenced, if any.
+    pub fn max_var(&self) -> Option<usize> {
+        match self {
+            Cond::Cmp(_, a, b) => a.max_var().max(b.max_var()),
+            Cond::And(cs) | Cond::Or(cs) => cs.iter().filter_map(Cond::max_var).max(),
+            Cond::Not(c) => c.max_var(),
+        }
+    }
+}
+
+fn parse_cond(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Cond, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("condition nested deeper than {MAX_DEPTH}"));
+    }
+    skip_ws(b, pos);
+    if b.get(*pos) != Some(&b'(') {
+        return Err(match b.get(*pos) {
+            None => "expected a condition, found the end".to_string(),
+            Some(&c) => format!("expected a condition `(OP ...)`, found `{}`", c as char),
+        });
+    }
+    let op = parse_head(b, pos)?;
+    if let Some(cmp) = CmpOp::ALL.into_iter().find(|c| c.name() == op) {
+        let xs = parse_operands(b, pos, depth, &op, parse_expr)?;
+        let n = xs.len();
+        let mut it = xs.into_iter();
+        return match (it.next(), it.next(), it.next()) {
+            (Some(x), Some(y), None) => Ok(Cond::Cmp(cmp, x, y)),
+            _ => Err(format!("`{op}` takes 2 operands, got {n}")),
+        };
+    }
+    if !matches!(op.as_str(), "and" | "or" | "not") {
+        return Err(if op.is_empty() { "`(` without an operator".into() } else { format!("unknown condition `{op}` (known: eq ne lt le gt ge and or not)") });
+    }
+    let cs = parse_operands(b, pos, depth, &op, parse_cond)?;
+    match op.as_str() {
+        "and" | "or" if cs.is_empty() => Err(format!("`{op}` needs at least one operand")),
+        "and" => Ok(Cond::And(cs)),
+        "or" => Ok(Cond::Or(cs)),
+        _ => match <[Cond; 1]>::try_from(cs) {
+            Ok([c]) => Ok(Cond::Not(Box::new(c))),
+            Err(cs) => Err(format!("`not` takes 1 operand, got {}", cs.len())),
+        },
+    }
+}
+
+impl fmt::Display for Cond {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = write_list::<Cond>;
+        match self {
+            Cond::Cmp(op, a, b) => write!(f, "({} {a} {b})", op.name()),
+            Cond::And(cs) => list(f, "and", cs),
+            Cond::Or(cs) => list(f, "or", cs),
+            Cond::Not(c) => write!(f, "(not {c})"),
+        }
+    }
+}
+
 /// A host function's run-time `assert` (`assert LHS OP RHS | s:MESSAGE | s:LHS_TEXT | s:RHS_TEXT`):
 /// the call is refused unless `LHS OP RHS` holds for its dynamic values. The texts are the
 /// `.cute` source of the message (or of the condition) and of the two sides, for the error message.
@@ -514,13 +663,35 @@ pub enum PrintSeg {
     Int(Expr),
 }
 
-/// One step of a host function, in source order.
+/// One step of a host function, in source order. A run-time `if` is a flat run of steps: `If`,
+/// the then-branch, [`HostStep::Else`] and the else-branch when there is one, [`HostStep::EndIf`];
+/// the jump targets are step indices, always forward.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostStep {
     /// `launches[i]`.
     Launch(usize),
     /// A host `print` (run at call time, before the following launches).
     Print(Vec<PrintSeg>),
+    /// `if COND`: when `cond` does not hold, continue at step `else_at` (after the matching
+    /// `Else`, or the matching `EndIf`).
+    If {
+        /// The condition.
+        cond: Cond,
+        /// Where the call continues when it does not hold.
+        else_at: usize,
+    },
+    /// `else`: the end of a then-branch that was taken; continue at step `end_at` (the matching
+    /// `EndIf`).
+    Else {
+        /// The matching `EndIf`.
+        end_at: usize,
+    },
+    /// `endif`: nothing to do.
+    EndIf,
+    /// An `assert` line inside a branch: checked only when the branch is taken.
+    Assert(Assert),
+    /// A `require` line inside a branch: checked only when the branch is taken.
+    Require(Require),
 }
 
 /// The text of a host `print` step for the call's dynamic values.
@@ -815,13 +986,32 @@ impl HostSig {
             var_ok(&a.lhs, "assert")?;
             var_ok(&a.rhs, "assert")?;
         }
-        for st in &self.steps {
-            if let HostStep::Print(segs) = st {
-                for seg in segs {
-                    if let PrintSeg::Int(e) = seg {
-                        var_ok(e, "print")?;
+        let n = self.steps.len();
+        for (i, st) in self.steps.iter().enumerate() {
+            match st {
+                HostStep::Print(segs) => {
+                    for seg in segs {
+                        if let PrintSeg::Int(e) = seg {
+                            var_ok(e, "print")?;
+                        }
                     }
                 }
+                HostStep::Launch(li) if *li >= self.launches.len() => return Err(format!("step {i}: launch {li} does not exist")),
+                HostStep::If { cond, else_at } => {
+                    if let Some(k) = cond.max_var().filter(|&k| k >= nvars) {
+                        return Err(format!("if {cond}: ${k} but the host has {nvars} dynamic values"));
+                    }
+                    if *else_at <= i || *else_at > n {
+                        return Err(format!("step {i}: `if` continues at step {else_at}, not after it"));
+                    }
+                }
+                HostStep::Else { end_at } if *end_at <= i || *end_at > n => return Err(format!("step {i}: `else` continues at step {end_at}, not after it")),
+                HostStep::Assert(a) => {
+                    var_ok(&a.lhs, "assert")?;
+                    var_ok(&a.rhs, "assert")?;
+                }
+                HostStep::Require(r) => var_ok(&r.expr, "require")?,
+                HostStep::Launch(_) | HostStep::Else { .. } | HostStep::EndIf => {}
             }
         }
         for (li, l) in self.launches.iter().enumerate() {
@@ -905,8 +1095,12 @@ pub struct PlanScratch {
     pub vars: Vec<i64>,
     /// The flat kernel arguments of all launches, back to back.
     pub flat: Vec<KernelArg>,
-    /// Per launch: its config and its range in `flat`.
-    pub launches: Vec<(LaunchConfig, std::ops::Range<usize>)>,
+    /// Per launch the call makes, in order: its index in the plan's launches, its config and its
+    /// range in `flat` (a plan with `if`s makes the launches of the branches taken).
+    pub launches: Vec<(usize, LaunchConfig, std::ops::Range<usize>)>,
+    /// Per `print` step the call makes, in order: how many of `launches` come before it, and the
+    /// step's index in the plan's steps.
+    pub prints: Vec<(usize, usize)>,
     /// Per pointer in `flat` that views a host tensor: (its index in `flat`, the host parameter).
     pub(crate) ptr_sources: Vec<(usize, usize)>,
     shape: Vec<i64>,
@@ -983,7 +1177,7 @@ impl HostPlan {
         let mut s = PlanScratch::default();
         self.evaluate_into(args, &mut s)?;
         let mut out = Vec::with_capacity(s.launches.len());
-        for (i, (cfg, range)) in s.launches.iter().enumerate() {
+        for &(i, ref cfg, ref range) in &s.launches {
             let kernel = &self.kernels[i];
             let mut views = Vec::new();
             for (kp, a) in kernel.params.iter().zip(&self.sig.launches[i].args) {
@@ -1005,6 +1199,7 @@ impl HostPlan {
         s.vars.clear();
         s.flat.clear();
         s.launches.clear();
+        s.prints.clear();
         s.ptr_sources.clear();
         // 1. The arguments against the host's parameters: the checked-launch rules.
         crate::checked::check_args_named(host, "host", &self.sig.params, args, &mut s.host_flat)?;
@@ -1034,9 +1229,53 @@ impl HostPlan {
         for r in &self.sig.requires {
             r.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
         }
-        // 4. Each launch.
-        for (li, l) in self.sig.launches.iter().enumerate() {
-            let kernel = &self.kernels[li];
+        // 4. The steps: each launch of the branches taken, with the checks of those branches.
+        let steps = &self.sig.steps;
+        let mut i = 0;
+        while let Some(st) = steps.get(i) {
+            let next = match st {
+                HostStep::Launch(li) => {
+                    self.evaluate_launch(*li, args, s)?;
+                    i + 1
+                }
+                HostStep::Print(_) => {
+                    s.prints.push((s.launches.len(), i));
+                    i + 1
+                }
+                HostStep::If { cond, else_at } => match cond.eval(&s.vars) {
+                    Ok(true) => i + 1,
+                    Ok(false) => *else_at,
+                    Err(e) => return Err(refuse(host, format!("if {cond}: {e}"))),
+                },
+                HostStep::Else { end_at } => *end_at,
+                HostStep::EndIf => i + 1,
+                HostStep::Assert(a) => {
+                    a.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
+                    i + 1
+                }
+                HostStep::Require(r) => {
+                    r.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
+                    i + 1
+                }
+            };
+            // Jumps go forward (validated when the plan is made); this keeps a hand-made plan
+            // from looping.
+            if next <= i {
+                return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i} jumps back to step {next}")));
+            }
+            i = next;
+        }
+        Ok(())
+    }
+
+    /// Evaluates launch `li` of the plan into `s` (appending to `s.flat` and `s.launches`), with
+    /// every check of its configuration and arguments.
+    fn evaluate_launch(&self, li: usize, args: &[Arg], s: &mut PlanScratch) -> Result<()> {
+        let host = self.sig.name.as_str();
+        {
+            let (Some(l), Some(kernel)) = (self.sig.launches.get(li), self.kernels.get(li)) else {
+                return Err(RuntimeError::InvalidImage(format!("host `{host}`: launch {li} does not exist")));
+            };
             let ev = |e: &Expr, what: &dyn Fn() -> String| -> Result<i64> {
                 e.eval(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {}: {err}", l.kernel, what())))
             };
@@ -1160,7 +1399,7 @@ impl HostPlan {
                     r.check(&vars, &kernel.params, &sources).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
                 }
             }
-            s.launches.push((cfg, start..s.flat.len()));
+            s.launches.push((li, cfg, start..s.flat.len()));
         }
         Ok(())
     }

@@ -426,6 +426,10 @@ impl Folder {
                 let (x, y) = (self.materialize(b, x, memo), self.materialize(b, y, memo));
                 b.binary("arith.minsi", x, y)
             }
+            IntOp::Max(x, y) => {
+                let (x, y) = (self.materialize(b, x, memo), self.materialize(b, y, memo));
+                b.binary("arith.maxsi", x, y)
+            }
             IntOp::Div(x, y) | IntOp::Mod(x, y) | IntOp::CeilDiv(x, y) => {
                 // The algebra's division is Euclidean (divisors are positive extents). Where the
                 // dividend is proven non-negative the unsigned operations are exact and cheapest.

@@ -62,6 +62,8 @@ pub enum Op {
     /// a mod b
     Mod(Int, Int),
     Min(Int, Int),
+    /// max(a, b): only run-time host code makes it (`max` of run-time values picks a tiling).
+    Max(Int, Int),
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -80,7 +82,7 @@ impl Atom {
             Atom::Var { div, .. } => *div,
             Atom::Basis(_) => 1,
             Atom::Op(op) => match &**op {
-                Op::Add(a, b) | Op::Min(a, b) => gcd(a.divisibility(), b.divisibility()).max(1),
+                Op::Add(a, b) | Op::Min(a, b) | Op::Max(a, b) => gcd(a.divisibility(), b.divisibility()).max(1),
                 Op::Div(a, Int::S(b)) if *b > 0 && a.divisibility() % b == 0 => (a.divisibility() / b).max(1),
                 _ => 1,
             },
@@ -103,6 +105,7 @@ impl Atom {
                     if b == 0 { None } else { a.eval(env)?.checked_rem_euclid(b) }
                 }
                 Op::Min(a, b) => Some(a.eval(env)?.min(b.eval(env)?)),
+                Op::Max(a, b) => Some(a.eval(env)?.max(b.eval(env)?)),
             },
         }
     }
@@ -127,7 +130,7 @@ impl Atom {
             Atom::Var { .. } => false,
             Atom::Basis(_) => true,
             Atom::Op(op) => match &**op {
-                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Div(a, b) | Op::Mod(a, b) | Op::Min(a, b) => a.has_basis() || b.has_basis(),
+                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Div(a, b) | Op::Mod(a, b) | Op::Min(a, b) | Op::Max(a, b) => a.has_basis() || b.has_basis(),
             },
         }
     }
@@ -505,20 +508,31 @@ impl Int {
     /// min(a, b), folded where the order is known (a | b with both positive
     /// means a <= b).
     pub fn minimum(&self, o: &Int) -> Int {
+        self.extremum(o, false)
+    }
+
+    /// max(a, b), folded where the order is known (as [`Int::minimum`]).
+    pub fn maximum(&self, o: &Int) -> Int {
+        self.extremum(o, true)
+    }
+
+    fn extremum(&self, o: &Int, max: bool) -> Int {
+        let pick = |self_is_smaller: bool| if self_is_smaller != max { self.clone() } else { o.clone() };
         if let Some(ord) = self.known_cmp(o) {
-            return if ord == Ordering::Greater { o.clone() } else { self.clone() };
+            return pick(ord != Ordering::Greater);
         }
         let pos = |x: &Int| x.as_static().map_or(true, |v| v > 0);
         if pos(self) && pos(o) {
             if self.divides(o) == Some(true) {
-                return self.clone();
+                return pick(true);
             }
             if o.divides(self) == Some(true) {
-                return o.clone();
+                return pick(false);
             }
         }
         let (a, b) = if self <= o { (self, o) } else { (o, self) };
-        Dyn::atom(Atom::Op(Arc::new(Op::Min(a.clone(), b.clone()))))
+        let op = if max { Op::Max(a.clone(), b.clone()) } else { Op::Min(a.clone(), b.clone()) };
+        Dyn::atom(Atom::Op(Arc::new(op)))
     }
 
     pub fn abs(&self) -> Result<Int> {
@@ -575,7 +589,7 @@ impl Int {
                         Atom::Var { id, .. } => non_negative(*id) || positive(*id),
                         Atom::Basis(_) => false,
                         Atom::Op(op) => match &**op {
-                            Op::Add(x, y) | Op::Min(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_non_negative(non_negative, positive),
+                            Op::Add(x, y) | Op::Min(x, y) | Op::Max(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_non_negative(non_negative, positive),
                             Op::Div(x, y) | Op::CeilDiv(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_positive(positive),
                             Op::Mod(_, y) => y.proven_positive(positive),
                         },
@@ -608,6 +622,7 @@ impl Int {
                     Op::Div(x, y) => x.subst(f)?.floor_div(&y.subst(f)?)?,
                     Op::Mod(x, y) => x.subst(f)?.modulo(&y.subst(f)?)?,
                     Op::Min(x, y) => x.subst(f)?.minimum(&y.subst(f)?),
+                    Op::Max(x, y) => x.subst(f)?.maximum(&y.subst(f)?),
                 },
             };
             acc = acc.mul(&x)?;
@@ -702,6 +717,15 @@ mod tests {
         let env = |id: u32| Some(if id == 0 { 32 } else { 3 });
         assert_eq!(m.eval(&env), Some(3));
         assert_eq!(Int::S(8).ceil_div(&y).unwrap().eval(&env), Some(3));
+        // max folds the same ways, the other way round, and stays exact when it cannot.
+        assert_eq!(Int::S(4).maximum(&x), x);
+        assert_eq!(Int::S(2).maximum(&Int::S(7)), Int::S(7));
+        let big = Int::S(4).maximum(&y);
+        assert!(!big.is_static());
+        assert_eq!(big.eval(&env), Some(4));
+        assert_eq!(big.eval(&|_| Some(9)), Some(9));
+        let sub = big.subst(&mut |_, _| Ok(Int::S(5))).unwrap();
+        assert_eq!(sub, Int::S(5));
     }
 }
 

@@ -27,7 +27,7 @@ enum Clause {
     RuntimeBool { span: Span },
 }
 
-fn cmp_op(op: BinOp) -> Option<CmpOp> {
+pub(super) fn cmp_op(op: BinOp) -> Option<CmpOp> {
     Some(match op {
         BinOp::Eq => CmpOp::Eq,
         BinOp::Ne => CmpOp::Ne,
@@ -149,6 +149,11 @@ impl Frame<'_, '_> {
             }
             _ => {
                 let v = self.expr(e)?;
+                // A host condition bound earlier (`let ok = n < 8; assert(ok)`).
+                if let Some((lhs, op, rhs)) = self.host_cmp_of(&v) {
+                    out.push(Clause::Dynamic(kir::Assert { lhs, op, rhs, message: print_expr(e), lhs_text: String::new(), rhs_text: String::new(), span: e.span }));
+                    return Ok(());
+                }
                 out.push(bool_clause(v, print_expr(e), e.span)?);
                 Ok(())
             }

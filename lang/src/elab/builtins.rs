@@ -57,9 +57,7 @@ fn min_max(f: &mut Frame, is_max: bool, a: Value, b: Value, span: Span) -> R<Val
         if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
             return Ok(Value::Int(Int::S(if is_max { p.max(q) } else { p.min(q) })));
         }
-        if !is_max {
-            return Ok(Value::Int(x.minimum(y)));
-        }
+        return Ok(Value::Int(if is_max { x.maximum(y) } else { x.minimum(y) }));
     }
     let ty = match (&a, &b) {
         (Value::Scalar(s, _), _) | (_, Value::Scalar(s, _)) => *s,
@@ -836,7 +834,8 @@ fn printf(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
         super::Mode::Kernel => f.emit(Inst::Printf { segments: segs, span }),
         super::Mode::Host => {
             if segs.iter().any(|s| matches!(s, FmtSeg::Value(..))) {
-                return Err(Diagnostic::error("host functions print only integers and layouts", span, "run-time value"));
+                return Err(Diagnostic::error("host functions print only integers and layouts", span, "run-time value")
+                    .with_help("a run-time condition such as `n > 1024` cannot be printed: print the integers it compares, or branch on it with `if`"));
             }
             f.steps.push(crate::kir::HostStep::Print(segs));
         }

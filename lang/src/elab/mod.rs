@@ -15,6 +15,7 @@ mod asserts;
 pub(crate) mod builtins;
 mod copy_if;
 mod flow;
+mod host_flow;
 mod mma;
 mod recast;
 mod smem;
@@ -268,6 +269,8 @@ pub(crate) struct Frame<'p, 'f> {
     predicated: bool,
     /// Run-time `assert`s of a host function.
     asserts: Vec<kir::Assert>,
+    /// In a host function, the run-time conditions (`n < 1024`) that `bool` values stand for.
+    host_conds: HashMap<ValueId, kir::HostCond>,
     inline_depth: usize,
     /// How many run-time regions (branches, loop bodies, guards) enclose the code being
     /// elaborated: a jump to a target at the same depth is taken at compile time.
@@ -294,6 +297,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             staged: Vec::new(),
             predicated: false,
             asserts: Vec::new(),
+            host_conds: HashMap::new(),
             inline_depth: 0,
             depth: 0,
             loops: Vec::new(),
@@ -475,6 +479,14 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     // ----- statements ------------------------------------------------------------------------
 
+    /// A statement in a scope of its own (an `else` branch).
+    fn scoped_stmt(&mut self, s: &Stmt) -> R<Flow> {
+        self.scopes.push(HashMap::new());
+        let r = self.stmt(s);
+        self.scopes.pop();
+        r
+    }
+
     /// Elaborates `b` into a fresh region and returns its instructions.
     fn region(&mut self, f: impl FnOnce(&mut Self) -> R<()>) -> R<Vec<Inst>> {
         self.regions.push(Vec::new());
@@ -552,24 +564,17 @@ impl<'p, 'f> Frame<'p, 'f> {
                         if b {
                             self.block(then)
                         } else if let Some(e) = els {
-                            self.scopes.push(HashMap::new());
-                            let r = self.stmt(e);
-                            self.scopes.pop();
-                            r
+                            self.scoped_stmt(e)
                         } else {
                             Ok(Flow::default())
                         }
                     }
+                    Value::Scalar(Scalar::Bool, id) if self.mode == Mode::Host => self.host_if(id, cond.span, then, els.as_deref(), *span),
                     Value::Scalar(Scalar::Bool, id) => {
                         self.need_kernel("a run-time `if`", cond.span)?;
                         let (then_insts, t) = self.runtime_region(|f| f.block(then))?;
                         let (else_insts, e) = match els {
-                            Some(e) => self.runtime_region(|f| {
-                                f.scopes.push(HashMap::new());
-                                let r = f.stmt(e);
-                                f.scopes.pop();
-                                r
-                            })?,
+                            Some(e) => self.runtime_region(|f| f.scoped_stmt(e))?,
                             None => (Vec::new(), Flow::default()),
                         };
                         self.emit(Inst::If { cond: Operand::Value(id), then: then_insts, els: else_insts, span: *span });
@@ -626,6 +631,10 @@ impl<'p, 'f> Frame<'p, 'f> {
                     span,
                 );
             }
+        }
+        if self.mode == Mode::Host {
+            return Err(Diagnostic::error("a loop with run-time bounds is not available in host functions", span, "run-time bounds")
+                .with_help("a host function can branch on run-time values with `if`, but its loops are unrolled at compile time: give the loop static bounds, or loop over the run-time extent inside a kernel"));
         }
         self.need_kernel("a loop with run-time bounds", span)?;
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
@@ -1112,7 +1121,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                                 }
                                 walk(x, out);
                             }
-                            cute_layout::int::Op::Add(x, y) | cute_layout::int::Op::Div(x, y) | cute_layout::int::Op::Mod(x, y) | cute_layout::int::Op::Min(x, y) => {
+                            cute_layout::int::Op::Add(x, y) | cute_layout::int::Op::Div(x, y) | cute_layout::int::Op::Mod(x, y) | cute_layout::int::Op::Min(x, y) | cute_layout::int::Op::Max(x, y) => {
                                 walk(x, out);
                                 walk(y, out);
                             }
@@ -1278,6 +1287,9 @@ impl<'p, 'f> Frame<'p, 'f> {
             (UnOp::Neg, Value::Int(i)) => i.neg().map(Value::Int).map_err(|e| layout_err(e, span)),
             (UnOp::Neg, Value::Float(x)) => Ok(Value::Float(-x)),
             (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+            (UnOp::Not, v @ Value::Scalar(Scalar::Bool, _)) if self.mode == Mode::Host => {
+                self.host_not(&v).ok_or_else(|| Diagnostic::error("cannot apply `!` to this run-time `bool` in a host function", span, "not a host condition"))
+            }
             (op, v @ (Value::Scalar(..) | Value::Frag(..) | Value::Int(_))) => {
                 self.need_kernel("run-time arithmetic", span)?;
                 let (ty, frag, a) = match &v {
@@ -1337,6 +1349,11 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
             if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
                 return static_int_op(op, p, q, span);
+            }
+        }
+        if self.mode == Mode::Host {
+            if let Some(v) = self.host_binary(op, &a, &b, span, sa, sb)? {
+                return Ok(v);
             }
         }
         if let (Value::Bool(x), Value::Bool(y)) = (&a, &b) {

@@ -572,9 +572,34 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
         for a in &h.asserts {
             println!("  assert {a}");
         }
-        for st in &h.steps {
-            if let cute_runtime::HostStep::Print(segs) = st {
-                println!("  print {segs:?}");
+        use cute_runtime::HostStep;
+        if h.steps.iter().any(|st| matches!(st, HostStep::If { .. })) {
+            // A plan that branches: its steps, indented by `if` depth (launches by number, below).
+            println!("  steps:");
+            let mut depth = 2;
+            for st in &h.steps {
+                if matches!(st, HostStep::Else { .. } | HostStep::EndIf) {
+                    depth -= 1;
+                }
+                let pad = "  ".repeat(depth);
+                match st {
+                    HostStep::Launch(li) => println!("{pad}launch {li} ({})", h.launches.get(*li).map_or("?", |l| l.kernel.as_str())),
+                    HostStep::Print(segs) => println!("{pad}print {segs:?}"),
+                    HostStep::If { cond, .. } => println!("{pad}if {cond}"),
+                    HostStep::Else { .. } => println!("{pad}else"),
+                    HostStep::EndIf => println!("{pad}endif"),
+                    HostStep::Assert(a) => println!("{pad}assert {a}"),
+                    HostStep::Require(r) => println!("{pad}require {} multiple of {} ({})", r.expr, r.divisor, r.what),
+                }
+                if matches!(st, HostStep::If { .. } | HostStep::Else { .. }) {
+                    depth += 1;
+                }
+            }
+        } else {
+            for st in &h.steps {
+                if let HostStep::Print(segs) = st {
+                    println!("  print {segs:?}");
+                }
             }
         }
         for (li, l) in h.launches.iter().enumerate() {

@@ -1,0 +1,157 @@
+//! Run-time control flow in host functions: `if`/`else` on comparisons of run-time index integers.
+//!
+//! A comparison of run-time index integers in a host function (`n < 1024`, `size(a) % 8 == 0`)
+//! is a [`kir::HostCond`], joined by `&&`, `||` and `!`. It travels as a run-time `bool` value
+//! whose id this frame maps to its condition, so it can be bound with `let` and tested later. A
+//! host `if` on one elaborates both branches, each into a [`kir::HostBranch`] of its own: the
+//! launches, prints, `assert`s and partial-tile conditions (`require`) made inside a branch belong
+//! to it, and the runtime checks them only when the branch is taken. Comparisons decided at compile
+//! time (both sides static, or the same value on both sides) stay static `bool`s, so an `if` on
+//! them elaborates only the branch taken, as everywhere else.
+
+use super::asserts::cmp_op;
+use super::value::Value;
+use super::{Frame, Mode, R};
+use crate::ast::{BinOp, Block, Stmt};
+use crate::diag::{article, Diagnostic};
+use crate::kir::{self, CmpOp, HostCond, ValueTy};
+use crate::span::Span;
+use crate::types::Scalar;
+use cute_layout::Int;
+
+/// A condition operand: decided now, or a run-time host condition.
+enum Cond {
+    Static(bool),
+    Run(HostCond),
+}
+
+impl Frame<'_, '_> {
+    /// A run-time host condition as a value (a `bool` the frame can branch on).
+    fn host_cond_value(&mut self, c: HostCond) -> Value {
+        let id = self.fresh(ValueTy::Scalar(Scalar::Bool));
+        self.host_conds.insert(id, c);
+        Value::Scalar(Scalar::Bool, id)
+    }
+
+    fn as_cond(&self, v: &Value) -> Option<Cond> {
+        match v {
+            Value::Bool(b) => Some(Cond::Static(*b)),
+            Value::Scalar(Scalar::Bool, id) => self.host_conds.get(id).cloned().map(Cond::Run),
+            _ => None,
+        }
+    }
+
+    /// `a OP b` in a host function where the operands involve run-time values: a comparison of
+    /// index integers, or `&&`/`||` of conditions. `Ok(None)` leaves the operation to the general
+    /// rules (and their errors).
+    pub(super) fn host_binary(&mut self, op: BinOp, a: &Value, b: &Value, span: Span, sa: Span, sb: Span) -> R<Option<Value>> {
+        debug_assert_eq!(self.mode, Mode::Host);
+        if let Some(cmp) = cmp_op(op) {
+            match (a, b) {
+                (Value::Int(x), Value::Int(y)) => {
+                    if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
+                        return Ok(Some(Value::Bool(cmp.holds(p, q))));
+                    }
+                    // The same run-time value on both sides: decided for every value.
+                    if x == y {
+                        return Ok(Some(Value::Bool(cmp.holds(0, 0))));
+                    }
+                    return Ok(Some(self.host_cond_value(HostCond::Cmp { lhs: x.clone(), op: cmp, rhs: y.clone() })));
+                }
+                (Value::Int(i), Value::Float(_)) | (Value::Float(_), Value::Int(i)) if !i.is_static() => {
+                    let at = if matches!(a, Value::Float(_)) { sa } else { sb };
+                    return Err(Diagnostic::error(format!("cannot compare a run-time integer with a float (`{}`) in a host function", op.symbol()), at, "a float")
+                        .with_help("host conditions compare index integers: write an integer, e.g. `size(a) > 1`"));
+                }
+                _ => {}
+            }
+            if self.as_cond(a).is_some_and(|c| matches!(c, Cond::Run(_))) || self.as_cond(b).is_some_and(|c| matches!(c, Cond::Run(_))) {
+                return Err(Diagnostic::error(format!("cannot apply `{}` to run-time conditions in a host function", op.symbol()), span, "comparison of conditions")
+                    .with_help("combine host conditions with `&&`, `||` and `!`"));
+            }
+            if let Some(at) = [(a, sa), (b, sb)].into_iter().find_map(|(v, at)| matches!(v, Value::Tensor(_)).then_some(at)) {
+                return Err(Diagnostic::error(format!("cannot compare a tensor with `{}`", op.symbol()), at, "a tensor")
+                    .with_help("a host function branches on index integers: compare an extent, e.g. `size(a) < 4096` or `a.shape[1] <= 1024`"));
+            }
+            return Ok(None);
+        }
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let (Some(x), Some(y)) = (self.as_cond(a), self.as_cond(b)) else {
+                let (bad, at) = if self.as_cond(a).is_none() { (a, sa) } else { (b, sb) };
+                if self.as_cond(a).is_some() || self.as_cond(b).is_some() || matches!(bad, Value::Int(_)) {
+                    return Err(Diagnostic::error(format!("`{}` joins conditions, found {}", op.symbol(), article(&bad.kind())), at, "not a condition")
+                        .with_help("compare explicitly, e.g. `n != 0`"));
+                }
+                return Ok(None);
+            };
+            let and = op == BinOp::And;
+            let v = match (x, y) {
+                (Cond::Static(p), Cond::Static(q)) => Value::Bool(if and { p && q } else { p || q }),
+                // `c && true` is `c`, `c && false` is false; `c || false` is `c`, `c || true` is true.
+                (Cond::Static(p), Cond::Run(c)) | (Cond::Run(c), Cond::Static(p)) => {
+                    if p == and {
+                        self.host_cond_value(c)
+                    } else {
+                        Value::Bool(p)
+                    }
+                }
+                (Cond::Run(c), Cond::Run(d)) => {
+                    let c = if and { HostCond::And(Box::new(c), Box::new(d)) } else { HostCond::Or(Box::new(c), Box::new(d)) };
+                    self.host_cond_value(c)
+                }
+            };
+            return Ok(Some(v));
+        }
+        Ok(None)
+    }
+
+    /// `!c` of a run-time host condition (`None`: not one).
+    pub(super) fn host_not(&mut self, v: &Value) -> Option<Value> {
+        match self.as_cond(v)? {
+            Cond::Run(c) => Some(self.host_cond_value(HostCond::Not(Box::new(c)))),
+            Cond::Static(b) => Some(Value::Bool(!b)),
+        }
+    }
+
+    /// The run-time condition a host `assert` clause stands for, when `v` is one made by a single
+    /// comparison (`let ok = n < 8; assert(ok)`).
+    pub(super) fn host_cmp_of(&self, v: &Value) -> Option<(Int, CmpOp, Int)> {
+        match self.as_cond(v)? {
+            Cond::Run(HostCond::Cmp { lhs, op, rhs }) => Some((lhs, op, rhs)),
+            _ => None,
+        }
+    }
+
+    /// A host `if` on the run-time `bool` `id`: both branches elaborated, each into its own plan
+    /// branch.
+    pub(super) fn host_if(&mut self, id: kir::ValueId, cond_span: Span, then: &Block, els: Option<&Stmt>, span: Span) -> R<super::flow::Flow> {
+        let Some(cond) = self.host_conds.get(&id).cloned() else {
+            return Err(Diagnostic::error("a host function can branch only on comparisons of index integers", cond_span, "not a host condition")
+                .with_help("compare index integers (`==`, `!=`, `<`, `<=`, `>`, `>=`), joined by `&&`, `||` and `!`"));
+        };
+        let then = self.host_branch(|f| f.block(then))?;
+        let els = match els {
+            Some(e) => self.host_branch(|f| f.scoped_stmt(e))?,
+            None => kir::HostBranch::default(),
+        };
+        if !(then.is_empty() && els.is_empty()) {
+            self.steps.push(kir::HostStep::If { cond, then, els, span });
+        }
+        // Host functions have no run-time jumps (`flow` refuses them), so control always goes on.
+        Ok(super::flow::Flow::default())
+    }
+
+    /// Elaborates a branch of a host `if`: its steps, `assert`s and `require`s are its own.
+    fn host_branch(&mut self, f: impl FnOnce(&mut Self) -> R<super::flow::Flow>) -> R<kir::HostBranch> {
+        let steps = std::mem::take(&mut self.steps);
+        let requires = std::mem::take(&mut self.requires);
+        let asserts = std::mem::take(&mut self.asserts);
+        let r = f(self);
+        let branch = kir::HostBranch {
+            steps: std::mem::replace(&mut self.steps, steps),
+            requires: std::mem::replace(&mut self.requires, requires),
+            asserts: std::mem::replace(&mut self.asserts, asserts),
+        };
+        r.map(|_| branch)
+    }
+}
