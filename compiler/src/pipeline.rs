@@ -110,30 +110,8 @@ fn location_prefix(loc: &str) -> String {
     inner.to_string()
 }
 
-extern "C" {
-    /// LLVM's C API for its command-line options (in LLVMSupport, linked with MLIR).
-    fn LLVMParseCommandLineOptions(argc: i32, argv: *const *const std::ffi::c_char, overview: *const std::ffi::c_char);
-}
-
-/// LLVM options for the NVPTX back end, set once per process before any code generation.
-///
-/// `-pre-RA-sched=linearize`: SelectionDAG's pre-register-allocation list scheduler orders each
-/// basic block's instructions for a machine with registers to spare; NVPTX has virtual registers,
-/// and ptxas schedules the SASS itself, so the order it picks is redone anyway. Its cost grows with
-/// the square of a block's size, and a GEMM's unrolled k-tile is one block of thousands of
-/// instructions: it was a sixth of a build's LLVM time (perf, samples/gemm_sm80.cute).
-fn set_llvm_options() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let args = [c"cutec".as_ptr(), c"-pre-RA-sched=fast".as_ptr()];
-        // Errors go to LLVM's null stream and leave the defaults in place (never an exit).
-        unsafe { LLVMParseCommandLineOptions(args.len() as i32, args.as_ptr(), c"".as_ptr()) };
-    });
-}
-
 impl Session {
     pub fn new() -> Result<Session, CompileError> {
-        set_llvm_options();
         let context = cute_dialect::new_context().map_err(|e| CompileError::Internal(e.0))?;
         let diagnostics = Rc::new(RefCell::new(Vec::new()));
         let sink = diagnostics.clone();
