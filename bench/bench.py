@@ -627,8 +627,9 @@ def reduce_factories(env):
         return [mk(ct, s[1]) for ct, s in zip(conv, sets)], {"compile_s": cs}
     out.append(("cute", "tiledcopy000", fac_tiled))
 
+    # row_sum picks its kernel by the row length at run time (a warp per row up to 1024 columns).
     for cubin, host in (("reduce_sum", "reduce_sum"), ("reduce_sum_tiled_copy", "reduce_rows"),
-                        ("reduce_sum_compositional", "reduce_compositional")):
+                        ("reduce_sum_compositional", "reduce_compositional"), ("row_sum", "row_sum")):
         def fac_cutec_reduce(sets, cubin=cubin, host=host):
             env.need("cutec")
             return [cutec_call(env.cutec.host(cubin, host), s) for s in sets], {}
