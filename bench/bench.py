@@ -780,17 +780,22 @@ def sec_reduce(ch):
 
 
 def sec_reduce_nd(ch):
-    """Sum over the middle mode (256) of B x 256 x A fp32: torch.sum(dim=1) and cutec's reduce_nd."""
+    """Sum over the middle mode (256) of B x 256 x A fp32: torch.sum(dim=1) and cutec's reduce_nd and
+    reduce_mid."""
     env, torch = ch.env, ch.env.torch
     shapes = CPU_REDUCE_ND_SHAPES if env.cpu else REDUCE_ND_SHAPES
 
     def fac_torch(sets):
         return [(lambda x=x, o=o: torch.sum(x, dim=1, out=o)) for x, o in sets], {}
 
-    def fac_cutec(sets):
-        env.need("cutec")
-        return [cutec_call(env.cutec.host("reduce_sum_nd", "reduce_nd"), s) for s in sets], {}
-    facs = [("torch", "sum(1)", fac_torch), ("cutec", "reduce_nd", fac_cutec)]
+    def fac_cutec(host):
+        def fac(sets):
+            env.need("cutec")
+            return [cutec_call(env.cutec.host("reduce_sum_nd", host), s) for s in sets], {}
+        return fac
+    # reduce_nd: the seed's kernel (a warp per output, strided reads); reduce_mid: coalesced.
+    facs = [("torch", "sum(1)", fac_torch), ("cutec", "reduce_nd", fac_cutec("reduce_nd")),
+            ("cutec", "reduce_mid", fac_cutec("reduce_mid"))]
     for shape in shapes:
         B, R, A = shape
         keys = [f"reduce_nd|{impl}|{v}|float32|{B}x{R}x{A}" for impl, v, _ in facs]
