@@ -29,6 +29,8 @@ const C_KEYWORDS: [&str; 44] = [
 /// A C identifier for a `.cute` name (keywords and the names the generated
 /// functions use themselves get a trailing `_`).
 fn c_ident(name: &str) -> String {
+    // An instance of a generic host function, `add<f16,f32>`, is `add_f16_f32` in C.
+    let name = name.strip_suffix('>').map_or_else(|| name.to_string(), |n| n.replace(['<', ','], "_"));
     let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
