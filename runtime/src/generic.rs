@@ -102,44 +102,39 @@ pub fn select_instance(name: &str, sigs: &[&HostSig], args: &[Arg]) -> Result<us
     let Some(first) = sigs.first() else {
         return Err(RuntimeError::HostNotFound { name: name.to_string(), available: Vec::new() });
     };
-    // Per type parameter: the dtype of each tensor argument it types, in parameter order.
-    let mut wanted = Vec::with_capacity(first.type_args.len());
-    for ta in &first.type_args {
-        let mut seen: Vec<(usize, crate::manifest::DType)> = Vec::with_capacity(ta.params.len());
-        for &p in &ta.params {
-            match args.get(p) {
-                Some(Arg::Tensor(v)) => seen.push((p, v.dtype)),
-                // Not something that selects: the instance's own check says what is wrong.
-                _ => return Ok(0),
-            }
-        }
-        wanted.push(seen);
-    }
-    if args.len() != first.params.len() {
+    // The dtype of the argument for parameter `p`, when it is a tensor. (No allocation: this runs
+    // on every call of a generic host function.)
+    let dtype_at = |p: usize| match args.get(p) {
+        Some(Arg::Tensor(v)) => Some(v.dtype),
+        _ => None,
+    };
+    if args.len() != first.params.len() || first.type_args.iter().flat_map(|ta| &ta.params).any(|&p| dtype_at(p).is_none()) {
+        // Not something that selects: the instance's own check says what is wrong.
         return Ok(0);
     }
     let pname = |p: usize| first.params.get(p).map_or("?", |q| q.name.as_str());
-    // Arguments typed by one parameter must agree.
-    for (ta, seen) in first.type_args.iter().zip(&wanted) {
-        if let Some(&(p0, d0)) = seen.first() {
-            if let Some(&(p, d)) = seen.iter().find(|(_, d)| *d != d0) {
-                return Err(RuntimeError::ArgumentMismatch(format!(
-                    "host `{name}`: mixed element types for `{}`: `{}` is {d0} but `{}` is {d} (both are declared `tensor<{}, ...>`)",
-                    ta.name,
-                    pname(p0),
-                    pname(p),
-                    ta.name
-                )));
-            }
+    // Per type parameter, the dtype of its first tensor; the others must agree.
+    let bound = |ta: &crate::plan::TypeArgSig| ta.params.first().and_then(|&p| dtype_at(p).map(|d| (p, d)));
+    for ta in &first.type_args {
+        let Some((p0, d0)) = bound(ta) else { continue };
+        if let Some((p, d)) = ta.params.iter().filter_map(|&p| dtype_at(p).map(|d| (p, d))).find(|(_, d)| *d != d0) {
+            return Err(RuntimeError::ArgumentMismatch(format!(
+                "host `{name}`: mixed element types for `{}`: `{}` is {d0} but `{}` is {d} (both are declared `tensor<{}, ...>`)",
+                ta.name,
+                pname(p0),
+                pname(p),
+                ta.name
+            )));
         }
     }
     let found = sigs.iter().position(|s| {
-        s.type_args.iter().zip(&wanted).all(|(ta, seen)| seen.first().is_none_or(|&(_, d)| d == ta.dtype))
+        s.type_args.len() == first.type_args.len()
+            && s.type_args.iter().zip(&first.type_args).all(|(ta, fa)| bound(fa).is_none_or(|(_, d)| d == ta.dtype))
     });
     if let Some(i) = found {
         return Ok(i);
     }
-    let given: Vec<String> = first.type_args.iter().zip(&wanted).filter_map(|(ta, seen)| seen.first().map(|&(p, d)| format!("{} = {d} (from `{}`)", ta.name, pname(p)))).collect();
+    let given: Vec<String> = first.type_args.iter().filter_map(|ta| bound(ta).map(|(p, d)| format!("{} = {d} (from `{}`)", ta.name, pname(p)))).collect();
     let have: Vec<String> = sigs.iter().map(|s| type_args_text(s)).collect();
     Err(RuntimeError::ArgumentMismatch(format!(
         "host `{name}` has no instance for {}; it was compiled for {} (`{name}<...>` in the source lists the types to compile for)",
