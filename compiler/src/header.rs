@@ -194,7 +194,29 @@ pub fn header_text(module: &Module, file_name: &str) -> String {
     for k in &module.kernels {
         entry_decls(Entry::Kernel, &k.symbol, &k.params, &mut out);
     }
+    let mut generics: Vec<&str> = Vec::new();
     for h in &module.hosts {
+        // A generic host function: its name looks up every instance (a call selects one by the
+        // tensors' dtypes); each instance has its typed wrappers (`add_f16_call`, ...).
+        if let Some(inst) = &h.instance {
+            if !generics.contains(&inst.generic.as_str()) {
+                generics.push(&inst.generic);
+                let k = c_ident(&inst.generic);
+                let names: Vec<&str> = module.hosts.iter().filter(|o| o.instance.as_ref().is_some_and(|i| i.generic == inst.generic)).map(|o| o.name.as_str()).collect();
+                let _ = write!(
+                    out,
+                    "/* ---- generic host {g}: instances {list} ---- */\n\n\
+                     #define {K}_HOST_NAME \"{g}\"\n\n\
+                     /* Looks up every instance of the generic host function: a call (cute_host_call, or the\n   \
+                     instances' typed _call wrappers) runs the one its tensors' dtypes select. */\n\
+                     static inline int {k}_get(const cute_module* module, cute_host** out) {{\n    \
+                     return cute_module_host(module, \"{g}\", out);\n}}\n\n",
+                    g = inst.generic,
+                    list = names.join(", "),
+                    K = k.to_ascii_uppercase(),
+                );
+            }
+        }
         entry_decls(Entry::Host, &h.name, &h.params, &mut out);
     }
     let _ = write!(out, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */\n");
