@@ -186,3 +186,17 @@ host run<T: f16 | f32, U: f32 | bf16>(x: tensor<T, gmem, (?{div=16 / sizeof(T)})
     elems.sort();
     assert_eq!(elems, ["bf16", "f16", "f32", "f32"]);
 }
+
+/// `?{div=EXPR}` with a `const` works in any parameter type, generic or not.
+#[test]
+fn div_expressions_in_parameter_types() {
+    let src = "const VEC = 16 / 4;\n\nkernel k(a: tensor<f32, gmem, (?{div=VEC * 2}):(1)>) {\n    a[0] = 1.0;\n}\n\n\
+               host h(a: tensor<f32, gmem, (?{div=VEC}):(1)>) {\n}\n";
+    let (_, m) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let layout = |p: &cute_lang::kir::Param| match &p.kind {
+        cute_lang::kir::ParamKind::Tensor { ty, .. } => ty.layout.to_string(),
+        _ => panic!(),
+    };
+    assert_eq!(layout(&m.kernels[0].params[0]), "?{div=8}:1");
+    assert_eq!(layout(&m.hosts[0].params[0]), "?{div=4}:1");
+}

@@ -181,9 +181,10 @@ fn view_align(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
 
 impl<'f> Program<'f> {
     fn standalone_kernel(&mut self, f: &'f Function) -> R<()> {
+        let tys = self.param_types(f, &Vec::new())?;
         let mut args = Vec::new();
-        for p in &f.params {
-            match declared_tensor(&p.ty)? {
+        for (p, pty) in f.params.iter().zip(&tys) {
+            match declared_tensor(pty)? {
                 Some((elem, space, align, Some(layout))) => {
                     if space != MemSpace::Gmem {
                         return Err(Diagnostic::error("kernel tensor parameters must be in global memory", p.ty.span(), format!("{} tensor", space.name())).with_help("use `gmem`"));
@@ -192,7 +193,7 @@ impl<'f> Program<'f> {
                     args.push(Value::Tensor(TensorVal { ty, origin: Origin::Host { param: 0, offset: Int::ZERO } }));
                 }
                 Some(_) => unreachable!("standalone kernels have full tensor types"),
-                None => match resolve_type(&p.ty)? {
+                None => match resolve_type(pty)? {
                     Ty::Scalar(Scalar::I32) => args.push(Value::Int(Int::var(0, 1))),
                     Ty::Scalar(s) => args.push(Value::Scalar(s, 0)),
                     other => return Err(Diagnostic::error(format!("a kernel parameter cannot have type `{other}`"), p.ty.span(), "unsupported parameter type")),
