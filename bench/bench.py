@@ -517,15 +517,15 @@ def add_factories(env):
         return [mk(*s) for s in sets], {"compile_s": cs}
     out.append(("cute", "tv003+tvmffi", fac_tvm))
 
-    # cutec: the same three seed kernels (samples/elementwise_add{,_f32}.cute), compiled ahead of time,
-    # and samples/predicated_add.cute (f32, any shape)
+    # cutec: the same three seed kernels (samples/elementwise_add.cute, generic: one cubin, the call
+    # picks the f16 or f32 instance), compiled ahead of time, and samples/predicated_add.cute (f32, any shape)
     for v, host in list(CUTEC_ADD_HOSTS.items()) + [("predicated", "predicated_add")]:
         def fac_cutec(sets, host=host):
             env.need("cutec")
             f16 = sets[0][0].dtype == env.torch.float16
             if host == "predicated_add" and f16:
                 raise NotApplicable("samples/predicated_add.cute is f32 only")
-            cubin = "predicated_add" if host == "predicated_add" else ("elementwise_add" if f16 else "elementwise_add_f32")
+            cubin = "predicated_add" if host == "predicated_add" else "elementwise_add"
             return [cutec_call(env.cutec.host(cubin, host), s) for s in sets], {}
         out.append(("cutec", v, fac_cutec))
     return out
@@ -1045,7 +1045,7 @@ def sec_launch(ch):
     def mk_cutec(views=False, explicit_stream=False):
         def make():
             env.need("cutec")
-            h = env.cutec.host("elementwise_add_f32", "elementwise_add")
+            h = env.cutec.host("elementwise_add", "elementwise_add")    # the f32 instance, picked per call
             if views:    # raw pointers, no tensor protocol: the extension's floor
                 args = [env.cutec.cutec.TensorView(t.data_ptr(), "f32", t.shape, t.stride()) for t in (a, b, c)]
                 return lambda: h(*args)

@@ -29,6 +29,8 @@ const C_KEYWORDS: [&str; 44] = [
 /// A C identifier for a `.cute` name (keywords and the names the generated
 /// functions use themselves get a trailing `_`).
 fn c_ident(name: &str) -> String {
+    // An instance of a generic host function, `add<f16,f32>`, is `add_f16_f32` in C.
+    let name = name.strip_suffix('>').map_or_else(|| name.to_string(), |n| n.replace(['<', ','], "_"));
     let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
@@ -192,7 +194,29 @@ pub fn header_text(module: &Module, file_name: &str) -> String {
     for k in &module.kernels {
         entry_decls(Entry::Kernel, &k.symbol, &k.params, &mut out);
     }
+    let mut generics: Vec<&str> = Vec::new();
     for h in &module.hosts {
+        // A generic host function: its name looks up every instance (a call selects one by the
+        // tensors' dtypes); each instance has its typed wrappers (`add_f16_call`, ...).
+        if let Some(inst) = &h.instance {
+            if !generics.contains(&inst.generic.as_str()) {
+                generics.push(&inst.generic);
+                let k = c_ident(&inst.generic);
+                let names: Vec<&str> = module.hosts.iter().filter(|o| o.instance.as_ref().is_some_and(|i| i.generic == inst.generic)).map(|o| o.name.as_str()).collect();
+                let _ = write!(
+                    out,
+                    "/* ---- generic host {g}: instances {list} ---- */\n\n\
+                     #define {K}_HOST_NAME \"{g}\"\n\n\
+                     /* Looks up every instance of the generic host function: a call (cute_host_call, or the\n   \
+                     instances' typed _call wrappers) runs the one its tensors' dtypes select. */\n\
+                     static inline int {k}_get(const cute_module* module, cute_host** out) {{\n    \
+                     return cute_module_host(module, \"{g}\", out);\n}}\n\n",
+                    g = inst.generic,
+                    list = names.join(", "),
+                    K = k.to_ascii_uppercase(),
+                );
+            }
+        }
         entry_decls(Entry::Host, &h.name, &h.params, &mut out);
     }
     let _ = write!(out, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */\n");

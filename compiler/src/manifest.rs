@@ -73,7 +73,8 @@ fn params(ps: &[Param], out: &mut String) {
 /// One `kernel` block per kernel instance, named by its cubin symbol (with `smem N` when every
 /// launch must provide N bytes of dynamic shared memory); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
-/// it).
+/// it). A generic host function has one block per instance, named `NAME<f16>`, with an
+/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
 pub fn manifest_text(module: &Module, arch: &str) -> String {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
     let version = if branches { MANIFEST_VERSION_HOST_FLOW } else { MANIFEST_VERSION };
@@ -99,6 +100,15 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
     for h in &module.hosts {
         let _ = writeln!(out, "host {}", h.name);
         params(&h.params, &mut out);
+        // An instance of a generic host function: which one, and each type argument with the
+        // parameters it types (the runtime selects the instance by their dtypes).
+        if let Some(inst) = &h.instance {
+            let _ = writeln!(out, "instance {}", inst.generic);
+            for ta in &inst.type_args {
+                let names: Vec<&str> = ta.params.iter().filter_map(|i| h.params.get(*i)).map(|p| p.name.as_str()).collect();
+                let _ = writeln!(out, "typearg {} {} {}", ta.name, ta.ty.name(), names.join(" "));
+            }
+        }
         let vars = crate::plan::host_vars(h);
         // The checks before anything is launched, then the plan the runtime carries out when the
         // host function is called, step by step.

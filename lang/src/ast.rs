@@ -51,9 +51,22 @@ pub enum FnKind {
 pub struct Function {
     pub kind: FnKind,
     pub name: Ident,
+    /// `<T, U: f16 | f32>`: element-type parameters, bound per launch (kernels) or compiled for
+    /// each listed type (host functions).
+    pub type_params: Vec<TypeParam>,
     pub params: Vec<Param>,
     pub ret: Option<TypeExpr>,
     pub body: Block,
+    pub span: Span,
+}
+
+/// A type parameter, `T` or `T: f16 | f32 | bf16`: an element type bound by each launch (deduced from
+/// the tensors passed) or, for a host function, each type of the list in turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeParam {
+    pub name: Ident,
+    /// The element types it may be (`: f16 | f32`); `None` for any.
+    pub choices: Option<Vec<Ident>>,
     pub span: Span,
 }
 
@@ -104,12 +117,15 @@ pub enum IntTupleLit {
     Tuple(Vec<IntTupleLit>, Span),
     /// `?{div=N}`: dynamic, and known to be a multiple of N (CuTe's divisibility).
     DynamicDiv(i64, Span),
+    /// `?{div=EXPR}` with a compile-time expression that is not a literal (`16 / sizeof(T)`),
+    /// evaluated when the parameter's type is resolved (per instance).
+    DynamicDivExpr(Box<Expr>, Span),
 }
 
 impl IntTupleLit {
     pub fn span(&self) -> Span {
         match self {
-            IntTupleLit::Int(_, s) | IntTupleLit::Dynamic(s) | IntTupleLit::Tuple(_, s) | IntTupleLit::DynamicDiv(_, s) => *s,
+            IntTupleLit::Int(_, s) | IntTupleLit::Dynamic(s) | IntTupleLit::Tuple(_, s) | IntTupleLit::DynamicDiv(_, s) | IntTupleLit::DynamicDivExpr(_, s) => *s,
         }
     }
 }

@@ -86,6 +86,11 @@ fn tuple_of(lit: &IntTupleLit) -> Result<Tuple, Diagnostic> {
             }
             Tuple::Leaf(Extent::DynamicDiv(*d))
         }
+        // Elaboration replaces these by their values before resolving a parameter's type.
+        IntTupleLit::DynamicDivExpr(_, s) => {
+            return Err(Diagnostic::error("a `?{div=...}` expression is evaluated only in a parameter's type", *s, "not a literal")
+                .with_help("write `?{div=N}` with an integer literal here"))
+        }
         // `(x)` is the same as `x`, as CuTe prints rank-1 tuples.
         IntTupleLit::Tuple(items, _) if items.len() == 1 => tuple_of(&items[0])?,
         IntTupleLit::Tuple(items, s) => {

@@ -627,7 +627,10 @@ impl HostBranch {
 /// A host function: its parameters and its steps (launches and prints), in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Host {
+    /// The host function's name; an instance of a generic one is named `NAME<f16>` (`NAME<f16,f32>`).
     pub name: String,
+    /// For an instance of a generic host function (`host f<T: f16 | f32>`): which one.
+    pub instance: Option<HostInstance>,
     pub params: Vec<Param>,
     pub steps: Vec<HostStep>,
     /// What the runtime must check before the first step (partial tiles), over the host's `$k`.
@@ -635,6 +638,23 @@ pub struct Host {
     /// Run-time `assert`s, checked by the runtime with the `require`s, before the first step.
     pub asserts: Vec<Assert>,
     pub span: Span,
+}
+
+/// What an instance of a generic host function was compiled for: the generic's name and each type
+/// parameter's element type, with the parameters (indices) whose element type it is, from which the
+/// runtime tells the instances apart by the arguments' dtypes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostInstance {
+    pub generic: String,
+    pub type_args: Vec<TypeArg>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeArg {
+    pub name: String,
+    pub ty: Scalar,
+    /// The tensor parameters declared with this element type.
+    pub params: Vec<usize>,
 }
 
 /// A host `assert(lhs OP rhs, "message")` whose sides depend on run-time values: the runtime

@@ -118,6 +118,17 @@ impl Printer {
                     FnKind::Host => "host ",
                 });
                 self.ident(&f.name);
+                if !f.type_params.is_empty() {
+                    self.out.push('<');
+                    self.comma_list(&f.type_params, ", ", |p, tp| {
+                        p.ident(&tp.name);
+                        if let Some(choices) = &tp.choices {
+                            p.out.push_str(": ");
+                            p.out.push_str(&choices.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(" | "));
+                        }
+                    });
+                    self.out.push('>');
+                }
                 self.out.push('(');
                 self.comma_list(&f.params, ", ", |p, param| {
                     if param.is_const {
@@ -198,6 +209,11 @@ impl Printer {
             // report; any other key reads back as the same, and a negative number would not lex.
             IntTupleLit::DynamicDiv(d, _) if *d < 0 => self.out.push_str("?{key=0}"),
             IntTupleLit::DynamicDiv(d, _) => self.out.push_str(&format!("?{{div={d}}}")),
+            IntTupleLit::DynamicDivExpr(e, _) => {
+                self.out.push_str("?{div=");
+                self.expr(e, Prec::LOWEST);
+                self.out.push('}');
+            }
             IntTupleLit::Tuple(items, _) => {
                 self.out.push('(');
                 self.comma_list(items, ",", |p, i| p.int_tuple(i));
@@ -460,6 +476,11 @@ fn strip_item(item: &Item) -> Item {
         Item::Function(f) => Item::Function(Function {
             kind: f.kind,
             name: strip_ident(&f.name),
+            type_params: f
+                .type_params
+                .iter()
+                .map(|t| TypeParam { name: strip_ident(&t.name), choices: t.choices.as_ref().map(|c| c.iter().map(strip_ident).collect()), span: NO_SPAN })
+                .collect(),
             params: f
                 .params
                 .iter()
@@ -504,6 +525,7 @@ fn strip_int_tuple(t: &IntTupleLit) -> IntTupleLit {
         IntTupleLit::Int(v, _) => IntTupleLit::Int(*v, NO_SPAN),
         IntTupleLit::Dynamic(_) => IntTupleLit::Dynamic(NO_SPAN),
         IntTupleLit::DynamicDiv(d, _) => IntTupleLit::DynamicDiv(*d, NO_SPAN),
+        IntTupleLit::DynamicDivExpr(e, _) => IntTupleLit::DynamicDivExpr(Box::new(strip_expr(e)), NO_SPAN),
         IntTupleLit::Tuple(items, _) => IntTupleLit::Tuple(items.iter().map(strip_int_tuple).collect(), NO_SPAN),
     }
 }

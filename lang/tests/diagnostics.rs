@@ -270,6 +270,28 @@ cases! {
     printf_needs_format => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    printf(a[0]);\n}\n";
     print_more_placeholders => "host h(a: tensor<f32, gmem, (?,?):(?,1)>) {\n    print(\"{} x {}\", size(a));\n}\n";
     printf_in_const => "const HELLO = printf(\"hi\\n\");\n";
+
+    // ----- element-type generics ---------------------------------------------------------------
+    generic_unbound_type_param => "kernel fill<T>(g: tensor<f32, gmem>, v: f32) {\n    g[thread_idx.x] = v;\n}\n";
+    generic_host_without_list => "host add<T>(a: tensor<T, gmem, (?):(1)>) {\n}\n";
+    generic_host_unbound => "host add<T: f16 | f32>(a: tensor<f32, gmem, (?):(1)>) {\n}\n";
+    generic_unknown_choice => "host add<T: f16 | f23>(a: tensor<T, gmem, (?):(1)>) {\n}\n";
+    generic_choice_twice => "host add<T: f16 | f32 | f16>(a: tensor<T, gmem, (?):(1)>) {\n}\n";
+    generic_param_named_like_a_type => "kernel k<f16>(a: tensor<f16, gmem>) {\n}\n";
+    generic_param_twice => "kernel k<T, T>(a: tensor<T, gmem>) {\n}\n";
+    generic_on_helper => "fn twice<T>(x) {\n    return x + x;\n}\n";
+    generic_mixed_element_types => format!(
+        "kernel add<T>(a: tensor<T, gmem>, b: tensor<T, gmem>, c: tensor<T, gmem>) {{\n    c[thread_idx.x] = a[thread_idx.x] + b[thread_idx.x];\n}}\n\n\
+         host run(x: tensor<f16, gmem, (?):(1)>, y: tensor<f32, gmem, (?):(1)>, z: tensor<f16, gmem, (?):(1)>) {{\n    launch add(x, y, z) grid(1) block(32);\n}}\n"
+    );
+    generic_kernel_type_not_listed => format!(
+        "kernel add<T: f16 | bf16>(a: tensor<T, gmem>, c: tensor<T, gmem>) {{\n    c[thread_idx.x] = a[thread_idx.x];\n}}\n\n\
+         host run(x: tensor<f32, gmem, (?):(1)>, y: tensor<f32, gmem, (?):(1)>) {{\n    launch add(x, y) grid(1) block(32);\n}}\n"
+    );
+    generic_host_instance_error => "kernel k<T>(a: tensor<T, gmem>) {\n    a[0] = a[1] + 1.5;\n}\n\nhost h<T: f32 | i32>(a: tensor<T, gmem, (?):(1)>) {\n    launch k(a) grid(1) block(1);\n}\n";
+    generic_div_not_static => "const VEC = true;\n\nhost h(a: tensor<f32, gmem, (?{div=VEC}):(1)>) {\n}\n";
+    sizeof_not_a_type => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    print(\"{}\", sizeof(3));\n}\n";
+    type_unknown_field => "kernel k<T>(a: tensor<T, gmem>) {\n    let w = T.bits;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>) {\n    launch k(a) grid(1) block(1);\n}\n";
 }
 
 /// No diagnostic of the set renders empty: each names the file with a position and says `error:`.

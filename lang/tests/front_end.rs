@@ -141,3 +141,62 @@ fn host_if_on_run_time_values_becomes_plan_branches() {
     assert_eq!(t2.requires[0].divisor, 16);
     assert!(e2.is_empty());
 }
+
+/// A generic kernel is instantiated per element type at its launches; a generic host function once
+/// per listed type, named `NAME<T>`, with the parameters each type argument types.
+#[test]
+fn element_type_generics_instantiate() {
+    let src = r#"
+kernel scale<T>(x: tensor<T, gmem>, y: tensor<T, gmem>, a: T) {
+    let i = thread_idx.x;
+    let r = make_rmem_tensor(4, T);
+    r[0] = x[i] * a;
+    y[i] = r[0] + 1.0.to(T);
+}
+
+host run<T: f16 | f32, U: f32 | bf16>(x: tensor<T, gmem, (?{div=16 / sizeof(T)}):(1), align: 16>,
+                                     y: tensor<T, gmem, (?{div=T.width / 2}):(1), align: 16>,
+                                     z: tensor<U, gmem, (?):(1)>, a: T) {
+    assert(16 / sizeof(T) * T.width == 128);
+    assert(sizeof(x) == sizeof(T) && x.element_type.width == T.width);
+    launch scale(x, y, a) grid(1) block(32);
+    launch scale(z, z, 2.0) grid(1) block(32);
+}
+"#;
+    let (_, m) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let hosts: Vec<&str> = m.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(hosts, ["run<f16,f32>", "run<f16,bf16>", "run<f32,f32>", "run<f32,bf16>"]);
+    let inst = m.hosts[1].instance.as_ref().unwrap();
+    assert_eq!(inst.generic, "run");
+    let args: Vec<(&str, &str, Vec<usize>)> = inst.type_args.iter().map(|t| (t.name.as_str(), t.ty.name(), t.params.clone())).collect();
+    assert_eq!(args, [("T", "f16", vec![0, 1]), ("U", "bf16", vec![2])]);
+    // `?{div=16 / sizeof(T)}` and `?{div=T.width / 2}` per instance.
+    let layout = |h: usize, p: usize| match &m.hosts[h].params[p].kind {
+        cute_lang::kir::ParamKind::Tensor { ty, .. } => ty.layout.to_string(),
+        _ => panic!(),
+    };
+    assert_eq!((layout(0, 0), layout(0, 1)), ("?{div=8}:1".to_string(), "?{div=8}:1".to_string()));
+    assert_eq!((layout(2, 0), layout(2, 1)), ("?{div=4}:1".to_string(), "?{div=16}:1".to_string()));
+    // One kernel instance per element type and layout: f16 and f32 (x, `?{div=N}`), f32 and bf16
+    // (z, `?`): the f32 launch of `z` is another layout than the f32 `x`.
+    let mut elems: Vec<String> = m.kernels.iter().map(|k| match &k.params[2].kind {
+        cute_lang::kir::ParamKind::Scalar(s) => s.name().to_string(),
+        _ => panic!(),
+    }).collect();
+    elems.sort();
+    assert_eq!(elems, ["bf16", "f16", "f32", "f32"]);
+}
+
+/// `?{div=EXPR}` with a `const` works in any parameter type, generic or not.
+#[test]
+fn div_expressions_in_parameter_types() {
+    let src = "const VEC = 16 / 4;\n\nkernel k(a: tensor<f32, gmem, (?{div=VEC * 2}):(1)>) {\n    a[0] = 1.0;\n}\n\n\
+               host h(a: tensor<f32, gmem, (?{div=VEC}):(1)>) {\n}\n";
+    let (_, m) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let layout = |p: &cute_lang::kir::Param| match &p.kind {
+        cute_lang::kir::ParamKind::Tensor { ty, .. } => ty.layout.to_string(),
+        _ => panic!(),
+    };
+    assert_eq!(layout(&m.kernels[0].params[0]), "?{div=8}:1");
+    assert_eq!(layout(&m.hosts[0].params[0]), "?{div=4}:1");
+}

@@ -415,7 +415,7 @@ fn arb_item() -> impl Strategy<Value = Item> {
         span: Span::default(),
     });
     let function = (kind, arb_ident(), prop::collection::vec(param, 0..4), prop::option::of(arb_type()), prop::collection::vec(arb_stmt(), 0..5))
-        .prop_map(|(kind, name, params, ret, stmts)| Item::Function(Function { kind, name, params, ret, body: block(stmts), span: Span::default() }));
+        .prop_map(|(kind, name, params, ret, stmts)| Item::Function(Function { kind, name, type_params: Vec::new(), params, ret, body: block(stmts), span: Span::default() }));
     let constant = (arb_ident(), prop::option::of(arb_type()), arb_expr())
         .prop_map(|(name, ty, value)| Item::Const(ConstItem { name, ty, value, span: Span::default() }));
     prop_oneof![function, constant]

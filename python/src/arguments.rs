@@ -11,7 +11,7 @@
 //! shape and stride vectors, so a warm call allocates nothing here.
 
 use cute_runtime::f16::{f32_to_bf16_bits, f32_to_f16_bits};
-use cute_runtime::{Arg, DType, ParamKind, ParamSig, TensorView};
+use cute_runtime::{Arg, DType, HostSig, ParamKind, ParamSig, TensorView};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
@@ -101,6 +101,15 @@ fn scalar_arg(n: Number, want: Option<&ParamKind>) -> Result<Arg, String> {
         (Number::Int(v), None) => float(v as f64),
         (Number::Float(f), None) => float(f),
     }
+}
+
+/// Whether the instances of a generic host function differ in a scalar parameter's type (`a: T`):
+/// then a call's numbers are converted again once the instance is selected.
+pub fn scalars_differ<'a>(mut instances: impl Iterator<Item = &'a HostSig>) -> bool {
+    let Some(first) = instances.next() else { return false };
+    instances.any(|s| {
+        s.params.iter().zip(&first.params).any(|(a, b)| !matches!((&a.kind, &b.kind), (ParamKind::Tensor(_), ParamKind::Tensor(_))) && a.kind != b.kind)
+    })
 }
 
 /// Writes the `Arg`s of `args` (a call of `callee` on `target`) into `out`.

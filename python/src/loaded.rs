@@ -95,7 +95,8 @@ impl LoadedModule {
     /// The host function `name` (`cutec.NotFound` lists those there are).
     fn host(&self, py: Python<'_>, name: &str) -> PyResult<HostFunction> {
         let host = self.inner.module.host(name).map_err(|e| to_py(py, e))?;
-        Ok(HostFunction { host, loaded: self.inner.clone(), args: Mutex::new(Vec::new()) })
+        let reselect = crate::arguments::scalars_differ(host.instances());
+        Ok(HostFunction { host, loaded: self.inner.clone(), args: Mutex::new(Vec::new()), reselect })
     }
 
     /// The kernel `name`, launched with `k(*args, grid=..., block=..., smem=0, stream=None)`.
@@ -183,12 +184,29 @@ pub struct HostFunction {
     host: HostFn,
     loaded: Arc<Loaded>,
     args: Mutex<Vec<Arg>>,
+    /// A generic host function whose instances differ in a scalar parameter's type: numbers are
+    /// converted for the instance the tensors select.
+    reselect: bool,
 }
 
 impl HostFunction {
+    /// The parameters numbers are converted for: the first instance's (every instance's, when
+    /// they differ only in tensor element types).
     fn callee(&self) -> Callee<'_> {
         let sig = self.host.signature();
-        Callee { role: "host", name: &sig.name, params: &sig.params }
+        Callee { role: "host", name: self.host.name(), params: &sig.params }
+    }
+
+    /// The callee of the instance `args` select (generic host functions whose scalar parameter
+    /// types differ between instances).
+    fn selected_callee(&self, args: &Bound<'_, PyTuple>) -> PyResult<Callee<'_>> {
+        if !self.reselect {
+            return Ok(self.callee());
+        }
+        let first = self.loaded.check_args(args, self.callee())?;
+        let i = self.host.select(&first).map_err(|e| to_py(args.py(), e))?;
+        let sig = self.host.instances().nth(i).unwrap_or_else(|| self.host.signature());
+        Ok(Callee { role: "host", name: self.host.name(), params: &sig.params })
     }
 }
 
@@ -196,26 +214,33 @@ impl HostFunction {
 impl HostFunction {
     #[pyo3(signature = (*args, stream=None))]
     fn __call__(&self, args: &Bound<'_, PyTuple>, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        self.loaded.call(args, stream, self.callee(), &self.args, |s, a| self.host.call(s, a))
+        self.loaded.call(args, stream, self.selected_callee(args)?, &self.args, |s, a| self.host.call(s, a))
     }
 
     /// The checks of a call, without launching: the launches it would make (`cutec.Refused`
     /// when it would be refused).
     #[pyo3(signature = (*args))]
     fn check<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyList>> {
-        let planned = self.host.check(&self.loaded.check_args(args, self.callee())?).map_err(|e| to_py(py, e))?;
+        let planned = self.host.check(&self.loaded.check_args(args, self.selected_callee(args)?)?).map_err(|e| to_py(py, e))?;
         planned::launches(py, &planned)
     }
 
     #[getter]
     fn name(&self) -> String {
-        self.host.signature().name.clone()
+        self.host.name().to_string()
     }
 
-    /// `host elementwise_add(mA: tensor<f16, gmem, ...>, ...)`.
+    /// `host elementwise_add(mA: tensor<f16, gmem, ...>, ...)`; a generic host function's
+    /// instances one per line (`host elementwise_add<f16>(...)`).
     #[getter]
     fn signature(&self) -> String {
-        self.host.signature().to_string()
+        self.host.instances().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The names of its instances (`["add<f16>", "add<f32>"]`; `[name]` when not generic).
+    #[getter]
+    fn instances(&self) -> Vec<String> {
+        self.host.instances().map(|s| s.name.clone()).collect()
     }
 
     /// `[(name, type), ...]`.

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use cute_runtime::call_cache::CallCache;
 use cute_runtime::plan::PlanScratch;
-use cute_runtime::{check_args, HostPlan, KernelSig, Manifest, RuntimeError};
+use cute_runtime::{check_args, HostGroup, HostPlan, KernelSig, Manifest, RuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
@@ -69,7 +69,7 @@ impl PyManifest {
     /// Names of the host functions.
     #[getter]
     fn hosts(&self) -> Vec<String> {
-        self.m.hosts.iter().map(|h| h.name.clone()).collect()
+        self.m.host_names()
     }
     /// Names of the kernels.
     #[getter]
@@ -78,9 +78,10 @@ impl PyManifest {
     }
     /// The plan of host function `name` (`cutec.NotFound` lists those there are).
     fn host(&self, py: Python<'_>, name: &str) -> PyResult<Plan> {
-        let plan = HostPlan::new(&self.m, name).map_err(|e| to_py(py, e))?;
-        let prepared = Mutex::new(Prepared { args: Vec::new(), scratch: PlanScratch::default(), cache: CallCache::new(&plan) });
-        Ok(Plan { plan, prepared })
+        let group = HostGroup::new(&self.m, name).map_err(|e| to_py(py, e))?;
+        let prepared = group.plans().iter().map(|p| Mutex::new(Prepared { args: Vec::new(), scratch: PlanScratch::default(), cache: CallCache::new(p) })).collect();
+        let reselect = crate::arguments::scalars_differ(group.plans().iter().map(HostPlan::sig));
+        Ok(Plan { group, prepared, reselect })
     }
     /// The signature of kernel `name`.
     fn kernel(&self, py: Python<'_>, name: &str) -> PyResult<KernelSignature> {
@@ -97,9 +98,12 @@ impl PyManifest {
 /// A host function's plan, without a device.
 #[pyclass(frozen, name = "Plan", module = "cutec._native")]
 pub struct Plan {
-    plan: HostPlan,
-    /// What `prepare` reuses between calls, as a loaded host function does.
-    prepared: Mutex<Prepared>,
+    /// The host function's plan, or a generic one's instances (selected per call by dtype).
+    group: HostGroup,
+    /// What `prepare` reuses between calls, as a loaded host function does (per instance).
+    prepared: Vec<Mutex<Prepared>>,
+    /// The instances differ in a scalar parameter's type: numbers are converted per instance.
+    reselect: bool,
 }
 
 struct Prepared {
@@ -109,11 +113,32 @@ struct Prepared {
 }
 
 impl Plan {
-    fn args(&self, args: &Bound<'_, PyTuple>) -> PyResult<Vec<cute_runtime::Arg>> {
-        let sig = self.plan.sig();
+    /// The parameters numbers are converted for: instance `i`'s.
+    fn callee(&self, i: usize) -> Callee<'_> {
+        let sig = self.group.plans()[i].sig();
+        Callee { role: "host", name: self.group.name(), params: &sig.params }
+    }
+
+    /// The arguments read into `buf`, and the instance they select (`cutec.Refused` when their
+    /// dtypes select none).
+    fn args_into(&self, args: &Bound<'_, PyTuple>, buf: &mut Vec<cute_runtime::Arg>) -> PyResult<usize> {
+        convert(args, self.callee(0), OFFLINE, buf)?;
+        let i = self.group.select(buf).map_err(|e| to_py(args.py(), e))?;
+        if i != 0 && self.reselect {
+            convert(args, self.callee(i), OFFLINE, buf)?;
+        }
+        Ok(i)
+    }
+
+    fn args(&self, args: &Bound<'_, PyTuple>) -> PyResult<(usize, Vec<cute_runtime::Arg>)> {
         let mut buf = Vec::new();
-        convert(args, Callee { role: "host", name: &sig.name, params: &sig.params }, OFFLINE, &mut buf)?;
-        Ok(buf)
+        let i = self.args_into(args, &mut buf)?;
+        Ok((i, buf))
+    }
+
+    /// The first instance (the only one of a non-generic host function).
+    fn plan(&self) -> &HostPlan {
+        &self.group.plans()[0]
     }
 }
 
@@ -122,8 +147,8 @@ impl Plan {
     /// The launches a call with these arguments would make (`cutec.Refused` when refused).
     #[pyo3(signature = (*args))]
     fn check<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyList>> {
-        let buf = self.args(args)?;
-        let planned = self.plan.evaluate(&buf).map_err(|e| to_py(py, e))?;
+        let (i, buf) = self.args(args)?;
+        let planned = self.group.plans()[i].evaluate(&buf).map_err(|e| to_py(py, e))?;
         planned::launches(py, &planned)
     }
 
@@ -131,9 +156,9 @@ impl Plan {
     /// what it prints, returned as a string.
     #[pyo3(signature = (*args))]
     fn run(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<String> {
-        let buf = self.args(args)?;
+        let (i, buf) = self.args(args)?;
         let mut out = Vec::new();
-        self.plan.run_without_device(&buf, &mut out).map_err(|e| to_py(py, e))?;
+        self.group.plans()[i].run_without_device(&buf, &mut out).map_err(|e| to_py(py, e))?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
@@ -145,39 +170,54 @@ impl Plan {
     #[pyo3(signature = (*args))]
     fn prepare(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let _stream = handle_of(py, None, 0)?;
-        let sig = self.plan.sig();
-        let callee = Callee { role: "host", name: &sig.name, params: &sig.params };
-        // In use (re-entered from a producer's Python code, or another thread): a fresh state.
-        let Ok(mut guard) = self.prepared.try_lock() else {
-            let mut buf = Vec::new();
-            convert(args, callee, OFFLINE, &mut buf)?;
-            return self.plan.evaluate_into(&buf, &mut PlanScratch::default()).map_err(|e| to_py(py, e));
+        // Arguments are read into the first instance's buffer; a generic host function's call
+        // then goes on with the state of the instance they select.
+        let Ok(mut guard) = self.prepared[0].try_lock() else {
+            // In use (re-entered from a producer's Python code, or another thread): a fresh state.
+            let (i, buf) = self.args(args)?;
+            return self.group.plans()[i].evaluate_into(&buf, &mut PlanScratch::default()).map_err(|e| to_py(py, e));
         };
         let Prepared { args: buf, scratch, cache } = &mut *guard;
-        convert(args, callee, OFFLINE, buf)?;
-        cache.evaluate(&self.plan, buf, scratch).map_err(|e| to_py(py, e))
+        let i = self.args_into(args, buf)?;
+        if i == 0 {
+            return cache.evaluate(self.plan(), buf, scratch).map_err(|e| to_py(py, e));
+        }
+        let plan = &self.group.plans()[i];
+        match self.prepared[i].try_lock() {
+            Ok(mut other) => {
+                let Prepared { scratch, cache, .. } = &mut *other;
+                cache.evaluate(plan, buf, scratch).map_err(|e| to_py(py, e))
+            }
+            Err(_) => plan.evaluate_into(buf, &mut PlanScratch::default()).map_err(|e| to_py(py, e)),
+        }
     }
 
     #[getter]
     fn name(&self) -> String {
-        self.plan.sig().name.clone()
+        self.group.name().to_string()
     }
+    /// A generic host function's instances one per line.
     #[getter]
     fn signature(&self) -> String {
-        self.plan.sig().to_string()
+        self.group.plans().iter().map(|p| p.sig().to_string()).collect::<Vec<_>>().join("\n")
+    }
+    /// The names of its instances (`["add<f16>", "add<f32>"]`; `[name]` when not generic).
+    #[getter]
+    fn instances(&self) -> Vec<String> {
+        self.group.plans().iter().map(|p| p.sig().name.clone()).collect()
     }
     #[getter]
     fn params(&self) -> Vec<(String, String)> {
-        planned::params(&self.plan.sig().params)
+        planned::params(&self.plan().sig().params)
     }
     /// The kernels of its launches, in order (every branch of its `if`s: a call launches those of
     /// the branches it takes).
     #[getter]
     fn launches(&self) -> Vec<String> {
-        self.plan.sig().launches.iter().map(|l| l.kernel.clone()).collect()
+        self.plan().sig().launches.iter().map(|l| l.kernel.clone()).collect()
     }
     fn __repr__(&self) -> String {
-        format!("<cutec plan {}>", self.plan.sig())
+        format!("<cutec plan {}>", self.plan().sig())
     }
 }
 

@@ -9,7 +9,7 @@ import cutec
 
 @pytest.fixture(scope="module")
 def add(gpu, cubin):
-    return cutec.load(cubin("elementwise_add_f32"))
+    return cutec.load(cubin("elementwise_add"))
 
 
 def tensors(torch, m=256, n=1024):
@@ -37,14 +37,14 @@ class OnlyArrayInterface:
 
 def test_module_object(add, cubin):
     assert add.hosts == ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
-    assert add.arch == "sm_90" and add.device == 0 and add.label == str(cubin("elementwise_add_f32"))
+    assert add.arch == "sm_90" and add.device == 0 and add.label == str(cubin("elementwise_add"))
     assert isinstance(add.elementwise_add, cutec.HostFunction)
     assert "elementwise_add" in dir(add) and add.manifest.startswith("cutec-manifest 1")
     with pytest.raises(AttributeError, match="has no host function 'nope'"):
         add.nope
     with pytest.raises(cutec.NotFound):
         add.host("nope")
-    with open(cubin("elementwise_add_f32"), "rb") as f:
+    with open(cubin("elementwise_add"), "rb") as f:
         assert cutec.load(f.read()).hosts == add.hosts
 
 

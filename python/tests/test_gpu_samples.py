@@ -72,17 +72,19 @@ def test_vector_add(gpu, load, n):
         assert_refused_untouched(torch, lambda: k(a, b, c.half(), grid=1, block=256), c)
 
 
-# ---- elementwise adds (f16 and f32, three host functions each) -----------------------------------------
+# ---- elementwise adds (three generic host functions, each for f16, f32 and bf16) --------------------
 
 ADD_HOSTS = ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
 
 
-@pytest.mark.parametrize("sample,dtype", [("elementwise_add", "float16"), ("elementwise_add_f32", "float32")])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
 @pytest.mark.parametrize("host", ADD_HOSTS)
-def test_elementwise_add(gpu, load, sample, dtype, host):
+def test_elementwise_add(gpu, load, dtype, host):
     torch = gpu
-    f = getattr(load(sample), host)
+    # One cubin: the call picks the instance of the tensors' dtype.
+    f = getattr(load("elementwise_add"), host)
     dt = getattr(torch, dtype)
+    vec = 16 // torch.tensor([], dtype=dt).element_size()
     for m, n in shapes([(16, 256), (2048, 2048), (1008, 2304), (16384, 4096)]):
         a = torch.randn(m, n, device="cuda", dtype=dt)
         b = torch.randn(m, n, device="cuda", dtype=dt)
@@ -99,12 +101,35 @@ def test_elementwise_add(gpu, load, sample, dtype, host):
         msg = assert_refused_untouched(torch, f, c, a, a, c)
         assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in msg
     else:
-        # The naive kernel guards its index and the vectorized one tiles by (1, 8): any M works.
+        # The naive kernel guards its index and the vectorized one tiles by (1, VEC): any M works.
         f(a, a, c)
         torch.cuda.synchronize()
         assert torch.equal(c, a + a), (host, 1000, 2048)
-    # Column-major: the host wants row-major rows (stride (?{div=8}, 1)).
+    # Column-major: the host wants row-major rows (stride (?{div=VEC}, 1)).
     assert "stride entry 0 = 1" in assert_refused_untouched(torch, f, c, a.t().contiguous().t(), a, c)
+    # A row length that is not a multiple of VEC = 16 / sizeof(T) (8 for f16 and bf16, 4 for f32).
+    a = torch.randn(16, 256 + vec // 2, device="cuda", dtype=dt)
+    c = torch.full_like(a, float("nan"))
+    assert f"must be a multiple of {vec}" in assert_refused_untouched(torch, f, c, a, a, c)
+
+
+@pytest.mark.parametrize("host", ADD_HOSTS)
+def test_elementwise_add_refuses_other_dtypes(gpu, load, host):
+    torch = gpu
+    f = getattr(load("elementwise_add"), host)
+    assert f.instances == [f"{host}<f16>", f"{host}<f32>", f"{host}<bf16>"]
+    a = torch.randn(16, 256, device="cuda", dtype=torch.float64)
+    c = torch.full_like(a, float("nan"))
+    msg = assert_refused_untouched(torch, f, c, a, a, c)
+    assert f"host `{host}` has no instance for T = f64 (from `mA`); it was compiled for T = f16; T = f32; T = bf16" in msg
+    # Mixing element types where the source says they agree (all three are `tensor<T, ...>`).
+    h = torch.randn(16, 256, device="cuda", dtype=torch.float16)
+    c = torch.full((16, 256), float("nan"), device="cuda", dtype=torch.float32)
+    msg = assert_refused_untouched(torch, f, c, h, h, c)
+    assert "mixed element types for `T`: `mA` is f16 but `mC` is f32" in msg
+    # An instance by its own name takes only its type.
+    one = load("elementwise_add").host(f"{host}<f32>")
+    assert "dtype mismatch" in assert_refused_untouched(torch, one, c, h, h, c)
 
 
 # ---- elementwise_apply: mul and mul+relu in f16 ------------------------------------------------------

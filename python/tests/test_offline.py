@@ -17,7 +17,7 @@ PREFIX = "kernel argument mismatch: "
 def view(k, shape, dtype="f16", strides=None, nbytes="exact", offset=0):
     """A TensorView at fake address k (+offset bytes); nbytes: its layout's exact size by default."""
     strides = strides or row_major(shape)
-    size = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}[dtype]
+    size = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f64": 8}[dtype]
     if nbytes == "exact":
         nbytes = (sum((s - 1) * d for s, d in zip(shape, strides)) + 1) * size
     return cutec.TensorView(fake_ptr(k) + offset, dtype, shape, strides, nbytes)
@@ -40,15 +40,17 @@ def ew(cubin):
 def test_manifest_lists_hosts_and_kernels(cubin, ew):
     assert ew.arch == "sm_90" and ew.version == 1
     assert ew.hosts == ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
-    assert len(ew.kernels) == 3 and ew.text.startswith("cutec-manifest 1\narch sm_90\n")
+    # Three generic host functions, each for f16, f32 and bf16: nine kernels.
+    assert len(ew.kernels) == 9 and ew.text.startswith("cutec-manifest 1\narch sm_90\n")
     with open(cubin("elementwise_add"), "rb") as f:
         data = f.read()
     assert cutec.manifest(data).text == ew.text
     assert cutec.manifest(bytearray(data)).hosts == ew.hosts
     p = ew.host("elementwise_add")
     assert p.params[0] == ("mA", "tensor<f16, gmem, (?,?{div=8}):(?{div=8},1), align: 16>")
-    assert p.signature.startswith("host elementwise_add(mA: tensor<f16")
-    assert len(p.launches) == 1
+    assert p.signature.startswith("host elementwise_add<f16>(mA: tensor<f16")
+    assert p.instances == ["elementwise_add<f16>", "elementwise_add<f32>", "elementwise_add<bf16>"]
+    assert p.name == "elementwise_add" and len(p.launches) == 1
 
 
 def test_manifest_absent_and_unreadable(tmp_path):
@@ -97,10 +99,11 @@ def test_accepted_call_returns_its_launches(ew):
 def test_every_refusal_names_the_parameter(ew):
     add = ew.host("elementwise_add").check
     ok = [view(k, (2048, 2048)) for k in range(3)]
-    host = "host `elementwise_add` parameter"
+    # The f16 instance's checks (the tensors' dtype selected it) name it.
+    host = "host `elementwise_add<f16>` parameter"
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), "f32")) == (
-        PREFIX + f"{host} `mC` (argument 2): dtype mismatch: the host expects f16 elements but the view has f32")
-    assert refusal(add, ok[0], ok[1]) == PREFIX + "host `elementwise_add` takes 3 parameters (mA, mB, mC) but 2 arguments were given"
+        PREFIX + "host `elementwise_add`: mixed element types for `T`: `mA` is f16 but `mC` is f32 (both are declared `tensor<T, ...>`)")
+    assert refusal(add, ok[0], ok[1]) == PREFIX + "host `elementwise_add<f16>` takes 3 parameters (mA, mB, mC) but 2 arguments were given"
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), offset=8)) == (
         PREFIX + f"{host} `mC` (argument 2): misaligned pointer: {fake_ptr(2) + 8:#x} is not a multiple of 16 bytes (the host's `align: 16`)")
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), nbytes=1000)) == (
@@ -117,15 +120,70 @@ def test_every_refusal_names_the_parameter(ew):
         PREFIX + f"{host} `mC` (argument 2): rank mismatch: the kernel expects a rank-2 tensor with layout (?,?):(?,1)")
     assert refusal(add, ok[0], ok[1], 7) == (
         PREFIX + f"{host} `mC` (argument 2): the host expects a tensor (tensor<f16, gmem, (?,?{{div=8}}):(?{{div=8}},1), align: 16>) but got a i64 scalar")
+    # Read before an instance is selected: named by the generic name.
     assert refusal(add, ok[0], ok[1], "c") == (
-        PREFIX + f"{host} `mC` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
+        PREFIX + "host `elementwise_add` parameter `mC` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
         "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView")
+
+
+def test_generic_hosts_pick_the_instance_by_dtype(ew):
+    """samples/elementwise_add.cute: `host elementwise_add<T: f16 | f32 | bf16>`, one cubin."""
+    for dtype, vec, kernel in [("f16", 8, "elementwise_add_kernel"), ("f32", 4, "elementwise_add_kernel_1"),
+                               ("bf16", 8, "elementwise_add_kernel_2")]:
+        (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048), dtype) for k in range(3)))
+        # The TV tile is (16, 32 * VEC): 2048 * 2048 / (16 * 32 * VEC) blocks.
+        assert (l["kernel"], l["grid"][0]) == (kernel, 2048 * 2048 // (16 * 32 * vec))
+        (v,) = ew.host("vectorized_elementwise_add").check(*(view(k, (64, 1024), dtype) for k in range(3)))
+        assert v["views"][0]["shape"][:2] == [1, vec]
+        # The row length must be a multiple of VEC (`?{div=16 / sizeof(T)}`).
+        assert f"must be a multiple of {vec}" in refusal(ew.host("elementwise_add").check, *(view(k, (16, 256 + vec // 2), dtype) for k in range(3)))
+        # An instance by its own name takes its type only.
+        assert ew.host(f"elementwise_add<{dtype}>").check(*(view(k, (16, 256), dtype) for k in range(3)))
+    for host in ("naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"):
+        assert refusal(ew.host(host).check, *(view(k, (16, 256), "f64") for k in range(3))) == (
+            PREFIX + f"host `{host}` has no instance for T = f64 (from `mA`); it was compiled for T = f16; T = f32; T = bf16 "
+            f"(`{host}<...>` in the source lists the types to compile for)")
+        assert refusal(ew.host(host).check, view(0, (16, 256), "bf16"), view(1, (16, 256), "f16"), view(2, (16, 256), "bf16")) == (
+            PREFIX + f"host `{host}`: mixed element types for `T`: `mA` is bf16 but `mB` is f16 (both are declared `tensor<T, ...>`)")
+    assert "dtype mismatch: the host expects f32 elements but the view has f16" in \
+        refusal(ew.host("elementwise_add<f32>").check, *(view(k, (16, 256)) for k in range(3)))
+    with pytest.raises(cutec.NotFound):
+        ew.host("elementwise_add<f64>")
+
+
+# Two instances of `host scale<T: f16 | f32>(x: tensor<T, gmem, (?):(1)>, a: T)`: the scalar is a `T`.
+SCALE = "".join(
+    f"kernel k{i}\nparam x tensor elem={t} space=gmem align={n} rank=1 shape=? stride=1\nparam a scalar elem={t}\nend\n"
+    for i, (t, n) in enumerate([("f16", 2), ("f32", 4)])) + "".join(
+    f"host scale<{t}>\nparam x tensor elem={t} space=gmem align={n} rank=1 shape=? stride=1\nparam a scalar elem={t}\n"
+    f"instance scale\ntypearg T {t} x\nlaunches k{i}\nlaunch k{i}\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\n"
+    f"arg tensor 0 | 0 | $0\narg scalar {t} | $1\nendlaunch\nend\n"
+    for i, (t, n) in enumerate([("f16", 2), ("f32", 4)]))
+
+
+def test_generic_scalars_take_the_selected_instances_type():
+    m = cutec.parse_manifest("cutec-manifest 1\narch sm_90\n" + SCALE)
+    assert m.hosts == ["scale"]
+    scale = m.host("scale")
+    # A Python float becomes a T of the instance the tensor selects: f16 bits, or an f32.
+    (l,) = scale.check(view(0, (64,), "f16"), 1.5)
+    assert (l["kernel"], l["args"][-1]) == ("k0", ("b16", 0x3E00))
+    (l,) = scale.check(view(0, (64,), "f32"), 1.5)
+    assert (l["kernel"], l["args"][-1]) == ("k1", ("f32", 1.5))
+    scale.prepare(view(0, (64,), "f32"), 1.5)
+    scale.prepare(view(0, (64,), "f16"), 1.5)
+    assert "has no instance for T = bf16 (from `x`)" in refusal(scale.check, view(0, (64,), "bf16"), 1.5)
+    # A corrupt instance record makes the generic unusable, never a wrong selection.
+    bad = cutec.parse_manifest("cutec-manifest 1\narch sm_90\n" + SCALE.replace("typearg T f32 x", "typearg T f32 a"))
+    with pytest.raises(cutec.Error, match="generic host function `scale`: instance `scale<f32>` has no `typearg` line"):
+        bad.host("scale")
+    assert bad.host("scale<f16>").check(view(0, (64,), "f16"), 1.5)
 
 
 def test_partial_tiles_and_requires_are_refused(cubin, ew):
     tiles = [view(k, (1000, 2048)) for k in range(3)]
     assert refusal(ew.host("elementwise_add").check, *tiles) == (
-        PREFIX + "host `elementwise_add`: mA extent 1000 (mode 0) is not a multiple of the tile 16 "
+        PREFIX + "host `elementwise_add<f16>`: mA extent 1000 (mode 0) is not a multiple of the tile 16 "
         "(a run-time extent tiled by 16); this kernel has no tail handling")
     apply = cutec.manifest(cubin("elementwise_apply"))
     for name in ("elementwise_mul", "elementwise_mul_relu"):
@@ -217,7 +275,7 @@ def test_cuda_array_interface(ew):
     for obj, why in cases:
         assert refusal(add, cai[0], cai[1], obj) == PREFIX + f"host `elementwise_add` parameter `mC` (argument 2): {why}"
     f32 = ArrayInterface(fake_ptr(2), (2048, 2048), typestr="<f4")
-    assert "dtype mismatch: the host expects f16 elements but the view has f32" in refusal(add, cai[0], cai[1], f32)
+    assert "mixed element types for `T`: `mA` is f16 but `mC` is f32" in refusal(add, cai[0], cai[1], f32)
 
 
 @pytest.mark.parametrize("versioned", [False, True])
@@ -245,7 +303,8 @@ def test_dlpack_exchange_api_is_the_fast_path(ew):
     assert ExchangeTensor.calls == before + 3
     assert l["args"][5] == ("ptr", fake_ptr(1))
     bf16 = ExchangeTensor(fake_ptr(2), (2048, 2048), dtype="bf16")
-    assert "the host expects f16 elements but the view has bf16" in refusal(add, bf16, bf16, bf16)
+    assert add(bf16, bf16, bf16)[0]["kernel"] == "elementwise_add_kernel_2"    # the bf16 instance
+    assert "the host expects f16 elements but the view has bf16" in refusal(ew.host("elementwise_add<f16>").check, bf16, bf16, bf16)
 
 
 def test_tensor_views():
@@ -376,7 +435,7 @@ def test_print_tensor_forms():
 
 
 def test_a_producer_calling_back_does_not_deadlock(cubin):
-    plan = cutec.manifest(cubin("elementwise_add_f32")).host("elementwise_add")
+    plan = cutec.manifest(cubin("elementwise_add")).host("elementwise_add")
     inner = [view(k, (16, 256), "f32") for k in range(3)]
 
     class Reentrant:

@@ -15,14 +15,23 @@ use crate::checked::Arg;
 use crate::device::Stream;
 use crate::error::{Result, RuntimeError};
 use crate::kernel::Kernel;
+use crate::manifest::Manifest;
 use crate::module::Module;
+use crate::generic::HostGroup;
 use crate::plan::{HostPlan, HostSig, HostStep, PlanScratch, PlannedLaunch};
 
 /// A host function of a loaded module, ready to call. Cheap to clone (shares its kernels and
 /// buffers); keeps the module loaded.
 #[derive(Clone)]
 pub struct HostFn {
-    inner: Arc<HostInner>,
+    inner: Arc<HostGroupInner>,
+}
+
+/// A host function, or every instance of a generic one (`host add<T: f16 | f32>`): a call
+/// selects the instance by its arguments' dtypes ([`crate::generic`]).
+struct HostGroupInner {
+    group: HostGroup,
+    instances: Vec<HostInner>,
 }
 
 struct HostInner {
@@ -42,12 +51,18 @@ struct CallState {
 impl Module {
     /// The host function `name` of this module's manifest. Errors: no manifest, no such host
     /// function (the message lists those there are), or a plan that does not match the module's
-    /// kernels. Each launched kernel is looked up once here.
+    /// kernels. Each launched kernel is looked up once here. A generic host function's name gives
+    /// all its instances, selected per call by the arguments' dtypes; `add<f16>` gives one instance.
     pub fn host(&self, name: &str) -> Result<HostFn> {
         let m = self.manifest().ok_or_else(|| {
             RuntimeError::NoManifest(format!("{} has no cutec manifest, so it has no host functions", self.label()))
         })?;
-        let plan = HostPlan::new(m, name)?;
+        let group = HostGroup::new(m, name)?;
+        let instances = group.plans().iter().map(|p| self.host_instance(p.clone())).collect::<Result<Vec<_>>>()?;
+        Ok(HostFn { inner: Arc::new(HostGroupInner { group, instances }) })
+    }
+
+    fn host_instance(&self, plan: HostPlan) -> Result<HostInner> {
         let mut kernels: Vec<Kernel> = Vec::with_capacity(plan.sig().launches.len());
         for l in &plan.sig().launches {
             let k = match kernels.iter().find(|k| k.name() == l.kernel) {
@@ -57,29 +72,52 @@ impl Module {
             kernels.push(k);
         }
         let state = Mutex::new(CallState { scratch: PlanScratch::default(), cache: CallCache::new(&plan) });
-        Ok(HostFn { inner: Arc::new(HostInner { plan, kernels, state }) })
+        Ok(HostInner { plan, kernels, state })
     }
 
-    /// Names of the host functions in the manifest (empty without one).
+    /// Names of the host functions in the manifest, a generic one once (empty without one).
     pub fn host_names(&self) -> Vec<String> {
-        self.manifest().map(|m| m.hosts.iter().map(|h| h.name.clone()).collect()).unwrap_or_default()
+        self.manifest().map(Manifest::host_names).unwrap_or_default()
     }
 }
 
 impl HostFn {
-    /// The host function's signature and launch plan.
+    /// The host function's signature and launch plan (a generic one's first instance: see
+    /// [`HostFn::instances`]).
     pub fn signature(&self) -> &HostSig {
-        self.inner.plan.sig()
+        self.inner.instances[0].plan.sig()
     }
 
-    /// The pure plan (no driver).
+    /// The pure plan (no driver); a generic host function's first instance.
     pub fn plan(&self) -> &HostPlan {
-        &self.inner.plan
+        &self.inner.instances[0].plan
+    }
+
+    /// The name it was looked up by (`add` for every instance of a generic `add`).
+    pub fn name(&self) -> &str {
+        self.inner.group.name()
+    }
+
+    /// Whether this is a generic host function whose instance each call selects.
+    pub fn is_generic(&self) -> bool {
+        self.inner.group.is_generic()
+    }
+
+    /// The signature of every instance (one for an ordinary host function).
+    pub fn instances(&self) -> impl Iterator<Item = &HostSig> {
+        self.inner.instances.iter().map(|i| i.plan.sig())
+    }
+
+    /// The index (in [`HostFn::instances`]) of the instance a call with `args` uses; refused when
+    /// their dtypes select none (pure).
+    pub fn select(&self, args: &[Arg]) -> Result<usize> {
+        self.inner.group.select(args)
     }
 
     /// Checks `args` and evaluates the plan without launching: what [`HostFn::call`] would launch.
     pub fn check(&self, args: &[Arg]) -> Result<Vec<PlannedLaunch>> {
-        self.inner.plan.evaluate(args)
+        let i = self.inner.group.select(args)?;
+        self.inner.instances[i].plan.evaluate(args)
     }
 
     /// Calls the host function on `stream` (asynchronously): checks every argument against the
@@ -88,7 +126,10 @@ impl HostFn {
     /// stay inside its host tensor, dynamic values must fit the kernels' i32), then launches each
     /// kernel. Any refusal is an `Err` before the first launch.
     pub fn call(&self, stream: &Stream, args: &[Arg]) -> Result<()> {
-        let inner = &*self.inner;
+        let inner = match self.inner.instances.as_slice() {
+            [one] if !self.inner.group.is_generic() => one,
+            all => &all[self.inner.group.select(args)?],
+        };
         // Contended (another thread is calling): evaluate in a fresh buffer rather than wait.
         let mut local;
         let mut guard = inner.state.try_lock().ok();
@@ -140,6 +181,6 @@ fn launch_one(inner: &HostInner, li: usize, stream: &Stream, cfg: crate::launch:
 
 impl fmt::Debug for HostFn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HostFn").field("name", &self.signature().name).finish()
+        f.debug_struct("HostFn").field("name", &self.name()).field("instances", &self.inner.instances.len()).finish()
     }
 }

@@ -83,6 +83,7 @@ pub mod dlpack;
 pub mod driver;
 pub mod elf;
 mod error;
+pub mod generic;
 pub mod f16;
 mod graph;
 mod host;
@@ -97,9 +98,10 @@ pub mod rng;
 mod timing;
 
 pub use checked::{check_args, check_args_into, Arg, TensorView};
+pub use generic::HostGroup;
 pub use graph::Graph;
 pub use host::HostFn;
-pub use plan::{Assert, Cond, Expr, HostPlan, HostSig, HostStep, LaunchPlan, PlanArg, PlannedLaunch, Require};
+pub use plan::{Assert, Cond, Expr, HostPlan, HostSig, HostStep, LaunchPlan, PlanArg, PlannedLaunch, Require, TypeArgSig};
 pub use manifest::{DType, IntTuple, KernelSig, Manifest, ParamKind, ParamSig, Space, TensorSig};
 
 pub use device::{Device, Stream};

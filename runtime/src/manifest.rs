@@ -720,6 +720,32 @@ impl Manifest {
                         }
                     }
                 }
+                // An instance of a generic host function: `instance NAME`, then per type
+                // parameter `typearg T DTYPE PARAM...` (after the `param` lines). A malformed one
+                // makes this host unusable, never a wrongly selected one.
+                Some("instance") => {
+                    if let Some(Open::Host(h, _, _)) = &mut open {
+                        match fields[1..] {
+                            [g] if h.generic.is_none() => h.generic = Some(g.to_string()),
+                            _ => {
+                                h.plan_error.get_or_insert(format!("line {no}: bad `instance` line `{line}` (expected one per host: `instance NAME`)"));
+                            }
+                        }
+                    }
+                }
+                Some("typearg") => {
+                    if let Some(Open::Host(h, _, _)) = &mut open {
+                        match crate::plan::TypeArgSig::parse(&fields[1..], &h.params) {
+                            Ok(t) if h.type_args.iter().any(|o| o.name == t.name) => {
+                                h.plan_error.get_or_insert(format!("line {no}: a second `typearg {}`", t.name));
+                            }
+                            Ok(t) => h.type_args.push(t),
+                            Err(e) => {
+                                h.plan_error.get_or_insert(format!("line {no}: {e}"));
+                            }
+                        }
+                    }
+                }
                 Some("launches") => {
                     if let (Some(Open::Host(h, _, _)), Some(k)) = (&mut open, fields.get(1)) {
                         h.launches_kernels.push(k.to_string());
@@ -799,9 +825,28 @@ impl Manifest {
         self.kernels.iter().find(|k| k.name == name)
     }
 
-    /// The host function named `name`.
+    /// The host function named `name` (an instance of a generic one by its own name, `add<f16>`).
     pub fn host(&self, name: &str) -> Option<&HostSig> {
         self.hosts.iter().find(|h| h.name == name)
+    }
+
+    /// The instances of generic host function `name` (`instance NAME` blocks), in manifest order;
+    /// empty when there is no such generic.
+    pub fn host_instances(&self, name: &str) -> Vec<&HostSig> {
+        self.hosts.iter().filter(|h| h.generic.as_deref() == Some(name)).collect()
+    }
+
+    /// The names a host function is called by: each non-generic host function, and each generic
+    /// one once (its instances are also found by their own names, `add<f16>`).
+    pub fn host_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for h in &self.hosts {
+            let name = h.generic.as_ref().unwrap_or(&h.name);
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+        out
     }
 }
 

@@ -881,6 +881,44 @@ pub struct HostSig {
     pub asserts: Vec<Assert>,
     /// Launches and prints in source order (`HostStep::Launch(i)` is `launches[i]`).
     pub steps: Vec<HostStep>,
+    /// For an instance of a generic host function (`host add<T: f16 | f32>`, named `add<f16>`):
+    /// the generic's name (`instance add`).
+    pub generic: Option<String>,
+    /// The instance's type arguments (`typearg T f16 mA mB mC`).
+    pub type_args: Vec<TypeArgSig>,
+}
+
+/// One type argument of an instance of a generic host function: type parameter `name` is `dtype`,
+/// the element type of the tensor parameters `params` (indices).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeArgSig {
+    /// The type parameter (`T`).
+    pub name: String,
+    /// Its element type in this instance.
+    pub dtype: DType,
+    /// The tensor parameters declared with element type `name`.
+    pub params: Vec<usize>,
+}
+
+impl TypeArgSig {
+    /// Parses the fields after `typearg` (`T f16 mA mB`) against the host's parameters read so far.
+    pub(crate) fn parse(rest: &[&str], params: &[ParamSig]) -> std::result::Result<TypeArgSig, String> {
+        let [name, dtype, names @ ..] = rest else { return Err("`typearg` needs a name, an element type and parameters".into()) };
+        let dtype = DType::from_name(dtype).ok_or_else(|| format!("`typearg {name}`: unknown element type `{dtype}`"))?;
+        if names.is_empty() {
+            return Err(format!("`typearg {name}` names no parameter"));
+        }
+        let mut idx = Vec::with_capacity(names.len());
+        for n in names {
+            let i = params.iter().position(|p| p.name == *n).ok_or_else(|| format!("`typearg {name}`: no parameter `{n}` (before this line)"))?;
+            match &params[i].kind {
+                ParamKind::Tensor(t) if t.elem == dtype => idx.push(i),
+                ParamKind::Tensor(t) => return Err(format!("`typearg {name} {dtype}`: parameter `{n}` has element type {}", t.elem)),
+                ParamKind::Scalar(_) => return Err(format!("`typearg {name}`: parameter `{n}` is not a tensor")),
+            }
+        }
+        Ok(TypeArgSig { name: name.to_string(), dtype, params: idx })
+    }
 }
 
 /// Where a dynamic value `$k` comes from.
@@ -918,6 +956,8 @@ impl HostSig {
             requires: Vec::new(),
             asserts: Vec::new(),
             steps: Vec::new(),
+            generic: None,
+            type_args: Vec::new(),
         }
     }
 
@@ -1125,10 +1165,7 @@ impl HostPlan {
     /// The plan of host function `name` of manifest `m`; an error when there is none or its plan
     /// is unusable (the message says why).
     pub fn new(m: &Manifest, name: &str) -> Result<HostPlan> {
-        let sig = m.host(name).ok_or_else(|| RuntimeError::HostNotFound {
-            name: name.to_string(),
-            available: m.hosts.iter().map(|h| h.name.clone()).collect(),
-        })?;
+        let sig = m.host(name).ok_or_else(|| RuntimeError::HostNotFound { name: name.to_string(), available: m.host_names() })?;
         HostPlan::from_sig(m, Arc::new(sig.clone()))
     }
 

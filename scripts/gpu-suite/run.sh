@@ -44,7 +44,6 @@ expect_order() {
     rows+=("$(printf '%-34s %-14s %4s' "grep:$name" "$s" "-")")
 }
 EW=cubin/elementwise_add.cubin
-EW32=cubin/elementwise_add_f32.cubin
 
 # --- issue 6 checks (manifest, checked launches, graphs, C ABI) ---
 check info                 $CR info
@@ -61,13 +60,10 @@ check c-typed-header       bin/typed_launch_c cubin/vector_add.cubin
 check plan-offline         $CR plan $EW elementwise_add --shape 2048x2048
 check host-f16-2048        $CR host-add $EW --m 2048 --n 2048 --iters 20
 check host-f16-16384       $CR host-add $EW --m 16384 --n 16384 --iters 20
-if [ -f "$EW32" ]; then
-    check host-f32-2048    $CR host-add $EW32 --m 2048 --n 2048 --iters 20
-    check host-f32-16384   $CR host-add $EW32 --m 16384 --n 16384 --iters 20
-    check host-f32-16384x8192 $CR host-add $EW32 --m 16384 --n 8192 --iters 20
-else
-    echo "=== f32: cubin/elementwise_add_f32.cubin absent (samples/elementwise_add_f32.cute not built): skipped"
-fi
+# The same cubin's f32 instances (the host functions are generic: the call picks by dtype).
+check host-f32-2048        $CR host-add $EW --dtype f32 --m 2048 --n 2048 --iters 20
+check host-f32-16384       $CR host-add $EW --dtype f32 --m 16384 --n 16384 --iters 20
+check host-f32-16384x8192  $CR host-add $EW --dtype f32 --m 16384 --n 8192 --iters 20
 check host-refuse-M1000    $CR host-refuse $EW elementwise_add --m 1000 --n 2048
 check host-c-example       bin/host_add_c $EW 2048 2048
 check host-rust-example    bin/host_add_rust $EW 2048 2048

@@ -34,7 +34,7 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
     "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "assert", "make_swizzle",
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
-    "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor",
+    "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -193,6 +193,22 @@ fn modes_list(a: &Arg) -> R<Vec<usize>> {
 pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Span) -> R<Value> {
     let lerr = |e| layout_err(e, span);
     match name {
+        // C++'s `sizeof(T)`: the bytes of an element type, or of a tensor's or fragment's elements.
+        "sizeof" => {
+            arity(name, &args, 1, 1, span, "sizeof(T)")?;
+            named(name, &args, "", &[])?;
+            let a = positional(&args)[0];
+            let t = match &a.value {
+                Value::Type(t) => *t,
+                Value::Tensor(t) => t.ty.elem,
+                Value::Frag(fr, _) => fr.elem,
+                other => {
+                    return Err(Diagnostic::error(format!("`sizeof` takes an element type, found {}", crate::diag::article(&other.kind())), a.span, "not a type")
+                        .with_help("write `sizeof(T)` with a type (`f16`, a type parameter, `x.element_type`)"))
+                }
+            };
+            Ok(Value::Int(Int::S(i64::from(t.size_bytes()))))
+        }
         "size" | "cosize" | "rank" | "depth" => {
             arity(name, &args, 1, 1, span, &format!("{name}(x)"))?;
             let mode = named(name, &args, "mode", &["mode"])?;

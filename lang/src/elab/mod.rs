@@ -15,6 +15,7 @@ mod asserts;
 pub(crate) mod builtins;
 mod copy_if;
 mod flow;
+mod generics;
 mod host_flow;
 mod mma;
 mod recast;
@@ -88,6 +89,15 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
             }
         }
     }
+    // Type parameters are checked as declared, before any instance is made.
+    for f in file.functions() {
+        if let Err(d) = generics::check_type_params(f) {
+            prog.diags.push(d);
+        }
+    }
+    if !prog.diags.is_empty() {
+        return (Err(prog.diags), prog.recorder);
+    }
     for f in file.functions() {
         let r = match f.kind {
             FnKind::Host => prog.host(f),
@@ -104,7 +114,7 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
 
 /// A kernel that can be compiled without a launch: no `const` parameters, every tensor typed fully.
 fn is_standalone(f: &Function) -> bool {
-    f.params.iter().all(|p| !p.is_const && !matches!(p.ty, TypeExpr::Tensor { layout: None, .. }))
+    f.type_params.is_empty() && f.params.iter().all(|p| !p.is_const && !matches!(p.ty, TypeExpr::Tensor { layout: None, .. }))
 }
 
 struct Program<'f> {
@@ -171,9 +181,10 @@ fn view_align(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
 
 impl<'f> Program<'f> {
     fn standalone_kernel(&mut self, f: &'f Function) -> R<()> {
+        let tys = self.param_types(f, &Vec::new())?;
         let mut args = Vec::new();
-        for p in &f.params {
-            match declared_tensor(&p.ty)? {
+        for (p, pty) in f.params.iter().zip(&tys) {
+            match declared_tensor(pty)? {
                 Some((elem, space, align, Some(layout))) => {
                     if space != MemSpace::Gmem {
                         return Err(Diagnostic::error("kernel tensor parameters must be in global memory", p.ty.span(), format!("{} tensor", space.name())).with_help("use `gmem`"));
@@ -182,7 +193,7 @@ impl<'f> Program<'f> {
                     args.push(Value::Tensor(TensorVal { ty, origin: Origin::Host { param: 0, offset: Int::ZERO } }));
                 }
                 Some(_) => unreachable!("standalone kernels have full tensor types"),
-                None => match resolve_type(&p.ty)? {
+                None => match resolve_type(pty)? {
                     Ty::Scalar(Scalar::I32) => args.push(Value::Int(Int::var(0, 1))),
                     Ty::Scalar(s) => args.push(Value::Scalar(s, 0)),
                     other => return Err(Diagnostic::error(format!("a kernel parameter cannot have type `{other}`"), p.ty.span(), "unsupported parameter type")),
@@ -230,12 +241,28 @@ impl<'f> Program<'f> {
         Ok(symbol)
     }
 
+    /// A host function; a generic one once per combination of its listed element types.
     fn host(&mut self, f: &'f Function) -> R<()> {
-        self.recorder.enter_host(&f.name.name);
-        let host = Frame::new(self, Mode::Host).host(f);
-        self.recorder.leave();
-        let host = host?;
-        self.module.hosts.push(host);
+        if f.type_params.is_empty() {
+            self.recorder.enter_host(&f.name.name);
+            let host = Frame::new(self, Mode::Host).host(f, &Vec::new());
+            self.recorder.leave();
+            self.module.hosts.push(host?);
+            return Ok(());
+        }
+        for b in generics::host_instances(f) {
+            let name = generics::instance_name(f, &b);
+            self.recorder.enter_host(&name);
+            let host = Frame::new(self, Mode::Host).host(f, &b);
+            self.recorder.leave();
+            let mut host = host.map_err(|d| {
+                let list = b.iter().map(|(n, s)| format!("{n} = {}", s.name())).collect::<Vec<_>>().join(", ");
+                d.with_secondary(f.name.span, format!("in `{}` with {list}", f.name.name))
+            })?;
+            host.name = name;
+            host.instance = Some(generics::host_instance(f, &b));
+            self.module.hosts.push(host);
+        }
         Ok(())
     }
 }
@@ -375,6 +402,11 @@ impl<'p, 'f> Frame<'p, 'f> {
         if let Some(ret) = &f.ret {
             return Err(Diagnostic::error("a kernel cannot return a value", ret.span(), "return type here").with_help("write results into a tensor parameter"));
         }
+        if !f.type_params.is_empty() {
+            let spanned: Vec<(&Value, Span)> = args.iter().map(|a| (a, f.span)).collect();
+            let b = generics::deduce(f, &spanned)?;
+            self.bind_types(f, &b);
+        }
         let mut params = Vec::new();
         for (p, a) in f.params.iter().zip(args) {
             if p.is_const {
@@ -418,17 +450,19 @@ impl<'p, 'f> Frame<'p, 'f> {
         Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, span: f.span })
     }
 
-    fn host(mut self, f: &Function) -> R<kir::Host> {
+    fn host(mut self, f: &Function, b: &generics::Bindings) -> R<kir::Host> {
         if let Some(ret) = &f.ret {
             return Err(Diagnostic::error("a host function cannot return a value", ret.span(), "return type here"));
         }
+        let tys = self.prog.param_types(f, b)?;
+        self.bind_types(f, b);
         let mut params = Vec::new();
-        for (index, p) in f.params.iter().enumerate() {
+        for (index, (p, pty)) in f.params.iter().zip(&tys).enumerate() {
             if p.is_const {
                 return Err(Diagnostic::error("host functions take no `const` parameters", p.span, "const parameter")
                     .with_help("use a top-level `const` item, or make it a parameter of the kernel"));
             }
-            match declared_tensor(&p.ty)? {
+            match declared_tensor(pty)? {
                 Some((elem, space, align, layout)) => {
                     let Some(layout) = layout else {
                         return Err(Diagnostic::error("host tensor parameters need a layout", p.ty.span(), "no layout")
@@ -452,7 +486,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     self.bind_at(&p.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Host { param: index, offset: Int::ZERO } }));
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
                 }
-                None => match resolve_type(&p.ty)? {
+                None => match resolve_type(pty)? {
                     Ty::Scalar(Scalar::I32) => {
                         let id = self.fresh(ValueTy::Scalar(Scalar::I32));
                         self.bind_at(&p.name, Value::Int(Int::var(id, 1)));
@@ -474,7 +508,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         self.fns.push(FnCtx::new(0, false, None));
         self.stmts(&f.body.stmts)?;
-        Ok(kir::Host { name: f.name.name.clone(), params, steps: self.steps, requires: self.requires, asserts: self.asserts, span: f.span })
+        Ok(kir::Host { name: f.name.name.clone(), instance: None, params, steps: self.steps, requires: self.requires, asserts: self.asserts, span: f.span })
     }
 
     // ----- statements ------------------------------------------------------------------------
@@ -669,10 +703,20 @@ impl<'p, 'f> Frame<'p, 'f> {
             return Err(Diagnostic::error(format!("`{}` takes {} but {} given", kernel.name, crate::diag::count(f.params.len(), "argument"), if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }), span, "wrong number of arguments")
                 .with_secondary(f.name.span, "kernel defined here"));
         }
+        let mut evaluated = Vec::with_capacity(args.len());
+        for a in args {
+            evaluated.push(self.expr(&a.value)?);
+        }
+        // The element types a generic kernel is instantiated with, from the tensors passed.
+        let bindings = {
+            let spanned: Vec<(&Value, Span)> = evaluated.iter().zip(args).map(|(v, a)| (v, a.value.span)).collect();
+            generics::deduce(f, &spanned)?
+        };
+        let tys = self.prog.param_types(f, &bindings)?;
         let mut values = Vec::new();
         let mut plan = Vec::new();
-        for (a, p) in args.iter().zip(&f.params) {
-            let v = self.expr(&a.value)?;
+        for ((a, p), (v, ty)) in args.iter().zip(&f.params).zip(evaluated.into_iter().zip(tys)) {
+            let p = &Param { ty, ..p.clone() };
             if p.is_const {
                 if !is_static_value(&v) {
                     return Err(Diagnostic::error(format!("`const` parameter `{}` needs a compile-time value", p.name.name), a.value.span, "known only at run time")
@@ -1046,6 +1090,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                 "shape" => Ok(Value::from_int_tuple(&f.shape)),
                 "element_type" => Ok(Value::Type(f.elem)),
                 _ => Err(unknown("fragments", "`shape` and `element_type`")),
+            },
+            // CuTe DSL's `dtype.width`: the element type's size in bits.
+            Value::Type(t) => match name.name.as_str() {
+                "width" => Ok(Value::Int(Int::S(8 * i64::from(t.size_bytes())))),
+                _ => Err(unknown("types", "`width` (bits; `sizeof(T)` gives bytes)")),
             },
             other => Err(Diagnostic::error(format!("{} has no fields", crate::diag::article(&other.kind())), name.span, "unknown field")),
         }

@@ -8,7 +8,7 @@
 //! cute-run checked CUBIN [--static SCALE_CUBIN] [--n N]
 //! cute-run graph CUBIN [--n N] [--replays R]
 //! cute-run plan CUBIN [HOST] [--shape MxN] [--scalar NAME=V]
-//! cute-run host-add CUBIN [--host NAME]... [--m M] [--n N] [--iters K]
+//! cute-run host-add CUBIN [--host NAME]... [--dtype f16|f32] [--m M] [--n N] [--iters K]
 //! cute-run host-refuse CUBIN HOST [--m M] [--n N]
 //! ```
 //!
@@ -38,7 +38,8 @@ usage:
   cute-run plan CUBIN [HOST] [--shape MxN[xK..]] [--scalar NAME=V]
                                     (a host function's launch plan; with --shape, evaluated for
                                      row-major tensors of that shape: no GPU needed)
-  cute-run host-add CUBIN [--host NAME]... [--m M] [--n N] [--iters K] [--seed S]
+  cute-run host-add CUBIN [--host NAME]... [--dtype f16|f32] [--m M] [--n N] [--iters K] [--seed S]
+                                            (a generic host: the instance of --dtype, default its first)
                                     (calls elementwise-add host functions on MxN tensors, checks
                                      every element, GB/s vs a device-to-device memcpy)
   cute-run host-refuse CUBIN HOST [--m M] [--n N]
@@ -545,11 +546,11 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
         return Ok(Outcome::Fail);
     };
     let hosts: Vec<&cute_runtime::HostSig> = match host {
-        Some(h) => match m.host(h) {
-            Some(s) => vec![s],
-            None => {
-                let names: Vec<&str> = m.hosts.iter().map(|h| h.name.as_str()).collect();
-                println!("FAIL: no host function `{h}` in {cubin}; host functions: {}", names.join(", "));
+        // A generic host function: every instance (`add<f16>`, `add<f32>`, ...).
+        Some(h) => match m.host(h).map(|s| vec![s]).unwrap_or_else(|| m.host_instances(h)) {
+            found if !found.is_empty() => found,
+            _ => {
+                println!("FAIL: no host function `{h}` in {cubin}; host functions: {}", m.host_names().join(", "));
                 return Ok(Outcome::Fail);
             }
         },
@@ -743,7 +744,11 @@ fn host_add(o: &Opts) -> Result<Outcome, RuntimeError> {
         println!("FAIL: {} has none of the host functions {}", o.cubin, ADD_HOSTS.join(", "));
         return Ok(Outcome::Fail);
     }
-    let dtype = host_dtype(&module, &names[0])?;
+    // A generic host function takes any of its instances' dtypes: the call selects the instance.
+    let dtype = match o.get("--dtype") {
+        Some(d) => DType::from_name(d).ok_or_else(|| RuntimeError::InvalidArgument(format!("--dtype {d}: not an element type")))?,
+        None => host_dtype(&module, &names[0])?,
+    };
     match dtype {
         DType::F16 => host_add_typed::<u16>(&stream, &module, &names, m, n, iters, seed, DType::F16),
         DType::F32 => host_add_typed::<f32>(&stream, &module, &names, m, n, iters, seed, DType::F32),
