@@ -84,6 +84,7 @@ pub mod driver;
 pub mod elf;
 mod error;
 pub mod f16;
+pub mod fastdiv;
 mod graph;
 mod host;
 mod host_offline;
