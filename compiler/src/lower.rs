@@ -79,6 +79,10 @@ fn escape(s: &str) -> String {
     r
 }
 
+/// Where the kernel's signature gets the parameters of its fast divisors, known once the body is
+/// written.
+const FAST_DIV_PARAMS: &str = "{FAST_DIV_PARAMS}";
+
 /// Which result of [`euclid`].
 #[derive(Clone, Copy, PartialEq)]
 enum Euclid {
@@ -135,6 +139,8 @@ pub struct CuteText {
     pub kernels: Vec<KernelText>,
     /// The `llvm.mlir.global` holding the manifest.
     pub manifest: String,
+    /// The manifest's text (what `--emit=manifest` prints).
+    pub manifest_text: String,
 }
 
 pub struct KernelText {
@@ -180,18 +186,22 @@ impl CuteText {
 pub fn lower_to_cute(module: &kir::Module, file_name: &str, source: &str, arch: &str) -> Result<CuteText, Vec<Diagnostic>> {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
+    let mut fast_divisors = Vec::new();
     for k in &module.kernels {
-        let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default() };
+        let vars = crate::plan::kernel_vars(k);
+        let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default(), vars, fast_divisors: Vec::new() };
         w.kernel();
         kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
+        fast_divisors.push(w.fast_divisors);
         errors.extend(w.errors);
     }
     if !errors.is_empty() {
         return Err(errors);
     }
     // The manifest travels inside the cubin: the runtime reads it from the ELF symbol table.
-    let manifest = crate::manifest::manifest_global(&crate::manifest::manifest_text(module, arch));
-    Ok(CuteText { kernels, manifest })
+    let manifest_text = crate::manifest::manifest_text(module, arch, &fast_divisors);
+    let manifest = crate::manifest::manifest_global(&manifest_text);
+    Ok(CuteText { kernels, manifest, manifest_text })
 }
 
 struct KernelWriter<'a> {
@@ -207,6 +217,11 @@ struct KernelWriter<'a> {
     /// Values known to be >= 0 (indices, extents, strides, counters) and > 0 (extents).
     non_negative_values: std::collections::HashSet<ValueId>,
     positive_values: std::collections::HashSet<ValueId>,
+    /// The kernel's dynamic ABI values by position (`$k`, as the manifest numbers them).
+    vars: HashMap<ValueId, usize>,
+    /// The run-time divisors divided by with a multiplier and a shift (design.md (n)): each one's
+    /// expression over the kernel's `$k`, in the order of the extra kernel parameters.
+    fast_divisors: Vec<String>,
 }
 
 fn v(id: ValueId) -> String {
@@ -352,7 +367,7 @@ impl KernelWriter<'_> {
         // the launch's dynamic shared memory.
         let dynamic = self.k.dynamic_smem_bytes();
         let attrs = if dynamic > 0 { format!(" attributes {{cute.dynamic_smem = {dynamic} : i64}}") } else { String::new() };
-        self.line(&format!("gpu.func @{}({}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
+        self.line(&format!("gpu.func @{}({}{FAST_DIV_PARAMS}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
         // The run-time values behind each tensor parameter's `?` entries.
         for p in &self.k.params {
@@ -375,6 +390,14 @@ impl KernelWriter<'_> {
         self.indent -= 1;
         let loc = self.loc(self.k.span);
         self.line(&format!("}} {loc}"));
+        // The multiplier and shift of each run-time divisor, after the declared parameters (the
+        // kernel ABI the manifest's `fastdiv` lines describe).
+        let mut extra = String::new();
+        for i in 0..self.fast_divisors.len() {
+            let sep = if self.k.params.is_empty() && i == 0 { "" } else { ", " };
+            let _ = write!(extra, "{sep}%fdm{i}: i32 {loc}, %fds{i}: i32 {loc}");
+        }
+        self.out = self.out.replacen(FAST_DIV_PARAMS, &extra, 1);
     }
 
     fn insts(&mut self, insts: &[Inst]) {
@@ -438,6 +461,23 @@ impl KernelWriter<'_> {
         if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(&key)) {
             return name.clone();
         }
+        if let Op::Div(x, y) | Op::Mod(x, y) = &*op {
+            if let Some(k) = self.fast_divisor(y) {
+                let q = self.fast_quotient(x, y, k, span);
+                let result = if matches!(&*op, Op::Div(..)) {
+                    q
+                } else {
+                    // The Euclidean remainder x - floor(x / y) * y, in 0..y for y > 0.
+                    let (xs, ys) = (self.int(x, span), self.int(y, span));
+                    let p = self.op(&format!("arith.muli {q}, {ys} : i32"), span);
+                    self.op(&format!("arith.subi {xs}, {p} : i32"), span)
+                };
+                if let Some(m) = self.memo.last_mut() {
+                    m.insert(key, result.clone());
+                }
+                return result;
+            }
+        }
         // The algebra's division is Euclidean (the remainder is never negative). Where both
         // operands are proven non-negative (coordinates, extents, thread indices) the cheaper
         // unsigned operations are exact; otherwise the signed Euclidean forms are built.
@@ -484,6 +524,61 @@ impl KernelWriter<'_> {
             m.insert(key, result.clone());
         }
         result
+    }
+
+    /// The position of `y` among the kernel's run-time divisors when division by it goes through a
+    /// multiplier and a shift the runtime computes: `y` is proven positive, not static (LLVM
+    /// divides by constants itself), and an expression over the kernel's parameters only (the
+    /// runtime evaluates it at launch, `$k` as in `require` lines).
+    fn fast_divisor(&mut self, y: &Int) -> Option<usize> {
+        if y.as_static().is_some() || !self.positive(y) {
+            return None;
+        }
+        let text = crate::plan::expr_text(y, &self.vars)?;
+        Some(match self.fast_divisors.iter().position(|t| *t == text) {
+            Some(k) => k,
+            None => {
+                self.fast_divisors.push(text);
+                self.fast_divisors.len() - 1
+            }
+        })
+    }
+
+    /// floor(x / y) for `y` the kernel's fast divisor `k` (multiplier `%fdmK`, shift `%fdsK`:
+    /// m = ceil(2^(31+l) / y), l = ceil(log2 y)): for 0 <= n < 2^31, n / y = mulhi(2n, m) >> l
+    /// (design.md (n)). A dividend not proven non-negative is folded first: with s = x >> 31 (all
+    /// ones when x < 0), floor(x / y) = (floor((x ^ s) / y)) ^ s, since x ^ s = -x - 1 >= 0 then.
+    /// Memoized as `x / y`, so `x % y` next to it reuses the quotient.
+    fn fast_quotient(&mut self, x: &Int, y: &Int, k: usize, span: Span) -> String {
+        let key = Int::D(Dyn { coef: 1, factors: Arc::from(vec![Atom::Op(Arc::new(Op::Div(x.clone(), y.clone())))]) });
+        if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(&key)) {
+            return name.clone();
+        }
+        let xs = self.int(x, span);
+        let sign = if self.non_negative(x) {
+            None
+        } else {
+            let c31 = self.int(&Int::S(31), span);
+            Some(self.op(&format!("arith.shrsi {xs}, {c31} : i32"), span))
+        };
+        let n = match &sign {
+            Some(s) => self.op(&format!("arith.xori {xs}, {s} : i32"), span),
+            None => xs,
+        };
+        let one = self.int(&Int::S(1), span);
+        let n2 = self.op(&format!("arith.shli {n}, {one} : i32"), span);
+        let wide = self.tmp();
+        let loc = self.loc(span);
+        self.line(&format!("{wide}:2 = arith.mului_extended {n2}, %fdm{k} : i32 {loc}"));
+        let q = self.op(&format!("arith.shrui {wide}#1, %fds{k} : i32"), span);
+        let q = match &sign {
+            Some(s) => self.op(&format!("arith.xori {q}, {s} : i32"), span),
+            None => q,
+        };
+        if let Some(m) = self.memo.last_mut() {
+            m.insert(key, q.clone());
+        }
+        q
     }
 
     /// Whether an index expression is provably >= 0: built from non-negative values (thread and

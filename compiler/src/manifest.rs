@@ -22,6 +22,9 @@ pub const MANIFEST_VERSION: u32 = 1;
 /// `host` block): a runtime that does not know the records must not read the plan, as it would
 /// carry out every branch.
 pub const MANIFEST_VERSION_HOST_FLOW: u32 = 2;
+/// The version of a manifest with a `fastdiv` line in a kernel block: such a kernel takes two
+/// more parameters per line, which a runtime that skipped the line would not pass.
+pub const MANIFEST_VERSION_FAST_DIV: u32 = 3;
 
 /// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
 /// on it being a multiple of N (the runtime refuses a value that is not).
@@ -71,15 +74,22 @@ fn params(ps: &[Param], out: &mut String) {
 /// ```
 ///
 /// One `kernel` block per kernel instance, named by its cubin symbol (with `smem N` when every
-/// launch must provide N bytes of dynamic shared memory); one `host` block per host
+/// launch must provide N bytes of dynamic shared memory, and a `fastdiv EXPR` line per run-time
+/// divisor of its index math, `fast_divisors[kernel index]`, see [`crate::lower`]); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
 /// it). A generic host function has one block per instance, named `NAME<f16>`, with an
 /// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
-pub fn manifest_text(module: &Module, arch: &str) -> String {
+pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
-    let version = if branches { MANIFEST_VERSION_HOST_FLOW } else { MANIFEST_VERSION };
+    let version = if fast_divisors.iter().any(|d| !d.is_empty()) {
+        MANIFEST_VERSION_FAST_DIV
+    } else if branches {
+        MANIFEST_VERSION_HOST_FLOW
+    } else {
+        MANIFEST_VERSION
+    };
     let mut out = format!("cutec-manifest {version}\narch {arch}\n");
-    for k in &module.kernels {
+    for (ki, k) in module.kernels.iter().enumerate() {
         let _ = writeln!(out, "kernel {}", k.symbol);
         params(&k.params, &mut out);
         // The dynamic shared memory every launch must provide (the kernel's shared-memory tensors
@@ -94,6 +104,12 @@ pub fn manifest_text(module: &Module, arch: &str) -> String {
             if let Some(line) = crate::plan::require_line(r, &vars) {
                 out.push_str(&line);
             }
+        }
+        // Each run-time divisor the kernel divides by with a multiplier and a shift: the runtime
+        // evaluates EXPR over the kernel's `$k` at launch and passes the two values after the
+        // declared parameters, in the order of these lines.
+        for d in fast_divisors.get(ki).into_iter().flatten() {
+            let _ = writeln!(out, "fastdiv {d}");
         }
         out.push_str("end\n");
     }

@@ -274,7 +274,9 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options,
         return done(Output::Text(cute_lang::pretty::print_file(&file)));
     }
     if stage == Stage::Manifest {
-        return done(Output::Text(crate::manifest::manifest_text(&kir, &options.arch)));
+        // Lowering decides which run-time divisors get a multiplier and a shift (`fastdiv` lines).
+        let cute = crate::lower::lower_to_cute(&kir, file_name, source, &options.arch).map_err(CompileError::Source)?;
+        return done(Output::Text(cute.manifest_text));
     }
     if stage == Stage::Header {
         return done(Output::Text(crate::header::header_text(&kir, file_name)));

@@ -38,10 +38,14 @@ def ew(cubin):
 # ---- manifests -----------------------------------------------------------------------------------
 
 def test_manifest_lists_hosts_and_kernels(cubin, ew):
-    assert ew.arch == "sm_90" and ew.version == 1
+    # Version 3: the naive and vectorized kernels divide by the row length with a multiplier and
+    # a shift (`fastdiv` lines), two parameters more each.
+    assert ew.arch == "sm_90" and ew.version == 3
     assert ew.hosts == ["naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"]
-    # Three generic host functions, each for f16, f32 and bf16: nine kernels.
-    assert len(ew.kernels) == 9 and ew.text.startswith("cutec-manifest 1\narch sm_90\n")
+    # Three generic host functions, each for f16, f32 and bf16: nine kernels; the naive and
+    # vectorized ones divide by run-time extents (fastdiv lines: manifest version 3).
+    assert len(ew.kernels) == 9 and ew.text.startswith("cutec-manifest 3\narch sm_90\n")
+    assert "kernel naive_elementwise_add_kernel\n" in ew.text and "\nfastdiv $1\nend\n" in ew.text
     with open(cubin("elementwise_add"), "rb") as f:
         data = f.read()
     assert cutec.manifest(data).text == ew.text
@@ -60,8 +64,8 @@ def test_manifest_absent_and_unreadable(tmp_path):
     assert e.value.status == "CUTE_ERROR_IO"
     assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
     with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest("cutec-manifest 3\n")
-    assert "manifest version 3 is newer than this runtime understands (2); update cute-runtime" in str(e.value)
+        cutec.parse_manifest("cutec-manifest 4\n")
+    assert "manifest version 4 is newer than this runtime understands (3); update cute-runtime" in str(e.value)
     with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
         cutec.manifest(42)
 

@@ -284,16 +284,16 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
 /// parameter, its position and the mismatch.
 pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
     check_args_named(&sig.name, "kernel", &sig.params, args, out)?;
-    if !sig.requires.is_empty() {
+    if !sig.requires.is_empty() || !sig.fast_divisors.is_empty() {
         // The kernel's `$k` are its dynamic ABI values: every flat argument but the pointers.
-        let vars: Vec<i64> = out
-            .iter().filter_map(KernelArg::dynamic_value)
-            .collect();
+        let vars = crate::fastdiv::vars_of(out);
         let sources = crate::plan::var_sources_of(&sig.params);
         for r in &sig.requires {
             r.check(&vars, &sig.params, &sources)
                 .map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;
         }
+        // The multiplier and shift of each run-time divisor, after the declared parameters.
+        crate::fastdiv::push_fast_divisors(sig, &vars, out).map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;
     }
     Ok(())
 }

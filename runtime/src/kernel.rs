@@ -180,11 +180,31 @@ impl Kernel {
     /// (its `smem` line, [`KernelSig::check_dynamic_smem`]). Pointers are
     /// passed through unchecked: a wrong pointer corrupts device memory, not
     /// host memory.
+    ///
+    /// A kernel whose manifest has `fastdiv` lines takes, after its declared
+    /// parameters, a multiplier and a shift per line ([`crate::fastdiv`]):
+    /// `args` may be the declared parameters only (the values are then
+    /// computed here from them) or the whole list, as [`Kernel::check`]
+    /// returns it.
     pub fn launch(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg]) -> Result<()> {
         cfg.validate()?;
         if let Some(sig) = self.sig.as_deref() {
             sig.check_dynamic_smem(cfg.shared_mem_bytes)?;
+            // The declared parameters only, of a kernel that divides by run-time values: the
+            // multiplier and shift of each divisor are computed here (`fastdiv` lines).
+            if !sig.fast_divisors.is_empty() && args.len() == crate::fastdiv::declared_abi_len(sig) {
+                let mut full = args.to_vec();
+                let vars = crate::fastdiv::vars_of(args);
+                crate::fastdiv::push_fast_divisors(sig, &vars, &mut full)
+                    .map_err(|m| RuntimeError::InvalidArgument(format!("kernel `{}`: {m}", self.name)))?;
+                return self.launch_full(stream, cfg, &full);
+            }
         }
+        self.launch_full(stream, cfg, args)
+    }
+
+    /// [`Kernel::launch`] with every kernel-ABI argument given.
+    fn launch_full(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg]) -> Result<()> {
         let device = self.module.device();
         if stream.device().ordinal() != device.ordinal() {
             return Err(RuntimeError::InvalidArgument(format!(

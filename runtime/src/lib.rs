@@ -85,6 +85,7 @@ pub mod elf;
 mod error;
 pub mod generic;
 pub mod f16;
+pub mod fastdiv;
 mod graph;
 mod host;
 mod host_offline;

@@ -39,6 +39,10 @@
 //!   kernel's shared-memory tensors, when they exceed the 48 KiB static limit), in
 //!   [`KernelSig::dynamic_smem_bytes`]; checked launches giving less are refused. A malformed
 //!   value fails the manifest.
+//! * `fastdiv EXPR` in a kernel block (version 3): the kernel divides its index math by `EXPR`
+//!   (over its `$k`) with a multiplier and a shift, two `u32` parameters per line after its
+//!   declared ones, in line order ([`KernelSig::fast_divisors`], [`crate::fastdiv`]). A malformed
+//!   line fails the manifest.
 //! * Forward compatibility: unknown record kinds and unknown `key=value`
 //!   attributes are ignored, so later versions can add records without
 //!   breaking old readers. A `host` block is parsed into
@@ -58,8 +62,10 @@ pub use crate::plan::{Assert, Cond, HostSig, HostStep, LaunchPlan, Require};
 pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// The newest manifest major version this reader understands. Version 2 is version 1 plus run-time
 /// `if` ... `endif` in host blocks; cutec writes it only for modules whose host functions branch,
-/// so that an older runtime refuses them rather than carrying out every branch.
-pub const MANIFEST_VERSION: u32 = 2;
+/// so that an older runtime refuses them rather than carrying out every branch. Version 3 adds
+/// `fastdiv` lines to kernel blocks: such a kernel takes two parameters per line that an older
+/// runtime would not pass; cutec writes it only for modules with such a kernel.
+pub const MANIFEST_VERSION: u32 = 3;
 
 /// Element types (cutec's scalar type names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -422,6 +428,10 @@ pub struct KernelSig {
     /// shared-memory tensors when they exceed the 48 KiB static limit; 0 when the line is absent).
     /// Launches giving less are refused ([`KernelSig::check_dynamic_smem`]).
     pub dynamic_smem_bytes: u32,
+    /// The run-time divisors of the kernel's index math (`fastdiv` lines, over its `$k`): each
+    /// adds two `u32` parameters after the declared ones, its multiplier and shift, which every
+    /// launch path computes ([`crate::fastdiv`]).
+    pub fast_divisors: Vec<crate::plan::Expr>,
 }
 
 impl KernelSig {
@@ -459,6 +469,10 @@ impl KernelSig {
                     }
                 }
             }
+        }
+        for i in 0..self.fast_divisors.len() {
+            out.push(format!("u32 fastdiv[{i}].multiplier"));
+            out.push(format!("u32 fastdiv[{i}].shift"));
         }
         format!("({})", out.join(", "))
     }
@@ -648,7 +662,7 @@ impl Manifest {
                     open = Some(if kw == "host" {
                         Open::Host(HostSig::new(name), None, Vec::new())
                     } else {
-                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0 })
+                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0, fast_divisors: Vec::new() })
                     });
                 }
                 Some("param") => match &mut open {
@@ -743,6 +757,17 @@ impl Manifest {
                             Err(e) => {
                                 h.plan_error.get_or_insert(format!("line {no}: {e}"));
                             }
+                        }
+                    }
+                }
+                // A run-time divisor of a kernel's index math: two more kernel parameters. Skipping
+                // one would launch the kernel with too few, so a malformed one fails the manifest.
+                Some("fastdiv") => {
+                    if let Some(Open::Kernel(k)) = &mut open {
+                        let rest = line.trim_start().strip_prefix("fastdiv").unwrap_or("");
+                        match crate::plan::Expr::parse(rest.trim()) {
+                            Ok(e) => k.fast_divisors.push(e),
+                            Err(e) => return Err(perr(no, format!("kernel `{}`: bad `fastdiv` line: {e}", k.name))),
                         }
                     }
                 }
@@ -884,12 +909,34 @@ mod tests {
         assert_eq!(m.hosts.len(), 1);
         assert!(m.kernels.is_empty());
         assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
-        let e = Manifest::parse("cutec-manifest 3\n").unwrap_err();
+        assert_eq!(Manifest::parse("cutec-manifest 3\n").unwrap().version, 3);
+        let e = Manifest::parse("cutec-manifest 4\n").unwrap_err();
         assert!(e.to_string().contains("newer than this runtime"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=q32 space=gmem align=4 shape=? stride=1\nend").is_err());
+    }
+
+    #[test]
+    fn fast_divisors() {
+        let text = "cutec-manifest 3\nkernel k\nparam a tensor elem=f16 space=gmem align=16 rank=2 shape=(?,?{div=8}) stride=(?{div=8},1)\n\
+                    fastdiv $1\nfastdiv (div $1 8)\nend\n";
+        let m = Manifest::parse(text).unwrap();
+        let k = m.kernel("k").unwrap();
+        assert_eq!(k.fast_divisors.len(), 2);
+        assert_eq!(k.fast_divisors[1].to_string(), "(div $1 8)");
+        assert_eq!(
+            k.abi(),
+            "(u64 a, i32 a.shape[0], i32 a.shape[1], i32 a.stride[0], u32 fastdiv[0].multiplier, u32 fastdiv[0].shift, \
+             u32 fastdiv[1].multiplier, u32 fastdiv[1].shift)"
+        );
+        assert_eq!(crate::fastdiv::declared_abi_len(k), 4);
+        // Skipping a divisor would launch the kernel with too few parameters: a bad line fails.
+        let e = Manifest::parse("cutec-manifest 3\nkernel k\nfastdiv (div $1\nend\n").unwrap_err();
+        assert!(e.to_string().contains("bad `fastdiv` line"), "{e}");
+        // In a host block it means nothing.
+        assert!(Manifest::parse("cutec-manifest 3\nhost h\nfastdiv $0\nend\n").is_ok());
     }
 
     #[test]

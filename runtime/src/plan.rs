@@ -1436,6 +1436,11 @@ impl HostPlan {
                     r.check(&vars, &kernel.params, &sources).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
                 }
             }
+            // The multiplier and shift of each run-time divisor of the kernel's index math.
+            if !kernel.fast_divisors.is_empty() {
+                let vars = crate::fastdiv::vars_of(&s.flat[start..]);
+                crate::fastdiv::push_fast_divisors(kernel, &vars, &mut s.flat).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
+            }
             s.launches.push((li, cfg, start..s.flat.len()));
         }
         Ok(())
