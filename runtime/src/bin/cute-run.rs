@@ -77,7 +77,7 @@ fn main() -> ExitCode {
             Ok(r) => r,
             Err(msg) => return usage_error(&msg),
         },
-        Some("host-add") => match Opts::parse(&args[1..], &["--host", "--m", "--n", "--iters", "--seed"]) {
+        Some("host-add") => match Opts::parse(&args[1..], &["--host", "--dtype", "--m", "--n", "--iters", "--seed"]) {
             Ok(o) => host_add(&o),
             Err(msg) => return usage_error(&msg),
         },
