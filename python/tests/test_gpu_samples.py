@@ -480,6 +480,35 @@ def test_mma_atom(gpu, load, host, sa, sb, din, dout, tol):
         assert float((c.double() - ref).abs().max() / ref.abs().max()) < tol
 
 
+def need_sm90a(torch):
+    """sm_90a cubins (wgmma) run on compute capability 9.0 devices only."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip(f"wgmma cubins are sm_90a: needs a Hopper GPU, found {torch.cuda.get_device_name()}")
+
+
+# samples/wgmma_atom.cute: one wgmma m64n128k16 bf16 -> f32 (32-byte swizzled tiles), and four
+# m64n64k16 f16 -> f32 along K = 64 over two warpgroups (128-byte swizzle): host, A, B, C shapes, dtype.
+WGMMA_ATOMS = [
+    ("wgmma_64x128x16", (64, 16), (128, 16), (64, 128), "bfloat16"),
+    ("wgmma_128x64x64_sw128", (128, 64), (64, 64), (128, 64), "float16"),
+]
+
+
+@pytest.mark.parametrize("host,sa,sb,sc,din", WGMMA_ATOMS, ids=[c[0] for c in WGMMA_ATOMS])
+def test_wgmma_atom(gpu, load, host, sa, sb, sc, din):
+    torch = gpu
+    need_sm90a(torch)
+    f = load("wgmma_atom").host(host)
+    for _ in range(5):
+        a = torch.randn(*sa, device="cuda").to(getattr(torch, din))
+        b = torch.randn(*sb, device="cuda").to(getattr(torch, din))
+        c = torch.full(sc, float("nan"), device="cuda", dtype=torch.float32)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        ref = a.double() @ b.double().T
+        assert float((c.double() - ref).abs().max() / ref.abs().max()) < 1e-5
+
+
 # GEMM operand layouts (samples/gemm_sm80.cute): how A and B are stored, the views passed (the
 # first the host's checks accept on a one-tile probe), and C = X @ Y of the stored operands.
 GEMM_LAYOUTS = {
