@@ -754,11 +754,16 @@ impl KernelWriter<'_> {
                     Some(n) => self.line(&format!("nvvm.cp.async.wait.group {n} {loc}")),
                 }
             }
-            Inst::Wgmma { dst, atom, a, a_ty, b, b_ty, c, span } => {
+            Inst::Wgmma { dst, atom, a, a_ty, b, b_ty, c, scale_d, span } => {
                 let (tc, td) = (self.ty(*c), self.ty(*dst));
+                let scale = scale_d.as_ref().map(|p| self.operand(p, Scalar::Bool, None, *span));
+                let (so, st) = match &scale {
+                    Some(p) => (format!(", {p}"), ", i1"),
+                    None => (String::new(), ""),
+                };
                 self.define(
                     *dst,
-                    &format!("\"cute.wgmma\"({}, {}, {}) {{atom = \"{}\"}} : ({}, {}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name, mlir_tensor(a_ty), mlir_tensor(b_ty)),
+                    &format!("\"cute.wgmma\"({}, {}, {}{so}) {{atom = \"{}\"}} : ({}, {}, {tc}{st}) -> {td}", v(*a), v(*b), v(*c), atom.name, mlir_tensor(a_ty), mlir_tensor(b_ty)),
                     *span,
                 );
             }

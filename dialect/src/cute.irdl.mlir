@@ -442,15 +442,17 @@ irdl.dialect @cute {
   // TV order. `cute-verify` checks that both tiles are canonical K-major GMMA layouts (a swizzle of
   // 32, 64 or 128-byte rows, or none); `cute-lower-to-gpu` makes the descriptors from the tensors'
   // addresses and layouts and emits the instruction. `d` is valid only after a
-  // `cute.warpgroup_wait_group` that covers it.
+  // `cute.warpgroup_wait_group` that covers it. With `scale_d` false, d = a * b (PTX's scale-d 0:
+  // c is not read).
   irdl.operation @wgmma {
     %atom = irdl.base "#builtin.string"
     %a = irdl.base @cute::@tensor
     %b = irdl.base @cute::@tensor
     %c = irdl.base "!builtin.vector"
     %d = irdl.base "!builtin.vector"
+    %scale_d = irdl.is i1
     irdl.attributes { "atom" = %atom }
-    irdl.operands(a: %a, b: %b, c: %c)
+    irdl.operands(a: %a, b: %b, c: %c, scale_d: optional %scale_d)
     irdl.results(d: %d)
   }
 

@@ -792,7 +792,9 @@ fn wgmma(b: &Builder, op: Op, a: &Lowered, bt: &Lowered) -> Result<(), Reported>
     let mut constraints: Vec<String> = (0..nc).map(|_| format!("={reg}")).collect();
     constraints.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
     constraints.extend((0..nc).map(|i| i.to_string()));
-    let mut operands = vec![desc_a, desc_b, b.const_int(1, "i32")];
+    // scale-d: 1 (D = A*B + D) unless the op's optional i1 says otherwise.
+    let scale = if ir::operand_count(op) > 3 { b.cast("arith.extui", ir::operand(op, 3), "i32") } else { b.const_int(1, "i32") };
+    let mut operands = vec![desc_a, desc_b, scale];
     operands.extend(c);
     let reg_ty = if f32_regs { "f32" } else { "i32" };
     let inline = b.create(

@@ -217,8 +217,13 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
         return Err(Diagnostic::error(format!("`gemm` takes a tiled MMA first, found {}", article(&p[0].value)), p[0].span, "not a tiled MMA"));
     };
     let atom = &tiled.atom;
+    let accumulate = named("gemm", args, "accumulate", &["accumulate"])?;
     if atom.is_wgmma() {
-        return wgmma_gemm(f, tiled, p, span);
+        return wgmma_gemm(f, tiled, p, accumulate, span);
+    }
+    if let Some(a) = accumulate {
+        return Err(Diagnostic::error(format!("`accumulate:` is a wgmma option (scale-d); {} always adds to C", atom.name), a.span, "not a wgmma atom")
+            .with_help("clear the accumulators with `fill(0.0)` instead"));
     }
     let (d, a, b, c) = if p.len() == 5 { (p[1], p[2], p[3], p[4]) } else { (p[1], p[2], p[3], p[1]) };
     let d = gemm_operand(d, MmaOperand::C, atom, "D")?;
@@ -300,8 +305,20 @@ fn wgmma_smem_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str
 /// A and B read from shared memory, the accumulators in registers. Asynchronous: the caller
 /// brackets it with `warpgroup_fence()` before and `warpgroup_commit_group()` /
 /// `warpgroup_wait_group(n)` after, as in CuTe.
-fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, span: Span) -> R<Value> {
+fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<&Arg>, span: Span) -> R<Value> {
     let atom = tiled.atom;
+    // `accumulate: false` (CuTe DSL's `tiled_mma.set(Field.ACCUMULATE, False)`, C++'s
+    // `accumulate_ = GMMA::ScaleOut::Zero`): the first k-block overwrites the accumulators.
+    let scale_d = match accumulate {
+        None => None,
+        Some(a) => {
+            let v = f.coerce(a.value.clone(), Scalar::Bool, a.span)?;
+            match f.operand(&v, Scalar::Bool, a.span)? {
+                crate::kir::Operand::Bool(true) => None,
+                other => Some(other),
+            }
+        }
+    };
     if p.len() == 5 {
         let same = matches!((&p[1].value, &p[4].value), (Value::Tensor(d), Value::Tensor(c)) if d == c);
         if !same {
@@ -345,7 +362,9 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, span: Span) -> R<Va
                 let c = f.fresh(ValueTy::Frag(ft.clone()));
                 f.emit(Inst::LoadFrag { dst: c, tensor: kernel_id(&cv)?, ty: cv.ty.clone(), span });
                 let dst = f.fresh(ValueTy::Frag(ft.clone()));
-                f.emit(Inst::Wgmma { dst, atom, a: kernel_id(&av)?, a_ty: av.ty.clone(), b: kernel_id(&bv)?, b_ty: bv.ty.clone(), c, span });
+                // Only the first k-block may overwrite; the later ones add to it.
+                let scale_d = if kk == 0 { scale_d.clone() } else { None };
+                f.emit(Inst::Wgmma { dst, atom, a: kernel_id(&av)?, a_ty: av.ty.clone(), b: kernel_id(&bv)?, b_ty: bv.ty.clone(), c, scale_d, span });
                 f.store_frag(&cv, &ft, dst, span)?;
             }
         }
