@@ -24,7 +24,8 @@ poisoned with NaN first, then timing):
   reduce_nd  sum over the middle mode of BxRxA fp32 (R = 256): torch.sum(dim=1), cutec's
              reduce_nd; GB/s = B*R*A*4/t
   gemm       C = A @ B (bf16, f16; C of the input type), 4096^3 and 8192^3: torch.matmul
-             (cuBLAS), cutec's samples/gemm_sm80.cute (TN, NT, NN); TFLOP/s = 2*M*N*K/t
+             (cuBLAS), cutec's samples/gemm_sm80.cute (TN, NT, NN) and samples/gemm_sm90.cute
+             (wgmma, TN; variant "sm90 gemm_tn_*"); TFLOP/s = 2*M*N*K/t
   compile    wall time of cute.compile (first and second), Triton first call (fresh cache)
   launch     host time per call over 1000 back-to-back calls on a tiny 16x256 fp32 add
              (cutec's goal: <= 4 us per call from Python with torch tensors)
@@ -833,6 +834,9 @@ def sec_gemm(ch):
             for dname, short in (("bfloat16", "bf16"), ("float16", "f16")):
                 host = f"gemm_{layout}_{short}"
                 impls = [("torch", f"matmul {layout}"), ("cutec", host)]
+                # The Hopper GEMM (samples/gemm_sm90.cute, wgmma; TN only; sm_90a cubin).
+                if layout == "tn":
+                    impls.append(("cutec", f"sm90 {host}"))
                 keys = [f"gemm|{impl}|{v}|{dname}|{M}x{N}x{K}" for impl, v in impls]
                 if all(k in ch.done for k in keys):
                     continue
@@ -848,12 +852,15 @@ def sec_gemm(ch):
                             calls = [(lambda a=a, b=b, c=c: torch.matmul(*mm(a, b), out=c)) for a, b, c in sets]
                         else:
                             env.need("cutec")
-                            m = env.cutec.module("gemm_sm80")
-                            if host not in m.hosts:
-                                raise NotApplicable(f"gemm_sm80.cubin has no {host}")
+                            cubin, name = ("gemm_sm90", v.split()[1]) if v.startswith("sm90 ") else ("gemm_sm80", v)
+                            if cubin == "gemm_sm90" and torch.cuda.get_device_capability() != (9, 0):
+                                raise NotApplicable("gemm_sm90.cubin is sm_90a (Hopper only)")
+                            m = env.cutec.module(cubin)
+                            if name not in m.hosts:
+                                raise NotApplicable(f"{cubin}.cubin has no {name}")
                             # The host takes the logical operands A (M, K) and B (N, K): X and Y^T
                             # of the views torch multiplies.
-                            calls = [cutec_call(m.host(host), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]
+                            calls = [cutec_call(m.host(name), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]
                         a, b, c = sets[0]
                         c.fill_(float("nan"))
                         out = calls[0]()

@@ -849,6 +849,28 @@ impl KernelWriter<'_> {
                     Some(n) => self.line(&format!("nvvm.cp.async.wait.group {n} {loc}")),
                 }
             }
+            Inst::Wgmma { dst, atom, a, a_ty, b, b_ty, c, scale_d, span } => {
+                let (tc, td) = (self.ty(*c), self.ty(*dst));
+                let scale = scale_d.as_ref().map(|p| self.operand(p, Scalar::Bool, None, *span));
+                let (so, st) = match &scale {
+                    Some(p) => (format!(", {p}"), ", i1"),
+                    None => (String::new(), ""),
+                };
+                self.define(
+                    *dst,
+                    &format!("\"cute.wgmma\"({}, {}, {}{so}) {{atom = \"{}\"}} : ({}, {}, {tc}{st}) -> {td}", v(*a), v(*b), v(*c), atom.name, mlir_tensor(a_ty), mlir_tensor(b_ty)),
+                    *span,
+                );
+            }
+            Inst::Warpgroup { op, span } => {
+                let loc = self.loc(*span);
+                match op {
+                    kir::WarpgroupOp::Fence => self.line(&format!("\"cute.warpgroup_fence\"() : () -> () {loc}")),
+                    kir::WarpgroupOp::CommitGroup => self.line(&format!("nvvm.wgmma.commit.group.sync.aligned {loc}")),
+                    kir::WarpgroupOp::WaitGroup(n) => self.line(&format!("\"cute.warpgroup_wait_group\"() {{n = {n} : i64}} : () -> () {loc}")),
+                    kir::WarpgroupOp::FenceProxyAsync => self.line(&format!("nvvm.fence.proxy {{kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}} {loc}")),
+                }
+            }
             Inst::Mma { dst, atom, a, b, c, span } => {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));
                 self.define(*dst, &format!("\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name), *span);

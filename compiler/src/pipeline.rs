@@ -46,6 +46,13 @@ impl Stage {
     }
 }
 
+/// The target a source file asks to be built for with a line `// cutec-build: --arch ARCH` (the
+/// samples that need sm_90a; scripts/gpu-suite/build.sh and the Python tests' fixture read the
+/// same line), else sm_90. `cutec build` itself does not read it: the `--arch` option decides.
+pub fn source_arch(source: &str) -> &str {
+    source.lines().find_map(|l| l.trim().strip_prefix("// cutec-build: --arch ")).map(str::trim).unwrap_or("sm_90")
+}
+
 /// GPU architectures cutec targets.
 pub const ARCHES: [&str; 3] = ["sm_90", "sm_90a", "sm_80"];
 
@@ -267,6 +274,9 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options,
     // The threads that compile kernels make their MLIR contexts while the front end runs.
     let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
     let (file, kir) = timings.time("front end", || cute_lang::front_end(source)).map_err(CompileError::Source)?;
+    if stage != Stage::Ast {
+        cute_lang::check_arch(&kir, &options.arch).map_err(CompileError::Source)?;
+    }
     let prints = kir.prints.clone();
     let done = |o: Output| Ok((o, prints.clone()));
     if stage == Stage::Ast {
@@ -340,10 +350,10 @@ mod tests {
         let mut samples: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cute")).collect();
         samples.sort();
         assert!(samples.len() >= 17, "samples not found in {dir}");
-        let options = Options::default();
         for path in samples {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
+            let options = Options { arch: source_arch(&source).to_string(), ..Options::default() };
             let cute = text(compile(&source, &name, Stage::Cute, &options).unwrap_or_else(|e| panic!("{name}: {e:?}")).output);
             let direct = text(compile(&source, &name, Stage::Gpu, &options).unwrap().output);
             let session = Session::new().unwrap();

@@ -274,11 +274,12 @@ mod tests {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
             let (_, kir) = cute_lang::front_end(&source).unwrap();
-            let cute = crate::lower::lower_to_cute(&kir, &name, &source, "sm_90").unwrap();
+            let arch = crate::pipeline::source_arch(&source);
+            let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch).unwrap();
             let libdevice = cute.uses_math().then(|| crate::ptxas::find_libdevice().unwrap());
             let ptx = |text: &str, math: bool| {
                 let library = if math { libdevice.as_deref() } else { None };
-                module_to_ptx(&session, text, &name, "sm_90", library, &mut KernelTimes::default()).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+                module_to_ptx(&session, text, &name, arch, library, &mut KernelTimes::default()).unwrap_or_else(|e| panic!("{name}: {e:?}"))
             };
             let one_module = ptx(&cute.module(), cute.uses_math());
             let count = cute.kernels.len();

@@ -275,6 +275,44 @@ pub enum Inst {
     /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
     /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
     Mma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
+    /// One warpgroup-wide, asynchronous tensor-core instruction (`wgmma.mma_async`, sm_90a):
+    /// `dst = a * b + c` with `a` (`a_ty`) and `b` (`b_ty`) one atom's tiles in shared memory (read
+    /// through matrix descriptors) and `c`/`dst` the thread's accumulator fragment. The result is
+    /// valid only after a `Warpgroup(WaitGroup)` that covers its group.
+    /// `scale_d`: when given and false, `dst = a * b` (the accumulators are not read: PTX's
+    /// scale-d 0), else `dst = a * b + c`.
+    Wgmma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, a_ty: TensorTy, b: ValueId, b_ty: TensorTy, c: ValueId, scale_d: Option<Operand>, span: Span },
+    /// A warpgroup or proxy synchronization: `wgmma.fence`, `wgmma.commit_group`,
+    /// `wgmma.wait_group N`, or `fence.proxy.async.shared::cta`.
+    Warpgroup { op: WarpgroupOp, span: Span },
+}
+
+/// The synchronizations around `wgmma` (CuTe DSL's `cute.nvgpu.warpgroup.fence/commit_group/
+/// wait_group` and `cute.arch.fence_proxy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpgroupOp {
+    /// `wgmma.fence.sync.aligned`: orders earlier register (accumulator) and shared-memory accesses
+    /// before the wgmma instructions that follow.
+    Fence,
+    /// `wgmma.commit_group.sync.aligned`: the wgmma instructions issued since the last commit form a group.
+    CommitGroup,
+    /// `wgmma.wait_group.sync.aligned N`: waits until at most N groups are in flight.
+    WaitGroup(u32),
+    /// `fence.proxy.async.shared::cta`: makes this thread's earlier shared-memory writes (stores,
+    /// `cp.async`) visible to the async proxy that wgmma reads through.
+    FenceProxyAsync,
+}
+
+impl WarpgroupOp {
+    /// The builtin that makes it.
+    pub fn builtin(self) -> &'static str {
+        match self {
+            WarpgroupOp::Fence => "warpgroup_fence",
+            WarpgroupOp::CommitGroup => "warpgroup_commit_group",
+            WarpgroupOp::WaitGroup(_) => "warpgroup_wait_group",
+            WarpgroupOp::FenceProxyAsync => "fence_proxy_async",
+        }
+    }
 }
 
 /// A `bool` computed by instructions of its own region (a loop's test, run before each trip).
@@ -498,6 +536,20 @@ pub const MAX_SMEM: u64 = 227 * 1024;
 /// acts on offsets from its allocation, spreads accesses over the banks as it would from address 0.
 pub const SMEM_ALIGN: u64 = 128;
 
+/// The most alignment a shared allocation gets (a 128-byte swizzle's period of 8 rows).
+pub const SMEM_MAX_ALIGN: u64 = 1024;
+
+/// Where an allocation of this type starts: [`SMEM_ALIGN`], and a swizzled one at a multiple of
+/// its swizzle's period in bytes (up to [`SMEM_MAX_ALIGN`]: 1024 for `S<3,3,3>` on 16-bit
+/// elements), so that the swizzle, which acts on offsets from the allocation, is also the swizzle
+/// of the absolute shared-memory address bits, as the wgmma matrix descriptors (and TMA) apply it.
+pub fn smem_alloc_align(ty: &TensorTy) -> u64 {
+    match ty.swizzle {
+        Some(sw) => (sw.size() as u64 * u64::from(ty.elem.size_bytes())).clamp(SMEM_ALIGN, SMEM_MAX_ALIGN),
+        None => SMEM_ALIGN,
+    }
+}
+
 /// One allocation's bytes as placed in shared memory.
 pub fn smem_alloc_bytes(ty: &TensorTy) -> u64 {
     smem_bytes(ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0), ty.elem.size_bytes(), ty.swizzle)
@@ -517,26 +569,31 @@ pub fn smem_bytes(cosize: i64, elem_bytes: u32, swizzle: Option<Swizzle>) -> u64
 }
 
 impl Kernel {
-    /// The bytes of all the kernel's shared-memory allocations, in program order.
+    /// The bytes of all the kernel's shared-memory allocations, placed one after another in
+    /// program order, each at its alignment ([`smem_alloc_align`]; cute-lower-to-gpu places them
+    /// by the same rule).
     pub fn smem_bytes(&self) -> u64 {
-        fn walk(insts: &[Inst]) -> u64 {
-            insts
-                .iter()
-                .map(|i| match i {
-                    Inst::Alloc { ty, .. } if ty.space == MemSpace::Smem => smem_alloc_bytes(ty),
-                    other => other.regions().into_iter().map(walk).sum(),
-                })
-                .sum()
+        fn walk(insts: &[Inst], at: &mut u64) {
+            for i in insts {
+                match i {
+                    Inst::Alloc { ty, .. } if ty.space == MemSpace::Smem => *at = at.div_ceil(smem_alloc_align(ty)) * smem_alloc_align(ty) + smem_alloc_bytes(ty),
+                    other => other.regions().into_iter().for_each(|r| walk(r, at)),
+                }
+            }
         }
-        walk(&self.body)
+        let mut at = 0;
+        walk(&self.body, &mut at);
+        at
     }
 
     /// The dynamic shared memory the compiler places the allocations in: all of them when they
     /// exceed what a kernel may declare statically, else none. A launch's `smem(BYTES)` comes on
     /// top of it.
+    /// Rounded up to [`SMEM_MAX_ALIGN`], so the launch's own region after it starts as aligned as
+    /// any allocation there may ask.
     pub fn dynamic_smem_bytes(&self) -> u64 {
         let b = self.smem_bytes();
-        if b > STATIC_SMEM_LIMIT { b } else { 0 }
+        if b > STATIC_SMEM_LIMIT { b.div_ceil(SMEM_MAX_ALIGN) * SMEM_MAX_ALIGN } else { 0 }
     }
 
     /// The bytes of the launch's `smem(BYTES)` region the kernel's tensors there reach (0 without

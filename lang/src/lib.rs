@@ -23,6 +23,29 @@ pub use parse::parse;
 pub use span::Span;
 
 /// Parses and elaborates a source file: the whole front end in one call.
+/// Refuses a module that uses instructions `arch` lacks: the wgmma atoms and their
+/// synchronizations exist only on sm_90a (Hopper's arch-specific target), not on sm_90 or sm_80.
+/// The error points at the first such use.
+pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic>> {
+    if arch == "sm_90a" {
+        return Ok(());
+    }
+    fn first(insts: &[kir::Inst]) -> Option<(String, span::Span)> {
+        insts.iter().find_map(|i| match i {
+            kir::Inst::Wgmma { atom, span, .. } => Some((format!("`gemm` with {}", atom.name), *span)),
+            kir::Inst::Warpgroup { op, span } if *op != kir::WarpgroupOp::FenceProxyAsync => Some((format!("`{}`", op.builtin()), *span)),
+            other => other.regions().into_iter().find_map(first),
+        })
+    }
+    for k in &module.kernels {
+        if let Some((what, span)) = first(&k.body) {
+            return Err(vec![Diagnostic::error(format!("{what} is a Hopper wgmma instruction, which needs the sm_90a target; this build is for {arch}"), span, format!("not available on {arch}"))
+                .with_help("build with `cutec build --arch sm_90a` (the cubin then runs on Hopper GPUs only)")]);
+        }
+    }
+    Ok(())
+}
+
 pub fn front_end(source: &str) -> Result<(ast::File, kir::Module), Vec<Diagnostic>> {
     let file = parse(source).map_err(|d| vec![d])?;
     let module = elab::elaborate(&file)?;

@@ -262,6 +262,15 @@ cases! {
     recast_in_host => "host h(a: tensor<f16, gmem, (?):(1), align: 16>) {\n    let w = recast(a, u32);\n}\n";
     fragment_over_register_budget => "kernel k(a: tensor<f16, gmem, (8):(1)>) {\n    let r = make_fragment((16, 32), f16);\n}\n";
 
+    // ----- wgmma (sm_90a) -------------------------------------------------------------------
+    wgmma_wrong_n => "host run(g: tensor<bf16, gmem, (64,16):(16,1)>) {\n    let atom = make_mma_atom(bf16, f32, shape: (64, 100, 16));\n}\n";
+    wgmma_op_and_shape_disagree => "host run(g: tensor<bf16, gmem, (64,16):(16,1)>) {\n    let atom = make_mma_atom(bf16, f32, shape: (16, 8, 16), op: \"wgmma\");\n}\n";
+    wgmma_non_canonical_smem_layout => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>, const mma) {\n    let thr = mma.get_slice(thread_idx.x);\n    let sA = make_smem_tensor(bf16, make_layout((64, 16), stride: (24, 1)));\n    let sB = make_smem_tensor(bf16, tile_to_shape(composition(make_swizzle(1, 3, 3), make_layout((8, 16), stride: (16, 1))), (64, 16)));\n    let c = thr.partition_fragment_C(make_layout((64, 64)));\n    gemm(mma, c, thr.partition_A(sA), thr.partition_B(sB));\n}\n\nhost run(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    launch k(a, make_tiled_mma(make_mma_atom(bf16, f32, shape: (64, 64, 16)), (1, 1, 1))) grid(1) block(128);\n}\n";
+    wgmma_register_a_not_supported => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>, const mma) {\n    let thr = mma.get_slice(thread_idx.x);\n    let rA = thr.partition_fragment_A(a);\n}\n\nhost run(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    launch k(a, make_tiled_mma(make_mma_atom(bf16, f32, shape: (64, 64, 16)), (1, 1, 1))) grid(1) block(128);\n}\n";
+    wgmma_tiled_copy_ldmatrix => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    let t = make_tiled_mma(make_mma_atom(bf16, f32, shape: (64, 64, 16)), (1, 1, 1));\n    let c = make_tiled_copy_A(make_copy_atom(bf16, op: \"ldmatrix.x4\"), t);\n}\n";
+    wgmma_accumulate_on_mma_sync => "kernel k(g: tensor<bf16, gmem, (16,16):(16,1)>, const mma) {\n    let thr = mma.get_slice(thread_idx.x);\n    let c = thr.partition_fragment_C(make_layout((16, 8)));\n    gemm(mma, c, thr.partition_fragment_A(g), thr.partition_fragment_B(make_layout((8, 16))), accumulate: false);\n}\n\nhost run(g: tensor<bf16, gmem, (16,16):(16,1)>) {\n    launch k(g, make_tiled_mma(make_mma_atom(bf16, f32, shape: (16, 8, 16)), (1, 1, 1))) grid(1) block(32);\n}\n";
+    wgmma_wait_group_too_many => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    warpgroup_wait_group(8);\n}\n";
+
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";
     warp_reduce_needs_operation => "kernel k(a: tensor<f32, gmem, (32):(1)>) {\n    let v = warp_reduce(a[lane_idx()], 16);\n}\n";
@@ -304,4 +313,15 @@ fn every_case_renders_a_located_error() {
         assert!(out.contains("test.cute:"), "{name}: no location in\n{out}");
         assert!(out.contains("error:"), "{name}: no `error:` in\n{out}");
     }
+}
+
+/// A kernel with wgmma instructions built for a target without them (sm_90, sm_80): the check
+/// `cutec build` runs after the front end, pointing at the first use.
+#[test]
+fn wgmma_needs_sm_90a() {
+    let src = "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    warpgroup_fence();\n    warpgroup_commit_group();\n    warpgroup_wait_group(0);\n}\n\nhost run(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    launch k(a) grid(1) block(128);\n}\n";
+    let (_, module) = front_end(src).expect("the front end accepts it");
+    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
+    let ds = cute_lang::check_arch(&module, "sm_90").expect_err("sm_90 has no wgmma");
+    insta::assert_snapshot!(render("test.cute", src, &ds));
 }

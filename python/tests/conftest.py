@@ -35,6 +35,15 @@ def find_compiler():
     return None
 
 
+def sample_arch(name):
+    """The target samples/NAME.cute asks for on a line `// cutec-build: --arch ARCH` (sm_90 if none)."""
+    for line in (SAMPLES / f"{name}.cute").read_text().splitlines():
+        line = line.strip()
+        if line.startswith("// cutec-build: --arch "):
+            return line.split("--arch", 1)[1].split()[0]
+    return "sm_90"
+
+
 @pytest.fixture(scope="session")
 def cubin(tmp_path_factory):
     prebuilt = os.environ.get("CUTEC_CUBINS")
@@ -55,7 +64,8 @@ def cubin(tmp_path_factory):
             if out is None:
                 out = tmp_path_factory.mktemp("cubins")
             p = out / f"{name}.cubin"
-            r = subprocess.run([exe, "build", str(SAMPLES / f"{name}.cute"), "-o", str(p)], capture_output=True, text=True)
+            r = subprocess.run([exe, "build", str(SAMPLES / f"{name}.cute"), "--arch", sample_arch(name), "-o", str(p)],
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 pytest.fail(f"cutec build samples/{name}.cute failed:\n{r.stderr}")
             built[name] = p

@@ -511,6 +511,35 @@ def test_mma_atom(gpu, load, host, sa, sb, din, dout, tol):
         assert float((c.double() - ref).abs().max() / ref.abs().max()) < tol
 
 
+def need_sm90a(torch):
+    """sm_90a cubins (wgmma) run on compute capability 9.0 devices only."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip(f"wgmma cubins are sm_90a: needs a Hopper GPU, found {torch.cuda.get_device_name()}")
+
+
+# samples/wgmma_atom.cute: one wgmma m64n128k16 bf16 -> f32 (32-byte swizzled tiles), and four
+# m64n64k16 f16 -> f32 along K = 64 over two warpgroups (128-byte swizzle): host, A, B, C shapes, dtype.
+WGMMA_ATOMS = [
+    ("wgmma_64x128x16", (64, 16), (128, 16), (64, 128), "bfloat16"),
+    ("wgmma_128x64x64_sw128", (128, 64), (64, 64), (128, 64), "float16"),
+]
+
+
+@pytest.mark.parametrize("host,sa,sb,sc,din", WGMMA_ATOMS, ids=[c[0] for c in WGMMA_ATOMS])
+def test_wgmma_atom(gpu, load, host, sa, sb, sc, din):
+    torch = gpu
+    need_sm90a(torch)
+    f = load("wgmma_atom").host(host)
+    for _ in range(5):
+        a = torch.randn(*sa, device="cuda").to(getattr(torch, din))
+        b = torch.randn(*sb, device="cuda").to(getattr(torch, din))
+        c = torch.full(sc, float("nan"), device="cuda", dtype=torch.float32)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        ref = a.double() @ b.double().T
+        assert float((c.double() - ref).abs().max() / ref.abs().max()) < 1e-5
+
+
 # GEMM operand layouts (samples/gemm_sm80.cute): how A and B are stored, the views passed (the
 # first the host's checks accept on a one-tile probe), and C = X @ Y of the stored operands.
 GEMM_LAYOUTS = {
@@ -573,6 +602,34 @@ def test_gemm(gpu, load, cubin, shape):
         rel = float((c.double() - ref).abs().max() / ref.abs().max())
         assert rel <= GEMM_TOL[dout], (name, shape, rel)
         assert guards_untouched(buf, M * N), (name, shape)
+
+
+# samples/gemm_sm90.cute (wgmma, sm_90a): C = A @ B^T, TN, bf16/f16 in, f32 accumulation, C of the
+# input type or f32. Tails (200x264x136, 100x200x72, 1x8x8) are zero-filled by the copies and
+# predicated in the epilogue.
+GEMM90_SHAPES = [(200, 264, 136), (100, 200, 72), (128, 128, 128), (1, 8, 8), (256, 512, 192), (1000, 1000, 1000),
+                 (4096, 4096, 4096)]
+
+
+@pytest.mark.parametrize("shape", shapes(GEMM90_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90(gpu, load, shape):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90")
+    M, N, K = shape
+    for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
+        for dout, suffix in ((din, ""), ("float32", "_f32")):
+            name = f"gemm_tn_{short}{suffix}"
+            host = m.host(name)
+            a = (torch.randn(M, K, device="cuda") * K ** -0.25).to(getattr(torch, din))
+            b = (torch.randn(N, K, device="cuda") * K ** -0.25).to(getattr(torch, din))
+            buf, c = guarded(torch, (M, N), getattr(torch, dout))
+            host(a, b, c)
+            torch.cuda.synchronize()
+            ref = a.double() @ b.double().T
+            rel = float((c.double() - ref).abs().max() / ref.abs().max())
+            assert rel <= GEMM_TOL[dout], (name, shape, rel)
+            assert guards_untouched(buf, M * N), (name, shape)
 
 
 # ---- recast: f16 registers stored as i32 pairs; idx2crd/crd2idx of a run-time index ---------------

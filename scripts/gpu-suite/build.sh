@@ -10,7 +10,9 @@ cargo build -p cutec
 cargo build --release -p cute-runtime --lib --bins --examples
 mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen" "$OUT/python"
 for f in samples/*.cute; do
-    "$TGT/debug/cutec" build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
+    # A sample that needs another target says so: `// cutec-build: --arch sm_90a` (docs/pipeline.md).
+    arch=$(sed -n 's|^[[:space:]]*// cutec-build: --arch \([a-z0-9_]*\).*|\1|p' "$f" | head -n1)
+    "$TGT/debug/cutec" build "$f" --arch "${arch:-sm_90}" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
 done
 "$TGT/debug/cutec" build tests/lit/emit/cute.cute -o "$OUT/cubin/scale.cubin"
 "$TGT/debug/cutec" build samples/vector_add.cute --emit=header -o "$OUT/gen/vector_add.h"

@@ -147,6 +147,10 @@ fn lower_func(func: Op) -> Result<(), Reported> {
     let dynamic_smem = ir::int_attr(func, "cute.dynamic_smem");
     ir::remove_attr(func, "cute.dynamic_smem");
     let mut smem_offset = 0i64;
+    // The register tensors wgmma instructions accumulate in: fenced around wgmma.fence and
+    // wgmma.wait_group (see `register_fence`).
+    let acc_allocs = wgmma_accumulators(func);
+    let mut acc_roots: Vec<(Val, i64, String)> = Vec::new();
     for op in ir::nested_ops(func) {
         let name = ir::op_name(op);
         if !name.starts_with("cute.") {
@@ -174,12 +178,17 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             }
             // The bytes the allocation takes (whole swizzle periods), in elements.
             let bytes = cute_lang::kir::smem_bytes(cosize, elem_bytes, info.swizzle) as i64;
+            // Swizzled allocations start at a multiple of their swizzle's period (up to 1024 bytes).
+            let align = match info.swizzle {
+                Some(sw) => (sw.size() as u64 * u64::from(elem_bytes)).clamp(cute_lang::kir::SMEM_ALIGN, cute_lang::kir::SMEM_MAX_ALIGN),
+                None => cute_lang::kir::SMEM_ALIGN,
+            } as i64;
             let ptr = match info.space.as_str() {
                 "rmem" => alloca(op, &info.elem, cosize),
                 "smem" => match dynamic_smem {
                     Some(total) => {
-                        let at = smem_offset;
-                        smem_offset += bytes;
+                        let at = (smem_offset + align - 1) / align * align;
+                        smem_offset = at + bytes;
                         if smem_offset > total {
                             return Err(fail(op, &format!("shared allocations need {smem_offset} bytes but the kernel's dynamic shared memory is {total}")));
                         }
@@ -187,13 +196,45 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                     }
                     None => {
                         smem_count += 1;
-                        shared_global(func, op, &info.elem, bytes / elem_bytes as i64, smem_count)
+                        shared_global(func, op, &info.elem, bytes / elem_bytes as i64, smem_count, align)
                     }
                 },
                 other => return Err(fail(op, &format!("cannot allocate {other} memory in a kernel"))),
             };
+            if acc_allocs.iter().any(|a| a.ptr == op.ptr) {
+                acc_roots.push((ptr, cosize, info.elem.clone()));
+            }
             let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
             tensors.push(Lowered { value: result, ptr, swizzled, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            dead.push(op);
+            continue;
+        }
+        if name == "cute.warpgroup_fence" || name == "cute.warpgroup_wait_group" {
+            let b = Builder::before(op);
+            if name == "cute.warpgroup_fence" {
+                // The accumulators' values are in their registers before the fence.
+                for root in &acc_roots {
+                    register_fence(&b, root);
+                }
+                b.create("nvvm.wgmma.fence.aligned", &[], &[], &[]);
+            } else {
+                let n = ir::int_attr(op, "n").ok_or_else(|| fail(op, "`cute.warpgroup_wait_group` needs an integer `n`"))?;
+                b.create("nvvm.wgmma.wait.group.sync.aligned", &[], &[], &[("group", b.attr(&format!("{n} : i64")))]);
+                // No read of an accumulator moves above the wait.
+                for root in &acc_roots {
+                    register_fence(&b, root);
+                }
+            }
+            dead.push(op);
+            continue;
+        }
+        if name == "cute.wgmma" {
+            let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
+            let (Some(a), Some(bt)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
+                return Err(fail(op, &format!("{NAME}: the tensor operands of `cute.wgmma` are not views or allocations")));
+            };
+            let b = Builder::before(op);
+            wgmma(&b, op, &tensors[a], &tensors[bt])?;
             dead.push(op);
             continue;
         }
@@ -611,6 +652,167 @@ fn ldmatrix(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
     store_frag(b, op, dst, values, "dst_vector")
 }
 
+/// The `cute.alloc`s (register tensors) whose views the function's `cute.wgmma` ops accumulate in.
+fn wgmma_accumulators(func: Op) -> Vec<Op> {
+    let mut out: Vec<Op> = Vec::new();
+    for w in ir::nested_ops(func).into_iter().filter(|o| ir::op_name(*o) == "cute.wgmma") {
+        let Some(load) = ir::defining_op(ir::operand(w, 2)).filter(|d| ir::op_name(*d) == "cute.load_frag") else { continue };
+        let mut t = ir::operand(load, 0);
+        while let Some(d) = ir::defining_op(t) {
+            match ir::op_name(d).as_str() {
+                "cute.view" => t = ir::operand(d, 0),
+                "cute.alloc" => {
+                    if !out.iter().any(|o| o.ptr == d.ptr) {
+                        out.push(d);
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+    out
+}
+
+/// CuTe's `warpgroup_fence_operand` on a whole accumulator tensor: its values pass through an
+/// empty `asm volatile` that claims to rewrite them (each register tied to itself). Ordered with the
+/// wgmma fence/wait (all have side effects), it keeps the backend from moving register writes of
+/// the accumulators below a `wgmma.fence` or reads of them above a `wgmma.wait_group`, which the
+/// PTX ISA leaves undefined. It costs no instruction.
+fn register_fence(b: &Builder, root: &(Val, i64, String)) {
+    let (ptr, n, elem) = root;
+    let n = *n as usize;
+    let f32_regs = elem == "f32";
+    if !(f32_regs || n % 2 == 0) {
+        return;
+    }
+    let vec_ty = format!("vector<{n}x{elem}>");
+    let bytes = if f32_regs { 4 } else { 2 };
+    let v = ir::result(b.create("llvm.load", &[*ptr], &[b.ty(&vec_ty)], &[("alignment", b.attr(&format!("{bytes} : i64"))), ("ordering", b.attr("0 : i64"))]), 0);
+    let nr = if f32_regs { n } else { n * bytes / 4 };
+    let regs = registers32(b, v, nr, f32_regs);
+    let reg_ty = if f32_regs { "f32" } else { "i32" };
+    let c = if f32_regs { "f" } else { "r" };
+    let mut constraints: Vec<String> = (0..nr).map(|_| format!("={c}")).collect();
+    constraints.extend((0..nr).map(|i| i.to_string()));
+    let asm = b.create(
+        "llvm.inline_asm",
+        &regs,
+        &[b.ty(&format!("!llvm.struct<({})>", vec![reg_ty; nr].join(", ")))],
+        &[("asm_string", b.attr("\"\"")), ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))), ("has_side_effects", b.attr("unit"))],
+    );
+    let out = from_struct(b, ir::result(asm, 0), nr, reg_ty, &vec_ty, f32_regs);
+    b.create("llvm.store", &[out, *ptr], &[], &[("alignment", b.attr(&format!("{bytes} : i64"))), ("ordering", b.attr("0 : i64"))]);
+}
+
+/// A vector as `n` 32-bit registers: f32 values, or 16-bit pairs packed into i32 (element 2i in the
+/// low half of register i, as PTX expects).
+fn registers32(b: &Builder, v: Val, n: usize, as_f32: bool) -> Vec<Val> {
+    let elem_ty = if as_f32 { "f32" } else { "i32" };
+    let packed = if as_f32 { v } else { b.cast("vector.bitcast", v, &format!("vector<{n}xi32>")) };
+    (0..n).map(|i| ir::result(b.create("vector.extract", &[packed], &[b.ty(elem_ty)], &[("static_position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect()
+}
+
+/// The registers of an inline-asm result struct back as a vector of type `vec_ty`.
+fn from_struct(b: &Builder, st: Val, n: usize, reg_ty: &str, vec_ty: &str, as_f32: bool) -> Val {
+    let regs: Vec<Val> = (0..n).map(|i| ir::result(b.create("llvm.extractvalue", &[st], &[b.ty(reg_ty)], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect();
+    if as_f32 {
+        return ir::result(b.create("vector.from_elements", &regs, &[b.ty(vec_ty)], &[]), 0);
+    }
+    let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty(&format!("vector<{n}xi32>"))], &[]), 0);
+    b.cast("vector.bitcast", packed, vec_ty)
+}
+
+/// The 64-bit matrix descriptor of one wgmma operand tile (`cute_layout::gmma`): LBO, SBO and the
+/// swizzle mode from its layout (checked canonical), the start address from its allocation's
+/// address plus its (unswizzled) offset in it, which must be provably in the first row of the
+/// swizzle pattern (base offset 0): its run-time terms multiples of the pattern's repeat.
+fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Result<Val, Reported> {
+    let (info, layout, bytes) = super::verify::wgmma_tile(op, index)?;
+    let desc = cute_layout::gmma::k_major(&layout, info.swizzle, bytes, what).map_err(|e| fail(op, &format!("{NAME}: {}", e.reason)))?;
+    let mode = desc.swizzle;
+    let rel = match t.swizzled {
+        Some((_, rel)) => rel,
+        None => {
+            if t.align < 16 {
+                return Err(fail(op, &format!("{NAME}: the wgmma {what} tile must start 16-byte aligned; its alignment is only {} bytes", t.align)));
+            }
+            Int::Const(0)
+        }
+    };
+    let e = i64::from(bytes);
+    let ok = match rel {
+        Int::Const(c) => cute_layout::gmma::start_ok(mode, c * e),
+        Int::Dyn(v) => {
+            let (terms, c) = known_bits::sum_terms(v);
+            let mut known = KnownBits::default();
+            let repeat_elems = (mode.repeat_bytes() / e) as u64;
+            terms.iter().all(|t| known.of(*t).multiple_of_pow2(repeat_elems.trailing_zeros())) && cute_layout::gmma::start_ok(mode, c * e)
+        }
+    };
+    if !ok {
+        return Err(fail(
+            op,
+            &format!(
+                "{NAME}: cannot prove that the wgmma {what} tile ({}{layout}) starts in the first row of its swizzle pattern, 16-byte aligned (a descriptor with base offset 0): its offset in the allocation must be a multiple of {} bytes plus 0 to {} bytes in steps of 16",
+                info.swizzle.map(|s| format!("{s} o ")).unwrap_or_default(),
+                mode.repeat_bytes(),
+                mode.row_bytes() - 32
+            ),
+        ));
+    }
+    let addr = b.cast("llvm.ptrtoint", t.ptr, "i32");
+    let rel_bytes = mul(b, rel, Int::Const(e));
+    let start = match rel_bytes {
+        Int::Const(0) => addr,
+        other => b.binary("arith.addi", addr, materialize(b, other)),
+    };
+    let field = b.binary("arith.shrui", start, b.const_int(4, "i32"));
+    let field = b.binary("arith.andi", field, b.const_int(0x3FFF, "i32"));
+    let field = b.cast("arith.extui", field, "i64");
+    Ok(b.binary("arith.ori", field, b.const_int(desc.encode_fields() as i64, "i64")))
+}
+
+/// `cute.wgmma`: `wgmma.mma_async.sync.aligned.m64nNk16` as inline PTX on the two descriptors and
+/// the accumulator registers (tied to the results, scale-d 1: D = A*B + D). Inline PTX rather
+/// than `nvvm.wgmma.mma_async`: docs/design.md (o).
+fn wgmma(b: &Builder, op: Op, a: &Lowered, bt: &Lowered) -> Result<(), Reported> {
+    let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute"))?;
+    let atom = cute_layout::MmaAtom::by_name(&name).filter(|x| x.is_wgmma()).ok_or_else(|| fail(op, &format!("{NAME}: \"{name}\" is not a wgmma atom")))?;
+    let desc_a = descriptor(b, op, 0, a, "A")?;
+    let desc_b = descriptor(b, op, 1, bt, "B")?;
+    let values = atom.values(cute_layout::MmaOperand::C) as usize;
+    let f32_regs = atom.c == "f32";
+    let nc = if f32_regs { values } else { values / 2 };
+    let c = registers32(b, ir::operand(op, 2), nc, f32_regs);
+    let list = (0..nc).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+    // One line: the PTX joiner (ptx_join.rs) takes a `}` alone on a line for the end of a function.
+    let asm = format!("{{ .reg .pred p; setp.ne.b32 p, ${}, 0; {} {{{list}}}, ${}, ${}, p, 1, 1, 0, 0; }}", nc + 2, atom.ptx, nc, nc + 1);
+    let reg = if f32_regs { "f" } else { "r" };
+    let mut constraints: Vec<String> = (0..nc).map(|_| format!("={reg}")).collect();
+    constraints.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
+    constraints.extend((0..nc).map(|i| i.to_string()));
+    // scale-d: 1 (D = A*B + D) unless the op's optional i1 says otherwise.
+    let scale = if ir::operand_count(op) > 3 { b.cast("arith.extui", ir::operand(op, 3), "i32") } else { b.const_int(1, "i32") };
+    let mut operands = vec![desc_a, desc_b, scale];
+    operands.extend(c);
+    let reg_ty = if f32_regs { "f32" } else { "i32" };
+    let inline = b.create(
+        "llvm.inline_asm",
+        &operands,
+        &[b.ty(&format!("!llvm.struct<({})>", vec![reg_ty; nc].join(", ")))],
+        &[
+            ("asm_string", b.attr(&format!("\"{asm}\""))),
+            ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))),
+            ("has_side_effects", b.attr("unit")),
+        ],
+    );
+    let d_ty = ir::type_to_string(ir::value_type(ir::result(op, 0)));
+    let d = from_struct(b, ir::result(inline, 0), nc, reg_ty, &d_ty, f32_regs);
+    ir::replace_uses(op, &[d]);
+    Ok(())
+}
+
 /// Registers for a tensor: an `alloca` that the backend promotes to registers when every access is at
 /// a static offset (as CuTe C++'s register arrays).
 fn alloca(op: Op, elem: &str, cosize: i64) -> Val {
@@ -639,7 +841,8 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
                 ("global_type", g.attr("!llvm.array<0 x i8>")),
                 ("linkage", g.attr("#llvm.linkage<external>")),
                 ("addr_space", g.attr("3 : i32")),
-                ("alignment", g.attr(&format!("{} : i64", cute_lang::kir::SMEM_ALIGN))),
+                // The base of every dynamic allocation: aligned as the most any of them asks.
+                ("alignment", g.attr(&format!("{} : i64", cute_lang::kir::SMEM_MAX_ALIGN))),
             ],
             1,
         );
@@ -656,7 +859,7 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
 }
 
 /// Shared memory for a tensor: a block-wide global in address space 3 beside the kernel.
-fn shared_global(func: Op, op: Op, elem: &str, elements: i64, index: usize) -> Val {
+fn shared_global(func: Op, op: Op, elem: &str, elements: i64, index: usize, align: i64) -> Val {
     let fname = ir::symbol_name(func).unwrap_or_default();
     let sym = format!("__smem_{fname}_{index}");
     let g = Builder::before(func);
@@ -668,7 +871,7 @@ fn shared_global(func: Op, op: Op, elem: &str, elements: i64, index: usize) -> V
             ("global_type", g.attr(&format!("!llvm.array<{} x {elem}>", elements.max(1)))),
             ("linkage", g.attr("#llvm.linkage<internal>")),
             ("addr_space", g.attr("3 : i32")),
-            ("alignment", g.attr(&format!("{} : i64", cute_lang::kir::SMEM_ALIGN))),
+            ("alignment", g.attr(&format!("{align} : i64"))),
         ],
         1,
     );

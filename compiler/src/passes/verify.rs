@@ -69,6 +69,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.make_mma_atom" => check(mma_atom_of(op, &ir::type_to_string(ir::value_type(ir::result(op, 0)))).map(|_| ())),
             "cute.make_tiled_mma" => check(verify_make_tiled_mma(op)),
             "cute.mma" => check(verify_mma(op)),
+            "cute.wgmma" => check(verify_wgmma(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
                 check(verify_swizzle_kept(op, name));
@@ -378,6 +379,45 @@ fn verify_mma(op: Op) -> Result<(), Reported> {
     let (c, d) = (ir::type_to_string(ir::value_type(ir::operand(op, 2))), ir::type_to_string(ir::value_type(ir::result(op, 0))));
     if c != d {
         return Err(fail(op, &format!("the result is D = A*B + C, of C's type {c}, not {d}")));
+    }
+    Ok(())
+}
+
+/// One operand tile of a `cute.wgmma`: the tensor's (rows, K) layout (a rank-1 view of one
+/// `(rows, K)` mode is unpacked), its swizzle and element bytes.
+pub(crate) fn wgmma_tile(op: Op, i: usize) -> Result<(cute_dialect::TensorTypeInfo, Layout, u32), Reported> {
+    let (info, layout, bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, i))))?;
+    let layout = if layout.rank() == 1 { layout.mode(0).map_err(|e| fail(op, &e.to_string()))? } else { layout };
+    Ok((info, layout, bytes))
+}
+
+/// `cute.wgmma`: a wgmma atom; A and B one atom's tiles in shared memory, of its element types,
+/// each a canonical K-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
+/// thread's accumulator values.
+fn verify_wgmma(op: Op) -> Result<(), Reported> {
+    let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute naming the MMA atom"))?;
+    let atom = cute_layout::MmaAtom::by_name(&name).filter(|a| a.is_wgmma()).ok_or_else(|| fail(op, &format!("\"{name}\" is not a wgmma atom (SM90_64xNx16_..._SS)")))?;
+    for (i, operand) in [(0, cute_layout::MmaOperand::A), (1, cute_layout::MmaOperand::B)] {
+        let (info, layout, bytes) = wgmma_tile(op, i)?;
+        if info.space != "smem" {
+            return Err(fail(op, &format!("{} reads {} from shared memory, not {}", atom.name, operand.name(), info.space)));
+        }
+        if info.elem != atom.elem(operand) {
+            return Err(fail(op, &format!("{} takes {} elements for {}, found {}", atom.name, atom.elem(operand), operand.name(), info.elem)));
+        }
+        let [rows, k] = atom.tile(operand);
+        let size = layout.size().ok().and_then(|s| s.as_static());
+        if layout.rank() != 2 || size != Some(rows * k) {
+            return Err(fail(op, &format!("{} takes one ({rows},{k}) tile of {}, found layout {layout}", atom.name, operand.name())));
+        }
+        cute_layout::gmma::k_major(&layout, info.swizzle, bytes, operand.name()).map_err(|e| fail(op, &format!("{}: {}", atom.name, e.reason)))?;
+    }
+    let want = format!("vector<{}x{}>", atom.values(cute_layout::MmaOperand::C), atom.c);
+    for (what, v) in [("C", ir::operand(op, 2)), ("D", ir::result(op, 0))] {
+        let printed = ir::type_to_string(ir::value_type(v));
+        if printed != want {
+            return Err(fail(op, &format!("{what} holds one thread's {} accumulators of {} as {want}, found {printed}", atom.values(cute_layout::MmaOperand::C), atom.name)));
+        }
     }
     Ok(())
 }

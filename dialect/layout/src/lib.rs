@@ -11,6 +11,7 @@
 //! - [`expr`]: the `eval` expression language; [`cli`]: `layout eval|show`.
 
 pub mod cli;
+pub mod gmma;
 pub mod error;
 pub mod expr;
 pub mod int;
@@ -27,6 +28,6 @@ pub use int::Int;
 pub use int_tuple::IntTuple;
 pub use layout::{crd2idx, idx2crd, idx2crd_strided, Layout};
 pub use ops::*;
-pub use mma::{MmaAtom, MmaOperand, TiledMma};
+pub use mma::{MmaAtom, MmaKind, MmaOperand, TiledMma};
 pub use swizzle::{ComposedLayout, Swizzle};
 pub use tiler::Tiler;

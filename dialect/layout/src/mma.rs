@@ -31,6 +31,18 @@ pub struct MmaAtom {
     pub b: &'static str,
     pub c: &'static str,
     tv: [&'static str; 3],
+    /// What executes one instruction: a warp (`mma.sync`) or a warpgroup of 128 threads (`wgmma`).
+    pub kind: MmaKind,
+}
+
+/// How an atom's instruction runs and where its operands live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaKind {
+    /// `mma.sync`: one warp, A, B and C in registers.
+    Warp,
+    /// `wgmma.mma_async` with A and B from shared memory through matrix descriptors (CuTe's `_SS`
+    /// atoms), both K-major, and C in registers: one warpgroup (4 warps, 128 threads), asynchronous.
+    WarpgroupSS,
 }
 
 /// The operand of an MMA a layout or partition is for.
@@ -79,31 +91,47 @@ const A_16X8_TF32: &str = "((4,8),(2,2)):((16,1),(8,64))";
 const B_8X8_TF32: &str = "((4,8),2):((8,1),32)";
 
 const ATOMS: &[MmaAtom] = &[
-    MmaAtom { name: "SM80_16x8x16_F32F16F16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f32", tv: [A_16X16, B_8X16, C_16X8] },
-    MmaAtom { name: "SM80_16x8x16_F16F16F16F16_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f16", tv: [A_16X16, B_8X16, C_16X8] },
-    MmaAtom { name: "SM80_16x8x16_F32BF16BF16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", shape_mnk: [16, 8, 16], a: "bf16", b: "bf16", c: "f32", tv: [A_16X16, B_8X16, C_16X8] },
-    MmaAtom { name: "SM80_16x8x8_F32TF32TF32F32_TN", ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", shape_mnk: [16, 8, 8], a: "tf32", b: "tf32", c: "f32", tv: [A_16X8_TF32, B_8X8_TF32, C_16X8] },
+    MmaAtom { name: "SM80_16x8x16_F32F16F16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f32", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
+    MmaAtom { name: "SM80_16x8x16_F16F16F16F16_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f16", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
+    MmaAtom { name: "SM80_16x8x16_F32BF16BF16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", shape_mnk: [16, 8, 16], a: "bf16", b: "bf16", c: "f32", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
+    MmaAtom { name: "SM80_16x8x8_F32TF32TF32F32_TN", ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", shape_mnk: [16, 8, 8], a: "tf32", b: "tf32", c: "f32", tv: [A_16X8_TF32, B_8X8_TF32, C_16X8], kind: MmaKind::Warp },
 ];
 
 impl MmaAtom {
     /// The atom CuTe calls `name`.
     pub fn by_name(name: &str) -> Option<&'static MmaAtom> {
-        ATOMS.iter().find(|a| a.name == name)
+        ATOMS.iter().chain(wgmma_atoms()).find(|a| a.name == name)
     }
 
     /// The atom for inputs `ab`, accumulator `acc` and shape (M,N,K), as CuTe DSL's
     /// `MmaF16BF16Op(ab, acc, shape)` / `MmaTF32Op` pick it.
     pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
-        if let Some(a) = ATOMS.iter().find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape) {
+        if let Some(a) = ATOMS.iter().chain(wgmma_atoms()).find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape) {
             return Ok(a);
+        }
+        if shape[0] == 64 && shape[2] == 16 {
+            let types: Vec<String> = WGMMA_TYPES.iter().map(|(a, c, _)| format!("{a}x{a}->{c}")).collect();
+            let why = if shape[1] % 8 != 0 || !(8..=256).contains(&shape[1]) {
+                format!("N = {} is not a multiple of 8 from 8 to 256", shape[1])
+            } else {
+                format!("the wgmma atoms take {}", types.join(", "))
+            };
+            return Err(Error::new("make_mma_atom", format!("no wgmma atom for {ab} inputs, {acc} accumulator and shape ({},{},{}): {why}", shape[0], shape[1], shape[2])));
         }
         let offered: Vec<String> = ATOMS.iter().map(|a| format!("{}x{}->{} ({},{},{})", a.a, a.b, a.c, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2])).collect();
         Err(Error::new(
             "make_mma_atom",
-            format!("no mma.sync atom for {ab} inputs, {acc} accumulator and shape ({},{},{}); the atoms are {}", shape[0], shape[1], shape[2], offered.join(", ")),
+            format!(
+                "no mma.sync atom for {ab} inputs, {acc} accumulator and shape ({},{},{}); the atoms are {}, and the sm_90a wgmma atoms (64,N,16) (N a multiple of 8 up to 256) for bf16xbf16->f32, f16xf16->f32 and f16xf16->f16",
+                shape[0],
+                shape[1],
+                shape[2],
+                offered.join(", ")
+            ),
         ))
     }
 
+    /// The SM80 `mma.sync` atoms (the wgmma atoms are many: [`MmaAtom::find`] them).
     pub fn all() -> &'static [MmaAtom] {
         ATOMS
     }
@@ -121,10 +149,27 @@ impl MmaAtom {
         [self.shape_mnk[p], self.shape_mnk[q]]
     }
 
-    /// Values each thread holds of the operand (8 for A of m16n8k16).
+    /// Values each thread holds of the operand (8 for A of m16n8k16; the whole shared-memory tile
+    /// for A and B of a wgmma SS atom, which every thread of the warpgroup addresses).
     pub fn values(&self, op: MmaOperand) -> i64 {
         let [p, q] = self.tile(op);
-        p * q / 32
+        match (self.kind, op) {
+            (MmaKind::WarpgroupSS, MmaOperand::A | MmaOperand::B) => p * q,
+            _ => p * q / self.threads(),
+        }
+    }
+
+    /// Threads that execute one instruction: 32 for `mma.sync`, 128 (a warpgroup) for `wgmma`.
+    pub fn threads(&self) -> i64 {
+        match self.kind {
+            MmaKind::Warp => 32,
+            MmaKind::WarpgroupSS => 128,
+        }
+    }
+
+    /// Whether this is a warpgroup (`wgmma`, sm_90a) atom.
+    pub fn is_wgmma(&self) -> bool {
+        self.kind == MmaKind::WarpgroupSS
     }
 
     /// The element type of an operand.
@@ -135,6 +180,42 @@ impl MmaAtom {
             MmaOperand::C => self.c,
         }
     }
+}
+
+/// The wgmma input and accumulator types: (A/B, C, CuTe's type part of the name).
+const WGMMA_TYPES: [(&str, &str, &str); 3] = [("bf16", "f32", "F32BF16BF16"), ("f16", "f32", "F32F16F16"), ("f16", "f16", "F16F16F16")];
+
+/// The sm_90a warpgroup atoms with both operands in shared memory, K-major (CuTe's
+/// `SM90_64xNx16_F32BF16BF16_SS<Major::K, Major::K>`, ...): M = 64, K = 16, N = 8, 16, ..., 256. A
+/// and B are read whole by every thread of the warpgroup (thread stride 0, CuTe's `ABLayout` of
+/// an SS atom); C is CuTe's `CLayout_64xN`: thread `t0 + 4 t1 + 32 t2` (t2 the warp) holds rows
+/// `t1 + 16 t2 (+ 8)` and columns `2 t0 (+ 1) + 8 j`, the PTX ISA's wgmma D fragment. Built once;
+/// the names and layouts are leaked so atoms stay `&'static` like the SM80 table's.
+fn wgmma_atoms() -> &'static [MmaAtom] {
+    static TABLE: std::sync::OnceLock<Vec<MmaAtom>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let mut out = Vec::new();
+        for (ab, acc, tag) in WGMMA_TYPES {
+            for n in (8..=256).step_by(8) {
+                out.push(MmaAtom {
+                    name: leak(format!("SM90_64x{n}x16_{tag}_SS")),
+                    ptx: leak(format!("wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.{ab}.{ab}")),
+                    shape_mnk: [64, n, 16],
+                    a: ab,
+                    b: ab,
+                    c: acc,
+                    tv: [
+                        "(128,(64,16)):(0,(1,64))",
+                        leak(format!("(128,({n},16)):(0,(1,{n}))")),
+                        leak(format!("((4,8,4),(2,2,{})):((128,1,16),(64,8,512))", n / 8)),
+                    ],
+                    kind: MmaKind::WarpgroupSS,
+                });
+            }
+        }
+        out
+    })
 }
 
 impl fmt::Display for MmaAtom {
@@ -162,9 +243,12 @@ impl TiledMma {
         if atom_layout.iter().any(|&x| x <= 0) {
             return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs positive extents", atom_layout[0], atom_layout[1], atom_layout[2])));
         }
-        let threads = 32 * atom_layout.iter().product::<i64>();
+        let threads = atom.threads() * atom_layout.iter().product::<i64>();
         if threads > 1024 {
             return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs {threads} threads; a block has at most 1024", atom_layout[0], atom_layout[1], atom_layout[2])));
+        }
+        if atom.is_wgmma() && atom_layout[2] != 1 {
+            return Err(Error::new(OP, format!("the atom layout ({},{},{}) splits K over warpgroups; wgmma atoms tile M and N only (K = 1)", atom_layout[0], atom_layout[1], atom_layout[2])));
         }
         let base = [0, 1, 2].map(|i| atom.shape_mnk[i] * atom_layout[i]);
         let tile = permutation.unwrap_or(base);
@@ -178,7 +262,7 @@ impl TiledMma {
 
     /// Threads of the tiled MMA (a block of at least this many).
     pub fn threads(&self) -> i64 {
-        32 * self.atom_layout.iter().product::<i64>()
+        self.atom.threads() * self.atom_layout.iter().product::<i64>()
     }
 
     /// The operand's tile: A (M,K), B (N,K), C (M,N).
@@ -242,6 +326,9 @@ impl TiledMma {
     /// (2) values: the operand must have exactly `2 * matrices` values per thread and tile.
     pub fn ldmatrix_tv(&self, op: MmaOperand, matrices: u32, transposed: bool) -> Result<Layout> {
         const OP: &str = "make_tiled_copy";
+        if self.atom.is_wgmma() {
+            return Err(Error::new(OP, format!("{} reads A and B from shared memory itself (matrix descriptors): there is no register fragment for ldmatrix to fill", self.atom.name)));
+        }
         if !matches!(matrices, 1 | 2 | 4) {
             return Err(Error::new(OP, format!("ldmatrix loads 1, 2 or 4 matrices, not {matrices}")));
         }

@@ -34,7 +34,8 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
     "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "assert", "make_swizzle",
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
-    "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof",
+    "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof", "warpgroup_fence",
+    "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -575,6 +576,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         // 64 levels deep, and every level holds one frame of `call`.
         "make_copy_atom" => make_copy_atom(&args, span),
         "cp_async_commit_group" | "cp_async_wait_group" => async_copy_group(f, name, &args, span),
+        "warpgroup_fence" | "warpgroup_commit_group" | "warpgroup_wait_group" | "fence_proxy_async" => warpgroup_sync(f, name, &args, span),
         "make_tiled_copy_tv" | "make_tiled_copy" => {
             arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
             let p = positional(&args);
@@ -1054,6 +1056,35 @@ fn async_copy_group(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Va
     };
     f.need_kernel(&format!("`{name}`"), span)?;
     f.emit(Inst::AsyncCopyGroup { wait, span });
+    Ok(Value::Unit)
+}
+
+/// `warpgroup_fence()`, `warpgroup_commit_group()`, `warpgroup_wait_group(n)` (CuTe DSL's
+/// `cute.nvgpu.warpgroup.fence/commit_group/wait_group`) and `fence_proxy_async()` (CuTe DSL's
+/// `cute.arch.fence_proxy("async.shared", space="cta")`, CUTLASS's `fence_view_async_shared`).
+#[inline(never)]
+fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Value> {
+    use crate::kir::WarpgroupOp;
+    let op = match name {
+        "warpgroup_wait_group" => {
+            arity(name, args, 1, 1, span, "warpgroup_wait_group(n)")?;
+            let n = static_usize(positional(args)[0], "the number of wgmma groups left in flight")?;
+            if n > 7 {
+                return Err(Diagnostic::error(format!("`warpgroup_wait_group({n})`: wgmma.wait_group takes 0 to 7"), span, "too many groups"));
+            }
+            WarpgroupOp::WaitGroup(n as u32)
+        }
+        _ => {
+            arity(name, args, 0, 0, span, &format!("{name}()"))?;
+            match name {
+                "warpgroup_fence" => WarpgroupOp::Fence,
+                "warpgroup_commit_group" => WarpgroupOp::CommitGroup,
+                _ => WarpgroupOp::FenceProxyAsync,
+            }
+        }
+    };
+    f.need_kernel(&format!("`{name}`"), span)?;
+    f.emit(Inst::Warpgroup { op, span });
     Ok(Value::Unit)
 }
 

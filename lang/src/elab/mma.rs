@@ -55,16 +55,33 @@ fn type_arg(a: &Arg, what: &str) -> R<Scalar> {
 /// `make_mma_atom(ab_type, acc_type, (M, N, K))` (CuTe DSL's `make_mma_atom(MmaF16BF16Op(ab, acc,
 /// shape))` for SM80): the `mma.sync` instruction for those types and shape (tf32 inputs too).
 pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
-    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K))";
+    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K)[, op: \"mma.sync\" | \"wgmma\"])";
     arity("make_mma_atom", args, 2, 3, span, usage)?;
+    let want_op = match named("make_mma_atom", args, "op", &["shape", "op"])? {
+        None => None,
+        Some(a) => match &a.value {
+            Value::Str(s) if s == "wgmma" || s == "mma.sync" => Some((s.clone(), a.span)),
+            other => {
+                return Err(Diagnostic::error(format!("`op` picks the instruction: \"mma.sync\" (a warp) or \"wgmma\" (a warpgroup, sm_90a); found {}", article(other)), a.span, "unknown MMA instruction"))
+            }
+        },
+    };
     let p = positional(args);
     let ab = type_arg(p[0], "the input type")?;
     let acc = type_arg(p.get(1).copied().ok_or_else(|| Diagnostic::error(format!("usage: {usage}"), span, "missing accumulator type"))?, "the accumulator type")?;
-    let shape = match (p.get(2).copied(), named("make_mma_atom", args, "shape", &["shape"])?) {
+    let shape = match (p.get(2).copied(), named("make_mma_atom", args, "shape", &["shape", "op"])?) {
         (Some(s), _) | (None, Some(s)) => mnk(s, "the MMA shape")?,
         (None, None) => return Err(Diagnostic::error("`make_mma_atom` needs the instruction shape", span, "no shape").with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`")),
     };
-    MmaAtom::find(ab.name(), acc.name(), shape).map(Value::MmaAtom).map_err(|e| Diagnostic::error(e.reason.clone(), span, "no such MMA atom"))
+    let atom = MmaAtom::find(ab.name(), acc.name(), shape).map_err(|e| Diagnostic::error(e.reason.clone(), span, "no such MMA atom"))?;
+    if let Some((op, op_span)) = want_op {
+        let is = if atom.is_wgmma() { "wgmma" } else { "mma.sync" };
+        if op != is {
+            return Err(Diagnostic::error(format!("the shape ({},{},{}) is an {is} atom ({}), not {op}", shape[0], shape[1], shape[2], atom.name), op_span, "instruction and shape disagree")
+                .with_help("wgmma atoms are (64, N, 16) with N a multiple of 8 up to 256; mma.sync atoms are (16, 8, 16) and (16, 8, 8)"));
+        }
+    }
+    Ok(Value::MmaAtom(atom))
 }
 
 /// `make_tiled_mma(atom, atom_layout[, permutation: (M, N, K)])`.
@@ -112,7 +129,21 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         f.require_tiles_divide(&layout, &cute_layout::Tiler::Shape(cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()])), span)?;
     }
     let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
-    if fragment {
+    // A wgmma SS atom reads A and B from shared memory: their "fragment" is the shared-memory
+    // partition itself (CuTe's make_fragment_A gives matrix descriptors over it; here the
+    // descriptors are made where the wgmma is lowered).
+    let smem_operand = tiled.atom.is_wgmma() && op != MmaOperand::C;
+    if fragment && smem_operand {
+        match &tensor {
+            Some(t) if t.ty.space == MemSpace::Smem => {}
+            _ => {
+                let found = tensor.as_ref().map(|t| format!("a tensor in {}", t.ty.space.name())).unwrap_or_else(|| article(&a.value));
+                return Err(Diagnostic::error(format!("{} reads {} from shared memory (matrix descriptors), but `{method}` got {found}", tiled.atom.name, op.name()), a.span, "not shared memory")
+                    .with_help("partition the shared-memory tile; A from registers (wgmma RS atoms) is not supported yet"));
+            }
+        }
+    }
+    if fragment && !smem_operand {
         let elem = Scalar::from_name(tiled.atom.elem(op)).unwrap_or(Scalar::F32);
         // tf32 operands live in 32-bit registers as f32 values, as in CuTe.
         let elem = if elem == Scalar::TF32 { Scalar::F32 } else { elem };
@@ -120,6 +151,7 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         return alloc(f, elem, MemSpace::Rmem, compact, span);
     }
     let how = ViewHow::MmaPartition { operand: op, tiled: tiled.clone(), tid: tid.clone() };
+    let _ = fragment;
     match (tensor, &a.value) {
         (Some(t), _) => Ok(Value::Tensor(f.view(&t, part, offset, how, span)?)),
         (None, Value::Counting { origin, .. }) => Ok(Value::Counting { layout: part, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? }),
@@ -185,6 +217,14 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
         return Err(Diagnostic::error(format!("`gemm` takes a tiled MMA first, found {}", article(&p[0].value)), p[0].span, "not a tiled MMA"));
     };
     let atom = &tiled.atom;
+    let accumulate = named("gemm", args, "accumulate", &["accumulate"])?;
+    if atom.is_wgmma() {
+        return wgmma_gemm(f, tiled, p, accumulate, span);
+    }
+    if let Some(a) = accumulate {
+        return Err(Diagnostic::error(format!("`accumulate:` is a wgmma option (scale-d); {} always adds to C", atom.name), a.span, "not a wgmma atom")
+            .with_help("clear the accumulators with `fill(0.0)` instead"));
+    }
     let (d, a, b, c) = if p.len() == 5 { (p[1], p[2], p[3], p[4]) } else { (p[1], p[2], p[3], p[1]) };
     let d = gemm_operand(d, MmaOperand::C, atom, "D")?;
     let a = gemm_operand(a, MmaOperand::A, atom, "A")?;
@@ -224,6 +264,108 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
                 let dst = f.fresh(ValueTy::Frag(ft.clone()));
                 f.emit(Inst::Mma { dst, atom, a: *a_frag, b: b_frags[nn as usize], c: c_frag, span });
                 f.store_frag(&view, &ft, dst, span)?;
+            }
+        }
+    }
+    Ok(Value::Unit)
+}
+
+/// A shared-memory operand of a wgmma `gemm`: `(MMA, MMA_M, MMA_K)` (or one k-block `(MMA,
+/// MMA_M)`), its first mode one atom's whole (rows, K) tile.
+fn wgmma_smem_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R<Frag<'a>> {
+    let Value::Tensor(t) = &a.value else {
+        return Err(Diagnostic::error(format!("`gemm` takes tensors, found {} for {what}", article(&a.value)), a.span, "not a tensor"));
+    };
+    if t.ty.space != MemSpace::Smem {
+        return Err(Diagnostic::error(format!("{} reads {what} from shared memory, but this tensor is in {}", atom.name, t.ty.space.name()), a.span, "not in shared memory")
+            .with_help("pass `thr_mma.partition_A(sA)` (or `partition_fragment_A`) of a shared tile; A from registers (wgmma RS atoms) is not supported yet"));
+    }
+    let want = Scalar::from_name(atom.elem(op)).unwrap_or(Scalar::F32);
+    if t.ty.elem != want {
+        return Err(Diagnostic::error(format!("{what} holds {} but {} takes {}", t.ty.elem.name(), atom.name, want.name()), a.span, "wrong element type"));
+    }
+    let modes = t.ty.layout.modes();
+    let mut sizes: Vec<i64> = modes.iter().map(|m| m.size().ok().and_then(|s| s.as_static()).unwrap_or(-1)).collect();
+    let rank2 = sizes.len() == 2;
+    if rank2 {
+        sizes.push(1);
+    }
+    if sizes.len() != 3 || sizes.iter().any(|&s| s <= 0) {
+        return Err(Diagnostic::error(format!("{what} must be a static partition (MMA, {}) (or one k-block), found layout {}", &op_modes(op)[1..op_modes(op).len() - 1], t.ty.layout), a.span, "not (MMA, _, _)")
+            .with_help("slice the pipeline stage first: `tCsA[_, _, _, stage]`"));
+    }
+    if sizes[0] != atom.values(op) {
+        return Err(Diagnostic::error(format!("{what}'s first mode holds {} elements, but one {} {} tile is {}", sizes[0], atom.name, op.name(), atom.values(op)), a.span, "wrong tile size")
+            .with_help(format!("partition with the tiled MMA: `thr_mma.partition_{}(...)`", op.name())));
+    }
+    Ok(Frag { t, sizes: [sizes[0], sizes[1], sizes[2]], rank2, span: a.span })
+}
+
+/// `gemm` with a wgmma atom: one `wgmma.mma_async` per (m, n, k) of the partitions, k outermost,
+/// A and B read from shared memory, the accumulators in registers. Asynchronous: the caller
+/// brackets it with `warpgroup_fence()` before and `warpgroup_commit_group()` /
+/// `warpgroup_wait_group(n)` after, as in CuTe.
+fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<&Arg>, span: Span) -> R<Value> {
+    let atom = tiled.atom;
+    // `accumulate: false` (CuTe DSL's `tiled_mma.set(Field.ACCUMULATE, False)`, C++'s
+    // `accumulate_ = GMMA::ScaleOut::Zero`): the first k-block overwrites the accumulators.
+    let scale_d = match accumulate {
+        None => None,
+        Some(a) => {
+            let v = f.coerce(a.value.clone(), Scalar::Bool, a.span)?;
+            match f.operand(&v, Scalar::Bool, a.span)? {
+                crate::kir::Operand::Bool(true) => None,
+                other => Some(other),
+            }
+        }
+    };
+    if p.len() == 5 {
+        let same = matches!((&p[1].value, &p[4].value), (Value::Tensor(d), Value::Tensor(c)) if d == c);
+        if !same {
+            return Err(Diagnostic::error("a wgmma accumulates in place: `gemm(tiled_mma, d, a, b, c)` needs `c` to be `d`", p[4].span, "not the accumulator")
+                .with_help("write `gemm(tiled_mma, acc, a, b)`"));
+        }
+    }
+    let d = gemm_operand(p[1], MmaOperand::C, atom, "the accumulator")?;
+    let a = wgmma_smem_operand(p[2], MmaOperand::A, atom, "A")?;
+    let b = wgmma_smem_operand(p[3], MmaOperand::B, atom, "B")?;
+    let (m, n, k) = (a.sizes[1], b.sizes[1], a.sizes[2]);
+    let checks = [(b.sizes[2], k, &b, "B's K mode", "A's"), (d.sizes[1], m, &d, "the accumulator's M mode", "A's"), (d.sizes[2], n, &d, "the accumulator's N mode", "B's")];
+    for (got, want, frag, what, other) in checks {
+        if got != want {
+            return Err(Diagnostic::error(format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
+        }
+    }
+    let crd = |fr: &Frag, i: i64, j: i64| if fr.rank2 { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))]) } else { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]) };
+    let kernel_id = |t: &TensorVal| match t.origin {
+        Origin::Kernel(vid) => Ok(vid),
+        _ => Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")),
+    };
+    // The tiles must be in a layout the matrix descriptors can express (every tile of a partition
+    // has the same layout; where each starts is checked when the descriptors are made).
+    for (fr, op) in [(&a, MmaOperand::A), (&b, MmaOperand::B)] {
+        let tile = f.slice(fr.t, &crd(fr, 0, 0), span)?;
+        let l = &tile.ty.layout;
+        let l = if l.rank() == 1 { l.mode(0).map_err(|e| layout_err(e, span))? } else { l.clone() };
+        if let Err(e) = cute_layout::gmma::k_major(&l, tile.ty.swizzle, tile.ty.elem.size_bytes(), op.name()) {
+            return Err(Diagnostic::error(format!("{}: {}", atom.name, e.reason), fr.span, "not a wgmma shared-memory layout")
+                .with_help("lay the tile out with CuTe's K-major GMMA atom, e.g. `tile_to_shape(composition(make_swizzle(3, 3, 3), make_layout((8, 64), stride: (64, 1))), (ROWS, 64))` for 16-bit elements (128-byte rows; `make_swizzle(2, 3, 3)` with (8, 32) and `make_swizzle(1, 3, 3)` with (8, 16) for 64 and 32 bytes)"));
+        }
+    }
+    for kk in 0..k {
+        for mm in 0..m {
+            for nn in 0..n {
+                let av = f.slice(a.t, &crd(&a, mm, kk), span)?;
+                let bv = f.slice(b.t, &crd(&b, nn, kk), span)?;
+                let cv = f.slice(d.t, &Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(mm)), Crd::Int(Int::S(nn))]), span)?;
+                let ft = FragTy { elem: cv.ty.elem, shape: cv.ty.layout.shape.clone() };
+                let c = f.fresh(ValueTy::Frag(ft.clone()));
+                f.emit(Inst::LoadFrag { dst: c, tensor: kernel_id(&cv)?, ty: cv.ty.clone(), span });
+                let dst = f.fresh(ValueTy::Frag(ft.clone()));
+                // Only the first k-block may overwrite; the later ones add to it.
+                let scale_d = if kk == 0 { scale_d.clone() } else { None };
+                f.emit(Inst::Wgmma { dst, atom, a: kernel_id(&av)?, a_ty: av.ty.clone(), b: kernel_id(&bv)?, b_ty: bv.ty.clone(), c, scale_d, span });
+                f.store_frag(&cv, &ft, dst, span)?;
             }
         }
     }

@@ -81,6 +81,8 @@ pub(super) fn allocate_tensor(f: &mut Frame, a: &SmemAllocator, args: &[Arg], sp
     };
     let ty = alloc_ty(f, elem, MemSpace::Smem, layout, swizzle, span)?;
     let bytes = kir::smem_alloc_bytes(&ty);
+    // A swizzled tensor starts at a multiple of its swizzle's period (kir::smem_alloc_align).
+    let align = align.max(kir::smem_alloc_align(&ty));
     let offset = a.next().div_ceil(align) * align;
     let end = offset + bytes;
     if end > kir::MAX_SMEM {

@@ -15,7 +15,7 @@
 // ONCE-COUNT-1: llvm.mlir.global external @__cute_dynamic_smem()
 // ONCE-NOT: @__cute_dynamic_smem()
 // ONCE-NOT: cute.
-// CHECK: llvm.mlir.global external @__cute_dynamic_smem() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @__cute_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     // bf16 (5,3):(1,5) is 15 elements, 30 bytes: rounded to 128. f32 (8,8):(1,9) reaches element 70:

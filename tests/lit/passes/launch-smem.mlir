@@ -9,7 +9,7 @@
 // bytes the compiler placed there when the kernel has `cute.dynamic_smem` (here 49280), and a
 // swizzled one is swizzled from its own start.
 // VERIFY: "cute.launch_smem"() {offset = 256 : i64}
-// CHECK: llvm.mlir.global external @__cute_dynamic_smem() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @__cute_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: gpu.func @alone(
 // CHECK-NEXT: %[[B:.*]] = llvm.mlir.addressof @__cute_dynamic_smem : !llvm.ptr<3>
 // CHECK-NEXT: %[[O:.*]] = arith.constant 256 : i64

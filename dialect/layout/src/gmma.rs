@@ -1,0 +1,371 @@
+//! Shared-memory matrix descriptors of the sm_90a `wgmma` instructions (CuTe's `GmmaDescriptor`,
+//! `make_gmma_desc<Major::K>`), computed from a layout rather than from constants.
+//!
+//! A `wgmma.mma_async` with operands in shared memory reads each operand tile, (64, 16) of A or
+//! (N, 16) of B (rows, K) for 16-bit elements, through a 64-bit descriptor (PTX ISA, "Matrix
+//! Descriptor Format"):
+//!
+//! | bits | field |
+//! |---|---|
+//! | 0-13 | start address >> 4 |
+//! | 16-29 | leading dimension byte offset (LBO) >> 4 |
+//! | 32-45 | stride dimension byte offset (SBO) >> 4 |
+//! | 49-51 | matrix base offset (0 here: the tile starts in the first row of its swizzle pattern) |
+//! | 62-63 | swizzle mode: 0 none (interleaved), 1 128-byte, 2 64-byte, 3 32-byte |
+//!
+//! The hardware model this module encodes (and [`Desc::address`] simulates), for a K-major tile:
+//! rows come in groups of 8 ("core matrices"); group `r / 8` starts SBO bytes after the previous.
+//! With a swizzle of W bytes (32, 64 or 128), row `r % 8` of a group is W bytes after the one
+//! before and a row's K elements are contiguous; the address is then swizzled on its absolute bits:
+//! bits [4, 4+B) XOR bits [7, 7+B) with B = log2(W / 16) (CuTe's `Swizzle<B,4,3>` on byte
+//! addresses). Without a swizzle, a core matrix is 8 rows of 16 contiguous bytes (128 bytes), the
+//! next core matrix along K is LBO bytes on and the next along the rows SBO bytes on.
+//!
+//! A `.cute` shared tensor's swizzle acts on element offsets from its allocation, and swizzled
+//! allocations start aligned to their swizzle period (1024 bytes for 128-byte rows), so the
+//! element at offset `o` of the allocation at `base` is at byte `base + e * S(o)` = `Sb(base + e *
+//! o)` with `Sb` the byte-level swizzle: exactly what the hardware computes when the tile's layout
+//! is the canonical one. [`k_major`] checks that (every coordinate of the tile) and gives LBO/SBO.
+
+use crate::error::{Error, Result};
+use crate::int_tuple::IntTuple;
+use crate::layout::Layout;
+use crate::swizzle::Swizzle;
+
+/// The swizzle mode of a descriptor (bits 62-63).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GmmaSwizzle {
+    /// No swizzle: 8x16-byte core matrices, LBO apart along K, SBO apart along the rows.
+    Interleave,
+    B128,
+    B64,
+    B32,
+}
+
+impl GmmaSwizzle {
+    /// The descriptor's 2-bit code.
+    pub fn code(self) -> u64 {
+        match self {
+            GmmaSwizzle::Interleave => 0,
+            GmmaSwizzle::B128 => 1,
+            GmmaSwizzle::B64 => 2,
+            GmmaSwizzle::B32 => 3,
+        }
+    }
+
+    /// XOR bits B of the byte-level swizzle (0 for none).
+    pub fn bits(self) -> u32 {
+        match self {
+            GmmaSwizzle::Interleave => 0,
+            GmmaSwizzle::B32 => 1,
+            GmmaSwizzle::B64 => 2,
+            GmmaSwizzle::B128 => 3,
+        }
+    }
+
+    /// Bytes of one row of the swizzle atom (W): 32 << (B - 1), 16 for the interleaved core matrix.
+    pub fn row_bytes(self) -> i64 {
+        16 << self.bits()
+    }
+
+    /// Bytes after which the swizzle pattern repeats: 8 rows (256, 512 or 1024; 128 without one).
+    pub fn repeat_bytes(self) -> i64 {
+        8 * self.row_bytes()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GmmaSwizzle::Interleave => "no swizzle (interleaved)",
+            GmmaSwizzle::B128 => "128-byte swizzle",
+            GmmaSwizzle::B64 => "64-byte swizzle",
+            GmmaSwizzle::B32 => "32-byte swizzle",
+        }
+    }
+}
+
+/// The static part of a descriptor: what the layout fixes (the start address is the tensor's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Desc {
+    pub swizzle: GmmaSwizzle,
+    /// Leading dimension byte offset (between core matrices along K; unused, 16, for swizzled K-major).
+    pub lbo: i64,
+    /// Stride dimension byte offset (between groups of 8 rows).
+    pub sbo: i64,
+}
+
+impl Desc {
+    /// The 64-bit descriptor for a tile starting at shared-memory byte address `start` (16-byte
+    /// aligned, in the first row of its swizzle pattern: base offset 0).
+    pub fn encode(&self, start: u32) -> u64 {
+        self.encode_fields() | self.start_field(start)
+    }
+
+    /// Every field but the start address.
+    pub fn encode_fields(&self) -> u64 {
+        (((self.lbo as u64 >> 4) & 0x3FFF) << 16) | (((self.sbo as u64 >> 4) & 0x3FFF) << 32) | (self.swizzle.code() << 62)
+    }
+
+    /// The start-address field of `start`.
+    pub fn start_field(&self, start: u32) -> u64 {
+        u64::from((start >> 4) & 0x3FFF)
+    }
+
+    /// The hardware's byte address of element (row, k) of a K-major tile whose descriptor is `desc`
+    /// (the model of the module docs), for elements of `elem_bytes` bytes: decodes the descriptor
+    /// fields rather than using `self`'s, so tests check the encoding too.
+    pub fn address(desc: u64, row: i64, k: i64, elem_bytes: i64) -> i64 {
+        let start = ((desc & 0x3FFF) << 4) as i64;
+        let lbo = (((desc >> 16) & 0x3FFF) << 4) as i64;
+        let sbo = (((desc >> 32) & 0x3FFF) << 4) as i64;
+        let kb = k * elem_bytes;
+        match desc >> 62 {
+            0 => start + (row / 8) * sbo + (row % 8) * 16 + (kb / 16) * lbo + kb % 16,
+            code => {
+                let b = 4 - code as u32; // 1 -> 3 (128B), 2 -> 2 (64B), 3 -> 1 (32B)
+                let w = 16i64 << b;
+                let plain = start + (row / 8) * sbo + (row % 8) * w + kb;
+                plain ^ (((plain >> 7) & ((1 << b) - 1)) << 4)
+            }
+        }
+    }
+}
+
+/// The element-level swizzle for a GMMA swizzle mode and element size: `Swizzle<B, 4 - log2(e), 3>`
+/// (`S<3,3,3>` for 128-byte rows of 16-bit elements).
+pub fn element_swizzle(mode: GmmaSwizzle, elem_bytes: u32) -> Option<Swizzle> {
+    if mode == GmmaSwizzle::Interleave {
+        return None;
+    }
+    Swizzle::new(i64::from(mode.bits()), 4 - i64::from(elem_bytes.trailing_zeros()), 3).ok()
+}
+
+fn static_eval(l: &Layout, r: i64, k: i64) -> Result<i64> {
+    l.eval(&IntTuple::Tuple(vec![r.into(), k.into()]))?
+        .as_static()
+        .ok_or_else(|| Error::new("wgmma", format!("the operand layout {l} is not static")))
+}
+
+/// Checks that an operand tile of one wgmma, `layout` (rows, K) over `elem_bytes`-byte elements,
+/// with the element-level `swizzle` of its shared allocation, is a canonical K-major GMMA layout,
+/// and gives its descriptor fields. `what` names the operand in errors ("A", "B").
+///
+/// Canonical, with W the swizzle's row bytes (W / e elements) and 32 bytes of K per instruction:
+/// element (r, k) at offset `(r % 8) * W/e + (r / 8) * SBO/e + k` (swizzled), or
+/// `(r % 8) * 16/e + (r / 8) * SBO/e + (k % (16/e)) + (k / (16/e)) * LBO/e` (no swizzle). SBO and
+/// LBO are read off the layout (its offsets of rows 8 and of K element 16/e), then every
+/// coordinate is compared.
+pub fn k_major(layout: &Layout, swizzle: Option<Swizzle>, elem_bytes: u32, what: &str) -> Result<Desc> {
+    const OP: &str = "wgmma";
+    let e = i64::from(elem_bytes);
+    let sw_text = swizzle.map(|s| format!("{s} o ")).unwrap_or_default();
+    let shown = format!("{sw_text}{layout}");
+    if layout.rank() != 2 {
+        return Err(Error::new(OP, format!("the {what} operand of one wgmma is a (rows, K) tile; found layout {shown}")));
+    }
+    let size = |i: usize| -> Result<i64> { layout.mode(i)?.size()?.as_static().ok_or_else(|| Error::new(OP, format!("the {what} operand layout {shown} is not static"))) };
+    let (rows, kk) = (size(0)?, size(1)?);
+    if kk * e != 32 || rows % 8 != 0 {
+        return Err(Error::new(OP, format!("the {what} operand of one wgmma is (rows, {}) with rows a multiple of 8; found layout {shown}", 32 / e)));
+    }
+    let mode = match swizzle {
+        None => GmmaSwizzle::Interleave,
+        Some(sw) => {
+            let found = [GmmaSwizzle::B128, GmmaSwizzle::B64, GmmaSwizzle::B32].into_iter().find(|m| element_swizzle(*m, elem_bytes) == Some(sw));
+            found.ok_or_else(|| {
+                let offered: Vec<String> = [GmmaSwizzle::B128, GmmaSwizzle::B64, GmmaSwizzle::B32].iter().filter_map(|m| element_swizzle(*m, elem_bytes)).map(|s| s.to_string()).collect();
+                Error::new(OP, format!("the {what} operand's swizzle {sw} is not a wgmma swizzle; for {}-byte elements they are {}", e, offered.join(", ")))
+            })?
+        }
+    };
+    let core = 16 / e; // elements in 16 bytes
+    let row_elems = mode.row_bytes() / e;
+    let sbo_e = if rows > 8 { static_eval(layout, 8, 0)? } else { 8 * row_elems };
+    let lbo_e = if mode == GmmaSwizzle::Interleave { static_eval(layout, 0, core)? } else { 1 };
+    let canonical = |r: i64, k: i64| -> i64 {
+        match mode {
+            GmmaSwizzle::Interleave => (r % 8) * core + (r / 8) * sbo_e + k % core + (k / core) * lbo_e,
+            _ => (r % 8) * row_elems + (r / 8) * sbo_e + k,
+        }
+    };
+    let atom_text = match mode {
+        GmmaSwizzle::Interleave => format!("((8,{}),({core},2)):(({core},SBO),(1,LBO))", rows / 8),
+        _ => format!("{} o ((8,{}),{kk}):(({row_elems},SBO),1)", element_swizzle(mode, elem_bytes).map(|s| s.to_string()).unwrap_or_default(), rows / 8),
+    };
+    for r in 0..rows {
+        for k in 0..kk {
+            let got = static_eval(layout, r, k)?;
+            if got != canonical(r, k) {
+                return Err(Error::new(
+                    OP,
+                    format!(
+                        "the {what} operand layout {shown} is not a canonical K-major wgmma layout ({}): element ({r},{k}) is at offset {got}, the canonical layout {atom_text} has it at {}",
+                        mode.name(),
+                        canonical(r, k)
+                    ),
+                ));
+            }
+        }
+    }
+    let sbo = sbo_e * e;
+    // Swizzled K-major tiles have no core matrices along K to step over: LBO is unused (CuTe sets 1).
+    let lbo = if mode == GmmaSwizzle::Interleave { lbo_e * e } else { 16 };
+    for (name, v) in [("stride (SBO)", sbo), ("leading (LBO)", lbo)] {
+        if v <= 0 || v % 16 != 0 || v >> 4 > 0x3FFF {
+            return Err(Error::new(OP, format!("the {what} operand layout {shown} has a {name} byte offset of {v}; a descriptor needs a positive multiple of 16 below 256 KiB")));
+        }
+    }
+    Ok(Desc { swizzle: mode, lbo, sbo })
+}
+
+/// Whether a tile may start `rel_bytes` after its (swizzle-period-aligned) allocation: 16-byte
+/// aligned, and with a swizzle, its 32 bytes of K inside the first row of the pattern (so the
+/// descriptor's base offset is 0; a K-block of a 128-byte row starts at 0, 32, 64 or 96).
+pub fn start_ok(mode: GmmaSwizzle, rel_bytes: i64) -> bool {
+    if rel_bytes % 16 != 0 {
+        return false;
+    }
+    match mode {
+        GmmaSwizzle::Interleave => true,
+        _ => rel_bytes.rem_euclid(mode.repeat_bytes()) + 32 <= mode.row_bytes(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{composition, tile_to_shape};
+    use crate::mma::{MmaAtom, MmaOperand, TiledMma};
+    use crate::Int;
+    use std::str::FromStr;
+
+    fn sw(b: i64) -> Swizzle {
+        Swizzle::new(b, 3, 3).unwrap()
+    }
+
+    /// For every wgmma tile of a (rows, 64) bf16 K-major smem tile made like the samples make it
+    /// (`tile_to_shape` of the swizzle atom), partitioned by a tiled MMA: the descriptor computed
+    /// from the tile's layout and offset, decoded back to addresses by the hardware model, gives
+    /// for every element the address the software swizzle stores it at.
+    #[test]
+    fn descriptors_address_every_element_as_the_layout_does() {
+        for (b, cols) in [(3, 64), (2, 32), (1, 16)] {
+            let atom = Layout::from_str(&format!("(8,{cols}):({cols},1)")).unwrap();
+            let atom_e = crate::swizzle::ComposedLayout::new(sw(b), Int::S(0), atom.clone()).unwrap();
+            for rows in [64, 128, 256] {
+                // (rows, 64, 2 stages): the atom tiled down the rows, then along K, then the stages.
+                let full = tile_to_shape(&atom, &IntTuple::from_str(&format!("({rows},64,2)")).unwrap(), None).unwrap();
+                let _ = &atom_e;
+                let base = 3 * 1024i64; // a 1024-aligned allocation
+                let wgmma = MmaAtom::find("bf16", "f32", [64, rows.min(256), 16]).unwrap();
+                let tm = TiledMma::new(wgmma, [1, 1, 1], None).unwrap();
+                let op = if rows == 64 { MmaOperand::A } else { MmaOperand::B };
+                let (part, off) = tm.partition(op, &full, &Int::S(0)).unwrap();
+                assert_eq!(off.as_static(), Some(0));
+                // part: ((rows,16), 1, 4, 2): one wgmma tile per (k block, stage).
+                let modes = part.modes();
+                let tile = &modes[0];
+                let desc = k_major(tile, Some(sw(b)), 2, "B").unwrap();
+                assert_eq!(desc.swizzle.bits(), b as u32);
+                for kb in 0..4 {
+                    for stage in 0..2 {
+                        let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap() + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
+                        assert!(start_ok(desc.swizzle, rel * 2), "rows {rows} k {kb} stage {stage}: {rel}");
+                        let d = desc.encode((base + 2 * rel) as u32);
+                        for r in 0..rows {
+                            for k in 0..16 {
+                                let o = tile.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
+                                let want = base + 2 * sw(b).apply(rel + o);
+                                assert_eq!(Desc::address(d, r, k, 2), want, "S<{b},3,3> rows {rows} k-block {kb} stage {stage} element ({r},{k})");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_128b_descriptor_is_cutes() {
+        // CuTe's Layout_K_SW128_Atom<bf16> tile: LBO 16 (unused), SBO 1024, mode 1.
+        let l = Layout::from_str("((8,8),16):((64,512),1)").unwrap();
+        let d = k_major(&l, Some(sw(3)), 2, "A").unwrap();
+        assert_eq!(d, Desc { swizzle: GmmaSwizzle::B128, lbo: 16, sbo: 1024 });
+        assert_eq!(d.encode(0x400), 0x4000_0040_0001_0040);
+    }
+
+    #[test]
+    fn interleaved_core_matrices() {
+        // 8x8 core matrices: rows 16 bytes apart, the two K halves 128 bytes apart (LBO), row groups 256.
+        let l = Layout::from_str("((8,8),(8,2)):((8,128),(1,64))").unwrap();
+        let d = k_major(&l, None, 2, "A").unwrap();
+        assert_eq!(d, Desc { swizzle: GmmaSwizzle::Interleave, lbo: 128, sbo: 256 });
+        let desc = d.encode(4096);
+        for r in 0..64 {
+            for k in 0..16 {
+                let o = l.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
+                assert_eq!(Desc::address(desc, r, k, 2), 4096 + 2 * o);
+            }
+        }
+    }
+
+    #[test]
+    fn non_canonical_layouts_are_named() {
+        // M-major (transposed) is not K-major.
+        let l = Layout::from_str("(64,16):(1,64)").unwrap();
+        let e = k_major(&l, Some(sw(3)), 2, "A").unwrap_err().to_string();
+        assert!(e.contains("not a canonical K-major wgmma layout (128-byte swizzle)") && e.contains("(64,16):(1,64)"), "{e}");
+        // Padded rows (the SM80 sample's unswizzled (_, 40) stride).
+        let l = Layout::from_str("(64,16):(40,1)").unwrap();
+        assert!(k_major(&l, Some(sw(3)), 2, "A").is_err());
+        // A swizzle no descriptor has.
+        let e = k_major(&Layout::from_str("((8,8),16):((64,512),1)").unwrap(), Some(Swizzle::new(3, 2, 3).unwrap()), 2, "B").unwrap_err().to_string();
+        assert!(e.contains("S<3,2,3> is not a wgmma swizzle") && e.contains("S<3,3,3>, S<2,3,3>, S<1,3,3>"), "{e}");
+        let _ = composition;
+    }
+
+    #[test]
+    fn starts_must_be_in_the_first_row() {
+        assert!(start_ok(GmmaSwizzle::B128, 0) && start_ok(GmmaSwizzle::B128, 96) && start_ok(GmmaSwizzle::B128, 1024 + 64));
+        assert!(!start_ok(GmmaSwizzle::B128, 128) && !start_ok(GmmaSwizzle::B128, 112) && !start_ok(GmmaSwizzle::B128, 8));
+        assert!(start_ok(GmmaSwizzle::B32, 256) && !start_ok(GmmaSwizzle::B32, 16));
+    }
+
+    #[test]
+    fn wgmma_atoms_and_tiled_mmas() {
+        let atom = MmaAtom::find("bf16", "f32", [64, 128, 16]).unwrap();
+        assert_eq!(atom.name, "SM90_64x128x16_F32BF16BF16_SS");
+        assert_eq!(atom.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
+        assert_eq!(atom.layout_tv(MmaOperand::C).to_string(), "((4,8,4),(2,2,16)):((128,1,16),(64,8,512))");
+        assert_eq!(atom.values(MmaOperand::C), 64);
+        assert_eq!(atom.values(MmaOperand::A), 1024);
+        let e = MmaAtom::find("bf16", "f32", [64, 12, 16]).unwrap_err().to_string();
+        assert!(e.contains("N = 12 is not a multiple of 8 from 8 to 256"), "{e}");
+        let e = MmaAtom::find("bf16", "bf16", [64, 64, 16]).unwrap_err().to_string();
+        assert!(e.contains("bf16xbf16->f32, f16xf16->f32, f16xf16->f16"), "{e}");
+        let tm = TiledMma::new(atom, [2, 1, 1], None).unwrap();
+        assert_eq!(tm.threads(), 256);
+        assert_eq!(tm.tile, [128, 128, 16]);
+        // C: every element of the (128,128) tile held by exactly one thread.
+        let tv = tm.layout_tv(MmaOperand::C).unwrap();
+        let mut seen = vec![0; 128 * 128];
+        for t in 0..256 {
+            for v in 0..64 {
+                let o = tv.eval(&IntTuple::Tuple(vec![t.into(), v.into()])).unwrap().as_static().unwrap();
+                seen[o as usize] += 1;
+                // PTX's wgmma D fragment: row 16*warp + lane/4 (+8), column 8*(v/4) + 2*(lane%4) + v%2.
+                let (wg, warp, lane) = (t / 128, (t / 32) % 4, t % 32);
+                let row = 64 * wg + 16 * warp + lane / 4 + 8 * ((v / 2) % 2);
+                let col = 8 * (v / 4) + 2 * (lane % 4) + v % 2;
+                assert_eq!(o, row + 128 * col, "thread {t} value {v}");
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1));
+        // A: each warpgroup sees its own 64 rows whole.
+        let sa = Layout::from_str("(128,64):(64,1)").unwrap();
+        let (p, off) = tm.partition(MmaOperand::A, &sa, &Int::S(130)).unwrap();
+        assert_eq!(p.to_string(), "((64,16),1,4):((64,1),0,16)");
+        assert_eq!(off.as_static(), Some(64 * 64));
+        assert!(TiledMma::new(atom, [1, 1, 2], None).unwrap_err().to_string().contains("K = 1"));
+        assert!(tm.ldmatrix_tv(MmaOperand::A, 4, false).unwrap_err().to_string().contains("shared memory itself"));
+    }
+}
