@@ -907,6 +907,29 @@ impl KernelWriter<'_> {
                 let (l, u, s) = (self.int(lb, *span), self.int(ub, *span), self.int(step, *span));
                 let loc = self.loc(*span);
                 let Some(exit) = exit else {
+                    if step.as_static() != Some(1) && self.non_negative(lb) && self.non_negative(ub) && self.positive(step) {
+                        // A strided loop (`for j in tid..n step block_dim.x`, `... step 32`): counted
+                        // from 0 to the trip count, `iv = lb + t * step`. LLVM does not count the
+                        // trips of `iv += step` with a bound it cannot relate to the start (the add
+                        // might wrap for all it knows), so it would neither unroll the loop nor
+                        // keep several loads in flight; with the count known it does
+                        // (samples/row_sum.cute's kernels).
+                        let span = *span;
+                        let zero = self.op("arith.constant 0 : i32", span);
+                        let one = self.op("arith.constant 1 : i32", span);
+                        let over = self.op(&format!("arith.subi {u}, {l} : i32"), span);
+                        let trips = self.op(&format!("arith.ceildivsi {over}, {s} : i32"), span);
+                        let trips = self.op(&format!("arith.maxsi {trips}, {zero} : i32"), span);
+                        let t = self.tmp();
+                        self.line(&format!("scf.for {t} = {zero} to {trips} step {one} : i32 {{"));
+                        self.indent += 1;
+                        let scaled = self.op(&format!("arith.muli {t}, {s} : i32"), span);
+                        self.define(*iv, &format!("arith.addi {l}, {scaled} : i32"), span);
+                        self.indent -= 1;
+                        self.region(body);
+                        self.line(&format!("}} {loc}"));
+                        return;
+                    }
                     self.line(&format!("scf.for {} = {l} to {u} step {s} : i32 {{", v(*iv)));
                     self.region(body);
                     self.line(&format!("}} {loc}"));
