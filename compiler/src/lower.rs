@@ -869,7 +869,17 @@ impl KernelWriter<'_> {
                     kir::WarpgroupOp::CommitGroup => self.line(&format!("nvvm.wgmma.commit.group.sync.aligned {loc}")),
                     kir::WarpgroupOp::WaitGroup(n) => self.line(&format!("\"cute.warpgroup_wait_group\"() {{n = {n} : i64}} : () -> () {loc}")),
                     kir::WarpgroupOp::FenceProxyAsync => self.line(&format!("nvvm.fence.proxy {{kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}} {loc}")),
+                    kir::WarpgroupOp::FenceMbarrierInit => self.line(&format!("nvvm.fence.mbarrier.init {loc}")),
                 }
+            }
+            Inst::Mbarrier { op, tensor, ty, offset, arg, span } => {
+                let off = self.int(offset, *span);
+                let (a, at) = match arg {
+                    Some(x) => (format!(", {}", self.operand(x, Scalar::I32, None, *span)), ", i32"),
+                    None => (String::new(), ""),
+                };
+                let loc = self.loc(*span);
+                self.line(&format!("\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}", v(*tensor), op.kind(), mlir_tensor(ty)));
             }
             Inst::Mma { dst, atom, a, b, c, span } => {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));

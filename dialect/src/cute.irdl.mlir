@@ -590,6 +590,20 @@ irdl.dialect @cute {
     irdl.results()
   }
 
+  // An mbarrier operation (CuTe DSL's `cute.arch.mbarrier_*`, sm_90) on the 64-bit barrier `offset`
+  // elements into `tensor`, an `i64` shared-memory tensor (`cute-verify` checks it). `kind`:
+  // "init" (args: the arrival count), "arrive" (none), "arrive_expect_tx" (the transaction bytes
+  // the current phase also waits for) or "wait" (the phase parity: returns once that phase has
+  // completed).
+  irdl.operation @mbarrier {
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %kind = irdl.base "#builtin.string"
+    irdl.attributes { "kind" = %kind }
+    irdl.operands(tensor: %tensor, offset: %i32, args: variadic %i32)
+    irdl.results()
+  }
+
   // Stores a register fragment into a whole static-size tensor.
   irdl.operation @store_frag {
     %vec = irdl.base "!builtin.vector"

@@ -285,6 +285,48 @@ pub enum Inst {
     /// A warpgroup or proxy synchronization: `wgmma.fence`, `wgmma.commit_group`,
     /// `wgmma.wait_group N`, or `fence.proxy.async.shared::cta`.
     Warpgroup { op: WarpgroupOp, span: Span },
+    /// An mbarrier operation (sm_90) on the 64-bit shared-memory barrier `offset` elements into
+    /// `tensor` (an `i64` shared tensor): init with an arrival count, arrive, arrive with an
+    /// expected transaction byte count, or wait for a phase parity. `arg` is the count, the bytes or
+    /// the parity (none for `Arrive`).
+    Mbarrier { op: MbarrierOp, tensor: ValueId, ty: TensorTy, offset: Int, arg: Option<Operand>, span: Span },
+}
+
+/// The mbarrier builtins (CuTe DSL's `cute.arch.mbarrier_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarrierOp {
+    /// `mbarrier.init.shared::cta.b64 [bar], count`.
+    Init,
+    /// `mbarrier.arrive.shared::cta.b64`: one arrival.
+    Arrive,
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64 [bar], bytes`: one arrival, and the phase also
+    /// waits for `bytes` of asynchronous transactions (TMA loads) to complete.
+    ArriveExpectTx,
+    /// A `mbarrier.try_wait.parity.shared::cta.b64` loop: returns once the phase with the given
+    /// parity has completed.
+    Wait,
+}
+
+impl MbarrierOp {
+    /// The builtin that makes it, which is also the `kind` of its `cute.mbarrier` op (less the prefix).
+    pub fn builtin(self) -> &'static str {
+        match self {
+            MbarrierOp::Init => "mbarrier_init",
+            MbarrierOp::Arrive => "mbarrier_arrive",
+            MbarrierOp::ArriveExpectTx => "mbarrier_arrive_and_expect_tx",
+            MbarrierOp::Wait => "mbarrier_wait",
+        }
+    }
+
+    /// The `kind` attribute of `cute.mbarrier`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            MbarrierOp::Init => "init",
+            MbarrierOp::Arrive => "arrive",
+            MbarrierOp::ArriveExpectTx => "arrive_expect_tx",
+            MbarrierOp::Wait => "wait",
+        }
+    }
 }
 
 /// The synchronizations around `wgmma` (CuTe DSL's `cute.nvgpu.warpgroup.fence/commit_group/
@@ -301,6 +343,9 @@ pub enum WarpgroupOp {
     /// `fence.proxy.async.shared::cta`: makes this thread's earlier shared-memory writes (stores,
     /// `cp.async`) visible to the async proxy that wgmma reads through.
     FenceProxyAsync,
+    /// `fence.mbarrier_init.release.cluster`: makes this thread's `mbarrier_init`s visible to the
+    /// other threads (and the async proxy) before they use the barriers.
+    FenceMbarrierInit,
 }
 
 impl WarpgroupOp {
@@ -311,6 +356,7 @@ impl WarpgroupOp {
             WarpgroupOp::CommitGroup => "warpgroup_commit_group",
             WarpgroupOp::WaitGroup(_) => "warpgroup_wait_group",
             WarpgroupOp::FenceProxyAsync => "fence_proxy_async",
+            WarpgroupOp::FenceMbarrierInit => "mbarrier_init_fence",
         }
     }
 }

@@ -270,6 +270,15 @@ cases! {
     wgmma_tiled_copy_ldmatrix => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    let t = make_tiled_mma(make_mma_atom(bf16, f32, shape: (64, 64, 16)), (1, 1, 1));\n    let c = make_tiled_copy_A(make_copy_atom(bf16, op: \"ldmatrix.x4\"), t);\n}\n";
     wgmma_accumulate_on_mma_sync => "kernel k(g: tensor<bf16, gmem, (16,16):(16,1)>, const mma) {\n    let thr = mma.get_slice(thread_idx.x);\n    let c = thr.partition_fragment_C(make_layout((16, 8)));\n    gemm(mma, c, thr.partition_fragment_A(g), thr.partition_fragment_B(make_layout((8, 16))), accumulate: false);\n}\n\nhost run(g: tensor<bf16, gmem, (16,16):(16,1)>) {\n    launch k(g, make_tiled_mma(make_mma_atom(bf16, f32, shape: (16, 8, 16)), (1, 1, 1))) grid(1) block(32);\n}\n";
     wgmma_wait_group_too_many => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    warpgroup_wait_group(8);\n}\n";
+    mbarrier_not_i64 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let flags = smem.allocate_tensor(i32, make_layout(4));\n    mbarrier_init(flags[0], 1);\n}\n";
+    mbarrier_in_global => "kernel k(x: tensor<i64, gmem, (?):(1)>) {\n    mbarrier_arrive(x[block_idx.x]);\n}\n";
+    mbarrier_value_not_place => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    let b = bars[0] + 1;\n    mbarrier_arrive(b);\n}\n";
+    mbarrier_slice => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive(bars[_]);\n}\n";
+    mbarrier_wrong_arity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[0]);\n}\n";
+    mbarrier_count_out_of_range => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_init(bars[0], 0);\n}\n";
+    mbarrier_phase_not_parity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[1], 2);\n}\n";
+    mbarrier_bytes_not_i32 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive_and_expect_tx(bars[0], 1.5);\n}\n";
+    mbarrier_in_host => "host h(x: tensor<f32, gmem, (?):(1)>) {\n    mbarrier_init_fence();\n}\n";
 
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";
@@ -323,5 +332,16 @@ fn wgmma_needs_sm_90a() {
     let (_, module) = front_end(src).expect("the front end accepts it");
     assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
     let ds = cute_lang::check_arch(&module, "sm_90").expect_err("sm_90 has no wgmma");
+    insta::assert_snapshot!(render("test.cute", src, &ds));
+}
+
+/// mbarrier builtins built for sm_80 (no `try_wait`, no transaction counts): refused at the first.
+#[test]
+fn mbarrier_needs_sm_90() {
+    let src = "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(2));\n    mbarrier_init(bars[0], 1);\n    mbarrier_init_fence();\n    mbarrier_wait(bars[0], 0);\n}\n\nhost run(x: tensor<f32, gmem, (?):(1)>) {\n    launch k(x) grid(1) block(32) smem(128);\n}\n";
+    let (_, module) = front_end(src).expect("the front end accepts it");
+    assert!(cute_lang::check_arch(&module, "sm_90").is_ok());
+    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
+    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no mbarrier try_wait");
     insta::assert_snapshot!(render("test.cute", src, &ds));
 }

@@ -632,6 +632,38 @@ def test_gemm_sm90(gpu, load, shape):
             assert guards_untouched(buf, M * N), (name, shape)
 
 
+# ---- mbarrier_pipeline: a producer warp and a consumer warp through a 2-stage mbarrier ring -------
+
+
+def need_sm90(torch):
+    """mbarrier try_wait and transaction counts are sm_90 instructions."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip(f"mbarrier waits need sm_90: found {torch.cuda.get_device_name()}")
+
+
+@pytest.mark.parametrize("n", [256, 256 * 1000, 1 << 24])
+def test_mbarrier_pipeline(gpu, load, n):
+    torch = gpu
+    need_sm90(torch)
+    f = load("mbarrier_pipeline").pipeline
+    x = torch.randn(n, device="cuda")
+    buf, out = guarded(torch, (n,), torch.float32)
+    f(x, out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, x * 2)
+    assert guards_untouched(buf, n)
+
+
+def test_mbarrier_pipeline_refuses_partial_blocks(gpu, load):
+    torch = gpu
+    need_sm90(torch)
+    f = load("mbarrier_pipeline").pipeline
+    x = torch.randn(300, device="cuda")
+    out = torch.full((300,), float("nan"), device="cuda")
+    msg = assert_refused_untouched(torch, f, out, x, out)
+    assert "256" in msg, msg
+
+
 # ---- recast: f16 registers stored as i32 pairs; idx2crd/crd2idx of a run-time index ---------------
 
 

@@ -228,6 +228,15 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             dead.push(op);
             continue;
         }
+        if name == "cute.mbarrier" {
+            let Some(t) = tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, 0))) else {
+                return Err(fail(op, &format!("{NAME}: the barrier tensor of `cute.mbarrier` is not a view or an allocation")));
+            };
+            let b = Builder::before(op);
+            mbarrier(&b, op, &tensors[t])?;
+            dead.push(op);
+            continue;
+        }
         if name == "cute.wgmma" {
             let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
             let (Some(a), Some(bt)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
@@ -810,6 +819,42 @@ fn wgmma(b: &Builder, op: Op, a: &Lowered, bt: &Lowered) -> Result<(), Reported>
     let d_ty = ir::type_to_string(ir::value_type(ir::result(op, 0)));
     let d = from_struct(b, ir::result(inline, 0), nc, reg_ty, &d_ty, f32_regs);
     ir::replace_uses(op, &[d]);
+    Ok(())
+}
+
+/// `cute.mbarrier` on the barrier's shared-memory address: `nvvm.mbarrier.init`,
+/// `nvvm.mbarrier.arrive` and `nvvm.mbarrier.arrive.expect_tx` (LLVM intrinsics), and the wait as a
+/// `mbarrier.try_wait.parity` loop in inline PTX. Inline PTX for the wait rather than
+/// `nvvm.mbarrier.try_wait.parity`: that op is lowered (to the same loop) only by
+/// `convert-nvvm-to-llvm`, which our pipeline does not run; docs/design.md (p).
+fn mbarrier(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported> {
+    let kind = ir::string_attr(op, "kind").unwrap_or_default();
+    let bar = gep(b, t, Int::Dyn(ir::operand(op, 1)));
+    match kind.as_str() {
+        "init" => {
+            b.create("nvvm.mbarrier.init", &[bar, ir::operand(op, 2)], &[], &[]);
+        }
+        "arrive" => {
+            b.create("nvvm.mbarrier.arrive", &[bar], &[b.ty("i64")], &[]);
+        }
+        "arrive_expect_tx" => {
+            b.create("nvvm.mbarrier.arrive.expect_tx", &[bar, ir::operand(op, 2)], &[b.ty("i64")], &[]);
+        }
+        "wait" => {
+            // The PTX ISA's try_wait with a suspend-time hint, as CUTLASS's `ClusterBarrier::wait`.
+            // One line: the PTX joiner (ptx_join.rs) takes a `}` alone on a line for the end of a function.
+            let asm = "{ .reg .pred p; LAB_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1, 10000000; @p bra.uni DONE; bra.uni LAB_WAIT; DONE: }";
+            // A shared-window address fits 32 bits (CUTLASS's `cast_smem_ptr_to_uint`).
+            let addr = b.cast("llvm.ptrtoint", bar, "i32");
+            b.create(
+                "llvm.inline_asm",
+                &[addr, ir::operand(op, 2)],
+                &[],
+                &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr("\"r,r,~{memory}\"")), ("has_side_effects", b.attr("unit"))],
+            );
+        }
+        other => return Err(fail(op, &format!("{NAME}: `cute.mbarrier` kind \"{other}\" is unknown"))),
+    }
     Ok(())
 }
 

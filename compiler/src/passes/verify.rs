@@ -70,6 +70,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.make_tiled_mma" => check(verify_make_tiled_mma(op)),
             "cute.mma" => check(verify_mma(op)),
             "cute.wgmma" => check(verify_wgmma(op)),
+            "cute.mbarrier" => check(verify_mbarrier(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
                 check(verify_swizzle_kept(op, name));
@@ -181,6 +182,29 @@ fn verify_access(op: Op) -> Result<(), Reported> {
     let value_ty = ir::type_to_string(ir::value_type(if is_load { ir::result(op, 0) } else { ir::operand(op, 0) }));
     if value_ty != info.elem {
         return Err(fail(op, &format!("a tensor of {} cannot {} a `{value_ty}`", info.elem, if is_load { "load" } else { "store" })));
+    }
+    Ok(())
+}
+
+/// `cute.mbarrier`: a known kind with its number of arguments, on an unswizzled `i64` shared
+/// tensor at least 8-byte aligned (so every element, a barrier, is 8-byte aligned).
+fn verify_mbarrier(op: Op) -> Result<(), Reported> {
+    let kind = ir::string_attr(op, "kind").unwrap_or_default();
+    let want = match kind.as_str() {
+        "init" | "arrive_expect_tx" | "wait" => 1,
+        "arrive" => 0,
+        other => return Err(fail(op, &format!("`cute.mbarrier` kind \"{other}\" is not one of \"init\", \"arrive\", \"arrive_expect_tx\", \"wait\""))),
+    };
+    let args = ir::operand_count(op).saturating_sub(2);
+    if args != want {
+        return Err(fail(op, &format!("`cute.mbarrier` \"{kind}\" takes {want} argument{} after the offset, found {args}", if want == 1 { "" } else { "s" })));
+    }
+    let (info, _) = tensor_of(op, ir::operand(op, 0))?;
+    if info.space != "smem" || info.elem != "i64" || info.swizzle.is_some() || info.align < 8 {
+        return Err(fail(
+            op,
+            &format!("an mbarrier is an 8-byte-aligned `i64` element of an unswizzled shared-memory tensor, not an element of a {} {} tensor (alignment {}{})", info.space, info.elem, info.align, if info.swizzle.is_some() { ", swizzled" } else { "" }),
+        ));
     }
     Ok(())
 }

@@ -35,7 +35,8 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "assert", "make_swizzle",
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
     "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof", "warpgroup_fence",
-    "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async",
+    "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async", "mbarrier_init", "mbarrier_init_fence",
+    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -576,7 +577,7 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         // 64 levels deep, and every level holds one frame of `call`.
         "make_copy_atom" => make_copy_atom(&args, span),
         "cp_async_commit_group" | "cp_async_wait_group" => async_copy_group(f, name, &args, span),
-        "warpgroup_fence" | "warpgroup_commit_group" | "warpgroup_wait_group" | "fence_proxy_async" => warpgroup_sync(f, name, &args, span),
+        "warpgroup_fence" | "warpgroup_commit_group" | "warpgroup_wait_group" | "fence_proxy_async" | "mbarrier_init_fence" => warpgroup_sync(f, name, &args, span),
         "make_tiled_copy_tv" | "make_tiled_copy" => {
             arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
             let p = positional(&args);
@@ -1079,6 +1080,7 @@ fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Valu
             match name {
                 "warpgroup_fence" => WarpgroupOp::Fence,
                 "warpgroup_commit_group" => WarpgroupOp::CommitGroup,
+                "mbarrier_init_fence" => WarpgroupOp::FenceMbarrierInit,
                 _ => WarpgroupOp::FenceProxyAsync,
             }
         }

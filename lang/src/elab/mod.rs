@@ -16,6 +16,7 @@ pub(crate) mod builtins;
 mod copy_if;
 mod flow;
 mod generics;
+mod mbarrier;
 mod host_flow;
 mod mma;
 mod recast;
@@ -1516,6 +1517,10 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         if name == "assert" {
             return self.assert_call(args, span);
+        }
+        if let Some(op) = mbarrier::op_of(&name) {
+            // The barrier is an element's place (`bars[i]`), not its value.
+            return self.mbarrier_call(op, args, span);
         }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;

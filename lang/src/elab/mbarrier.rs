@@ -1,0 +1,125 @@
+//! The mbarrier builtins (CuTe DSL's `cute.arch.mbarrier_*`): 64-bit barriers in shared memory that
+//! count arrivals and asynchronous transaction bytes (TMA loads) per phase.
+//!
+//! A barrier is one element of an `i64` shared tensor, written as that element:
+//! `mbarrier_init(bars[s], 1)` (the builtins take the element's place, not its value). A
+//! one-element `i64` shared tensor (a slice) is accepted too. The element is 8-byte aligned by
+//! construction: shared allocations are 128-byte aligned and every element of an `i64` tensor is
+//! 8 bytes into it (cute-verify checks the operand again on the `cute.mbarrier` op).
+
+use super::value::{Origin, TensorVal, Value};
+use super::{check_rank, coord_err, crd_has_under, Frame, R};
+use crate::ast::{Arg, Expr, ExprKind};
+use crate::diag::Diagnostic;
+use crate::kir::{Inst, MbarrierOp, Operand};
+use crate::span::Span;
+use crate::types::{MemSpace, Scalar};
+use cute_layout::Int;
+
+/// The mbarrier builtins that take a barrier.
+pub(crate) fn op_of(name: &str) -> Option<MbarrierOp> {
+    Some(match name {
+        "mbarrier_init" => MbarrierOp::Init,
+        "mbarrier_arrive" => MbarrierOp::Arrive,
+        "mbarrier_arrive_and_expect_tx" => MbarrierOp::ArriveExpectTx,
+        "mbarrier_wait" => MbarrierOp::Wait,
+        _ => return None,
+    })
+}
+
+fn usage(op: MbarrierOp) -> &'static str {
+    match op {
+        MbarrierOp::Init => "mbarrier_init(bars[i], count)",
+        MbarrierOp::Arrive => "mbarrier_arrive(bars[i])",
+        MbarrierOp::ArriveExpectTx => "mbarrier_arrive_and_expect_tx(bars[i], bytes)",
+        MbarrierOp::Wait => "mbarrier_wait(bars[i], phase)",
+    }
+}
+
+impl Frame<'_, '_> {
+    /// `mbarrier_init(bar, count)`, `mbarrier_arrive(bar)`, `mbarrier_arrive_and_expect_tx(bar,
+    /// bytes)`, `mbarrier_wait(bar, phase)`.
+    pub(crate) fn mbarrier_call(&mut self, op: MbarrierOp, args: &[Arg], span: Span) -> R<Value> {
+        let want = if op == MbarrierOp::Arrive { 1 } else { 2 };
+        if args.len() != want || args.iter().any(|a| a.name.is_some()) {
+            return Err(Diagnostic::error(format!("`{}` takes {want} positional argument{}", op.builtin(), if want == 1 { "" } else { "s" }), span, "wrong arguments")
+                .with_help(format!("write `{}`", usage(op))));
+        }
+        let (t, offset) = self.barrier_place(&args[0].value)?;
+        let arg = match args.get(1) {
+            Some(a) => {
+                let v = self.expr(&a.value)?;
+                let what = match op {
+                    MbarrierOp::Init => "the arrival count",
+                    MbarrierOp::ArriveExpectTx => "the transaction bytes",
+                    _ => "the phase parity",
+                };
+                let x = match v {
+                    Value::Int(i) => {
+                        if let Some(c) = i.as_static() {
+                            let bad = match op {
+                                // The PTX ISA: count in 1 ..= 2^20 - 1; tx-count in 0 ..= 2^20 - 1.
+                                MbarrierOp::Init => !(1..(1 << 20)).contains(&c),
+                                MbarrierOp::ArriveExpectTx => !(0..(1 << 20)).contains(&c),
+                                _ => !(0..=1).contains(&c),
+                            };
+                            if bad {
+                                let range = match op {
+                                    MbarrierOp::Init => "1 to 1048575",
+                                    MbarrierOp::ArriveExpectTx => "0 to 1048575",
+                                    _ => "0 or 1",
+                                };
+                                return Err(Diagnostic::error(format!("`{}`: {what} is {c}; it must be {range}", op.builtin()), a.value.span, "out of range"));
+                            }
+                        }
+                        Operand::Int(i)
+                    }
+                    Value::Scalar(Scalar::I32, id) => Operand::Value(id),
+                    other => {
+                        return Err(Diagnostic::error(format!("`{}`: {what} must be an `i32`, found {}", op.builtin(), crate::diag::article(&other.kind())), a.value.span, "not an i32"))
+                    }
+                };
+                Some(x)
+            }
+            None => None,
+        };
+        self.need_kernel(&format!("`{}`", op.builtin()), span)?;
+        let Origin::Kernel(tensor) = t.origin else { unreachable!("kernel tensors have kernel origins") };
+        self.emit(Inst::Mbarrier { op, tensor, ty: t.ty, offset, arg, span });
+        Ok(Value::Unit)
+    }
+
+    /// The barrier operand: an element `bars[i]` of an `i64` shared tensor (its place, not its
+    /// value), or a one-element `i64` shared tensor.
+    fn barrier_place(&mut self, e: &Expr) -> R<(TensorVal, Int)> {
+        let (t, offset) = match &e.kind {
+            ExprKind::Index { base, index } => match self.expr(base)? {
+                Value::Tensor(t) => {
+                    let crd = self.coordinate(index)?;
+                    check_rank(&crd, &t.ty.layout, e.span)?;
+                    if crd_has_under(&crd) {
+                        return Err(Diagnostic::error("a barrier is one element: the coordinate cannot contain `_`", e.span, "a slice, not an element")
+                            .with_help("index the barrier tensor with a full coordinate, as in `bars[stage]`"));
+                    }
+                    let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                    (t, offset)
+                }
+                other => return Err(not_barrier(&other, e.span)),
+            },
+            _ => match self.expr(e)? {
+                Value::Tensor(t) if t.ty.layout.size().ok().and_then(|s| s.as_static()) == Some(1) => (t, Int::S(0)),
+                other => return Err(not_barrier(&other, e.span)),
+            },
+        };
+        if t.ty.space != MemSpace::Smem || t.ty.elem != Scalar::I64 || t.ty.swizzle.is_some() {
+            return Err(Diagnostic::error(format!("an mbarrier is an element of an `i64` shared-memory tensor; this is an element of {}", t.ty), e.span, "not an smem i64 barrier")
+                .with_help("allocate the barriers as `smem.allocate_tensor(i64, make_layout(STAGES))` (or `make_smem_tensor(i64, ...)`) and pass `bars[i]`"));
+        }
+        Ok((t, offset))
+    }
+}
+
+fn not_barrier(v: &Value, span: Span) -> Diagnostic {
+    Diagnostic::error(format!("an mbarrier is an element of an `i64` shared-memory tensor, as in `bars[i]`; found {}", crate::diag::article(&v.kind())), span, "not a barrier")
+        .with_help("allocate the barriers as `smem.allocate_tensor(i64, make_layout(STAGES))` and pass `bars[i]`")
+}
