@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# ncu of samples/gemm_sm80.cute's GEMM kernels at 4096^3 (one launch each: TN, NT and NN, bf16):
-# tensor-pipe use, issue use, stall reasons (per issued instruction) and shared-memory bank
-# conflicts. On the GPU machine, from the repository root, after
-# `bash scripts/gpu-suite/build-python.sh --no-cute-dsl` here:
-#   bash scripts/gpu-suite/ncu_gemm.sh [CUBIN]
+# ncu of a GEMM sample's kernels at 4096^3 (one launch each: TN, NT and NN, bf16): tensor-pipe
+# use, issue use, stall reasons (per issued instruction) and shared-memory bank conflicts. On the
+# GPU machine, from the repository root, after `bash scripts/gpu-suite/build-python.sh --no-cute-dsl`
+# here:
+#   bash scripts/gpu-suite/ncu_gemm.sh [CUBIN]                      (samples/gemm_sm80.cute)
+#   LAYOUTS=tn PIPE=gmma bash scripts/gpu-suite/ncu_gemm.sh .device/python/cubin/gemm_sm90.cubin
+# PIPE names the tensor pipe the kernel uses: hmma (mma.sync, default) or gmma (wgmma).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 P=.device/python
@@ -11,15 +13,16 @@ CUBIN=${1:-$P/cubin/gemm_sm80.cubin}
 SITE=/tmp/cutec-site
 [ -d "$SITE/cutec" ] || python3 -m pip -q --disable-pip-version-check install --no-index --no-deps --target "$SITE" "$P"/wheel/*.whl
 export PYTHONPATH="$SITE"
-M="sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active"
-M="$M,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor_op_hmma.sum,launch__registers_per_thread,gpu__time_duration.sum"
+PIPE=${PIPE:-hmma}
+M="sm__pipe_tensor_op_${PIPE}_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active"
+M="$M,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor_op_${PIPE}.sum,launch__registers_per_thread,gpu__time_duration.sum"
 M="$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 M="$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 M="$M,smsp__sass_inst_executed_op_ldgsts.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum,lts__t_sector_hit_rate.pct"
 for r in barrier long_scoreboard short_scoreboard math_pipe_throttle mio_throttle wait not_selected selected dispatch_stall lg_throttle no_instruction branch_resolving; do
     M="$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
 done
-for layout in tn nt nn; do
+for layout in ${LAYOUTS:-tn nt nn}; do
     echo "=== gemm_${layout}_bf16 4096^3"
     timeout 200 ncu --kernel-name regex:'^gemm_bf16' --launch-count 1 --metrics "$M" python3 - "$CUBIN" "$layout" <<'PY' 2>&1 | grep -E "^\s+(sm|smsp|l1tex|gpu|launch|lts)__|Error|error"
 import sys, torch, cutec
