@@ -1485,7 +1485,13 @@ impl<'p, 'f> Frame<'p, 'f> {
                     .with_help("convert one side with `.to(T)`"));
             }
             (None, None) => {
-                return Err(Diagnostic::error(format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()), span, "unsupported operands"));
+                let d = Diagnostic::error(format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()), span, "unsupported operands");
+                // A stream is no number: it is only named by a launch.
+                return Err(if matches!(a, Value::Stream(_)) || matches!(b, Value::Stream(_)) {
+                    d.with_help("a `stream` parameter is only named in a launch's `stream(s)` clause; it cannot be computed with or compared")
+                } else {
+                    d
+                });
             }
         };
         let frag = match (&a, &b) {
