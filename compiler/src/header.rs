@@ -95,6 +95,11 @@ fn entry_decls(entry: Entry, symbol: &str, params: &[Param], out: &mut String) {
                 launch_params.push(format!("{cty} {pn}"));
                 launch_args.push(ctor.replace('%', &pn));
             }
+            ParamKind::Stream => {
+                sig.push(format!("{}: stream", p.name));
+                launch_params.push(format!("void* /* CUstream */ {pn}"));
+                launch_args.push(format!("cute_arg_stream({pn})"));
+            }
             ParamKind::Tensor { ty: t, .. } => {
                 sig.push(format!("{}: {t}", p.name));
                 launch_params.push(format!("const cute_tensor* {pn}"));

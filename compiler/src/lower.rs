@@ -360,6 +360,7 @@ impl KernelWriter<'_> {
             let ty = match &p.kind {
                 ParamKind::Tensor { ty, .. } => mlir_tensor(ty),
                 ParamKind::Scalar(s) => mlir_scalar(*s).to_string(),
+                ParamKind::Stream => unreachable!("elaboration refuses kernel stream parameters"),
             };
             params.push(format!("{}: {ty} {}", v(p.value), self.loc(p.span)));
         }

@@ -41,6 +41,11 @@ fn params(ps: &[Param], out: &mut String) {
             ParamKind::Scalar(s) => {
                 let _ = writeln!(out, "param {} scalar elem={}", p.name, s.name());
             }
+            // A host function's CUDA stream: no `$k`, never passed to a kernel; launches name it
+            // with a `stream P` line (P: its index among the host's parameters).
+            ParamKind::Stream => {
+                let _ = writeln!(out, "param {} stream", p.name);
+            }
             ParamKind::Tensor { ty, .. } => {
                 let _ = writeln!(
                     out,

@@ -37,6 +37,8 @@ fn param_vars(params: &[Param]) -> HashMap<ValueId, usize> {
                 let k = map.len();
                 map.insert(p.value, k);
             }
+            // Not an integer of the plan: launches name it by parameter index.
+            ParamKind::Stream => {}
         }
     }
     map
@@ -93,11 +95,16 @@ fn atom_text(a: &Atom, vars: &HashMap<ValueId, usize>) -> Option<String> {
 /// endlaunch
 /// ```
 /// A tensor argument names the host parameter it views, the element offset of the view, then the
-/// values of the view's `?` entries in ABI order (shapes, then strides).
+/// values of the view's `?` entries in ABI order (shapes, then strides). A launch with a
+/// `stream(s)` clause has a `stream P` line after `smem`: P is the index of the host's `stream`
+/// parameter the launch goes to (without it, the launch goes to the call's stream).
 pub fn launch_lines(l: &Launch, vars: &HashMap<ValueId, usize>) -> Option<String> {
     let e = |i: &Int| expr_text(i, vars);
     let dims = |d: &[Int; 3]| -> Option<String> { Some(format!("{} | {} | {}", e(&d[0])?, e(&d[1])?, e(&d[2])?)) };
     let mut out = format!("launch {}\ngrid {}\nblock {}\nsmem {}\n", l.kernel, dims(&l.grid)?, dims(&l.block)?, e(&l.smem_bytes)?);
+    if let Some(p) = l.stream {
+        let _ = writeln!(out, "stream {p}");
+    }
     for a in &l.args {
         match a {
             PlanArg::Tensor { host_param, offset, dyn_leaves } => {

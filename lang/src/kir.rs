@@ -518,6 +518,9 @@ pub enum ParamKind {
     /// stride entries (flattened order), as the kernel ABI passes them.
     Tensor { ty: TensorTy, dyn_leaves: Vec<ValueId> },
     Scalar(Scalar),
+    /// A CUDA stream (host functions only): launches name it in `stream(s)`. It is no dynamic
+    /// value of the plan (no `$k`) and is never passed to a kernel.
+    Stream,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -689,6 +692,9 @@ pub struct Launch {
     pub grid: [Int; 3],
     pub block: [Int; 3],
     pub smem_bytes: Int,
+    /// `stream(s)`: the index of the host's stream parameter the launch goes to; `None`: the
+    /// stream the call is made on.
+    pub stream: Option<usize>,
     pub span: Span,
 }
 

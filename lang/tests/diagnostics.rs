@@ -155,7 +155,14 @@ cases! {
     launch_not_a_kernel => host3("fn helper(x) {\n    return x;\n}", "    launch helper(n) grid(1) block(32);");
     launch_wrong_argument_count => host3(COPY_KERNEL, "    launch copy_rows(mA) grid(1) block(32);");
     launch_unknown_clause_did_you_mean => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grids(8) block(32);");
-    launch_unknown_clause_list => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) stream(0);");
+    launch_unknown_clause_list => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) cluster(2);");
+    stream_clause_in_kernel => "kernel child() {\n}\n\nkernel parent(s: stream) {\n    launch child() grid(1) block(32) stream(s);\n}\n";
+    stream_param_on_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>, s: stream) {\n    a[0] = 1.0;\n}\n";
+    stream_clause_not_a_stream => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) stream(n);");
+    stream_clause_literal => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) stream(0);");
+    stream_clause_twice => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    a[0] = 1.0;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>, s: stream, t: stream) {\n    launch k(a) grid(1) block(1) stream(s) stream(t);\n}\n";
+    stream_in_arithmetic => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    a[0] = 1.0;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>, s: stream) {\n    launch k(a) grid(s + 1) block(1);\n}\n";
+    stream_passed_to_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    a[0] = 1.0;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>, s: stream) {\n    launch k(a, s) grid(1) block(1);\n}\n";
     launch_missing_block => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8);");
     launch_impossible_block => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(64, 32);");
     launch_too_many_extents => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8, 1, 1, 1) block(32);");

@@ -129,6 +129,16 @@ pub fn convert(args: &Bound<'_, PyTuple>, callee: Callee<'_>, target: Target<'_>
             }
             Ok(())
         };
+        // A `stream` parameter: the handle of a stream object or an int.
+        if let Some(ParamKind::Stream) = param.map(|p| &p.kind) {
+            let a = Arg::Stream(crate::streams::stream_arg_handle(&obj).map_err(|m| refuse(&m))?);
+            if i < out.len() {
+                out[i] = a;
+            } else {
+                out.push(a);
+            }
+            continue;
+        }
         if let Some(num) = exact_number(&obj) {
             scalar(num, out)?;
             continue;

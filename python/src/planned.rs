@@ -50,6 +50,8 @@ pub fn launches<'py>(py: Python<'py>, planned: &[PlannedLaunch]) -> PyResult<Bou
             views.append(v)?;
         }
         d.set_item("views", views)?;
+        // The host's `stream` parameter (its index) the launch goes to; None: the call's stream.
+        d.set_item("stream", l.stream)?;
         list.append(d)?;
     }
     Ok(list)
@@ -63,6 +65,7 @@ pub fn params(ps: &[ParamSig]) -> Vec<(String, String)> {
             let ty = match &p.kind {
                 ParamKind::Tensor(t) => t.to_string(),
                 ParamKind::Scalar(d) => d.name().to_string(),
+                ParamKind::Stream => "stream".to_string(),
             };
             (p.name.clone(), ty)
         })

@@ -108,6 +108,30 @@ pub fn handle_of(py: Python<'_>, stream: Option<&Bound<'_, PyAny>>, device: usiz
     Err(bad())
 }
 
+/// The raw handle of an argument for a host function's `stream` parameter: an `int` (a `CUstream`
+/// handle; 0 is the legacy default stream) or a stream object (`.cuda_stream`, `__cuda_stream__()`,
+/// `.ptr`), as `stream=` takes. `Err` says why it is not one (`None`, a `bool`, a negative number,
+/// a tensor, ...).
+pub fn stream_arg_handle(obj: &Bound<'_, PyAny>) -> Result<u64, String> {
+    const TAKES: &str = "a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) \
+                         or a CUstream handle as an int (0 is the legacy default stream)";
+    if obj.is_none() {
+        return Err(format!("None is not a stream; pass {TAKES}"));
+    }
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(format!("a bool is not a stream; pass {TAKES}"));
+    }
+    // A tensor (a cutec.TensorView has `.ptr`, as a CuPy stream does): not a stream.
+    let py = obj.py();
+    if obj.is_instance_of::<crate::view::PyTensorView>()
+        || obj.hasattr(intern!(py, "__dlpack__")).unwrap_or(false)
+        || obj.hasattr(intern!(py, "__cuda_array_interface__")).unwrap_or(false)
+    {
+        return Err(format!("a tensor ({}) is not a stream; pass {TAKES}", crate::tensors::type_name(obj)));
+    }
+    handle_of(obj.py(), Some(obj), 0).map_err(|_| format!("expects {TAKES}, not a {}", crate::tensors::type_name(obj)))
+}
+
 /// The streams of one device that calls have used, by handle (borrowed: never destroyed here).
 pub struct StreamCache {
     device: Device,

@@ -157,3 +157,58 @@ def test_jax_arrays_as_inputs(gpu, add):
     add.elementwise_add(a, b, c)
     torch.cuda.synchronize()
     assert torch.equal(c, torch.arange(256 * 1024, device="cuda", dtype=torch.float32).view(256, 1024) + 1)
+
+
+def test_host_launches_on_stream_parameters(gpu, cubin):
+    """samples/two_streams.cute: one call, launches on two `stream` parameters and the call's stream."""
+    torch = gpu
+    m = cutec.load(cubin("two_streams"))
+    n = (1 << 20) + 3
+    x = torch.rand(n, device="cuda") * 2 - 1
+    ys = [torch.empty(n, device="cuda") for _ in range(3)]
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    for a, b in [(s1, s2), (s1.cuda_stream, s2.cuda_stream), (s1, 0)]:
+        for y in ys:
+            y.fill_(float("nan"))
+        torch.cuda.synchronize()              # x and the NaNs written before s1 and s2 read them
+        m.scale3(x, *ys, a, b)                # y4 on torch's current stream
+        torch.cuda.synchronize()              # the launches are not ordered with each other
+        for y, k in zip(ys, (2.0, 3.0, 4.0)):
+            assert torch.equal(y, x * k)
+    with pytest.raises(cutec.Refused, match="parameter `s2` \\(argument 5\\): None is not a stream"):
+        m.scale3(x, *ys, s1, None)
+
+
+def test_host_stream_parameters_under_graph_capture(gpu, cubin):
+    """Under capture every stream a call launches on must be in the capture: side streams forked
+    from the capturing stream (wait_stream) are recorded into the graph; others are refused."""
+    torch = gpu
+    m = cutec.load(cubin("two_streams"))
+    n = 4096
+    x = torch.rand(n, device="cuda")
+    ys = [torch.empty(n, device="cuda") for _ in range(3)]
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    m.scale3(x, *ys, s1, s2)                  # warm-up outside the capture
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        cur = torch.cuda.current_stream()
+        s1.wait_stream(cur)
+        s2.wait_stream(cur)
+        m.scale3(x, *ys, s1, s2)
+        cur.wait_stream(s1)
+        cur.wait_stream(s2)
+    for _ in range(2):
+        x.uniform_()
+        for y in ys:
+            y.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        for y, k in zip(ys, (2.0, 3.0, 4.0)):
+            assert torch.equal(y, x * k)
+    # s1 not forked into the capture: refused before anything is launched.
+    g2 = torch.cuda.CUDAGraph()
+    with pytest.raises(cutec.Refused, match="stream parameter `s1` .* is not capturing but the call's stream .* is capturing"):
+        with torch.cuda.graph(g2):
+            m.scale3(x, *ys, s1, s1)
+    torch.cuda.synchronize()

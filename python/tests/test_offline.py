@@ -478,3 +478,52 @@ def test_host_scalars_take_the_parameter_type(cubin):
     assert l["args"][-2:][1] == ("b8", 1)
     assert refusal(sums, rows, out, 0.5, 2) == (
         PREFIX + "host `sum_positive` parameter `negate` (argument 3): 2 does not fit the parameter's type bool (0..=1)")
+
+
+# ---- host functions with `stream` parameters (samples/two_streams.cute) ---------------------------
+
+class TorchLikeStream:
+    """What torch.cuda.Stream offers: the raw handle as `.cuda_stream`."""
+
+    def __init__(self, handle):
+        self.cuda_stream = handle
+
+
+class ProtocolStream:
+    """The CUDA stream protocol: `__cuda_stream__()` returns (version, handle)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+def test_host_stream_parameters(cubin):
+    m = cutec.manifest(cubin("two_streams"))
+    p = m.host("scale3")
+    assert p.params[4:] == [("s1", "stream"), ("s2", "stream")]
+    assert "\nparam s1 stream\nparam s2 stream\n" in m.text and "\nsmem 0\nstream 4\n" in m.text
+    assert m.version == 1
+    x, y2, y3, y4 = (view(k, (1000,), "f32") for k in range(4))
+    # Stream objects (torch.cuda.Stream's `.cuda_stream`, the `__cuda_stream__` protocol) and ints;
+    # 0 is the legacy default stream. Launches 0 and 1 go to s1 and s2 (parameters 4 and 5), launch
+    # 2 to the call's stream.
+    for s1, s2 in [(TorchLikeStream(0x1000), ProtocolStream(0x2000)), (0x1000, 0), (0, 0)]:
+        launches = p.check(x, y2, y3, y4, s1, s2)
+        assert [l["stream"] for l in launches] == [4, 5, None]
+        assert [l["args"][-1] for l in launches] == [("f32", 2.0), ("f32", 3.0), ("f32", 4.0)]
+    takes = ("a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) "
+             "or a CUstream handle as an int (0 is the legacy default stream)")
+    arg = PREFIX + "host `scale3` parameter `s2` (argument 5): "
+    assert refusal(p.check, x, y2, y3, y4, 0, None) == arg + f"None is not a stream; pass {takes}"
+    assert refusal(p.check, x, y2, y3, y4, 0, True) == arg + f"a bool is not a stream; pass {takes}"
+    assert refusal(p.check, x, y2, y3, y4, 0, -1) == arg + f"expects {takes}, not a int"
+    assert refusal(p.check, x, y2, y3, y4, 0, 1.5) == arg + f"expects {takes}, not a float"
+    assert refusal(p.check, x, y2, y3, y4, 0, view(9, (4,), "f32")) == arg + f"a tensor (TensorView) is not a stream; pass {takes}"
+    assert refusal(p.check, x, y2, y3, y4, 0, DLPackTensor(fake_ptr(9), (4,), "f32")) == arg + f"a tensor (DLPackTensor) is not a stream; pass {takes}"
+    assert refusal(p.check, x, y2, y3, y4, 0, TorchLikeStream("s")) == arg + f"expects {takes}, not a TorchLikeStream"
+    # A stream where a tensor goes: not a tensor.
+    assert "parameter `y4` (argument 3): a TorchLikeStream is not a tensor" in refusal(p.check, x, y2, y3, TorchLikeStream(1), 0, 0)
+    # Too few arguments: the runtime counts them.
+    assert "takes 6 parameters (x, y2, y3, y4, s1, s2) but 5 arguments were given" in refusal(p.check, x, y2, y3, y4, 0)

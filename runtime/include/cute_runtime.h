@@ -92,17 +92,19 @@ typedef struct cute_tensor {
 
 #define CUTE_ARG_TENSOR 1
 #define CUTE_ARG_SCALAR 2
+#define CUTE_ARG_STREAM 3 /* a host function's `stream` parameter: .stream is a CUstream (NULL: the legacy default stream) */
 
 /* One launch argument: a tensor (pointer to a cute_tensor, read during the call only)
  * or a scalar of type `dtype`. Integers use .i/.u, f32/f64 .f, f16/bf16/f8 their bits in .u. */
 typedef struct cute_arg {
-    int32_t kind;  /* CUTE_ARG_TENSOR or CUTE_ARG_SCALAR */
+    int32_t kind;  /* CUTE_ARG_TENSOR, CUTE_ARG_SCALAR or CUTE_ARG_STREAM */
     int32_t dtype; /* scalars: cute_dtype */
     union {
         const cute_tensor* tensor;
         int64_t i;
         uint64_t u;
         double f;
+        void* stream; /* CUTE_ARG_STREAM: a CUstream */
     } value;
 } cute_arg;
 
@@ -120,6 +122,7 @@ int cute_stream_create(const cute_device* device, cute_stream** out);  /* captur
 int cute_stream_default(const cute_device* device, cute_stream** out); /* legacy NULL stream; not capturable */
 int cute_stream_synchronize(const cute_stream* stream);
 void cute_stream_release(cute_stream* stream);
+void* cute_stream_raw(const cute_stream* stream); /* its CUstream (NULL: the legacy default stream) */
 
 /* Device memory (the copies return when complete). */
 int cute_malloc(const cute_device* device, size_t bytes, uint64_t* out_ptr);
@@ -190,6 +193,16 @@ static inline cute_arg cute_arg_scalar_f(int dtype, double v) {
     a.kind = CUTE_ARG_SCALAR;
     a.dtype = dtype;
     a.value.f = v;
+    return a;
+}
+/* A CUstream for a host function's `stream` parameter (`launch ... stream(s)`); NULL is the legacy
+ * default stream. It must be a live stream of the module's context. */
+static inline cute_arg cute_arg_stream(void* s) {
+    cute_arg a;
+    a.kind = CUTE_ARG_STREAM;
+    a.dtype = 0;
+    a.value.u = 0;
+    a.value.stream = s;
     return a;
 }
 static inline cute_arg cute_arg_i32(int32_t v) { return cute_arg_scalar_i(CUTE_DTYPE_I32, v); }

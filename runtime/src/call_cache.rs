@@ -34,6 +34,8 @@ const HIGHEST_CACHED_PTR: u64 = 1 << 62;
 enum ArgKey {
     Tensor { dtype: DType, shape: Vec<i64>, stride: Vec<i64>, bytes: Option<u64>, residue: u64 },
     Scalar(DType, u64),
+    /// A stream: the evaluation does not depend on which (the call launches on the one given).
+    Stream,
 }
 
 impl ArgKey {
@@ -41,6 +43,7 @@ impl ArgKey {
         match a {
             Arg::Tensor(v) => ArgKey::Tensor { dtype: v.dtype, shape: v.shape.clone(), stride: v.stride.clone(), bytes: v.bytes, residue: v.ptr % modulus },
             Arg::Scalar(d, bits) => ArgKey::Scalar(*d, *bits),
+            Arg::Stream(_) => ArgKey::Stream,
         }
     }
 
@@ -50,6 +53,7 @@ impl ArgKey {
                 *dtype == v.dtype && *bytes == v.bytes && *residue == v.ptr % modulus && *shape == v.shape && *stride == v.stride
             }
             (ArgKey::Scalar(d, bits), Arg::Scalar(e, b)) => d == e && bits == b,
+            (ArgKey::Stream, Arg::Stream(_)) => true,
             _ => false,
         }
     }
@@ -81,7 +85,7 @@ pub struct CallCache {
 fn pointers(args: &[Arg]) -> impl Iterator<Item = u64> + '_ {
     args.iter().map(|a| match a {
         Arg::Tensor(v) => v.ptr,
-        Arg::Scalar(..) => 0,
+        Arg::Scalar(..) | Arg::Stream(_) => 0,
     })
 }
 
@@ -92,7 +96,7 @@ impl CallCache {
         let kernel_params = (0..sig.launches.len()).filter_map(|i| plan.kernel_sig(i)).flat_map(|k| k.params.iter());
         let aligns = sig.params.iter().chain(kernel_params).filter_map(|p| match &p.kind {
             ParamKind::Tensor(t) => Some(u64::from(t.align)),
-            ParamKind::Scalar(_) => None,
+            ParamKind::Scalar(_) | ParamKind::Stream => None,
         });
         // Alignments are powers of two (the manifest reader refuses others): their lcm is their max.
         let modulus = aligns.fold(Some(1u64), |m, a| m.filter(|_| a.is_power_of_two()).map(|m| m.max(a)));

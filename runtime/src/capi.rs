@@ -55,6 +55,8 @@ pub const CUTE_MAX_LEAVES: usize = 16;
 pub const CUTE_ARG_TENSOR: i32 = 1;
 /// `cute_arg.kind` of a scalar.
 pub const CUTE_ARG_SCALAR: i32 = 2;
+/// `cute_arg.kind` of a host function's `stream` parameter: `value.stream` is a `CUstream`.
+pub const CUTE_ARG_STREAM: i32 = 3;
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
@@ -191,13 +193,15 @@ pub union cute_arg_value {
     pub u: u64,
     /// f32 / f64 / tf32 scalars.
     pub f: f64,
+    /// `CUTE_ARG_STREAM`: a `CUstream` (NULL: the legacy default stream).
+    pub stream: *mut c_void,
 }
 
 /// One argument of `cute_kernel_launch`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct cute_arg {
-    /// `CUTE_ARG_TENSOR` or `CUTE_ARG_SCALAR`.
+    /// `CUTE_ARG_TENSOR`, `CUTE_ARG_SCALAR` or `CUTE_ARG_STREAM`.
     pub kind: i32,
     /// For scalars: `CUTE_DTYPE_*`.
     pub dtype: i32,
@@ -251,7 +255,11 @@ unsafe fn convert_args(args: *const cute_arg, nargs: usize) -> Result<Vec<Arg>> 
                     _ => Arg::Scalar(d, uv),
                 });
             }
-            k => return Err(invalid(format!("argument {i}: unknown kind {k} (CUTE_ARG_TENSOR=1, CUTE_ARG_SCALAR=2)"))),
+            CUTE_ARG_STREAM => {
+                // SAFETY: a stream argument's value is the `stream` field.
+                out.push(Arg::Stream(unsafe { a.value.stream } as usize as u64));
+            }
+            k => return Err(invalid(format!("argument {i}: unknown kind {k} (CUTE_ARG_TENSOR=1, CUTE_ARG_SCALAR=2, CUTE_ARG_STREAM=3)"))),
         }
     }
     Ok(out)
@@ -342,6 +350,17 @@ pub unsafe extern "C" fn cute_stream_default(dev: *const cute_device, out: *mut 
 #[no_mangle]
 pub unsafe extern "C" fn cute_stream_synchronize(stream: *const cute_stream) -> c_int {
     guard(|| unsafe { handle(stream, "stream") }?.0.synchronize())
+}
+
+/// The stream's raw `CUstream` (NULL for the legacy default stream), for a host function's
+/// `stream` parameter (`cute_arg_stream`); NULL also when `stream` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cute_stream_raw(stream: *const cute_stream) -> *mut c_void {
+    // SAFETY: NULL or a stream handle from this library.
+    match unsafe { stream.as_ref() } {
+        Some(s) => s.0.handle() as usize as *mut c_void,
+        None => std::ptr::null_mut(),
+    }
 }
 
 /// Releases a stream handle.
@@ -690,8 +709,16 @@ mod tests {
         let t17 = cute_tensor { nleaves: 17, ..t };
         let a17 = [cute_arg { kind: CUTE_ARG_TENSOR, dtype: 0, value: cute_arg_value { tensor: &t17 } }];
         assert!(unsafe { convert_args(a17.as_ptr(), 1) }.is_err());
+        // A host function's `stream` parameter: the CUstream, NULL being the legacy default stream.
+        let streams = [
+            cute_arg { kind: CUTE_ARG_STREAM, dtype: 0, value: cute_arg_value { stream: 0x7f00_1234 as *mut c_void } },
+            cute_arg { kind: CUTE_ARG_STREAM, dtype: 0, value: cute_arg_value { stream: std::ptr::null_mut() } },
+        ];
+        assert_eq!(unsafe { convert_args(streams.as_ptr(), 2) }.unwrap(), [Arg::Stream(0x7f00_1234), Arg::Stream(0)]);
+        assert!(unsafe { cute_stream_raw(std::ptr::null()) }.is_null());
         let bad = [cute_arg { kind: 9, dtype: 0, value: cute_arg_value { u: 0 } }];
-        assert!(unsafe { convert_args(bad.as_ptr(), 1) }.is_err());
+        let e = unsafe { convert_args(bad.as_ptr(), 1) }.unwrap_err().to_string();
+        assert!(e.contains("unknown kind 9 (CUTE_ARG_TENSOR=1, CUTE_ARG_SCALAR=2, CUTE_ARG_STREAM=3)"), "{e}");
         assert!(unsafe { convert_args(std::ptr::null(), 1) }.is_err());
     }
 }

@@ -59,9 +59,18 @@ pub enum Arg {
     Tensor(TensorView),
     /// A scalar parameter: its type and its bits (little-endian, low bytes).
     Scalar(DType, u64),
+    /// A host function's `stream` parameter: a raw `CUstream` handle (0: the legacy default
+    /// stream). [`Arg::stream`] makes one from a [`crate::Stream`]; a raw handle must be a live
+    /// stream of the module's context (the contract of [`crate::Device::borrow_stream`]): a
+    /// wrong one makes the launch fail with the driver's error.
+    Stream(u64),
 }
 
 impl Arg {
+    /// A `stream` argument: launches of the host function with `stream(s)` go to `stream`.
+    pub fn stream(stream: &crate::device::Stream) -> Arg {
+        Arg::Stream(stream.handle())
+    }
     /// A tensor argument.
     pub fn tensor(view: TensorView) -> Arg {
         Arg::Tensor(view)
@@ -123,6 +132,7 @@ impl Arg {
         match self {
             Arg::Tensor(v) => format!("a {} tensor view", v.dtype),
             Arg::Scalar(d, _) => format!("a {d} scalar"),
+            Arg::Stream(_) => "a stream".into(),
         }
     }
 }
@@ -319,6 +329,11 @@ pub(crate) fn check_args_named(name: &str, role: &str, params: &[ParamSig], args
                     return Err(mismatch(role, name, i, &p.name, format!("dtype mismatch: the {role} expects a {d} scalar but got a {g} scalar")));
                 }
                 out.push(scalar_arg(*d, *bits));
+            }
+            // A stream is no kernel argument: nothing to pass (launches read it from `args`).
+            (ParamKind::Stream, Arg::Stream(_)) => {}
+            (ParamKind::Stream, other) => {
+                return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a stream (a CUstream handle; 0 is the legacy default stream) but got {}", other.describe())))
             }
             (ParamKind::Tensor(t), other) => {
                 return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a tensor ({t}) but got {}", other.describe())))

@@ -49,6 +49,7 @@ pub fn declared_abi_len(sig: &KernelSig) -> usize {
         .map(|p| match &p.kind {
             ParamKind::Tensor(t) => t.abi_len(),
             ParamKind::Scalar(_) => 1,
+            ParamKind::Stream => 0,
         })
         .sum()
 }

@@ -159,6 +159,26 @@ impl Stream {
         Ok(s == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE)
     }
 
+    /// The id of the capture this stream is part of (`None` when it is not capturing). An
+    /// invalidated capture is an error, as is asking about the legacy default stream while
+    /// another stream captures in global mode (the driver's `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`).
+    pub fn capture_state(&self) -> Result<Option<u64>> {
+        self.device().bind()?;
+        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let mut id: sys::cuuint64_t = 0;
+        let null = std::ptr::null_mut();
+        // SAFETY: a live stream of the current context; the status and id outputs are valid, the
+        // other outputs are optional (NULL).
+        unsafe { sys::cuStreamGetCaptureInfo_v3(self.cuda().cu_stream(), &mut status, &mut id, null, null.cast(), null.cast(), null.cast()) }
+            .result()
+            .map_err(|e| driver_error("cuStreamGetCaptureInfo", e))?;
+        match status {
+            CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(None),
+            CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Ok(Some(id)),
+            _ => Err(RuntimeError::InvalidArgument(format!("stream {:#x}: its CUDA graph capture was invalidated", self.handle()))),
+        }
+    }
+
     /// Captures what `record` queues on this stream into a graph. The
     /// capture is ended even when `record` fails (its error is returned).
     pub fn capture<F: FnOnce(&Stream) -> Result<()>>(&self, record: F) -> Result<Graph> {

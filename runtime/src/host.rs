@@ -144,9 +144,16 @@ impl HostFn {
                 &mut local
             }
         };
+        let named = named_streams(inner, stream, args, s)?;
+        let stream_of = |li: usize| -> &Stream {
+            match inner.plan.sig().launches.get(li).and_then(|l| l.stream) {
+                Some(p) => named.iter().find(|(q, _)| *q == p).map_or(stream, |(_, st)| st),
+                None => stream,
+            }
+        };
         if s.prints.is_empty() {
             for (li, cfg, range) in &s.launches {
-                launch_one(inner, *li, stream, *cfg, &s.flat[range.clone()])?;
+                launch_one(inner, *li, stream_of(*li), *cfg, &s.flat[range.clone()])?;
             }
             return Ok(());
         }
@@ -166,11 +173,64 @@ impl HostFn {
                 }
             }
             if let Some((li, cfg, range)) = s.launches.get(n) {
-                launch_one(inner, *li, stream, *cfg, &s.flat[range.clone()])?;
+                launch_one(inner, *li, stream_of(*li), *cfg, &s.flat[range.clone()])?;
             }
         }
         Ok(())
     }
+}
+
+/// The streams named by the `stream(s)` clauses of the launches this call makes, other than the
+/// call's own: (host parameter, stream), each parameter once. Before anything is launched, under
+/// CUDA graph capture: every stream the call launches on must be capturing into the same graph as
+/// the call's stream (or none may be capturing). A launch on a stream outside the capture would
+/// run at once instead of being recorded (and one on the legacy default stream would invalidate
+/// the capture), so such a call is refused.
+fn named_streams(inner: &HostInner, stream: &Stream, args: &[Arg], s: &PlanScratch) -> Result<Vec<(usize, Stream)>> {
+    let sig = inner.plan.sig();
+    let mut named: Vec<(usize, Stream)> = Vec::new();
+    for (li, _, _) in &s.launches {
+        let Some(p) = sig.launches.get(*li).and_then(|l| l.stream) else { continue };
+        if named.iter().any(|(q, _)| *q == p) {
+            continue;
+        }
+        let Some(Arg::Stream(h)) = args.get(p) else {
+            return Err(RuntimeError::ArgumentMismatch(format!("host `{}`: argument {p} is not a stream", sig.name)));
+        };
+        let st = if *h == stream.handle() {
+            stream.clone()
+        } else {
+            // SAFETY: the contract of `Arg::Stream`: a live stream of the module's context.
+            unsafe { stream.device().borrow_stream(*h) }
+        };
+        named.push((p, st));
+    }
+    if named.iter().all(|(_, st)| st.handle() == stream.handle()) {
+        return Ok(named);
+    }
+    // The legacy default stream never captures (and asking the driver about it while another
+    // stream captures is itself an error): it is "not capturing".
+    let state_of = |st: &Stream| if st.handle() == 0 { Ok(None) } else { st.capture_state() };
+    let call = state_of(stream)?;
+    for (p, st) in &named {
+        let state = state_of(st)?;
+        if state != call {
+            let what = |c: Option<u64>| if c.is_some() { "is capturing a CUDA graph" } else { "is not capturing" };
+            let pname = sig.params.get(*p).map_or("?", |p| p.name.as_str());
+            return Err(RuntimeError::InvalidArgument(format!(
+                "host `{}`: stream parameter `{pname}` ({:#x}) {} but the call's stream ({:#x}) {}{}; under graph capture every stream a \
+                 call launches on must be part of the same capture (fork it from the capturing stream with an event, as \
+                 torch.cuda.graph does for side streams); nothing was launched",
+                sig.name,
+                st.handle(),
+                what(state),
+                stream.handle(),
+                what(call),
+                if state.is_some() && call.is_some() { " (another capture)" } else { "" },
+            )));
+        }
+    }
+    Ok(named)
 }
 
 /// Launches the kernel of launch `li` of the plan.

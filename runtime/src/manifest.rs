@@ -394,6 +394,9 @@ pub enum ParamKind {
     Tensor(TensorSig),
     /// A scalar passed by value.
     Scalar(DType),
+    /// A host function's CUDA stream (`param NAME stream`): no `$k`, not passed to kernels;
+    /// launches with a `stream P` line go to it.
+    Stream,
 }
 
 /// One parameter of a kernel or host function.
@@ -410,6 +413,7 @@ impl fmt::Display for ParamSig {
         match &self.kind {
             ParamKind::Tensor(t) => write!(f, "{}: {t}", self.name),
             ParamKind::Scalar(d) => write!(f, "{}: {d}", self.name),
+            ParamKind::Stream => write!(f, "{}: stream", self.name),
         }
     }
 }
@@ -455,6 +459,7 @@ impl KernelSig {
         for p in &self.params {
             match &p.kind {
                 ParamKind::Scalar(d) => out.push(format!("{d} {}", p.name)),
+                ParamKind::Stream => {}
                 ParamKind::Tensor(t) => {
                     out.push(format!("u64 {}", p.name));
                     for (i, e) in t.shape_leaves.iter().enumerate() {
@@ -514,6 +519,7 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
     let elem_of = |s: &str| DType::from_name(s).ok_or_else(|| perr(line_no, format!("param `{name}`: unknown element type `{s}`")));
     let kind = match kind {
         "scalar" => ParamKind::Scalar(elem_of(need("elem")?)?),
+        "stream" => ParamKind::Stream,
         "tensor" => {
             let elem = elem_of(need("elem")?)?;
             let space_s = need("space")?;
@@ -666,7 +672,14 @@ impl Manifest {
                     });
                 }
                 Some("param") => match &mut open {
-                    Some(Open::Kernel(k)) => k.params.push(parse_param(no, &fields)?),
+                    Some(Open::Kernel(k)) => {
+                        let p = parse_param(no, &fields)?;
+                        // A kernel has no stream in its ABI: such a manifest cannot be launched right.
+                        if p.kind == ParamKind::Stream {
+                            return Err(perr(no, format!("kernel `{}`: parameter `{}` is a stream, which only host functions take", k.name, p.name)));
+                        }
+                        k.params.push(p)
+                    }
                     Some(Open::Host(h, _, _)) => h.params.push(parse_param(no, &fields)?),
                     None => return Err(perr(no, "`param` outside a kernel")),
                 },

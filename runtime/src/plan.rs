@@ -752,12 +752,15 @@ pub struct LaunchPlan {
     pub smem: Expr,
     /// The kernel's arguments in order.
     pub args: Vec<PlanArg>,
+    /// `stream P`: the index of the host's `stream` parameter the launch goes to; `None`: the
+    /// stream the call is made on.
+    pub stream: Option<usize>,
 }
 
 impl LaunchPlan {
     pub(crate) fn new(kernel: &str) -> LaunchPlan {
         let one = || Expr::Const(1);
-        LaunchPlan { kernel: kernel.to_string(), grid: [one(), one(), one()], block: [one(), one(), one()], smem: Expr::Const(0), args: Vec::new() }
+        LaunchPlan { kernel: kernel.to_string(), grid: [one(), one(), one()], block: [one(), one(), one()], smem: Expr::Const(0), args: Vec::new(), stream: None }
     }
 
     /// Parses one line inside `launch ... endlaunch`; unknown records are ignored.
@@ -773,6 +776,13 @@ impl LaunchPlan {
             "grid" => self.grid = three("grid")?,
             "block" => self.block = three("block")?,
             "smem" => self.smem = Expr::parse(rest)?,
+            "stream" => {
+                if self.stream.is_some() {
+                    return Err("a launch has one `stream` line".into());
+                }
+                let p = rest.trim().parse::<usize>().map_err(|_| format!("`stream`: bad parameter index `{rest}`"))?;
+                self.stream = Some(p);
+            }
             "arg" => {
                 let p = parts();
                 let (kind, first) = p.first().and_then(|f| f.split_once(' ')).ok_or("`arg` needs a kind")?;
@@ -845,6 +855,9 @@ impl fmt::Display for LaunchPlan {
         writeln!(f, "grid {} | {} | {}", self.grid[0], self.grid[1], self.grid[2])?;
         writeln!(f, "block {} | {} | {}", self.block[0], self.block[1], self.block[2])?;
         writeln!(f, "smem {}", self.smem)?;
+        if let Some(p) = self.stream {
+            writeln!(f, "stream {p}")?;
+        }
         for a in &self.args {
             match a {
                 PlanArg::Tensor { host_param, offset, dyn_leaves } => {
@@ -914,7 +927,7 @@ impl TypeArgSig {
             match &params[i].kind {
                 ParamKind::Tensor(t) if t.elem == dtype => idx.push(i),
                 ParamKind::Tensor(t) => return Err(format!("`typearg {name} {dtype}`: parameter `{n}` has element type {}", t.elem)),
-                ParamKind::Scalar(_) => return Err(format!("`typearg {name}`: parameter `{n}` is not a tensor")),
+                ParamKind::Scalar(_) | ParamKind::Stream => return Err(format!("`typearg {name}`: parameter `{n}` is not a tensor")),
             }
         }
         Ok(TypeArgSig { name: name.to_string(), dtype, params: idx })
@@ -982,6 +995,8 @@ pub fn var_sources_of(params: &[ParamSig]) -> Vec<VarSource> {
                     v.extend(t.stride_leaves.iter().enumerate().filter(|(_, e)| e.is_none()).map(|(leaf, _)| VarSource::Stride { param, leaf }));
                 }
                 ParamKind::Scalar(_) => v.push(VarSource::Scalar { param }),
+                // Not an integer of the plan.
+                ParamKind::Stream => {}
             }
         }
         v
@@ -1060,6 +1075,13 @@ impl HostSig {
             for e in l.grid.iter().chain(&l.block).chain(std::iter::once(&l.smem)) {
                 var_ok(e, &ctx)?;
             }
+            if let Some(p) = l.stream {
+                match self.params.get(p) {
+                    Some(ParamSig { kind: ParamKind::Stream, .. }) => {}
+                    Some(hp) => return Err(format!("{ctx}: `stream {p}`: host parameter `{}` is not a stream", hp.name)),
+                    None => return Err(format!("{ctx}: `stream {p}`: host parameter {p} does not exist")),
+                }
+            }
             if k.params.len() != l.args.len() {
                 return Err(format!("{ctx}: the kernel takes {} parameters but the plan passes {}", k.params.len(), l.args.len()));
             }
@@ -1098,6 +1120,7 @@ impl HostSig {
                     }
                     (ParamKind::Tensor(_), _) => return Err(format!("{actx}: the kernel takes a tensor but the plan passes a scalar")),
                     (ParamKind::Scalar(_), _) => return Err(format!("{actx}: the kernel takes a scalar but the plan passes a tensor")),
+                    (ParamKind::Stream, _) => return Err(format!("{actx}: the kernel takes a stream, which kernels cannot")),
                 }
             }
         }
@@ -1126,6 +1149,8 @@ pub struct PlannedLaunch {
     /// The tensor views passed, for display: (kernel parameter, host parameter, element offset,
     /// shape leaves, stride leaves).
     pub views: Vec<(String, String, i64, Vec<i64>, Vec<i64>)>,
+    /// The host's `stream` parameter (index) the launch goes to; `None`: the call's stream.
+    pub stream: Option<usize>,
 }
 
 /// Reusable buffers of [`HostPlan::evaluate_into`] (no allocation per call once warm).
@@ -1224,7 +1249,7 @@ impl HostPlan {
                     views.push((kp.name.clone(), self.sig.params[*host_param].name.clone(), off, sh, st));
                 }
             }
-            out.push(PlannedLaunch { index: i, kernel: kernel.name.clone(), config: *cfg, args: s.flat[range.clone()].to_vec(), views });
+            out.push(PlannedLaunch { index: i, kernel: kernel.name.clone(), config: *cfg, args: s.flat[range.clone()].to_vec(), views, stream: self.sig.launches[i].stream });
         }
         Ok(out)
     }

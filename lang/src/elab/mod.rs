@@ -135,6 +135,17 @@ fn declared_tensor(ty: &TypeExpr) -> R<Option<(Scalar, MemSpace, Option<u32>, Op
     Ok(crate::check::tensor_parts(ty)?.map(|(elem, space, align, layout)| (elem, space, align, layout.as_ref().map(to_layout))))
 }
 
+/// Whether a written type is `stream` (a host function's CUDA stream parameter).
+pub(crate) fn is_stream_type(ty: &TypeExpr) -> bool {
+    matches!(ty, TypeExpr::Named(id) if id.name == "stream")
+}
+
+/// The error for a `stream` parameter anywhere but a host function.
+fn stream_param_error(p: &Param, what: &str) -> Diagnostic {
+    Diagnostic::error(format!("{what} cannot take a `stream` parameter"), p.ty.span(), "stream parameter")
+        .with_help("streams are host parameters: declare `s: stream` on the host function and launch with `stream(s)`")
+}
+
 fn to_int_tuple(t: &Tuple, next_dyn: &mut impl FnMut(i64) -> Int) -> IntTuple {
     match t {
         Tuple::Leaf(Extent::Static(v)) => IntTuple::Int(Int::S(*v)),
@@ -185,6 +196,9 @@ impl<'f> Program<'f> {
         let tys = self.param_types(f, &Vec::new())?;
         let mut args = Vec::new();
         for (p, pty) in f.params.iter().zip(&tys) {
+            if is_stream_type(pty) {
+                return Err(stream_param_error(p, "a kernel"));
+            }
             match declared_tensor(pty)? {
                 Some((elem, space, align, Some(layout))) => {
                     if space != MemSpace::Gmem {
@@ -463,6 +477,14 @@ impl<'p, 'f> Frame<'p, 'f> {
                 return Err(Diagnostic::error("host functions take no `const` parameters", p.span, "const parameter")
                     .with_help("use a top-level `const` item, or make it a parameter of the kernel"));
             }
+            if is_stream_type(pty) {
+                // A CUDA stream the caller passes: launches name it in `stream(s)`. It is not an
+                // integer of the plan and cannot be computed with or passed to a kernel.
+                let id = self.fresh(ValueTy::Scalar(Scalar::U64));
+                self.bind_at(&p.name, Value::Stream(index));
+                params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Stream, span: p.span });
+                continue;
+            }
             match declared_tensor(pty)? {
                 Some((elem, space, align, layout)) => {
                     let Some(layout) = layout else {
@@ -501,8 +523,8 @@ impl<'p, 'f> Frame<'p, 'f> {
                         params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(s), span: p.span });
                     }
                     other => {
-                        return Err(Diagnostic::error(format!("host parameters are tensors and scalars, not `{other}`"), p.ty.span(), "unsupported parameter type")
-                            .with_help("a host parameter is a `gmem` tensor with a layout or a scalar (`i32`, `f32`, `bool`, ...); pass compile-time values as `const` items"))
+                        return Err(Diagnostic::error(format!("host parameters are tensors, scalars and streams, not `{other}`"), p.ty.span(), "unsupported parameter type")
+                            .with_help("a host parameter is a `gmem` tensor with a layout, a scalar (`i32`, `f32`, `bool`, ...) or a `stream`; pass compile-time values as `const` items"))
                     }
                 },
             }
@@ -733,7 +755,25 @@ impl<'p, 'f> Frame<'p, 'f> {
         let mut grid = None;
         let mut block = None;
         let mut smem = Int::ZERO;
+        let mut stream: Option<(usize, Span)> = None;
         for c in clauses {
+            if c.name.name == "stream" {
+                let [e] = c.args.as_slice() else {
+                    return Err(Diagnostic::error("`stream` takes one stream parameter of the host function", c.span, "one stream expected")
+                        .with_help("declare `s: stream` on the host function and write `stream(s)`"));
+                };
+                if let Some((_, first)) = stream {
+                    return Err(Diagnostic::error("this launch has two `stream(...)` clauses", c.span, "second stream clause").with_secondary(first, "first one here"));
+                }
+                match self.expr(e)? {
+                    Value::Stream(param) => stream = Some((param, c.span)),
+                    other => {
+                        return Err(Diagnostic::error(format!("`stream(...)` takes a `stream` parameter of the host function, found {}", crate::diag::article(&other.kind())), e.span, "not a stream")
+                            .with_help("declare a host parameter `s: stream` (the caller passes a CUDA stream) and write `stream(s)`"))
+                    }
+                }
+                continue;
+            }
             let vals: Vec<Int> = c.args.iter().map(|e| self.index(e)).collect::<R<_>>()?;
             match c.name.name.as_str() {
                 "grid" | "block" => {
@@ -754,10 +794,10 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
                 other => {
                     let mut d = Diagnostic::error(format!("unknown launch clause `{other}`"), c.name.span, "unknown clause");
-                    if let Some(s) = did_you_mean(other, ["grid", "block", "smem"]) {
+                    if let Some(s) = did_you_mean(other, ["grid", "block", "smem", "stream"]) {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     } else {
-                        d = d.with_help("the clauses are `grid(x, y, z)`, `block(x, y, z)` and `smem(bytes)`");
+                        d = d.with_help("the clauses are `grid(x, y, z)`, `block(x, y, z)`, `smem(bytes)` and `stream(s)`");
                     }
                     return Err(d);
                 }
@@ -790,7 +830,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
         }
         let smem = smem.add(&Int::S(dynamic as i64)).map_err(|e| layout_err(e, span))?;
-        self.steps.push(kir::HostStep::Launch(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, span }));
+        self.steps.push(kir::HostStep::Launch(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, stream: stream.map(|(p, _)| p), span }));
         Ok(())
     }
 
@@ -801,6 +841,14 @@ impl<'p, 'f> Frame<'p, 'f> {
             let Origin::Host { param, offset } = &t.origin else { unreachable!("host tensors have host origins") };
             let arg = PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: t.ty.layout.dynamic_leaves() };
             return self.check_kernel_tensor_arg(p, v, span).map(|v| (v, arg));
+        }
+        if is_stream_type(&p.ty) {
+            return Err(stream_param_error(p, "a kernel").with_secondary(span, "passed here"));
+        }
+        if let Value::Stream(_) = v {
+            return Err(Diagnostic::error(format!("a stream cannot be passed to a kernel (`{}`)", p.name.name), span, "a stream")
+                .with_secondary(p.ty.span(), "parameter type here")
+                .with_help("to launch the kernel on this stream, write the clause `stream(s)` after `block(...)`"));
         }
         if declared_tensor(&p.ty)?.is_some() {
             return Err(Diagnostic::error(format!("`{}` expects a tensor, found a {}", p.name.name, v.kind()), span, "not a tensor").with_secondary(p.ty.span(), "parameter type here"));
@@ -1438,7 +1486,13 @@ impl<'p, 'f> Frame<'p, 'f> {
                     .with_help("convert one side with `.to(T)`"));
             }
             (None, None) => {
-                return Err(Diagnostic::error(format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()), span, "unsupported operands"));
+                let d = Diagnostic::error(format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()), span, "unsupported operands");
+                // A stream is no number: it is only named by a launch.
+                return Err(if matches!(a, Value::Stream(_)) || matches!(b, Value::Stream(_)) {
+                    d.with_help("a `stream` parameter is only named in a launch's `stream(s)` clause; it cannot be computed with or compared")
+                } else {
+                    d
+                });
             }
         };
         let frag = match (&a, &b) {

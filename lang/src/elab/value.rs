@@ -69,6 +69,9 @@ pub enum Value {
     /// `_` in a coordinate.
     Under,
     Unit,
+    /// A host function's `stream` parameter (its index among the host's parameters): only named
+    /// by a launch's `stream(s)` clause.
+    Stream(usize),
 }
 
 impl Value {
@@ -100,6 +103,7 @@ impl Value {
             Value::Under => "`_`".into(),
             Value::Var(_, s) => format!("mut {}", s.name()),
             Value::Unit => "()".into(),
+            Value::Stream(_) => "stream".into(),
         }
     }
 
@@ -161,6 +165,7 @@ impl fmt::Display for Value {
             Value::Under => f.write_str("_"),
             Value::Var(..) => f.write_str("?"),
             Value::Unit => f.write_str("()"),
+            Value::Stream(_) => f.write_str("stream"),
         }
     }
 }

@@ -110,6 +110,7 @@ pub fn describe(v: &Value) -> ValueInfo {
         Value::Var(_, s) => (format!("{} (`let mut`, run time)", s.name()), Vec::new()),
         Value::Under => ("`_`".into(), Vec::new()),
         Value::Unit => ("()".into(), Vec::new()),
+        Value::Stream(_) => ("stream (a host parameter, run time)".into(), Vec::new()),
     };
     ValueInfo { ty, facts }
 }

@@ -614,6 +614,9 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
                 0 => println!("    smem  {}", l.smem),
                 need => println!("    smem  {} (the kernel needs at least {need} B)", l.smem),
             }
+            if let Some(p) = l.stream {
+                println!("    stream {}", h.params.get(p).map_or("?", |p| p.name.as_str()));
+            }
             let kparams = m.kernel(&l.kernel).map(|k| k.params.clone()).unwrap_or_default();
             for (ai, a) in l.args.iter().enumerate() {
                 let pname = kparams.get(ai).map_or("?", |p| p.name.as_str());
@@ -657,13 +660,20 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
                     println!("  call: {} = {v}", p.name);
                     args.push(Arg::Scalar(*d, *v as u64));
                 }
+                // Nothing is launched: a fake handle per stream parameter.
+                cute_runtime::ParamKind::Stream => {
+                    let fake = 0x5000 + i as u64;
+                    println!("  call: {} = stream {fake:#x}", p.name);
+                    args.push(Arg::Stream(fake));
+                }
             }
         }
         match plan.evaluate(&args) {
             Ok(launches) => {
                 for l in launches {
                     let c = l.config;
-                    println!("  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}", l.index, l.kernel, c.grid.0, c.grid.1, c.grid.2, c.block.0, c.block.1, c.block.2, c.shared_mem_bytes);
+                    let on = l.stream.and_then(|p| h.params.get(p)).map_or(String::new(), |p| format!(" stream {}", p.name));
+                    println!("  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}{on}", l.index, l.kernel, c.grid.0, c.grid.1, c.grid.2, c.block.0, c.block.1, c.block.2, c.shared_mem_bytes);
                     for (kp, hp, off, sh, st) in &l.views {
                         println!("     {kp} = {hp} + {off}: shape {sh:?} stride {st:?}");
                     }
