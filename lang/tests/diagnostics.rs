@@ -270,6 +270,13 @@ cases! {
     wgmma_tiled_copy_ldmatrix => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    let t = make_tiled_mma(make_mma_atom(bf16, f32, shape: (64, 64, 16)), (1, 1, 1));\n    let c = make_tiled_copy_A(make_copy_atom(bf16, op: \"ldmatrix.x4\"), t);\n}\n";
     wgmma_accumulate_on_mma_sync => "kernel k(g: tensor<bf16, gmem, (16,16):(16,1)>, const mma) {\n    let thr = mma.get_slice(thread_idx.x);\n    let c = thr.partition_fragment_C(make_layout((16, 8)));\n    gemm(mma, c, thr.partition_fragment_A(g), thr.partition_fragment_B(make_layout((8, 16))), accumulate: false);\n}\n\nhost run(g: tensor<bf16, gmem, (16,16):(16,1)>) {\n    launch k(g, make_tiled_mma(make_mma_atom(bf16, f32, shape: (16, 8, 16)), (1, 1, 1))) grid(1) block(32);\n}\n";
     wgmma_wait_group_too_many => "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    warpgroup_wait_group(8);\n}\n";
+    fp8_arithmetic => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, s: f32) {\n    q[0] = q[0] * q[1];\n}\n";
+    fp8_fragment_arithmetic => "kernel k(q: tensor<f8e5m2, gmem, (16):(1)>) {\n    let v = q.load();\n    q.store(v + 1.0);\n}\n";
+    fp8_negate => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = -q[1];\n}\n";
+    fp8_compare => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, o: tensor<bool, gmem, (16):(1)>) {\n    o[0] = q[0] < q[1];\n}\n";
+    fp8_math => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = exp2(q[1]);\n}\n";
+    fp8_max => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = max(q[0], q[1]);\n}\n";
+    fp8_reduce => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, o: tensor<f32, gmem, (1):(1)>) {\n    let s = q.load().reduce(add, init: 0.0, profile: 0);\n    o[0] = s.to(f32);\n}\n";
 
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";
