@@ -89,6 +89,44 @@ impl Scalar {
     pub fn is_signed(self) -> bool {
         matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
     }
+
+    /// The 8-bit floats (`f8e4m3`, `f8e5m2`): storage and conversion types with no arithmetic of
+    /// their own (convert with `.to(f32)` first, as in CuTe DSL).
+    pub fn is_fp8(self) -> bool {
+        matches!(self, Scalar::F8E4M3 | Scalar::F8E5M2)
+    }
+}
+
+/// The bits of `x` as an 8-bit float of type `ty` (`f8e4m3`: E4M3FN, `f8e5m2`: E5M2), rounded to
+/// nearest even and saturated to the largest finite value (448, 57344), as the device's
+/// `cvt.rn.satfinite` and CUTLASS's default `NumericConverter` do. NaN gives the type's NaN.
+pub fn fp8_bits(x: f64, ty: Scalar) -> u8 {
+    let (mant_bits, bias, max_code) = match ty {
+        Scalar::F8E4M3 => (3, 7, 0x7e_u8),
+        _ => (2, 15, 0x7b_u8),
+    };
+    if x.is_nan() {
+        return if ty == Scalar::F8E4M3 { 0x7f } else { 0x7e };
+    }
+    let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+    // The codes 0..=max_code are increasing non-negative values: take the nearest, ties to the
+    // even code (whose lowest mantissa bit is 0).
+    let a = x.abs().min(fp8_value(max_code, mant_bits, bias));
+    let (mut best, mut best_d) = (0u8, f64::INFINITY);
+    for c in 0..=max_code {
+        let d = (fp8_value(c, mant_bits, bias) - a).abs();
+        if d < best_d || (d == best_d && c % 2 == 0) {
+            (best, best_d) = (c, d);
+        }
+    }
+    sign | best
+}
+
+/// The value of a non-negative 8-bit float code with `mant_bits` mantissa bits and exponent `bias`.
+fn fp8_value(code: u8, mant_bits: u32, bias: i32) -> f64 {
+    let (e, m) = (i32::from(code >> mant_bits), f64::from(code & ((1 << mant_bits) - 1)));
+    let scale = f64::from(1u32 << mant_bits);
+    if e == 0 { m / scale * 2f64.powi(1 - bias) } else { (1.0 + m / scale) * 2f64.powi(e - bias) }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -244,5 +282,26 @@ impl fmt::Display for Ty {
             Ty::Dim3 => f.write_str("dim3"),
             Ty::Unit => f.write_str("()"),
         }
+    }
+}
+
+#[cfg(test)]
+mod fp8_tests {
+    use super::{fp8_bits, Scalar};
+
+    #[test]
+    fn e4m3_rounds_to_nearest_even_and_saturates() {
+        let e = |x: f64| fp8_bits(x, Scalar::F8E4M3);
+        assert_eq!((e(0.0), e(-0.0), e(1.0), e(-2.0), e(448.0)), (0x00, 0x80, 0x38, 0xc0, 0x7e));
+        assert_eq!((e(1.0625), e(1.1875), e(1.2)), (0x38, 0x3a, 0x3a)); // ties to even, nearest
+        assert_eq!((e(2f64.powi(-9)), e(2f64.powi(-11)), e(3.0 * 2f64.powi(-11))), (0x01, 0x00, 0x01));
+        assert_eq!((e(464.0), e(1e9), e(f64::NEG_INFINITY), e(f64::NAN)), (0x7e, 0x7e, 0xfe, 0x7f));
+    }
+
+    #[test]
+    fn e5m2_rounds_to_nearest_even_and_saturates() {
+        let e = |x: f64| fp8_bits(x, Scalar::F8E5M2);
+        assert_eq!((e(1.0), e(-1.5), e(57344.0), e(1e6), e(f64::INFINITY)), (0x3c, 0xbe, 0x7b, 0x7b, 0x7b));
+        assert_eq!((e(1.125), e(1.375), e(2f64.powi(-16))), (0x3c, 0x3e, 0x01));
     }
 }

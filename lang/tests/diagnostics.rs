@@ -286,6 +286,13 @@ cases! {
     mbarrier_phase_not_parity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[1], 2);\n}\n";
     mbarrier_bytes_not_i32 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive_and_expect_tx(bars[0], 1.5);\n}\n";
     mbarrier_in_host => "host h(x: tensor<f32, gmem, (?):(1)>) {\n    mbarrier_init_fence();\n}\n";
+    fp8_arithmetic => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, s: f32) {\n    q[0] = q[0] * q[1];\n}\n";
+    fp8_fragment_arithmetic => "kernel k(q: tensor<f8e5m2, gmem, (16):(1)>) {\n    let v = q.load();\n    q.store(v + 1.0);\n}\n";
+    fp8_negate => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = -q[1];\n}\n";
+    fp8_compare => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, o: tensor<bool, gmem, (16):(1)>) {\n    o[0] = q[0] < q[1];\n}\n";
+    fp8_math => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = exp2(q[1]);\n}\n";
+    fp8_max => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = max(q[0], q[1]);\n}\n";
+    fp8_reduce => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, o: tensor<f32, gmem, (1):(1)>) {\n    let s = q.load().reduce(add, init: 0.0, profile: 0);\n    o[0] = s.to(f32);\n}\n";
 
     // ----- warps, printing -------------------------------------------------------------------
     shuffle_not_32_bit => "kernel k(a: tensor<f16, gmem, (32):(1)>) {\n    let v = shuffle_xor(a[lane_idx()], 16);\n}\n";

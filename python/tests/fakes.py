@@ -67,7 +67,8 @@ _capsule_new.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
 DLTENSOR, DLTENSOR_VERSIONED, EXCHANGE_API = b"dltensor", b"dltensor_versioned", b"dlpack_exchange_api"
 
 CUDA, CPU = 2, 1
-DTYPES = {"f16": (2, 16), "bf16": (4, 16), "f32": (2, 32), "i32": (0, 32), "c64": (5, 64)}
+DTYPES = {"f16": (2, 16), "bf16": (4, 16), "f32": (2, 32), "i32": (0, 32), "c64": (5, 64),
+          "f8e4m3": (10, 8), "f8e5m2": (12, 8), "f8e4m3fnuz": (11, 8)}
 
 
 def dltensor(ptr, shape, dtype="f16", strides=None, device=(CUDA, 0), byte_offset=0, keep=None):

@@ -679,3 +679,77 @@ def test_recast_f16_pairs(gpu, load):
         # The same bits: each i32 holds two f16, the lower-addressed one in the low half.
         assert torch.equal(b.view(torch.float16), a), m
         assert torch.equal(offsets, torch.arange(m, device="cuda", dtype=torch.int32) * 8), m
+
+
+# ---- fp8_convert: quantize to f8e4m3/f8e5m2 with a scale, dequantize back (sm_89+) ----------------
+# cutec rounds to nearest even and saturates (cvt.rn.satfinite, CUTLASS's default); torch's casts
+# round to nearest even too but overflow to NaN (e4m3fn) or inf (e5m2). So: bit-exact with torch on
+# the clamped values, and the saturated bytes checked on their own.
+
+FP8 = {"f8e4m3": ("float8_e4m3fn", 448.0), "f8e5m2": ("float8_e5m2", 57344.0)}
+
+
+def fp8_arg(torch, t, q):
+    """`t` itself where torch exports float8 through DLPack (codes 10 and 12 of DLPack 1.x), else a
+    TensorView of its memory with cutec's dtype name."""
+    try:
+        torch.utils.dlpack.to_dlpack(t)
+        return t
+    except Exception:
+        return cutec.TensorView(t.data_ptr(), q, tuple(t.shape), nbytes=t.numel(), device=t.device.index)
+
+
+def need_sm89(torch):
+    if torch.cuda.get_device_capability() < (8, 9):
+        pytest.skip("fp8 conversions need sm_89 or newer")
+
+
+@pytest.mark.parametrize("n", shapes([4096, 16, 2048 + 16, 1 << 20]))
+def test_fp8_quantize_dequantize(gpu, load, n):
+    torch = gpu
+    need_sm89(torch)
+    m = load("fp8_convert")
+    for src in ("float32", "float16", "bfloat16"):
+        for q, (tq, fmax) in FP8.items():
+            dq = getattr(torch, tq)
+            x = torch.randn(n, device="cuda") * fmax / 4
+            x[: min(n, 8)] = torch.tensor([0.0, -0.0, fmax, -fmax, 2 * fmax, -3 * fmax, 1e-9, fmax * 1.03][: min(n, 8)])
+            x = x.to(getattr(torch, src))
+            for scale in (1.0, 0.25):
+                buf, out = guarded(torch, (n,), torch.uint8, fill=0)
+                m.quantize(x, fp8_arg(torch, out.view(dq), q), scale)
+                torch.cuda.synchronize()
+                want = (x.float() * scale).clamp(-fmax, fmax).to(dq)
+                assert torch.equal(out, want.view(torch.uint8)), (src, q, scale, n)
+                assert bool((buf[:GUARD] == 0).all()) and bool((buf[GUARD + n:] == 0).all())
+            # Saturation: past the largest finite value gives it (0x7e / 0x7b, with the sign).
+            if n >= 8:
+                sat = {"f8e4m3": 0x7e, "f8e5m2": 0x7b}[q]
+                m.quantize(x, fp8_arg(torch, out.view(dq), q), 1.0)
+                torch.cuda.synchronize()
+                assert out[4].item() == sat and out[5].item() == 0x80 | sat, (src, q)
+            # Dequantize (exact widening, then the scale in f32) into every float type.
+            qv = out.view(dq)
+            for dst in ("float32", "float16", "bfloat16"):
+                ybuf, y = guarded(torch, (n,), getattr(torch, dst))
+                m.dequantize(fp8_arg(torch, qv, q), y, 2.0)
+                torch.cuda.synchronize()
+                assert torch.equal(y, (qv.float() * 2.0).to(getattr(torch, dst))), (q, dst, n)
+                assert guards_untouched(ybuf, n)
+
+
+def test_fp8_every_byte_widens_exactly(gpu, load):
+    """All 256 codes of each fp8 type (NaNs aside) against torch's own widening."""
+    torch = gpu
+    need_sm89(torch)
+    m = load("fp8_convert")
+    codes = torch.arange(256, device="cuda", dtype=torch.int32).to(torch.uint8)
+    for q, (tq, _) in FP8.items():
+        qv = codes.view(getattr(torch, tq))
+        y = torch.empty(256, device="cuda", dtype=torch.float32)
+        m.dequantize(fp8_arg(torch, qv, q), y, 1.0)
+        torch.cuda.synchronize()
+        want = qv.float()
+        finite = ~want.isnan()
+        assert torch.equal(y[finite], want[finite]), q
+        assert bool(y[~finite].isnan().all()), q

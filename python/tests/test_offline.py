@@ -17,7 +17,7 @@ PREFIX = "kernel argument mismatch: "
 def view(k, shape, dtype="f16", strides=None, nbytes="exact", offset=0):
     """A TensorView at fake address k (+offset bytes); nbytes: its layout's exact size by default."""
     strides = strides or row_major(shape)
-    size = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f64": 8}[dtype]
+    size = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f64": 8, "f8e4m3": 1, "f8e5m2": 1}[dtype]
     if nbytes == "exact":
         nbytes = (sum((s - 1) * d for s, d in zip(shape, strides)) + 1) * size
     return cutec.TensorView(fake_ptr(k) + offset, dtype, shape, strides, nbytes)
@@ -309,6 +309,27 @@ def test_dlpack_exchange_api_is_the_fast_path(ew):
     bf16 = ExchangeTensor(fake_ptr(2), (2048, 2048), dtype="bf16")
     assert add(bf16, bf16, bf16)[0]["kernel"] == "elementwise_add_kernel_2"    # the bf16 instance
     assert "the host expects f16 elements but the view has bf16" in refusal(ew.host("elementwise_add<f16>").check, bf16, bf16, bf16)
+
+
+def test_fp8_tensors_select_their_instances(cubin):
+    """samples/fp8_convert.cute: `quantize<T: f32 | f16 | bf16, Q: f8e4m3 | f8e5m2>`; the fp8 dtypes
+    from names (torch's `float8_e4m3fn`, `float8_e5m2`) and from DLPack codes 10 and 12."""
+    m = cutec.manifest(cubin("fp8_convert"))
+    assert m.host("quantize").instances == [f"quantize<{t},{q}>" for t in ("f32", "f16", "bf16") for q in ("f8e4m3", "f8e5m2")]
+    n = 4096
+    for q in ("f8e4m3", "f8e5m2"):
+        (l,) = m.host("quantize").check(view(0, (n,), "bf16"), view(1, (n,), q), 0.5)
+        assert l["grid"][0] == n // 16 // 128
+        assert m.host("dequantize").check(view(0, (n,), q), view(1, (n,), "f32"), 2.0)
+        (l,) = m.host("quantize").check(DLPackTensor(fake_ptr(0), (n,), "f16"), DLPackTensor(fake_ptr(1), (n,), q), 1.0)
+    assert cutec.TensorView(fake_ptr(0), "torch.float8_e4m3fn", (16,)).dtype == "f8e4m3"
+    assert cutec.TensorView(fake_ptr(0), "float8_e5m2", (16,)).dtype == "f8e5m2"
+    # 16 fp8 per thread: the length must be a multiple of 16.
+    assert "must be a multiple of 16" in refusal(m.host("quantize").check, view(0, (n + 8,), "f32"), view(1, (n + 8,), "f8e4m3"), 1.0)
+    assert "dtype mismatch: the host expects f8e4m3 elements but the view has f8e5m2" in \
+        refusal(m.host("quantize<f32,f8e4m3>").check, view(0, (n,), "f32"), view(1, (n,), "f8e5m2"), 1.0)
+    assert refusal(m.host("quantize").check, view(0, (n,), "f32"), DLPackTensor(fake_ptr(1), (n,), "f8e4m3fnuz"), 1.0).endswith(
+        "DLPack type code 11 (float8 (a variant cutec does not have: it has e4m3fn and e5m2)) with 8 bits has no cutec element type")
 
 
 def test_tensor_views():

@@ -62,28 +62,34 @@ fn run(module: Op) -> Result<(), Reported> {
     Ok(())
 }
 
-/// The type an element has in memory: `i1` values are stored one per byte.
+/// The type an element has in memory: `i1` values are stored one per byte, and 8-bit floats as
+/// bytes (LLVM has no such types: their values are bit-cast at loads and stores).
 fn memory_elem(elem: &str) -> String {
-    if elem == "i1" { "i8".to_string() } else { elem.to_string() }
+    if matches!(elem, "i1" | "f8E4M3FN" | "f8E5M2") { "i8".to_string() } else { elem.to_string() }
 }
 
-/// Widens a bool (or bool vector) to its byte form before a store.
+/// A value (scalar or vector) in its memory type `ty` before a store: bools widened to bytes,
+/// 8-bit floats bit-cast to bytes.
 fn to_memory(b: &Builder, v: Val, ty: &str) -> Val {
     let printed = ir::type_to_string(ir::value_type(v));
     if printed == "i1" || printed.ends_with("xi1>") {
         return b.cast("arith.extui", v, ty);
     }
+    if printed.contains("f8E") {
+        return b.cast("arith.bitcast", v, ty);
+    }
     v
 }
 
-/// Narrows a loaded byte (or byte vector) back to bool after a load.
-fn from_memory(b: &Builder, v: Val, bool_elem: bool) -> Val {
-    if !bool_elem {
+/// A loaded value (scalar or vector) in the type `want` the op gives: bytes narrowed back to bool
+/// or bit-cast to 8-bit floats.
+fn from_memory(b: &Builder, v: Val, want: &str) -> Val {
+    let printed = ir::type_to_string(ir::value_type(v));
+    if printed == want {
         return v;
     }
-    let printed = ir::type_to_string(ir::value_type(v));
-    let ty = if printed == "i8" { "i1".to_string() } else { printed.replace("xi8>", "xi1>") };
-    b.cast("arith.trunci", v, &ty)
+    let op = if want == "i1" || want.ends_with("xi1>") { "arith.trunci" } else { "arith.bitcast" };
+    b.cast(op, v, want)
 }
 
 /// Binds a layout's leaves: static entries stay constants, `?` entries take `dyn_values` in ABI order.
@@ -184,7 +190,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 None => cute_lang::kir::SMEM_ALIGN,
             } as i64;
             let ptr = match info.space.as_str() {
-                "rmem" => alloca(op, &info.elem, cosize),
+                "rmem" => alloca(op, &memory_elem(&info.elem), cosize),
                 "smem" => match dynamic_smem {
                     Some(total) => {
                         let at = (smem_offset + align - 1) / align * align;
@@ -196,7 +202,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                     }
                     None => {
                         smem_count += 1;
-                        shared_global(func, op, &info.elem, bytes / elem_bytes as i64, smem_count, align)
+                        shared_global(func, op, &memory_elem(&info.elem), bytes / elem_bytes as i64, smem_count, align)
                     }
                 },
                 other => return Err(fail(op, &format!("cannot allocate {other} memory in a kernel"))),
@@ -340,7 +346,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let p = gep(&b, src, Int::Dyn(ir::operand(op, 1)));
                 let elem_ty = b.ty(&src.elem);
                 let load = b.create("llvm.load", &[p], &[elem_ty], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
-                let v = from_memory(&b, ir::result(load, 0), src.elem == "i8" && ir::type_to_string(ir::value_type(ir::result(op, 0))) == "i1");
+                let v = from_memory(&b, ir::result(load, 0), &ir::type_to_string(ir::value_type(ir::result(op, 0))));
                 ir::replace_uses(op, &[v]);
             }
             "cute.store" => {
@@ -536,9 +542,8 @@ fn frag_shape(op: Op, t: &Lowered, width_attr: &str) -> Result<(usize, usize), R
 }
 
 fn load_frag(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
-    let bool_elem = ir::type_to_string(ir::value_type(ir::result(op, 0))).ends_with("xi1>");
     let v = load_frag_memory(b, op, t, "vector")?;
-    Ok(from_memory(b, v, bool_elem))
+    Ok(from_memory(b, v, &ir::type_to_string(ir::value_type(ir::result(op, 0)))))
 }
 
 fn load_frag_memory(b: &Builder, op: Op, t: &Lowered, width_attr: &str) -> Result<Val, Reported> {

@@ -67,6 +67,7 @@ fn min_max(f: &mut Frame, is_max: bool, a: Value, b: Value, span: Span) -> R<Val
         _ => Scalar::I32,
     };
     f.need_kernel("run-time arithmetic", span)?;
+    f.no_fp8_arith(ty, if is_max { "`max`" } else { "`min`" }, span)?;
     let frag = match (&a, &b) {
         (Value::Frag(fr, _), _) | (_, Value::Frag(fr, _)) => Some(fr.len()),
         _ => None,
@@ -1425,6 +1426,7 @@ fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value> {
         return Err(Diagnostic::error(format!("`{}` takes floats, found `{}`", fun.name(), ty.name()), span, "not a float").with_help("convert with `.to(f32)`"));
     }
     f.need_kernel(&format!("`{}`", fun.name()), span)?;
+    f.no_fp8_arith(ty, &format!("`{}`", fun.name()), span)?;
     let dst = f.fresh(f.result_ty(ty, frag, v));
     f.emit(Inst::Math { dst, fun, ty, frag, a, span });
     Ok(f.result_value(ty, frag, v, dst))
@@ -1434,6 +1436,7 @@ fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value> {
 /// with one entry per mode reduces the modes marked `1` and keeps those marked `_` (CuTe's
 /// reduction_profile), giving a fragment of the kept modes.
 fn reduce(f: &mut Frame, op: &str, ft: &FragTy, fid: crate::kir::ValueId, init: Option<Value>, profile: Option<&Arg>, span: Span) -> R<Value> {
+    f.no_fp8_arith(ft.elem, "`reduce`", span)?;
     let modes: Vec<i64> = match &ft.shape {
         IntTuple::Int(_) => vec![ft.len() as i64],
         IntTuple::Tuple(items) => items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1)).collect(),

@@ -381,6 +381,16 @@ impl<'p, 'f> Frame<'p, 'f> {
     }
 
     /// Fails unless this frame can emit run-time instructions (kernels only).
+    /// 8-bit floats have no arithmetic (none on the GPU, none in CuTe DSL): `what` on a `ty`
+    /// value is refused with a pointer to the conversion.
+    pub(crate) fn no_fp8_arith(&self, ty: Scalar, what: &str, span: Span) -> R<()> {
+        if !ty.is_fp8() {
+            return Ok(());
+        }
+        Err(Diagnostic::error(format!("{what} on `{}` values: 8-bit floats are storage types with no arithmetic", ty.name()), span, format!("`{}` here", ty.name()))
+            .with_help(format!("compute in f32 as CuTe DSL does: `x.to(f32)`, and convert a result back with `.to({})`", ty.name())))
+    }
+
     fn need_kernel(&self, what: &str, span: Span) -> R<()> {
         match self.mode {
             Mode::Kernel => Ok(()),
@@ -1396,6 +1406,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     Value::Int(i) => (Scalar::I32, None, Operand::Int(i.clone())),
                     _ => unreachable!(),
                 };
+                self.no_fp8_arith(ty, if op == UnOp::Neg { "`-`" } else { "`!`" }, span)?;
                 if op == UnOp::Neg && !(ty.is_float() || ty.is_signed()) {
                     return Err(Diagnostic::error(format!("cannot negate a `{}`", ty.name()), span, "unsigned or bool"));
                 }
@@ -1508,6 +1519,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             _ => None,
         };
         self.need_kernel("run-time arithmetic", span)?;
+        self.no_fp8_arith(ty, &format!("`{}`", op.symbol()), span)?;
         let to_operand = |f: &mut Self, v: &Value, s: Span| -> R<Operand> {
             match v {
                 Value::Frag(_, id) => Ok(Operand::Value(*id)),
@@ -1775,7 +1787,7 @@ fn scalar_plan_value(ty: Scalar, v: &Value) -> Option<Int> {
                 Scalar::F32 | Scalar::TF32 => i64::from((x as f32).to_bits()),
                 Scalar::F16 => i64::from(half::f16::from_f64(x).to_bits()),
                 Scalar::BF16 => i64::from(half::bf16::from_f64(x).to_bits()),
-                // 8-bit floats come from a host parameter of that type.
+                Scalar::F8E4M3 | Scalar::F8E5M2 => i64::from(crate::types::fp8_bits(x, ty)),
                 _ => return None,
             };
             Some(Int::S(bits))
