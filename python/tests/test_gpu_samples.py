@@ -684,6 +684,20 @@ def test_tma_copy(gpu, load, host, dtype, shape):
     assert guards_untouched(buf, M * N), (host, shape)
 
 
+def test_tma_copy_direct_launch(gpu, load):
+    """A checked launch of the kernel itself (`k(...)`): the runtime encodes the tensor map too."""
+    torch = gpu
+    need_sm90(torch)
+    k = load("tma_copy").kernel("tma_copy_bf16_sw128_kernel")
+    M, N = 130, 200
+    a = torch.randn(M, N, device="cuda").to(torch.bfloat16)
+    buf, out = guarded(torch, (M, N), torch.bfloat16)
+    k(a, out, grid=((N + 63) // 64, (M + 63) // 64), block=256)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a)
+    assert guards_untouched(buf, M * N)
+
+
 def test_tma_copy_refuses_unaligned_rows(gpu, load):
     """TMA needs row strides that are multiples of 16 bytes: `?{div=4}` on an f32 row stride."""
     torch = gpu
