@@ -367,7 +367,16 @@ impl KernelWriter<'_> {
         // Shared memory past the static limit is dynamic: cute-lower-to-gpu places the allocations in
         // the launch's dynamic shared memory.
         let dynamic = self.k.dynamic_smem_bytes();
-        let attrs = if dynamic > 0 { format!(" attributes {{cute.dynamic_smem = {dynamic} : i64}}") } else { String::new() };
+        let mut attr_list = Vec::new();
+        if dynamic > 0 {
+            attr_list.push(format!("cute.dynamic_smem = {dynamic} : i64"));
+        }
+        // TMA tensor maps: `byval` 128-byte parameters after the fast divisors; the pipeline makes
+        // them `nvvm.grid_constant` once the function is an `llvm.func` (docs/design.md (q)).
+        if !self.k.tmas.is_empty() {
+            attr_list.push(format!("cute.tma_params = {} : i64", self.k.tmas.len()));
+        }
+        let attrs = if attr_list.is_empty() { String::new() } else { format!(" attributes {{{}}}", attr_list.join(", ")) };
         self.line(&format!("gpu.func @{}({}{FAST_DIV_PARAMS}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
         // The run-time values behind each tensor parameter's `?` entries.
@@ -397,6 +406,10 @@ impl KernelWriter<'_> {
         for i in 0..self.fast_divisors.len() {
             let sep = if self.k.params.is_empty() && i == 0 { "" } else { ", " };
             let _ = write!(extra, "{sep}%fdm{i}: i32 {loc}, %fds{i}: i32 {loc}");
+        }
+        for i in 0..self.k.tmas.len() {
+            let sep = if self.k.params.is_empty() && self.fast_divisors.is_empty() && i == 0 { "" } else { ", " };
+            let _ = write!(extra, "{sep}%tma{i}: !llvm.ptr {{llvm.align = 64 : i64}} {loc}");
         }
         self.out = self.out.replacen(FAST_DIV_PARAMS, &extra, 1);
     }
@@ -893,6 +906,18 @@ impl KernelWriter<'_> {
                 };
                 let loc = self.loc(*span);
                 self.line(&format!("\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}", v(*tensor), op.kind(), mlir_tensor(ty)));
+            }
+            Inst::TmaLoad { tma, smem, smem_ty, bar, bar_ty, offset, coords, span } => {
+                let off = self.int(offset, *span);
+                let cs: Vec<String> = coords.iter().map(|c| self.int(c, *span)).collect();
+                let loc = self.loc(*span);
+                let mut ops = format!("{}, {}, {off}, %tma{tma}", v(*smem), v(*bar));
+                let mut tys = format!("{}, {}, i32, !llvm.ptr", mlir_tensor(smem_ty), mlir_tensor(bar_ty));
+                for c in &cs {
+                    let _ = write!(ops, ", {c}");
+                    tys.push_str(", i32");
+                }
+                self.line(&format!("\"cute.tma_load\"({ops}) : ({tys}) -> () {loc}"));
             }
             Inst::Mma { dst, atom, a, b, c, span } => {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));

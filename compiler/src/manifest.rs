@@ -25,6 +25,9 @@ pub const MANIFEST_VERSION_HOST_FLOW: u32 = 2;
 /// The version of a manifest with a `fastdiv` line in a kernel block: such a kernel takes two
 /// more parameters per line, which a runtime that skipped the line would not pass.
 pub const MANIFEST_VERSION_FAST_DIV: u32 = 3;
+/// The version of a manifest with a `tma` line in a kernel block: such a kernel takes a 128-byte
+/// tensor map per line that a runtime that skipped the line would not pass.
+pub const MANIFEST_VERSION_TMA: u32 = 4;
 
 /// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
 /// on it being a multiple of N (the runtime refuses a value that is not).
@@ -86,7 +89,9 @@ fn params(ps: &[Param], out: &mut String) {
 /// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
-    let version = if fast_divisors.iter().any(|d| !d.is_empty()) {
+    let version = if module.kernels.iter().any(|k| !k.tmas.is_empty()) {
+        MANIFEST_VERSION_TMA
+    } else if fast_divisors.iter().any(|d| !d.is_empty()) {
         MANIFEST_VERSION_FAST_DIV
     } else if branches {
         MANIFEST_VERSION_HOST_FLOW
@@ -115,6 +120,20 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>])
         // declared parameters, in the order of these lines.
         for d in fast_divisors.get(ki).into_iter().flatten() {
             let _ = writeln!(out, "fastdiv {d}");
+        }
+        // Each TMA tensor map the kernel takes after those (a 128-byte `CUtensorMap` by value),
+        // encoded by the runtime at launch from the tensor parameter's argument.
+        for t in &k.tmas {
+            let list = |v: &[String]| if v.len() == 1 { v[0].clone() } else { format!("({})", v.join(",")) };
+            let _ = writeln!(
+                out,
+                "tma {} elem={} order={} box={} swizzle={}",
+                k.params[t.param].name,
+                t.elem.name(),
+                list(&t.order.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
+                list(&t.box_dims.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
+                t.swizzle_bytes
+            );
         }
         out.push_str("end\n");
     }

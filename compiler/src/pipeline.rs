@@ -315,6 +315,7 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options,
         return done(print(&module));
     }
     timings.time("llvm passes", || session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())]))?;
+    let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
 }
 
@@ -327,8 +328,34 @@ pub(crate) fn module_to_ptx(session: &Session, text: &str, file_name: &str, arch
         session.verify(&module)
     })?;
     times.time("llvm passes", || session.run_passes_unverified(&mut module, &[llvm_pipeline(arch, libdevice)]))?;
+    let mut module = tma_params_by_value(session, module, file_name)?;
     times.time("llvm to ptx", || session.run_passes_unverified(&mut module, &[PTX_PIPELINE.to_string()]))?;
     ptx_of(&module)
+}
+
+/// Kernels with TMA tensor maps (`cute.tma_params`): their generic `!llvm.ptr` parameters (the
+/// tensor maps; tensors are `!llvm.ptr<1>`, every other parameter a scalar) become `byval` 128-byte
+/// arrays aligned to 64 with `nvvm.grid_constant`, so NVPTX declares them `.param .align 64 .b8
+/// NAME[128]` and takes their generic address with `cvta.param` instead of copying them to local
+/// memory. Done on the `llvm.func` (the NVVM dialect accepts the attribute on kernel functions only,
+/// and `convert-gpu-to-nvvm` drops `llvm.byval` from `gpu.func` arguments), by a textual round
+/// trip of the function's header line, only for modules that have such a kernel.
+fn tma_params_by_value<'c>(session: &'c Session, module: Module<'c>, file_name: &str) -> Result<Module<'c>, CompileError> {
+    let text = module.as_operation().to_string();
+    if !text.contains("cute.tma_params") {
+        return Ok(module);
+    }
+    const BYVAL: &str = ": !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}";
+    let mut out = String::with_capacity(text.len() + 256);
+    for line in text.lines() {
+        if line.contains("llvm.func @") && line.contains("cute.tma_params") {
+            out.push_str(&line.replace(": !llvm.ptr,", &format!("{BYVAL},")).replace(": !llvm.ptr)", &format!("{BYVAL})")));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    session.parse(&out, file_name)
 }
 
 #[cfg(test)]

@@ -604,6 +604,18 @@ irdl.dialect @cute {
     irdl.results()
   }
 
+  // A TMA load (sm_90): the box of the tensor map `tmap` (a `byval` kernel parameter) at element
+  // coordinates `coords` (innermost first) into the shared tensor `dst`, completing on the barrier
+  // `offset` elements into `bar` (an `i64` shared tensor).
+  irdl.operation @tma_load {
+    %tensor = irdl.base @cute::@tensor
+    %bar = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %ptr = irdl.base "!llvm.ptr"
+    irdl.operands(dst: %tensor, bar: %bar, offset: %i32, tmap: %ptr, coords: variadic %i32)
+    irdl.results()
+  }
+
   // Stores a register fragment into a whole static-size tensor.
   irdl.operation @store_frag {
     %vec = irdl.base "!builtin.vector"

@@ -290,6 +290,27 @@ pub enum Inst {
     /// expected transaction byte count, or wait for a phase parity. `arg` is the count, the bytes or
     /// the parity (none for `Arrive`).
     Mbarrier { op: MbarrierOp, tensor: ValueId, ty: TensorTy, offset: Int, arg: Option<Operand>, span: Span },
+    /// A TMA load (sm_90): `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`
+    /// of the box of tensor map `tma` (an index into [`Kernel::tmas`]) at element coordinates
+    /// `coords` (in the map's dimension order, innermost first) into the shared tensor `smem`
+    /// (a whole allocation), completing on the mbarrier `offset` elements into `bar`.
+    TmaLoad { tma: usize, smem: ValueId, smem_ty: TensorTy, bar: ValueId, bar_ty: TensorTy, offset: Int, coords: Vec<Int>, span: Span },
+}
+
+/// A TMA tensor map (`CUtensorMap`) the kernel takes as a hidden parameter, after its declared
+/// parameters and its fast divisors: the runtime encodes it at launch from the tensor parameter
+/// `param` (its pointer, extents and strides) with the box `box_dims` and the swizzle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TmaDesc {
+    /// Index of the tensor parameter in [`Kernel::params`].
+    pub param: usize,
+    pub elem: Scalar,
+    /// The tensor's modes, innermost (stride-1) first: the map's dimensions.
+    pub order: Vec<usize>,
+    /// The box (the shared tile), in the tensor's mode order.
+    pub box_dims: Vec<i64>,
+    /// 0 (none), 32, 64 or 128 bytes.
+    pub swizzle_bytes: u32,
 }
 
 /// The mbarrier builtins (CuTe DSL's `cute.arch.mbarrier_*`).
@@ -553,6 +574,8 @@ pub struct Kernel {
     pub value_types: Vec<ValueTy>,
     /// What the runtime must check before launching (partial tiles).
     pub requires: Vec<Require>,
+    /// The TMA tensor maps the kernel takes after its declared parameters (`tma_load`).
+    pub tmas: Vec<TmaDesc>,
     pub span: Span,
 }
 

@@ -40,15 +40,16 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
     // mbarrier waits (`try_wait`), transaction counts and the init fence are sm_90 instructions.
     fn first_sm90(insts: &[kir::Inst]) -> Option<(String, span::Span)> {
         insts.iter().find_map(|i| match i {
-            kir::Inst::Mbarrier { op, span, .. } => Some((format!("`{}`", op.builtin()), *span)),
-            kir::Inst::Warpgroup { op: op @ kir::WarpgroupOp::FenceMbarrierInit, span } => Some((format!("`{}`", op.builtin()), *span)),
+            kir::Inst::Mbarrier { op, span, .. } => Some((format!("`{}` is a Hopper mbarrier instruction", op.builtin()), *span)),
+            kir::Inst::TmaLoad { span, .. } => Some(("`tma_load` is a Hopper TMA instruction".to_string(), *span)),
+            kir::Inst::Warpgroup { op: op @ kir::WarpgroupOp::FenceMbarrierInit, span } => Some((format!("`{}` is a Hopper mbarrier instruction", op.builtin()), *span)),
             other => other.regions().into_iter().find_map(first_sm90),
         })
     }
     for k in &module.kernels {
         if arch == "sm_80" {
             if let Some((what, span)) = first_sm90(&k.body) {
-                return Err(vec![Diagnostic::error(format!("{what} is a Hopper mbarrier instruction, which needs sm_90 or later; this build is for {arch}"), span, format!("not available on {arch}"))
+                return Err(vec![Diagnostic::error(format!("{what}, which needs sm_90 or later; this build is for {arch}"), span, format!("not available on {arch}"))
                     .with_help("build with `cutec build --arch sm_90` (or `sm_90a`)")]);
             }
         }

@@ -664,6 +664,62 @@ def test_mbarrier_pipeline_refuses_partial_blocks(gpu, load):
     assert "256" in msg, msg
 
 
+# ---- tma_copy: TMA loads of 64x64 tiles (a hidden tensor-map parameter), with and without swizzle --
+# Extents that are not multiples of 64: TMA zero-fills the box out of bounds, the stores are predicated.
+TMA_SHAPES = [(64, 64), (128, 192), (100, 72), (1, 8), (1000, 1000), (4096, 4096)]
+
+
+@pytest.mark.parametrize("shape", shapes(TMA_SHAPES), ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("host,dtype", [("tma_copy_f32", "float32"), ("tma_copy_bf16_sw128", "bfloat16")])
+def test_tma_copy(gpu, load, host, dtype, shape):
+    torch = gpu
+    need_sm90(torch)
+    f = getattr(load("tma_copy"), host)
+    M, N = shape
+    a = torch.randn(M, N, device="cuda").to(getattr(torch, dtype))
+    buf, out = guarded(torch, (M, N), getattr(torch, dtype))
+    f(a, out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a), (host, shape)
+    assert guards_untouched(buf, M * N), (host, shape)
+
+
+def test_tma_copy_direct_launch(gpu, load):
+    """A checked launch of the kernel itself (`k(...)`): the runtime encodes the tensor map too."""
+    torch = gpu
+    need_sm90(torch)
+    k = load("tma_copy").kernel("tma_copy_bf16_sw128_kernel")
+    M, N = 130, 200
+    a = torch.randn(M, N, device="cuda").to(torch.bfloat16)
+    buf, out = guarded(torch, (M, N), torch.bfloat16)
+    k(a, out, grid=((N + 63) // 64, (M + 63) // 64), block=256)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a)
+    assert guards_untouched(buf, M * N)
+
+
+def test_tma_copy_refuses_unaligned_rows(gpu, load):
+    """TMA needs row strides that are multiples of 16 bytes: `?{div=4}` on an f32 row stride."""
+    torch = gpu
+    need_sm90(torch)
+    f = load("tma_copy").tma_copy_f32
+    a = torch.randn(70, 66, device="cuda")
+    out = torch.full((70, 66), float("nan"), device="cuda")
+    msg = assert_refused_untouched(torch, f, out, a, out)
+    assert "4" in msg, msg
+
+
+def test_tma_copy_refuses_misaligned_base(gpu, load):
+    """A view starting 4 bytes into an allocation: the tensor map needs a 16-byte-aligned address."""
+    torch = gpu
+    need_sm90(torch)
+    f = load("tma_copy").tma_copy_f32
+    base = torch.randn(64 * 64 + 1, device="cuda")
+    a = base[1:].view(64, 64)
+    out = torch.full((64, 64), float("nan"), device="cuda")
+    assert_refused_untouched(torch, f, out, a, out)
+
+
 # ---- recast: f16 registers stored as i32 pairs; idx2crd/crd2idx of a run-time index ---------------
 
 

@@ -197,14 +197,27 @@ impl Kernel {
                 let vars = crate::fastdiv::vars_of(args);
                 crate::fastdiv::push_fast_divisors(sig, &vars, &mut full)
                     .map_err(|m| RuntimeError::InvalidArgument(format!("kernel `{}`: {m}", self.name)))?;
-                return self.launch_full(stream, cfg, &full);
+                return self.launch_full(stream, cfg, &full, &self.tensor_maps(sig, &full)?);
             }
+            return self.launch_full(stream, cfg, args, &self.tensor_maps(sig, args)?);
         }
-        self.launch_full(stream, cfg, args)
+        self.launch_full(stream, cfg, args, &[])
     }
 
-    /// [`Kernel::launch`] with every kernel-ABI argument given.
-    fn launch_full(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg]) -> Result<()> {
+    /// The kernel's TMA tensor maps (`tma` lines), encoded from the launch's arguments
+    /// ([`crate::tma`]); none for most kernels.
+    fn tensor_maps(&self, sig: &crate::manifest::KernelSig, args: &[KernelArg]) -> Result<Vec<cudarc::driver::sys::CUtensorMap>> {
+        sig.tmas
+            .iter()
+            .map(|t| {
+                let e = t.encoding(sig, args).map_err(|m| RuntimeError::InvalidArgument(format!("kernel `{}`: {m}", self.name)))?;
+                e.encode()
+            })
+            .collect()
+    }
+
+    /// [`Kernel::launch`] with every kernel-ABI argument given, and the tensor maps that follow.
+    fn launch_full(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg], maps: &[cudarc::driver::sys::CUtensorMap]) -> Result<()> {
         let device = self.module.device();
         if stream.device().ordinal() != device.ordinal() {
             return Err(RuntimeError::InvalidArgument(format!(
@@ -219,7 +232,12 @@ impl Kernel {
             self.param_sizes()?;
         }
         if let Some(Some(sizes)) = self.param_sizes.get() {
-            check_params(&self.name, sizes, args)?;
+            // The tensor maps are the last parameters, 128 bytes each.
+            let (declared, tail) = sizes.split_at(sizes.len().saturating_sub(maps.len()));
+            if tail.iter().any(|s| *s != 128) {
+                return Err(RuntimeError::ArgumentMismatch(format!("kernel `{}`: its last {} parameters are not 128-byte tensor maps (sizes {sizes:?})", self.name, maps.len())));
+            }
+            check_params(&self.name, declared, args)?;
         }
         let threads = cfg.threads_per_block();
         let max_threads = self.max_threads_per_block()?;
@@ -240,7 +258,8 @@ impl Kernel {
         let mut inline_ptrs = [std::ptr::null_mut::<std::ffi::c_void>(); INLINE_ARGS];
         let mut packed;
         let mut heap_ptrs;
-        let pointers: &mut [*mut std::ffi::c_void] = if args.len() <= INLINE_ARGS {
+        let mut with_maps;
+        let mut pointers: &mut [*mut std::ffi::c_void] = if args.len() <= INLINE_ARGS {
             for (slot, a) in inline_slots.iter_mut().zip(args) {
                 *slot = a.slot_value();
             }
@@ -253,6 +272,12 @@ impl Kernel {
             heap_ptrs = packed.pointers();
             &mut heap_ptrs
         };
+        if !maps.is_empty() {
+            // The driver copies each 128-byte map from its pointer into the parameter buffer.
+            with_maps = pointers.to_vec();
+            with_maps.extend(maps.iter().map(|m| m as *const _ as *mut std::ffi::c_void));
+            pointers = &mut with_maps;
+        }
         device.bind()?;
         // SAFETY: `pointers` point into `packed`, which outlives the call and
         // holds one value per parameter (count and sizes checked above when

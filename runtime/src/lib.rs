@@ -86,6 +86,7 @@ mod error;
 pub mod generic;
 pub mod f16;
 pub mod fastdiv;
+pub mod tma;
 mod graph;
 mod host;
 mod host_offline;

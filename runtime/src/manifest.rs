@@ -64,8 +64,9 @@ pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// `if` ... `endif` in host blocks; cutec writes it only for modules whose host functions branch,
 /// so that an older runtime refuses them rather than carrying out every branch. Version 3 adds
 /// `fastdiv` lines to kernel blocks: such a kernel takes two parameters per line that an older
-/// runtime would not pass; cutec writes it only for modules with such a kernel.
-pub const MANIFEST_VERSION: u32 = 3;
+/// runtime would not pass; cutec writes it only for modules with such a kernel. Version 4 adds
+/// `tma` lines (TMA tensor maps, 128-byte parameters after those, [`crate::tma`]).
+pub const MANIFEST_VERSION: u32 = 4;
 
 /// Element types (cutec's scalar type names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -436,6 +437,9 @@ pub struct KernelSig {
     /// adds two `u32` parameters after the declared ones, its multiplier and shift, which every
     /// launch path computes ([`crate::fastdiv`]).
     pub fast_divisors: Vec<crate::plan::Expr>,
+    /// The TMA tensor maps the kernel takes after its fast divisors (`tma` lines): 128-byte
+    /// parameters every launch encodes from a tensor argument ([`crate::tma`]).
+    pub tmas: Vec<crate::tma::TmaSig>,
 }
 
 impl KernelSig {
@@ -478,6 +482,9 @@ impl KernelSig {
         for i in 0..self.fast_divisors.len() {
             out.push(format!("u32 fastdiv[{i}].multiplier"));
             out.push(format!("u32 fastdiv[{i}].shift"));
+        }
+        for t in &self.tmas {
+            out.push(format!("tmap {}[128]", self.params[t.param].name));
         }
         format!("({})", out.join(", "))
     }
@@ -668,7 +675,7 @@ impl Manifest {
                     open = Some(if kw == "host" {
                         Open::Host(HostSig::new(name), None, Vec::new())
                     } else {
-                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0, fast_divisors: Vec::new() })
+                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0, fast_divisors: Vec::new(), tmas: Vec::new() })
                     });
                 }
                 Some("param") => match &mut open {
@@ -781,6 +788,16 @@ impl Manifest {
                         match crate::plan::Expr::parse(rest.trim()) {
                             Ok(e) => k.fast_divisors.push(e),
                             Err(e) => return Err(perr(no, format!("kernel `{}`: bad `fastdiv` line: {e}", k.name))),
+                        }
+                    }
+                }
+                // A TMA tensor map: a 128-byte kernel parameter. Skipping one would launch the
+                // kernel without it, so a malformed one fails the manifest.
+                Some("tma") => {
+                    if let Some(Open::Kernel(k)) = &mut open {
+                        match crate::tma::TmaSig::parse(&fields[1..], k) {
+                            Ok(t) => k.tmas.push(t),
+                            Err(e) => return Err(perr(no, format!("kernel `{}`: bad `tma` line: {e}", k.name))),
                         }
                     }
                 }
@@ -923,7 +940,8 @@ mod tests {
         assert!(m.kernels.is_empty());
         assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
         assert_eq!(Manifest::parse("cutec-manifest 3\n").unwrap().version, 3);
-        let e = Manifest::parse("cutec-manifest 4\n").unwrap_err();
+        assert_eq!(Manifest::parse("cutec-manifest 4\n").unwrap().version, 4);
+        let e = Manifest::parse("cutec-manifest 5\n").unwrap_err();
         assert!(e.to_string().contains("newer than this runtime"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());

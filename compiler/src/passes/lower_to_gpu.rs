@@ -243,6 +243,16 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             dead.push(op);
             continue;
         }
+        if name == "cute.tma_load" {
+            let find = |i: usize| tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, i)));
+            let (Some(sm), Some(bar)) = (find(0), find(1)) else {
+                return Err(fail(op, &format!("{NAME}: the tensors of `cute.tma_load` are not views or allocations")));
+            };
+            let b = Builder::before(op);
+            tma_load(&b, op, &tensors[sm], &tensors[bar]);
+            dead.push(op);
+            continue;
+        }
         if name == "cute.wgmma" {
             let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
             let (Some(a), Some(bt)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
@@ -825,6 +835,31 @@ fn wgmma(b: &Builder, op: Op, a: &Lowered, bt: &Lowered) -> Result<(), Reported>
     let d = from_struct(b, ir::result(inline, 0), nc, reg_ty, &d_ty, f32_regs);
     ir::replace_uses(op, &[d]);
     Ok(())
+}
+
+/// `cute.tma_load`: one `cp.async.bulk.tensor.Nd` in inline PTX (docs/design.md (q)): the shared
+/// destination's and the barrier's 32-bit shared-window addresses, the tensor map's generic address
+/// (the `byval` kernel parameter, `cvta.param` by NVPTX) and the element coordinates.
+fn tma_load(b: &Builder, op: Op, smem: &Lowered, bar: &Lowered) {
+    let dst = gep(b, smem, Int::Const(0));
+    let dst = b.cast("llvm.ptrtoint", dst, "i32");
+    let mbar = gep(b, bar, Int::Dyn(ir::operand(op, 2)));
+    let mbar = b.cast("llvm.ptrtoint", mbar, "i32");
+    let n = ir::operand_count(op) - 4;
+    let crds: Vec<String> = (0..n).map(|i| format!("${}", 3 + i)).collect();
+    let asm = format!(
+        "cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {{{}}}], [$2];",
+        crds.join(", ")
+    );
+    let mut operands = vec![dst, ir::operand(op, 3), mbar];
+    operands.extend((0..n).map(|i| ir::operand(op, 4 + i)));
+    let constraints = format!("r,l,r{},~{{memory}}", ",r".repeat(n));
+    b.create(
+        "llvm.inline_asm",
+        &operands,
+        &[],
+        &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr(&format!("\"{constraints}\""))), ("has_side_effects", b.attr("unit"))],
+    );
 }
 
 /// `cute.mbarrier` on the barrier's shared-memory address: `nvvm.mbarrier.init`,

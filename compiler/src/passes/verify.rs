@@ -71,6 +71,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.mma" => check(verify_mma(op)),
             "cute.wgmma" => check(verify_wgmma(op)),
             "cute.mbarrier" => check(verify_mbarrier(op)),
+            "cute.tma_load" => check(verify_tma_load(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
                 check(verify_swizzle_kept(op, name));
@@ -205,6 +206,23 @@ fn verify_mbarrier(op: Op) -> Result<(), Reported> {
             op,
             &format!("an mbarrier is an 8-byte-aligned `i64` element of an unswizzled shared-memory tensor, not an element of a {} {} tensor (alignment {}{})", info.space, info.elem, info.align, if info.swizzle.is_some() { ", swizzled" } else { "" }),
         ));
+    }
+    Ok(())
+}
+
+/// `cute.tma_load`: a shared destination, a barrier as `cute.mbarrier`'s, 1 to 5 coordinates.
+fn verify_tma_load(op: Op) -> Result<(), Reported> {
+    let (dst, _) = tensor_of(op, ir::operand(op, 0))?;
+    if dst.space != "smem" {
+        return Err(fail(op, &format!("the destination of `cute.tma_load` is a shared-memory tensor, not a {} tensor", dst.space)));
+    }
+    let (bar, _) = tensor_of(op, ir::operand(op, 1))?;
+    if bar.space != "smem" || bar.elem != "i64" || bar.swizzle.is_some() || bar.align < 8 {
+        return Err(fail(op, &format!("the barrier of `cute.tma_load` is an 8-byte-aligned `i64` element of an unswizzled shared-memory tensor, not an element of a {} {} tensor", bar.space, bar.elem)));
+    }
+    let coords = ir::operand_count(op).saturating_sub(4);
+    if !(1..=5).contains(&coords) {
+        return Err(fail(op, &format!("`cute.tma_load` takes 1 to 5 coordinates, found {coords}")));
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
     "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof", "warpgroup_fence",
     "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async", "mbarrier_init", "mbarrier_init_fence",
-    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait",
+    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).

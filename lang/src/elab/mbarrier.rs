@@ -91,7 +91,7 @@ impl Frame<'_, '_> {
 
     /// The barrier operand: an element `bars[i]` of an `i64` shared tensor (its place, not its
     /// value), or a one-element `i64` shared tensor.
-    fn barrier_place(&mut self, e: &Expr) -> R<(TensorVal, Int)> {
+    pub(crate) fn barrier_place(&mut self, e: &Expr) -> R<(TensorVal, Int)> {
         let (t, offset) = match &e.kind {
             ExprKind::Index { base, index } => match self.expr(base)? {
                 Value::Tensor(t) => {

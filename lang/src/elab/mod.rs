@@ -17,6 +17,7 @@ mod copy_if;
 mod flow;
 mod generics;
 mod mbarrier;
+mod tma;
 mod host_flow;
 mod mma;
 mod recast;
@@ -301,6 +302,10 @@ pub(crate) struct Frame<'p, 'f> {
     value_types: Vec<ValueTy>,
     pub(crate) steps: Vec<kir::HostStep>,
     requires: Vec<kir::Require>,
+    /// In a kernel, the value ids of its parameters, and the tensor maps its `tma_load`s use
+    /// (`param` a value id until the kernel is built).
+    kernel_params: Vec<ValueId>,
+    tmas: Vec<kir::TmaDesc>,
     /// In a kernel, the launch conditions a view's partial tiles need, held until the view (or one
     /// of its own views) is accessed: an unpredicated access of a partial tile would overrun, a
     /// predicated copy (`copy_if`) of it does not. `staged` collects them for the view being made.
@@ -335,6 +340,8 @@ impl<'p, 'f> Frame<'p, 'f> {
             value_types: Vec::new(),
             steps: Vec::new(),
             requires: Vec::new(),
+            kernel_params: Vec::new(),
+            tmas: Vec::new(),
             pending: HashMap::new(),
             staged: Vec::new(),
             predicated: false,
@@ -453,6 +460,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                     let ty = TensorTy { layout, ..t.ty.clone() };
                     let id = self.fresh(ValueTy::Tensor(ty.clone()));
                     self.bind_at(&p.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Kernel(id) }));
+                    self.kernel_params.push(id);
                     params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
                 }
                 Value::Int(_) => {
@@ -472,7 +480,11 @@ impl<'p, 'f> Frame<'p, 'f> {
         self.stmts(&f.body.stmts)?;
         let mut body = std::mem::take(&mut self.specials);
         body.extend(self.regions.pop().unwrap_or_default());
-        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, span: f.span })
+        let mut tmas = std::mem::take(&mut self.tmas);
+        for t in &mut tmas {
+            t.param = params.iter().position(|p| p.value as usize == t.param).unwrap_or(usize::MAX);
+        }
+        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, tmas, span: f.span })
     }
 
     fn host(mut self, f: &Function, b: &generics::Bindings) -> R<kir::Host> {
@@ -1587,6 +1599,9 @@ impl<'p, 'f> Frame<'p, 'f> {
         if let Some(op) = mbarrier::op_of(&name) {
             // The barrier is an element's place (`bars[i]`), not its value.
             return self.mbarrier_call(op, args, span);
+        }
+        if name == "tma_load" {
+            return self.tma_load_call(args, span);
         }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;

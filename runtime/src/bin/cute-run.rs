@@ -679,6 +679,22 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
                     }
                     let flat: Vec<String> = l.args.iter().map(|a| format!("{a:?}")).collect();
                     println!("     abi: ({})", flat.join(", "));
+                    // The TMA tensor maps the launch would encode (`tma` lines), as the driver gets them.
+                    for t in m.kernel(&l.kernel).map(|k| k.tmas.as_slice()).unwrap_or_default() {
+                        let k = m.kernel(&l.kernel).expect("the kernel has tma lines");
+                        match t.encoding(k, &l.args) {
+                            Ok(e) => println!(
+                                "     tensor map {}: {} dims {:?} strides {:?} B box {:?} swizzle {}",
+                                k.params[t.param].name,
+                                e.elem.name(),
+                                e.dims,
+                                e.strides,
+                                e.box_dims,
+                                if e.swizzle_bytes == 0 { "none".to_string() } else { format!("{}B", e.swizzle_bytes) }
+                            ),
+                            Err(e) => println!("     tensor map {}: REFUSED at launch: {e}", k.params[t.param].name),
+                        }
+                    }
                 }
             }
             Err(e) => {

@@ -1,0 +1,142 @@
+//! TMA loads (sm_90): `tma_load(gA, sA, bars[i], (m, n))` copies the tile `(m, n)` of shape
+//! `sA.shape` of the kernel tensor parameter `gA` into the shared tensor `sA` with one
+//! `cp.async.bulk.tensor` instruction, completing on the mbarrier `bars[i]`. The tensor map (CuTe
+//! DSL's `make_tiled_tma_atom`) is a hidden kernel parameter the runtime encodes at launch from
+//! `gA`'s argument, the box `sA.shape` and `sA`'s swizzle ([`kir::TmaDesc`]).
+
+use super::value::{Origin, Value};
+use super::{Frame, R};
+use crate::ast::Arg;
+use crate::diag::Diagnostic;
+use crate::kir::{self, Inst};
+use crate::span::Span;
+use crate::types::MemSpace;
+use cute_layout::{Int, IntTuple};
+
+const USAGE: &str = "tma_load(gA, sA, bars[i], (m, n))";
+
+impl Frame<'_, '_> {
+    pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
+        if args.len() != 4 || args.iter().any(|a| a.name.is_some()) {
+            return Err(Diagnostic::error("`tma_load` takes 4 positional arguments", span, "wrong arguments").with_help(format!("write `{USAGE}`")));
+        }
+        self.need_kernel("`tma_load`", span)?;
+        let g = match self.expr(&args[0].value)? {
+            Value::Tensor(t) => t,
+            other => return Err(Diagnostic::error(format!("`tma_load`: the source must be a global tensor parameter of the kernel, found {}", crate::diag::article(&other.kind())), args[0].value.span, "not a tensor")),
+        };
+        let Origin::Kernel(gid) = g.origin else { unreachable!("kernel tensors have kernel origins") };
+        let is_param = self.kernel_params.iter().any(|&p| p == gid);
+        if !is_param || g.ty.space != MemSpace::Gmem {
+            return Err(Diagnostic::error("`tma_load`: the source must be a global tensor parameter of the kernel itself (not a view or tile of one): the tensor map describes the whole tensor", args[0].value.span, "not a kernel tensor parameter")
+                .with_help("pass the parameter and give the tile's coordinate as the fourth argument"));
+        }
+        let s = match self.expr(&args[1].value)? {
+            Value::Tensor(t) if t.ty.space == MemSpace::Smem => t,
+            other => return Err(Diagnostic::error(format!("`tma_load`: the destination must be a shared-memory tensor, found {}", crate::diag::article(&other.kind())), args[1].value.span, "not a shared tensor")),
+        };
+        if s.ty.elem != g.ty.elem {
+            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor holds {} but the global tensor {}", s.ty.elem.name(), g.ty.elem.name()), args[1].value.span, "element types differ"));
+        }
+        let Origin::Kernel(sid) = s.origin else { unreachable!() };
+        let (bar, offset) = self.barrier_place(&args[2].value)?;
+        let Origin::Kernel(bar_id) = bar.origin else { unreachable!() };
+        // The global tensor's modes: flat, one of them with static stride 1 (the map's dimension 0).
+        let gl = &g.ty.layout;
+        let rank = gl.shape.rank();
+        let flat = matches!(&gl.shape, IntTuple::Tuple(items) if items.iter().all(|i| matches!(i, IntTuple::Int(_)))) || matches!(gl.shape, IntTuple::Int(_));
+        let leaves = gl.leaves();
+        let inner: Vec<usize> = leaves.iter().enumerate().filter(|(_, (_, st))| st.as_static() == Some(1)).map(|(i, _)| i).collect();
+        if !flat || !(2..=5).contains(&rank) || inner.len() != 1 {
+            return Err(Diagnostic::error(format!("`tma_load`: the global tensor's layout {} must have 2 to 5 flat modes, exactly one of them with static stride 1", gl), args[0].value.span, "no tensor map for this layout")
+                .with_help("type the parameter like `tensor<bf16, gmem, (?,?):(?,1), align: 16>`"));
+        }
+        if g.ty.align < 16 {
+            return Err(Diagnostic::error(format!("`tma_load`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align), args[0].value.span, "alignment below 16")
+                .with_help("add `align: 16` to the parameter's type"));
+        }
+        let mut order = inner.clone();
+        order.extend((0..rank).filter(|i| *i != inner[0]));
+        // The box: the shared tensor's shape, static, laid out compactly with the map's dimension
+        // 0 fastest (as TMA writes it).
+        let sl = &s.ty.layout;
+        let box_dims: Option<Vec<i64>> = if sl.shape.rank() == rank { sl.leaves().iter().map(|(sh, _)| sh.as_static()).collect() } else { None };
+        let Some(box_dims) = box_dims.filter(|b| b.len() == rank) else {
+            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} must have the global tensor's {rank} flat, static modes (the box)", sl), args[1].value.span, "not a box"));
+        };
+        let mut stride = 1i64;
+        let mut want = vec![0i64; rank];
+        for &d in &order {
+            want[d] = stride;
+            stride *= box_dims[d];
+        }
+        let strides: Vec<Option<i64>> = sl.leaves().iter().map(|(_, st)| st.as_static()).collect();
+        let esize = i64::from(g.ty.elem.size_bytes());
+        if strides.iter().zip(&want).any(|(a, b)| *a != Some(*b)) || box_dims.iter().any(|b| !(1..=256).contains(b)) || (box_dims[order[0]] * esize) % 16 != 0 {
+            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} is not the compact box TMA writes: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), args[1].value.span, "not a TMA box")
+                .with_help("allocate it like `make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)))`"));
+        }
+        let inner_bytes = box_dims[order[0]] * esize;
+        let swizzle_bytes = match s.ty.swizzle {
+            None => 0,
+            Some(sw) => {
+                // On byte addresses TMA's swizzles are Swizzle<1|2|3, 4, 3> (32, 64, 128 bytes).
+                let m_bytes = i64::from(sw.base) + esize.trailing_zeros() as i64;
+                let bytes: u32 = match sw.bits { 1 => 32, 2 => 64, 3 => 128, _ => 0 };
+                if m_bytes != 4 || sw.shift != 3 || bytes == 0 || inner_bytes > i64::from(bytes) {
+                    return Err(Diagnostic::error(format!("`tma_load`: the swizzle {sw} of the shared tensor is not one TMA applies (on byte addresses Swizzle<3,4,3> = 128B, <2,4,3> = 64B, <1,4,3> = 32B, with the inner box extent at most that many bytes; here {inner_bytes} bytes)"), args[1].value.span, "not a TMA swizzle")
+                        .with_help("for 16-bit elements use `composition(make_swizzle(3, 3, 3), make_layout((R, 64), stride: (64, 1)))`"));
+                }
+                bytes
+            }
+        };
+        // The destination: a whole shared allocation, aligned as TMA requires (128 bytes, and the
+        // swizzle's repeat, 8 rows of it: 1024 bytes for 128B). Compiler-placed allocations are
+        // aligned to their swizzle's period, which is that; `allocate_tensor`s at their offset.
+        let need = u64::from(swizzle_bytes).max(16) * 8;
+        let placed = self.specials.iter().chain(self.regions.iter().flatten()).find_map(|i| match i {
+            Inst::Alloc { dst, ty, .. } if *dst == sid => Some(kir::smem_alloc_align(ty)),
+            Inst::LaunchSmem { dst, offset, .. } if *dst == sid => Some(if offset % need == 0 { need } else { offset & offset.wrapping_neg() }),
+            _ => None,
+        });
+        match placed {
+            Some(a) if a >= need => {}
+            Some(a) => {
+                return Err(Diagnostic::error(format!("`tma_load`: the shared tensor is {a}-byte aligned; TMA{} needs {need}", if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), args[1].value.span, "misaligned destination")
+                    .with_help(format!("allocate it at an offset that is a multiple of {need}")));
+            }
+            None => {
+                return Err(Diagnostic::error("`tma_load`: the destination must be a whole shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`), not a view or slice of one", args[1].value.span, "not an allocation")
+                    .with_help("allocate one shared tensor per stage"));
+            }
+        }
+        // The tile coordinate, times the box: element coordinates, in the map's dimension order.
+        let crd = self.coordinate(std::slice::from_ref(&args[3].value))?;
+        let tile: Vec<Int> = match &crd {
+            cute_layout::Crd::Tuple(items) if items.len() == rank => items
+                .iter()
+                .map(|c| match c {
+                    cute_layout::Crd::Int(i) => Ok(i.clone()),
+                    _ => Err(()),
+                })
+                .collect::<Result<_, _>>()
+                .map_err(|_| Diagnostic::error("`tma_load`: the tile coordinate is a tuple of integers", args[3].value.span, "not a tile coordinate"))?,
+            _ => return Err(Diagnostic::error(format!("`tma_load`: the tile coordinate must have {rank} integers, one per mode of the global tensor"), args[3].value.span, "wrong coordinate")),
+        };
+        let mut coords = Vec::new();
+        for &d in &order {
+            let c = tile[d].mul(&Int::S(box_dims[d])).map_err(|e| Diagnostic::error(format!("`tma_load`: {e}"), args[3].value.span, "bad coordinate"))?;
+            coords.push(c);
+        }
+        let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes };
+        let tma = match self.tmas.iter().position(|t| *t == desc) {
+            Some(i) => i,
+            None => {
+                self.tmas.push(desc);
+                self.tmas.len() - 1
+            }
+        };
+        self.emit(Inst::TmaLoad { tma, smem: sid, smem_ty: s.ty, bar: bar_id, bar_ty: bar.ty, offset, coords, span });
+        Ok(Value::Unit)
+    }
+}

@@ -1,0 +1,251 @@
+//! TMA tensor maps: the 128-byte `CUtensorMap` parameters of kernels that use `tma_load`.
+//!
+//! Such a kernel's manifest block has a `tma PARAM elem=T order=(..) box=(..) swizzle=S` line per
+//! tensor map (version 4). The kernel takes the maps by value, after its declared parameters and
+//! its fast divisors, one `.param .align 64 .b8 [128]` each. They are never given by the caller:
+//! every launch ([`crate::Kernel::launch`], which host calls, checked launches, the C API and
+//! Python all go through) encodes them from the launch's arguments for the tensor parameter
+//! `PARAM` (pointer, extents, strides) with `cuTensorMapEncodeTiled`. [`TmaSig::encoding`] is the
+//! pure part (what the driver gets, and the checks TMA needs), tested without a GPU.
+
+use crate::launch::KernelArg;
+use crate::manifest::{DType, KernelSig, ParamKind, Space};
+
+/// One `tma` line: the tensor map of tensor parameter `param` (an index into the kernel's
+/// parameters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaSig {
+    pub param: usize,
+    pub elem: DType,
+    /// The tensor's modes, innermost (stride 1) first: the map's dimensions.
+    pub order: Vec<usize>,
+    /// The box (the shared-memory tile), per mode of the tensor.
+    pub box_dims: Vec<u32>,
+    /// 0, 32, 64 or 128 (bytes).
+    pub swizzle_bytes: u32,
+}
+
+/// What `cuTensorMapEncodeTiled` is given, in the map's dimension order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaEncoding {
+    pub elem: DType,
+    pub address: u64,
+    pub dims: Vec<u64>,
+    /// Bytes, of dimensions 1.. (dimension 0 is contiguous).
+    pub strides: Vec<u64>,
+    pub box_dims: Vec<u32>,
+    pub swizzle_bytes: u32,
+}
+
+fn list(s: &str) -> Option<Vec<u64>> {
+    let s = s.strip_prefix('(').and_then(|s| s.strip_suffix(')')).unwrap_or(s);
+    s.split(',').map(|x| x.trim().parse::<u64>().ok()).collect()
+}
+
+fn elem_bytes(d: DType) -> Option<u64> {
+    Some(match d {
+        DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::Bool => 1,
+        DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
+        DType::I32 | DType::U32 | DType::F32 => 4,
+        DType::I64 | DType::U64 | DType::F64 => 8,
+        DType::TF32 => return None,
+    })
+}
+
+impl TmaSig {
+    /// Parses the fields after `tma` against the kernel's parameters read so far.
+    pub fn parse(fields: &[&str], sig: &KernelSig) -> Result<TmaSig, String> {
+        let (name, attrs) = fields.split_first().ok_or("expected `tma PARAM elem=T order=(..) box=(..) swizzle=S`")?;
+        let param = sig.params.iter().position(|p| p.name == *name).ok_or_else(|| format!("`{name}` is not a parameter of the kernel"))?;
+        let ParamKind::Tensor(t) = &sig.params[param].kind else { return Err(format!("`{name}` is not a tensor parameter")) };
+        if t.space != Space::Gmem {
+            return Err(format!("`{name}` is not a global-memory tensor"));
+        }
+        let get = |k: &str| attrs.iter().find_map(|a| a.strip_prefix(k).and_then(|r| r.strip_prefix('='))).ok_or_else(|| format!("missing `{k}=`"));
+        let elem = DType::from_name(get("elem")?).ok_or("unknown `elem`")?;
+        if elem != t.elem || elem_bytes(elem).is_none() {
+            return Err(format!("`elem={}` is not the tensor's element type {} or has no tensor-map type", elem.name(), t.elem.name()));
+        }
+        let order: Vec<usize> = list(get("order")?).ok_or("bad `order`")?.into_iter().map(|o| o as usize).collect();
+        let box_dims: Vec<u32> = list(get("box")?).ok_or("bad `box`")?.into_iter().map(|b| u32::try_from(b).unwrap_or(0)).collect();
+        let swizzle_bytes = get("swizzle")?.parse::<u32>().map_err(|_| "bad `swizzle`")?;
+        let rank = t.shape_leaves.len();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        if t.rank() != rank || !(2..=5).contains(&rank) || sorted != (0..rank).collect::<Vec<_>>() || box_dims.len() != rank {
+            return Err(format!("`order` and `box` must be a permutation and a box of the tensor's 2 to 5 flat modes (it has {rank} leaves)"));
+        }
+        if t.stride_leaves[order[0]] != Some(1) {
+            return Err("the first mode of `order` must have static stride 1".into());
+        }
+        if box_dims.iter().any(|b| !(1..=256).contains(b)) || ![0, 32, 64, 128].contains(&swizzle_bytes) {
+            return Err("box extents must be 1 to 256 and `swizzle` 0, 32, 64 or 128".into());
+        }
+        Ok(TmaSig { param, elem, order, box_dims, swizzle_bytes })
+    }
+
+    /// The map for a launch whose flat kernel-ABI arguments are `args` (the declared parameters'
+    /// values first), with TMA's requirements checked: a 16-byte aligned address, strides that
+    /// are multiples of 16 bytes below 2^40, extents 1 to 2^32, the box's inner extent a multiple
+    /// of 16 bytes and at most the swizzle span.
+    pub fn encoding(&self, sig: &KernelSig, args: &[KernelArg]) -> Result<TmaEncoding, String> {
+        let mut at = 0usize;
+        for p in &sig.params[..self.param] {
+            at += match &p.kind {
+                ParamKind::Tensor(t) => t.abi_len(),
+                ParamKind::Scalar(_) => 1,
+            };
+        }
+        let p = &sig.params[self.param];
+        let ParamKind::Tensor(t) = &p.kind else { return Err(format!("`{}` is not a tensor parameter", p.name)) };
+        let Some(&KernelArg::Ptr(address)) = args.get(at) else { return Err(format!("the arguments do not hold tensor `{}` (no pointer at ABI position {at})", p.name)) };
+        let mut next = at + 1;
+        let mut take = |leaves: &[Option<i64>]| -> Result<Vec<i64>, String> {
+            leaves
+                .iter()
+                .map(|l| match l {
+                    Some(v) => Ok(*v),
+                    None => {
+                        let v = args.get(next).and_then(KernelArg::dynamic_value).ok_or_else(|| format!("missing a dynamic entry of tensor `{}`", p.name))?;
+                        next += 1;
+                        Ok(v)
+                    }
+                })
+                .collect()
+        };
+        let shape = take(&t.shape_leaves)?;
+        let stride = take(&t.stride_leaves)?;
+        let eb = elem_bytes(self.elem).unwrap_or(1);
+        let what = |m: &str| format!("tensor map of `{}`: {m}", p.name);
+        if address % 16 != 0 {
+            return Err(what(&format!("the address {address:#x} is not 16-byte aligned, as TMA requires")));
+        }
+        let mut dims = Vec::new();
+        let mut strides = Vec::new();
+        for (i, &m) in self.order.iter().enumerate() {
+            let d = shape[m];
+            if !(1..=1i64 << 32).contains(&d) {
+                return Err(what(&format!("extent {d} of mode {m} is not in 1..=2^32")));
+            }
+            dims.push(d as u64);
+            if i > 0 {
+                let s = stride[m].checked_mul(eb as i64).unwrap_or(-1);
+                if s <= 0 || s % 16 != 0 || s >= 1i64 << 40 {
+                    return Err(what(&format!("the stride of mode {m} is {} elements = {s} bytes; TMA needs a positive multiple of 16 bytes below 2^40", stride[m])));
+                }
+                strides.push(s as u64);
+            }
+        }
+        let box_dims: Vec<u32> = self.order.iter().map(|&m| self.box_dims[m]).collect();
+        let inner = u64::from(box_dims[0]) * eb;
+        if inner % 16 != 0 || (self.swizzle_bytes > 0 && inner > u64::from(self.swizzle_bytes)) {
+            return Err(what(&format!("the box's inner extent is {inner} bytes; it must be a multiple of 16 bytes and at most the swizzle's {} bytes", self.swizzle_bytes)));
+        }
+        Ok(TmaEncoding { elem: self.elem, address, dims, strides, box_dims, swizzle_bytes: self.swizzle_bytes })
+    }
+}
+
+impl TmaEncoding {
+    /// `cuTensorMapEncodeTiled`: element strides 1, no interleave, L2 promotion 128 B, zeros out of
+    /// bounds.
+    pub fn encode(&self) -> crate::error::Result<cudarc::driver::sys::CUtensorMap> {
+        use cudarc::driver::sys::*;
+        let ty = match self.elem {
+            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::Bool => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            DType::I16 | DType::U16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            DType::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            DType::BF16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            DType::I32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
+            DType::U32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            DType::F32 | DType::TF32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            DType::I64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT64,
+            DType::U64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+            DType::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        };
+        let swizzle = match self.swizzle_bytes {
+            32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            _ => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        };
+        let rank = self.dims.len();
+        let elem_strides = [1u32; 5];
+        let mut map = CUtensorMap { opaque: [0; 16] };
+        // SAFETY: the arrays hold `rank` (dims, box, element strides) and `rank - 1` (strides)
+        // entries, as the driver reads; `map` is a valid, aligned CUtensorMap. The driver only
+        // encodes the values (no device access).
+        let r = unsafe {
+            cuTensorMapEncodeTiled(
+                &mut map,
+                ty,
+                rank as u32,
+                self.address as *mut std::ffi::c_void,
+                self.dims.as_ptr(),
+                self.strides.as_ptr(),
+                self.box_dims.as_ptr(),
+                elem_strides.as_ptr(),
+                CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        r.result().map_err(|e| crate::driver::driver_error(format!("cuTensorMapEncodeTiled({self:?})"), e))?;
+        Ok(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Manifest;
+
+    const TEXT: &str = "cutec-manifest 4\nkernel k\n\
+        param gA tensor elem=bf16 space=gmem align=16 rank=2 shape=(?,?) stride=(?{div=8},1)\n\
+        param n scalar elem=i32\n\
+        tma gA elem=bf16 order=(1,0) box=(64,64) swizzle=128\nend\n";
+
+    #[test]
+    fn parses_and_encodes_a_row_major_map() {
+        let m = Manifest::parse(TEXT).unwrap();
+        let k = m.kernel("k").unwrap();
+        assert_eq!(k.tmas, vec![TmaSig { param: 0, elem: DType::BF16, order: vec![1, 0], box_dims: vec![64, 64], swizzle_bytes: 128 }]);
+        assert!(k.abi().ends_with("i32 n, tmap gA[128])"), "{}", k.abi());
+        let args = [KernelArg::Ptr(0x1000), KernelArg::I32(100), KernelArg::I32(72), KernelArg::I32(72), KernelArg::I32(5)];
+        let e = k.tmas[0].encoding(k, &args).unwrap();
+        assert_eq!(e, TmaEncoding { elem: DType::BF16, address: 0x1000, dims: vec![72, 100], strides: vec![144], box_dims: vec![64, 64], swizzle_bytes: 128 });
+        // A row stride that is not a multiple of 16 bytes, a misaligned address.
+        let mut bad = args;
+        bad[3] = KernelArg::I32(68);
+        assert!(k.tmas[0].encoding(k, &bad).unwrap_err().contains("multiple of 16 bytes"));
+        bad = args;
+        bad[0] = KernelArg::Ptr(0x1008);
+        assert!(k.tmas[0].encoding(k, &bad).unwrap_err().contains("16-byte aligned"));
+        assert!(k.tmas[0].encoding(k, &args[..2]).is_err());
+    }
+
+    #[test]
+    fn malformed_tma_lines_fail_the_manifest_without_panicking() {
+        let head = "cutec-manifest 4\nkernel k\nparam gA tensor elem=bf16 space=gmem align=16 rank=2 shape=(?,?) stride=(?,1)\nparam s scalar elem=f32\n";
+        for line in [
+            "tma",
+            "tma nope elem=bf16 order=(1,0) box=(64,64) swizzle=0",
+            "tma s elem=f32 order=(1,0) box=(64,64) swizzle=0",
+            "tma gA elem=f32 order=(1,0) box=(64,64) swizzle=0",
+            "tma gA elem=bf16 order=(0,1) box=(64,64) swizzle=0",
+            "tma gA elem=bf16 order=(1,1) box=(64,64) swizzle=0",
+            "tma gA elem=bf16 order=(1,0) box=(64,300) swizzle=0",
+            "tma gA elem=bf16 order=(1,0) box=(64) swizzle=0",
+            "tma gA elem=bf16 order=(1,0) box=(64,64) swizzle=48",
+            "tma gA elem=bf16 order=(1,0) box=(64,-1) swizzle=0",
+            "tma gA elem=bf16 order=(1,0,9) box=(64,64,1) swizzle=0",
+            "tma gA elem=bf16 order=(99999999999999999999,0) box=(64,64) swizzle=0",
+            "tma gA elem=bf16 box=(64,64) swizzle=0",
+        ] {
+            let e = Manifest::parse(&format!("{head}{line}\nend\n")).unwrap_err();
+            assert!(e.to_string().contains("`tma` line"), "{line}: {e}");
+        }
+        // Outside a kernel block a `tma` line is ignored (an unknown record of a host block).
+        assert!(Manifest::parse("cutec-manifest 4\nhost h\ntma gA\nend\n").is_ok());
+    }
+}
