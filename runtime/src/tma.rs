@@ -94,6 +94,8 @@ impl TmaSig {
             at += match &p.kind {
                 ParamKind::Tensor(t) => t.abi_len(),
                 ParamKind::Scalar(_) => 1,
+                // Host parameters only: a kernel block never has one (the manifest refuses it).
+                ParamKind::Stream => 0,
             };
         }
         let p = &sig.params[self.param];
