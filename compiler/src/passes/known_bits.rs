@@ -218,9 +218,9 @@ fn shifted(m: u64, k: u32, tz: u32) -> Bits {
     }
 }
 
-/// The terms of a sum: the operands of the tree of `arith.addi` ops that computes `v` (only ops
-/// whose result has no other role than this sum are followed through, so nothing is recomputed
-/// that is not already), and the sum of its constant terms.
+/// The terms of a sum: the leaves of the tree of `arith.addi` ops that computes `v` (at most 64),
+/// and the sum of its constant leaves. The caller adds the terms again in its own grouping; the
+/// adds are cheap and LLVM merges the ones it already has.
 pub fn sum_terms(v: Val) -> (Vec<Val>, i64) {
     let mut terms = Vec::new();
     let mut constant = 0i64;
