@@ -616,8 +616,14 @@ pub const SMEM_MAX_ALIGN: u64 = 1024;
 /// elements), so that the swizzle, which acts on offsets from the allocation, is also the swizzle
 /// of the absolute shared-memory address bits, as the wgmma matrix descriptors (and TMA) apply it.
 pub fn smem_alloc_align(ty: &TensorTy) -> u64 {
-    match ty.swizzle {
-        Some(sw) => (sw.size() as u64 * u64::from(ty.elem.size_bytes())).clamp(SMEM_ALIGN, SMEM_MAX_ALIGN),
+    smem_align(ty.swizzle, ty.elem.size_bytes())
+}
+
+/// The alignment [`smem_alloc_align`] gives an allocation of `elem_bytes`-byte elements swizzled by
+/// `swizzle` (cute-lower-to-gpu places allocations by it, from the tensor type it reads).
+pub fn smem_align(swizzle: Option<Swizzle>, elem_bytes: u32) -> u64 {
+    match swizzle {
+        Some(sw) => (sw.size() as u64 * u64::from(elem_bytes)).clamp(SMEM_ALIGN, SMEM_MAX_ALIGN),
         None => SMEM_ALIGN,
     }
 }

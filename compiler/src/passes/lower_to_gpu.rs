@@ -185,10 +185,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             // The bytes the allocation takes (whole swizzle periods), in elements.
             let bytes = cute_lang::kir::smem_bytes(cosize, elem_bytes, info.swizzle) as i64;
             // Swizzled allocations start at a multiple of their swizzle's period (up to 1024 bytes).
-            let align = match info.swizzle {
-                Some(sw) => (sw.size() as u64 * u64::from(elem_bytes)).clamp(cute_lang::kir::SMEM_ALIGN, cute_lang::kir::SMEM_MAX_ALIGN),
-                None => cute_lang::kir::SMEM_ALIGN,
-            } as i64;
+            let align = cute_lang::kir::smem_align(info.swizzle, elem_bytes) as i64;
             let ptr = match info.space.as_str() {
                 "rmem" => alloca(op, &memory_elem(&info.elem), cosize),
                 "smem" => match dynamic_smem {
