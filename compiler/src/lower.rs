@@ -376,6 +376,11 @@ impl KernelWriter<'_> {
         if !self.k.tmas.is_empty() {
             attr_list.push(format!("cute.tma_params = {} : i64", self.k.tmas.len()));
         }
+        // A fixed block shape (a kernel that re-allocates registers): `.reqntid` for ptxas, and
+        // thread indices known to be below it.
+        if let Some([x, y, z]) = self.k.reqntid {
+            attr_list.push(format!("known_block_size = array<i32: {x}, {y}, {z}>"));
+        }
         let attrs = if attr_list.is_empty() { String::new() } else { format!(" attributes {{{}}}", attr_list.join(", ")) };
         self.line(&format!("gpu.func @{}({}{FAST_DIV_PARAMS}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
@@ -896,6 +901,8 @@ impl KernelWriter<'_> {
                     kir::WarpgroupOp::WaitGroup(n) => self.line(&format!("\"cute.warpgroup_wait_group\"() {{n = {n} : i64}} : () -> () {loc}")),
                     kir::WarpgroupOp::FenceProxyAsync => self.line(&format!("nvvm.fence.proxy {{kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}} {loc}")),
                     kir::WarpgroupOp::FenceMbarrierInit => self.line(&format!("nvvm.fence.mbarrier.init {loc}")),
+                    kir::WarpgroupOp::RegAlloc(n) => self.line(&format!("nvvm.setmaxregister increase {n} {loc}")),
+                    kir::WarpgroupOp::RegDealloc(n) => self.line(&format!("nvvm.setmaxregister decrease {n} {loc}")),
                 }
             }
             Inst::Mbarrier { op, tensor, ty, offset, arg, span } => {
@@ -1068,6 +1075,20 @@ impl KernelWriter<'_> {
             Inst::Barrier { span } => {
                 let loc = self.loc(*span);
                 self.line(&format!("gpu.barrier {loc}"));
+            }
+            Inst::NamedBarrier { id, threads, arrive, span } => {
+                let i = self.operand(id, Scalar::I32, None, *span);
+                let n = self.operand(threads, Scalar::I32, None, *span);
+                let loc = self.loc(*span);
+                if *arrive {
+                    // `nvvm.barrier.arrive` has no LLVM translation in MLIR 22 (only
+                    // `convert-nvvm-to-llvm` lowers it): call the intrinsic it stands for.
+                    self.line(&format!("llvm.call_intrinsic \"llvm.nvvm.barrier.cta.arrive.aligned.count\"({i}, {n}) : (i32, i32) -> () {loc}"));
+                } else {
+                    // The generic form: MLIR 22's custom parser of `nvvm.barrier` mistakes a
+                    // trailing `loc(...)` for more of the op.
+                    self.line(&format!("\"nvvm.barrier\"({i}, {n}) <{{operandSegmentSizes = array<i32: 1, 1, 0>}}> : (i32, i32) -> () {loc}"));
+                }
             }
         }
     }

@@ -272,6 +272,11 @@ pub enum Inst {
     /// Prints text and run-time values (`printf`); segments are concatenated.
     Printf { segments: Vec<FmtSeg>, span: Span },
     Barrier { span: Span },
+    /// A named barrier (`bar.sync id, threads` or, with `arrive`, `bar.arrive id, threads`): the
+    /// block's barrier `id` (0 to 15) completes when `threads` threads (a multiple of 32) have
+    /// arrived; only the syncing threads wait. Lets the warps of one role (the consumer
+    /// warpgroups of a warp-specialized kernel) synchronize without the others.
+    NamedBarrier { id: Operand, threads: Operand, arrive: bool, span: Span },
     /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
     /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
     Mma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
@@ -367,6 +372,12 @@ pub enum WarpgroupOp {
     /// `fence.mbarrier_init.release.cluster`: makes this thread's `mbarrier_init`s visible to the
     /// other threads (and the async proxy) before they use the barriers.
     FenceMbarrierInit,
+    /// `setmaxnreg.inc.sync.aligned.u32 N`: the warpgroup's threads get N registers each (24 to
+    /// 256, a multiple of 8), taken from the block's pool the decreasing warpgroups gave back.
+    RegAlloc(u32),
+    /// `setmaxnreg.dec.sync.aligned.u32 N`: the warpgroup's threads keep N registers each and give
+    /// the rest back (a producer warpgroup that only issues TMA copies).
+    RegDealloc(u32),
 }
 
 impl WarpgroupOp {
@@ -378,6 +389,8 @@ impl WarpgroupOp {
             WarpgroupOp::WaitGroup(_) => "warpgroup_wait_group",
             WarpgroupOp::FenceProxyAsync => "fence_proxy_async",
             WarpgroupOp::FenceMbarrierInit => "mbarrier_init_fence",
+            WarpgroupOp::RegAlloc(_) => "warpgroup_reg_alloc",
+            WarpgroupOp::RegDealloc(_) => "warpgroup_reg_dealloc",
         }
     }
 }
@@ -576,6 +589,10 @@ pub struct Kernel {
     pub requires: Vec<Require>,
     /// The TMA tensor maps the kernel takes after its declared parameters (`tma_load`).
     pub tmas: Vec<TmaDesc>,
+    /// The block shape every launch of the kernel uses, when the kernel needs it at compile time
+    /// (PTX `.reqntid`): a kernel that re-allocates registers (`setmaxnreg`) must tell ptxas how
+    /// many threads share the register file.
+    pub reqntid: Option<[u32; 3]>,
     pub span: Span,
 }
 

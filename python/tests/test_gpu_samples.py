@@ -604,11 +604,12 @@ def test_gemm(gpu, load, cubin, shape):
         assert guards_untouched(buf, M * N), (name, shape)
 
 
-# samples/gemm_sm90.cute (wgmma, sm_90a): C = A @ B^T, TN, bf16/f16 in, f32 accumulation, C of the
-# input type or f32. Tails (200x264x136, 100x200x72, 1x8x8) are zero-filled by the copies and
-# predicated in the epilogue.
+# samples/gemm_sm90.cute (warp-specialized TMA + wgmma, sm_90a): C = A @ B^T, TN, bf16/f16 in, f32
+# accumulation, C of the input type or f32. Tails (200x264x136, 100x200x72, 1x8x8, 1000x1000x1000,
+# K = 8 and 4104: one k-tile and a partial last k-tile) are zero-filled by TMA and predicated in the
+# epilogue; 8192x128x64 runs more blocks than the GPU holds at once.
 GEMM90_SHAPES = [(200, 264, 136), (100, 200, 72), (128, 128, 128), (1, 8, 8), (256, 512, 192), (1000, 1000, 1000),
-                 (4096, 4096, 4096)]
+                 (4096, 4096, 4096), (136, 264, 4104), (8192, 128, 64), (8192, 8192, 8192)]
 
 
 @pytest.mark.parametrize("shape", shapes(GEMM90_SHAPES), ids=lambda s: "x".join(map(str, s)))

@@ -36,7 +36,8 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
     "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof", "warpgroup_fence",
     "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async", "mbarrier_init", "mbarrier_init_fence",
-    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load",
+    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load", "warpgroup_reg_alloc",
+    "warpgroup_reg_dealloc", "barrier", "barrier_arrive",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -578,7 +579,10 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         // 64 levels deep, and every level holds one frame of `call`.
         "make_copy_atom" => make_copy_atom(&args, span),
         "cp_async_commit_group" | "cp_async_wait_group" => async_copy_group(f, name, &args, span),
-        "warpgroup_fence" | "warpgroup_commit_group" | "warpgroup_wait_group" | "fence_proxy_async" | "mbarrier_init_fence" => warpgroup_sync(f, name, &args, span),
+        "warpgroup_fence" | "warpgroup_commit_group" | "warpgroup_wait_group" | "fence_proxy_async" | "mbarrier_init_fence" | "warpgroup_reg_alloc" | "warpgroup_reg_dealloc" => {
+            warpgroup_sync(f, name, &args, span)
+        }
+        "barrier" | "barrier_arrive" => named_barrier(f, name, &args, span),
         "make_tiled_copy_tv" | "make_tiled_copy" => {
             arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
             let p = positional(&args);
@@ -1076,6 +1080,19 @@ fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Valu
             }
             WarpgroupOp::WaitGroup(n as u32)
         }
+        "warpgroup_reg_alloc" | "warpgroup_reg_dealloc" => {
+            arity(name, args, 1, 1, span, &format!("{name}(registers)"))?;
+            let n = static_usize(positional(args)[0], "the registers per thread")?;
+            if !(24..=256).contains(&n) || n % 8 != 0 {
+                return Err(Diagnostic::error(format!("`{name}({n})`: setmaxnreg takes 24 to 256 registers per thread, a multiple of 8"), positional(args)[0].span, "not a register count")
+                    .with_help("CUTLASS's warp-specialized GEMMs use 40 for the producer and 232 or 240 for the consumers"));
+            }
+            if name == "warpgroup_reg_alloc" {
+                WarpgroupOp::RegAlloc(n as u32)
+            } else {
+                WarpgroupOp::RegDealloc(n as u32)
+            }
+        }
         _ => {
             arity(name, args, 0, 0, span, &format!("{name}()"))?;
             match name {
@@ -1088,6 +1105,43 @@ fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Valu
     };
     f.need_kernel(&format!("`{name}`"), span)?;
     f.emit(Inst::Warpgroup { op, span });
+    Ok(Value::Unit)
+}
+
+/// `barrier(barrier_id: ID, number_of_threads: N)` and `barrier_arrive(...)` (CuTe DSL's
+/// `cute.arch.barrier` / `barrier_arrive`): a named barrier of part of the block. Without
+/// arguments `barrier()` is `sync_threads()`.
+#[inline(never)]
+fn named_barrier(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Value> {
+    let usage = format!("{name}(barrier_id: 1, number_of_threads: 256)");
+    if args.iter().any(|a| a.name.is_none()) {
+        return Err(Diagnostic::error(format!("`{name}` takes its arguments by name"), span, "positional arguments").with_help(format!("write `{usage}`")));
+    }
+    let keys = ["barrier_id", "number_of_threads"];
+    let id = named(name, args, "barrier_id", &keys)?;
+    let threads = named(name, args, "number_of_threads", &keys)?;
+    f.need_kernel(&format!("`{name}`"), span)?;
+    let (id, threads) = match (id, threads) {
+        (None, None) if name == "barrier" => {
+            f.emit(Inst::Barrier { span });
+            return Ok(Value::Unit);
+        }
+        (Some(i), Some(t)) => (i, t),
+        _ => return Err(Diagnostic::error(format!("`{name}` needs both `barrier_id` and `number_of_threads`"), span, "missing argument").with_help(format!("write `{usage}`"))),
+    };
+    let operand = |a: &Arg, what: &str, ok: &dyn Fn(i64) -> bool, range: &str| -> R<Operand> {
+        match &a.value {
+            Value::Int(i) => match i.as_static() {
+                Some(c) if !ok(c) => Err(Diagnostic::error(format!("`{name}`: {what} is {c}; it must be {range}"), a.span, "out of range")),
+                _ => Ok(Operand::Int(i.clone())),
+            },
+            other => Err(Diagnostic::error(format!("`{name}`: {what} must be an integer, found {}", crate::diag::article(&other.kind())), a.span, "not an integer")),
+        }
+    };
+    // PTX: 16 barriers per block; the count is a multiple of the warp size (whole warps arrive).
+    let id = operand(id, "the barrier id", &|c| (0..16).contains(&c), "0 to 15")?;
+    let threads = operand(threads, "the number of threads", &|c| c > 0 && c % 32 == 0 && c <= 1024, "a multiple of 32 from 32 to 1024")?;
+    f.emit(Inst::NamedBarrier { id, threads, arrive: name == "barrier_arrive", span });
     Ok(Value::Unit)
 }
 

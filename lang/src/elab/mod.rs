@@ -18,6 +18,7 @@ mod flow;
 mod generics;
 mod mbarrier;
 mod tma;
+mod launch_bounds;
 mod host_flow;
 mod mma;
 mod recast;
@@ -109,6 +110,9 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
         if let Err(d) = r {
             prog.diags.push(d);
         }
+    }
+    if prog.diags.is_empty() {
+        prog.diags.extend(launch_bounds::apply(&mut prog.module));
     }
     let result = if prog.diags.is_empty() { Ok(prog.module) } else { Err(prog.diags) };
     (result, prog.recorder)
@@ -484,7 +488,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         for t in &mut tmas {
             t.param = params.iter().position(|p| p.value as usize == t.param).unwrap_or(usize::MAX);
         }
-        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, tmas, span: f.span })
+        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, tmas, reqntid: None, span: f.span })
     }
 
     fn host(mut self, f: &Function, b: &generics::Bindings) -> R<kir::Host> {

@@ -6,7 +6,8 @@
 
 use super::value::{Origin, Value};
 use super::{Frame, R};
-use crate::ast::Arg;
+use super::{check_rank, coord_err, crd_has_under};
+use crate::ast::{Arg, ExprKind};
 use crate::diag::Diagnostic;
 use crate::kir::{self, Inst};
 use crate::span::Span;
@@ -31,9 +32,29 @@ impl Frame<'_, '_> {
             return Err(Diagnostic::error("`tma_load`: the source must be a global tensor parameter of the kernel itself (not a view or tile of one): the tensor map describes the whole tensor", args[0].value.span, "not a kernel tensor parameter")
                 .with_help("pass the parameter and give the tile's coordinate as the fourth argument"));
         }
-        let s = match self.expr(&args[1].value)? {
-            Value::Tensor(t) if t.ty.space == MemSpace::Smem => t,
-            other => return Err(Diagnostic::error(format!("`tma_load`: the destination must be a shared-memory tensor, found {}", crate::diag::article(&other.kind())), args[1].value.span, "not a shared tensor")),
+        // The destination: a shared tensor, or a slice `sA[_, _, stage]` of one (a stage of a
+        // multi-stage ring), whose allocation and offset into it are kept for the alignment check.
+        let not_shared = |v: &Value| Diagnostic::error(format!("`tma_load`: the destination must be a shared-memory tensor, found {}", crate::diag::article(&v.kind())), args[1].value.span, "not a shared tensor");
+        let (s, within) = match &args[1].value.kind {
+            ExprKind::Index { base, index } => {
+                let t = match self.expr(base)? {
+                    Value::Tensor(t) if t.ty.space == MemSpace::Smem => t,
+                    other => return Err(not_shared(&other)),
+                };
+                let crd = self.coordinate(index)?;
+                check_rank(&crd, &t.ty.layout, args[1].value.span)?;
+                if !crd_has_under(&crd) {
+                    return Err(Diagnostic::error("`tma_load`: the destination is one element, not a box", args[1].value.span, "an element, not a slice")
+                        .with_help("slice the stage with `_` in the box's modes, as in `sA[_, _, stage]`"));
+                }
+                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, args[1].value.span))?;
+                let Origin::Kernel(base_id) = t.origin else { unreachable!("kernel tensors have kernel origins") };
+                (self.slice(&t, &crd, args[1].value.span)?, Some((base_id, offset)))
+            }
+            _ => match self.expr(&args[1].value)? {
+                Value::Tensor(t) if t.ty.space == MemSpace::Smem => (t, None),
+                other => return Err(not_shared(&other)),
+            },
         };
         if s.ty.elem != g.ty.elem {
             return Err(Diagnostic::error(format!("`tma_load`: the shared tensor holds {} but the global tensor {}", s.ty.elem.name(), g.ty.elem.name()), args[1].value.span, "element types differ"));
@@ -59,20 +80,36 @@ impl Frame<'_, '_> {
         order.extend((0..rank).filter(|i| *i != inner[0]));
         // The box: the shared tensor's shape, static, laid out compactly with the map's dimension
         // 0 fastest (as TMA writes it).
+        // Each mode is coalesced first: a stage of `tile_to_shape(atom, (R, C, STAGES))` has modes
+        // like `(8,16):(64,512)`, which is the box extent 128 at stride 64.
         let sl = &s.ty.layout;
-        let box_dims: Option<Vec<i64>> = if sl.shape.rank() == rank { sl.leaves().iter().map(|(sh, _)| sh.as_static()).collect() } else { None };
-        let Some(box_dims) = box_dims.filter(|b| b.len() == rank) else {
-            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} must have the global tensor's {rank} flat, static modes (the box)", sl), args[1].value.span, "not a box"));
+        let box_modes: Option<Vec<(i64, i64)>> = if sl.shape.rank() == rank {
+            sl.modes()
+                .iter()
+                .map(|m| {
+                    let c = cute_layout::coalesce(m).ok()?;
+                    match c.leaves().as_slice() {
+                        [(sh, st)] => Some((sh.as_static()?, if sh.is(1) { 0 } else { st.as_static()? })),
+                        _ => None,
+                    }
+                })
+                .collect()
+        } else {
+            None
         };
+        let Some(box_modes) = box_modes.filter(|b| b.len() == rank) else {
+            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} must have the global tensor's {rank} modes, each one static extent at one stride (the box)", sl), args[1].value.span, "not a box"));
+        };
+        let box_dims: Vec<i64> = box_modes.iter().map(|m| m.0).collect();
         let mut stride = 1i64;
         let mut want = vec![0i64; rank];
         for &d in &order {
             want[d] = stride;
             stride *= box_dims[d];
         }
-        let strides: Vec<Option<i64>> = sl.leaves().iter().map(|(_, st)| st.as_static()).collect();
         let esize = i64::from(g.ty.elem.size_bytes());
-        if strides.iter().zip(&want).any(|(a, b)| *a != Some(*b)) || box_dims.iter().any(|b| !(1..=256).contains(b)) || (box_dims[order[0]] * esize) % 16 != 0 {
+        // A mode of extent 1 has no stride to check.
+        if box_modes.iter().zip(&want).any(|((e, st), w)| *e != 1 && st != w) || box_dims.iter().any(|b| !(1..=256).contains(b)) || (box_dims[order[0]] * esize) % 16 != 0 {
             return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} is not the compact box TMA writes: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), args[1].value.span, "not a TMA box")
                 .with_help("allocate it like `make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)))`"));
         }
@@ -90,13 +127,26 @@ impl Frame<'_, '_> {
                 bytes
             }
         };
-        // The destination: a whole shared allocation, aligned as TMA requires (128 bytes, and the
-        // swizzle's repeat, 8 rows of it: 1024 bytes for 128B). Compiler-placed allocations are
-        // aligned to their swizzle's period, which is that; `allocate_tensor`s at their offset.
+        // The destination: a shared allocation, or a slice of one at an offset that keeps the
+        // alignment, aligned as TMA requires (128 bytes, and the swizzle's repeat, 8 rows of it:
+        // 1024 bytes for 128B, which is also the swizzle's period, so the slice is swizzled as a
+        // box of its own). Compiler-placed allocations are aligned to their swizzle's period;
+        // `allocate_tensor`s at their offset.
         let need = u64::from(swizzle_bytes).max(16) * 8;
+        let alloc_id = match &within {
+            Some((base, offset)) => {
+                let bytes = offset.divisibility().unsigned_abs().saturating_mul(esize as u64);
+                if bytes % need != 0 {
+                    return Err(Diagnostic::error(format!("`tma_load`: the slice starts {} elements into its shared tensor, which is not known to be a multiple of {need} bytes (TMA{} needs {need}-byte aligned boxes)", offset, if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), args[1].value.span, "misaligned slice")
+                        .with_help("slice whole stages of a buffer whose stage size is a multiple of that, as in `sA[_, _, stage]` of `tile_to_shape(atom, (R, C, STAGES))`"));
+                }
+                *base
+            }
+            None => sid,
+        };
         let placed = self.specials.iter().chain(self.regions.iter().flatten()).find_map(|i| match i {
-            Inst::Alloc { dst, ty, .. } if *dst == sid => Some(kir::smem_alloc_align(ty)),
-            Inst::LaunchSmem { dst, offset, .. } if *dst == sid => Some(if offset % need == 0 { need } else { offset & offset.wrapping_neg() }),
+            Inst::Alloc { dst, ty, .. } if *dst == alloc_id => Some(kir::smem_alloc_align(ty)),
+            Inst::LaunchSmem { dst, offset, .. } if *dst == alloc_id => Some(if offset % need == 0 { need } else { offset & offset.wrapping_neg() }),
             _ => None,
         });
         match placed {
@@ -106,8 +156,8 @@ impl Frame<'_, '_> {
                     .with_help(format!("allocate it at an offset that is a multiple of {need}")));
             }
             None => {
-                return Err(Diagnostic::error("`tma_load`: the destination must be a whole shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`), not a view or slice of one", args[1].value.span, "not an allocation")
-                    .with_help("allocate one shared tensor per stage"));
+                return Err(Diagnostic::error("`tma_load`: the destination must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view", args[1].value.span, "not an allocation")
+                    .with_help("allocate the stages as one tensor and pass a stage, as in `sA[_, _, stage]`"));
             }
         }
         // The tile coordinate, times the box: element coordinates, in the map's dimension order.
