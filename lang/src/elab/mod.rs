@@ -1214,8 +1214,9 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
-        let (layout, offset) = cute_layout::slice_and_offset(crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
-        self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(crd)]), span)
+        let crd = natural_coordinate(crd, &t.ty.layout.shape);
+        let (layout, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
+        self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(&crd)]), span)
     }
 
     /// Tiling a tensor (of memory) by `tiler`: a static extent the tile does not divide is an error now
@@ -1707,6 +1708,35 @@ impl<'p, 'f> Frame<'p, 'f> {
             vals.push(builtins::Arg { name: a.name.as_ref().map(|n| n.name.clone()), name_span: a.name.as_ref().map(|n| n.span), value: self.expr(&a.value)?, span: a.value.span });
         }
         builtins::method(self, recv, name, vals, span)
+    }
+}
+
+/// `crd` with every integer that indexes a mode of several run-time extents replaced by its
+/// natural coordinate (CuTe's `idx2crd`, colexicographic), as symbolic integers. The divisions are
+/// then the front end's, which code generation turns into multiplies by the runtime's fast
+/// divisors (design.md (n)), instead of `udiv`s the layout canonicalization would emit. The last
+/// leaf takes no remainder: an index in range is below the mode's size.
+fn natural_coordinate(crd: &cute_layout::Crd, shape: &IntTuple) -> cute_layout::Crd {
+    use cute_layout::Crd;
+    match (crd, shape) {
+        (Crd::Tuple(cs), IntTuple::Tuple(ss)) if cs.len() == ss.len() => Crd::Tuple(cs.iter().zip(ss).map(|(c, s)| natural_coordinate(c, s)).collect()),
+        (Crd::Int(i), IntTuple::Tuple(_)) if !shape.is_static() => {
+            fn build(i: &Int, shape: &IntTuple, stride: &mut Int, last: &mut usize, leaves: usize) -> Option<Crd> {
+                match shape {
+                    IntTuple::Tuple(items) => Some(Crd::Tuple(items.iter().map(|s| build(i, s, stride, last, leaves)).collect::<Option<_>>()?)),
+                    IntTuple::Int(s) => {
+                        *last += 1;
+                        let q = if stride.is(1) { i.clone() } else { i.floor_div(stride).ok()? };
+                        let c = if *last == leaves || s.is(1) { q } else { q.modulo(s).ok()? };
+                        *stride = stride.mul(s).ok()?;
+                        Some(Crd::Int(if s.is(1) { Int::S(0) } else { c }))
+                    }
+                }
+            }
+            let leaves = shape.leaves().len();
+            build(i, shape, &mut Int::S(1), &mut 0, leaves).unwrap_or_else(|| crd.clone())
+        }
+        _ => crd.clone(),
     }
 }
 
