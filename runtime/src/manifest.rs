@@ -977,7 +977,8 @@ mod tests {
         assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
         assert_eq!(Manifest::parse("cutec-manifest 3\n").unwrap().version, 3);
         assert_eq!(Manifest::parse("cutec-manifest 4\n").unwrap().version, 4);
-        let e = Manifest::parse("cutec-manifest 5\n").unwrap_err();
+        assert_eq!(Manifest::parse("cutec-manifest 5\n").unwrap().version, 5);
+        let e = Manifest::parse("cutec-manifest 6\n").unwrap_err();
         assert!(e.to_string().contains("newer than this runtime"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());
