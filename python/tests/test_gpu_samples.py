@@ -736,29 +736,19 @@ def cluster_peer_reference(torch, x, rank_shift, mirrored):
 
 
 @pytest.mark.parametrize("blocks", shapes([2, 8, 1000, 2 * 132 * 16]))
-def test_cluster_exchange_reads_the_neighbours_tile(gpu, load, blocks):
+@pytest.mark.parametrize("host,mirrored", [("exchange", True), ("push", False)])
+def test_cluster_neighbour_tiles(gpu, load, host, mirrored, blocks):
+    """`exchange` reads its neighbour's tile (reversed) with dsmem_load; `push` writes its own into
+    the neighbour's with dsmem_store, so block b ends with the tile of the rank that writes to it,
+    (rank - 1) % 2 = (rank + 1) % 2: either way the neighbour's tile."""
     torch = gpu
     need_sm90a(torch)
     n = blocks * CLUSTER_N
     x = torch.randn(n, device="cuda")
     buf, out = guarded(torch, (n,), torch.float32)
-    load("cluster_exchange").exchange(x, out)
+    getattr(load("cluster_exchange"), host)(x, out)
     torch.cuda.synchronize()
-    assert torch.equal(out, cluster_peer_reference(torch, x, 1, mirrored=True))
-    assert guards_untouched(buf, n)
-
-
-@pytest.mark.parametrize("blocks", shapes([2, 8, 1000, 2 * 132 * 16]))
-def test_cluster_push_writes_the_neighbours_tile(gpu, load, blocks):
-    torch = gpu
-    need_sm90a(torch)
-    n = blocks * CLUSTER_N
-    x = torch.randn(n, device="cuda")
-    buf, out = guarded(torch, (n,), torch.float32)
-    load("cluster_exchange").push(x, out)
-    torch.cuda.synchronize()
-    # Block b received the tile of the rank that writes to it: (rank - 1) % 2 = (rank + 1) % 2.
-    assert torch.equal(out, cluster_peer_reference(torch, x, 1, mirrored=False))
+    assert torch.equal(out, cluster_peer_reference(torch, x, 1, mirrored=mirrored)), host
     assert guards_untouched(buf, n)
 
 
