@@ -381,6 +381,11 @@ impl KernelWriter<'_> {
         if let Some([x, y, z]) = self.k.reqntid {
             attr_list.push(format!("known_block_size = array<i32: {x}, {y}, {z}>"));
         }
+        // A cluster shape (`launch ... cluster(X, Y, Z)`): NVPTX writes `.explicitcluster` and
+        // `.reqnctapercluster X, Y, Z`, so every launch of the kernel runs in such clusters.
+        if let Some(c) = &self.k.cluster {
+            attr_list.push(format!("nvvm.cluster_dim = array<i32: {}, {}, {}>", c.dims[0], c.dims[1], c.dims[2]));
+        }
         let attrs = if attr_list.is_empty() { String::new() } else { format!(" attributes {{{}}}", attr_list.join(", ")) };
         self.line(&format!("gpu.func @{}({}{FAST_DIV_PARAMS}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
@@ -705,10 +710,22 @@ impl KernelWriter<'_> {
                     Special::BlockIdx(d) => ("gpu.block_id", d),
                     Special::BlockDim(d) => ("gpu.block_dim", d),
                     Special::GridDim(d) => ("gpu.grid_dim", d),
+                    // The cluster registers: upstream's gpu ops, which convert-gpu-to-nvvm turns
+                    // into `nvvm.read.ptx.sreg.{clusterid,nclusterid,cluster.ctaid,cluster.nctaid}`.
+                    Special::ClusterIdx(d) => ("gpu.cluster_id", d),
+                    Special::ClusterDim(d) => ("gpu.cluster_dim", d),
+                    Special::BlockIdxInCluster(d) => ("gpu.cluster_block_id", d),
+                    Special::BlockInClusterDim(d) => ("gpu.cluster_dim_blocks", d),
+                    Special::BlockRankInCluster => {
+                        // No gpu op reads `%cluster_ctarank`: the NVVM one, already an i32.
+                        self.non_negative_values.insert(*dst);
+                        self.define(*dst, "nvvm.read.ptx.sreg.cluster.ctarank : i32", *span);
+                        return;
+                    }
                 };
                 let dim = ["x", "y", "z"][*d as usize % 3];
                 self.non_negative_values.insert(*dst);
-                if !matches!(which, Special::ThreadIdx(_) | Special::BlockIdx(_)) {
+                if !matches!(which, Special::ThreadIdx(_) | Special::BlockIdx(_) | Special::ClusterIdx(_) | Special::BlockIdxInCluster(_)) {
                     self.positive_values.insert(*dst);
                 }
                 let idx = self.op(&format!("{op} {dim}"), *span);
@@ -913,6 +930,30 @@ impl KernelWriter<'_> {
                 };
                 let loc = self.loc(*span);
                 self.line(&format!("\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}", v(*tensor), op.kind(), mlir_tensor(ty)));
+            }
+            Inst::ClusterBarrier { op, span } => {
+                // The NVVM ops, not `.aligned`: a divergent arrival stays correct.
+                let loc = self.loc(*span);
+                let name = match op {
+                    kir::ClusterBarrierOp::Arrive => "nvvm.cluster.arrive",
+                    kir::ClusterBarrierOp::ArriveRelaxed => "nvvm.cluster.arrive.relaxed",
+                    kir::ClusterBarrierOp::Wait => "nvvm.cluster.wait",
+                };
+                self.line(&format!("{name} {loc}"));
+            }
+            Inst::DsmemLoad { dst, tensor, ty, offset, rank, span } => {
+                let off = self.int(offset, *span);
+                let r = self.operand(rank, Scalar::I32, None, *span);
+                let t = mlir_scalar(ty.elem);
+                self.define(*dst, &format!("\"cute.dsmem_load\"({}, {off}, {r}) : ({}, i32, i32) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
+            }
+            Inst::DsmemStore { value, tensor, ty, offset, rank, span } => {
+                let off = self.int(offset, *span);
+                let r = self.operand(rank, Scalar::I32, None, *span);
+                let x = self.operand(value, ty.elem, None, *span);
+                let t = mlir_scalar(ty.elem);
+                let loc = self.loc(*span);
+                self.line(&format!("\"cute.dsmem_store\"({}, {off}, {r}, {x}) : ({}, i32, i32, {t}) -> () {loc}", v(*tensor), mlir_tensor(ty)));
             }
             Inst::TmaLoad { tma, smem, smem_ty, bar, bar_ty, offset, coords, span } => {
                 let off = self.int(offset, *span);

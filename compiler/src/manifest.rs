@@ -28,6 +28,9 @@ pub const MANIFEST_VERSION_FAST_DIV: u32 = 3;
 /// The version of a manifest with a `tma` line in a kernel block: such a kernel takes a 128-byte
 /// tensor map per line that a runtime that skipped the line would not pass.
 pub const MANIFEST_VERSION_TMA: u32 = 4;
+/// The version of a manifest with a `cluster` line in a kernel block: a runtime that skipped the
+/// line would not refuse grids that are not whole clusters (the driver would, without saying why).
+pub const MANIFEST_VERSION_CLUSTER: u32 = 5;
 
 /// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
 /// on it being a multiple of N (the runtime refuses a value that is not).
@@ -81,7 +84,8 @@ fn params(ps: &[Param], out: &mut String) {
 /// end
 /// ```
 ///
-/// One `kernel` block per kernel instance, named by its cubin symbol (with `smem N` when every
+/// One `kernel` block per kernel instance, named by its cubin symbol (with `cluster X Y Z` when it
+/// runs in thread-block clusters, `smem N` when every
 /// launch must provide N bytes of dynamic shared memory, and a `fastdiv EXPR` line per run-time
 /// divisor of its index math, `fast_divisors[kernel index]`, see [`crate::lower`]); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
@@ -89,7 +93,9 @@ fn params(ps: &[Param], out: &mut String) {
 /// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
-    let version = if module.kernels.iter().any(|k| !k.tmas.is_empty()) {
+    let version = if module.kernels.iter().any(|k| k.cluster.is_some()) {
+        MANIFEST_VERSION_CLUSTER
+    } else if module.kernels.iter().any(|k| !k.tmas.is_empty()) {
         MANIFEST_VERSION_TMA
     } else if fast_divisors.iter().any(|d| !d.is_empty()) {
         MANIFEST_VERSION_FAST_DIV
@@ -108,6 +114,11 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>])
         let smem = k.min_dynamic_smem_bytes();
         if smem > 0 {
             let _ = writeln!(out, "smem {smem}");
+        }
+        // The thread-block cluster shape the kernel is compiled for (`.reqnctapercluster`): the
+        // runtime refuses grids that are not whole clusters before launching.
+        if let Some(c) = &k.cluster {
+            let _ = writeln!(out, "cluster {} {} {}", c.dims[0], c.dims[1], c.dims[2]);
         }
         let vars = crate::plan::kernel_vars(k);
         for r in &k.requires {

@@ -623,4 +623,25 @@ irdl.dialect @cute {
     irdl.operands(value: %vec, tensor: %tensor)
     irdl.results()
   }
+
+  // Distributed shared memory (sm_90 thread-block clusters): the element `offset` elements into the
+  // shared tensor `tensor` in the shared memory of the block of rank `rank` in this block's
+  // cluster (`mapa.shared::cluster`), read with `ld.shared::cluster`. `cute-verify` checks the
+  // tensor is shared and the result its element type.
+  irdl.operation @dsmem_load {
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %elem = irdl.any
+    irdl.operands(tensor: %tensor, offset: %i32, rank: %i32)
+    irdl.results(value: %elem)
+  }
+
+  // ... and written with `st.shared::cluster`.
+  irdl.operation @dsmem_store {
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %elem = irdl.any
+    irdl.operands(tensor: %tensor, offset: %i32, rank: %i32, value: %elem)
+    irdl.results()
+  }
 }

@@ -85,6 +85,20 @@ pub enum Special {
     BlockIdx(u8),
     BlockDim(u8),
     GridDim(u8),
+    /// Thread-block clusters (sm_90): `%clusterid`, `%nclusterid`, `%cluster_ctaid`,
+    /// `%cluster_nctaid` per dimension, and `%cluster_ctarank` (the block's rank in its cluster).
+    ClusterIdx(u8),
+    ClusterDim(u8),
+    BlockIdxInCluster(u8),
+    BlockInClusterDim(u8),
+    BlockRankInCluster,
+}
+
+impl Special {
+    /// Whether it is one of the thread-block cluster registers (sm_90).
+    pub fn is_cluster(self) -> bool {
+        matches!(self, Special::ClusterIdx(_) | Special::ClusterDim(_) | Special::BlockIdxInCluster(_) | Special::BlockInClusterDim(_) | Special::BlockRankInCluster)
+    }
 }
 
 /// Math functions of one float operand (CuTe DSL's `cute.math`), plus `abs` for any number.
@@ -300,6 +314,48 @@ pub enum Inst {
     /// `coords` (in the map's dimension order, innermost first) into the shared tensor `smem`
     /// (a whole allocation), completing on the mbarrier `offset` elements into `bar`.
     TmaLoad { tma: usize, smem: ValueId, smem_ty: TensorTy, bar: ValueId, bar_ty: TensorTy, offset: Int, coords: Vec<Int>, span: Span },
+    /// A cluster barrier step (sm_90): `barrier.cluster.arrive` (release), its `.relaxed` form, or
+    /// `barrier.cluster.wait` (acquire).
+    ClusterBarrier { op: ClusterBarrierOp, span: Span },
+    /// Distributed shared memory (sm_90): the element `offset` elements into the shared tensor
+    /// `tensor`, in the shared memory of the block of rank `rank` in this block's cluster
+    /// (`mapa.shared::cluster`), read into `dst` (`ld.shared::cluster`)...
+    DsmemLoad { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, rank: Operand, span: Span },
+    /// ... or written with `value` (`st.shared::cluster`).
+    DsmemStore { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, rank: Operand, span: Span },
+}
+
+/// The steps of the cluster barrier (CuTe DSL's `cute.arch.cluster_arrive`, `cluster_wait`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterBarrierOp {
+    /// `barrier.cluster.arrive`: release semantics (this thread's earlier writes, shared memory
+    /// of other blocks included, are visible to the threads that wait for the phase).
+    Arrive,
+    /// `barrier.cluster.arrive.relaxed`: an arrival that orders no memory.
+    ArriveRelaxed,
+    /// `barrier.cluster.wait`: waits until every non-exited thread of the cluster has arrived
+    /// (acquire semantics).
+    Wait,
+}
+
+impl ClusterBarrierOp {
+    /// The builtin that makes it.
+    pub fn builtin(self) -> &'static str {
+        match self {
+            ClusterBarrierOp::Arrive => "cluster_arrive",
+            ClusterBarrierOp::ArriveRelaxed => "cluster_arrive_relaxed",
+            ClusterBarrierOp::Wait => "cluster_wait",
+        }
+    }
+}
+
+/// A kernel's thread-block cluster shape (`launch ... cluster(X, Y, Z)`): compiled into the kernel
+/// (PTX `.reqnctapercluster`), so every launch of it runs in clusters of this shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cluster {
+    pub dims: [u32; 3],
+    /// The first launch clause that gave it.
+    pub span: Span,
 }
 
 /// A TMA tensor map (`CUtensorMap`) the kernel takes as a hidden parameter, after its declared
@@ -594,6 +650,8 @@ pub struct Kernel {
     /// many threads share the register file.
     pub reqntid: Option<[u32; 3]>,
     pub span: Span,
+    /// The thread-block cluster shape its launches gave (`cluster(...)`), if any.
+    pub cluster: Option<Cluster>,
 }
 
 /// The 32-bit registers one register tensor or fragment may take per thread: a thread has at most

@@ -44,12 +44,17 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
             kir::Inst::Mbarrier { op, span, .. } => Some((format!("`{}` is a Hopper mbarrier instruction", op.builtin()), *span)),
             kir::Inst::TmaLoad { span, .. } => Some(("`tma_load` is a Hopper TMA instruction".to_string(), *span)),
             kir::Inst::Warpgroup { op: op @ kir::WarpgroupOp::FenceMbarrierInit, span } => Some((format!("`{}` is a Hopper mbarrier instruction", op.builtin()), *span)),
+            kir::Inst::ClusterBarrier { op, span } => Some((format!("`{}` is a Hopper thread-block cluster instruction", op.builtin()), *span)),
+            kir::Inst::DsmemLoad { span, .. } | kir::Inst::DsmemStore { span, .. } => Some(("distributed shared memory (`dsmem_load`/`dsmem_store`) is a Hopper thread-block cluster feature".to_string(), *span)),
+            kir::Inst::Special { which, span, .. } if which.is_cluster() => Some(("the cluster registers (`cluster_idx()`, `block_rank_in_cluster()`, ...) are a Hopper thread-block cluster feature".to_string(), *span)),
             other => other.regions().into_iter().find_map(first_sm90),
         })
     }
     for k in &module.kernels {
         if arch == "sm_80" {
-            if let Some((what, span)) = first_sm90(&k.body) {
+            // A launch's `cluster(...)` compiles to `.reqnctapercluster`, an sm_90 directive.
+            let clustered = k.cluster.map(|c| ("a `cluster(...)` launch is a Hopper thread-block cluster launch".to_string(), c.span));
+            if let Some((what, span)) = clustered.or_else(|| first_sm90(&k.body)) {
                 return Err(vec![Diagnostic::error(format!("{what}, which needs sm_90 or later; this build is for {arch}"), span, format!("not available on {arch}"))
                     .with_help("build with `cutec build --arch sm_90` (or `sm_90a`)")]);
             }

@@ -155,7 +155,7 @@ cases! {
     launch_not_a_kernel => host3("fn helper(x) {\n    return x;\n}", "    launch helper(n) grid(1) block(32);");
     launch_wrong_argument_count => host3(COPY_KERNEL, "    launch copy_rows(mA) grid(1) block(32);");
     launch_unknown_clause_did_you_mean => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grids(8) block(32);");
-    launch_unknown_clause_list => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) cluster(2);");
+    launch_unknown_clause_list => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) priority(2);");
     stream_clause_in_kernel => "kernel child() {\n}\n\nkernel parent(s: stream) {\n    launch child() grid(1) block(32) stream(s);\n}\n";
     stream_param_on_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>, s: stream) {\n    a[0] = 1.0;\n}\n";
     stream_clause_not_a_stream => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) stream(n);");
@@ -302,6 +302,25 @@ cases! {
     mbarrier_phase_not_parity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[1], 2);\n}\n";
     mbarrier_bytes_not_i32 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive_and_expect_tx(bars[0], 1.5);\n}\n";
     mbarrier_in_host => "host h(x: tensor<f32, gmem, (?):(1)>) {\n    mbarrier_init_fence();\n}\n";
+    // ----- thread-block clusters ----------------------------------------------------------------
+    cluster_too_many_blocks => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(4, 4);");
+    cluster_extent_zero => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(2, 0);");
+    cluster_extent_run_time => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(n);");
+    cluster_four_extents => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(2, 1, 1, 1);");
+    cluster_clause_twice => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(2) cluster(2);");
+    cluster_grid_not_multiple => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8, 3) block(32) cluster(2, 2);");
+    cluster_two_shapes => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) cluster(2);\n    launch copy_rows(mB, mA) grid(8) block(32) cluster(4);");
+    cluster_then_none => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) cluster(2);\n    launch copy_rows(mB, mA) grid(8) block(32);");
+    cluster_builtin_in_host => "host h(x: tensor<f32, gmem, (?):(1)>) {\n    cluster_sync();\n}\n";
+    cluster_builtin_arguments => "kernel k(x: tensor<i32, gmem, (?):(1)>) {\n    x[0] = block_rank_in_cluster(0);\n}\n";
+    dsmem_of_global => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    x[0] = dsmem_load(x[1], 1);\n}\n";
+    dsmem_value_not_place => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let s = make_smem_tensor(f32, make_layout(32));\n    let v = s[0] * 2.0;\n    x[0] = dsmem_load(v, 1);\n}\n";
+    dsmem_slice => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let s = make_smem_tensor(f32, make_layout((4, 8)));\n    x[0] = dsmem_load(s[_, 0], 1);\n}\n";
+    dsmem_rank_out_of_range => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let s = make_smem_tensor(f32, make_layout(32));\n    x[0] = dsmem_load(s[thread_idx.x], 8);\n}\n";
+    dsmem_rank_not_i32 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let s = make_smem_tensor(f32, make_layout(32));\n    x[0] = dsmem_load(s[thread_idx.x], 1.0);\n}\n";
+    dsmem_rank_past_the_cluster => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let s = make_smem_tensor(f32, make_layout(32));\n    x[0] = dsmem_load(s[thread_idx.x], 3);\n}\n\nhost h(x: tensor<f32, gmem, (?):(1)>) {\n    launch k(x) grid(8) block(32) cluster(2);\n}\n";
+    dsmem_bool => "kernel k(x: tensor<bool, gmem, (?):(1)>) {\n    let s = make_smem_tensor(bool, make_layout(32));\n    x[0] = dsmem_load(s[thread_idx.x], 1);\n}\n";
+    dsmem_store_wrong_type => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let s = make_smem_tensor(i32, make_layout(32));\n    dsmem_store(s[thread_idx.x], 1, x[0]);\n}\n";
     fp8_arithmetic => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>, s: f32) {\n    q[0] = q[0] * q[1];\n}\n";
     fp8_fragment_arithmetic => "kernel k(q: tensor<f8e5m2, gmem, (16):(1)>) {\n    let v = q.load();\n    q.store(v + 1.0);\n}\n";
     fp8_negate => "kernel k(q: tensor<f8e4m3, gmem, (16):(1)>) {\n    q[0] = -q[1];\n}\n";
@@ -374,4 +393,21 @@ fn mbarrier_needs_sm_90() {
     assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
     let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no mbarrier try_wait");
     insta::assert_snapshot!(render("test.cute", src, &ds));
+}
+
+/// Clusters built for sm_80 (`.reqnctapercluster`, the cluster registers and barrier are sm_90):
+/// refused at the `cluster(...)` clause, or at the first cluster builtin of a kernel without one.
+#[test]
+fn clusters_need_sm_90() {
+    let src = "kernel k(x: tensor<i32, gmem, (?):(1)>) {\n    cluster_sync();\n    x[block_idx.x] = block_rank_in_cluster();\n}\n\nhost run(x: tensor<i32, gmem, (?):(1)>) {\n    launch k(x) grid(size(x)) block(32) cluster(2);\n}\n";
+    let (_, module) = front_end(src).expect("the front end accepts it");
+    assert!(cute_lang::check_arch(&module, "sm_90").is_ok());
+    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
+    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no clusters");
+    insta::assert_snapshot!(render("test.cute", src, &ds));
+    // Without a launch (the kernel compiled on its own): the first cluster builtin.
+    let src = "kernel k(x: tensor<i32, gmem, (?):(1)>) {\n    x[block_idx.x] = block_rank_in_cluster();\n}\n";
+    let (_, module) = front_end(src).expect("the front end accepts it");
+    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no cluster registers");
+    insta::assert_snapshot!("clusters_need_sm_90_builtin", render("test.cute", src, &ds));
 }

@@ -721,6 +721,61 @@ def test_tma_copy_refuses_misaligned_base(gpu, load):
     assert_refused_untouched(torch, f, out, a, out)
 
 
+# ---- cluster_exchange: thread-block clusters, distributed shared memory ---------------------------
+CLUSTER_N = 256  # elements per block in samples/cluster_exchange.cute (N), clusters of C = 2 blocks
+
+
+def cluster_peer_reference(torch, x, rank_shift, mirrored):
+    """What each block of `exchange`/`push` ends with: block b (rank b % 2 in its cluster of 2) holds
+    the tile of the block of rank (rank + rank_shift) % 2 of the same cluster, its elements reversed
+    when `mirrored`."""
+    tiles = x.view(-1, CLUSTER_N)
+    b = torch.arange(tiles.shape[0], device=x.device)
+    peer = (b // 2) * 2 + (b % 2 + rank_shift) % 2
+    out = tiles[peer]
+    return (out.flip(1) if mirrored else out).reshape(-1)
+
+
+@pytest.mark.parametrize("blocks", shapes([2, 8, 1000, 2 * 132 * 16]))
+@pytest.mark.parametrize("host,mirrored", [("exchange", True), ("push", False)])
+def test_cluster_neighbour_tiles(gpu, load, host, mirrored, blocks):
+    """`exchange` reads its neighbour's tile (reversed) with dsmem_load; `push` writes its own into
+    the neighbour's with dsmem_store, so block b ends with the tile of the rank that writes to it,
+    (rank - 1) % 2 = (rank + 1) % 2: either way the neighbour's tile."""
+    torch = gpu
+    need_sm90a(torch)
+    n = blocks * CLUSTER_N
+    x = torch.randn(n, device="cuda")
+    buf, out = guarded(torch, (n,), torch.float32)
+    getattr(load("cluster_exchange"), host)(x, out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, cluster_peer_reference(torch, x, 1, mirrored=mirrored)), host
+    assert guards_untouched(buf, n)
+
+
+@pytest.mark.parametrize("gy,gx", shapes([(2, 2), (4, 6), (32, 64)]))
+def test_cluster_map_registers(gpu, load, gy, gx):
+    """Every block writes its cluster registers; clusters of 2 x 2 blocks tile the grid."""
+    torch = gpu
+    need_sm90a(torch)
+    out = torch.full((gy, gx, 8), -1, device="cuda", dtype=torch.int32)
+    load("cluster_exchange").cluster_map(out)
+    torch.cuda.synchronize()
+    y, x = torch.meshgrid(torch.arange(gy), torch.arange(gx), indexing="ij")
+    want = torch.stack([x // 2, y // 2, x % 2, y % 2, (x % 2) + 2 * (y % 2),
+                        torch.full_like(x, gx // 2), torch.full_like(x, gy // 2), torch.full_like(x, 4)], dim=-1)
+    assert torch.equal(out.cpu(), want.to(torch.int32))
+
+
+def test_cluster_map_refuses_partial_clusters(gpu, load):
+    """A run-time grid of 5 x 4 blocks is not whole clusters of 2 x 2: refused before launching."""
+    torch = gpu
+    need_sm90a(torch)
+    out = torch.full((4, 5, 8), -1, device="cuda", dtype=torch.int32)
+    msg = assert_refused_untouched(torch, load("cluster_exchange").cluster_map, out, out)
+    assert "clusters of (2, 2, 1) blocks, but the grid (5, 4, 1)" in msg, msg
+
+
 # ---- recast: f16 registers stored as i32 pairs; idx2crd/crd2idx of a run-time index ---------------
 
 

@@ -64,8 +64,8 @@ def test_manifest_absent_and_unreadable(tmp_path):
     assert e.value.status == "CUTE_ERROR_IO"
     assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
     with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest("cutec-manifest 5\n")
-    assert "manifest version 5 is newer than this runtime understands (4); update cute-runtime" in str(e.value)
+        cutec.parse_manifest("cutec-manifest 6\n")
+    assert "manifest version 6 is newer than this runtime understands (5); update cute-runtime" in str(e.value)
     with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
         cutec.manifest(42)
 
@@ -206,6 +206,21 @@ def test_partial_tiles_and_requires_are_refused(cubin, ew):
     assert rows.check(view(0, (4096, 1024), "f32"), view(1, (4096,), "f32"))
     msg = refusal(rows.check, view(0, (1001, 1024), "f32"), view(1, (1001,), "f32"))
     assert "reduce_rows_kernel" in msg and "1001" in msg and "is not a multiple of the tile 4" in msg
+
+
+def test_cluster_grids_are_checked(cubin):
+    """samples/cluster_exchange.cute: `cluster(2, 2, 1)` on a run-time grid; a grid that is not whole
+    clusters is refused by the plan, naming the grid and the cluster; `exchange` asserts its length."""
+    m = cutec.manifest(cubin("cluster_exchange"))
+    plan = m.host("cluster_map")
+    (l,) = plan.check(view(0, (4, 6, 8), "i32"))
+    for shape, grid in [((3, 6, 8), "(6, 3, 1)"), ((4, 5, 8), "(5, 4, 1)")]:
+        msg = refusal(plan.check, view(0, shape, "i32"))
+        assert f"kernel `cluster_map_kernel` runs in thread-block clusters of (2, 2, 1) blocks, but the grid {grid} " \
+               "is not a multiple of that in every dimension" in msg, msg
+    ex = m.host("exchange")
+    assert ex.check(view(0, (1024,), "f32"), view(1, (1024,), "f32"))
+    assert "whole clusters of 2 blocks of 256" in refusal(ex.check, view(0, (768,), "f32"), view(1, (768,), "f32"))
 
 
 def test_host_if_picks_the_kernel_by_the_row_length(cubin):

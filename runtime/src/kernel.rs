@@ -177,7 +177,9 @@ impl Kernel {
     /// thread limit; the dynamic shared memory limit (amounts above 48 KiB are
     /// opted in to automatically); and, when the cubin's manifest describes
     /// the kernel, that the dynamic shared memory covers what the kernel needs
-    /// (its `smem` line, [`KernelSig::check_dynamic_smem`]). Pointers are
+    /// (its `smem` line, [`KernelSig::check_dynamic_smem`]) and that the grid
+    /// is whole thread-block clusters of the kernel's cluster shape (its
+    /// `cluster` line, [`KernelSig::check_cluster`]). Pointers are
     /// passed through unchecked: a wrong pointer corrupts device memory, not
     /// host memory.
     ///
@@ -190,6 +192,7 @@ impl Kernel {
         cfg.validate()?;
         if let Some(sig) = self.sig.as_deref() {
             sig.check_dynamic_smem(cfg.shared_mem_bytes)?;
+            sig.check_cluster(cfg.grid)?;
             // The declared parameters only, of a kernel that divides by run-time values: the
             // multiplier and shift of each divisor are computed here (`fastdiv` lines).
             if !sig.fast_divisors.is_empty() && args.len() == crate::fastdiv::declared_abi_len(sig) {

@@ -43,6 +43,10 @@
 //!   (over its `$k`) with a multiplier and a shift, two `u32` parameters per line after its
 //!   declared ones, in line order ([`KernelSig::fast_divisors`], [`crate::fastdiv`]). A malformed
 //!   line fails the manifest.
+//! * `cluster X Y Z` in a kernel block (version 5): the kernel was compiled for thread-block
+//!   clusters of X x Y x Z blocks (PTX `.reqnctapercluster`), in [`KernelSig::cluster`]; every
+//!   launch path refuses a grid that is not a multiple of it in each dimension
+//!   ([`KernelSig::check_cluster`]). A malformed line fails the manifest.
 //! * Forward compatibility: unknown record kinds and unknown `key=value`
 //!   attributes are ignored, so later versions can add records without
 //!   breaking old readers. A `host` block is parsed into
@@ -65,8 +69,10 @@ pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// so that an older runtime refuses them rather than carrying out every branch. Version 3 adds
 /// `fastdiv` lines to kernel blocks: such a kernel takes two parameters per line that an older
 /// runtime would not pass; cutec writes it only for modules with such a kernel. Version 4 adds
-/// `tma` lines (TMA tensor maps, 128-byte parameters after those, [`crate::tma`]).
-pub const MANIFEST_VERSION: u32 = 4;
+/// `tma` lines (TMA tensor maps, 128-byte parameters after those, [`crate::tma`]). Version 5 adds
+/// `cluster` lines (a kernel's thread-block cluster shape): an older runtime would launch grids
+/// that are not whole clusters, which the driver refuses with an error that names neither.
+pub const MANIFEST_VERSION: u32 = 5;
 
 /// Element types (cutec's scalar type names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -440,6 +446,9 @@ pub struct KernelSig {
     /// The TMA tensor maps the kernel takes after its fast divisors (`tma` lines): 128-byte
     /// parameters every launch encodes from a tensor argument ([`crate::tma`]).
     pub tmas: Vec<crate::tma::TmaSig>,
+    /// The thread-block cluster shape the kernel was compiled for (`cluster X Y Z`; `[1, 1, 1]`
+    /// when the line is absent): its grids must be whole clusters ([`KernelSig::check_cluster`]).
+    pub cluster: [u32; 3],
 }
 
 impl KernelSig {
@@ -452,6 +461,21 @@ impl KernelSig {
             return Err(RuntimeError::InvalidLaunch(format!(
                 "kernel `{}` needs {} B of dynamic shared memory (its shared-memory tensors), the launch gives {given} B",
                 self.name, self.dynamic_smem_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses a grid that is not a multiple of the kernel's cluster shape in every dimension:
+    /// the kernel is compiled for clusters of that shape (`.reqnctapercluster`), which must tile
+    /// the grid. A pure check (no driver call): `Err(RuntimeError::InvalidLaunch)`.
+    pub fn check_cluster(&self, grid: (u32, u32, u32)) -> Result<()> {
+        let g = [grid.0, grid.1, grid.2];
+        if g.iter().zip(self.cluster).any(|(g, c)| c == 0 || g % c != 0) {
+            let [cx, cy, cz] = self.cluster;
+            return Err(RuntimeError::InvalidLaunch(format!(
+                "kernel `{}` runs in thread-block clusters of ({cx}, {cy}, {cz}) blocks, but the grid ({}, {}, {}) is not a multiple of that in every dimension",
+                self.name, g[0], g[1], g[2]
             )));
         }
         Ok(())
@@ -675,7 +699,7 @@ impl Manifest {
                     open = Some(if kw == "host" {
                         Open::Host(HostSig::new(name), None, Vec::new())
                     } else {
-                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0, fast_divisors: Vec::new(), tmas: Vec::new() })
+                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0, fast_divisors: Vec::new(), tmas: Vec::new(), cluster: [1, 1, 1] })
                     });
                 }
                 Some("param") => match &mut open {
@@ -733,6 +757,18 @@ impl Manifest {
                 // A kernel's dynamic shared memory; outside a kernel block (in a host block, outside
                 // a `launch`) it means nothing and is ignored. Skipping a malformed one would let
                 // launches through unchecked, so it fails the manifest.
+                // `cluster X Y Z`: the kernel's cluster shape. A malformed line fails the
+                // manifest: skipping it would launch grids the kernel cannot run.
+                Some("cluster") => {
+                    if let Some(Open::Kernel(k)) = &mut open {
+                        let dims: Option<Vec<u32>> = fields[1..].iter().map(|f| f.parse::<u32>().ok().filter(|&d| d >= 1)).collect();
+                        match dims.as_deref() {
+                            Some(&[x, y, z]) if k.cluster == [1, 1, 1] => k.cluster = [x, y, z],
+                            Some(&[_, _, _]) => return Err(perr(no, format!("kernel `{}`: a second `cluster` line", k.name))),
+                            _ => return Err(perr(no, format!("kernel `{}`: bad `cluster` line `{line}` (expected `cluster X Y Z`, each at least 1)", k.name))),
+                        }
+                    }
+                }
                 Some("smem") => {
                     if let Some(Open::Kernel(k)) = &mut open {
                         let bytes = match fields[1..] {
@@ -941,7 +977,8 @@ mod tests {
         assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
         assert_eq!(Manifest::parse("cutec-manifest 3\n").unwrap().version, 3);
         assert_eq!(Manifest::parse("cutec-manifest 4\n").unwrap().version, 4);
-        let e = Manifest::parse("cutec-manifest 5\n").unwrap_err();
+        assert_eq!(Manifest::parse("cutec-manifest 5\n").unwrap().version, 5);
+        let e = Manifest::parse("cutec-manifest 6\n").unwrap_err();
         assert!(e.to_string().contains("newer than this runtime"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());

@@ -1354,7 +1354,7 @@ impl HostPlan {
             };
             // The launch config, and the dynamic shared memory the kernel needs (its `smem` line:
             // cutec adds it to the plan's `smem`, checked again here).
-            cfg.validate().and_then(|()| kernel.check_dynamic_smem(cfg.shared_mem_bytes)).map_err(|e| match e {
+            cfg.validate().and_then(|()| kernel.check_dynamic_smem(cfg.shared_mem_bytes)).and_then(|()| kernel.check_cluster(cfg.grid)).map_err(|e| match e {
                 RuntimeError::InvalidLaunch(m) => RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {m}", l.kernel)),
                 other => other,
             })?;

@@ -175,16 +175,48 @@ fn host_arguments_are_checked_like_kernel_launches() {
 /// A small module to exercise the plan checks: kernel `k(x: (?):(1) f32, n: i32)`, host
 /// `h(a: (?):(1) f32, n: i32)` with the launch written by the test.
 fn custom(launch: &str) -> Manifest {
-    let text = format!(
+    Manifest::parse(&custom_text(launch)).unwrap()
+}
+
+fn custom_text(launch: &str) -> String {
+    format!(
         "cutec-manifest 1\narch sm_90\nkernel k\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
          param n scalar elem=i32\nend\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
          param n scalar elem=i32\nlaunches k\n{launch}end\n"
-    );
-    Manifest::parse(&text).unwrap()
+    )
 }
 
 fn call(m: &Manifest, len: i64, n: i32) -> cute_runtime::Result<Vec<cute_runtime::PlannedLaunch>> {
     HostPlan::new(m, "h")?.evaluate(&[Arg::tensor(TensorView::contiguous_1d(0x1000, DType::F32, len)), Arg::i32(n)])
+}
+
+/// The kernel's `cluster X Y Z` line: a plan's run-time grid must be whole clusters in every
+/// dimension, refused before anything is launched with the grid and the cluster in the message.
+#[test]
+fn grids_must_be_whole_clusters() {
+    let launch = "launch k\ngrid (div $0 32) | $1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
+    let m = Manifest::parse(&custom_text(launch).replace("param n scalar elem=i32\nend\nhost", "param n scalar elem=i32\ncluster 2 2 1\nend\nhost")).unwrap();
+    assert_eq!(m.kernels[0].cluster, [2, 2, 1]);
+    let l = call(&m, 128, 6).unwrap();
+    assert_eq!((l[0].config.grid.0, l[0].config.grid.1), (4, 6));
+    for (len, n, grid) in [(96, 2, "(3, 2, 1)"), (128, 3, "(4, 3, 1)")] {
+        match call(&m, len, n).unwrap_err() {
+            RuntimeError::InvalidLaunch(e) => {
+                assert!(e.contains(&format!("kernel `k` runs in thread-block clusters of (2, 2, 1) blocks, but the grid {grid} is not a multiple")), "{e}");
+                assert!(e.starts_with("host `h` launch 0 (k)"), "{e}");
+            }
+            other => panic!("expected InvalidLaunch, got {other:?}"),
+        }
+    }
+    // Without the line: clusters of one block, any grid.
+    assert_eq!(custom(launch).kernels[0].cluster, [1, 1, 1]);
+    assert!(call(&custom(launch), 96, 3).is_ok());
+    // A malformed or repeated line fails the manifest: skipping it would launch partial clusters.
+    for (line, want) in [("cluster 2 1", "bad `cluster` line"), ("cluster 2 0 1", "bad `cluster` line"), ("cluster 2 1 1\ncluster 2 1 1", "a second `cluster` line")] {
+        let text = custom_text(launch).replace("param n scalar elem=i32\nend\nhost", &format!("param n scalar elem=i32\n{line}\nend\nhost"));
+        let e = Manifest::parse(&text).unwrap_err().to_string();
+        assert!(e.contains(want), "{line}: {e}");
+    }
 }
 
 #[test]
@@ -243,8 +275,10 @@ fn malformed_plans_load_but_cannot_be_called() {
         let e = HostPlan::new(&m, "h").unwrap_err().to_string();
         assert!(e.contains(want), "{launch}\n{e}\n  wanted: {want}");
     }
-    // Unknown records inside a launch block are ignored (forward compatibility).
-    let m = custom("launch k\ncluster 2 | 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n");
+    // Unknown records inside a launch block are ignored (forward compatibility). (A cluster shape
+    // is no launch record: it is compiled into the kernel, so it is the kernel block's `cluster`
+    // line, tested in `grids_must_be_whole_clusters`.)
+    let m = custom("launch k\npriority 3\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n");
     assert_eq!(m.hosts[0].plan_error, None);
     assert_eq!(call(&m, 10, 3).unwrap()[0].args[2], KernelArg::I32(3));
     let e = HostPlan::new(&m, "nope").unwrap_err().to_string();

@@ -126,7 +126,10 @@ impl KnownBits {
             "gpu.thread_id" => Bits::at_most(1023, 0),
             "gpu.block_dim" => Bits::at_most(1024, 0),
             "gpu.lane_id" => Bits::at_most(31, 0),
-            "gpu.block_id" | "gpu.grid_dim" => Bits::at_most(I32_MAX, 0),
+            "gpu.block_id" | "gpu.grid_dim" | "gpu.cluster_id" | "gpu.cluster_dim" => Bits::at_most(I32_MAX, 0),
+            // A cluster has at most 16 blocks (8 portably, 16 with the non-portable opt-in).
+            "gpu.cluster_block_id" | "nvvm.read.ptx.sreg.cluster.ctarank" => Bits::at_most(15, 0),
+            "gpu.cluster_dim_blocks" => Bits::at_most(16, 0),
             "arith.index_cast" | "arith.index_castui" | "arith.extui" => arg(0, self),
             "arith.addi" => {
                 let (a, b) = (arg(0, self), arg(1, self));

@@ -240,6 +240,14 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             dead.push(op);
             continue;
         }
+        if name == "cute.dsmem_load" || name == "cute.dsmem_store" {
+            let Some(t) = tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, 0))) else {
+                return Err(fail(op, &format!("{NAME}: the tensor of `{name}` is not a view or an allocation")));
+            };
+            dsmem(&Builder::before(op), op, &tensors[t]);
+            dead.push(op);
+            continue;
+        }
         if name == "cute.tma_load" {
             let find = |i: usize| tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, i)));
             let (Some(sm), Some(bar)) = (find(0), find(1)) else {
@@ -960,4 +968,21 @@ fn shared_global(func: Op, op: Op, elem: &str, elements: i64, index: usize, alig
     let b = Builder::before(op);
     let ptr_ty = b.ty("!llvm.ptr<3>");
     ir::result(b.create("llvm.mlir.addressof", &[], &[ptr_ty], &[("global_name", b.attr(&format!("@{sym}")))]), 0)
+}
+
+/// `cute.dsmem_load`/`cute.dsmem_store`: this block's address of the element (swizzled like any
+/// access of the tensor), `nvvm.mapa` to the same element of the block of the given rank in the
+/// cluster (`mapa.shared::cluster`, an address in LLVM's shared-cluster space 7), then an ordinary
+/// `llvm.load`/`llvm.store` there, which NVPTX emits as `ld/st.shared::cluster`.
+fn dsmem(b: &Builder, op: Op, t: &Lowered) {
+    let local = gep(b, t, Int::Dyn(ir::operand(op, 1)));
+    let remote = b.create("nvvm.mapa", &[local, ir::operand(op, 2)], &[b.ty("!llvm.ptr<7>")], &[]);
+    let remote = ir::result(remote, 0);
+    let attrs = [("alignment", b.attr(&format!("{} : i64", t.elem_bytes))), ("ordering", b.attr("0 : i64"))];
+    if ir::op_name(op) == "cute.dsmem_load" {
+        let load = b.create("llvm.load", &[remote], &[ir::value_type(ir::result(op, 0))], &attrs);
+        ir::replace_uses(op, &[ir::result(load, 0)]);
+    } else {
+        b.create("llvm.store", &[ir::operand(op, 3), remote], &[], &attrs);
+    }
 }

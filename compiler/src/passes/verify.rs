@@ -72,6 +72,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.wgmma" => check(verify_wgmma(op)),
             "cute.mbarrier" => check(verify_mbarrier(op)),
             "cute.tma_load" => check(verify_tma_load(op)),
+            "cute.dsmem_load" | "cute.dsmem_store" => check(verify_dsmem(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
                 check(verify_swizzle_kept(op, name));
@@ -223,6 +224,24 @@ fn verify_tma_load(op: Op) -> Result<(), Reported> {
     let coords = ir::operand_count(op).saturating_sub(4);
     if !(1..=5).contains(&coords) {
         return Err(fail(op, &format!("`cute.tma_load` takes 1 to 5 coordinates, found {coords}")));
+    }
+    Ok(())
+}
+
+/// `cute.dsmem_load`/`cute.dsmem_store`: an element of a shared tensor (another block's copy of
+/// it), of the tensor's element type; not `i1` or fp8, which memory holds in another type (a byte).
+fn verify_dsmem(op: Op) -> Result<(), Reported> {
+    let name = ir::op_name(op);
+    let (info, _) = tensor_of(op, ir::operand(op, 0))?;
+    if info.space != "smem" {
+        return Err(fail(op, &format!("`{name}` reaches another block's shared memory; its tensor is a {} tensor", info.space)));
+    }
+    let value_ty = ir::type_to_string(ir::value_type(if name == "cute.dsmem_load" { ir::result(op, 0) } else { ir::operand(op, 3) }));
+    if value_ty != info.elem {
+        return Err(fail(op, &format!("`{name}` on a tensor of {} cannot move a `{value_ty}`", info.elem)));
+    }
+    if info.elem == "i1" || info.elem.starts_with("f8") {
+        return Err(fail(op, &format!("`{name}` of `{}` elements is not supported (memory holds them as bytes)", info.elem)));
     }
     Ok(())
 }

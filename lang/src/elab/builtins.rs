@@ -38,6 +38,9 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async", "mbarrier_init", "mbarrier_init_fence",
     "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load", "warpgroup_reg_alloc",
     "warpgroup_reg_dealloc", "barrier", "barrier_arrive",
+    // Thread-block clusters (cluster.rs).
+    "cluster_idx", "cluster_dim", "block_idx_in_cluster", "block_in_cluster_dim", "block_rank_in_cluster", "cluster_arrive",
+    "cluster_arrive_relaxed", "cluster_wait", "cluster_sync", "dsmem_load", "dsmem_store",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).

@@ -92,30 +92,38 @@ impl Frame<'_, '_> {
     /// The barrier operand: an element `bars[i]` of an `i64` shared tensor (its place, not its
     /// value), or a one-element `i64` shared tensor.
     pub(crate) fn barrier_place(&mut self, e: &Expr) -> R<(TensorVal, Int)> {
-        let (t, offset) = match &e.kind {
-            ExprKind::Index { base, index } => match self.expr(base)? {
-                Value::Tensor(t) => {
-                    let crd = self.coordinate(index)?;
-                    check_rank(&crd, &t.ty.layout, e.span)?;
-                    if crd_has_under(&crd) {
-                        return Err(Diagnostic::error("a barrier is one element: the coordinate cannot contain `_`", e.span, "a slice, not an element")
-                            .with_help("index the barrier tensor with a full coordinate, as in `bars[stage]`"));
-                    }
-                    let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
-                    (t, offset)
-                }
-                other => return Err(not_barrier(&other, e.span)),
-            },
-            _ => match self.expr(e)? {
-                Value::Tensor(t) if t.ty.layout.size().ok().and_then(|s| s.as_static()) == Some(1) => (t, Int::S(0)),
-                other => return Err(not_barrier(&other, e.span)),
-            },
-        };
+        let (t, offset) = self.element_place(e, "a barrier", "index the barrier tensor with a full coordinate, as in `bars[stage]`", not_barrier)?;
         if t.ty.space != MemSpace::Smem || t.ty.elem != Scalar::I64 || t.ty.swizzle.is_some() {
             return Err(Diagnostic::error(format!("an mbarrier is an element of an `i64` shared-memory tensor; this is an element of {}", t.ty), e.span, "not an smem i64 barrier")
                 .with_help("allocate the barriers as `smem.allocate_tensor(i64, make_layout(STAGES))` (or `make_smem_tensor(i64, ...)`) and pass `bars[i]`"));
         }
         Ok((t, offset))
+    }
+
+    /// An element written as its place, `t[crd]` (a full coordinate), or a one-element tensor:
+    /// the tensor and the element's offset in it. `what` names the operand in the error for a
+    /// coordinate with `_` (`help` says how to write it); `not_place` makes the error for a value
+    /// that is no tensor element.
+    pub(crate) fn element_place(&mut self, e: &Expr, what: &str, help: &str, not_place: fn(&Value, Span) -> Diagnostic) -> R<(TensorVal, Int)> {
+        Ok(match &e.kind {
+            ExprKind::Index { base, index } => match self.expr(base)? {
+                Value::Tensor(t) => {
+                    let crd = self.coordinate(index)?;
+                    check_rank(&crd, &t.ty.layout, e.span)?;
+                    if crd_has_under(&crd) {
+                        return Err(Diagnostic::error(format!("{what} is one element: the coordinate cannot contain `_`"), e.span, "a slice, not an element")
+                            .with_help(help.to_string()));
+                    }
+                    let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                    (t, offset)
+                }
+                other => return Err(not_place(&other, e.span)),
+            },
+            _ => match self.expr(e)? {
+                Value::Tensor(t) if t.ty.layout.size().ok().and_then(|s| s.as_static()) == Some(1) => (t, Int::S(0)),
+                other => return Err(not_place(&other, e.span)),
+            },
+        })
     }
 }
 

@@ -17,6 +17,7 @@ mod copy_if;
 mod flow;
 mod generics;
 mod mbarrier;
+mod cluster;
 mod tma;
 mod launch_bounds;
 mod host_flow;
@@ -68,6 +69,7 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
         symbols: HashMap::new(),
         diags: Vec::new(),
         recorder,
+        cluster_launches: HashMap::new(),
     };
     for item in &file.items {
         match item {
@@ -133,6 +135,9 @@ struct Program<'f> {
     symbols: HashMap<String, usize>,
     diags: Vec<Diagnostic>,
     recorder: Recorder,
+    /// Per kernel instance (symbol), the cluster shape of its first launch and where it was given
+    /// (one shape per instance: [`cluster`]).
+    cluster_launches: HashMap<String, (Option<[u32; 3]>, Span)>,
 }
 
 /// A tensor type as a parameter declares it, with the dynamic entries still `?`.
@@ -488,7 +493,7 @@ impl<'p, 'f> Frame<'p, 'f> {
         for t in &mut tmas {
             t.param = params.iter().position(|p| p.value as usize == t.param).unwrap_or(usize::MAX);
         }
-        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, tmas, reqntid: None, span: f.span })
+        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, tmas, reqntid: None, span: f.span, cluster: None })
     }
 
     fn host(mut self, f: &Function, b: &generics::Bindings) -> R<kir::Host> {
@@ -782,7 +787,15 @@ impl<'p, 'f> Frame<'p, 'f> {
         let mut block = None;
         let mut smem = Int::ZERO;
         let mut stream: Option<(usize, Span)> = None;
+        let mut cluster: Option<([u32; 3], Span)> = None;
         for c in clauses {
+            if c.name.name == "cluster" {
+                if let Some((_, first)) = cluster {
+                    return Err(Diagnostic::error("this launch has two `cluster(...)` clauses", c.span, "second cluster clause").with_secondary(first, "first one here"));
+                }
+                cluster = Some((self.cluster_clause(c)?, c.span));
+                continue;
+            }
             if c.name.name == "stream" {
                 let [e] = c.args.as_slice() else {
                     return Err(Diagnostic::error("`stream` takes one stream parameter of the host function", c.span, "one stream expected")
@@ -820,10 +833,10 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
                 other => {
                     let mut d = Diagnostic::error(format!("unknown launch clause `{other}`"), c.name.span, "unknown clause");
-                    if let Some(s) = did_you_mean(other, ["grid", "block", "smem", "stream"]) {
+                    if let Some(s) = did_you_mean(other, ["grid", "block", "smem", "stream", "cluster"]) {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     } else {
-                        d = d.with_help("the clauses are `grid(x, y, z)`, `block(x, y, z)`, `smem(bytes)` and `stream(s)`");
+                        d = d.with_help("the clauses are `grid(x, y, z)`, `block(x, y, z)`, `smem(bytes)`, `stream(s)` and `cluster(x, y, z)`");
                     }
                     return Err(d);
                 }
@@ -845,6 +858,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
         }
         let symbol = self.prog.instantiate(f, &values, span)?;
+        self.record_cluster(&symbol, &f.name.name, cluster, &grid, span)?;
         // Allocations beyond the static limit live in dynamic shared memory: the launch provides it.
         let (dynamic, needed) = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map_or((0, 0), |k| (k.dynamic_smem_bytes(), k.launch_smem_bytes()));
         // The kernel's tensors in the launch's own region must fit in it: checked here when the size
@@ -1607,6 +1621,10 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         if name == "tma_load" {
             return self.tma_load_call(args, span);
+        }
+        if cluster::BUILTINS.contains(&name.as_str()) {
+            // `dsmem_load(sA[i], rank)` takes the element's place, not its value.
+            return self.cluster_call(&name, args, span);
         }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;
