@@ -27,6 +27,12 @@
 //! the launches: a `.cute` `assert` over run-time values. A call is refused unless `LHS OP RHS`
 //! holds (`OP`: `== != < <= > >=`); the texts (hex UTF-8) are the message and the sides' source.
 //!
+//! A plan's steps ([`HostStep`]) are walked in order: `if COND` ... `else` ... `endif` branch at run
+//! time, and `for $K | START | END | STEP` ... `endfor` loop, `$K` a slot after the call's dynamic
+//! values; the trip count is fixed when a loop starts (a step that is not positive, or a call past
+//! [`MAX_LOOP_TRIPS`] or [`MAX_LAUNCHES`], is refused), so an `endfor`'s jump back, the only
+//! backward jump, cannot loop forever ([`HostSig::validate`] checks the nesting and every target).
+//!
 //! Expressions ([`Expr`]) are parsed once, when the manifest is read, and evaluated with checked
 //! `i64` arithmetic ([`Expr::eval`]): overflow and division by zero are errors, never panics.
 //! [`HostPlan`] binds a host function to the kernel signatures it launches and evaluates a call
