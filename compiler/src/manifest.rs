@@ -31,6 +31,10 @@ pub const MANIFEST_VERSION_TMA: u32 = 4;
 /// The version of a manifest with a `cluster` line in a kernel block: a runtime that skipped the
 /// line would not refuse grids that are not whole clusters (the driver would, without saying why).
 pub const MANIFEST_VERSION_CLUSTER: u32 = 5;
+/// The version of a manifest whose host functions loop at run time (`for` ... `endfor`, `break`,
+/// `continue` in a `host` block): a runtime that skipped the records would make each launch of a
+/// loop body once, with its loop variable unbound.
+pub const MANIFEST_VERSION_HOST_LOOPS: u32 = 6;
 
 /// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
 /// on it being a multiple of N (the runtime refuses a value that is not).
@@ -93,7 +97,10 @@ fn params(ps: &[Param], out: &mut String) {
 /// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
-    let version = if module.kernels.iter().any(|k| k.cluster.is_some()) {
+    let loops = module.hosts.iter().any(|h| h.steps.iter().any(HostStep::has_loop));
+    let version = if loops {
+        MANIFEST_VERSION_HOST_LOOPS
+    } else if module.kernels.iter().any(|k| k.cluster.is_some()) {
         MANIFEST_VERSION_CLUSTER
     } else if module.kernels.iter().any(|k| !k.tmas.is_empty()) {
         MANIFEST_VERSION_TMA
@@ -170,8 +177,9 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>])
     out
 }
 
-/// A host block's (or one `if` branch's) `require` and `assert` lines, then its steps; a run-time
-/// `if` is `if COND`, its branch, `else` and the other branch when there is one, then `endif`.
+/// A host block's (or one `if` branch's, or one loop body's) `require` and `assert` lines, then its
+/// steps; a run-time `if` is `if COND`, its branch, `else` and the other branch when there is one,
+/// then `endif`; a run-time loop is `for ...`, its body, then `endfor`.
 fn branch_lines(b: &HostBranch, vars: &HashMap<ValueId, usize>, out: &mut String) {
     for r in &b.requires {
         if let Some(line) = crate::plan::require_line(r, vars) {
@@ -203,6 +211,16 @@ fn branch_lines(b: &HostBranch, vars: &HashMap<ValueId, usize>, out: &mut String
                 }
                 out.push_str("endif\n");
             }
+            // A run-time loop: `for $K | START | END | STEP`, its body, `endfor`. A bound that
+            // cannot be written leaves `for` without them, which the runtime refuses (the host
+            // is then unusable rather than wrong).
+            HostStep::For { var, start, end, step, body, .. } => {
+                out.push_str(&crate::plan::for_line(*var, start, end, step, vars).unwrap_or_else(|| "for\n".to_string()));
+                branch_lines(body, vars, out);
+                out.push_str("endfor\n");
+            }
+            HostStep::Break => out.push_str("break\n"),
+            HostStep::Continue => out.push_str("continue\n"),
         }
     }
 }

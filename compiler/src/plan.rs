@@ -11,15 +11,43 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{Assert, CmpOp, FmtSeg, Host, HostCond, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
+use cute_lang::kir::{Assert, CmpOp, FmtSeg, Host, HostCond, HostStep, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The position of each dynamic value of a host function in its `$k` numbering.
+/// The position of each dynamic value of a host function in its `$k` numbering: its parameters'
+/// values, then one slot per run-time loop variable, in the order of the loops' `for` records
+/// (pre-order: an outer loop before the loops in its body), as the runtime expects.
 pub fn host_vars(h: &Host) -> HashMap<ValueId, usize> {
-    param_vars(&h.params)
+    let mut map = param_vars(&h.params);
+    loop_vars(&h.steps, &mut map);
+    map
+}
+
+fn loop_vars(steps: &[HostStep], map: &mut HashMap<ValueId, usize>) {
+    for st in steps {
+        match st {
+            HostStep::For { var, body, .. } => {
+                let k = map.len();
+                map.insert(*var, k);
+                loop_vars(&body.steps, map);
+            }
+            HostStep::If { then, els, .. } => {
+                loop_vars(&then.steps, map);
+                loop_vars(&els.steps, map);
+            }
+            HostStep::Launch(_) | HostStep::Print(_) | HostStep::Break | HostStep::Continue => {}
+        }
+    }
+}
+
+/// The `for` record of a host run-time loop: `for $K | START | END | STEP`, `$K` the loop
+/// variable's slot. `None` when a bound cannot be written (never produced by elaboration).
+pub fn for_line(var: ValueId, start: &Int, end: &Int, step: &Int, vars: &HashMap<ValueId, usize>) -> Option<String> {
+    let k = vars.get(&var)?;
+    Some(format!("for ${k} | {} | {} | {}\n", expr_text(start, vars)?, expr_text(end, vars)?, expr_text(step, vars)?))
 }
 
 /// `$k` numbering over a parameter list: each tensor's `?` entries (ABI order), each scalar.

@@ -811,6 +811,25 @@ pub enum HostStep {
     /// A host `if` on run-time values: the runtime evaluates `cond` per call and carries out one
     /// branch, whose checks apply only when it is taken.
     If { cond: HostCond, then: HostBranch, els: HostBranch, span: Span },
+    /// A host `for` with run-time bounds or step: the runtime runs `body` once per value of `var`
+    /// from `start` (inclusive) to `end` (exclusive) by `step` (refusing a call whose step is not
+    /// positive); the body's checks apply per trip, with `var` bound.
+    For { var: ValueId, start: Int, end: Int, step: Int, body: HostBranch, span: Span },
+    /// `break` of the innermost host run-time `for` (under a host `if` in its body, or not).
+    Break,
+    /// `continue` of the innermost host run-time `for`.
+    Continue,
+}
+
+impl HostStep {
+    /// Whether this step is, or contains, a run-time loop.
+    pub fn has_loop(&self) -> bool {
+        match self {
+            HostStep::For { .. } => true,
+            HostStep::If { then, els, .. } => then.steps.iter().chain(&els.steps).any(HostStep::has_loop),
+            _ => false,
+        }
+    }
 }
 
 /// A condition a host function branches on at run time: comparisons of index integers joined by

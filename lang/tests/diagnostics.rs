@@ -220,7 +220,13 @@ cases! {
     host_if_and_of_an_integer => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n > 4 && size(a) {\n        printf(\"large\\n\");\n    }\n}\n";
     host_if_error_inside_a_branch => "kernel k(a: tensor<f32, gmem>) {\n    a[thread_idx.x] = 0.0;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    if n > 1024 {\n        launch k(a) grid(1) block(2048);\n    } else {\n        launch k(a) grid(1) block(32);\n    }\n}\n";
     host_bool_printed => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    let big = n > 1024;\n    printf(\"{}\\n\", big);\n}\n";
-    runtime_loop_in_host => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    for i in 0..n {\n        printf(\"{}\\n\", i);\n    }\n}\n";
+    host_loop_return => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    for i in 0..n {\n        printf(\"{}\\n\", i);\n        return;\n    }\n}\n";
+    host_return_under_runtime_if => host3(COPY_KERNEL, "    if n > 4 {\n        return;\n    }\n    launch copy_rows(mA, mB) grid(n) block(32);");
+    host_break_of_unrolled_loop_under_runtime_if => host3(COPY_KERNEL, "    for k in 0..4 {\n        if n > k {\n            break;\n        }\n        launch copy_rows(mA, mB) grid(k + 1) block(32);\n    }");
+    host_loop_variable_as_const => host3("kernel fill(dst: tensor<f32, gmem>, const ROW) {\n    dst[ROW, thread_idx.x] = 0.0;\n}", "    for r in 0..n {\n        launch fill(mA, r) grid(1) block(32);\n    }");
+    host_loop_variable_as_float => host3("kernel scale(dst: tensor<f32, gmem>, s: f32) {\n    dst[block_idx.x, thread_idx.x] = s;\n}", "    for r in 0..n {\n        launch scale(mA, r) grid(1) block(32);\n    }");
+    host_loop_step_not_positive => host3(COPY_KERNEL, "    for r in 0..n step -1 {\n        launch copy_rows(mA, mB) grid(r) block(32);\n    }");
+    host_loop_bound_not_integer => host3(COPY_KERNEL, "    for r in 0..mA {\n        launch copy_rows(mA, mB) grid(r) block(32);\n    }");
     host_reads_memory => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    printf(\"{}\\n\", a[0]);\n}\n";
     host_thread_idx => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let t = thread_idx.x;\n}\n";
     for_unknown_clause => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..16 stride 2 {\n        a[i] = 0.0;\n    }\n}\n";

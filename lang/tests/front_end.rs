@@ -142,6 +142,54 @@ fn host_if_on_run_time_values_becomes_plan_branches() {
     assert!(e2.is_empty());
 }
 
+/// A host `for` with run-time bounds or step: one plan loop (not unrolled) whose variable is a
+/// run-time integer the launches, tiles and conditions use; the body's checks belong to it;
+/// `break`/`continue` under a host `if` in it are plan steps; a loop nested in it is a loop of its
+/// own; static bounds still unroll.
+#[test]
+fn host_for_with_run_time_bounds_becomes_a_plan_loop() {
+    use cute_lang::kir::{HostCond, HostStep};
+    let src = "kernel k(a: tensor<f32, gmem>, r: i32) {\n    a[r, thread_idx.x] = 0.0;\n}\n\
+               host h(a: tensor<f32, gmem, (?,?):(?,1)>, chunk: i32) {\n\
+               \x20   let (m, n) = a.shape;\n\
+               \x20   for r in 0..m step chunk {\n\
+               \x20       if r > 64 {\n\
+               \x20           break;\n\
+               \x20       }\n\
+               \x20       if r == 8 {\n\
+               \x20           continue;\n\
+               \x20       }\n\
+               \x20       let t = zipped_divide(a, (1, 16));\n\
+               \x20       launch k(t, min(chunk, m - r)) grid(r + 1) block(16);\n\
+               \x20       for c in r..n {\n\
+               \x20           launch k(a, c) grid(1) block(1);\n\
+               \x20       }\n\
+               \x20   }\n\
+               \x20   for s in 0..2 {\n\
+               \x20       launch k(a, s) grid(1) block(1);\n\
+               \x20   }\n\
+               }\n";
+    let (_, module) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let h = &module.hosts[0];
+    assert!(h.requires.is_empty(), "the tile's condition belongs to the loop: {:?}", h.requires);
+    let [HostStep::For { var, start, step, body, .. }, HostStep::Launch(s0), HostStep::Launch(s1)] = &h.steps[..] else { panic!("{:#?}", h.steps) };
+    assert_eq!(start.as_static(), Some(0));
+    assert!(!step.is_static(), "{step:?}");
+    assert_eq!((s0.grid[0].as_static(), s1.grid[0].as_static()), (Some(1), Some(1)), "static bounds unroll");
+    assert_eq!(body.requires.len(), 1);
+    assert_eq!(body.requires[0].divisor, 16);
+    let [HostStep::If { cond: c1, then: t1, .. }, HostStep::If { then: t2, .. }, HostStep::Launch(l), HostStep::For { start: inner_start, body: inner, .. }] = &body.steps[..] else {
+        panic!("{:#?}", body.steps)
+    };
+    assert!(matches!(&t1.steps[..], [HostStep::Break]), "{t1:?}");
+    assert!(matches!(&t2.steps[..], [HostStep::Continue]), "{t2:?}");
+    let HostCond::Cmp { lhs, .. } = c1 else { panic!("{c1:?}") };
+    assert_eq!(lhs, &cute_layout::Int::var(*var, 1), "the condition tests the loop variable");
+    assert_eq!(l.grid[0], cute_layout::Int::var(*var, 1).add(&cute_layout::Int::ONE).unwrap());
+    assert_eq!(inner_start, &cute_layout::Int::var(*var, 1), "the inner loop starts at the outer variable");
+    assert!(matches!(&inner.steps[..], [HostStep::Launch(_)]));
+}
+
 /// A generic kernel is instantiated per element type at its launches; a generic host function once
 /// per listed type, named `NAME<T>`, with the parameters each type argument types.
 #[test]

@@ -328,6 +328,65 @@ def test_row_sum_both_branches(gpu, load, shape, kernel):
     assert "out needs one entry per row of x" in assert_refused_untouched(torch, f, bad, x, bad)
 
 
+# ---- chunked_add: host run-time loops, one launch per chunk of rows ---------------------------------
+
+@pytest.mark.parametrize("rows,cols,chunk", [(1, 1, 1), (100, 300, 32), (96, 300, 32), (1000, 77, 7), (3, 4096, 1000)])
+def test_chunked_add_loops_at_run_time(gpu, load, rows, cols, chunk):
+    torch = gpu
+    f = load("chunked_add").chunked_add
+    a = torch.rand(rows, cols, device="cuda") * 2 - 1
+    b = torch.rand(rows, cols, device="cuda") * 2 - 1
+    buf, c = guarded(torch, (rows, cols), torch.float32)
+    assert len(f.check(a, b, c, chunk)) == -(-rows // chunk)
+    f(a, b, c, chunk)
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b), (rows, cols, chunk)
+    assert guards_untouched(buf, rows * cols)
+    # A step that is not positive is refused, nothing written.
+    buf, c = guarded(torch, (rows, cols), torch.float32)
+    for bad in (0, -chunk):
+        assert "the step of a loop must be positive" in assert_refused_untouched(torch, f, c, a, b, c, bad)
+
+
+def test_chunked_add_in_a_cuda_graph(gpu, load):
+    """A looping host call captured into a CUDA graph: every trip's launch is recorded, none runs
+    until the replay, and the replay computes the whole sum."""
+    torch = gpu
+    f = load("chunked_add").chunked_add
+    rows, cols, chunk = 1000, 130, 64
+    a = torch.rand(rows, cols, device="cuda")
+    b = torch.rand(rows, cols, device="cuda")
+    buf, c = guarded(torch, (rows, cols), torch.float32)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(side):
+        with torch.cuda.graph(g):
+            f(a, b, c, chunk)
+    torch.cuda.synchronize()
+    assert bool(c.isnan().all()), "a captured call ran"
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b)
+    assert guards_untouched(buf, rows * cols)
+
+
+@pytest.mark.parametrize("rows,cols", [(16, 64), (48, 192), (256, 1024)])
+def test_tiled_add_nested_loops(gpu, load, rows, cols):
+    torch = gpu
+    f = load("chunked_add").tiled_add
+    a = torch.rand(rows, cols, device="cuda")
+    b = torch.rand(rows, cols, device="cuda")
+    buf, c = guarded(torch, (rows, cols), torch.float32)
+    f(a, b, c)
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b), (rows, cols)
+    assert guards_untouched(buf, rows * cols)
+    bad = torch.full((rows + 8, cols), float("nan"), device="cuda")
+    x = torch.rand(rows + 8, cols, device="cuda")
+    assert "whole 16 x 64 tiles" in assert_refused_untouched(torch, f, bad, x, x, bad)
+
+
 # ---- printf samples ------------------------------------------------------------------------------
 
 def run_printing(torch, capfd, fn):

@@ -245,6 +245,38 @@ def test_host_if_picks_the_kernel_by_the_row_length(cubin):
             refusal(plan.check, view(0, (5, cols), "f32"), view(1, (6,), "f32"))
 
 
+def test_host_loops_launch_once_per_chunk(cubin):
+    """samples/chunked_add.cute: host `for` loops with run-time bounds and step, one launch per trip."""
+    m = cutec.manifest(cubin("chunked_add"))
+    assert m.version == 6 and "\nfor $10 | 0 | $0 | $9\n" in m.text
+    chunked, tiled = m.host("chunked_add"), m.host("tiled_add")
+    for rows, cols, chunk in [(100, 300, 32), (96, 300, 32), (5, 7, 1), (3, 1000, 50), (1, 1, 1)]:
+        a, b, c = (view(k, (rows, cols), "f32") for k in range(3))
+        launches = chunked.check(a, b, c, chunk)
+        want = [(r, min(chunk, rows - r)) for r in range(0, rows, chunk)]
+        assert len(launches) == len(want), (rows, cols, chunk)
+        for l, (r, n) in zip(launches, want):
+            # After the three tensors (pointer and three i32 each): r0 and rows, then the kernel's
+            # fast divisor of the row length.
+            assert l["kernel"] == "add_rows" and l["args"][12:14] == [("i32", r), ("i32", n)], (rows, chunk, l)
+            assert l["grid"] == (-(-(n * cols) // 256), 1, 1) and l["block"] == (256, 1, 1)
+    a, b, c = (view(k, (100, 300), "f32") for k in range(3))
+    for chunk in (0, -32):
+        assert f"the step of a loop must be positive, but chunk = {chunk}" in refusal(chunked.check, a, b, c, chunk)
+    # Nested loops over 16 x 64 tiles: each launch views its own tile.
+    rows, cols = 48, 192
+    a, b, c = (view(k, (rows, cols), "f32") for k in range(3))
+    launches = tiled.check(a, b, c)
+    tiles = [(ti, tj) for ti in range(rows // 16) for tj in range(cols // 64)]
+    assert len(launches) == len(tiles)
+    for l, (ti, tj) in zip(launches, tiles):
+        off = 4 * (ti * 16 * cols + tj * 64)
+        assert l["args"][:2] == [("ptr", fake_ptr(0) + off), ("i32", cols)], (ti, tj)
+        assert l["args"][4] == ("ptr", fake_ptr(2) + off)
+    for shape in ((40, 192), (8, 64), (48, 100)):
+        assert "assert failed: a must be made of whole 16 x 64 tiles" in refusal(tiled.check, *(view(k, shape, "f32") for k in range(3)))
+
+
 def test_predicated_add_accepts_any_shape(cubin):
     plan = cutec.manifest(cubin("predicated_add")).host("predicated_add")
     for m, n in ((1, 1), (3, 5), (1023, 33), (4, 32), (4096, 4097)):

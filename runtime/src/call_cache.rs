@@ -69,6 +69,9 @@ struct Entry {
     flat: Vec<KernelArg>,
     launches: Vec<(usize, crate::launch::LaunchConfig, std::ops::Range<usize>)>,
     prints: Vec<(usize, usize)>,
+    print_text: String,
+    print_spans: Vec<std::ops::Range<usize>>,
+    launch_vars: Vec<i64>,
     ptr_sources: Vec<(usize, usize)>,
 }
 
@@ -127,6 +130,9 @@ impl CallCache {
             s.flat.clone_from(&e.flat);
             s.launches.clone_from(&e.launches);
             s.prints.clone_from(&e.prints);
+            s.print_text.clone_from(&e.print_text);
+            s.print_spans.clone_from(&e.print_spans);
+            s.launch_vars.clone_from(&e.launch_vars);
             s.ptr_sources.clone_from(&e.ptr_sources);
             for &(i, param) in &e.ptr_sources {
                 if let (Some(KernelArg::Ptr(p)), Some(Arg::Tensor(v)), Some(&base)) = (s.flat.get_mut(i), args.get(param), e.bases.get(param)) {
@@ -145,6 +151,9 @@ impl CallCache {
             flat: s.flat.clone(),
             launches: s.launches.clone(),
             prints: s.prints.clone(),
+            print_text: s.print_text.clone(),
+            print_spans: s.print_spans.clone(),
+            launch_vars: s.launch_vars.clone(),
             ptr_sources: s.ptr_sources.clone(),
         };
         if self.entries.len() < CAPACITY {

@@ -18,7 +18,7 @@ use crate::kernel::Kernel;
 use crate::manifest::Manifest;
 use crate::module::Module;
 use crate::generic::HostGroup;
-use crate::plan::{HostPlan, HostSig, HostStep, PlanScratch, PlannedLaunch};
+use crate::plan::{HostPlan, HostSig, PlanScratch, PlannedLaunch};
 
 /// A host function of a loaded module, ready to call. Cheap to clone (shares its kernels and
 /// buffers); keeps the module loaded.
@@ -157,20 +157,15 @@ impl HostFn {
             }
             return Ok(());
         }
-        // Host prints run at call time, in source order with the launches (of the branches taken).
-        let steps = &inner.plan.sig().steps;
-        let mut prints = s.prints.iter().peekable();
+        // Host prints run at call time, in source order with the launches (of the branches taken
+        // and loop trips made), with the text the evaluation formatted.
+        let mut prints = s.print_texts().peekable();
         for n in 0..=s.launches.len() {
-            while let Some(&&(_, step)) = prints.peek().filter(|(before, _)| *before == n) {
-                prints.next();
-                if let Some(HostStep::Print(segs)) = steps.get(step) {
-                    use std::io::Write;
-                    let text = crate::plan::format_print(segs, &s.vars)
-                        .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: print: {e}", inner.plan.sig().name)))?;
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(text.as_bytes());
-                    let _ = out.flush();
-                }
+            while let Some((_, text)) = prints.next_if(|(before, _)| *before == n) {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
             }
             if let Some((li, cfg, range)) = s.launches.get(n) {
                 launch_one(inner, *li, stream_of(*li), *cfg, &s.flat[range.clone()])?;

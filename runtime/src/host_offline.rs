@@ -9,7 +9,7 @@ use std::io::Write;
 
 use crate::checked::Arg;
 use crate::error::{Result, RuntimeError};
-use crate::plan::{format_print, HostPlan, HostStep, PlanScratch};
+use crate::plan::{HostPlan, PlanScratch};
 
 impl HostPlan {
     /// Runs a host function that launches no kernel, without a driver or device: the argument
@@ -28,14 +28,9 @@ impl HostPlan {
         }
         let mut s = PlanScratch::default();
         self.evaluate_into(args, &mut s)?;
-        // The prints of the branches taken, in order.
-        for &(_, step) in &s.prints {
-            if let Some(HostStep::Print(segs)) = sig.steps.get(step) {
-                let text = format_print(segs, &s.vars)
-                    .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: print: {e}", sig.name)))?;
-                out.write_all(text.as_bytes())
-                    .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: writing its output: {e}", sig.name)))?;
-            }
+        // The prints of the branches taken and loop trips made, in order.
+        for (_, text) in s.print_texts() {
+            out.write_all(text.as_bytes()).map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: writing its output: {e}", sig.name)))?;
         }
         Ok(())
     }

@@ -72,7 +72,9 @@ pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// `tma` lines (TMA tensor maps, 128-byte parameters after those, [`crate::tma`]). Version 5 adds
 /// `cluster` lines (a kernel's thread-block cluster shape): an older runtime would launch grids
 /// that are not whole clusters, which the driver refuses with an error that names neither.
-pub const MANIFEST_VERSION: u32 = 5;
+/// Version 6 adds run-time loops to host blocks (`for` ... `endfor`, `break`, `continue`): an older
+/// runtime would make a loop body's launches once, with the loop variable unbound.
+pub const MANIFEST_VERSION: u32 = 6;
 
 /// Element types (cutec's scalar type names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -584,19 +586,33 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
     Ok(ParamSig { name, kind })
 }
 
-/// One `if COND`, `else` or `endif` record of a host block: appends the step, keeps `ifs` (the
-/// open `if`s: step index, and the `else`'s once read) and sets the jump targets when a branch
-/// closes.
-fn branch_record(h: &mut HostSig, ifs: &mut Vec<(usize, Option<usize>)>, kw: &str, rest: &str) -> std::result::Result<(), String> {
+/// A block of a host plan the reader has opened and not closed yet.
+#[derive(Debug)]
+enum Block {
+    /// An `if` (its step index) and its `else` once read.
+    If { at: usize, els: Option<usize> },
+    /// A `for` (its step index) and the `break`/`continue` steps inside it, whose targets are
+    /// set when it closes.
+    For { at: usize, jumps: Vec<usize> },
+}
+
+/// One `if COND`, `else`, `endif`, `for $K | START | END | STEP`, `endfor`, `break` or `continue`
+/// record of a host block: appends the step, keeps `open` (the blocks not closed yet) and sets the
+/// jump targets when a block closes. Blocks nest: an `endif` closes an `if`, an `endfor` a `for`,
+/// and `break`/`continue` belong to the innermost `for`.
+fn branch_record(h: &mut HostSig, open: &mut Vec<Block>, kw: &str, rest: &str) -> std::result::Result<(), String> {
     let here = h.steps.len();
+    if !matches!(kw, "if" | "for") && !rest.trim().is_empty() {
+        return Err(format!("`{kw}` takes nothing, found `{}`", rest.trim()));
+    }
     match kw {
         "if" => {
             let cond = crate::plan::Cond::parse(rest).map_err(|e| format!("`if`: {e}"))?;
             h.steps.push(HostStep::If { cond, else_at: here + 1 });
-            ifs.push((here, None));
+            open.push(Block::If { at: here, els: None });
         }
         "else" => {
-            let Some((at, els)) = ifs.last_mut() else { return Err("`else` without `if`".into()) };
+            let Some(Block::If { at, els }) = open.last_mut() else { return Err("`else` without `if`".into()) };
             if els.is_some() {
                 return Err("a second `else` for one `if`".into());
             }
@@ -606,8 +622,10 @@ fn branch_record(h: &mut HostSig, ifs: &mut Vec<(usize, Option<usize>)>, kw: &st
             }
             h.steps.push(HostStep::Else { end_at: here + 1 });
         }
-        _ => {
-            let Some((at, els)) = ifs.pop() else { return Err("`endif` without `if`".into()) };
+        "endif" => {
+            let Some(Block::If { at, els }) = open.pop() else {
+                return Err(if open.is_empty() { "`endif` without `if`".into() } else { "`endif` closes a `for` (expected `endfor`)".into() });
+            };
             match els {
                 Some(e) => {
                     if let Some(HostStep::Else { end_at }) = h.steps.get_mut(e) {
@@ -622,11 +640,51 @@ fn branch_record(h: &mut HostSig, ifs: &mut Vec<(usize, Option<usize>)>, kw: &st
             }
             h.steps.push(HostStep::EndIf);
         }
-    }
-    if kw != "if" && !rest.trim().is_empty() {
-        return Err(format!("`{kw}` takes nothing, found `{}`", rest.trim()));
+        "for" => {
+            let (var, start, end, step) = parse_for(rest).map_err(|e| format!("`for`: {e}"))?;
+            h.steps.push(HostStep::For { var, start, end, step, end_at: here + 1 });
+            open.push(Block::For { at: here, jumps: Vec::new() });
+        }
+        "endfor" => {
+            let Some(Block::For { at, jumps }) = open.pop() else {
+                return Err(if open.is_empty() { "`endfor` without `for`".into() } else { "`endfor` closes an `if` (expected `endif`)".into() });
+            };
+            if let Some(HostStep::For { end_at, .. }) = h.steps.get_mut(at) {
+                *end_at = here + 1;
+            }
+            for j in jumps {
+                match h.steps.get_mut(j) {
+                    Some(HostStep::Break { end_at }) => *end_at = here + 1,
+                    Some(HostStep::Continue { endfor_at }) => *endfor_at = here,
+                    _ => {}
+                }
+            }
+            h.steps.push(HostStep::EndFor { for_at: at });
+        }
+        _ => {
+            // `break` / `continue`: of the innermost `for`, through any `if`s inside it.
+            let Some(jumps) = open.iter_mut().rev().find_map(|b| match b {
+                Block::For { jumps, .. } => Some(jumps),
+                Block::If { .. } => None,
+            }) else {
+                return Err(format!("`{kw}` outside a `for`"));
+            };
+            jumps.push(here);
+            h.steps.push(if kw == "break" { HostStep::Break { end_at: here + 1 } } else { HostStep::Continue { endfor_at: here } });
+        }
     }
     Ok(())
+}
+
+/// The fields after `for`: `$K | START | END | STEP`.
+fn parse_for(rest: &str) -> std::result::Result<(usize, crate::plan::Expr, crate::plan::Expr, crate::plan::Expr), String> {
+    let p: Vec<&str> = rest.split('|').map(str::trim).collect();
+    let [var, start, end, step] = p[..] else {
+        return Err(format!("expected `for $K | START | END | STEP`, found `for {}`", rest.trim()));
+    };
+    let var = var.strip_prefix('$').and_then(|k| k.parse::<usize>().ok()).ok_or_else(|| format!("the loop variable must be `$K`, found `{var}`"))?;
+    let e = |what: &str, t: &str| crate::plan::Expr::parse(t).map_err(|err| format!("{what}: {err}"));
+    Ok((var, e("start", start)?, e("end", end)?, e("step", step)?))
 }
 
 impl Manifest {
@@ -648,9 +706,8 @@ impl Manifest {
         // The open block: a kernel, or a host (with its open `launch`, if any).
         enum Open {
             Kernel(KernelSig),
-            /// A host, its open `launch`, and its open `if`s (the step index of each `if`, and of
-            /// its `else` once read).
-            Host(HostSig, Option<LaunchPlan>, Vec<(usize, Option<usize>)>),
+            /// A host, its open `launch`, and its open `if`s and `for`s.
+            Host(HostSig, Option<LaunchPlan>, Vec<Block>),
         }
         let mut open: Option<Open> = None;
         // Whether the open kernel block had its `smem` line.
@@ -670,7 +727,7 @@ impl Manifest {
                     }
                     continue;
                 }
-                if matches!(fields.first().copied(), Some("end" | "kernel" | "host" | "launch" | "if" | "else" | "endif")) {
+                if matches!(fields.first().copied(), Some("end" | "kernel" | "host" | "launch" | "if" | "else" | "endif" | "for" | "endfor" | "break" | "continue")) {
                     let what = format!("line {no}: `launch {}` is not closed with `endlaunch`", l.kernel);
                     h.plan_error.get_or_insert(what);
                     if let Some(Open::Host(_, l, _)) = &mut open {
@@ -842,9 +899,11 @@ impl Manifest {
                         h.launches_kernels.push(k.to_string());
                     }
                 }
-                // A run-time `if` of a host: `if COND`, the branch, [`else`, the branch,] `endif`.
-                // A malformed one makes the host's plan unusable (never a partial plan).
-                Some(kw @ ("if" | "else" | "endif")) => {
+                // A run-time `if` of a host: `if COND`, the branch, [`else`, the branch,] `endif`;
+                // a run-time loop: `for $K | START | END | STEP`, the body, `endfor`, with `break`
+                // and `continue` inside. A malformed one makes the host's plan unusable (never a
+                // partial plan).
+                Some(kw @ ("if" | "else" | "endif" | "for" | "endfor" | "break" | "continue")) => {
                     if let Some(Open::Host(h, _, ifs)) = &mut open {
                         let rest = line.trim_start().strip_prefix(kw).unwrap_or("");
                         if let Err(e) = branch_record(h, ifs, kw, rest) {
@@ -861,8 +920,13 @@ impl Manifest {
                 },
                 Some("end") => match open.take() {
                     Some(Open::Host(mut h, _, ifs)) => {
-                        if !ifs.is_empty() {
-                            h.plan_error.get_or_insert(format!("line {no}: {} `if` not closed with `endif`", ifs.len()));
+                        let unclosed_ifs = ifs.iter().filter(|b| matches!(b, Block::If { .. })).count();
+                        if unclosed_ifs > 0 {
+                            h.plan_error.get_or_insert(format!("line {no}: {unclosed_ifs} `if` not closed with `endif`"));
+                        }
+                        let unclosed_fors = ifs.len() - unclosed_ifs;
+                        if unclosed_fors > 0 {
+                            h.plan_error.get_or_insert(format!("line {no}: {unclosed_fors} `for` not closed with `endfor`"));
                         }
                         m.hosts.push(h)
                     }
@@ -978,8 +1042,9 @@ mod tests {
         assert_eq!(Manifest::parse("cutec-manifest 3\n").unwrap().version, 3);
         assert_eq!(Manifest::parse("cutec-manifest 4\n").unwrap().version, 4);
         assert_eq!(Manifest::parse("cutec-manifest 5\n").unwrap().version, 5);
-        let e = Manifest::parse("cutec-manifest 6\n").unwrap_err();
-        assert!(e.to_string().contains("newer than this runtime"), "{e}");
+        assert_eq!(Manifest::parse("cutec-manifest 6\n").unwrap().version, 6);
+        let e = Manifest::parse("cutec-manifest 7\n").unwrap_err();
+        assert!(e.to_string().contains("manifest version 7 is newer than this runtime understands (6)"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\n").is_err());

@@ -27,6 +27,12 @@
 //! the launches: a `.cute` `assert` over run-time values. A call is refused unless `LHS OP RHS`
 //! holds (`OP`: `== != < <= > >=`); the texts (hex UTF-8) are the message and the sides' source.
 //!
+//! A plan's steps ([`HostStep`]) are walked in order: `if COND` ... `else` ... `endif` branch at run
+//! time, and `for $K | START | END | STEP` ... `endfor` loop, `$K` a slot after the call's dynamic
+//! values; the trip count is fixed when a loop starts (a step that is not positive, or a call past
+//! [`MAX_LOOP_TRIPS`] or [`MAX_LAUNCHES`], is refused), so an `endfor`'s jump back, the only
+//! backward jump, cannot loop forever ([`HostSig::validate`] checks the nesting and every target).
+//!
 //! Expressions ([`Expr`]) are parsed once, when the manifest is read, and evaluated with checked
 //! `i64` arithmetic ([`Expr::eval`]): overflow and division by zero are errors, never panics.
 //! [`HostPlan`] binds a host function to the kernel signatures it launches and evaluates a call
@@ -198,6 +204,16 @@ impl Expr {
             Expr::Var(k) => f(*k),
             Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().any(|x| x.any_var(f)),
             Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.any_var(f) || b.any_var(f),
+        }
+    }
+
+    /// The first `$k` referenced (left to right) that satisfies `f`.
+    pub fn find_var(&self, f: &impl Fn(usize) -> bool) -> Option<usize> {
+        match self {
+            Expr::Const(_) => None,
+            Expr::Var(k) => f(*k).then_some(*k),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().find_map(|x| x.find_var(f)),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.find_var(f).or_else(|| b.find_var(f)),
         }
     }
 
@@ -514,6 +530,15 @@ impl Cond {
         }
     }
 
+    /// The first `$k` referenced (left to right) that satisfies `f`.
+    pub fn find_var(&self, f: &impl Fn(usize) -> bool) -> Option<usize> {
+        match self {
+            Cond::Cmp(_, a, b) => a.find_var(f).or_else(|| b.find_var(f)),
+            Cond::And(cs) | Cond::Or(cs) => cs.iter().find_map(|c| c.find_var(f)),
+            Cond::Not(c) => c.find_var(f),
+        }
+    }
+
     /// The largest `$k` referenced, if any.
     pub fn max_var(&self) -> Option<usize> {
         match self {
@@ -692,18 +717,67 @@ pub enum HostStep {
     Assert(Assert),
     /// A `require` line inside a branch: checked only when the branch is taken.
     Require(Require),
+    /// `for $K | START | END | STEP`: a run-time loop. The bounds and the step are evaluated once,
+    /// on entry; a step that is not positive refuses the call. When the loop makes no trip, the
+    /// call continues at `end_at` (after the matching `EndFor`); otherwise `$K` (`var`, a slot after
+    /// the host's dynamic values) is START and the body follows.
+    For {
+        /// The loop variable's slot in the call's dynamic values.
+        var: usize,
+        /// The first value (inclusive).
+        start: Expr,
+        /// The bound (exclusive).
+        end: Expr,
+        /// The step (must evaluate to a positive value).
+        step: Expr,
+        /// The step after the matching `EndFor`.
+        end_at: usize,
+    },
+    /// `endfor`: the end of a trip. With trips left, `$K` advances by the step and the call goes
+    /// back to the step after `for_at` (the only backward jump of a plan); otherwise it goes on.
+    EndFor {
+        /// The matching `For`.
+        for_at: usize,
+    },
+    /// `break`: leaves the innermost loop, continuing at `end_at` (after its `EndFor`).
+    Break {
+        /// The step after the innermost loop's `EndFor`.
+        end_at: usize,
+    },
+    /// `continue`: ends this trip of the innermost loop, continuing at `endfor_at` (its `EndFor`).
+    Continue {
+        /// The innermost loop's `EndFor`.
+        endfor_at: usize,
+    },
 }
+
+/// The most loop trips one call may make, all loops together (a nested loop's trips counted on
+/// every trip of the loops around it). A call that would make more is refused before anything is
+/// launched: a plan is evaluated in full first, so an unbounded loop would never launch at all.
+pub const MAX_LOOP_TRIPS: u64 = 1 << 20;
+/// The most launches one call may make. A call that would make more is refused before anything is
+/// launched (each launch's arguments are kept until the call launches).
+pub const MAX_LAUNCHES: usize = 1 << 20;
 
 /// The text of a host `print` step for the call's dynamic values.
 pub fn format_print(segs: &[PrintSeg], vars: &[i64]) -> std::result::Result<String, EvalError> {
     let mut out = String::new();
+    write_print(segs, vars, &mut out)?;
+    Ok(out)
+}
+
+/// [`format_print`] appended to `out`.
+fn write_print(segs: &[PrintSeg], vars: &[i64], out: &mut String) -> std::result::Result<(), EvalError> {
+    use std::fmt::Write as _;
     for seg in segs {
         match seg {
             PrintSeg::Text(t) => out.push_str(t),
-            PrintSeg::Int(e) => out.push_str(&e.eval(vars)?.to_string()),
+            PrintSeg::Int(e) => {
+                let _ = write!(out, "{}", e.eval(vars)?);
+            }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 pub(crate) fn parse_print(rest: &str) -> std::result::Result<Vec<PrintSeg>, String> {
@@ -1012,7 +1086,117 @@ pub fn var_name_of(params: &[ParamSig], src: VarSource) -> String {
         }
 }
 
+/// A block open while [`HostSig::structure`] walks the steps.
+enum OpenBlock {
+    /// An `if` at step `at`, and its `else` once seen.
+    If { at: usize, els: Option<usize> },
+    /// A `for` at step `at`, and the `break`/`continue` steps that leave or end its trips.
+    For { at: usize, var: usize, jumps: Vec<usize> },
+}
+
 impl HostSig {
+    /// Checks that the steps nest — `if` [`else`] `endif`, `for` `endfor`, `break` and `continue`
+    /// inside a `for` — with the jump targets the manifest reader sets, and that the loop variables
+    /// are the slots after the host's `nvars` dynamic values, in the order of their `for`s. Returns,
+    /// per step, the loop variables bound there (a `for`'s own bounds are outside its loop). The
+    /// evaluator relies on this: only an `endfor` jumps back, to its own loop, and a loop's state
+    /// is always set by its `for` before its `endfor` reads it.
+    fn structure(&self, nvars: usize) -> std::result::Result<Vec<Vec<usize>>, String> {
+        let n = self.steps.len();
+        let mut open: Vec<OpenBlock> = Vec::new();
+        let mut bound: Vec<usize> = Vec::new();
+        let mut scopes = Vec::with_capacity(n);
+        let mut loops = 0;
+        fn innermost_for(open: &mut [OpenBlock]) -> Option<&mut Vec<usize>> {
+            open.iter_mut().rev().find_map(|b| match b {
+                OpenBlock::For { jumps, .. } => Some(jumps),
+                OpenBlock::If { .. } => None,
+            })
+        }
+        for (i, st) in self.steps.iter().enumerate() {
+            scopes.push(bound.clone());
+            match st {
+                HostStep::If { else_at, .. } => {
+                    if *else_at <= i || *else_at > n {
+                        return Err(format!("step {i}: `if` continues at step {else_at}, not after it"));
+                    }
+                    open.push(OpenBlock::If { at: i, els: None });
+                }
+                HostStep::Else { end_at } => {
+                    if *end_at <= i || *end_at > n {
+                        return Err(format!("step {i}: `else` continues at step {end_at}, not after it"));
+                    }
+                    match open.last_mut() {
+                        Some(OpenBlock::If { at, els: els @ None }) => {
+                            if !matches!(self.steps.get(*at), Some(HostStep::If { else_at, .. }) if *else_at == i + 1) {
+                                return Err(format!("step {at}: `if` does not continue after its `else` (step {i})"));
+                            }
+                            *els = Some(i);
+                        }
+                        _ => return Err(format!("step {i}: `else` without its `if`")),
+                    }
+                }
+                HostStep::EndIf => match open.pop() {
+                    Some(OpenBlock::If { at, els }) => {
+                        let ok = match els {
+                            Some(e) => matches!(self.steps.get(e), Some(HostStep::Else { end_at }) if *end_at == i),
+                            None => matches!(self.steps.get(at), Some(HostStep::If { else_at, .. }) if *else_at == i),
+                        };
+                        if !ok {
+                            return Err(format!("step {i}: the `if` at step {at} does not continue at its `endif`"));
+                        }
+                    }
+                    _ => return Err(format!("step {i}: `endif` without its `if`")),
+                },
+                HostStep::For { var, .. } => {
+                    if *var != nvars + loops {
+                        return Err(format!("step {i}: `for ${var}`: expected `${}` (loop variables are numbered after the host's {nvars} dynamic values, in the order of their `for`)", nvars + loops));
+                    }
+                    loops += 1;
+                    open.push(OpenBlock::For { at: i, var: *var, jumps: Vec::new() });
+                    bound.push(*var);
+                }
+                HostStep::EndFor { for_at } => match open.pop() {
+                    Some(OpenBlock::For { at, var, jumps }) => {
+                        if *for_at != at || !matches!(self.steps.get(at), Some(HostStep::For { end_at, .. }) if *end_at == i + 1) {
+                            return Err(format!("step {i}: `endfor` and the `for` at step {at} do not match"));
+                        }
+                        for j in jumps {
+                            let ok = match self.steps.get(j) {
+                                Some(HostStep::Break { end_at }) => *end_at == i + 1,
+                                Some(HostStep::Continue { endfor_at }) => *endfor_at == i,
+                                _ => false,
+                            };
+                            if !ok {
+                                return Err(format!("step {j}: does not jump to the end of its loop (step {i})"));
+                            }
+                        }
+                        bound.retain(|v| *v != var);
+                    }
+                    _ => return Err(format!("step {i}: `endfor` without its `for`")),
+                },
+                HostStep::Break { .. } | HostStep::Continue { .. } => match innermost_for(&mut open) {
+                    Some(jumps) => jumps.push(i),
+                    None => return Err(format!("step {i}: `break` or `continue` outside a `for`")),
+                },
+                HostStep::Launch(_) | HostStep::Print(_) | HostStep::Assert(_) | HostStep::Require(_) => {}
+            }
+        }
+        if let Some(b) = open.last() {
+            let (what, at) = match b {
+                OpenBlock::If { at, .. } => ("if", at),
+                OpenBlock::For { at, .. } => ("for", at),
+            };
+            return Err(format!("step {at}: `{what}` is not closed"));
+        }
+        Ok(scopes)
+    }
+
+    /// The number of loop variables (`for` steps) of the plan.
+    pub fn loop_count(&self) -> usize {
+        self.steps.iter().filter(|st| matches!(st, HostStep::For { .. })).count()
+    }
+
     /// Checks the plan against the manifest's kernels: each launched kernel exists, its argument
     /// count and kinds match the kernel's parameters, a tensor argument gives one expression per
     /// `?` entry and views a tensor host parameter of the kernel's element type, and every `$k` is
@@ -1028,50 +1212,75 @@ impl HostSig {
             },
             _ => None,
         };
-        let var_ok = |e: &Expr, what: &str| match e.max_var() {
-            Some(k) if k >= nvars => Err(format!("{what}: ${k} but the host has {nvars} dynamic values")),
+        // The loop variables bound at each step (the slots of the loops around it).
+        let scopes = self.structure(nvars)?;
+        let nloops = self.loop_count();
+        let var_ok = |e: &Expr, what: &str, open: &[usize]| {
+            if let Some(k) = e.find_var(&|k| k >= nvars && !open.contains(&k)) {
+                return Err(if k < nvars + nloops {
+                    format!("{what}: `{e}` uses the loop variable ${k} outside its loop")
+                } else {
+                    format!("{what}: ${k} but the host has {nvars} dynamic values")
+                });
+            }
             // Integer arithmetic on a float's bits would be meaningless.
-            _ if e.any_var(&|k| scalar_ty(k).is_some_and(|d| !is_integer(d))) => Err(format!("{what}: `{e}` computes with a float parameter")),
-            _ => Ok(()),
+            if e.any_var(&|k| scalar_ty(k).is_some_and(|d| !is_integer(d))) {
+                return Err(format!("{what}: `{e}` computes with a float parameter"));
+            }
+            Ok(())
         };
         for r in &self.requires {
-            var_ok(&r.expr, "require")?;
+            var_ok(&r.expr, "require", &[])?;
         }
         for a in &self.asserts {
-            var_ok(&a.lhs, "assert")?;
-            var_ok(&a.rhs, "assert")?;
+            var_ok(&a.lhs, "assert", &[])?;
+            var_ok(&a.rhs, "assert", &[])?;
         }
-        let n = self.steps.len();
-        for (i, st) in self.steps.iter().enumerate() {
+        // The loop variables bound where each launch is made (a launch is made by one step).
+        let mut launch_scope: Vec<Option<&[usize]>> = vec![None; self.launches.len()];
+        for (i, (st, open)) in self.steps.iter().zip(&scopes).enumerate() {
             match st {
                 HostStep::Print(segs) => {
                     for seg in segs {
                         if let PrintSeg::Int(e) = seg {
-                            var_ok(e, "print")?;
+                            var_ok(e, "print", open)?;
                         }
                     }
                 }
-                HostStep::Launch(li) if *li >= self.launches.len() => return Err(format!("step {i}: launch {li} does not exist")),
-                HostStep::If { cond, else_at } => {
-                    if let Some(k) = cond.max_var().filter(|&k| k >= nvars) {
-                        return Err(format!("if {cond}: ${k} but the host has {nvars} dynamic values"));
-                    }
-                    if *else_at <= i || *else_at > n {
-                        return Err(format!("step {i}: `if` continues at step {else_at}, not after it"));
+                HostStep::Launch(li) => match launch_scope.get_mut(*li) {
+                    Some(slot @ None) => *slot = Some(open),
+                    Some(Some(_)) => return Err(format!("step {i}: launch {li} is made by two steps")),
+                    None => return Err(format!("step {i}: launch {li} does not exist")),
+                },
+                HostStep::If { cond, .. } => {
+                    if let Some(k) = cond.find_var(&|k| k >= nvars && !open.contains(&k)) {
+                        return Err(if k < nvars + nloops {
+                            format!("if {cond}: uses the loop variable ${k} outside its loop")
+                        } else {
+                            format!("if {cond}: ${k} but the host has {nvars} dynamic values")
+                        });
                     }
                 }
-                HostStep::Else { end_at } if *end_at <= i || *end_at > n => return Err(format!("step {i}: `else` continues at step {end_at}, not after it")),
                 HostStep::Assert(a) => {
-                    var_ok(&a.lhs, "assert")?;
-                    var_ok(&a.rhs, "assert")?;
+                    var_ok(&a.lhs, "assert", open)?;
+                    var_ok(&a.rhs, "assert", open)?;
                 }
-                HostStep::Require(r) => var_ok(&r.expr, "require")?,
-                HostStep::Launch(_) | HostStep::Else { .. } | HostStep::EndIf => {}
+                HostStep::Require(r) => var_ok(&r.expr, "require", open)?,
+                HostStep::For { var, start, end, step, .. } => {
+                    let what = format!("for ${var}");
+                    var_ok(start, &what, open)?;
+                    var_ok(end, &what, open)?;
+                    var_ok(step, &what, open)?;
+                }
+                HostStep::Else { .. } | HostStep::EndIf | HostStep::EndFor { .. } | HostStep::Break { .. } | HostStep::Continue { .. } => {}
             }
         }
         for (li, l) in self.launches.iter().enumerate() {
             let ctx = format!("launch {li} ({})", l.kernel);
             let k = m.kernel(&l.kernel).ok_or_else(|| format!("{ctx}: no kernel `{}` in the manifest", l.kernel))?;
+            // A launch no step makes is never evaluated; its expressions may use no loop variable.
+            let open = launch_scope.get(li).copied().flatten().unwrap_or(&[]);
+            let var_ok = |e: &Expr, what: &str| var_ok(e, what, open);
             for e in l.grid.iter().chain(&l.block).chain(std::iter::once(&l.smem)) {
                 var_ok(e, &ctx)?;
             }
@@ -1166,11 +1375,37 @@ pub struct PlanScratch {
     /// Per `print` step the call makes, in order: how many of `launches` come before it, and the
     /// step's index in the plan's steps.
     pub prints: Vec<(usize, usize)>,
+    /// The text of every print, back to back: print `j` is `print_text[print_spans[j]]`
+    /// (formatted when its step is reached, with the loop variables of that trip).
+    pub print_text: String,
+    /// Per print, its range in `print_text`.
+    pub print_spans: Vec<std::ops::Range<usize>>,
+    /// Per launch, the values of the plan's loop variables when it was made (none for a plan
+    /// without loops), back to back.
+    pub(crate) launch_vars: Vec<i64>,
     /// Per pointer in `flat` that views a host tensor: (its index in `flat`, the host parameter).
     pub(crate) ptr_sources: Vec<(usize, usize)>,
+    /// Per loop, its trips left and its step, while it runs.
+    loop_state: Vec<LoopState>,
+    /// The loop trips the call has made so far ([`MAX_LOOP_TRIPS`]).
+    trips: u64,
     shape: Vec<i64>,
     stride: Vec<i64>,
     host_flat: Vec<KernelArg>,
+}
+
+impl PlanScratch {
+    /// The prints of the call, in order: how many launches come before each, and its text.
+    pub fn print_texts(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.prints.iter().zip(&self.print_spans).map(|(&(before, _), r)| (before, self.print_text.get(r.clone()).unwrap_or("")))
+    }
+}
+
+/// A running loop of a call: its trips left (this one included) and its step.
+#[derive(Clone, Copy, Debug, Default)]
+struct LoopState {
+    left: u64,
+    step: i64,
 }
 
 /// A host function bound to the kernel signatures it launches: evaluates calls (pure).
@@ -1180,6 +1415,8 @@ pub struct HostPlan {
     /// Per launch, the kernel's signature.
     kernels: Vec<Arc<KernelSig>>,
     vars: Vec<VarSource>,
+    /// The plan's loop variables (slots after `vars`).
+    nloops: usize,
 }
 
 fn refuse(host: &str, what: String) -> RuntimeError {
@@ -1214,7 +1451,8 @@ impl HostPlan {
             }
         }
         let vars = sig.var_sources();
-        Ok(HostPlan { sig, kernels, vars })
+        let nloops = sig.loop_count();
+        Ok(HostPlan { sig, kernels, vars, nloops })
     }
 
     /// The host function's signature and plan.
@@ -1239,13 +1477,19 @@ impl HostPlan {
         let mut s = PlanScratch::default();
         self.evaluate_into(args, &mut s)?;
         let mut out = Vec::with_capacity(s.launches.len());
-        for &(i, ref cfg, ref range) in &s.launches {
+        let nvars = self.vars.len();
+        let mut vars = s.vars.clone();
+        for (n, &(i, ref cfg, ref range)) in s.launches.iter().enumerate() {
             let kernel = &self.kernels[i];
+            // The loop variables as they were when this launch was made.
+            if let (Some(dst), Some(src)) = (vars.get_mut(nvars..), s.launch_vars.get(n * self.nloops..(n + 1) * self.nloops)) {
+                dst.copy_from_slice(src);
+            }
             let mut views = Vec::new();
             for (kp, a) in kernel.params.iter().zip(&self.sig.launches[i].args) {
                 if let (ParamKind::Tensor(t), PlanArg::Tensor { host_param, offset, dyn_leaves }) = (&kp.kind, a) {
-                    let off = offset.eval(&s.vars).unwrap_or(0);
-                    let (sh, st) = fill_leaves(t, dyn_leaves, &s.vars).unwrap_or_default();
+                    let off = offset.eval(&vars).unwrap_or(0);
+                    let (sh, st) = fill_leaves(t, dyn_leaves, &vars).unwrap_or_default();
                     views.push((kp.name.clone(), self.sig.params[*host_param].name.clone(), off, sh, st));
                 }
             }
@@ -1262,6 +1506,9 @@ impl HostPlan {
         s.flat.clear();
         s.launches.clear();
         s.prints.clear();
+        s.print_text.clear();
+        s.print_spans.clear();
+        s.launch_vars.clear();
         s.ptr_sources.clear();
         // 1. The arguments against the host's parameters: the checked-launch rules.
         crate::checked::check_args_named(host, "host", &self.sig.params, args, &mut s.host_flat)?;
@@ -1291,8 +1538,14 @@ impl HostPlan {
         for r in &self.sig.requires {
             r.check(&s.vars, &self.sig.params, &self.vars).map_err(|m| refuse(host, m))?;
         }
-        // 4. The steps: each launch of the branches taken, with the checks of those branches.
+        // 4. The steps: each launch of the branches taken and of every loop trip, with the checks
+        // of those branches and trips.
         let steps = &self.sig.steps;
+        let nvars = self.vars.len();
+        s.vars.resize(nvars + self.nloops, 0);
+        s.loop_state.clear();
+        s.loop_state.resize(self.nloops, LoopState::default());
+        s.trips = 0;
         let mut i = 0;
         while let Some(st) = steps.get(i) {
             let next = match st {
@@ -1300,10 +1553,63 @@ impl HostPlan {
                     self.evaluate_launch(*li, args, s)?;
                     i + 1
                 }
-                HostStep::Print(_) => {
+                HostStep::Print(segs) => {
+                    // Formatted now: a loop variable has this trip's value only now.
+                    let start = s.print_text.len();
+                    write_print(segs, &s.vars, &mut s.print_text).map_err(|e| refuse(host, format!("print: {e}")))?;
                     s.prints.push((s.launches.len(), i));
+                    s.print_spans.push(start..s.print_text.len());
                     i + 1
                 }
+                HostStep::For { var, start, end, step, end_at } => {
+                    let ev = |e: &Expr| e.eval(&s.vars).map_err(|err| refuse(host, format!("for ${var} | {start} | {end} | {step}: {err}")));
+                    let (a, b, st) = (ev(start)?, ev(end)?, ev(step)?);
+                    if st <= 0 {
+                        let what = match step {
+                            Expr::Var(k) if *k < nvars => self.sig.var_name(self.vars[*k]),
+                            other => other.to_string(),
+                        };
+                        return Err(refuse(host, format!("the step of a loop must be positive, but {what} = {st} (loop ${var} from {a} to {b}: it would never end)")));
+                    }
+                    // i128: b - a + st - 1 cannot overflow it.
+                    let trips = if b > a { ((i128::from(b) - i128::from(a) + i128::from(st) - 1) / i128::from(st)) as u64 } else { 0 };
+                    s.trips = s.trips.saturating_add(trips);
+                    if s.trips > MAX_LOOP_TRIPS {
+                        return Err(refuse(
+                            host,
+                            format!("the call would make more than {MAX_LOOP_TRIPS} loop trips (for ${var} from {a} to {b} step {st} makes {trips}); a call is limited to {MAX_LOOP_TRIPS}: use a larger step, or loop inside a kernel"),
+                        ));
+                    }
+                    let (Some(slot), Some(state)) = (s.vars.get_mut(*var), var.checked_sub(nvars).and_then(|l| s.loop_state.get_mut(l))) else {
+                        return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i}: loop variable ${var} has no slot (validated plan; please report)")));
+                    };
+                    if trips == 0 {
+                        *end_at
+                    } else {
+                        *slot = a;
+                        *state = LoopState { left: trips, step: st };
+                        i + 1
+                    }
+                }
+                HostStep::EndFor { for_at } => {
+                    let Some(HostStep::For { var, .. }) = steps.get(*for_at) else {
+                        return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i}: `endfor` without its `for` (validated plan; please report)")));
+                    };
+                    let (Some(slot), Some(state)) = (s.vars.get_mut(*var), var.checked_sub(nvars).and_then(|l| s.loop_state.get_mut(l))) else {
+                        return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i}: loop variable ${var} has no slot (validated plan; please report)")));
+                    };
+                    state.left = state.left.saturating_sub(1);
+                    match slot.checked_add(state.step) {
+                        // Below `end` by construction of the trip count: no overflow on a trip left.
+                        Some(v) if state.left > 0 => {
+                            *slot = v;
+                            *for_at + 1
+                        }
+                        _ => i + 1,
+                    }
+                }
+                HostStep::Break { end_at } => *end_at,
+                HostStep::Continue { endfor_at } => *endfor_at,
                 HostStep::If { cond, else_at } => match cond.eval(&s.vars) {
                     Ok(true) => i + 1,
                     Ok(false) => *else_at,
@@ -1320,9 +1626,9 @@ impl HostPlan {
                     i + 1
                 }
             };
-            // Jumps go forward (validated when the plan is made); this keeps a hand-made plan
-            // from looping.
-            if next <= i {
+            // Jumps go forward (validated when the plan is made), but for an `endfor`'s jump back
+            // into its own loop, which ends when the loop's trips run out: no plan loops forever.
+            if next <= i && !matches!(st, HostStep::EndFor { for_at } if next == for_at + 1) {
                 return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i} jumps back to step {next}")));
             }
             i = next;
@@ -1334,6 +1640,9 @@ impl HostPlan {
     /// every check of its configuration and arguments.
     fn evaluate_launch(&self, li: usize, args: &[Arg], s: &mut PlanScratch) -> Result<()> {
         let host = self.sig.name.as_str();
+        if s.launches.len() >= MAX_LAUNCHES {
+            return Err(refuse(host, format!("the call would make more than {MAX_LAUNCHES} launches (launch {li} of a loop); a call is limited to {MAX_LAUNCHES}: use a larger step, or loop inside a kernel")));
+        }
         {
             let (Some(l), Some(kernel)) = (self.sig.launches.get(li), self.kernels.get(li)) else {
                 return Err(RuntimeError::InvalidImage(format!("host `{host}`: launch {li} does not exist")));
@@ -1467,6 +1776,10 @@ impl HostPlan {
                 crate::fastdiv::push_fast_divisors(kernel, &vars, &mut s.flat).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
             }
             s.launches.push((li, cfg, start..s.flat.len()));
+            // This trip's loop variables, for the views `evaluate` reports.
+            if let Some(loop_vars) = s.vars.get(self.vars.len()..) {
+                s.launch_vars.extend_from_slice(loop_vars);
+            }
         }
         Ok(())
     }

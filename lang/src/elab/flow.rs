@@ -12,6 +12,7 @@
 //! `scf.for`, `scf.while`). Flags are false outside their construct: each is cleared where its
 //! construct ends (after the loop, after each trip, after the inlined call).
 
+use super::host_flow::host_jump_error;
 use super::{builtins, Frame, Mode, Value, R};
 use crate::ast::{Block, Expr, Stmt};
 use crate::diag::Diagnostic;
@@ -61,8 +62,17 @@ pub(crate) struct LoopCtx {
     unrolled: bool,
     /// The run-time depth of the loop's body.
     depth: usize,
+    /// A host function's run-time loop: `break` and `continue` in it are steps of the plan.
+    host: bool,
     brk: Option<ValueId>,
     cont: Option<ValueId>,
+}
+
+impl LoopCtx {
+    /// A host function's run-time loop (its jumps are plan steps, [`Frame::host_jump`]).
+    pub(crate) fn host() -> LoopCtx {
+        LoopCtx { host: true, ..LoopCtx::default() }
+    }
 }
 
 /// A kernel, host function or inlined `fn` call being elaborated: the target of `return`.
@@ -160,6 +170,9 @@ impl Frame<'_, '_> {
 
     /// A new `bool` register cell, false from the start of the kernel.
     fn flag(&mut self, what: &str, span: Span) -> R<ValueId> {
+        if self.mode == Mode::Host {
+            return Err(host_jump_error(what, span));
+        }
         if self.mode != Mode::Kernel {
             return Err(Diagnostic::error(format!("{what} under a run-time condition is only available in kernels"), span, "run-time jump")
                 .with_help("host functions run their statements at compile time: make the condition static"));
@@ -225,6 +238,9 @@ impl Frame<'_, '_> {
         };
         if l.unrolled && l.depth == self.depth {
             return Ok(Flow { flags: Vec::new(), always: true, jump: Some(jump) });
+        }
+        if l.host {
+            return Ok(self.host_jump(jump));
         }
         let existing = if jump == Jump::Break { l.brk } else { l.cont };
         let flag = match existing {
@@ -356,7 +372,7 @@ impl Frame<'_, '_> {
 
     /// A loop unrolled at compile time: `trips` bodies in order (each given its trip number).
     pub(crate) fn unrolled_loop(&mut self, trips: usize, mut trip: impl FnMut(&mut Self, usize) -> R<Flow>, span: Span) -> R<Flow> {
-        self.loops.push(LoopCtx { unrolled: true, depth: self.depth, brk: None, cont: None });
+        self.loops.push(LoopCtx { unrolled: true, depth: self.depth, host: false, brk: None, cont: None });
         let mut acc = Flow::default();
         let mut guards = Vec::new();
         let mut r = Ok(());
@@ -388,7 +404,7 @@ impl Frame<'_, '_> {
     /// (ending with clearing its `continue` flag), what stops the loop before a trip (its `break`
     /// flag and `return` flags the body may set), and its loop context.
     pub(crate) fn runtime_loop_body(&mut self, body: impl FnOnce(&mut Self) -> R<Flow>) -> R<(Vec<Inst>, Vec<ValueId>, LoopCtx)> {
-        self.loops.push(LoopCtx { unrolled: false, depth: self.depth + 1, brk: None, cont: None });
+        self.loops.push(LoopCtx { unrolled: false, depth: self.depth + 1, host: false, brk: None, cont: None });
         let r = self.runtime_region(body);
         let l = self.loops.pop().unwrap_or_default();
         let (mut insts, flow) = r?;

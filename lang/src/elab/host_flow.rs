@@ -1,4 +1,5 @@
-//! Run-time control flow in host functions: `if`/`else` on comparisons of run-time index integers.
+//! Run-time control flow in host functions: `if`/`else` on comparisons of run-time index integers,
+//! and `for` loops with run-time bounds or step.
 //!
 //! A comparison of run-time index integers in a host function (`n < 1024`, `size(a) % 8 == 0`)
 //! is a [`kir::HostCond`], joined by `&&`, `||` and `!`. It travels as a run-time `bool` value
@@ -8,16 +9,26 @@
 //! to it, and the runtime checks them only when the branch is taken. Comparisons decided at compile
 //! time (both sides static, or the same value on both sides) stay static `bool`s, so an `if` on
 //! them elaborates only the branch taken, as everywhere else.
+//!
+//! A host `for` whose bounds or step are known only at run time is elaborated once, into a
+//! [`kir::HostStep::For`]: its variable is a fresh run-time index integer (usable wherever one is:
+//! launch arguments, grids, tiles, offsets, conditions), which the plan gives a slot of its own
+//! after the host's dynamic values. The body's checks belong to the loop and are made per trip.
+//! `break` and `continue` of such a loop, also under host `if`s in its body, are plan steps; a
+//! jump under a run-time condition to any other target (an unrolled loop, the end of the host
+//! function) has no plan step and is refused.
 
 use super::asserts::cmp_op;
 use super::value::Value;
 use super::{Frame, Mode, R};
-use crate::ast::{BinOp, Block, Stmt};
+use super::flow::LoopCtx;
+use crate::ast::{BinOp, Block, Ident, Stmt};
 use crate::diag::{article, Diagnostic};
 use crate::kir::{self, CmpOp, HostCond, ValueTy};
 use crate::span::Span;
 use crate::types::Scalar;
 use cute_layout::Int;
+use std::collections::HashMap;
 
 /// A condition operand: decided now, or a run-time host condition.
 enum Cond {
@@ -137,16 +148,51 @@ impl Frame<'_, '_> {
         if !(then.is_empty() && els.is_empty()) {
             self.steps.push(kir::HostStep::If { cond, then, els, span });
         }
-        // Host functions have no run-time jumps (`flow` refuses them), so control always goes on.
+        // The only run-time jumps of a host function are `break` and `continue` steps of its
+        // run-time loops (`flow` refuses the others), which the runtime takes: control goes on
+        // here as far as elaboration is concerned.
         Ok(super::flow::Flow::default())
     }
 
-    /// Elaborates a branch of a host `if`: its steps, `assert`s and `require`s are its own.
+    /// A host `for` with run-time bounds or step (a static step is already checked positive): the
+    /// body elaborated once, with `var` a run-time index integer, into a plan loop.
+    pub(super) fn host_for(&mut self, var: &Ident, start: Int, end: Int, step: Int, body: &Block, span: Span) -> R<super::flow::Flow> {
+        let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
+        let i = Value::Int(Int::var(iv, 1));
+        self.prog.recorder.binding(var.span, &i);
+        self.loops.push(LoopCtx::host());
+        let body = self.host_branch(|f| {
+            f.scopes.push(HashMap::from([(var.name.clone(), i)]));
+            let r = f.block(body);
+            f.scopes.pop();
+            r
+        });
+        self.loops.pop();
+        let body = body?;
+        if !body.is_empty() {
+            self.steps.push(kir::HostStep::For { var: iv, start, end, step, body, span });
+        }
+        Ok(super::flow::Flow::default())
+    }
+
+    /// `break`/`continue` of the innermost loop, a host run-time loop: a plan step. What follows
+    /// it in its block is unreachable; what follows the host `if` around it is elaborated (the
+    /// runtime skips it when the jump is taken).
+    pub(super) fn host_jump(&mut self, jump: super::flow::Jump) -> super::flow::Flow {
+        self.steps.push(if jump == super::flow::Jump::Break { kir::HostStep::Break } else { kir::HostStep::Continue });
+        super::flow::Flow { flags: Vec::new(), always: true, jump: None }
+    }
+
+    /// Elaborates a branch of a host `if` (or the body of a host loop): its steps, `assert`s and
+    /// `require`s are its own. It is a run-time region: a jump in it that the plan cannot make
+    /// (a `return`, a `break` of an unrolled loop) is refused rather than taken at compile time.
     fn host_branch(&mut self, f: impl FnOnce(&mut Self) -> R<super::flow::Flow>) -> R<kir::HostBranch> {
         let steps = std::mem::take(&mut self.steps);
         let requires = std::mem::take(&mut self.requires);
         let asserts = std::mem::take(&mut self.asserts);
+        self.depth += 1;
         let r = f(self);
+        self.depth -= 1;
         let branch = kir::HostBranch {
             steps: std::mem::replace(&mut self.steps, steps),
             requires: std::mem::replace(&mut self.requires, requires),
@@ -154,4 +200,15 @@ impl Frame<'_, '_> {
         };
         r.map(|_| branch)
     }
+}
+
+/// A jump under a run-time condition in a host function that the plan cannot make: a `return`,
+/// or a `break`/`continue` of a loop unrolled at compile time.
+pub(super) fn host_jump_error(what: &str, span: Span) -> Diagnostic {
+    if what == "`return`" {
+        return Diagnostic::error("`return` inside a run-time `if` or loop is not available in host functions", span, "run-time return")
+            .with_help("put what follows in the `else` branch of the `if`, or leave the loop with `break`");
+    }
+    Diagnostic::error(format!("{what} under a run-time condition cannot leave a loop unrolled at compile time"), span, "run-time jump")
+        .with_help("in a host function, `break` and `continue` under a run-time `if` work in a loop with run-time bounds; give this loop run-time bounds, or make the condition static")
 }

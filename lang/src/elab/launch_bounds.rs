@@ -72,7 +72,8 @@ fn collect<'a>(steps: &'a [HostStep], out: &mut Vec<&'a Launch>) {
                 collect(&then.steps, out);
                 collect(&els.steps, out);
             }
-            HostStep::Print(_) => {}
+            HostStep::For { body, .. } => collect(&body.steps, out),
+            HostStep::Print(_) | HostStep::Break | HostStep::Continue => {}
         }
     }
 }

@@ -721,8 +721,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             }
         }
         if self.mode == Mode::Host {
-            return Err(Diagnostic::error("a loop with run-time bounds is not available in host functions", span, "run-time bounds")
-                .with_help("a host function can branch on run-time values with `if`, but its loops are unrolled at compile time: give the loop static bounds, or loop over the run-time extent inside a kernel"));
+            return self.host_for(var, lb, ub, st, body, span);
         }
         self.need_kernel("a loop with run-time bounds", span)?;
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));

@@ -564,6 +564,10 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
         let vars = h.var_sources();
         let names: Vec<String> = vars.iter().enumerate().map(|(k, src)| format!("${k} = {}", h.var_name(*src))).collect();
         println!("  dynamic values: {}", if names.is_empty() { "(none)".to_string() } else { names.join(", ") });
+        if h.loop_count() > 0 {
+            let slots: Vec<String> = (vars.len()..vars.len() + h.loop_count()).map(|k| format!("${k}")).collect();
+            println!("  loop variables: {}", slots.join(", "));
+        }
         if let Some(e) = &h.plan_error {
             println!("  unusable plan: {e}");
         }
@@ -574,12 +578,12 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
             println!("  assert {a}");
         }
         use cute_runtime::HostStep;
-        if h.steps.iter().any(|st| matches!(st, HostStep::If { .. })) {
-            // A plan that branches: its steps, indented by `if` depth (launches by number, below).
+        if h.steps.iter().any(|st| matches!(st, HostStep::If { .. } | HostStep::For { .. })) {
+            // A plan that branches or loops: its steps, indented by depth (launches by number, below).
             println!("  steps:");
             let mut depth = 2;
             for st in &h.steps {
-                if matches!(st, HostStep::Else { .. } | HostStep::EndIf) {
+                if matches!(st, HostStep::Else { .. } | HostStep::EndIf | HostStep::EndFor { .. }) {
                     depth -= 1;
                 }
                 let pad = "  ".repeat(depth);
@@ -591,8 +595,12 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
                     HostStep::EndIf => println!("{pad}endif"),
                     HostStep::Assert(a) => println!("{pad}assert {a}"),
                     HostStep::Require(r) => println!("{pad}require {} multiple of {} ({})", r.expr, r.divisor, r.what),
+                    HostStep::For { var, start, end, step, .. } => println!("{pad}for ${var} in {start}..{end} step {step}"),
+                    HostStep::EndFor { .. } => println!("{pad}endfor"),
+                    HostStep::Break { .. } => println!("{pad}break"),
+                    HostStep::Continue { .. } => println!("{pad}continue"),
                 }
-                if matches!(st, HostStep::If { .. } | HostStep::Else { .. }) {
+                if matches!(st, HostStep::If { .. } | HostStep::Else { .. } | HostStep::For { .. }) {
                     depth += 1;
                 }
             }
