@@ -904,9 +904,11 @@ impl KernelWriter<'_> {
                     Some(p) => (format!(", {p}"), ", i1"),
                     None => (String::new(), ""),
                 };
+                // An RS atom's A is a register fragment (a vector), an SS atom's a shared tensor.
+                let ta = a_ty.as_ref().map(mlir_tensor).unwrap_or_else(|| self.ty(*a));
                 self.define(
                     *dst,
-                    &format!("\"cute.wgmma\"({}, {}, {}{so}) {{atom = \"{}\"}} : ({}, {}, {tc}{st}) -> {td}", v(*a), v(*b), v(*c), atom.name, mlir_tensor(a_ty), mlir_tensor(b_ty)),
+                    &format!("\"cute.wgmma\"({}, {}, {}{so}) {{atom = \"{}\"}} : ({ta}, {}, {tc}{st}) -> {td}", v(*a), v(*b), v(*c), atom.name, mlir_tensor(b_ty)),
                     *span,
                 );
             }

@@ -439,14 +439,18 @@ irdl.dialect @cute {
   // One warpgroup-wide, asynchronous tensor-core instruction (sm_90a `wgmma.mma_async`, CuTe's SS
   // atoms): d = a * b + c with `a` and `b` one atom's tiles in shared memory, (64, 16) and (N, 16),
   // read through matrix descriptors, and `c`/`d` the thread's accumulator values in the atom's C
-  // TV order. `cute-verify` checks that both tiles are canonical K-major GMMA layouts (a swizzle of
+  // TV order. With an RS atom (`SM90_64xNx16_..._RS`), `a` is instead the thread's A fragment, a
+  // vector of 8 16-bit values (CuTe's ALayout_64x16 order), which must be written before the
+  // `cute.warpgroup_fence` and left unchanged until the `cute.warpgroup_wait_group` covering d. `cute-verify` checks that both tiles are canonical K-major GMMA layouts (a swizzle of
   // 32, 64 or 128-byte rows, or none); `cute-lower-to-gpu` makes the descriptors from the tensors'
   // addresses and layouts and emits the instruction. `d` is valid only after a
   // `cute.warpgroup_wait_group` that covers it. With `scale_d` false, d = a * b (PTX's scale-d 0:
   // c is not read).
   irdl.operation @wgmma {
     %atom = irdl.base "#builtin.string"
-    %a = irdl.base @cute::@tensor
+    %a_tensor = irdl.base @cute::@tensor
+    %a_regs = irdl.base "!builtin.vector"
+    %a = irdl.any_of(%a_tensor, %a_regs)
     %b = irdl.base @cute::@tensor
     %c = irdl.base "!builtin.vector"
     %d = irdl.base "!builtin.vector"
@@ -456,16 +460,18 @@ irdl.dialect @cute {
     irdl.results(d: %d)
   }
 
-  // `wgmma.fence.sync.aligned`: the register (accumulator) and shared-memory accesses before it are
-  // ordered before the wgmma instructions after it. Lowered with a register fence on every
-  // accumulator of the function's wgmma ops, so their values are in place before it.
+  // `wgmma.fence.sync.aligned`: the register (accumulator, RS A) and shared-memory accesses before
+  // it are ordered before the wgmma instructions after it. Lowered with a register fence on every
+  // accumulator and register A fragment of the function's wgmma ops, so their values are in place
+  // before it.
   irdl.operation @warpgroup_fence {
     irdl.operands()
     irdl.results()
   }
 
   // `wgmma.wait_group.sync.aligned n`: waits until at most `n` committed wgmma groups are in flight.
-  // Lowered with a register fence on every accumulator after it, so no read of one moves above it.
+  // Lowered with a register fence on every accumulator (and register A) after it, so no read of an
+  // accumulator, nor a new write of an A fragment, moves above it.
   irdl.operation @warpgroup_wait_group {
     %n = irdl.base "#builtin.integer"
     irdl.attributes { "n" = %n }

@@ -298,9 +298,11 @@ pub enum Inst {
     /// `dst = a * b + c` with `a` (`a_ty`) and `b` (`b_ty`) one atom's tiles in shared memory (read
     /// through matrix descriptors) and `c`/`dst` the thread's accumulator fragment. The result is
     /// valid only after a `Warpgroup(WaitGroup)` that covers its group.
+    /// With an RS atom `a_ty` is `None` and `a` is the thread's A fragment (8 16-bit values), a
+    /// register value like `Mma`'s.
     /// `scale_d`: when given and false, `dst = a * b` (the accumulators are not read: PTX's
     /// scale-d 0), else `dst = a * b + c`.
-    Wgmma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, a_ty: TensorTy, b: ValueId, b_ty: TensorTy, c: ValueId, scale_d: Option<Operand>, span: Span },
+    Wgmma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, a_ty: Option<TensorTy>, b: ValueId, b_ty: TensorTy, c: ValueId, scale_d: Option<Operand>, span: Span },
     /// A warpgroup or proxy synchronization: `wgmma.fence`, `wgmma.commit_group`,
     /// `wgmma.wait_group N`, or `fence.proxy.async.shared::cta`.
     Warpgroup { op: WarpgroupOp, span: Span },

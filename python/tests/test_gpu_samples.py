@@ -577,18 +577,23 @@ def need_sm90a(torch):
 
 
 # samples/wgmma_atom.cute: one wgmma m64n128k16 bf16 -> f32 (32-byte swizzled tiles), and four
-# m64n64k16 f16 -> f32 along K = 64 over two warpgroups (128-byte swizzle): host, A, B, C shapes, dtype.
+# m64n64k16 f16 -> f32 along K = 64 over two warpgroups (128-byte swizzle). samples/wgmma_rs.cute:
+# A from registers (RS atoms), one m64n256k16 bf16 -> f32 (A through ldmatrix.x4), and four
+# m64n64k16 f16 -> f32 along K = 64 over two warpgroups (A through a universal 32-bit copy).
+# Sample, host, A, B, C shapes, dtype.
 WGMMA_ATOMS = [
-    ("wgmma_64x128x16", (64, 16), (128, 16), (64, 128), "bfloat16"),
-    ("wgmma_128x64x64_sw128", (128, 64), (64, 64), (128, 64), "float16"),
+    ("wgmma_atom", "wgmma_64x128x16", (64, 16), (128, 16), (64, 128), "bfloat16"),
+    ("wgmma_atom", "wgmma_128x64x64_sw128", (128, 64), (64, 64), (128, 64), "float16"),
+    ("wgmma_rs", "wgmma_rs_64x256x16", (64, 16), (256, 16), (64, 256), "bfloat16"),
+    ("wgmma_rs", "wgmma_rs_128x64x64", (128, 64), (64, 64), (128, 64), "float16"),
 ]
 
 
-@pytest.mark.parametrize("host,sa,sb,sc,din", WGMMA_ATOMS, ids=[c[0] for c in WGMMA_ATOMS])
-def test_wgmma_atom(gpu, load, host, sa, sb, sc, din):
+@pytest.mark.parametrize("sample,host,sa,sb,sc,din", WGMMA_ATOMS, ids=[c[1] for c in WGMMA_ATOMS])
+def test_wgmma_atom(gpu, load, sample, host, sa, sb, sc, din):
     torch = gpu
     need_sm90a(torch)
-    f = load("wgmma_atom").host(host)
+    f = load(sample).host(host)
     for _ in range(5):
         a = torch.randn(*sa, device="cuda").to(getattr(torch, din))
         b = torch.randn(*sb, device="cuda").to(getattr(torch, din))

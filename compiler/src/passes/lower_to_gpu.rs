@@ -153,8 +153,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
     let dynamic_smem = ir::int_attr(func, "cute.dynamic_smem");
     ir::remove_attr(func, "cute.dynamic_smem");
     let mut smem_offset = 0i64;
-    // The register tensors wgmma instructions accumulate in: fenced around wgmma.fence and
-    // wgmma.wait_group (see `register_fence`).
+    // The register tensors wgmma instructions accumulate in or read A from (RS atoms): fenced
+    // around wgmma.fence and wgmma.wait_group (see `register_fence`).
     let acc_allocs = wgmma_accumulators(func);
     let mut acc_roots: Vec<(Val, i64, String)> = Vec::new();
     for op in ir::nested_ops(func) {
@@ -215,7 +215,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         if name == "cute.warpgroup_fence" || name == "cute.warpgroup_wait_group" {
             let b = Builder::before(op);
             if name == "cute.warpgroup_fence" {
-                // The accumulators' values are in their registers before the fence.
+                // The accumulators' (and register A fragments') values are in their registers
+                // before the fence.
                 for root in &acc_roots {
                     register_fence(&b, root);
                 }
@@ -223,7 +224,7 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             } else {
                 let n = ir::int_attr(op, "n").ok_or_else(|| fail(op, "`cute.warpgroup_wait_group` needs an integer `n`"))?;
                 b.create("nvvm.wgmma.wait.group.sync.aligned", &[], &[], &[("group", b.attr(&format!("{n} : i64")))]);
-                // No read of an accumulator moves above the wait.
+                // No read of an accumulator, nor a write of an A fragment, moves above the wait.
                 for root in &acc_roots {
                     register_fence(&b, root);
                 }
@@ -260,11 +261,14 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         }
         if name == "cute.wgmma" {
             let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
-            let (Some(a), Some(bt)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
+            // An RS atom's A is a register vector, not a tensor.
+            let a_regs = ir::type_to_string(ir::value_type(ir::operand(op, 0))).starts_with("vector<");
+            let a = find(ir::operand(op, 0));
+            let (Some(bt), true) = (find(ir::operand(op, 1)), a_regs || a.is_some()) else {
                 return Err(fail(op, &format!("{NAME}: the tensor operands of `cute.wgmma` are not views or allocations")));
             };
             let b = Builder::before(op);
-            wgmma(&b, op, &tensors[a], &tensors[bt])?;
+            wgmma(&b, op, a.map(|i| &tensors[i]), &tensors[bt])?;
             dead.push(op);
             continue;
         }
@@ -681,22 +685,26 @@ fn ldmatrix(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
     store_frag(b, op, dst, values, "dst_vector")
 }
 
-/// The `cute.alloc`s (register tensors) whose views the function's `cute.wgmma` ops accumulate in.
+/// The `cute.alloc`s (register tensors) whose views the function's `cute.wgmma` ops accumulate in,
+/// and those an RS atom's A fragments are loaded from: the wgmma reads both asynchronously, so
+/// both are fenced at `wgmma.fence` and `wgmma.wait_group`.
 fn wgmma_accumulators(func: Op) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::new();
     for w in ir::nested_ops(func).into_iter().filter(|o| ir::op_name(*o) == "cute.wgmma") {
-        let Some(load) = ir::defining_op(ir::operand(w, 2)).filter(|d| ir::op_name(*d) == "cute.load_frag") else { continue };
-        let mut t = ir::operand(load, 0);
-        while let Some(d) = ir::defining_op(t) {
-            match ir::op_name(d).as_str() {
-                "cute.view" => t = ir::operand(d, 0),
-                "cute.alloc" => {
-                    if !out.iter().any(|o| o.ptr == d.ptr) {
-                        out.push(d);
+        for operand in [2, 0] {
+            let Some(load) = ir::defining_op(ir::operand(w, operand)).filter(|d| ir::op_name(*d) == "cute.load_frag") else { continue };
+            let mut t = ir::operand(load, 0);
+            while let Some(d) = ir::defining_op(t) {
+                match ir::op_name(d).as_str() {
+                    "cute.view" => t = ir::operand(d, 0),
+                    "cute.alloc" => {
+                        if !out.iter().any(|o| o.ptr == d.ptr) {
+                            out.push(d);
+                        }
+                        break;
                     }
-                    break;
+                    _ => break,
                 }
-                _ => break,
             }
         }
     }
@@ -804,26 +812,45 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
 
 /// `cute.wgmma`: `wgmma.mma_async.sync.aligned.m64nNk16` as inline PTX on the two descriptors and
 /// the accumulator registers (tied to the results, scale-d 1: D = A*B + D). Inline PTX rather
-/// than `nvvm.wgmma.mma_async`: docs/design.md (o).
-fn wgmma(b: &Builder, op: Op, a: &Lowered, bt: &Lowered) -> Result<(), Reported> {
+/// than `nvvm.wgmma.mma_async`: docs/design.md (o). An RS atom (`a` is `None`: operand 0 is the
+/// thread's A vector) gives A as four 32-bit registers instead of a descriptor, in the PTX form
+/// `d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b` (no imm-trans-a:
+/// a register A is K-major).
+fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), Reported> {
     let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute"))?;
     let atom = cute_layout::MmaAtom::by_name(&name).filter(|x| x.is_wgmma()).ok_or_else(|| fail(op, &format!("{NAME}: \"{name}\" is not a wgmma atom")))?;
-    let desc_a = descriptor(b, op, 0, a, "A")?;
+    // A: one descriptor operand ("l"), or the fragment's 16-bit pairs as 32-bit registers ("r").
+    let a_operands: Vec<Val> = match a {
+        Some(a) => vec![descriptor(b, op, 0, a, "A")?],
+        None => {
+            if atom.reads_smem(cute_layout::MmaOperand::A) {
+                return Err(fail(op, &format!("{NAME}: {} reads A from shared memory, but A is a register vector", atom.name)));
+            }
+            let na = atom.values(cute_layout::MmaOperand::A) as usize / 2;
+            registers32(b, ir::operand(op, 0), na, false)
+        }
+    };
+    let na = a_operands.len();
     let desc_b = descriptor(b, op, 1, bt, "B")?;
     let values = atom.values(cute_layout::MmaOperand::C) as usize;
     let f32_regs = atom.c == "f32";
     let nc = if f32_regs { values } else { values / 2 };
     let c = registers32(b, ir::operand(op, 2), nc, f32_regs);
     let list = (0..nc).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+    // Operands after the nc results: A (1 or 4), B's descriptor, scale-d, then the tied accumulators.
+    let (a_text, tail) = if a.is_some() { (format!("${nc}"), "1, 1, 0, 0") } else { (format!("{{{}}}", (nc..nc + na).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")), "1, 1, 0") };
+    let (b_at, scale_at) = (nc + na, nc + na + 1);
     // One line: the PTX joiner (ptx_join.rs) takes a `}` alone on a line for the end of a function.
-    let asm = format!("{{ .reg .pred p; setp.ne.b32 p, ${}, 0; {} {{{list}}}, ${}, ${}, p, 1, 1, 0, 0; }}", nc + 2, atom.ptx, nc, nc + 1);
+    let asm = format!("{{ .reg .pred p; setp.ne.b32 p, ${scale_at}, 0; {} {{{list}}}, {a_text}, ${b_at}, p, {tail}; }}", atom.ptx);
     let reg = if f32_regs { "f" } else { "r" };
     let mut constraints: Vec<String> = (0..nc).map(|_| format!("={reg}")).collect();
-    constraints.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
+    constraints.extend((0..na).map(|_| if a.is_some() { "l".to_string() } else { "r".to_string() }));
+    constraints.extend(["l".to_string(), "r".to_string()]);
     constraints.extend((0..nc).map(|i| i.to_string()));
     // scale-d: 1 (D = A*B + D) unless the op's optional i1 says otherwise.
     let scale = if ir::operand_count(op) > 3 { b.cast("arith.extui", ir::operand(op, 3), "i32") } else { b.const_int(1, "i32") };
-    let mut operands = vec![desc_a, desc_b, scale];
+    let mut operands = a_operands;
+    operands.extend([desc_b, scale]);
     operands.extend(c);
     let reg_ty = if f32_regs { "f32" } else { "i32" };
     let inline = b.create(

@@ -454,11 +454,24 @@ pub(crate) fn wgmma_tile(op: Op, i: usize) -> Result<(cute_dialect::TensorTypeIn
 
 /// `cute.wgmma`: a wgmma atom; A and B one atom's tiles in shared memory, of its element types,
 /// each a canonical K-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
-/// thread's accumulator values.
+/// thread's accumulator values. With an RS atom, A is instead one thread's A fragment, a vector of
+/// the atom's 8 16-bit values (four 32-bit registers).
 fn verify_wgmma(op: Op) -> Result<(), Reported> {
     let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute naming the MMA atom"))?;
-    let atom = cute_layout::MmaAtom::by_name(&name).filter(|a| a.is_wgmma()).ok_or_else(|| fail(op, &format!("\"{name}\" is not a wgmma atom (SM90_64xNx16_..._SS)")))?;
+    let atom = cute_layout::MmaAtom::by_name(&name).filter(|a| a.is_wgmma()).ok_or_else(|| fail(op, &format!("\"{name}\" is not a wgmma atom (SM90_64xNx16_..._SS or _RS)")))?;
+    let a_printed = ir::type_to_string(ir::value_type(ir::operand(op, 0)));
+    if !atom.reads_smem(cute_layout::MmaOperand::A) {
+        let want = format!("vector<{}x{}>", atom.values(cute_layout::MmaOperand::A), atom.a);
+        if a_printed != want {
+            return Err(fail(op, &format!("{} reads A from registers: one thread's {} A values as {want}, found {a_printed}", atom.name, atom.values(cute_layout::MmaOperand::A))));
+        }
+    } else if a_printed.starts_with("vector<") {
+        return Err(fail(op, &format!("{} reads A from shared memory (a tensor); a register A ({a_printed}) needs the RS atom {}", atom.name, atom.name.replace("_SS", "_RS"))));
+    }
     for (i, operand) in [(0, cute_layout::MmaOperand::A), (1, cute_layout::MmaOperand::B)] {
+        if !atom.reads_smem(operand) {
+            continue;
+        }
         let (info, layout, bytes) = wgmma_tile(op, i)?;
         if info.space != "smem" {
             return Err(fail(op, &format!("{} reads {} from shared memory, not {}", atom.name, operand.name(), info.space)));

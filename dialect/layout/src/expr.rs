@@ -502,7 +502,7 @@ fn is_word(name: &str) -> bool {
 /// The `label:`s each call accepts, at the argument position it must label (the `.cute`
 /// spellings `make_mma_atom(bf16, f32, shape: (16,8,16))`,
 /// `make_tiled_mma(atom, (2,2,1), permutation: (32,32,16))`).
-const LABELS: &[(&str, &str, usize)] = &[("make_mma_atom", "shape", 2), ("make_tiled_mma", "atom_layout", 1), ("make_tiled_mma", "permutation", 2)];
+const LABELS: &[(&str, &str, usize)] = &[("make_mma_atom", "shape", 2), ("make_mma_atom", "a_src", 3), ("make_tiled_mma", "atom_layout", 1), ("make_tiled_mma", "permutation", 2)];
 
 fn check_labels(name: &str, args: &[(Option<String>, Ast)]) -> Result<()> {
     for (k, (label, _)) in args.iter().enumerate() {
@@ -775,8 +775,9 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
     }
     match name {
         "make_mma_atom" => {
-            // make_mma_atom(ab_type, acc_type, (M,N,K)), or make_mma_atom(CuTe name).
-            a.count(1, 3)?;
+            // make_mma_atom(ab_type, acc_type, (M,N,K)[, a_src: "rmem" | "smem"]), or
+            // make_mma_atom(CuTe name).
+            a.count(1, 4)?;
             match v.len() {
                 1 => match &v[0] {
                     Value::Name(n) => MmaAtom::by_name(n).map(Value::MmaAtom).ok_or_else(|| {
@@ -786,7 +787,13 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
                     _ => Err(a.bad(0, "an atom's CuTe name")),
                 },
                 3 => Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
-                _ => Err(Error::new(name, "takes (ab_type, acc_type, (M,N,K)) or an atom's CuTe name")),
+                // CuTe DSL's `a_src=OperandSource.RMEM`: the wgmma atom with A from registers.
+                4 => match &v[3] {
+                    Value::Name(s) if s == "rmem" => Ok(Value::MmaAtom(MmaAtom::find_rs(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
+                    Value::Name(s) if s == "smem" => Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
+                    _ => Err(a.bad(3, "a_src: \"rmem\" (A from registers, wgmma RS atoms) or \"smem\"")),
+                },
+                _ => Err(Error::new(name, "takes (ab_type, acc_type, (M,N,K)[, a_src: \"rmem\"]) or an atom's CuTe name")),
             }
         }
         "make_tiled_mma" => {
@@ -1219,6 +1226,11 @@ mod tests {
         assert_eq!(ev(&format!("layout_tv_C({tiled})")), "(((4,8),2,2,1),(2,2)):(((64,1),16,256,0),(32,8))");
         assert_eq!(ev(&format!("get_layoutC_TV({tiled})")), ev(&format!("tv_layout_C({tiled})")));
         assert_eq!(ev("layout_tv_A(make_mma_atom(bf16, f32, (16,8,16)))"), "((4,8),(2,2,2)):((32,1),(16,8,128))");
+        // A wgmma RS atom (A from registers): CuTe's ALayout_64x16; `a_src: "smem"` is the SS atom.
+        assert_eq!(ev("layout_tv_A(make_mma_atom(bf16, f32, (64,64,16), a_src: \"rmem\"))"), "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))");
+        assert_eq!(ev("make_mma_atom(f16, f32, (64,64,16), a_src: \"smem\")"), ev("make_mma_atom(SM90_64x64x16_F32F16F16_SS)"));
+        assert!(ev("make_mma_atom(bf16, f32, (64,64,16), a_src: \"tmem\")").contains("a_src"));
+        assert!(ev("make_mma_atom(bf16, f32, (16,8,16), a_src: \"rmem\")").contains("A from registers is a wgmma option"));
         assert_eq!(ev(&format!("size(layout_tv_B({perm}))")), "1024");
         // Errors name what is wrong.
         assert!(ev("make_mma_atom(\"f8\", f32, (16,8,16))").contains("unknown element type 'f8'"));

@@ -43,6 +43,12 @@ pub enum MmaKind {
     /// `wgmma.mma_async` with A and B from shared memory through matrix descriptors (CuTe's `_SS`
     /// atoms), both K-major, and C in registers: one warpgroup (4 warps, 128 threads), asynchronous.
     WarpgroupSS,
+    /// `wgmma.mma_async` with A from registers (CuTe's `_RS` atoms: 8 16-bit values, four 32-bit
+    /// registers, per thread in CuTe's `ALayout_64x16`), B from shared memory through a descriptor
+    /// (K-major), C in registers. The A registers are read asynchronously too: they must be written
+    /// before the `wgmma.fence` and stay unchanged until the `wgmma.wait_group` that covers the
+    /// instruction.
+    WarpgroupRS,
 }
 
 /// The operand of an MMA a layout or partition is for.
@@ -90,6 +96,9 @@ const C_16X8: &str = "((4,8),(2,2)):((32,1),(16,8))";
 const A_16X8_TF32: &str = "((4,8),(2,2)):((16,1),(8,64))";
 const B_8X8_TF32: &str = "((4,8),2):((8,1),32)";
 
+/// CuTe's `SM90::GMMA::ALayout_64x16`: A of a wgmma RS atom (16-bit types), 8 values per thread.
+const A_64X16_RS: &str = "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))";
+
 const ATOMS: &[MmaAtom] = &[
     MmaAtom { name: "SM80_16x8x16_F32F16F16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f32", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
     MmaAtom { name: "SM80_16x8x16_F16F16F16F16_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f16", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
@@ -106,7 +115,7 @@ impl MmaAtom {
     /// The atom for inputs `ab`, accumulator `acc` and shape (M,N,K), as CuTe DSL's
     /// `MmaF16BF16Op(ab, acc, shape)` / `MmaTF32Op` pick it.
     pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
-        if let Some(a) = ATOMS.iter().chain(wgmma_atoms()).find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape) {
+        if let Some(a) = ATOMS.iter().chain(wgmma_atoms()).find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape && a.kind != MmaKind::WarpgroupRS) {
             return Ok(a);
         }
         if shape[0] == 64 && shape[2] == 16 {
@@ -129,6 +138,17 @@ impl MmaAtom {
                 offered.join(", ")
             ),
         ))
+    }
+
+    /// The wgmma atom with A from registers (CuTe DSL's `MmaF16BF16Op(ab, acc, shape,
+    /// a_src=OperandSource.RMEM)`, C++'s `SM90_64xNx16_..._RS`) for the same inputs, accumulator and
+    /// shape as [`MmaAtom::find`]'s SS atom: only wgmma shapes have one.
+    pub fn find_rs(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
+        let ss = MmaAtom::find(ab, acc, shape)?;
+        if !ss.is_wgmma() {
+            return Err(Error::new("make_mma_atom", format!("A from registers is a wgmma option; ({},{},{}) is an mma.sync atom ({}), which reads A from registers always", shape[0], shape[1], shape[2], ss.name)));
+        }
+        wgmma_atoms().iter().find(|a| a.kind == MmaKind::WarpgroupRS && a.a == ab && a.c == acc && a.shape_mnk == shape).ok_or_else(|| Error::new("make_mma_atom", format!("no RS atom for {}", ss.name)))
     }
 
     /// The SM80 `mma.sync` atoms (the wgmma atoms are many: [`MmaAtom::find`] them).
@@ -154,7 +174,7 @@ impl MmaAtom {
     pub fn values(&self, op: MmaOperand) -> i64 {
         let [p, q] = self.tile(op);
         match (self.kind, op) {
-            (MmaKind::WarpgroupSS, MmaOperand::A | MmaOperand::B) => p * q,
+            (MmaKind::WarpgroupSS, MmaOperand::A | MmaOperand::B) | (MmaKind::WarpgroupRS, MmaOperand::B) => p * q,
             _ => p * q / self.threads(),
         }
     }
@@ -163,13 +183,23 @@ impl MmaAtom {
     pub fn threads(&self) -> i64 {
         match self.kind {
             MmaKind::Warp => 32,
-            MmaKind::WarpgroupSS => 128,
+            MmaKind::WarpgroupSS | MmaKind::WarpgroupRS => 128,
         }
     }
 
     /// Whether this is a warpgroup (`wgmma`, sm_90a) atom.
     pub fn is_wgmma(&self) -> bool {
-        self.kind == MmaKind::WarpgroupSS
+        matches!(self.kind, MmaKind::WarpgroupSS | MmaKind::WarpgroupRS)
+    }
+
+    /// Whether the instruction reads `op` from shared memory (a descriptor) rather than from
+    /// registers: A and B of an SS atom, B of an RS atom.
+    pub fn reads_smem(&self, op: MmaOperand) -> bool {
+        match self.kind {
+            MmaKind::Warp => false,
+            MmaKind::WarpgroupSS => op != MmaOperand::C,
+            MmaKind::WarpgroupRS => op == MmaOperand::B,
+        }
     }
 
     /// The element type of an operand.
@@ -189,29 +219,31 @@ const WGMMA_TYPES: [(&str, &str, &str); 3] = [("bf16", "f32", "F32BF16BF16"), ("
 /// `SM90_64xNx16_F32BF16BF16_SS<Major::K, Major::K>`, ...): M = 64, K = 16, N = 8, 16, ..., 256. A
 /// and B are read whole by every thread of the warpgroup (thread stride 0, CuTe's `ABLayout` of
 /// an SS atom); C is CuTe's `CLayout_64xN`: thread `t0 + 4 t1 + 32 t2` (t2 the warp) holds rows
-/// `t1 + 16 t2 (+ 8)` and columns `2 t0 (+ 1) + 8 j`, the PTX ISA's wgmma D fragment. Built once;
+/// `t1 + 16 t2 (+ 8)` and columns `2 t0 (+ 1) + 8 j`, the PTX ISA's wgmma D fragment. Then the
+/// same shapes with A from registers (`..._RS`): A is CuTe's `ALayout_64x16`, the C layout of a
+/// 64x16 tile (rows `t1 + 16 t2 (+ 8)`, K columns `2 t0 (+ 1) (+ 8)`: the PTX ISA's wgmma A
+/// register fragment for 16-bit types, each warp's 16 rows as an m16n8k16 A fragment). Built once;
 /// the names and layouts are leaked so atoms stay `&'static` like the SM80 table's.
 fn wgmma_atoms() -> &'static [MmaAtom] {
     static TABLE: std::sync::OnceLock<Vec<MmaAtom>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
         let mut out = Vec::new();
-        for (ab, acc, tag) in WGMMA_TYPES {
-            for n in (8..=256).step_by(8) {
-                out.push(MmaAtom {
-                    name: leak(format!("SM90_64x{n}x16_{tag}_SS")),
-                    ptx: leak(format!("wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.{ab}.{ab}")),
-                    shape_mnk: [64, n, 16],
-                    a: ab,
-                    b: ab,
-                    c: acc,
-                    tv: [
-                        "(128,(64,16)):(0,(1,64))",
-                        leak(format!("(128,({n},16)):(0,(1,{n}))")),
-                        leak(format!("((4,8,4),(2,2,{})):((128,1,16),(64,8,512))", n / 8)),
-                    ],
-                    kind: MmaKind::WarpgroupSS,
-                });
+        for (kind, src) in [(MmaKind::WarpgroupSS, "SS"), (MmaKind::WarpgroupRS, "RS")] {
+            for (ab, acc, tag) in WGMMA_TYPES {
+                for n in (8..=256).step_by(8) {
+                    let a_tv = if kind == MmaKind::WarpgroupRS { A_64X16_RS } else { "(128,(64,16)):(0,(1,64))" };
+                    out.push(MmaAtom {
+                        name: leak(format!("SM90_64x{n}x16_{tag}_{src}")),
+                        ptx: leak(format!("wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.{ab}.{ab}")),
+                        shape_mnk: [64, n, 16],
+                        a: ab,
+                        b: ab,
+                        c: acc,
+                        tv: [a_tv, leak(format!("(128,({n},16)):(0,(1,{n}))")), leak(format!("((4,8,4),(2,2,{})):((128,1,16),(64,8,512))", n / 8))],
+                        kind,
+                    });
+                }
             }
         }
         out
@@ -326,8 +358,9 @@ impl TiledMma {
     /// (2) values: the operand must have exactly `2 * matrices` values per thread and tile.
     pub fn ldmatrix_tv(&self, op: MmaOperand, matrices: u32, transposed: bool) -> Result<Layout> {
         const OP: &str = "make_tiled_copy";
-        if self.atom.is_wgmma() {
-            return Err(Error::new(OP, format!("{} reads A and B from shared memory itself (matrix descriptors): there is no register fragment for ldmatrix to fill", self.atom.name)));
+        if self.atom.reads_smem(op) {
+            let which = if self.atom.kind == MmaKind::WarpgroupRS { "B" } else { "A and B" };
+            return Err(Error::new(OP, format!("{} reads {which} from shared memory itself (matrix descriptors): there is no register fragment for ldmatrix to fill", self.atom.name)));
         }
         if !matches!(matrices, 1 | 2 | 4) {
             return Err(Error::new(OP, format!("ldmatrix loads 1, 2 or 4 matrices, not {matrices}")));
@@ -665,6 +698,76 @@ mod tests {
         assert!(e.contains("use ldmatrix.x2"), "{e}");
         let e = tm.ldmatrix_tv(MmaOperand::A, 1, false).unwrap_err().to_string();
         assert!(e.contains("use ldmatrix.x4"), "{e}");
+    }
+
+    /// The RS atoms' A is CuTe's `ALayout_64x16` and the PTX ISA's wgmma A register fragment for
+    /// 16-bit types: thread `lane + 32 warp`, value v holds row `16 warp + lane/4 (+8 for v%4 >= 2)`,
+    /// column `2 (lane%4) + v%2 (+8 for v >= 4)`; every element of the 64x16 tile once. B stays a
+    /// shared-memory tile, C the SS atom's.
+    #[test]
+    fn rs_atoms_take_a_from_registers() {
+        let rs = MmaAtom::find_rs("bf16", "f32", [64, 256, 16]).unwrap();
+        let ss = MmaAtom::find("bf16", "f32", [64, 256, 16]).unwrap();
+        assert_eq!(rs.name, "SM90_64x256x16_F32BF16BF16_RS");
+        assert_eq!(ss.name, "SM90_64x256x16_F32BF16BF16_SS");
+        assert_eq!(rs.ptx, ss.ptx);
+        assert_eq!(MmaAtom::by_name("SM90_64x64x16_F16F16F16_RS").map(|a| a.kind), Some(MmaKind::WarpgroupRS));
+        assert_eq!(rs.layout_tv(MmaOperand::A).to_string(), "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))");
+        assert_eq!((rs.values(MmaOperand::A), rs.values(MmaOperand::B), rs.values(MmaOperand::C)), (8, 4096, 128));
+        assert_eq!(rs.layout_tv(MmaOperand::B), ss.layout_tv(MmaOperand::B));
+        assert_eq!(rs.layout_tv(MmaOperand::C), ss.layout_tv(MmaOperand::C));
+        assert!(!rs.reads_smem(MmaOperand::A) && rs.reads_smem(MmaOperand::B) && ss.reads_smem(MmaOperand::A));
+        let a = rs.layout_tv(MmaOperand::A);
+        let mut seen = vec![false; 64 * 16];
+        for t in 0..128 {
+            let (warp, lane) = (t / 32, t % 32);
+            for v in 0..8 {
+                let row = 16 * warp + lane / 4 + if v % 4 >= 2 { 8 } else { 0 };
+                let col = 2 * (lane % 4) + v % 2 + if v >= 4 { 8 } else { 0 };
+                let o = at(&a, t, v);
+                assert_eq!(o, row + 64 * col, "thread {t} value {v}");
+                assert!(!seen[o as usize]);
+                seen[o as usize] = true;
+            }
+        }
+        // Each warp's share is an m16n8k16 A fragment of its 16 rows.
+        let sm80 = MmaAtom::find("bf16", "f32", [16, 8, 16]).unwrap().layout_tv(MmaOperand::A);
+        for lane in 0..32 {
+            for v in 0..8 {
+                let o = at(&sm80, lane, v);
+                assert_eq!(at(&a, lane, v), o % 16 + 64 * (o / 16));
+            }
+        }
+        let e = MmaAtom::find_rs("bf16", "f32", [16, 8, 16]).unwrap_err().to_string();
+        assert!(e.contains("A from registers is a wgmma option"), "{e}");
+        assert!(MmaAtom::find_rs("bf16", "bf16", [64, 64, 16]).is_err());
+        // `find` keeps giving the SS atom.
+        assert_eq!(MmaAtom::find("f16", "f16", [64, 8, 16]).unwrap().kind, MmaKind::WarpgroupSS);
+    }
+
+    /// ldmatrix.x4 fills an RS atom's A fragment (two warpgroups along M): the simulated exchange
+    /// gives every lane its MMA values; B of the same atom has no register fragment.
+    #[test]
+    fn ldmatrix_fills_the_rs_a_fragment() {
+        let atom = MmaAtom::find_rs("f16", "f32", [64, 64, 16]).unwrap();
+        let tm = TiledMma::new(atom, [2, 1, 1], None).unwrap();
+        let src = tm.ldmatrix_tv(MmaOperand::A, 4, false).unwrap();
+        let dst = tm.layout_tv(MmaOperand::A).unwrap();
+        for t in 0..256 {
+            let (warp, lane) = (t / 32, t % 32);
+            let first = at(&src, t, 0);
+            for w in 0..8 {
+                assert_eq!(at(&src, t, w), first + 128 * w, "thread {t} element {w}: a row runs along K");
+            }
+            for j in 0..4 {
+                for e in 0..2 {
+                    let loaded = at(&src, 32 * warp + 8 * j + lane / 4, 2 * (lane % 4) + e);
+                    assert_eq!(loaded, at(&dst, t, 2 * j + e), "lane {lane} of warp {warp} register {j}.{e}");
+                }
+            }
+        }
+        let e = tm.ldmatrix_tv(MmaOperand::B, 4, false).unwrap_err().to_string();
+        assert!(e.contains("reads B from shared memory itself"), "{e}");
     }
 
     #[test]

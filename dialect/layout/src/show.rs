@@ -15,6 +15,9 @@ use std::fmt::Write;
 
 /// Cells above this count are refused: a picture that large is no picture.
 const MAX_CELLS: i64 = 1 << 16;
+/// The most (thread, value) pairs an MMA operand's picture evaluates: more than its cells, since a
+/// wgmma atom's shared-memory operands are held whole by each of the warpgroup's 128 threads.
+const MAX_TV_EVALS: i64 = 1 << 21;
 
 /// One picture: a title, a grid of labels and, per cell, a colour key.
 pub struct Grid {
@@ -154,7 +157,7 @@ fn operand_grid(t: &TiledMma, op: MmaOperand) -> Result<Grid> {
     let (p, q) = (static_size(Ok(Int::S(p)), "the tile")?, static_size(Ok(Int::S(q)), "the tile")?);
     let nt = static_size(tv.mode(0)?.size(), "the thread mode")?;
     let nv = static_size(tv.mode(1)?.size(), "the value mode")?;
-    if p.saturating_mul(q) as i64 > MAX_CELLS || nt.saturating_mul(nv) as i64 > MAX_CELLS {
+    if p.saturating_mul(q) as i64 > MAX_CELLS || nt.saturating_mul(nv) as i64 > MAX_TV_EVALS {
         return Err(Error::new("show", "the picture exceeds the cell limit"));
     }
     // B is stored (N,K) but drawn (K,N).

@@ -164,6 +164,13 @@ fn mma_values_through_the_cli() {
     let (code, out, _) = cli(&["show", &format!("((32,16), layout_tv_A(make_tiled_mma({ATOM}, (2,2,1))))")]);
     assert_eq!(code, 0);
     assert!(out.contains("T0V0|T64V0"), "{out}");
+    // wgmma atoms draw too: the RS atom's A (registers: one holder per element) and the shared
+    // operands every thread of the warpgroup holds (the lowest thread shown).
+    let (code, out, err) = cli(&["show", "make_mma_atom(bf16, f32, (64,64,16), a_src: \"rmem\")"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("TiledMMA(SM90_64x64x16_F32BF16BF16_RS") && out.contains("T127V7") && out.contains("T0V1023"), "{out}");
+    let (code, _, err) = cli(&["show", "make_mma_atom(bf16, f32, (64,256,16))"]);
+    assert_eq!(code, 0, "{err}");
     // Errors exit 1 with a message.
     let (code, _, err) = cli(&["show", "make_mma_atom(\"fp8\", f32, (16,8,16))"]);
     assert_eq!(code, 1);

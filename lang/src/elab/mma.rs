@@ -54,10 +54,24 @@ fn type_arg(a: &Arg, what: &str) -> R<Scalar> {
 
 /// `make_mma_atom(ab_type, acc_type, (M, N, K))` (CuTe DSL's `make_mma_atom(MmaF16BF16Op(ab, acc,
 /// shape))` for SM80): the `mma.sync` instruction for those types and shape (tf32 inputs too).
+/// `a_src: "rmem"` (CuTe DSL's `a_src=OperandSource.RMEM`) picks a wgmma shape's RS atom, A from
+/// registers; `"smem"` (the default) the SS atom.
 pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
-    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K)[, op: \"mma.sync\" | \"wgmma\"])";
-    arity("make_mma_atom", args, 2, 3, span, usage)?;
-    let want_op = match named("make_mma_atom", args, "op", &["shape", "op"])? {
+    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K)[, op: \"mma.sync\" | \"wgmma\"][, a_src: \"smem\" | \"rmem\"])";
+    const NAMES: &[&str] = &["shape", "op", "a_src"];
+    arity("make_mma_atom", args, 2, 5, span, usage)?;
+    let a_src = match named("make_mma_atom", args, "a_src", NAMES)? {
+        None => None,
+        Some(a) => match &a.value {
+            Value::Str(s) if s == "rmem" || s == "smem" => Some((s == "rmem", a.span)),
+            other => {
+                let found = if let Value::Str(s) = other { format!("\"{s}\"") } else { article(other) };
+                return Err(Diagnostic::error(format!("`a_src` says where a wgmma reads A from: \"smem\" (a matrix descriptor, the default) or \"rmem\" (registers); found {found}"), a.span, "unknown operand source")
+                    .with_help("CuTe DSL's `a_src=OperandSource.RMEM` is `a_src: \"rmem\"`"))
+            }
+        },
+    };
+    let want_op = match named("make_mma_atom", args, "op", NAMES)? {
         None => None,
         Some(a) => match &a.value {
             Value::Str(s) if s == "wgmma" || s == "mma.sync" => Some((s.clone(), a.span)),
@@ -69,7 +83,7 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
     let p = positional(args);
     let ab = type_arg(p[0], "the input type")?;
     let acc = type_arg(p.get(1).copied().ok_or_else(|| Diagnostic::error(format!("usage: {usage}"), span, "missing accumulator type"))?, "the accumulator type")?;
-    let shape = match (p.get(2).copied(), named("make_mma_atom", args, "shape", &["shape", "op"])?) {
+    let shape = match (p.get(2).copied(), named("make_mma_atom", args, "shape", NAMES)?) {
         (Some(s), _) | (None, Some(s)) => mnk(s, "the MMA shape")?,
         (None, None) => return Err(Diagnostic::error("`make_mma_atom` needs the instruction shape", span, "no shape").with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`")),
     };
@@ -80,6 +94,13 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
             return Err(Diagnostic::error(format!("the shape ({},{},{}) is an {is} atom ({}), not {op}", shape[0], shape[1], shape[2], atom.name), op_span, "instruction and shape disagree")
                 .with_help("wgmma atoms are (64, N, 16) with N a multiple of 8 up to 256; mma.sync atoms are (16, 8, 16) and (16, 8, 8)"));
         }
+    }
+    if let Some((true, src_span)) = a_src {
+        // Only wgmma has an A-from-registers variant (mma.sync reads every operand from registers).
+        let rs = MmaAtom::find_rs(ab.name(), acc.name(), shape).map_err(|e| {
+            Diagnostic::error(e.reason.clone(), src_span, "not a wgmma atom").with_help("`a_src: \"rmem\"` is for wgmma shapes (64, N, 16); leave it out for mma.sync")
+        })?;
+        return Ok(Value::MmaAtom(rs));
     }
     Ok(Value::MmaAtom(atom))
 }
@@ -129,17 +150,22 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         f.require_tiles_divide(&layout, &cute_layout::Tiler::Shape(cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()])), span)?;
     }
     let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
-    // A wgmma SS atom reads A and B from shared memory: their "fragment" is the shared-memory
-    // partition itself (CuTe's make_fragment_A gives matrix descriptors over it; here the
-    // descriptors are made where the wgmma is lowered).
-    let smem_operand = tiled.atom.is_wgmma() && op != MmaOperand::C;
+    // A wgmma SS atom reads A and B from shared memory (an RS atom B only): their "fragment" is
+    // the shared-memory partition itself (CuTe's make_fragment_A gives matrix descriptors over it;
+    // here the descriptors are made where the wgmma is lowered). An RS atom's A fragment is
+    // registers, as for mma.sync.
+    let smem_operand = tiled.atom.reads_smem(op);
     if fragment && smem_operand {
         match &tensor {
             Some(t) if t.ty.space == MemSpace::Smem => {}
             _ => {
                 let found = tensor.as_ref().map(|t| format!("a tensor in {}", t.ty.space.name())).unwrap_or_else(|| article(&a.value));
-                return Err(Diagnostic::error(format!("{} reads {} from shared memory (matrix descriptors), but `{method}` got {found}", tiled.atom.name, op.name()), a.span, "not shared memory")
-                    .with_help("partition the shared-memory tile; A from registers (wgmma RS atoms) is not supported yet"));
+                let help = if op == MmaOperand::A {
+                    "partition the shared-memory tile, or take A from registers with an RS atom: `make_mma_atom(..., op: \"wgmma\", a_src: \"rmem\")`"
+                } else {
+                    "partition the shared-memory tile: wgmma reads B from shared memory always"
+                };
+                return Err(Diagnostic::error(format!("{} reads {} from shared memory (matrix descriptors), but `{method}` got {found}", tiled.atom.name, op.name()), a.span, "not shared memory").with_help(help));
             }
         }
     }
@@ -181,8 +207,9 @@ fn gemm_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R
         return Err(Diagnostic::error(format!("`gemm` takes register tensors, found {} for {what}", article(&a.value)), a.span, "not a tensor"));
     };
     if t.ty.space != MemSpace::Rmem {
-        return Err(Diagnostic::error(format!("`gemm` with an mma.sync atom reads {what} from registers, but this tensor is in {}", t.ty.space.name()), a.span, "not in registers")
-            .with_help("copy it into `thr_mma.partition_fragment_X(...)` first"));
+        let with = if atom.is_wgmma() { atom.name.to_string() } else { "an mma.sync atom".to_string() };
+        return Err(Diagnostic::error(format!("`gemm` with {with} reads {what} from registers, but this tensor is in {}", t.ty.space.name()), a.span, "not in registers")
+            .with_help(format!("copy it into `thr_mma.partition_fragment_{}(...)` first", op.name())));
     }
     let want = Scalar::from_name(atom.elem(op)).unwrap_or(Scalar::F32);
     let ok = t.ty.elem == want || (want == Scalar::TF32 && t.ty.elem == Scalar::F32);
@@ -277,8 +304,12 @@ fn wgmma_smem_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str
         return Err(Diagnostic::error(format!("`gemm` takes tensors, found {} for {what}", article(&a.value)), a.span, "not a tensor"));
     };
     if t.ty.space != MemSpace::Smem {
-        return Err(Diagnostic::error(format!("{} reads {what} from shared memory, but this tensor is in {}", atom.name, t.ty.space.name()), a.span, "not in shared memory")
-            .with_help("pass `thr_mma.partition_A(sA)` (or `partition_fragment_A`) of a shared tile; A from registers (wgmma RS atoms) is not supported yet"));
+        let help = if op == MmaOperand::A {
+            "pass `thr_mma.partition_A(sA)` (or `partition_fragment_A`) of a shared tile, or take A from registers with an RS atom (`a_src: \"rmem\"`)".to_string()
+        } else {
+            format!("pass `thr_mma.partition_{}(s{})` (or `partition_fragment_{}`) of a shared tile", op.name(), op.name(), op.name())
+        };
+        return Err(Diagnostic::error(format!("{} reads {what} from shared memory, but this tensor is in {}", atom.name, t.ty.space.name()), a.span, "not in shared memory").with_help(help));
     }
     let want = Scalar::from_name(atom.elem(op)).unwrap_or(Scalar::F32);
     if t.ty.elem != want {
@@ -302,9 +333,10 @@ fn wgmma_smem_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str
 }
 
 /// `gemm` with a wgmma atom: one `wgmma.mma_async` per (m, n, k) of the partitions, k outermost,
-/// A and B read from shared memory, the accumulators in registers. Asynchronous: the caller
-/// brackets it with `warpgroup_fence()` before and `warpgroup_commit_group()` /
-/// `warpgroup_wait_group(n)` after, as in CuTe.
+/// A and B read from shared memory (an RS atom: A from a register fragment), the accumulators in
+/// registers. Asynchronous: the caller brackets it with `warpgroup_fence()` before and
+/// `warpgroup_commit_group()` / `warpgroup_wait_group(n)` after, as in CuTe; an RS atom's A
+/// registers, like the accumulators, are written before that fence and kept until that wait.
 fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<&Arg>, span: Span) -> R<Value> {
     let atom = tiled.atom;
     // `accumulate: false` (CuTe DSL's `tiled_mma.set(Field.ACCUMULATE, False)`, C++'s
@@ -327,7 +359,8 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
         }
     }
     let d = gemm_operand(p[1], MmaOperand::C, atom, "the accumulator")?;
-    let a = wgmma_smem_operand(p[2], MmaOperand::A, atom, "A")?;
+    let a_regs = !atom.reads_smem(MmaOperand::A);
+    let a = if a_regs { gemm_operand(p[2], MmaOperand::A, atom, "A")? } else { wgmma_smem_operand(p[2], MmaOperand::A, atom, "A")? };
     let b = wgmma_smem_operand(p[3], MmaOperand::B, atom, "B")?;
     let (m, n, k) = (a.sizes[1], b.sizes[1], a.sizes[2]);
     let checks = [(b.sizes[2], k, &b, "B's K mode", "A's"), (d.sizes[1], m, &d, "the accumulator's M mode", "A's"), (d.sizes[2], n, &d, "the accumulator's N mode", "B's")];
@@ -343,7 +376,8 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
     };
     // The tiles must be in a layout the matrix descriptors can express (every tile of a partition
     // has the same layout; where each starts is checked when the descriptors are made).
-    for (fr, op) in [(&a, MmaOperand::A), (&b, MmaOperand::B)] {
+    let smem_operands: &[(&Frag, MmaOperand)] = if a_regs { &[(&b, MmaOperand::B)] } else { &[(&a, MmaOperand::A), (&b, MmaOperand::B)] };
+    for &(fr, op) in smem_operands {
         let tile = f.slice(fr.t, &crd(fr, 0, 0), span)?;
         let l = &tile.ty.layout;
         let l = if l.rank() == 1 { l.mode(0).map_err(|e| layout_err(e, span))? } else { l.clone() };
@@ -354,8 +388,24 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
     }
     for kk in 0..k {
         for mm in 0..m {
-            for nn in 0..n {
+            // An RS atom's A fragment: loaded once, shared by the N atoms of this (m, k).
+            let a_frag = if a_regs {
                 let av = f.slice(a.t, &crd(&a, mm, kk), span)?;
+                let ft = FragTy { elem: av.ty.elem, shape: av.ty.layout.shape.clone() };
+                let dst = f.fresh(ValueTy::Frag(ft));
+                f.emit(Inst::LoadFrag { dst, tensor: kernel_id(&av)?, ty: av.ty.clone(), span });
+                Some(dst)
+            } else {
+                None
+            };
+            for nn in 0..n {
+                let (a_id, a_ty) = match a_frag {
+                    Some(id) => (id, None),
+                    None => {
+                        let av = f.slice(a.t, &crd(&a, mm, kk), span)?;
+                        (kernel_id(&av)?, Some(av.ty.clone()))
+                    }
+                };
                 let bv = f.slice(b.t, &crd(&b, nn, kk), span)?;
                 let cv = f.slice(d.t, &Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(mm)), Crd::Int(Int::S(nn))]), span)?;
                 let ft = FragTy { elem: cv.ty.elem, shape: cv.ty.layout.shape.clone() };
@@ -364,7 +414,7 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
                 let dst = f.fresh(ValueTy::Frag(ft.clone()));
                 // Only the first k-block may overwrite; the later ones add to it.
                 let scale_d = if kk == 0 { scale_d.clone() } else { None };
-                f.emit(Inst::Wgmma { dst, atom, a: kernel_id(&av)?, a_ty: av.ty.clone(), b: kernel_id(&bv)?, b_ty: bv.ty.clone(), c, scale_d, span });
+                f.emit(Inst::Wgmma { dst, atom, a: a_id, a_ty, b: kernel_id(&bv)?, b_ty: bv.ty.clone(), c, scale_d, span });
                 f.store_frag(&cv, &ft, dst, span)?;
             }
         }
@@ -374,7 +424,11 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
 
 /// `make_tiled_copy_A(ldmatrix_atom, tiled_mma)` (and B): the tiled copy whose `partition_S` gives each
 /// thread the shared-memory row it addresses and whose destination is the tiled MMA's fragment of
-/// that operand (CuTe's make_tiled_copy_A/B with SM75_U32x4_LDSM_N).
+/// that operand (CuTe's make_tiled_copy_A/B with SM75_U32x4_LDSM_N). With a universal atom, the
+/// tiled copy's TV layout is the MMA's own for that operand (CuTe's make_tiled_copy_A with
+/// UniversalCopy): each thread loads exactly its fragment values, in runs of the atom's width.
+/// Operands the MMA reads from shared memory itself (wgmma's B, and A of an SS atom) have no
+/// register fragment to fill.
 pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
     arity(name, args, 2, 2, span, &format!("{name}(copy_atom, tiled_mma)"))?;
     let p = positional(args);
@@ -384,17 +438,25 @@ pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
     let Value::TiledMma(tiled) = &p[1].value else {
         return Err(Diagnostic::error(format!("`{name}` takes a tiled MMA second, found {}", article(&p[1].value)), p[1].span, "not a tiled MMA"));
     };
-    if !op.is_ldmatrix() {
-        return Err(Diagnostic::error(format!("`{name}` builds an ldmatrix copy of the MMA's fragments; this atom is {}", op.name()), p[0].span, "not an ldmatrix atom")
-            .with_help("make the atom with `make_copy_atom(bf16, op: \"ldmatrix.x4\")` (K-major tiles) or `op: \"ldmatrix.x4.trans\"` (M- or N-major); .x2 and .x1 for 4 and 2 values per thread"));
+    if !op.is_ldmatrix() && op != CopyOp::Universal {
+        return Err(Diagnostic::error(format!("`{name}` builds an ldmatrix or universal copy of the MMA's fragments; this atom is {}", op.name()), p[0].span, "not an ldmatrix or universal atom")
+            .with_help("make the atom with `make_copy_atom(bf16, op: \"ldmatrix.x4\")` (K-major tiles) or `op: \"ldmatrix.x4.trans\"` (M- or N-major); .x2 and .x1 for 4 and 2 values per thread; or `make_copy_atom(bf16, bits: 32)`"));
     }
     let operand = if name.ends_with('A') { MmaOperand::A } else { MmaOperand::B };
     let want = Scalar::from_name(tiled.atom.elem(operand)).unwrap_or(Scalar::F32);
     if elem != want {
         return Err(Diagnostic::error(format!("the copy atom moves {} but {}'s {} operand is {}", elem.name(), tiled.atom.name, operand.name(), want.name()), p[0].span, "element types differ"));
     }
-    let CopyOp::Ldmatrix { matrices, trans } = op else { unreachable!("checked above") };
-    let tv = tiled.ldmatrix_tv(operand, u32::from(matrices), trans).map_err(|e| layout_err(e, span))?;
+    let tv = match op {
+        CopyOp::Ldmatrix { matrices, trans } => tiled.ldmatrix_tv(operand, u32::from(matrices), trans).map_err(|e| layout_err(e, span))?,
+        _ => {
+            if tiled.atom.reads_smem(operand) {
+                return Err(Diagnostic::error(format!("{} reads {} from shared memory itself (a matrix descriptor): there is no register fragment to copy into", tiled.atom.name, operand.name()), p[1].span, "no register fragment")
+                    .with_help(format!("pass the shared-memory partition `thr_mma.partition_{0}(s{0})` to `gemm` directly", operand.name())));
+            }
+            tiled.layout_tv(operand).map_err(|e| layout_err(e, span))?
+        }
+    };
     let [tp, tq] = tiled.tile_of(operand);
     let tile = cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()]);
     Ok(Value::TiledCopy { elem, bits, op, tv, tile })

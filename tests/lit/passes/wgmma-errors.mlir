@@ -29,7 +29,7 @@ module attributes {gpu.container_module} {
       %d3 = "cute.wgmma"(%g, %a, %c) {atom = "SM90_64x64x16_F32BF16BF16_SS"} : (!cute.tensor<bf16, "gmem", 16, "(64,16):(16,1)">, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, vector<32xf32>) -> vector<32xf32>
       // CHECK: wgmma-errors.mlir:[[# @LINE + 1]]:13: error: C holds one thread's 32 accumulators of SM90_64x64x16_F32BF16BF16_SS as vector<32xf32>, found vector<16xf32>
       %d4 = "cute.wgmma"(%a, %a, %c16) {atom = "SM90_64x64x16_F32BF16BF16_SS"} : (!cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, vector<16xf32>) -> vector<32xf32>
-      // CHECK: wgmma-errors.mlir:[[# @LINE + 1]]:13: error: "SM80_16x8x16_F32BF16BF16F32_TN" is not a wgmma atom (SM90_64xNx16_..._SS)
+      // CHECK: wgmma-errors.mlir:[[# @LINE + 1]]:13: error: "SM80_16x8x16_F32BF16BF16F32_TN" is not a wgmma atom (SM90_64xNx16_..._SS or _RS)
       %d5 = "cute.wgmma"(%a, %a, %c) {atom = "SM80_16x8x16_F32BF16BF16F32_TN"} : (!cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, vector<32xf32>) -> vector<32xf32>
       gpu.return
     }
