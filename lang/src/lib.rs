@@ -32,9 +32,13 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
     }
     fn first(insts: &[kir::Inst]) -> Option<(String, span::Span)> {
         insts.iter().find_map(|i| match i {
-            kir::Inst::Wgmma { atom, span, .. } => Some((format!("`gemm` with {}", atom.name), *span)),
-            kir::Inst::Warpgroup { op: op @ (kir::WarpgroupOp::RegAlloc(_) | kir::WarpgroupOp::RegDealloc(_)), span } => Some((format!("`{}` (setmaxnreg)", op.builtin()), *span)),
-            kir::Inst::Warpgroup { op, span } if !matches!(op, kir::WarpgroupOp::FenceProxyAsync | kir::WarpgroupOp::FenceMbarrierInit) => Some((format!("`{}`", op.builtin()), *span)),
+            kir::Inst::Wgmma { atom, span, .. } => Some((format!("`gemm` with {} is a Hopper wgmma instruction", atom.name), *span)),
+            kir::Inst::Warpgroup { op: op @ (kir::WarpgroupOp::RegAlloc(_) | kir::WarpgroupOp::RegDealloc(_)), span } => {
+                Some((format!("`{}` (setmaxnreg) is a Hopper register re-allocation instruction", op.builtin()), *span))
+            }
+            kir::Inst::Warpgroup { op, span } if !matches!(op, kir::WarpgroupOp::FenceProxyAsync | kir::WarpgroupOp::FenceMbarrierInit) => {
+                Some((format!("`{}` is a Hopper wgmma instruction", op.builtin()), *span))
+            }
             other => other.regions().into_iter().find_map(first),
         })
     }
@@ -60,8 +64,7 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
             }
         }
         if let Some((what, span)) = first(&k.body) {
-            let kind = if what.contains("setmaxnreg") { "register re-allocation" } else { "wgmma" };
-            return Err(vec![Diagnostic::error(format!("{what} is a Hopper {kind} instruction, which needs the sm_90a target; this build is for {arch}"), span, format!("not available on {arch}"))
+            return Err(vec![Diagnostic::error(format!("{what}, which needs the sm_90a target; this build is for {arch}"), span, format!("not available on {arch}"))
                 .with_help("build with `cutec build --arch sm_90a` (the cubin then runs on Hopper GPUs only)")]);
         }
     }
