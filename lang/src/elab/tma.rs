@@ -104,7 +104,13 @@ impl Frame<'_, '_> {
                 for a in args.iter().filter(|a| a.name.is_some()) {
                     let key = a.name.as_ref().map(|n| n.name.as_str()).unwrap_or_default();
                     if !dsl || key != "read" {
-                        return Err(Diagnostic::error(format!("`{name}` has no argument named `{key}`"), a.value.span, "unknown argument name").with_help(format!("write `{usage}`")));
+                        let at = a.name.as_ref().map_or(a.value.span, |n| n.span);
+                        let help = if key == "read" {
+                            "`tma_store_wait(n)` waits for the reads of shared memory only; `cp_async_bulk_wait_group(n, read: false)` also waits for the writes to global memory".to_string()
+                        } else {
+                            format!("write `{usage}`")
+                        };
+                        return Err(Diagnostic::error(format!("`{name}` has no argument named `{key}`"), at, "unknown argument name").with_help(help));
                     }
                     read = match self.expr(&a.value)? {
                         Value::Bool(b) => b,
