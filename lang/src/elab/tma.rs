@@ -86,8 +86,8 @@ impl Frame<'_, '_> {
     /// `cute.arch.cp_async_bulk_commit_group()`, also accepted under that name) and
     /// `tma_store_wait(n)` (`cp.async.bulk.wait_group.read n`; CuTe DSL's
     /// `cute.arch.cp_async_bulk_wait_group(n, read=True)`, accepted as
-    /// `cp_async_bulk_wait_group(n, read: true)`, where `read: false`, the default there, also
-    /// waits for the writes to global memory).
+    /// `cp_async_bulk_wait_group(n, read: true)`; with `read: false` it also waits for the writes
+    /// to global memory).
     pub(crate) fn bulk_group_call(&mut self, name: &str, args: &[Arg], span: Span) -> R<Value> {
         let op = match name {
             "tma_store_arrive" | "cp_async_bulk_commit_group" => {
