@@ -969,6 +969,26 @@ impl KernelWriter<'_> {
                 }
                 self.line(&format!("\"cute.tma_load\"({ops}) : ({tys}) -> () {loc}"));
             }
+            Inst::TmaStore { tma, smem, smem_ty, coords, span } => {
+                let cs: Vec<String> = coords.iter().map(|c| self.int(c, *span)).collect();
+                let loc = self.loc(*span);
+                let mut ops = format!("{}, %tma{tma}", v(*smem));
+                let mut tys = format!("{}, !llvm.ptr", mlir_tensor(smem_ty));
+                for c in &cs {
+                    let _ = write!(ops, ", {c}");
+                    tys.push_str(", i32");
+                }
+                self.line(&format!("\"cute.tma_store\"({ops}) : ({tys}) -> () {loc}"));
+            }
+            // NVVM's ops translate to the `llvm.nvvm.cp.async.bulk.*` intrinsics (docs/design.md (q)).
+            Inst::BulkGroup { op, span } => {
+                let loc = self.loc(*span);
+                match op {
+                    kir::BulkGroupOp::Commit => self.line(&format!("nvvm.cp.async.bulk.commit.group {loc}")),
+                    kir::BulkGroupOp::Wait { n, read: true } => self.line(&format!("nvvm.cp.async.bulk.wait_group {n} {{read}} {loc}")),
+                    kir::BulkGroupOp::Wait { n, read: false } => self.line(&format!("nvvm.cp.async.bulk.wait_group {n} {loc}")),
+                }
+            }
             Inst::Mma { dst, atom, a, b, c, span } => {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));
                 self.define(*dst, &format!("\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name), *span);

@@ -622,6 +622,18 @@ irdl.dialect @cute {
     irdl.results()
   }
 
+  // A TMA store (sm_90): the shared tensor `src` (the box of the tensor map `tmap`, a `byval`
+  // kernel parameter) to element coordinates `coords` (innermost first) of the map's global
+  // tensor; asynchronous, in the issuing thread's next bulk group (`nvvm.cp.async.bulk.*`).
+  // Out-of-bounds parts of the box are not written.
+  irdl.operation @tma_store {
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %ptr = irdl.base "!llvm.ptr"
+    irdl.operands(src: %tensor, tmap: %ptr, coords: variadic %i32)
+    irdl.results()
+  }
+
   // Stores a register fragment into a whole static-size tensor.
   irdl.operation @store_frag {
     %vec = irdl.base "!builtin.vector"

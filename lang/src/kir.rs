@@ -325,7 +325,14 @@ pub enum Inst {
     DsmemLoad { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, rank: Operand, span: Span },
     /// ... or written with `value` (`st.shared::cluster`).
     DsmemStore { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, rank: Operand, span: Span },
+    /// A TMA store (sm_90): `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group` of the shared
+    /// tensor `smem` (the box of tensor map `tma`) to element coordinates `coords` (the map's
+    /// dimension order) of the global tensor. Asynchronous: it joins the thread's next bulk group.
+    TmaStore { tma: usize, smem: ValueId, smem_ty: TensorTy, coords: Vec<Int>, span: Span },
+    /// A bulk async-group operation (sm_90), for TMA stores: commit or wait.
+    BulkGroup { op: BulkGroupOp, span: Span },
 }
+
 
 /// The steps of the cluster barrier (CuTe DSL's `cute.arch.cluster_arrive`, `cluster_wait`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -358,6 +365,29 @@ pub struct Cluster {
     pub dims: [u32; 3],
     /// The first launch clause that gave it.
     pub span: Span,
+}
+
+
+/// `cp.async.bulk` group operations (`tma_store_arrive`, `tma_store_wait`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BulkGroupOp {
+    /// `cp.async.bulk.commit_group`: the bulk copies this thread issued since the last commit
+    /// form a group.
+    Commit,
+    /// `cp.async.bulk.wait_group[.read] n`: waits until at most `n` of this thread's committed
+    /// groups are pending; with `read`, until the others have finished reading their source
+    /// (shared memory may be written again), else until their writes are done too.
+    Wait { n: u32, read: bool },
+}
+
+impl BulkGroupOp {
+    /// The builtin that makes it.
+    pub fn builtin(self) -> &'static str {
+        match self {
+            BulkGroupOp::Commit => "tma_store_arrive",
+            BulkGroupOp::Wait { .. } => "tma_store_wait",
+        }
+    }
 }
 
 /// A TMA tensor map (`CUtensorMap`) the kernel takes as a hidden parameter, after its declared

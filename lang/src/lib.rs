@@ -47,6 +47,8 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
         insts.iter().find_map(|i| match i {
             kir::Inst::Mbarrier { op, span, .. } => Some((format!("`{}` is a Hopper mbarrier instruction", op.builtin()), *span)),
             kir::Inst::TmaLoad { span, .. } => Some(("`tma_load` is a Hopper TMA instruction".to_string(), *span)),
+            kir::Inst::TmaStore { span, .. } => Some(("`tma_store` is a Hopper TMA instruction".to_string(), *span)),
+            kir::Inst::BulkGroup { op, span } => Some((format!("`{}` is a Hopper TMA instruction", op.builtin()), *span)),
             kir::Inst::Warpgroup { op: op @ kir::WarpgroupOp::FenceMbarrierInit, span } => Some((format!("`{}` is a Hopper mbarrier instruction", op.builtin()), *span)),
             kir::Inst::ClusterBarrier { op, span } => Some((format!("`{}` is a Hopper thread-block cluster instruction", op.builtin()), *span)),
             kir::Inst::DsmemLoad { span, .. } | kir::Inst::DsmemStore { span, .. } => Some(("distributed shared memory (`dsmem_load`/`dsmem_store`) is a Hopper thread-block cluster feature".to_string(), *span)),

@@ -296,6 +296,14 @@ cases! {
     tma_slice_misaligned => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let bars = make_smem_tensor(i64, make_layout(1));\n    let s = make_smem_tensor(bf16, make_layout((64, 64, 2), stride: (64, 1, 4104)));\n    tma_load(g, s[_, _, 1], bars[0], (0, 0));\n}\n";
     tma_slice_one_element => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let bars = make_smem_tensor(i64, make_layout(1));\n    let s = make_smem_tensor(bf16, make_layout((64, 64, 2), stride: (64, 1, 4096)));\n    tma_load(g, s[0, 0, 1], bars[0], (0, 0));\n}\n";
     tma_destination_a_view => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let bars = make_smem_tensor(i64, make_layout(1));\n    let s = make_smem_tensor(bf16, make_layout((64, 128), stride: (128, 1)));\n    tma_load(g, local_tile(s, (64, 64), (0, 1)), bars[0], (0, 0));\n}\n";
+    tma_store_destination_a_tile => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let s = make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)));\n    let t = local_tile(g, (64, 64), (0, 0));\n    tma_store(s, t, (0, 0));\n}\n";
+    tma_store_source_global => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    tma_store(g, g, (0, 0));\n}\n";
+    tma_store_box_not_compact => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let s = make_smem_tensor(bf16, make_layout((64, 64), stride: (1, 64)));\n    tma_store(s, g, (block_idx.y, block_idx.x));\n}\n";
+    tma_store_wrong_arity => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let s = make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)));\n    tma_store(s, g, bars[0], (0, 0));\n}\n";
+    tma_store_coordinate_rank => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    let s = make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)));\n    tma_store(s, g, (0, 0, 1));\n}\n";
+    tma_store_wait_runtime => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    tma_store_wait(thread_idx.x);\n}\n";
+    tma_store_wait_read_keyword => "kernel k(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    tma_store_wait(0, read: true);\n}\n";
+    tma_store_in_host => "host h(g: tensor<bf16, gmem, (?,?):(?,1), align: 16>) {\n    tma_store_arrive();\n}\n";
     named_barrier_bad_count => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    barrier(barrier_id: 1, number_of_threads: 100);\n}\n";
     named_barrier_bad_id => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    barrier_arrive(barrier_id: 16, number_of_threads: 128);\n}\n";
     named_barrier_missing_threads => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    barrier(barrier_id: 1);\n}\n";
@@ -395,6 +403,22 @@ fn wgmma_needs_sm_90a() {
     assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
     let ds = cute_lang::check_arch(&module, "sm_90").expect_err("sm_90 has no wgmma");
     insta::assert_snapshot!(render("test.cute", src, &ds));
+}
+
+/// TMA stores and their bulk groups built for sm_80: refused at the first (the fence is the
+/// proxy fence, which is not checked).
+#[test]
+fn tma_store_needs_sm_90() {
+    let src = "kernel k(g: tensor<bf16, gmem, (?,?):(?{div=8},1), align: 16>) {\n    let s = make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)));\n    tma_store_fence();\n    sync_threads();\n    if thread_idx.x == 0 {\n        tma_store(s, g, (block_idx.y, block_idx.x));\n        tma_store_arrive();\n        tma_store_wait(0);\n    }\n}\n";
+    let (_, module) = front_end(src).expect("the front end accepts it");
+    assert!(cute_lang::check_arch(&module, "sm_90").is_ok());
+    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
+    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no TMA");
+    insta::assert_snapshot!(render("test.cute", src, &ds));
+    let wait_only = "kernel k(g: tensor<f32, gmem, (?):(1)>) {\n    tma_store_wait(1);\n}\n";
+    let (_, module) = front_end(wait_only).expect("the front end accepts it");
+    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no bulk groups");
+    assert!(ds[0].message.contains("`tma_store_wait` is a Hopper TMA instruction"), "{}", ds[0].message);
 }
 
 /// mbarrier builtins built for sm_80 (no `try_wait`, no transaction counts): refused at the first.

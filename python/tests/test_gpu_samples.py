@@ -840,6 +840,91 @@ def test_cluster_map_refuses_partial_clusters(gpu, load):
     assert "clusters of (2, 2, 1) blocks, but the grid (5, 4, 1)" in msg, msg
 
 
+# ---- tma_copy: TMA stores (load, transform in shared memory, store) --------------------------------
+# Out of bounds, TMA stores write nothing: partial tiles need no predicate. The guard bands prove
+# nothing past the tensor is written; the padded-row tests that nothing past a row's end (inside
+# the allocation, between rows) is written either.
+
+
+@pytest.mark.parametrize("shape", shapes(TMA_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_tma_store_scale_f32(gpu, load, shape):
+    torch = gpu
+    need_sm90(torch)
+    f = load("tma_copy").tma_scale_f32
+    M, N = shape
+    a = torch.randn(M, N, device="cuda")
+    buf, out = guarded(torch, (M, N), torch.float32)
+    f(a, out, -1.5)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a * -1.5), shape
+    assert guards_untouched(buf, M * N), shape
+
+
+@pytest.mark.parametrize("shape", shapes(TMA_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_tma_store_transpose_bf16_sw128(gpu, load, shape):
+    torch = gpu
+    need_sm90(torch)
+    f = load("tma_copy").tma_transpose_bf16_sw128
+    M, N = shape
+    a = torch.randn(M, N, device="cuda").to(torch.bfloat16)
+    buf, out = guarded(torch, (N, M), torch.bfloat16)
+    f(a, out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a.t()), shape
+    assert guards_untouched(buf, M * N), shape
+
+
+@pytest.mark.parametrize("shape", [(100, 72), (64, 8), (130, 200)], ids=lambda s: "x".join(map(str, s)))
+def test_tma_store_padded_rows_untouched(gpu, load, shape):
+    """Outputs whose rows are padded (a row stride past the row): the columns past N are inside
+    the allocation but outside the tensor, and TMA must not write them."""
+    torch = gpu
+    need_sm90(torch)
+    M, N = shape
+    pad = 24  # keeps the row stride a multiple of 16 bytes in f32 and in bf16
+    a = torch.randn(M, N, device="cuda")
+    whole = torch.full((M, N + pad), float("nan"), device="cuda")
+    out = whole[:, :N]
+    load("tma_copy").tma_scale_f32(a, out, 2.0)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a * 2.0)
+    assert bool(torch.isnan(whole[:, N:]).all()), "a TMA store wrote past the end of a row"
+
+    ab = a.to(torch.bfloat16)
+    whole_t = torch.full((N, M + pad), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out_t = whole_t[:, :M]
+    load("tma_copy").tma_transpose_bf16_sw128(ab, out_t)
+    torch.cuda.synchronize()
+    assert torch.equal(out_t, ab.t())
+    assert bool(torch.isnan(whole_t[:, M:]).all()), "a TMA store wrote past the end of a row"
+
+
+def test_tma_store_direct_launch(gpu, load):
+    """A checked launch of the kernel itself: both maps (gA's for the load, gB's for the store)."""
+    torch = gpu
+    need_sm90(torch)
+    k = load("tma_copy").kernel("tma_transpose_bf16_sw128_kernel")
+    M, N = 130, 200
+    a = torch.randn(M, N, device="cuda").to(torch.bfloat16)
+    buf, out = guarded(torch, (N, M), torch.bfloat16)
+    k(a, out, grid=((N + 63) // 64, (M + 63) // 64), block=256)
+    torch.cuda.synchronize()
+    assert torch.equal(out, a.t())
+    assert guards_untouched(buf, M * N)
+
+
+def test_tma_store_refuses_unaligned_rows(gpu, load):
+    """The store's map needs the output's row stride to be a multiple of 16 bytes too."""
+    torch = gpu
+    need_sm90(torch)
+    f = load("tma_copy").tma_transpose_bf16_sw128
+    a = torch.randn(64, 64, device="cuda").to(torch.bfloat16)
+    whole = torch.full((64, 68), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = whole[:, :64]  # row stride 68 elements: 136 bytes
+    msg = assert_refused_untouched(torch, f, out, a, out)
+    assert "8" in msg, msg
+
+
 # ---- recast: f16 registers stored as i32 pairs; idx2crd/crd2idx of a run-time index ---------------
 
 

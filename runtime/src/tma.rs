@@ -1,4 +1,5 @@
-//! TMA tensor maps: the 128-byte `CUtensorMap` parameters of kernels that use `tma_load`.
+//! TMA tensor maps: the 128-byte `CUtensorMap` parameters of kernels that use `tma_load` or
+//! `tma_store` (the encoding has no direction: one map serves both).
 //!
 //! Such a kernel's manifest block has a `tma PARAM elem=T order=(..) box=(..) swizzle=S` line per
 //! tensor map (version 4). The kernel takes the maps by value, after its declared parameters and

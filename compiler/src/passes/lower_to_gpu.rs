@@ -259,6 +259,15 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             dead.push(op);
             continue;
         }
+        if name == "cute.tma_store" {
+            let Some(sm) = tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, 0))) else {
+                return Err(fail(op, &format!("{NAME}: the source of `cute.tma_store` is not a view or an allocation")));
+            };
+            let b = Builder::before(op);
+            tma_store(&b, op, &tensors[sm]);
+            dead.push(op);
+            continue;
+        }
         if name == "cute.wgmma" {
             let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
             // An RS atom's A is a register vector, not a tensor.
@@ -891,6 +900,22 @@ fn tma_load(b: &Builder, op: Op, smem: &Lowered, bar: &Lowered) {
         &operands,
         &[],
         &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr(&format!("\"{constraints}\""))), ("has_side_effects", b.attr("unit"))],
+    );
+}
+
+/// `cute.tma_store`: NVVM's `nvvm.cp.async.bulk.tensor.global.shared.cta` (tile mode, no L2 cache
+/// hint), which translates to `llvm.nvvm.cp.async.bulk.tensor.s2g.tile.Nd`: the map's generic
+/// address, the source's shared address and the element coordinates (docs/design.md (q)).
+fn tma_store(b: &Builder, op: Op, smem: &Lowered) {
+    let src = gep(b, smem, Int::Const(0));
+    let n = ir::operand_count(op) - 2;
+    let mut operands = vec![ir::operand(op, 1), src];
+    operands.extend((0..n).map(|i| ir::operand(op, 2 + i)));
+    b.create(
+        "nvvm.cp.async.bulk.tensor.global.shared.cta",
+        &operands,
+        &[],
+        &[("operandSegmentSizes", b.attr(&format!("array<i32: 1, 1, {n}, 0, 0>")))],
     );
 }
 

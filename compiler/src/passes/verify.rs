@@ -73,6 +73,7 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.mbarrier" => check(verify_mbarrier(op)),
             "cute.tma_load" => check(verify_tma_load(op)),
             "cute.dsmem_load" | "cute.dsmem_store" => check(verify_dsmem(op)),
+            "cute.tma_store" => check(verify_tma_store(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
                 check(verify_swizzle_kept(op, name));
@@ -242,6 +243,39 @@ fn verify_dsmem(op: Op) -> Result<(), Reported> {
     }
     if info.elem == "i1" || info.elem.starts_with("f8") {
         return Err(fail(op, &format!("`{name}` of `{}` elements is not supported (memory holds them as bytes)", info.elem)));
+    }
+    Ok(())
+}
+
+/// `cute.tma_store`: a shared source, the tensor map, and one coordinate per mode of the source
+/// (1 to 5). The source is a box TMA reads: each mode one static extent of 1 to 256 at one stride,
+/// one of them at stride 1 and, in the element type, a multiple of 16 bytes long.
+fn verify_tma_store(op: Op) -> Result<(), Reported> {
+    let (src, layout) = tensor_of(op, ir::operand(op, 0))?;
+    if src.space != "smem" {
+        return Err(fail(op, &format!("the source of `cute.tma_store` is a shared-memory tensor, not a {} tensor", src.space)));
+    }
+    let coords = ir::operand_count(op).saturating_sub(2);
+    let rank = layout.shape.rank();
+    if !(1..=5).contains(&coords) || coords != rank {
+        return Err(fail(op, &format!("`cute.tma_store` takes one coordinate per mode of its box {layout} (1 to 5), found {coords}")));
+    }
+    // A stage slice's mode may be split (`(8,16):(64,512)`): coalesced, it is one extent.
+    let modes: Option<Vec<(i64, i64)>> = layout
+        .modes()
+        .iter()
+        .map(|m| match cute_layout::coalesce(m).ok()?.leaves().as_slice() {
+            [(sh, st)] => Some((sh.as_static()?, st.as_static()?)),
+            _ => None,
+        })
+        .collect();
+    let bytes = i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
+    let box_ok = modes.is_some_and(|m| m.iter().all(|(e, _)| (1..=256).contains(e)) && m.iter().any(|(e, st)| *st == 1 && *e > 1 && (e * bytes) % 16 == 0));
+    if !box_ok {
+        return Err(fail(
+            op,
+            &format!("the source of `cute.tma_store`, {layout} of {}, is not a box TMA reads: each mode one static extent of 1 to 256 at one stride, the stride-1 mode a multiple of 16 bytes long", src.elem),
+        ));
     }
     Ok(())
 }

@@ -36,7 +36,8 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
     "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof", "warpgroup_fence",
     "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async", "mbarrier_init", "mbarrier_init_fence",
-    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load", "warpgroup_reg_alloc",
+    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load", "tma_store", "tma_store_fence",
+    "tma_store_arrive", "tma_store_wait", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "warpgroup_reg_alloc",
     "warpgroup_reg_dealloc", "barrier", "barrier_arrive",
     // Thread-block clusters (cluster.rs).
     "cluster_idx", "cluster_dim", "block_idx_in_cluster", "block_in_cluster_dim", "block_rank_in_cluster", "cluster_arrive",

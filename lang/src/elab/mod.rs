@@ -1625,6 +1625,13 @@ impl<'p, 'f> Frame<'p, 'f> {
             // `dsmem_load(sA[i], rank)` takes the element's place, not its value.
             return self.cluster_call(&name, args, span);
         }
+        match name.as_str() {
+            "tma_store" => return self.tma_store_call(args, span),
+            // Same instruction as `fence_proxy_async()`, under CuTe's TMA-store name.
+            "tma_store_fence" => return self.tma_store_fence_call(args, span),
+            "tma_store_arrive" | "tma_store_wait" | "cp_async_bulk_commit_group" | "cp_async_bulk_wait_group" => return self.bulk_group_call(&name, args, span),
+            _ => {}
+        }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;
             return self.call_value(&name, vals, span);

@@ -3,6 +3,12 @@
 //! `cp.async.bulk.tensor` instruction, completing on the mbarrier `bars[i]`. The tensor map (CuTe
 //! DSL's `make_tiled_tma_atom`) is a hidden kernel parameter the runtime encodes at launch from
 //! `gA`'s argument, the box `sA.shape` and `sA`'s swizzle ([`kir::TmaDesc`]).
+//!
+//! TMA stores: `tma_store(sC, gC, (m, n))` copies the shared tensor `sC` (the box, under the same
+//! rules as a load's destination) to the tile `(m, n)` of `gC`, through a map of the same kind (one
+//! map serves loads and stores of the same tensor, box and swizzle). The store is asynchronous,
+//! in bulk groups: `tma_store_fence()` before it (the threads' writes of `sC` visible to the TMA
+//! engine), `tma_store_arrive()` to commit and `tma_store_wait(n)` before `sC` is written again.
 
 use super::value::{Origin, Value};
 use super::{Frame, R};
@@ -14,54 +20,164 @@ use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::{Int, IntTuple};
 
-const USAGE: &str = "tma_load(gA, sA, bars[i], (m, n))";
+/// How the two TMA directions name their operands in messages.
+struct Roles {
+    builtin: &'static str,
+    usage: &'static str,
+    /// What the global tensor is to the copy ("source" of a load, "destination" of a store).
+    global: &'static str,
+    /// What the shared tensor is.
+    shared: &'static str,
+    /// Which argument the tile coordinate is.
+    crd_arg: &'static str,
+    /// What TMA does with the shared box ("writes" for a load, "reads" for a store).
+    box_verb: &'static str,
+}
+
+const LOAD: Roles = Roles { builtin: "tma_load", usage: "tma_load(gA, sA, bars[i], (m, n))", global: "source", shared: "destination", crd_arg: "fourth", box_verb: "writes" };
+const STORE: Roles = Roles { builtin: "tma_store", usage: "tma_store(sC, gC, (m, n))", global: "destination", shared: "source", crd_arg: "third", box_verb: "reads" };
+
+/// What a TMA copy's operands come to: the map (an index into the kernel's maps), the shared box
+/// and the element coordinates in the map's dimension order.
+struct TmaCopy {
+    tma: usize,
+    smem: kir::ValueId,
+    smem_ty: kir::TensorTy,
+    coords: Vec<Int>,
+}
 
 impl Frame<'_, '_> {
     pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
         if args.len() != 4 || args.iter().any(|a| a.name.is_some()) {
-            return Err(Diagnostic::error("`tma_load` takes 4 positional arguments", span, "wrong arguments").with_help(format!("write `{USAGE}`")));
+            return Err(Diagnostic::error("`tma_load` takes 4 positional arguments", span, "wrong arguments").with_help(format!("write `{}`", LOAD.usage)));
         }
         self.need_kernel("`tma_load`", span)?;
-        let g = match self.expr(&args[0].value)? {
+        let copy = self.tma_copy(&LOAD, &args[0].value, &args[1].value, &args[3].value)?;
+        let (bar, offset) = self.barrier_place(&args[2].value)?;
+        let Origin::Kernel(bar_id) = bar.origin else { unreachable!() };
+        self.emit(Inst::TmaLoad { tma: copy.tma, smem: copy.smem, smem_ty: copy.smem_ty, bar: bar_id, bar_ty: bar.ty, offset, coords: copy.coords, span });
+        Ok(Value::Unit)
+    }
+
+    /// `tma_store(sC, gC, (m, n))`: one `cp.async.bulk.tensor` from shared to global memory.
+    pub(crate) fn tma_store_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
+        if args.len() != 3 || args.iter().any(|a| a.name.is_some()) {
+            return Err(Diagnostic::error("`tma_store` takes 3 positional arguments", span, "wrong arguments").with_help(format!("write `{}`", STORE.usage)));
+        }
+        self.need_kernel("`tma_store`", span)?;
+        let copy = self.tma_copy(&STORE, &args[1].value, &args[0].value, &args[2].value)?;
+        self.emit(Inst::TmaStore { tma: copy.tma, smem: copy.smem, smem_ty: copy.smem_ty, coords: copy.coords, span });
+        Ok(Value::Unit)
+    }
+
+    /// `tma_store_fence()`: `fence.proxy.async.shared::cta` (CuTe's `tma_store_fence`, the same
+    /// instruction as `fence_proxy_async()`): this thread's writes of shared memory become visible
+    /// to the TMA engine, which reads the box through the async proxy.
+    pub(crate) fn tma_store_fence_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
+        if !args.is_empty() {
+            return Err(Diagnostic::error("`tma_store_fence` takes no arguments", span, "wrong arguments").with_help("write `tma_store_fence()`"));
+        }
+        self.need_kernel("`tma_store_fence`", span)?;
+        self.emit(Inst::Warpgroup { op: kir::WarpgroupOp::FenceProxyAsync, span });
+        Ok(Value::Unit)
+    }
+
+    /// `tma_store_arrive()` (`cp.async.bulk.commit_group`; CuTe DSL's
+    /// `cute.arch.cp_async_bulk_commit_group()`, also accepted under that name) and
+    /// `tma_store_wait(n)` (`cp.async.bulk.wait_group.read n`; CuTe DSL's
+    /// `cute.arch.cp_async_bulk_wait_group(n, read=True)`, accepted as
+    /// `cp_async_bulk_wait_group(n, read: true)`; with `read: false` it also waits for the writes
+    /// to global memory).
+    pub(crate) fn bulk_group_call(&mut self, name: &str, args: &[Arg], span: Span) -> R<Value> {
+        let op = match name {
+            "tma_store_arrive" | "cp_async_bulk_commit_group" => {
+                if !args.is_empty() {
+                    return Err(Diagnostic::error(format!("`{name}` takes no arguments"), span, "wrong arguments").with_help(format!("write `{name}()`")));
+                }
+                kir::BulkGroupOp::Commit
+            }
+            _ => {
+                let dsl = name == "cp_async_bulk_wait_group";
+                let usage = if dsl { "cp_async_bulk_wait_group(n, read: true)" } else { "tma_store_wait(n)" };
+                let positional: Vec<&Arg> = args.iter().filter(|a| a.name.is_none()).collect();
+                let mut read = !dsl;
+                for a in args.iter().filter(|a| a.name.is_some()) {
+                    let key = a.name.as_ref().map(|n| n.name.as_str()).unwrap_or_default();
+                    if !dsl || key != "read" {
+                        let at = a.name.as_ref().map_or(a.value.span, |n| n.span);
+                        let help = if key == "read" {
+                            "`tma_store_wait(n)` waits for the reads of shared memory only; `cp_async_bulk_wait_group(n, read: false)` also waits for the writes to global memory".to_string()
+                        } else {
+                            format!("write `{usage}`")
+                        };
+                        return Err(Diagnostic::error(format!("`{name}` has no argument named `{key}`"), at, "unknown argument name").with_help(help));
+                    }
+                    read = match self.expr(&a.value)? {
+                        Value::Bool(b) => b,
+                        other => return Err(Diagnostic::error(format!("`read:` must be a compile-time `true` or `false`, found {}", crate::diag::article(&other.kind())), a.value.span, "not a static bool")),
+                    };
+                }
+                let [n_arg] = positional.as_slice() else {
+                    return Err(Diagnostic::error(format!("`{name}` takes 1 positional argument, the number of bulk groups left in flight"), span, "wrong arguments").with_help(format!("write `{usage}`")));
+                };
+                let n = match self.expr(&n_arg.value)? {
+                    Value::Int(i) => i.as_static().filter(|v| (0..=63).contains(v)),
+                    _ => None,
+                };
+                let Some(n) = n else {
+                    return Err(Diagnostic::error(format!("`{name}`: the number of bulk groups left in flight must be a compile-time integer from 0 to 63"), n_arg.value.span, "not a static group count")
+                        .with_help("`0` waits for every committed TMA store; `1` leaves the newest one running"));
+                };
+                kir::BulkGroupOp::Wait { n: n as u32, read }
+            }
+        };
+        self.need_kernel(&format!("`{name}`"), span)?;
+        self.emit(Inst::BulkGroup { op, span });
+        Ok(Value::Unit)
+    }
+
+    /// The checks and the map a TMA copy needs, in either direction: `g` the kernel's global tensor
+    /// parameter, `s` the shared box, `crd` the tile coordinate.
+    fn tma_copy(&mut self, roles: &Roles, g_expr: &crate::ast::Expr, s_expr: &crate::ast::Expr, crd_expr: &crate::ast::Expr) -> R<TmaCopy> {
+        let Roles { builtin, global, shared, crd_arg, box_verb, .. } = *roles;
+        let g = match self.expr(g_expr)? {
             Value::Tensor(t) => t,
-            other => return Err(Diagnostic::error(format!("`tma_load`: the source must be a global tensor parameter of the kernel, found {}", crate::diag::article(&other.kind())), args[0].value.span, "not a tensor")),
+            other => return Err(Diagnostic::error(format!("`{builtin}`: the {global} must be a global tensor parameter of the kernel, found {}", crate::diag::article(&other.kind())), g_expr.span, "not a tensor")),
         };
         let Origin::Kernel(gid) = g.origin else { unreachable!("kernel tensors have kernel origins") };
         let is_param = self.kernel_params.iter().any(|&p| p == gid);
         if !is_param || g.ty.space != MemSpace::Gmem {
-            return Err(Diagnostic::error("`tma_load`: the source must be a global tensor parameter of the kernel itself (not a view or tile of one): the tensor map describes the whole tensor", args[0].value.span, "not a kernel tensor parameter")
-                .with_help("pass the parameter and give the tile's coordinate as the fourth argument"));
+            return Err(Diagnostic::error(format!("`{builtin}`: the {global} must be a global tensor parameter of the kernel itself (not a view or tile of one): the tensor map describes the whole tensor"), g_expr.span, "not a kernel tensor parameter")
+                .with_help(format!("pass the parameter and give the tile's coordinate as the {crd_arg} argument")));
         }
-        // The destination: a shared tensor, or a slice `sA[_, _, stage]` of one (a stage of a
+        // The shared box: a shared tensor, or a slice `sA[_, _, stage]` of one (a stage of a
         // multi-stage ring), whose allocation and offset into it are kept for the alignment check.
-        let not_shared = |v: &Value| Diagnostic::error(format!("`tma_load`: the destination must be a shared-memory tensor, found {}", crate::diag::article(&v.kind())), args[1].value.span, "not a shared tensor");
-        let (s, within) = match &args[1].value.kind {
+        let not_shared = |v: &Value| Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory tensor, found {}", crate::diag::article(&v.kind())), s_expr.span, "not a shared tensor");
+        let (s, within) = match &s_expr.kind {
             ExprKind::Index { base, index } => {
                 let t = match self.expr(base)? {
                     Value::Tensor(t) if t.ty.space == MemSpace::Smem => t,
                     other => return Err(not_shared(&other)),
                 };
                 let crd = self.coordinate(index)?;
-                check_rank(&crd, &t.ty.layout, args[1].value.span)?;
+                check_rank(&crd, &t.ty.layout, s_expr.span)?;
                 if !crd_has_under(&crd) {
-                    return Err(Diagnostic::error("`tma_load`: the destination is one element, not a box", args[1].value.span, "an element, not a slice")
+                    return Err(Diagnostic::error(format!("`{builtin}`: the {shared} is one element, not a box"), s_expr.span, "an element, not a slice")
                         .with_help("slice the stage with `_` in the box's modes, as in `sA[_, _, stage]`"));
                 }
-                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, args[1].value.span))?;
+                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, s_expr.span))?;
                 let Origin::Kernel(base_id) = t.origin else { unreachable!("kernel tensors have kernel origins") };
-                (self.slice(&t, &crd, args[1].value.span)?, Some((base_id, offset)))
+                (self.slice(&t, &crd, s_expr.span)?, Some((base_id, offset)))
             }
-            _ => match self.expr(&args[1].value)? {
+            _ => match self.expr(s_expr)? {
                 Value::Tensor(t) if t.ty.space == MemSpace::Smem => (t, None),
                 other => return Err(not_shared(&other)),
             },
         };
         if s.ty.elem != g.ty.elem {
-            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor holds {} but the global tensor {}", s.ty.elem.name(), g.ty.elem.name()), args[1].value.span, "element types differ"));
+            return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor holds {} but the global tensor {}", s.ty.elem.name(), g.ty.elem.name()), s_expr.span, "element types differ"));
         }
         let Origin::Kernel(sid) = s.origin else { unreachable!() };
-        let (bar, offset) = self.barrier_place(&args[2].value)?;
-        let Origin::Kernel(bar_id) = bar.origin else { unreachable!() };
         // The global tensor's modes: flat, one of them with static stride 1 (the map's dimension 0).
         let gl = &g.ty.layout;
         let rank = gl.shape.rank();
@@ -69,11 +185,11 @@ impl Frame<'_, '_> {
         let leaves = gl.leaves();
         let inner: Vec<usize> = leaves.iter().enumerate().filter(|(_, (_, st))| st.as_static() == Some(1)).map(|(i, _)| i).collect();
         if !flat || !(2..=5).contains(&rank) || inner.len() != 1 {
-            return Err(Diagnostic::error(format!("`tma_load`: the global tensor's layout {} must have 2 to 5 flat modes, exactly one of them with static stride 1", gl), args[0].value.span, "no tensor map for this layout")
+            return Err(Diagnostic::error(format!("`{builtin}`: the global tensor's layout {} must have 2 to 5 flat modes, exactly one of them with static stride 1", gl), g_expr.span, "no tensor map for this layout")
                 .with_help("type the parameter like `tensor<bf16, gmem, (?,?):(?,1), align: 16>`"));
         }
         if g.ty.align < 16 {
-            return Err(Diagnostic::error(format!("`tma_load`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align), args[0].value.span, "alignment below 16")
+            return Err(Diagnostic::error(format!("`{builtin}`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align), g_expr.span, "alignment below 16")
                 .with_help("add `align: 16` to the parameter's type"));
         }
         let mut order = inner.clone();
@@ -98,7 +214,7 @@ impl Frame<'_, '_> {
             None
         };
         let Some(box_modes) = box_modes.filter(|b| b.len() == rank) else {
-            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} must have the global tensor's {rank} modes, each one static extent at one stride (the box)", sl), args[1].value.span, "not a box"));
+            return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} must have the global tensor's {rank} modes, each one static extent at one stride (the box)", sl), s_expr.span, "not a box"));
         };
         let box_dims: Vec<i64> = box_modes.iter().map(|m| m.0).collect();
         let mut stride = 1i64;
@@ -110,7 +226,7 @@ impl Frame<'_, '_> {
         let esize = i64::from(g.ty.elem.size_bytes());
         // A mode of extent 1 has no stride to check.
         if box_modes.iter().zip(&want).any(|((e, st), w)| *e != 1 && st != w) || box_dims.iter().any(|b| !(1..=256).contains(b)) || (box_dims[order[0]] * esize) % 16 != 0 {
-            return Err(Diagnostic::error(format!("`tma_load`: the shared tensor's layout {} is not the compact box TMA writes: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), args[1].value.span, "not a TMA box")
+            return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} is not the compact box TMA {box_verb}: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), s_expr.span, "not a TMA box")
                 .with_help("allocate it like `make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)))`"));
         }
         let inner_bytes = box_dims[order[0]] * esize;
@@ -121,7 +237,7 @@ impl Frame<'_, '_> {
                 let m_bytes = i64::from(sw.base) + esize.trailing_zeros() as i64;
                 let bytes: u32 = match sw.bits { 1 => 32, 2 => 64, 3 => 128, _ => 0 };
                 if m_bytes != 4 || sw.shift != 3 || bytes == 0 || inner_bytes > i64::from(bytes) {
-                    return Err(Diagnostic::error(format!("`tma_load`: the swizzle {sw} of the shared tensor is not one TMA applies (on byte addresses Swizzle<3,4,3> = 128B, <2,4,3> = 64B, <1,4,3> = 32B, with the inner box extent at most that many bytes; here {inner_bytes} bytes)"), args[1].value.span, "not a TMA swizzle")
+                    return Err(Diagnostic::error(format!("`{builtin}`: the swizzle {sw} of the shared tensor is not one TMA applies (on byte addresses Swizzle<3,4,3> = 128B, <2,4,3> = 64B, <1,4,3> = 32B, with the inner box extent at most that many bytes; here {inner_bytes} bytes)"), s_expr.span, "not a TMA swizzle")
                         .with_help("for 16-bit elements use `composition(make_swizzle(3, 3, 3), make_layout((R, 64), stride: (64, 1)))`"));
                 }
                 bytes
@@ -137,7 +253,7 @@ impl Frame<'_, '_> {
             Some((base, offset)) => {
                 let bytes = offset.divisibility().unsigned_abs().saturating_mul(esize as u64);
                 if bytes % need != 0 {
-                    return Err(Diagnostic::error(format!("`tma_load`: the slice starts {} elements into its shared tensor, which is not known to be a multiple of {need} bytes (TMA{} needs {need}-byte aligned boxes)", offset, if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), args[1].value.span, "misaligned slice")
+                    return Err(Diagnostic::error(format!("`{builtin}`: the slice starts {} elements into its shared tensor, which is not known to be a multiple of {need} bytes (TMA{} needs {need}-byte aligned boxes)", offset, if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), s_expr.span, "misaligned slice")
                         .with_help("slice whole stages of a buffer whose stage size is a multiple of that, as in `sA[_, _, stage]` of `tile_to_shape(atom, (R, C, STAGES))`"));
                 }
                 *base
@@ -152,16 +268,16 @@ impl Frame<'_, '_> {
         match placed {
             Some(a) if a >= need => {}
             Some(a) => {
-                return Err(Diagnostic::error(format!("`tma_load`: the shared tensor is {a}-byte aligned; TMA{} needs {need}", if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), args[1].value.span, "misaligned destination")
+                return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor is {a}-byte aligned; TMA{} needs {need}", if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), s_expr.span, format!("misaligned {shared}"))
                     .with_help(format!("allocate it at an offset that is a multiple of {need}")));
             }
             None => {
-                return Err(Diagnostic::error("`tma_load`: the destination must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view", args[1].value.span, "not an allocation")
+                return Err(Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view"), s_expr.span, "not an allocation")
                     .with_help("allocate the stages as one tensor and pass a stage, as in `sA[_, _, stage]`"));
             }
         }
         // The tile coordinate, times the box: element coordinates, in the map's dimension order.
-        let crd = self.coordinate(std::slice::from_ref(&args[3].value))?;
+        let crd = self.coordinate(std::slice::from_ref(crd_expr))?;
         let tile: Vec<Int> = match &crd {
             cute_layout::Crd::Tuple(items) if items.len() == rank => items
                 .iter()
@@ -170,15 +286,17 @@ impl Frame<'_, '_> {
                     _ => Err(()),
                 })
                 .collect::<Result<_, _>>()
-                .map_err(|_| Diagnostic::error("`tma_load`: the tile coordinate is a tuple of integers", args[3].value.span, "not a tile coordinate"))?,
-            _ => return Err(Diagnostic::error(format!("`tma_load`: the tile coordinate must have {rank} integers, one per mode of the global tensor"), args[3].value.span, "wrong coordinate")),
+                .map_err(|_| Diagnostic::error(format!("`{builtin}`: the tile coordinate is a tuple of integers"), crd_expr.span, "not a tile coordinate"))?,
+            _ => return Err(Diagnostic::error(format!("`{builtin}`: the tile coordinate must have {rank} integers, one per mode of the global tensor"), crd_expr.span, "wrong coordinate")),
         };
         let mut coords = Vec::new();
         for &d in &order {
-            let c = tile[d].mul(&Int::S(box_dims[d])).map_err(|e| Diagnostic::error(format!("`tma_load`: {e}"), args[3].value.span, "bad coordinate"))?;
+            let c = tile[d].mul(&Int::S(box_dims[d])).map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
             coords.push(c);
         }
         let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes };
+        // One map per (tensor, box, swizzle): a load and a store of the same tile share it (the
+        // encoding has no direction; the zero fill only applies to loads).
         let tma = match self.tmas.iter().position(|t| *t == desc) {
             Some(i) => i,
             None => {
@@ -186,7 +304,6 @@ impl Frame<'_, '_> {
                 self.tmas.len() - 1
             }
         };
-        self.emit(Inst::TmaLoad { tma, smem: sid, smem_ty: s.ty, bar: bar_id, bar_ty: bar.ty, offset, coords, span });
-        Ok(Value::Unit)
+        Ok(TmaCopy { tma, smem: sid, smem_ty: s.ty, coords })
     }
 }
