@@ -35,6 +35,10 @@ pub const MANIFEST_VERSION_CLUSTER: u32 = 5;
 /// `continue` in a `host` block): a runtime that skipped the records would make each launch of a
 /// loop body once, with its loop variable unbound.
 pub const MANIFEST_VERSION_HOST_LOOPS: u32 = 6;
+/// The version of a manifest with a `tma ... store=1` line: TMA stores write whole 16-byte chunks,
+/// and a runtime that ignored the attribute would not refuse a tensor whose rows end inside one
+/// (the store would write past them).
+pub const MANIFEST_VERSION_TMA_STORE: u32 = 7;
 
 /// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
 /// on it being a multiple of N (the runtime refuses a value that is not).
@@ -98,7 +102,9 @@ fn params(ps: &[Param], out: &mut String) {
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
     let loops = module.hosts.iter().any(|h| h.steps.iter().any(HostStep::has_loop));
-    let version = if loops {
+    let version = if module.kernels.iter().any(|k| k.tmas.iter().any(|t| t.store)) {
+        MANIFEST_VERSION_TMA_STORE
+    } else if loops {
         MANIFEST_VERSION_HOST_LOOPS
     } else if module.kernels.iter().any(|k| k.cluster.is_some()) {
         MANIFEST_VERSION_CLUSTER
@@ -145,12 +151,13 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>])
             let list = |v: &[String]| if v.len() == 1 { v[0].clone() } else { format!("({})", v.join(",")) };
             let _ = writeln!(
                 out,
-                "tma {} elem={} order={} box={} swizzle={}",
+                "tma {} elem={} order={} box={} swizzle={}{}",
                 k.params[t.param].name,
                 t.elem.name(),
                 list(&t.order.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
                 list(&t.box_dims.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
-                t.swizzle_bytes
+                t.swizzle_bytes,
+                if t.store { " store=1" } else { "" }
             );
         }
         out.push_str("end\n");

@@ -404,6 +404,17 @@ pub struct TmaDesc {
     pub box_dims: Vec<i64>,
     /// 0 (none), 32, 64 or 128 bytes.
     pub swizzle_bytes: u32,
+    /// Whether a `tma_store` writes through the map. TMA stores write whole 16-byte chunks of a
+    /// row, so the runtime refuses such a map when the tensor's inner extent is not a multiple
+    /// of 16 bytes (the chunk would reach past the row's end).
+    pub store: bool,
+}
+
+impl TmaDesc {
+    /// The same encoding: a load and a store of one tensor with one box and swizzle share a map.
+    pub fn same_map(&self, other: &TmaDesc) -> bool {
+        (self.param, self.elem, &self.order, &self.box_dims, self.swizzle_bytes) == (other.param, other.elem, &other.order, &other.box_dims, other.swizzle_bytes)
+    }
 }
 
 /// The mbarrier builtins (CuTe DSL's `cute.arch.mbarrier_*`).

@@ -868,20 +868,27 @@ def test_tma_store_transpose_bf16_sw128(gpu, load, shape):
     M, N = shape
     a = torch.randn(M, N, device="cuda").to(torch.bfloat16)
     buf, out = guarded(torch, (N, M), torch.bfloat16)
+    if M % 8:
+        # The output's rows are M bf16 long: a row stride TMA cannot take (not 16-byte multiples).
+        msg = assert_refused_untouched(torch, f, out, a, out)
+        assert f"stride entry 0 = {M} must be a multiple of 8" in msg, msg
+        return
     f(a, out)
     torch.cuda.synchronize()
     assert torch.equal(out, a.t()), shape
     assert guards_untouched(buf, M * N), shape
 
 
-@pytest.mark.parametrize("shape", [(100, 72), (64, 8), (130, 200)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", [(100, 72), (64, 8), (130, 200), (104, 200)], ids=lambda s: "x".join(map(str, s)))
 def test_tma_store_padded_rows_untouched(gpu, load, shape):
     """Outputs whose rows are padded (a row stride past the row): the columns past N are inside
-    the allocation but outside the tensor, and TMA must not write them."""
+    the allocation but outside the tensor, and TMA must not write them. TMA stores write whole
+    16-byte chunks, so rows that end inside one (M = 100 or 130 bf16) are refused: the store
+    would write the rest of the chunk into the padding (it did, before the runtime refused it)."""
     torch = gpu
     need_sm90(torch)
     M, N = shape
-    pad = 24  # keeps the row stride a multiple of 16 bytes in f32 and in bf16
+    pad = 24  # keeps the row stride N + pad a multiple of 16 bytes in f32 (N is a multiple of 8)
     a = torch.randn(M, N, device="cuda")
     whole = torch.full((M, N + pad), float("nan"), device="cuda")
     out = whole[:, :N]
@@ -891,8 +898,13 @@ def test_tma_store_padded_rows_untouched(gpu, load, shape):
     assert bool(torch.isnan(whole[:, N:]).all()), "a TMA store wrote past the end of a row"
 
     ab = a.to(torch.bfloat16)
-    whole_t = torch.full((N, M + pad), float("nan"), device="cuda", dtype=torch.bfloat16)
+    pad_t = pad + (-M) % 8  # the transposed rows are M long: round their stride up to 8 bf16
+    whole_t = torch.full((N, M + pad_t), float("nan"), device="cuda", dtype=torch.bfloat16)
     out_t = whole_t[:, :M]
+    if M % 8:
+        msg = assert_refused_untouched(torch, load("tma_copy").tma_transpose_bf16_sw128, whole_t, ab, out_t)
+        assert f"its rows are {M} elements = {2 * M} bytes" in msg and "a multiple of 8 elements" in msg, msg
+        return
     load("tma_copy").tma_transpose_bf16_sw128(ab, out_t)
     torch.cuda.synchronize()
     assert torch.equal(out_t, ab.t())
@@ -904,7 +916,7 @@ def test_tma_store_direct_launch(gpu, load):
     torch = gpu
     need_sm90(torch)
     k = load("tma_copy").kernel("tma_transpose_bf16_sw128_kernel")
-    M, N = 130, 200
+    M, N = 136, 200  # not tile multiples; the output row stride (136 bf16) a multiple of 16 bytes
     a = torch.randn(M, N, device="cuda").to(torch.bfloat16)
     buf, out = guarded(torch, (N, M), torch.bfloat16)
     k(a, out, grid=((N + 63) // 64, (M + 63) // 64), block=256)

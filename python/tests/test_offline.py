@@ -64,8 +64,8 @@ def test_manifest_absent_and_unreadable(tmp_path):
     assert e.value.status == "CUTE_ERROR_IO"
     assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
     with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest("cutec-manifest 7\n")
-    assert "manifest version 7 is newer than this runtime understands (6); update cute-runtime" in str(e.value)
+        cutec.parse_manifest("cutec-manifest 8\n")
+    assert "manifest version 8 is newer than this runtime understands (7); update cute-runtime" in str(e.value)
     with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
         cutec.manifest(42)
 

@@ -73,8 +73,10 @@ pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
 /// `cluster` lines (a kernel's thread-block cluster shape): an older runtime would launch grids
 /// that are not whole clusters, which the driver refuses with an error that names neither.
 /// Version 6 adds run-time loops to host blocks (`for` ... `endfor`, `break`, `continue`): an older
-/// runtime would make a loop body's launches once, with the loop variable unbound.
-pub const MANIFEST_VERSION: u32 = 6;
+/// runtime would make a loop body's launches once, with the loop variable unbound. Version 7 adds
+/// `store=1` to `tma` lines: an older runtime would not refuse a tensor whose rows end inside a
+/// 16-byte chunk, which a TMA store writes whole.
+pub const MANIFEST_VERSION: u32 = 7;
 
 /// Element types (cutec's scalar type names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1043,8 +1045,9 @@ mod tests {
         assert_eq!(Manifest::parse("cutec-manifest 4\n").unwrap().version, 4);
         assert_eq!(Manifest::parse("cutec-manifest 5\n").unwrap().version, 5);
         assert_eq!(Manifest::parse("cutec-manifest 6\n").unwrap().version, 6);
-        let e = Manifest::parse("cutec-manifest 7\n").unwrap_err();
-        assert!(e.to_string().contains("manifest version 7 is newer than this runtime understands (6)"), "{e}");
+        assert_eq!(Manifest::parse("cutec-manifest 7\n").unwrap().version, 7);
+        let e = Manifest::parse("cutec-manifest 8\n").unwrap_err();
+        assert!(e.to_string().contains("manifest version 8 is newer than this runtime understands (7)"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\n").is_err());

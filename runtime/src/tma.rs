@@ -2,7 +2,7 @@
 //! `tma_store` (the encoding has no direction: one map serves both).
 //!
 //! Such a kernel's manifest block has a `tma PARAM elem=T order=(..) box=(..) swizzle=S` line per
-//! tensor map (version 4). The kernel takes the maps by value, after its declared parameters and
+//! tensor map (version 4), with `store=1` (version 7) when a `tma_store` writes through it. The kernel takes the maps by value, after its declared parameters and
 //! its fast divisors, one `.param .align 64 .b8 [128]` each. They are never given by the caller:
 //! every launch ([`crate::Kernel::launch`], which host calls, checked launches, the C API and
 //! Python all go through) encodes them from the launch's arguments for the tensor parameter
@@ -24,6 +24,8 @@ pub struct TmaSig {
     pub box_dims: Vec<u32>,
     /// 0, 32, 64 or 128 (bytes).
     pub swizzle_bytes: u32,
+    /// `store=1` (version 7): a `tma_store` writes through the map.
+    pub store: bool,
 }
 
 /// What `cuTensorMapEncodeTiled` is given, in the map's dimension order.
@@ -70,6 +72,11 @@ impl TmaSig {
         let order: Vec<usize> = list(get("order")?).ok_or("bad `order`")?.into_iter().map(|o| o as usize).collect();
         let box_dims: Vec<u32> = list(get("box")?).ok_or("bad `box`")?.into_iter().map(|b| u32::try_from(b).unwrap_or(0)).collect();
         let swizzle_bytes = get("swizzle")?.parse::<u32>().map_err(|_| "bad `swizzle`")?;
+        let store = match get("store") {
+            Err(_) | Ok("0") => false,
+            Ok("1") => true,
+            Ok(_) => return Err("bad `store` (0 or 1)".into()),
+        };
         let rank = t.shape_leaves.len();
         let mut sorted = order.clone();
         sorted.sort_unstable();
@@ -82,13 +89,15 @@ impl TmaSig {
         if box_dims.iter().any(|b| !(1..=256).contains(b)) || ![0, 32, 64, 128].contains(&swizzle_bytes) {
             return Err("box extents must be 1 to 256 and `swizzle` 0, 32, 64 or 128".into());
         }
-        Ok(TmaSig { param, elem, order, box_dims, swizzle_bytes })
+        Ok(TmaSig { param, elem, order, box_dims, swizzle_bytes, store })
     }
 
     /// The map for a launch whose flat kernel-ABI arguments are `args` (the declared parameters'
     /// values first), with TMA's requirements checked: a 16-byte aligned address, strides that
     /// are multiples of 16 bytes below 2^40, extents 1 to 2^32, the box's inner extent a multiple
-    /// of 16 bytes and at most the swizzle span.
+    /// of 16 bytes and at most the swizzle span; for a map a TMA store writes through, rows whose
+    /// length is a multiple of 16 bytes (TMA stores write whole 16-byte chunks: one that a row
+    /// ends inside would be written past the row's end, into its padding or past the tensor).
     pub fn encoding(&self, sig: &KernelSig, args: &[KernelArg]) -> Result<TmaEncoding, String> {
         let mut at = 0usize;
         for p in &sig.params[..self.param] {
@@ -138,6 +147,15 @@ impl TmaSig {
                 }
                 strides.push(s as u64);
             }
+        }
+        let row_bytes = dims[0] * eb;
+        if self.store && row_bytes % 16 != 0 {
+            return Err(what(&format!(
+                "its rows are {} elements = {row_bytes} bytes (mode {}); TMA stores write whole 16-byte chunks, so a store would write past the end of each row: the extent must be a multiple of {} elements",
+                dims[0],
+                self.order[0],
+                16 / eb.max(1)
+            )));
         }
         let box_dims: Vec<u32> = self.order.iter().map(|&m| self.box_dims[m]).collect();
         let inner = u64::from(box_dims[0]) * eb;
@@ -212,7 +230,7 @@ mod tests {
     fn parses_and_encodes_a_row_major_map() {
         let m = Manifest::parse(TEXT).unwrap();
         let k = m.kernel("k").unwrap();
-        assert_eq!(k.tmas, vec![TmaSig { param: 0, elem: DType::BF16, order: vec![1, 0], box_dims: vec![64, 64], swizzle_bytes: 128 }]);
+        assert_eq!(k.tmas, vec![TmaSig { param: 0, elem: DType::BF16, order: vec![1, 0], box_dims: vec![64, 64], swizzle_bytes: 128, store: false }]);
         assert!(k.abi().ends_with("i32 n, tmap gA[128])"), "{}", k.abi());
         let args = [KernelArg::Ptr(0x1000), KernelArg::I32(100), KernelArg::I32(72), KernelArg::I32(72), KernelArg::I32(5)];
         let e = k.tmas[0].encoding(k, &args).unwrap();
@@ -225,6 +243,18 @@ mod tests {
         bad[0] = KernelArg::Ptr(0x1008);
         assert!(k.tmas[0].encoding(k, &bad).unwrap_err().contains("16-byte aligned"));
         assert!(k.tmas[0].encoding(k, &args[..2]).is_err());
+        // Rows of 100 bf16 (200 bytes) in a padded row stride: a load may read them...
+        let mut padded = args;
+        padded[2] = KernelArg::I32(100);
+        padded[3] = KernelArg::I32(128);
+        assert!(k.tmas[0].encoding(k, &padded).is_ok());
+        // ...but a store would write the 16-byte chunk the row ends in, past its end.
+        let m = Manifest::parse(&TEXT.replace("cutec-manifest 4", "cutec-manifest 7").replace("swizzle=128", "swizzle=128 store=1")).unwrap();
+        let k = m.kernel("k").unwrap();
+        assert!(k.tmas[0].store);
+        let e = k.tmas[0].encoding(k, &padded).unwrap_err();
+        assert!(e.contains("rows are 100 elements = 200 bytes (mode 1)") && e.contains("a multiple of 8 elements"), "{e}");
+        assert!(k.tmas[0].encoding(k, &args).is_ok());
     }
 
     #[test]
@@ -244,6 +274,7 @@ mod tests {
             "tma gA elem=bf16 order=(1,0,9) box=(64,64,1) swizzle=0",
             "tma gA elem=bf16 order=(99999999999999999999,0) box=(64,64) swizzle=0",
             "tma gA elem=bf16 box=(64,64) swizzle=0",
+            "tma gA elem=bf16 order=(1,0) box=(64,64) swizzle=0 store=yes",
         ] {
             let e = Manifest::parse(&format!("{head}{line}\nend\n")).unwrap_err();
             assert!(e.to_string().contains("`tma` line"), "{line}: {e}");

@@ -268,6 +268,6 @@ fn malformed_branches_make_the_plan_unusable() {
 fn newer_manifests_are_refused_and_version_2_reads() {
     let m = module(&launch_k("1"));
     assert_eq!(m.version, 2);
-    let e = Manifest::parse("cutec-manifest 7\n").unwrap_err().to_string();
-    assert!(e.contains("manifest version 7 is newer than this runtime understands (6)"), "{e}");
+    let e = Manifest::parse("cutec-manifest 8\n").unwrap_err().to_string();
+    assert!(e.contains("manifest version 8 is newer than this runtime understands (7)"), "{e}");
 }

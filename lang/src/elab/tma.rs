@@ -294,11 +294,16 @@ impl Frame<'_, '_> {
             let c = tile[d].mul(&Int::S(box_dims[d])).map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
             coords.push(c);
         }
-        let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes };
+        let store = roles.builtin == STORE.builtin;
+        let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes, store };
         // One map per (tensor, box, swizzle): a load and a store of the same tile share it (the
-        // encoding has no direction; the zero fill only applies to loads).
-        let tma = match self.tmas.iter().position(|t| *t == desc) {
-            Some(i) => i,
+        // encoding has no direction; the zero fill only applies to loads). A map any store
+        // writes through is marked, for the runtime's 16-byte row check.
+        let tma = match self.tmas.iter().position(|t| t.same_map(&desc)) {
+            Some(i) => {
+                self.tmas[i].store |= store;
+                i
+            }
             None => {
                 self.tmas.push(desc);
                 self.tmas.len() - 1
