@@ -137,6 +137,43 @@ def test_elementwise_add_refuses_other_dtypes(gpu, load, host):
     assert "dtype mismatch" in assert_refused_untouched(torch, one, c, h, h, c)
 
 
+# ---- fast_add: the add tuned per shape (a host `if` picks the block and vectors per thread) ---------
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
+def test_fast_add(gpu, load, dtype):
+    torch = gpu
+    m_ = load("fast_add")
+    dt = getattr(torch, dtype)
+    # Both branches of `fast_add` (up to 2^20 vectors, and above), and `add_ilp` with each ILP at
+    # sizes that leave a partial last block (the predicated path): 1 x 8, 3 x 1000, 1000 x 1000.
+    for m, n in shapes([(1, 8), (3, 1000), (1000, 1000), (2048, 2048), (4096, 4104), (8192, 8192)]):
+        a = torch.randn(m, n, device="cuda", dtype=dt)
+        b = torch.randn(m, n, device="cuda", dtype=dt)
+        buf, c = guarded(torch, (m, n), dt)
+        m_.fast_add(a, b, c)
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b), ("fast_add", m, n)
+        assert guards_untouched(buf, m * n)
+        for threads, ilp in [(128, 1), (256, 2), (1024, 4)]:
+            c.fill_(float("nan"))
+            m_.add_ilp(a, b, c, threads, ilp)
+            torch.cuda.synchronize()
+            assert torch.equal(c, a + b), ("add_ilp", threads, ilp, m, n)
+            assert guards_untouched(buf, m * n)
+    # Padded rows (a row stride past the row) are fine; a row that is not whole vectors is refused.
+    whole = torch.randn(64, 1040, device="cuda", dtype=dt)
+    a = whole[:, :1024]
+    c = torch.full((64, 1024), float("nan"), device="cuda", dtype=dt)
+    m_.fast_add(a, a, c)
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + a)
+    vec = 16 // whole.element_size()
+    a = torch.randn(4, 8 * vec + vec // 2, device="cuda", dtype=dt)
+    c = torch.full_like(a, float("nan"))
+    assert f"must be a multiple of {vec}" in assert_refused_untouched(torch, m_.fast_add, c, a, a, c)
+    assert "a, b and c must have one shape" in assert_refused_untouched(torch, m_.fast_add, c, a, a[:2], c)
+
+
 # ---- elementwise_apply: mul and mul+relu in f16 ------------------------------------------------------
 
 def f16_ordinal(h):

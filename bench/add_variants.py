@@ -1,0 +1,80 @@
+"""Elementwise-add variants of samples/fast_add.cute (threads per block x 16-byte vectors per
+thread) beside torch and the seed's vectorized kernel, timed with bench.py's method (CUDA events
+per call behind a sleep kernel, inputs rotated beyond L2, median). The experiment behind the
+choice `fast_add` makes per shape.
+
+    python3 bench/add_variants.py --cubins DIR [--shapes 2048x2048,8192x8192] [--dtypes f16,f32]
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402
+
+
+class Env:
+    cpu = False
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cubins", required=True)
+    ap.add_argument("--shapes", default="2048x2048,4096x4096,8192x8192")
+    ap.add_argument("--dtypes", default="f16,f32")
+    ap.add_argument("--threads", default="128,256,512,1024")
+    ap.add_argument("--ilp", default="1,2,4")
+    a = ap.parse_args()
+    import torch
+    import cutec
+    env = Env(torch)
+    fast = cutec.load(os.path.join(a.cubins, "fast_add.cubin"))
+    seed = cutec.load(os.path.join(a.cubins, "elementwise_add.cubin"))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    dts = {"f16": torch.float16, "f32": torch.float32, "bf16": torch.bfloat16}
+    for dname in a.dtypes.split(","):
+        for shp in a.shapes.split(","):
+            m, n = map(int, shp.split("x"))
+            dt = dts[dname]
+            nbytes = 3 * m * n * dt.itemsize
+            sets = [[torch.randn(m, n, device="cuda").to(dt) for _ in range(3)]
+                    for _ in range(B.n_rotations(nbytes, l2))]
+            ref = sets[0][0] + sets[0][1]
+            rows = []
+
+            def run(label, fn):
+                sets[0][2].zero_()
+                fn(*sets[0])
+                torch.cuda.synchronize()
+                ok = torch.equal(sets[0][2], ref)
+                calls = [(lambda s=s: fn(*s)) for s in sets]
+                r = B.bench(env, calls)
+                gbps = nbytes / (r["median_ms"] * 1e-3) / 1e9
+                rows.append((label, gbps, r["median_ms"] * 1e3, ok, r["queue_ahead_frac"]))
+
+            run("torch add(out=)", lambda x, y, z: torch.add(x, y, out=z))
+            run("seed vec (256 thr, 1 vec)", seed.vectorized_elementwise_add)
+            run("seed tv", seed.elementwise_add)
+            for t in map(int, a.threads.split(",")):
+                for ilp in map(int, a.ilp.split(",")):
+                    run(f"fast_add ilp thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp(x, y, z, t, ilp))
+            sms = torch.cuda.get_device_properties(0).multi_processor_count
+            for t, k in [(256, 4), (256, 8), (512, 2), (512, 4), (1024, 2)]:
+                run(f"fast_add gridstride thr={t} blocks={k}xSM", lambda x, y, z, t=t, k=k: fast.add_gridstride(x, y, z, t, k * sms))
+            best = max(r[1] for r in rows if not r[0].startswith("torch"))
+            torch_gbps = rows[0][1]
+            print(f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})")
+            for label, gbps, us, ok, ahead in rows:
+                print(f"  {label:34s} {gbps:7.0f} GB/s {us:8.2f} us  {'ok' if ok else 'WRONG'}  ahead={ahead}")
+            sys.stdout.flush()
+            del sets
+
+
+if __name__ == "__main__":
+    main()
