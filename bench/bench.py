@@ -19,7 +19,8 @@ poisoned with NaN first, then timing):
              torch's peer row is add(out=c) into the rotated outputs; `a+b` is shown but is
              not a peer (its output is one L2-resident block from the caching allocator)
   apply      C = A * B and relu(A * B), fp16, same shapes: torch, Triton, cutec's
-             samples/elementwise_apply.cute; GB/s = 3*numel*2/t
+             samples/elementwise_apply.cute and samples/fast_add.cute's fast_mul{,_relu};
+             GB/s = 3*numel*2/t
   reduce     row sum of fp32 MxN (4096x4096, 16384x8192, 65536x256, 16384x1024): torch.sum,
              Triton, CuTe DSL seed 000 (simple, ReduceSumTiledCopy), cutec's reduce_sum (any
              shape) and, where N = 1024, reduce_rows and reduce_compositional; GB/s = M*N*4/t
@@ -592,6 +593,13 @@ def apply_factories(env):
             h = env.cutec.host("elementwise_apply", f"elementwise_{op}")
             return [cutec_call(h, s) for s in sets], {}
         out.append(("cutec", op, fac_cutec))
+
+        # samples/fast_add.cute's launch of the same operation (picked by size)
+        def fac_cutec_fast(sets, op=op):
+            env.need("cutec")
+            h = env.cutec.host("fast_add", f"fast_{op}")
+            return [cutec_call(h, s) for s in sets], {}
+        out.append(("cutec", f"fast_{op}", fac_cutec_fast))
     return out
 
 

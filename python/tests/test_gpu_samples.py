@@ -174,6 +174,25 @@ def test_fast_add(gpu, load, dtype):
     assert "a, b and c must have one shape" in assert_refused_untouched(torch, m_.fast_add, c, a, a[:2], c)
 
 
+@pytest.mark.parametrize("host", ["fast_mul", "fast_mul_relu"])
+def test_fast_mul(gpu, load, host):
+    """fast_add.cute's launch of elementwise_apply's operations (f16, within 1 ulp as there)."""
+    torch = gpu
+    f = getattr(load("fast_add"), host)
+    for m, n in shapes([(3, 1000), (2048, 2048), (8192, 8192)]):
+        a = (torch.rand(m, n, device="cuda") * 4 - 2).half()
+        b = (torch.rand(m, n, device="cuda") * 4 - 2).half()
+        buf, c = guarded(torch, (m, n), torch.float16)
+        f(a, b, c)
+        torch.cuda.synchronize()
+        ref = (a.float() * b.float()).half()
+        if host.endswith("relu"):
+            ref = torch.where(ref > 0, ref, torch.zeros_like(ref))
+        assert not c.isnan().any()
+        assert int((f16_ordinal(c) - f16_ordinal(ref)).abs().max()) <= 1
+        assert guards_untouched(buf, m * n)
+
+
 # ---- elementwise_apply: mul and mul+relu in f16 ------------------------------------------------------
 
 def f16_ordinal(h):
