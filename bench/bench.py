@@ -1208,7 +1208,7 @@ def op_of(sec, r):
     """What a record computes, beyond its section: apply's mul or mul_relu, gemm's operand layout."""
     v = r.get("variant") or ""
     if sec == "apply":
-        return v.split()[0]
+        return v.split()[0].removeprefix("fast_")  # samples/fast_add.cute's fast_mul, fast_mul_relu
     if sec == "gemm":
         return v.split()[-1] if r.get("impl") == "torch" else v.split("_")[1] if v.count("_") >= 2 else v
     return ""

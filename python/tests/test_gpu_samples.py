@@ -171,7 +171,9 @@ def test_fast_add(gpu, load, dtype):
     a = torch.randn(4, 8 * vec + vec // 2, device="cuda", dtype=dt)
     c = torch.full_like(a, float("nan"))
     assert f"must be a multiple of {vec}" in assert_refused_untouched(torch, m_.fast_add, c, a, a, c)
-    assert "a, b and c must have one shape" in assert_refused_untouched(torch, m_.fast_add, c, a, a[:2], c)
+    x = torch.randn(4, 64, device="cuda", dtype=dt)
+    c = torch.full_like(x, float("nan"))
+    assert "a, b and c must have one shape" in assert_refused_untouched(torch, m_.fast_add, c, x, x[:2], c)
 
 
 @pytest.mark.parametrize("host", ["fast_mul", "fast_mul_relu"])
