@@ -23,7 +23,8 @@ poisoned with NaN first, then timing):
              GB/s = 3*numel*2/t
   reduce     row sum of fp32 MxN (4096x4096, 16384x8192, 65536x256, 16384x1024): torch.sum,
              Triton, CuTe DSL seed 000 (simple, ReduceSumTiledCopy), cutec's reduce_sum (any
-             shape) and, where N = 1024, reduce_rows and reduce_compositional; GB/s = M*N*4/t
+             shape), row_sum and fast_row_sum (samples/row_sum.cute) and, where N = 1024,
+             reduce_rows and reduce_compositional; GB/s = M*N*4/t
   reduce_nd  sum over the middle mode of BxRxA fp32 (R = 256): torch.sum(dim=1), cutec's
              reduce_nd; GB/s = B*R*A*4/t
   gemm       C = A @ B (bf16, f16; C of the input type), 4096^3 and 8192^3: torch.matmul
@@ -646,9 +647,11 @@ def reduce_factories(env):
         return [mk(ct, s[1]) for ct, s in zip(conv, sets)], {"compile_s": cs}
     out.append(("cute", "tiledcopy000", fac_tiled))
 
-    # row_sum picks its kernel by the row length at run time (a warp per row up to 1024 columns).
+    # row_sum picks its kernel by the row length at run time (a warp per row up to 1024 columns);
+    # fast_row_sum (same cubin) reads 16-byte vectors, lanes or a block per row picked from N.
     for cubin, host in (("reduce_sum", "reduce_sum"), ("reduce_sum_tiled_copy", "reduce_rows"),
-                        ("reduce_sum_compositional", "reduce_compositional"), ("row_sum", "row_sum")):
+                        ("reduce_sum_compositional", "reduce_compositional"), ("row_sum", "row_sum"),
+                        ("row_sum", "fast_row_sum")):
         def fac_cutec_reduce(sets, cubin=cubin, host=host):
             env.need("cutec")
             return [cutec_call(env.cutec.host(cubin, host), s) for s in sets], {}

@@ -386,6 +386,78 @@ def test_row_sum_both_branches(gpu, load, shape, kernel):
     assert "out needs one entry per row of x" in assert_refused_untouched(torch, f, bad, x, bad)
 
 
+# ---- row_sum_v4 and fast_row_sum: 16-byte vectors, lanes or a block per row ----------------------
+
+# M = 1 and N = 4 (one vector); rows that are not whole chunks of threads * 4 * ilp (100, 1020,
+# 4100: the clamped tail); rows past M in the last block of the lanes-per-row kernel (5, 7, 33);
+# the bench shapes 65536x256 and 4096x4096.
+V4_SHAPES = [(1, 4), (3, 4), (5, 100), (1, 1000), (7, 1020), (33, 4100), (2, 131072), (65536, 256), (4096, 4096)]
+
+
+@pytest.mark.parametrize("shape", V4_SHAPES)
+def test_fast_row_sum(gpu, load, shape):
+    torch = gpu
+    f = load("row_sum").fast_row_sum
+    x = torch.rand(shape, device="cuda") * 2 - 1
+    buf, out = guarded(torch, (shape[0],), torch.float32)
+    # Lanes per row up to 512 columns, a block per row above (the plan, checked offline).
+    (l,) = f.check(x, out)
+    want = "lanes_row_sum_v4_kernel" if shape[1] <= 512 else "block_row_sum_v4_kernel"
+    assert l["kernel"].startswith(want), (shape, l["kernel"])
+    f(x, out)
+    torch.cuda.synchronize()
+    assert_row_sums(x, out, buf, (shape[0],))
+
+
+# (threads per row, vectors per thread per chunk): each lanes-per-row width, block sizes from 64
+# to 1024, every ILP.
+V4_CONFIGS = [(4, 1), (4, 8), (8, 2), (16, 4), (32, 1), (32, 8), (64, 1), (128, 2), (256, 4), (512, 8), (1024, 8)]
+
+
+@pytest.mark.parametrize("threads,ilp", V4_CONFIGS)
+def test_row_sum_v4(gpu, load, threads, ilp):
+    torch = gpu
+    f = load("row_sum").row_sum_v4
+    for shape in shapes(V4_SHAPES):
+        if shape[0] * shape[1] > 1 << 22 and (threads, ilp) not in [(16, 4), (256, 4)]:
+            continue   # the two big shapes only with the configurations fast_row_sum starts from
+        x = torch.rand(shape, device="cuda") * 2 - 1
+        buf, out = guarded(torch, (shape[0],), torch.float32)
+        (l,) = f.check(x, out, threads, ilp)
+        want = "lanes_row_sum_v4_kernel" if threads <= 32 else "block_row_sum_v4_kernel"
+        assert l["kernel"].startswith(want), (threads, ilp, shape, l["kernel"])
+        f(x, out, threads, ilp)
+        torch.cuda.synchronize()
+        assert_row_sums(x, out, buf, (shape[0],))
+    # Padded rows: a row stride (1028) past the row (1000), a multiple of 4 as the host requires.
+    whole = torch.rand(9, 1028, device="cuda") * 2 - 1
+    x = whole[:, :1000]
+    buf, out = guarded(torch, (9,), torch.float32)
+    f(x, out, threads, ilp)
+    torch.cuda.synchronize()
+    assert_row_sums(x, out, buf, (9,))
+
+
+def test_row_sum_v4_refusals(gpu, load):
+    torch = gpu
+    m_ = load("row_sum")
+    out = torch.full((4,), float("nan"), device="cuda")
+    # Rows that are not whole 16-byte vectors (N = 6, and a row stride of 1030), for both hosts.
+    x = torch.rand(4, 6, device="cuda")
+    assert "must be a multiple of 4" in assert_refused_untouched(torch, m_.fast_row_sum, out, x, out)
+    assert "must be a multiple of 4" in assert_refused_untouched(torch, m_.row_sum_v4, out, x, out, 32, 2)
+    x = torch.rand(4, 1030, device="cuda")[:, :1024]
+    assert "must be a multiple of 4" in assert_refused_untouched(torch, m_.fast_row_sum, out, x, out)
+    # One output per row.
+    x = torch.rand(5, 256, device="cuda")
+    assert "out needs one entry per row of x" in assert_refused_untouched(torch, m_.fast_row_sum, out, x, out)
+    x = torch.rand(4, 256, device="cuda")
+    # Knobs without a kernel: threads must be 4, 8, 16, 32 or a multiple of 32 in 64..1024; ilp 1, 2, 4, 8.
+    for threads, ilp in [(48, 2), (2048, 2), (0, 2), (2, 1), (32, 3), (128, 16)]:
+        msg = assert_refused_untouched(torch, m_.row_sum_v4, out, x, out, threads, ilp)
+        assert ("threads must be" in msg) if ilp in (1, 2, 4, 8) else ("ilp must be 1, 2, 4 or 8" in msg), (threads, ilp, msg)
+
+
 # ---- chunked_add: host run-time loops, one launch per chunk of rows ---------------------------------
 
 @pytest.mark.parametrize("rows,cols,chunk", [(1, 1, 1), (100, 300, 32), (96, 300, 32), (1000, 77, 7), (3, 4096, 1000)])

@@ -245,6 +245,31 @@ def test_host_if_picks_the_kernel_by_the_row_length(cubin):
             refusal(plan.check, view(0, (5, cols), "f32"), view(1, (6,), "f32"))
 
 
+def test_fast_row_sum_picks_by_row_length(cubin):
+    """samples/row_sum.cute: fast_row_sum picks lanes per row or a block per row from N; row_sum_v4
+    takes the threads per row and the vectors per thread as arguments and refuses other values."""
+    m = cutec.manifest(cubin("row_sum"))
+    fast, v4 = m.host("fast_row_sum"), m.host("row_sum_v4")
+    for (rows, cols), kernel, grid, block in [
+        ((1, 4), "lanes_row_sum_v4_kernel", 1, 128),          # 4 lanes per row, 32 rows per block
+        ((65536, 256), "lanes_row_sum_v4_kernel", 8192, 128),  # 16 lanes per row
+        ((5, 512), "lanes_row_sum_v4_kernel", 2, 128),         # a warp per row
+        ((16384, 1024), "block_row_sum_v4_kernel", 16384, 128),
+        ((4096, 4096), "block_row_sum_v4_kernel", 4096, 256),
+        ((3, 8192), "block_row_sum_v4_kernel", 3, 256),
+    ]:
+        (l,) = fast.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
+        assert l["kernel"].startswith(kernel) and (l["grid"], l["block"]) == ((grid, 1, 1), (block, 1, 1)), (rows, cols, l)
+    for threads, ilp, kernel, grid, block in [(8, 2, "lanes", 1, 128), (32, 8, "lanes", 2, 128), (64, 1, "block", 7, 64), (1024, 8, "block", 7, 1024)]:
+        (l,) = v4.check(view(0, (7, 1020), "f32"), view(1, (7,), "f32"), threads, ilp)
+        assert l["kernel"].startswith(f"{kernel}_row_sum_v4_kernel") and (l["grid"], l["block"]) == ((grid, 1, 1), (block, 1, 1)), (threads, ilp, l)
+    assert "shape entry 1 = 6 must be a multiple of 4" in refusal(fast.check, view(0, (4, 6), "f32"), view(1, (4,), "f32"))
+    assert "out needs one entry per row of x" in refusal(fast.check, view(0, (5, 256), "f32"), view(1, (4,), "f32"))
+    assert "threads must be 4, 8, 16, 32 or a multiple of 32 from 64 to 1024 (threads % WARP = 16)" in \
+        refusal(v4.check, view(0, (4, 256), "f32"), view(1, (4,), "f32"), 48, 2)
+    assert "ilp must be 1, 2, 4 or 8 (ilp = 3)" in refusal(v4.check, view(0, (4, 256), "f32"), view(1, (4,), "f32"), 16, 3)
+
+
 def test_host_loops_launch_once_per_chunk(cubin):
     """samples/chunked_add.cute: host `for` loops with run-time bounds and step, one launch per trip."""
     m = cutec.manifest(cubin("chunked_add"))

@@ -7,7 +7,7 @@
 //! cute-run vector-add CUBIN [--n N] [--seed S] [--iters K] [--device D]
 //! cute-run checked CUBIN [--static SCALE_CUBIN] [--n N]
 //! cute-run graph CUBIN [--n N] [--replays R]
-//! cute-run plan CUBIN [HOST] [--shape MxN] [--scalar NAME=V]
+//! cute-run plan CUBIN [HOST] [--shape MxN[,M..]] [--scalar NAME=V]
 //! cute-run host-add CUBIN [--host NAME]... [--dtype f16|f32] [--m M] [--n N] [--iters K]
 //! cute-run host-refuse CUBIN HOST [--m M] [--n N]
 //! ```
@@ -35,9 +35,10 @@ usage:
                                     (checked launches: results, and every mismatch refused)
   cute-run graph CUBIN [--n N] [--replays R]
                                     (CUDA graph capture of checked launches, replayed)
-  cute-run plan CUBIN [HOST] [--shape MxN[xK..]] [--scalar NAME=V]
+  cute-run plan CUBIN [HOST] [--shape MxN[xK..][,SHAPE..]] [--scalar NAME=V]
                                     (a host function's launch plan; with --shape, evaluated for
-                                     row-major tensors of that shape: no GPU needed)
+                                     row-major tensors of that shape, or of one shape per tensor
+                                     separated by commas: no GPU needed)
   cute-run host-add CUBIN [--host NAME]... [--dtype f16|f32] [--m M] [--n N] [--iters K] [--seed S]
                                             (a generic host: the instance of --dtype, default its first)
                                     (calls elementwise-add host functions on MxN tensors, checks
@@ -519,12 +520,18 @@ fn graph(o: &Opts) -> Result<Outcome, RuntimeError> {
 fn plan_cmd(args: &[String]) -> Result<Result<Outcome, RuntimeError>, String> {
     let o = Opts::parse_n(args, &["--shape", "--scalar"], 2)?;
     let host = o.positional.first().cloned();
+    // One shape for every tensor parameter (`2048x4096`), or one per tensor parameter in order,
+    // separated by commas (`4096x4096,4096` for a matrix and a vector).
     let shape = match o.get("--shape") {
         None => None,
         Some(s) => Some(
-            s.split('x')
-                .map(|v| v.trim().parse::<i64>().map_err(|_| format!("--shape: `{v}` is not a number (write e.g. 2048x4096)")))
-                .collect::<Result<Vec<i64>, String>>()?,
+            s.split(',')
+                .map(|one| {
+                    one.split('x')
+                        .map(|v| v.trim().parse::<i64>().map_err(|_| format!("--shape: `{v}` is not a number (write e.g. 2048x4096, or 4096x4096,4096: one per tensor)")))
+                        .collect::<Result<Vec<i64>, String>>()
+                })
+                .collect::<Result<Vec<Vec<i64>>, String>>()?,
         ),
     };
     let mut scalars = Vec::new();
@@ -539,7 +546,7 @@ fn plan_cmd(args: &[String]) -> Result<Result<Outcome, RuntimeError>, String> {
     Ok(plan_show(&o.cubin, host.as_deref(), shape.as_deref(), &scalars))
 }
 
-fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[(String, i64)]) -> Result<Outcome, RuntimeError> {
+fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[Vec<i64>]>, scalars: &[(String, i64)]) -> Result<Outcome, RuntimeError> {
     use cute_runtime::plan::{HostPlan, PlanArg};
     let Some(m) = Manifest::from_file(cubin)? else {
         println!("FAIL: {cubin} has no cutec manifest");
@@ -647,11 +654,18 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[i64]>, scalars: &[
                 return Ok(Outcome::Fail);
             }
         };
+        let tensors = h.params.iter().filter(|p| matches!(p.kind, cute_runtime::ParamKind::Tensor(_))).count();
+        if shape.len() != 1 && shape.len() != tensors {
+            println!("FAIL: --shape gives {} shapes but `{}` has {tensors} tensor parameters (give one shape, or one per tensor)", shape.len(), h.name);
+            return Ok(Outcome::Fail);
+        }
         let mut args = Vec::new();
+        let mut ti = 0;
         for (i, p) in h.params.iter().enumerate() {
             match &p.kind {
-                cute_runtime::ParamKind::Tensor(_) => match cute_runtime::plan::synthetic_view(p, i, shape) {
+                cute_runtime::ParamKind::Tensor(_) => match cute_runtime::plan::synthetic_view(p, i, &shape[ti.min(shape.len() - 1)]) {
                     Ok(v) => {
+                        ti += 1;
                         println!("  call: {} = shape {:?} stride {:?}", p.name, v.shape, v.stride);
                         args.push(Arg::tensor(v));
                     }
