@@ -252,11 +252,13 @@ def test_fast_row_sum_picks_by_row_length(cubin):
     fast, v4 = m.host("fast_row_sum"), m.host("row_sum_v4")
     for (rows, cols), kernel, grid, block in [
         ((1, 4), "lanes_row_sum_v4_kernel", 1, 128),          # 4 lanes per row, 32 rows per block
-        ((65536, 256), "lanes_row_sum_v4_kernel", 8192, 128),  # 16 lanes per row
-        ((5, 512), "lanes_row_sum_v4_kernel", 2, 128),         # a warp per row
-        ((16384, 1024), "block_row_sum_v4_kernel", 16384, 128),
-        ((4096, 4096), "block_row_sum_v4_kernel", 4096, 256),
-        ((3, 8192), "block_row_sum_v4_kernel", 3, 256),
+        ((4096, 128), "lanes_row_sum_v4_kernel", 256, 128),    # 8 lanes per row, 16 rows per block
+        ((65536, 256), "lanes_row_sum_v4_kernel", 16384, 128), # a warp per row, 4 rows per block
+        ((5, 512), "lanes_row_sum_v4_kernel", 2, 128),
+        ((16384, 1024), "lanes_row_sum_v4_kernel", 4096, 128),
+        ((7, 2048), "block_row_sum_v4_kernel", 7, 256),        # a block per row
+        ((4096, 4096), "block_row_sum_v4_kernel", 4096, 512),
+        ((3, 8192), "block_row_sum_v4_kernel", 3, 512),
     ]:
         (l,) = fast.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
         assert l["kernel"].startswith(kernel) and (l["grid"], l["block"]) == ((grid, 1, 1), (block, 1, 1)), (rows, cols, l)

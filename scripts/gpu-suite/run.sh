@@ -124,7 +124,7 @@ grep -hE "^(launch|check only|graph replay|host call|host check)" log/bench-laun
 grep -h "goal <= 3 us" log/bench-launch.txt 2>/dev/null
 grep -h "^RESULT" log/bench-launch.txt 2>/dev/null
 echo
-echo "---- Python tests (log/python-tests.txt): not passed ----"
+echo "---- Python tests (log/python-tests.txt): the failures, else the summary ----"
 if [ -n "$py_skip" ]; then
     echo "(skipped: $py_skip)"
 else
