@@ -1,5 +1,5 @@
-"""Elementwise-add variants of samples/fast_add.cute (threads per block x 16-byte vectors per
-thread) beside torch and the seed's vectorized kernel, timed with bench.py's method (CUDA events
+"""Elementwise-add variants of samples/fast_add.cute (threads per block x 16- or 8-byte vectors
+per thread: add_ilp, add_ilp8) beside torch and the seed's vectorized kernel, timed with bench.py's method (CUDA events
 per call behind a sleep kernel, inputs rotated beyond L2, median). The experiment behind the
 choice `fast_add` makes per shape.
 
@@ -61,12 +61,11 @@ def main():
             run("torch add(out=)", lambda x, y, z: torch.add(x, y, out=z))
             run("seed vec (256 thr, 1 vec)", seed.vectorized_elementwise_add)
             run("seed tv", seed.elementwise_add)
+            run("fast_add (picked by size)", fast.fast_add)
             for t in map(int, a.threads.split(",")):
                 for ilp in map(int, a.ilp.split(",")):
                     run(f"fast_add ilp thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp(x, y, z, t, ilp))
-            sms = torch.cuda.get_device_properties(0).multi_processor_count
-            for t, k in [(256, 4), (256, 8), (512, 2), (512, 4), (1024, 2)]:
-                run(f"fast_add gridstride thr={t} blocks={k}xSM", lambda x, y, z, t=t, k=k: fast.add_gridstride(x, y, z, t, k * sms))
+                    run(f"fast_add ilp8 thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp8(x, y, z, t, ilp))
             best = max(r[1] for r in rows if not r[0].startswith("torch"))
             torch_gbps = rows[0][1]
             print(f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})")

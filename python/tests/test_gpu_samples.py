@@ -144,7 +144,7 @@ def test_fast_add(gpu, load, dtype):
     torch = gpu
     m_ = load("fast_add")
     dt = getattr(torch, dtype)
-    # Both branches of `fast_add` (up to 2^20 vectors, and above), and `add_ilp` with each ILP at
+    # Both branches of `fast_add` (up to 8 MiB per operand, and above), and `add_ilp`/`add_ilp8` with each ILP at
     # sizes that leave a partial last block (the predicated path): 1 x 8, 3 x 1000, 1000 x 1000.
     for m, n in shapes([(1, 8), (3, 1000), (1000, 1000), (2048, 2048), (4096, 4104), (8192, 8192)]):
         a = torch.randn(m, n, device="cuda", dtype=dt)
@@ -154,12 +154,13 @@ def test_fast_add(gpu, load, dtype):
         torch.cuda.synchronize()
         assert torch.equal(c, a + b), ("fast_add", m, n)
         assert guards_untouched(buf, m * n)
-        for threads, ilp in [(128, 1), (256, 2), (1024, 4)]:
-            c.fill_(float("nan"))
-            m_.add_ilp(a, b, c, threads, ilp)
-            torch.cuda.synchronize()
-            assert torch.equal(c, a + b), ("add_ilp", threads, ilp, m, n)
-            assert guards_untouched(buf, m * n)
+        for host in ("add_ilp", "add_ilp8"):
+            for threads, ilp in [(128, 1), (256, 2), (1024, 4)]:
+                c.fill_(float("nan"))
+                getattr(m_, host)(a, b, c, threads, ilp)
+                torch.cuda.synchronize()
+                assert torch.equal(c, a + b), (host, threads, ilp, m, n)
+                assert guards_untouched(buf, m * n)
     # Padded rows (a row stride past the row) are fine; a row that is not whole vectors is refused.
     whole = torch.randn(64, 1040, device="cuda", dtype=dt)
     a = whole[:, :1024]
