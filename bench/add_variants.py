@@ -66,6 +66,8 @@ def main():
                 for ilp in map(int, a.ilp.split(",")):
                     run(f"fast_add ilp thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp(x, y, z, t, ilp))
                     run(f"fast_add ilp8 thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp8(x, y, z, t, ilp))
+                    for vb in (16, 8):
+                        run(f"fast_add flat{vb} thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp, vb=vb: fast.add_flat(x, y, z, vb, t, ilp))
             best = max(r[1] for r in rows if not r[0].startswith("torch"))
             torch_gbps = rows[0][1]
             print(f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})")

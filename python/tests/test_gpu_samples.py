@@ -154,10 +154,13 @@ def test_fast_add(gpu, load, dtype):
         torch.cuda.synchronize()
         assert torch.equal(c, a + b), ("fast_add", m, n)
         assert guards_untouched(buf, m * n)
-        for host in ("add_ilp", "add_ilp8"):
+        for host in ("add_ilp", "add_ilp8", "add_flat16", "add_flat8"):
             for threads, ilp in [(128, 1), (256, 2), (1024, 4)]:
                 c.fill_(float("nan"))
-                getattr(m_, host)(a, b, c, threads, ilp)
+                if host.startswith("add_flat"):
+                    m_.add_flat(a, b, c, int(host[8:]), threads, ilp)
+                else:
+                    getattr(m_, host)(a, b, c, threads, ilp)
                 torch.cuda.synchronize()
                 assert torch.equal(c, a + b), (host, threads, ilp, m, n)
                 assert guards_untouched(buf, m * n)
@@ -175,6 +178,9 @@ def test_fast_add(gpu, load, dtype):
     x = torch.randn(4, 64, device="cuda", dtype=dt)
     c = torch.full_like(x, float("nan"))
     assert "a, b and c must have one shape" in assert_refused_untouched(torch, m_.fast_add, c, x, x[:2], c)
+    # add_flat takes contiguous rows only (fast_add falls back to the 2-D kernel for padded ones).
+    msg = assert_refused_untouched(torch, m_.add_flat, c, whole[:, :1024], whole[:, :1024], torch.empty(64, 1024, device="cuda", dtype=dt), 16, 256, 2)
+    assert "add_flat takes rows without padding" in msg, msg
 
 
 @pytest.mark.parametrize("host", ["fast_mul", "fast_mul_relu"])
