@@ -179,7 +179,8 @@ def test_fast_add(gpu, load, dtype):
     c = torch.full_like(x, float("nan"))
     assert "a, b and c must have one shape" in assert_refused_untouched(torch, m_.fast_add, c, x, x[:2], c)
     # add_flat takes contiguous rows only (fast_add falls back to the 2-D kernel for padded ones).
-    msg = assert_refused_untouched(torch, m_.add_flat, c, whole[:, :1024], whole[:, :1024], torch.empty(64, 1024, device="cuda", dtype=dt), 16, 256, 2)
+    out = torch.full((64, 1024), float("nan"), device="cuda", dtype=dt)
+    msg = assert_refused_untouched(torch, m_.add_flat, out, whole[:, :1024], whole[:, :1024], out, 16, 256, 2)
     assert "add_flat takes rows without padding" in msg, msg
 
 
