@@ -15,6 +15,7 @@ mod asserts;
 pub(crate) mod builtins;
 mod copy_if;
 mod flow;
+mod fragment_loops;
 mod generics;
 mod mbarrier;
 mod cluster;
@@ -702,7 +703,15 @@ impl<'p, 'f> Frame<'p, 'f> {
         };
         if let (Some(a), Some(b), Some(s)) = (lb.as_static(), ub.as_static(), st.as_static()) {
             let trips = if b > a { (b - a + s - 1) / s } else { 0 };
-            if trips <= UNROLL_LIMIT || self.mode != Mode::Kernel {
+            // A longer loop is unrolled too when it indexes a register fragment by its variable,
+            // which would otherwise put the fragment in local memory (fragment_loops.rs).
+            let over_fragment = || {
+                trips <= fragment_loops::FRAGMENT_UNROLL_LIMIT
+                    && fragment_loops::indexes_fragment(body, &var.name, &|n| {
+                        matches!(self.lookup(n), Some(Value::Tensor(t)) if t.ty.space == MemSpace::Rmem)
+                    })
+            };
+            if trips <= UNROLL_LIMIT || self.mode != Mode::Kernel || over_fragment() {
                 if self.mode != Mode::Kernel && trips > 4096 {
                     return Err(Diagnostic::error("a compile-time loop may run at most 4096 times", span, "too long"));
                 }
