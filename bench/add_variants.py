@@ -13,16 +13,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
 
-class Env:
-    cpu = False
-
-    def __init__(self, torch):
-        self.torch = torch
-
-    def sync(self):
-        self.torch.cuda.synchronize()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cubins", required=True)
@@ -33,7 +23,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
-    env = Env(torch)
+    env = B.TorchEnv(torch)
     fast = cutec.load(os.path.join(a.cubins, "fast_add.cubin"))
     seed = cutec.load(os.path.join(a.cubins, "elementwise_add.cubin"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -53,10 +43,8 @@ def main():
                 fn(*sets[0])
                 torch.cuda.synchronize()
                 ok = torch.equal(sets[0][2], ref)
-                calls = [(lambda s=s: fn(*s)) for s in sets]
-                r = B.bench(env, calls)
-                gbps = nbytes / (r["median_ms"] * 1e-3) / 1e9
-                rows.append((label, gbps, r["median_ms"] * 1e3, ok, r["queue_ahead_frac"]))
+                gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)
+                rows.append((label, gbps, us, ok, ahead))
 
             run("torch add(out=)", lambda x, y, z: torch.add(x, y, out=z))
             run("seed vec (256 thr, 1 vec)", seed.vectorized_elementwise_add)

@@ -335,6 +335,24 @@ def bench(env, calls, target_s=0.25, min_reps=20, max_reps=300, warmup=10, batch
             "batch_span_ms_per_call": statistics.median(spans) if spans else None}
 
 
+class TorchEnv:
+    """What bench() needs of the harness's Env, for scripts that time on their own with torch
+    already imported (bench/add_variants.py, bench/row_sum_variants.py): CUDA only."""
+    cpu = False
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+
+def rotated_rate(env, fn, sets, bytes_per_call):
+    """bench() of fn(*set), rotating over the input sets: (GB/s, median us, queue_ahead_frac)."""
+    r = bench(env, [(lambda s=s: fn(*s)) for s in sets])
+    return bytes_per_call / (r["median_ms"] * 1e-3) / 1e9, r["median_ms"] * 1e3, r["queue_ahead_frac"]
+
+
 def n_rotations(bytes_per_set, l2, factor=4, max_sets=16):
     """Input/output sets to rotate over so that consecutive calls miss the L2."""
     if bytes_per_set >= factor * l2:

@@ -22,16 +22,6 @@ import bench as B  # noqa: E402
 TOL = 1e-5   # relative error against the float64 sum (bench.relerr)
 
 
-class Env:
-    cpu = False
-
-    def __init__(self, torch):
-        self.torch = torch
-
-    def sync(self):
-        self.torch.cuda.synchronize()
-
-
 def sensible(threads, ilp, n):
     if threads * ilp * 4 > n:
         return False
@@ -48,7 +38,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
-    env = Env(torch)
+    env = B.TorchEnv(torch)
     mod = cutec.load(os.path.join(a.cubins, "row_sum.cubin"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for shp in a.shapes.split(","):
@@ -65,10 +55,8 @@ def main():
             out = fn(x, o)
             torch.cuda.synchronize()
             err = B.relerr(out, ref)
-            calls = [(lambda s=s: fn(*s)) for s in sets]
-            r = B.bench(env, calls)
-            gbps = nbytes / (r["median_ms"] * 1e-3) / 1e9
-            rows.append((label, gbps, r["median_ms"] * 1e3, err, r["queue_ahead_frac"]))
+            gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)
+            rows.append((label, gbps, us, err, ahead))
 
         def host(f, *extra):
             def call(x, o):

@@ -195,11 +195,7 @@ def test_fast_mul(gpu, load, host):
         buf, c = guarded(torch, (m, n), torch.float16)
         f(a, b, c)
         torch.cuda.synchronize()
-        ref = (a.float() * b.float()).half()
-        if host.endswith("relu"):
-            ref = torch.where(ref > 0, ref, torch.zeros_like(ref))
-        assert not c.isnan().any()
-        assert int((f16_ordinal(c) - f16_ordinal(ref)).abs().max()) <= 1
+        assert_f16_products(torch, a, b, c, relu=host.endswith("relu"))
         assert guards_untouched(buf, m * n)
 
 
@@ -212,6 +208,16 @@ def f16_ordinal(h):
     return torch.where(i < 0, -(i & 0x7FFF), i)
 
 
+def assert_f16_products(torch, a, b, c, relu):
+    """c holds a * b (relu'd when `relu`) for f16 a and b, computed in f16: the f32 product of two
+    f16 values is exact, so within 1 ulp of it rounded to f16; every element written."""
+    ref = (a.float() * b.float()).half()
+    if relu:
+        ref = torch.where(ref > 0, ref, torch.zeros_like(ref))
+    assert not c.isnan().any()
+    assert int((f16_ordinal(c) - f16_ordinal(ref)).abs().max()) <= 1
+
+
 @pytest.mark.parametrize("host", ["elementwise_mul", "elementwise_mul_relu"])
 def test_elementwise_apply(gpu, load, host):
     torch = gpu
@@ -222,12 +228,7 @@ def test_elementwise_apply(gpu, load, host):
         c = torch.full_like(a, float("nan"))
         f(a, b, c)
         torch.cuda.synchronize()
-        # The f32 product of two f16 values is exact; the kernel multiplies in f16: within 1 ulp.
-        ref = (a.float() * b.float()).half()
-        if host.endswith("relu"):
-            ref = torch.where(ref > 0, ref, torch.zeros_like(ref))
-        assert not c.isnan().any()
-        assert int((f16_ordinal(c) - f16_ordinal(ref)).abs().max()) <= 1
+        assert_f16_products(torch, a, b, c, relu=host.endswith("relu"))
     for m, n in [(2048, 1000), (1000, 2048)]:
         a = torch.zeros(m, n, device="cuda", dtype=torch.float16)
         c = torch.full_like(a, float("nan"))

@@ -233,38 +233,34 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             continue;
         }
         if name == "cute.mbarrier" {
-            let Some(t) = tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, 0))) else {
+            let Some(t) = operand_view(&tensors, op, 0) else {
                 return Err(fail(op, &format!("{NAME}: the barrier tensor of `cute.mbarrier` is not a view or an allocation")));
             };
-            let b = Builder::before(op);
-            mbarrier(&b, op, &tensors[t])?;
+            mbarrier(&Builder::before(op), op, t)?;
             dead.push(op);
             continue;
         }
         if name == "cute.dsmem_load" || name == "cute.dsmem_store" {
-            let Some(t) = tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, 0))) else {
+            let Some(t) = operand_view(&tensors, op, 0) else {
                 return Err(fail(op, &format!("{NAME}: the tensor of `{name}` is not a view or an allocation")));
             };
-            dsmem(&Builder::before(op), op, &tensors[t]);
+            dsmem(&Builder::before(op), op, t);
             dead.push(op);
             continue;
         }
         if name == "cute.tma_load" {
-            let find = |i: usize| tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, i)));
-            let (Some(sm), Some(bar)) = (find(0), find(1)) else {
+            let (Some(sm), Some(bar)) = (operand_view(&tensors, op, 0), operand_view(&tensors, op, 1)) else {
                 return Err(fail(op, &format!("{NAME}: the tensors of `cute.tma_load` are not views or allocations")));
             };
-            let b = Builder::before(op);
-            tma_load(&b, op, &tensors[sm], &tensors[bar]);
+            tma_load(&Builder::before(op), op, sm, bar);
             dead.push(op);
             continue;
         }
         if name == "cute.tma_store" {
-            let Some(sm) = tensors.iter().position(|t| ir::same_value(t.value, ir::operand(op, 0))) else {
+            let Some(sm) = operand_view(&tensors, op, 0) else {
                 return Err(fail(op, &format!("{NAME}: the source of `cute.tma_store` is not a view or an allocation")));
             };
-            let b = Builder::before(op);
-            tma_store(&b, op, &tensors[sm]);
+            tma_store(&Builder::before(op), op, sm);
             dead.push(op);
             continue;
         }
@@ -924,6 +920,11 @@ fn tma_store(b: &Builder, op: Op, smem: &Lowered) {
 /// `mbarrier.try_wait.parity` loop in inline PTX. Inline PTX for the wait rather than
 /// `nvvm.mbarrier.try_wait.parity`: that op is lowered (to the same loop) only by
 /// `convert-nvvm-to-llvm`, which our pipeline does not run; docs/design.md (p).
+/// The lowered view or allocation that operand `i` of `op` is, if it is one.
+fn operand_view<'a>(tensors: &'a [Lowered], op: Op, i: usize) -> Option<&'a Lowered> {
+    tensors.iter().find(|t| ir::same_value(t.value, ir::operand(op, i)))
+}
+
 fn mbarrier(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported> {
     let kind = ir::string_attr(op, "kind").unwrap_or_default();
     let bar = gep(b, t, Int::Dyn(ir::operand(op, 1)));
