@@ -88,7 +88,7 @@ def test_elementwise_add(gpu, load, dtype, host):
     # Row lengths that are not powers of two (n / 8 = 125, 12345) only for the naive and vectorized
     # hosts, whose kernels divide by a multiplier and a shift the runtime computes (design.md (n));
     # the TV host's (16, 256) tiles need whole tiles, and the others whole blocks of 256 threads
-    # (256 rows make M * N / vec a multiple of 256).
+    # (256 rows make M * N / 4, the vectorized add's (1, 4) tiles, a multiple of 256).
     odd = [] if host == "elementwise_add" else [(256, 1000), (256, 98760)]
     for m, n in shapes([(16, 256), (2048, 2048), (1008, 2304), (16384, 4096)]) + odd:
         a = torch.randn(m, n, device="cuda", dtype=dt)
@@ -106,7 +106,7 @@ def test_elementwise_add(gpu, load, dtype, host):
         msg = assert_refused_untouched(torch, f, c, a, a, c)
         assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in msg
     else:
-        # The naive kernel guards its index and the vectorized one tiles by (1, VEC): any M works.
+        # Any M works where M * N fills whole blocks (the naive and vectorized grids round down).
         f(a, a, c)
         torch.cuda.synchronize()
         assert torch.equal(c, a + a), (host, 1000, 2048)

@@ -135,11 +135,13 @@ def test_generic_hosts_pick_the_instance_by_dtype(ew):
     for dtype, vec, kernel in [("f16", 8, "elementwise_add_kernel"), ("f32", 4, "elementwise_add_kernel_1"),
                                ("bf16", 8, "elementwise_add_kernel_2")]:
         (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048), dtype) for k in range(3)))
-        # The TV tile is (16, 32 * VEC): 2048 * 2048 / (16 * 32 * VEC) blocks.
-        assert (l["kernel"], l["grid"][0]) == (kernel, 2048 * 2048 // (16 * 32 * vec))
+        # The seed's TV tile is (16, 256) for every element type: 2048 * 2048 / (16 * 256) blocks.
+        assert (l["kernel"], l["grid"][0]) == (kernel, 2048 * 2048 // (16 * 256))
+        # The seed's vectorized tile is (1, 4) for every element type.
         (v,) = ew.host("vectorized_elementwise_add").check(*(view(k, (64, 1024), dtype) for k in range(3)))
-        assert v["views"][0]["shape"][:2] == [1, vec]
-        # The row length must be a multiple of VEC (`?{div=16 / sizeof(T)}`).
+        assert v["views"][0]["shape"][:2] == [1, 4]
+        assert v["grid"][0] == 64 * 1024 // (4 * 256)
+        # The row length must be a multiple of 16 bytes of elements (`?{div=16 / sizeof(T)}`).
         assert f"must be a multiple of {vec}" in refusal(ew.host("elementwise_add").check, *(view(k, (16, 256 + vec // 2), dtype) for k in range(3)))
         # An instance by its own name takes its type only.
         assert ew.host(f"elementwise_add<{dtype}>").check(*(view(k, (16, 256), dtype) for k in range(3)))
