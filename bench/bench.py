@@ -863,6 +863,16 @@ def sec_reduce_nd(ch):
             torch.cuda.empty_cache()
 
 
+def gemm_sets(torch, device, M, N, K, store, dt, l2):
+    """Operand sets (A, B stored as `store` lays them out, C (M, N) empty) for C = A @ B, enough
+    of them that consecutive calls miss the L2; entries scaled so that C's entries are O(1)."""
+    sa, sb = store(M, N, K)
+    per_set = (M * K + N * K + M * N) * dt.itemsize
+    return [((torch.randn(sa, device=device) * K ** -0.25).to(dt),
+             (torch.randn(sb, device=device) * K ** -0.25).to(dt),
+             torch.empty(M, N, device=device, dtype=dt)) for _ in range(n_rotations(per_set, l2))]
+
+
 def sec_gemm(ch):
     """C = A @ B in bf16 and f16 (C of the input type): torch.matmul (cuBLAS) and each of cutec's
     GEMM host functions, on the same operands in the same layout; TFLOP/s."""
@@ -879,12 +889,7 @@ def sec_gemm(ch):
                 keys = [f"gemm|{impl}|{v}|{dname}|{M}x{N}x{K}" for impl, v in impls]
                 if all(k in ch.done for k in keys):
                     continue
-                dt = env.dt(dname)
-                sa, sb = store(M, N, K)
-                per_set = (M * K + N * K + M * N) * 2
-                sets = [((torch.randn(sa, device=env.device) * K ** -0.25).to(dt),
-                         (torch.randn(sb, device=env.device) * K ** -0.25).to(dt),
-                         torch.empty(M, N, device=env.device, dtype=dt)) for _ in range(n_rotations(per_set, env.l2))]
+                sets = gemm_sets(torch, env.device, M, N, K, store, env.dt(dname), env.l2)
                 for key, (impl, v) in zip(keys, impls):
                     def body(impl=impl):
                         if impl == "torch":

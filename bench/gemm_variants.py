@@ -8,9 +8,9 @@ reference first. The experiment behind the sample's choices.
 Clocks move with power and temperature from one second to the next, so each cell times every
 implementation once per round, round-robin, and reports the median over the rounds.
 """
-import statistics
 import argparse
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +31,6 @@ def main():
     mods = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p)) for p in a.cubins]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     dts = {"f16": torch.float16, "bf16": torch.bfloat16}
-    tol = {"f16": 4 * 2.0 ** -10, "bf16": 4 * 2.0 ** -7}
     for s in map(int, a.shapes.split(",")):
         M = N = K = s
         flop = 2.0 * M * N * K
@@ -39,33 +38,33 @@ def main():
             store, mm = B.GEMM_LAYOUTS[layout]
             for dname in a.dtypes.split(","):
                 dt = dts[dname]
-                sa, sb = store(M, N, K)
-                per_set = (M * K + N * K + M * N) * 2
-                sets = [((torch.randn(sa, device="cuda") * K ** -0.25).to(dt),
-                         (torch.randn(sb, device="cuda") * K ** -0.25).to(dt),
-                         torch.empty(M, N, device="cuda", dtype=dt)) for _ in range(B.n_rotations(per_set, l2))]
+                tol = B.TOL[str(dt).removeprefix("torch.")]
+                sets = B.gemm_sets(torch, "cuda", M, N, K, store, dt, l2)
                 x, y = mm(sets[0][0].double(), sets[0][1].double())
                 ref = x @ y
                 del x, y
-                impls = [("torch.matmul", lambda p, q, c: torch.matmul(*mm(p, q), out=c))]
+                # Per implementation, one call per operand set (the views made once, not per call).
+                impls = [("torch.matmul", [(lambda x=x, y=y, c=c: torch.matmul(x, y, out=c)) for x, y, c in
+                                           ((*mm(p, q), c) for p, q, c in sets)])]
                 host = f"gemm_{layout}_{dname}"
                 for label, m in mods:
                     if host in m.hosts:
                         f = m.host(host)
-                        impls.append((label, lambda p, q, c, f=f: f(mm(p, q)[0], mm(p, q)[1].t(), c)))
+                        # The host takes the logical operands A (M, K) and B (N, K).
+                        impls.append((label, [B.cutec_call(f, (x, y.t(), c)) for x, y, c in ((*mm(p, q), c) for p, q, c in sets)]))
                 errs = {}
-                for label, fn in impls:
+                for label, calls in impls:
                     c = sets[0][2]
                     c.fill_(float("nan"))
-                    fn(*sets[0])
+                    calls[0]()
                     torch.cuda.synchronize()
                     errs[label] = B.relerr(c, ref)
                 rates = {label: [] for label, _ in impls}
                 for _ in range(a.rounds):
-                    for label, fn in impls:
-                        r = B.bench(env, [(lambda s=st, fn=fn: fn(*s)) for st in sets], min_reps=10, max_reps=40)
+                    for label, calls in impls:
+                        r = B.bench(env, calls, min_reps=10, max_reps=40)
                         rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
-                rows = [(label, statistics.median(rates[label]), errs[label] <= tol[dname], errs[label], rates[label]) for label, _ in impls]
+                rows = [(label, statistics.median(rates[label]), errs[label] <= tol, errs[label], rates[label]) for label, _ in impls]
                 base = rows[0][1]
                 print(f"== {layout} {dname} {M}x{N}x{K}")
                 for label, tf, ok, err, each in rows:
