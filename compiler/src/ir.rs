@@ -287,3 +287,76 @@ impl Builder {
         result(self.create(name, &[a], &[t], &[]), 0)
     }
 }
+
+/// A 1-D vector type's length and element type.
+pub fn vector_shape(t: MlirType) -> Option<(i64, MlirType)> {
+    unsafe {
+        if !mlirTypeIsAVector(t) || mlirShapedTypeGetRank(t) != 1 {
+            return None;
+        }
+        Some((mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetElementType(t)))
+    }
+}
+
+/// `vector<n x elem>`.
+pub fn vector_type(n: i64, elem: MlirType) -> MlirType {
+    unsafe { mlirVectorTypeGet(1, &n, elem) }
+}
+
+/// The integers of an attribute that is an array of integers (`[4]`) or a dense i64 array
+/// (`array<i64: 4>`), if the op has one by that name.
+pub fn int_array_attr(op: Op, name: &str) -> Option<Vec<i64>> {
+    unsafe {
+        let a = mlirOperationGetAttributeByName(op, sref(name));
+        if a.ptr.is_null() {
+            return None;
+        }
+        if mlirAttributeIsADenseI64Array(a) {
+            return Some((0..mlirDenseArrayGetNumElements(a)).map(|i| mlirDenseI64ArrayGetElement(a, i)).collect());
+        }
+        if !mlirAttributeIsAArray(a) {
+            return None;
+        }
+        (0..mlirArrayAttrGetNumElements(a))
+            .map(|i| {
+                let e = mlirArrayAttrGetElement(a, i);
+                mlirAttributeIsAInteger(e).then(|| mlirIntegerAttrGetValueInt(e))
+            })
+            .collect()
+    }
+}
+
+/// The element of a constant op's `value` when it is a splat (`dense<0.0> : vector<128xf32>`).
+pub fn splat_value(op: Op) -> Option<MlirAttribute> {
+    unsafe {
+        let a = mlirOperationGetAttributeByName(op, sref("value"));
+        (!a.ptr.is_null() && mlirAttributeIsADenseElements(a) && mlirDenseElementsAttrIsSplat(a)).then(|| mlirDenseElementsAttrGetSplatValue(a))
+    }
+}
+
+/// A splat dense attribute of type `ty` whose every element is `element`.
+pub fn splat_attr(ty: MlirType, element: MlirAttribute) -> MlirAttribute {
+    unsafe { mlirDenseElementsAttrSplatGet(ty, element) }
+}
+
+impl Builder {
+    /// The block ops are created in.
+    pub fn block(&self) -> MlirBlock {
+        self.block
+    }
+
+    /// A copy of `op` (attributes included) before the anchor, with new operands and result types.
+    pub fn clone_with(&self, op: Op, operands: &[Val], results: &[MlirType]) -> Op {
+        unsafe {
+            let copy = mlirOperationClone(op);
+            for (i, v) in operands.iter().enumerate() {
+                mlirOperationSetOperand(copy, i as isize, *v);
+            }
+            for (i, t) in results.iter().enumerate() {
+                mlirValueSetType(result(copy, i), *t);
+            }
+            mlirBlockInsertOwnedOperationBefore(self.block, self.anchor, copy);
+            copy
+        }
+    }
+}

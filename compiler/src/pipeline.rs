@@ -95,7 +95,7 @@ fn llvm_pipeline(arch: &str, libdevice: Option<&Path>) -> String {
 
 /// Our passes from the `cute` stage to the `gpu` stage, in order.
 pub fn cute_passes() -> Vec<String> {
-    [passes::canonicalize::NAME, passes::vectorize::NAME, passes::lower_mma::NAME, passes::lower_to_gpu::NAME].map(String::from).to_vec()
+    [passes::canonicalize::NAME, passes::vectorize::NAME, passes::lower_mma::NAME, passes::lower_to_gpu::NAME, passes::slice_vectors::NAME].map(String::from).to_vec()
 }
 
 const PTX_PIPELINE: &str = "gpu-module-to-binary{format=isa}";

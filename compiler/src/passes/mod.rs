@@ -6,6 +6,7 @@ pub(crate) mod known_bits;
 pub mod canonicalize;
 pub mod lower_mma;
 pub mod lower_to_gpu;
+pub mod slice_vectors;
 pub mod verify;
 pub mod vectorize;
 
@@ -51,6 +52,7 @@ pub const PASSES: &[PassInfo] = &[
     PassInfo { name: vectorize::NAME, summary: vectorize::SUMMARY, create: vectorize::create },
     PassInfo { name: lower_mma::NAME, summary: lower_mma::SUMMARY, create: lower_mma::create },
     PassInfo { name: lower_to_gpu::NAME, summary: lower_to_gpu::SUMMARY, create: lower_to_gpu::create },
+    PassInfo { name: slice_vectors::NAME, summary: slice_vectors::SUMMARY, create: slice_vectors::create },
 ];
 
 pub fn find(name: &str) -> Option<&'static PassInfo> {
