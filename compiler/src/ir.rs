@@ -264,6 +264,26 @@ impl Builder {
         }
     }
 
+    /// The block ops are created in.
+    pub fn block(&self) -> MlirBlock {
+        self.block
+    }
+
+    /// A copy of `op` (attributes included) before the anchor, with new operands and result types.
+    pub fn clone_with(&self, op: Op, operands: &[Val], results: &[MlirType]) -> Op {
+        unsafe {
+            let copy = mlirOperationClone(op);
+            for (i, v) in operands.iter().enumerate() {
+                mlirOperationSetOperand(copy, i as isize, *v);
+            }
+            for (i, t) in results.iter().enumerate() {
+                mlirValueSetType(result(copy, i), *t);
+            }
+            mlirBlockInsertOwnedOperationBefore(self.block, self.anchor, copy);
+            copy
+        }
+    }
+
     pub fn ty(&self, text: &str) -> MlirType {
         parse_type(self.ctx, text).unwrap_or_else(|| panic!("internal error: bad builtin type `{text}`"))
     }
@@ -337,26 +357,4 @@ pub fn splat_value(op: Op) -> Option<MlirAttribute> {
 /// A splat dense attribute of type `ty` whose every element is `element`.
 pub fn splat_attr(ty: MlirType, element: MlirAttribute) -> MlirAttribute {
     unsafe { mlirDenseElementsAttrSplatGet(ty, element) }
-}
-
-impl Builder {
-    /// The block ops are created in.
-    pub fn block(&self) -> MlirBlock {
-        self.block
-    }
-
-    /// A copy of `op` (attributes included) before the anchor, with new operands and result types.
-    pub fn clone_with(&self, op: Op, operands: &[Val], results: &[MlirType]) -> Op {
-        unsafe {
-            let copy = mlirOperationClone(op);
-            for (i, v) in operands.iter().enumerate() {
-                mlirOperationSetOperand(copy, i as isize, *v);
-            }
-            for (i, t) in results.iter().enumerate() {
-                mlirValueSetType(result(copy, i), *t);
-            }
-            mlirBlockInsertOwnedOperationBefore(self.block, self.anchor, copy);
-            copy
-        }
-    }
 }

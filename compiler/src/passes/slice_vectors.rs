@@ -144,7 +144,7 @@ impl Slicer {
                     if hi < o + s {
                         parts.push(self.slice(b, dest, hi, o + s - hi));
                     }
-                    join(b, &parts)
+                    join(b, &parts, elem)
                 }
             }
             "vector.from_elements" => {
@@ -170,8 +170,7 @@ impl Slicer {
                         None => x,
                     });
                 }
-                let (_, result_elem) = ir::vector_shape(ir::value_type(v))?;
-                ir::result(b.clone_with(def, &operands, &[ir::vector_type(s, result_elem)]), 0)
+                ir::result(b.clone_with(def, &operands, &[narrow_ty]), 0)
             }
             _ => return None,
         };
@@ -190,15 +189,14 @@ impl Slicer {
     }
 }
 
-/// The parts one after the other (`vector.shuffle` of two at a time).
-fn join(b: &Builder, parts: &[Val]) -> Val {
+/// The parts (vectors of `elem`) one after the other (`vector.shuffle` of two at a time).
+fn join(b: &Builder, parts: &[Val], elem: MlirType) -> Val {
+    let len = |v: Val| ir::vector_shape(ir::value_type(v)).map_or(0, |(n, _)| n);
     let mut acc = parts[0];
     for &p in &parts[1..] {
-        let len = |v: Val| ir::vector_shape(ir::value_type(v)).map_or(0, |(n, _)| n);
-        let (la, lp) = (len(acc), len(p));
-        let elem: MlirType = ir::vector_shape(ir::value_type(acc)).expect("joined parts are vectors").1;
-        let mask = (0..la + lp).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
-        acc = ir::result(b.create("vector.shuffle", &[acc, p], &[ir::vector_type(la + lp, elem)], &[("mask", b.attr(&format!("array<i64: {mask}>")))]), 0);
+        let n = len(acc) + len(p);
+        let mask = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        acc = ir::result(b.create("vector.shuffle", &[acc, p], &[ir::vector_type(n, elem)], &[("mask", b.attr(&format!("array<i64: {mask}>")))]), 0);
     }
     acc
 }
