@@ -621,8 +621,11 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
 
 /// `cp.async` of a whole tensor from global to shared memory: one instruction per chunk of `w`
 /// elements, which must be the atom's width exactly (a narrower proven width is an error, never a
-/// silently different instruction). With a predicate, the PTX `src-size` operand is the chunk's
-/// bytes when it holds and 0 when not: nothing is read and the chunk is zero-filled.
+/// silently different instruction). Unpredicated, NVVM's op. With a predicate, inline PTX with the
+/// `ignore-src` predicate operand (PTX 7.5) set where the predicate is false: nothing is read and
+/// the chunk is zero-filled. NVVM's op has only the `src-size` form of that, a `selp` of 16 or 0
+/// bytes which ptxas turns back into a predicate (a SEL and an ISETP per chunk: 24 of the 280
+/// instructions of gemm_sm80's k-tile loop); the predicate goes to the LDGSTS as it is.
 #[allow(clippy::too_many_arguments)]
 fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize, pred: Option<Val>) -> Result<(), Reported> {
     let copy = super::common::copy_op(name).filter(|c| !c.is_ldmatrix()).ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
@@ -632,22 +635,32 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
         return Err(fail(op, &format!("{name} of {} bytes needs {want}-element chunks contiguous and aligned on both sides, but the layouts prove only {w} ({} with {}-byte alignment, {} with {}-byte alignment)", want as u32 * src.elem_bytes, src.layout, src.align, dst.layout, dst.align)));
     }
     let cache = if name == "cp.async.cg" { "cg" } else { "ca" };
-    let src_size = pred.map(|p| {
-        let (full, none) = (b.const_int(i64::from(bytes), "i32"), b.const_int(0, "i32"));
-        ir::result(b.create("arith.select", &[p, full, none], &[b.ty("i32")], &[]), 0)
-    });
+    let ignore_src = pred.map(|p| b.binary("arith.xori", p, b.const_int(1, "i1")));
     for chunk in 0..n / w {
         let so = static_offset(b, (chunk * w) as i64, &src.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
         let dof = static_offset(b, (chunk * w) as i64, &dst.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
         let (sp, dp) = (gep(b, src, so), gep(b, dst, dof));
-        let mut operands = vec![dp, sp];
-        operands.extend(src_size);
-        b.create(
-            "nvvm.cp.async.shared.global",
-            &operands,
-            &[],
-            &[("size", b.attr(&format!("{bytes} : i32"))), ("modifier", b.attr(&format!("#nvvm<load_cache_modifier {cache}>")))],
-        );
+        match ignore_src {
+            None => {
+                b.create(
+                    "nvvm.cp.async.shared.global",
+                    &[dp, sp],
+                    &[],
+                    &[("size", b.attr(&format!("{bytes} : i32"))), ("modifier", b.attr(&format!("#nvvm<load_cache_modifier {cache}>")))],
+                );
+            }
+            Some(ignore) => {
+                // The destination as a 32-bit shared-window address; `b`: a predicate register.
+                let dst32 = b.cast("llvm.ptrtoint", dp, "i32");
+                let asm = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
+                b.create(
+                    "llvm.inline_asm",
+                    &[dst32, sp, ignore],
+                    &[],
+                    &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr("\"r,l,b,~{memory}\"")), ("has_side_effects", b.attr("unit"))],
+                );
+            }
+        }
     }
     Ok(())
 }

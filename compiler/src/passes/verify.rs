@@ -307,7 +307,7 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
     if src.elem != dst.elem {
         return Err(fail(op, &format!("`cute.copy` moves {} elements into a tensor of {}", src.elem, dst.elem)));
     }
-    // A predicate zero-fills: only `cp.async` has the `src-size` operand that does it.
+    // A predicate zero-fills: only `cp.async` has the operand that does it (`ignore-src`).
     if ir::operand_count(op) > 2 && !ir::string_attr(op, "op").is_some_and(|n| n.starts_with("cp.async")) {
         return Err(fail(op, "only a `cp.async` copy takes a predicate (false: nothing is read, the destination is zero-filled); guard other copies with `scf.if`"));
     }

@@ -11,7 +11,7 @@
 //! With an atom, mode 0 of `src`/`dst` is one atom's values and `pred` has one entry per atom
 //! (the rest modes, indexed colexicographically, as CuTe's `copy_if` groups modes 1..R); without
 //! one, `pred` has one entry per element. A false entry skips the copy, except for `cp.async`,
-//! which zero-fills its chunk (the PTX `src-size` operand is 0: nothing is read), so a shared-memory
+//! which zero-fills its chunk (its PTX `ignore-src` predicate is set: nothing is read), so a shared-memory
 //! tile's out-of-range part holds zeros for the MMA.
 
 use super::builtins::{arity, copy_with, named, positional, Arg};
