@@ -12,8 +12,9 @@
 // registers: cute-vectorize records the width both layouts prove (capped by the atom's
 // `max_vector`), and cute-lower-to-gpu issues one `nvvm.cp.async.shared.global` per chunk of exactly
 // `max_vector` elements, the source and destination addresses each side's crd2idx of the chunk's
-// first element. `.cg` moves 16 bytes; `.ca` 4, 8 or 16. Running cute-vectorize twice, or printing
-// and re-parsing, changes nothing.
+// first element. `.cg` moves 16 bytes; `.ca` 4, 8 or 16. A predicated copy zero-fills through the
+// PTX `ignore-src` operand instead. Running cute-vectorize twice, or printing and re-parsing,
+// changes nothing.
 // LOWERED-NOT: cute.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -74,6 +75,24 @@ module attributes {gpu.container_module} {
     gpu.func @ca4(%g: !cute.tensor<f32, "gmem", 4, "(4):(3)">) kernel {
       %s = "cute.alloc"() : () -> !cute.tensor<f32, "smem", 16, "(4):(1)">
       "cute.copy"(%g, %s) {max_vector = 1 : i32, op = "cp.async.ca"} : (!cute.tensor<f32, "gmem", 4, "(4):(3)">, !cute.tensor<f32, "smem", 16, "(4):(1)">) -> ()
+      gpu.return
+    }
+
+    // With a predicate (zero-fill where it is false): inline PTX with the `ignore-src` predicate
+    // operand, the predicate negated once for all chunks, the destination as a 32-bit shared
+    // address. No `nvvm.cp.async` (its `src-size` form costs ptxas a SEL and an ISETP per chunk).
+    // GPU-LABEL: gpu.func @predicated(
+    // GPU: %[[TRUE:.*]] = arith.constant true
+    // GPU-NEXT: %[[IGN:.*]] = arith.xori %arg1, %[[TRUE]] : i1
+    // GPU-NEXT: %[[D0:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
+    // GPU-NEXT: llvm.inline_asm has_side_effects "cp.async.ca.shared.global [$0], [$1], 8, $2;", "r,l,b,~{memory}" %[[D0]], %arg0, %[[IGN]] : (i32, !llvm.ptr<1>, i1) -> ()
+    // GPU: %[[D1:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
+    // GPU-NEXT: llvm.inline_asm has_side_effects "cp.async.ca.shared.global [$0], [$1], 8, $2;", "r,l,b,~{memory}" %[[D1]], %{{.*}}, %[[IGN]]
+    // GPU-NOT: cp.async
+    // GPU: gpu.return
+    gpu.func @predicated(%g: !cute.tensor<f32, "gmem", 16, "(2,2):(1,64)">, %p: i1) kernel {
+      %s = "cute.alloc"() : () -> !cute.tensor<f32, "smem", 16, "(2,2):(1,2)">
+      "cute.copy"(%g, %s, %p) {max_vector = 2 : i32, op = "cp.async.ca"} : (!cute.tensor<f32, "gmem", 16, "(2,2):(1,64)">, !cute.tensor<f32, "smem", 16, "(2,2):(1,2)">, i1) -> ()
       gpu.return
     }
 
