@@ -5,10 +5,11 @@ add (16x256, bench.py's launch case) called back to back, with and without the l
     python3 bench/launch_breakdown.py CUBIN_DIR [--calls N]
 
 Rows (us per call, median of 5 rounds of N calls, each round ended by a device synchronize):
-`Plan.prepare` does everything a call does before `cuLaunchKernel` (the stream looked up, the
+`Plan.prepare` does everything a call does before the launch (the stream looked up, the
 tensors read, the arguments checked, the plan evaluated through its cache), so a call's row minus
-its prepare row is the launch as Python sees it; compare it with `cute-bench-launch`'s raw
-`cuLaunchKernel` from Rust in the same run.
+its prepare row is the launch as Python sees it (through the kernel's graph, or `cuLaunchKernel`
+with CUTEC_LAUNCH=direct); compare it with `cute-bench-launch`'s unchecked launch from Rust in the
+same run.
 """
 import argparse
 import os

@@ -83,6 +83,35 @@ def test_streams(gpu, add):
         add.elementwise_add(a, b, c, stream="fast")
 
 
+def test_stream_order_on_many_streams(gpu, add):
+    """Launches go through a one-node graph per (kernel, stream) for the first 8 streams of a
+    kernel and directly past them (docs/runtime.md): on 12 streams, each with torch work before
+    and after the call on the same stream, and several calls in flight per stream with other
+    tensors each time (the graph's parameters change while earlier launches are queued), every
+    result is the one stream order gives."""
+    torch = gpu
+    streams = [torch.cuda.Stream() for _ in range(12)]
+    b = torch.randn(64, 1024, device="cuda")
+    torch.cuda.synchronize()
+    outs = []
+    for i, s in enumerate(streams):
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(20_000)             # the stream is still busy when the calls queue
+            for k in range(4):
+                a = torch.full_like(b, float(10 * i + k))
+                c = torch.full_like(b, float("nan"))
+                add.elementwise_add(a, b, c)
+                outs.append((i, k, c * 2))        # torch reads c on the same stream
+    torch.cuda.synchronize()
+    for i, k, d in outs:
+        assert torch.equal(d, (b + (10 * i + k)) * 2), (i, k)
+    # The legacy default stream (torch's current stream here) between them.
+    a, b2, c = tensors(torch)
+    add.elementwise_add(a, b2, c, stream=0)
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b2)
+
+
 def test_graph_capture_and_replay(gpu, add):
     torch = gpu
     a, b, c = tensors(torch)

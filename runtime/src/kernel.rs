@@ -9,6 +9,7 @@ use cudarc::driver::sys::{self, CUfunction_attribute, CUresult};
 use crate::device::Stream;
 use crate::driver::{self, check, driver_error};
 use crate::error::{Result, RuntimeError};
+use crate::graph_launch::GraphLaunches;
 use crate::checked::{check_args_into, Arg};
 use crate::launch::{check_params, KernelArg, LaunchConfig, PackedArgs, DEFAULT_MAX_DYNAMIC_SMEM};
 use crate::manifest::KernelSig;
@@ -22,6 +23,8 @@ const INLINE_ARGS: usize = 32;
 #[derive(Clone)]
 pub struct Kernel {
     func: sys::CUfunction,
+    /// Before `module`: the graphs go before the module that holds their function.
+    graphs: Arc<GraphLaunches>,
     module: Module,
     name: String,
     param_sizes: OnceLock<Option<Vec<usize>>>,
@@ -36,7 +39,7 @@ unsafe impl Sync for Kernel {}
 
 impl Kernel {
     pub(crate) fn new(func: sys::CUfunction, module: Module, name: String, sig: Option<Arc<KernelSig>>) -> Kernel {
-        Kernel { func, module, name, param_sizes: OnceLock::new(), max_threads: OnceLock::new(), sig }
+        Kernel { func, graphs: Arc::new(GraphLaunches::new()), module, name, param_sizes: OnceLock::new(), max_threads: OnceLock::new(), sig }
     }
 
     /// The kernel's signature from the cubin's cutec manifest (`None` for
@@ -169,7 +172,9 @@ impl Kernel {
     }
 
     /// Launches the kernel on `stream` (asynchronously: faults inside the
-    /// kernel surface at the next synchronize).
+    /// kernel surface at the next synchronize), through the stream's one-node
+    /// graph where it can (`graph_launch`: the driver's graph launch costs the
+    /// host less than `cuLaunchKernel`), else with `cuLaunchKernel`.
     ///
     /// Checked first, each giving a readable `Err`: the launch config
     /// ([`LaunchConfig::validate`]); that `args` match the kernel's parameter
@@ -282,6 +287,10 @@ impl Kernel {
             pointers = &mut with_maps;
         }
         device.bind()?;
+        // SAFETY: as below; the context is current and the stream is this device's.
+        if unsafe { self.graphs.launch(self.func, &cfg, stream.cuda().cu_stream(), pointers.as_mut_ptr()) } {
+            return Ok(());
+        }
         // SAFETY: `pointers` point into `packed`, which outlives the call and
         // holds one value per parameter (count and sizes checked above when
         // the driver reports them); the driver copies the values during the

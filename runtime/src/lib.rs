@@ -88,6 +88,7 @@ pub mod f16;
 pub mod fastdiv;
 pub mod tma;
 mod graph;
+mod graph_launch;
 mod host;
 mod host_offline;
 mod kernel;

@@ -103,6 +103,8 @@ fn run(cubin: &str, launches: usize, rounds: usize, host_cubin: Option<&str>) ->
     }
 
     println!("tiny kernel: vector_add n={TINY_N}, grid {:?} block {:?}; {launches} back-to-back calls, median of {rounds} rounds", cfg.grid, cfg.block);
+    let direct = std::env::var("CUTEC_LAUNCH").is_ok_and(|v| v == "direct");
+    println!("launch path: {}", if direct { "cuLaunchKernel (CUTEC_LAUNCH=direct)" } else { "a one-node graph per (kernel, stream); CUTEC_LAUNCH=direct for cuLaunchKernel" });
     let unchecked = measure(rounds, launches, &sync, &mut || k.launch(&stream, cfg, &flat))?;
     println!("launch (unchecked):         {unchecked:8.3} us/launch (host)");
     let checked_us = measure(rounds, launches, &sync, &mut || k.launch_checked(&stream, cfg, &checked))?;
