@@ -31,8 +31,8 @@ poisoned with NaN first, then timing):
              (cuBLAS), cutec's samples/gemm_sm80.cute (TN, NT, NN) and samples/gemm_sm90.cute
              (wgmma, TN; variant "sm90 gemm_tn_*"); TFLOP/s = 2*M*N*K/t
   compile    wall time of cute.compile (first and second), Triton first call (fresh cache)
-  launch     host time per call over 1000 back-to-back calls on a tiny 16x256 fp32 add
-             (cutec's goal: <= 4 us per call from Python with torch tensors)
+  launch     host time per call on a tiny 16x256 fp32 add: the median of 7 rounds of 1000
+             back-to-back calls (cutec's goal: <= 4 us per call from Python with torch tensors)
 Not timed: the samples that only print (hello_world, printing, layout_algebra, numeric_types,
 tensor_ssa, tensors, four_ways_copy, cuda_graph) and mma_atom (one 16x8x16 MMA).
 Timing: CUDA events around every call, a sleep kernel in front of each batch so the host has queued
@@ -1025,21 +1025,32 @@ def sec_launch(ch):
     c = torch.empty_like(a)
     n_calls = ch.args.launch_calls
 
-    def host_loop(fn, n=n_calls, max_s=10.0):
+    def host_loop(fn, n=n_calls, rounds=ch.args.launch_rounds, max_s=10.0):
+        """Host µs per call: the median of `rounds` rounds of `n` back-to-back calls (each round
+        ended by a synchronize, inside its time for `per_call_us`, outside it for `enqueue_us`)."""
         for _ in range(20):
             fn()
         env.sync()
-        t = time.perf_counter()
-        k = 0
-        while k < n:
-            fn()
-            k += 1
-            if max_s and (k % 10 == 0) and time.perf_counter() - t > max_s:
+        per, enq, calls = [], [], 0
+        start = time.perf_counter()
+        for _ in range(max(1, rounds)):
+            t = time.perf_counter()
+            k = 0
+            while k < n:
+                fn()
+                k += 1
+                if max_s and (k % 10 == 0) and time.perf_counter() - start > max_s:
+                    break
+            te = time.perf_counter() - t
+            env.sync()
+            tt = time.perf_counter() - t
+            per.append(tt / k * 1e6)
+            enq.append(te / k * 1e6)
+            calls += k
+            if max_s and time.perf_counter() - start > max_s:
                 break
-        te = time.perf_counter() - t
-        env.sync()
-        tt = time.perf_counter() - t
-        return {"per_call_us": tt / k * 1e6, "enqueue_us": te / k * 1e6, "calls": k}
+        return {"per_call_us": statistics.median(per), "enqueue_us": statistics.median(enq), "calls": calls,
+                "rounds": len(per), "per_call_rounds_us": per}
 
     def check():
         err = relerr(c, a.double() + b.double())
@@ -1119,7 +1130,7 @@ def sec_launch(ch):
             env.S.elementwise_add(*args)          # first direct call: compiles (+ file cache)
             env.sync()
             first = time.perf_counter() - t
-            r = host_loop(lambda: env.S.elementwise_add(*args), n=50, max_s=10.0)
+            r = host_loop(lambda: env.S.elementwise_add(*args), n=50, rounds=1, max_s=10.0)
         check()
         r["first_direct_call_s"] = first
         return r
@@ -1172,7 +1183,8 @@ def run_sections(args, workdir):
                 break
             n_before = len(read_part(part))
             cmd = [sys.executable, os.path.abspath(__file__), "--child", sec, "--part", part,
-                   "--deadline", str(sec_deadline), "--launch-calls", str(args.launch_calls)]
+                   "--deadline", str(sec_deadline), "--launch-calls", str(args.launch_calls),
+                   "--launch-rounds", str(args.launch_rounds)]
             if args.cpu:
                 cmd.append("--cpu")
             log(f"=== section {sec} (attempt {attempt + 1}, {sec_deadline - time.time():.0f}s left for it)")
@@ -1368,7 +1380,7 @@ def summary(res, runs, cpu=False):
             L.append("  import s: " + ", ".join(f"{k} {v:.2f}" for k, v in ims.items()))
     lau = res.get("launch", [])
     if lau:
-        L.append(f"host launch overhead, tiny {TINY_SHAPE[0]}x{TINY_SHAPE[1]} fp32 add, back-to-back calls: "
+        L.append(f"host launch overhead, tiny {TINY_SHAPE[0]}x{TINY_SHAPE[1]} fp32 add, back-to-back calls, median round: "
                  "us/call incl. final sync | enqueue only | GPU median")
         goal = [r for r in lau if r.get("impl") == "cutec" and r.get("variant") == "tv host call (torch tensors)"
                 and r.get("status") == "ok"]
@@ -1379,7 +1391,7 @@ def summary(res, runs, cpu=False):
             if r.get("status") == "ok":
                 g = r.get("gpu_median_us")
                 L.append(f"  {r['impl'] + ':' + r['variant']:42s} {r['per_call_us']:9.2f} | {r['enqueue_us']:9.2f} | "
-                         f"{(f'{g:.2f}' if g is not None else '-'):>7s}  (n={r.get('calls')})")
+                         f"{(f'{g:.2f}' if g is not None else '-'):>7s}  (n={r.get('calls')}, {r.get('rounds', 1)} rounds)")
             else:
                 L.append(f"  {r.get('impl', '') + ':' + r.get('variant', ''):42s} {fmt_cell(r)} {' '.join(str(r.get('error', '')).split())[:120]}")
     lag = [r for sec in ("copy", "add", "reduce") for r in res.get(sec, [])
@@ -1569,7 +1581,10 @@ def main():
     ap.add_argument("--time-budget", type=float, default=400.0,
                     help="seconds for all sections together (default 400; children are killed past it)")
     ap.add_argument("--max-attempts", type=int, default=3, help="child relaunches per section after a crash")
-    ap.add_argument("--launch-calls", type=int, default=1000)
+    ap.add_argument("--launch-calls", type=int, default=1000, help="calls per round of the launch section")
+    ap.add_argument("--launch-rounds", type=int, default=7,
+                    help="rounds of the launch section: its figures are the median round (the GPU machines' "
+                         "host times move by 2x from one round to the next)")
     ap.add_argument("--workdir", help="where the per-section JSON-lines parts go (default /tmp/bench_peers_PID)")
     ap.add_argument("--triton-cache-dir", default="/tmp/tc_fresh",
                     help="TRITON_CACHE_DIR, emptied at start (default /tmp/tc_fresh)")
