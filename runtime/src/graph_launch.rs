@@ -10,12 +10,12 @@
 //!
 //! What stays as it was: stream order (a graph launch is ordered after the stream's earlier work,
 //! and the legacy default stream keeps its implicit synchronization), the kernel's attributes
-//! (dynamic shared memory opt-in), and asynchronous faults. Kernels compiled with a thread-block
-//! cluster shape always launch directly: a graph's kernel node did not keep the clusters of the
-//! grid it was updated to (samples/cluster_exchange.cute's cluster registers came out wrong on
-//! grids other than the first). What a graph
-//! adds: launches of one executable graph are ordered with each other whatever their streams, so
-//! each (kernel, stream) pair has a graph of its own, up to [`MAX_STREAMS`] streams per kernel.
+//! (dynamic shared memory opt-in), and asynchronous faults. What a graph adds: launches of one
+//! executable graph are ordered with each other whatever their streams, so each (kernel, stream)
+//! pair has a graph of its own, up to [`MAX_STREAMS`] streams per kernel. Kernels compiled with a
+//! thread-block cluster shape always launch directly: a graph's kernel node did not keep the
+//! clusters of the grid it was updated to (samples/cluster_exchange.cute's cluster registers came
+//! out wrong on grids other than the first).
 //!
 //! The direct `cuLaunchKernel` is used instead while the stream is capturing (the capture then
 //! records a kernel node, as before), for streams past [`MAX_STREAMS`], while another thread is
