@@ -63,7 +63,7 @@ fn enabled() -> bool {
 }
 
 /// True when `func` was compiled without a cluster shape (`.reqnctapercluster`): the required
-/// cluster width, height and depth are all 0 (an unknown answer counts as a shape).
+/// cluster width, height and depth are each 0 (none) or 1 (an unknown answer counts as a shape).
 fn no_cluster_shape(func: sys::CUfunction) -> bool {
     use sys::CUfunction_attribute::*;
     [CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH].into_iter().all(|a| {
