@@ -112,6 +112,26 @@ def test_stream_order_on_many_streams(gpu, add):
     assert torch.equal(c, a + b2)
 
 
+def test_repeated_and_alternating_arguments(gpu, add):
+    """A launch that repeats the stream's last one (same tensors, same grid) launches the graph
+    without updating its node (docs/runtime.md): repeated calls still read the tensors' current
+    contents, and going back to earlier tensors (A, B, A, shapes changing the grid too) launches
+    with those, never with the node's last values."""
+    torch = gpu
+    s = torch.cuda.Stream()
+    small = [torch.randn(64, 1024, device="cuda") for _ in range(3)]
+    large = [torch.randn(256, 1024, device="cuda") for _ in range(3)]
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        for step in range(6):
+            for a, b, c in (small, small, large, small):
+                a.add_(1.0)                       # new contents, same pointers
+                c.fill_(float("nan"))
+                add.elementwise_add(a, b, c)
+                assert torch.equal(c, a + b), step   # torch reads c on the same stream
+    torch.cuda.synchronize()
+
+
 def test_graph_capture_and_replay(gpu, add):
     torch = gpu
     a, b, c = tensors(torch)

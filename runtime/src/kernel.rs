@@ -288,7 +288,8 @@ impl Kernel {
         }
         device.bind()?;
         // SAFETY: as below; the context is current and the stream is this device's.
-        if unsafe { self.graphs.launch(self.func, &cfg, stream.cuda().cu_stream(), pointers.as_mut_ptr()) } {
+        let sizes = self.param_sizes.get().and_then(|s| s.as_deref());
+        if unsafe { self.graphs.launch(self.func, &cfg, stream.cuda().cu_stream(), pointers, sizes) } {
             return Ok(());
         }
         // SAFETY: `pointers` point into `packed`, which outlives the call and

@@ -22,9 +22,11 @@ M="$M,smsp__sass_inst_executed_op_ldgsts.sum,l1tex__data_bank_conflicts_pipe_lsu
 for r in barrier long_scoreboard short_scoreboard math_pipe_throttle mio_throttle wait not_selected selected dispatch_stall lg_throttle no_instruction branch_resolving; do
     M="$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
 done
+# `python3 -P`: the repository root (the working directory) has a `cutec/` folder (the CLI crate),
+# which Python would otherwise import in place of the installed package.
 for layout in ${LAYOUTS:-tn nt nn}; do
     echo "=== gemm_${layout}_bf16 4096^3"
-    timeout 200 ncu --kernel-name regex:'^gemm_bf16' --launch-count 1 --metrics "$M" python3 - "$CUBIN" "$layout" <<'PY' 2>&1 | grep -E "^\s+(sm|smsp|l1tex|gpu|launch|lts)__|Error|error"
+    timeout 200 ncu --kernel-name regex:'^gemm_bf16' --launch-count 1 --metrics "$M" python3 -P - "$CUBIN" "$layout" <<'PY' 2>&1 | grep -E "^\s+(sm|smsp|l1tex|gpu|launch|lts)__|Error|error"
 import sys, torch, cutec
 cubin, layout = sys.argv[1], sys.argv[2]
 m = cutec.load(cubin)
