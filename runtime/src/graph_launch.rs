@@ -168,8 +168,9 @@ impl GraphLaunches {
         }
         let Ok(mut slots) = self.slots.try_lock() else { return false };
         let key = stream as usize as u64;
-        let sizes = sizes.filter(|s| s.len() == params.len());
         let p = node_params(func, cfg, params.as_mut_ptr());
+        // SAFETY: `params` and `sizes` as this function's contract.
+        let bytes = sizes.filter(|s| s.len() == params.len()).map(|sizes| unsafe { LaunchBytes::new(cfg, params, sizes) });
         let i = match slots.iter().position(|s| s.stream == key) {
             Some(i) => i,
             None if slots.len() < MAX_STREAMS => {
@@ -182,8 +183,7 @@ impl GraphLaunches {
         };
         let slot = &mut slots[i];
         let Some(g) = slot.graph.as_ref() else { return false };
-        // SAFETY: `params` and `sizes` as this function's contract.
-        let same = sizes.is_some_and(|sizes| unsafe { LaunchBytes::new(cfg, params, sizes) }.equals(&slot.last));
+        let same = bytes.as_ref().is_some_and(|b| b.equals(&slot.last));
         // SAFETY: the node of this executable graph; parameters valid per the caller. Launches
         // already queued keep the parameters they were launched with.
         let updated = same || unsafe { sys::cuGraphExecKernelNodeSetParams_v2(g.exec, g.node, &p) } == CUresult::CUDA_SUCCESS;
@@ -194,9 +194,8 @@ impl GraphLaunches {
             slot.graph = None;
         } else if !same {
             slot.last.clear();
-            if let Some(sizes) = sizes {
-                // SAFETY: as above.
-                unsafe { LaunchBytes::new(cfg, params, sizes) }.write(&mut slot.last);
+            if let Some(b) = &bytes {
+                b.write(&mut slot.last);
             }
         }
         launched
@@ -237,7 +236,7 @@ impl<'a> LaunchBytes<'a> {
                 _ => return false,
             }
         }
-        rest.is_empty() && !bytes.is_empty()
+        rest.is_empty()
     }
 
     fn write(&self, out: &mut Vec<u8>) {
