@@ -873,6 +873,45 @@ def gemm_sets(torch, device, M, N, K, store, dt, l2):
              torch.empty(M, N, device=device, dtype=dt)) for _ in range(n_rotations(per_set, l2))]
 
 
+def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
+    """The GEMM cells of bench/gemm_variants.py and bench/gemm_clock.py (M = N = K = each of
+    `shapes`, every layout and dtype name): yields (layout, dtype name, M, FLOP, impls, errs, tol),
+    impls being [(label, [one call per operand set])], torch.matmul first, then the host function
+    of each (label, cutec module) that has it; each implementation has run once on the first set
+    and errs[label] is its error against a float64 reference."""
+    dts = {"f16": torch.float16, "bf16": torch.bfloat16}
+    for s in shapes:
+        M = N = K = s
+        for layout in layouts:
+            store, mm = GEMM_LAYOUTS[layout]
+            for dname in dtypes:
+                dt = dts[dname]
+                sets = gemm_sets(torch, "cuda", M, N, K, store, dt, l2)
+                x, y = mm(sets[0][0].double(), sets[0][1].double())
+                ref = x @ y
+                del x, y
+                # Per implementation, one call per operand set (the views made once, not per call).
+                impls = [("torch.matmul", [(lambda x=x, y=y, c=c: torch.matmul(x, y, out=c)) for x, y, c in
+                                           ((*mm(p, q), c) for p, q, c in sets)])]
+                host = f"gemm_{layout}_{dname}"
+                for label, m in mods:
+                    if host in m.hosts:
+                        f = m.host(host)
+                        # The host takes the logical operands A (M, K) and B (N, K).
+                        impls.append((label, [cutec_call(f, (x, y.t(), c)) for x, y, c in ((*mm(p, q), c) for p, q, c in sets)]))
+                errs = {}
+                for label, calls in impls:
+                    c = sets[0][2]
+                    c.fill_(float("nan"))
+                    calls[0]()
+                    torch.cuda.synchronize()
+                    errs[label] = relerr(c, ref)
+                del ref
+                yield layout, dname, M, 2.0 * M * N * K, impls, errs, TOL[str(dt).removeprefix("torch.")]
+                del sets, impls
+                torch.cuda.empty_cache()
+
+
 def sec_gemm(ch):
     """C = A @ B in bf16 and f16 (C of the input type): torch.matmul (cuBLAS) and each of cutec's
     GEMM host functions, on the same operands in the same layout; TFLOP/s."""

@@ -2,7 +2,8 @@
 # Builds, on this machine, what the Python GPU run needs into .device/python (git-ignored; carried
 # to the GPU machine, which has Python 3.12 and torch but no Rust, no MLIR and no internet):
 #   wheel/     the cutec wheel (python/build-wheel.sh); pytest is on the GPU machine already
-#   cubin/     every samples/*.cute compiled by cutec (sm_90, or the `// cutec-build: --arch` a sample asks for)
+#   cubin/     every samples/*.cute compiled by cutec (sm_90, or the `// cutec-build: --arch` a sample asks for),
+#              and bench/kernels/*.cute
 #   cute-dsl/  the CuTe DSL 4.3.5 and apache-tvm-ffi wheels for the benchmark's CuTe DSL rows
 #              (skipped with --no-cute-dsl; the CuTe DSL rows then say ERR)
 # The tests and the benchmark themselves are tracked files (python/tests, bench/): they travel with
@@ -25,6 +26,10 @@ for f in samples/*.cute; do
     # A sample that needs another target says so: `// cutec-build: --arch sm_90a` (docs/pipeline.md).
     arch=$(sed -n 's|^[[:space:]]*// cutec-build: --arch \([a-z0-9_]*\).*|\1|p' "$f" | head -n1)
     "$TGT/release/cutec" build "$f" --arch "${arch:-sm_90}" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
+done
+# The benchmark's own kernels (bench/kernels: mma_peak for bench/gemm_clock.py).
+for f in bench/kernels/*.cute; do
+    "$TGT/release/cutec" build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin"
 done
 bash python/build-wheel.sh "$OUT/wheel" >/dev/null
 if [ "$cute_dsl" = 1 ] && ! ls "$OUT"/cute-dsl/nvidia_cutlass_dsl-4.3.5-*.whl >/dev/null 2>&1; then

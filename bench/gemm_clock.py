@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The GEMM's work per SM clock: samples/gemm_sm80.cute's kernels (and any variants) beside the
+rate at which the tensor cores retire mma.sync (bench/kernels/mma_peak.cute) and torch.matmul.
+
+    python3 bench/gemm_clock.py CUBIN_DIR [--gemm A.cubin,B.cubin] [--shapes 4096,8192]
+                                [--layouts tn,nt,nn] [--dtypes bf16,f16] [--seconds 3]
+
+CUBIN_DIR holds gemm_sm80.cubin and mma_peak.cubin (scripts/gpu-suite/build-python.sh puts both
+in .device/python/cubin); --gemm adds variants built from edited copies of the sample.
+
+Why per clock: on the H100 both cutec's mma.sync kernel and cuBLAS's run at the board's power
+limit (about 700 W), so the SM clock moves with the load, the temperature and the seconds before
+(1300 to 1800 MHz in one run), and TFLOP/s move with it. FLOP per SM per clock cycle does not
+(within 1-2% between runs): it is what the kernel's instructions achieve, comparable between
+variants and with the mma.sync issue rate, and the clock it runs at says what its power costs.
+
+How: each implementation runs back to back for --seconds (operands rotated beyond L2, every
+result checked against a float64 reference first) while nvidia-smi samples the SM clock and the
+board power every 20 ms; the first quarter (the clock settling) is left out of both the clock and
+the timing. This is the sustained rate, below what bench.py's batches (15-150 ms behind an idle
+spin) see for either kernel: use bench.py or gemm_variants.py for TFLOP/s and the cuBLAS ratio.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402
+
+SMS = 132          # H100 SXM; read from the device below
+PEAK_ITERS = 2000  # k-blocks per call of mma_peak (about 1.5 ms at 1.7 GHz)
+
+
+def sustained(torch, fn, seconds):
+    """(mean SM MHz, ms per call, mean W) while fn runs back to back for `seconds`: nvidia-smi
+    samples the clock every 20 ms; the first quarter of the samples (the clock settling) is
+    dropped, and the calls are timed over the same span."""
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits",
+                            "-lms", "20"], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.2)
+        start = time.time()
+        settle = start + seconds / 4
+        n, t0, t1 = 0, None, None
+        Ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+        while time.time() - start < seconds:
+            if t0 is None and time.time() >= settle:
+                t0 = Ev()
+                t0.record()
+                n = 0
+            fn()
+            n += 1
+            if n % 8 == 0:
+                torch.cuda.synchronize()
+        t1 = Ev()
+        t1.record()
+        torch.cuda.synchronize()
+        ms = t0.elapsed_time(t1) / n
+    finally:
+        smi.terminate()
+    rows = [tuple(map(float, line.split(","))) for line in smi.communicate()[0].split("\n") if line.count(",") == 1]
+    rows = rows[len(rows) // 4:]
+    if not rows:
+        sys.exit("nvidia-smi gave no clock samples: no rates measured")
+    return statistics.mean(r[0] for r in rows), ms, statistics.mean(r[1] for r in rows)
+
+
+def per_clock(torch, fn, flop, seconds):
+    """(FLOP/clk/SM, TFLOP/s, MHz, W) of fn run back to back for `seconds`."""
+    fn()
+    torch.cuda.synchronize()
+    mhz, ms, watts = sustained(torch, fn, seconds)
+    return flop / (ms * 1e-3 * mhz * 1e6) / SMS, flop / ms / 1e9, mhz, watts
+
+
+def main():
+    global SMS
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cubins", help="folder with gemm_sm80.cubin and mma_peak.cubin")
+    ap.add_argument("--gemm", default="", help="comma-separated gemm_sm80 variants to time beside it")
+    ap.add_argument("--shapes", default="4096,8192", help="M = N = K per shape")
+    ap.add_argument("--layouts", default="tn,nt,nn")
+    ap.add_argument("--dtypes", default="bf16,f16")
+    ap.add_argument("--seconds", type=float, default=3.0, help="how long each implementation runs")
+    a = ap.parse_args()
+    import torch
+    import cutec
+    SMS = torch.cuda.get_device_properties(0).multi_processor_count
+
+    peak = cutec.load(os.path.join(a.cubins, "mma_peak.cubin")).host("mma_peak")
+    pa = torch.randn(128, 16, device="cuda").bfloat16()
+    pb = torch.randn(256, 16, device="cuda").bfloat16()
+    pc = torch.empty(SMS * 128, 256, device="cuda")
+    # Check it first: every block's tile is iters * (A @ B^T) in f32.
+    peak(pa, pb, pc, 3)
+    ref = 3 * (pa.double() @ pb.double().t())
+    err = ((pc[:128].double() - ref).abs().max() / ref.abs().max()).item()
+    if not err < 1e-5 or not torch.equal(pc[:128], pc[-128:]):
+        sys.exit(f"mma_peak is wrong (relerr {err:.2e}): no rates measured")
+    pk, ptf, pmhz, pw = per_clock(torch, lambda: peak(pa, pb, pc, PEAK_ITERS),
+                                  SMS * PEAK_ITERS * 2 * 128 * 256 * 16, a.seconds)
+    print(f"mma.sync issue rate (bench/kernels/mma_peak.cute, registers only): {pk:.0f} FLOP/clk/SM "
+          f"({ptf:.0f} TFLOP/s at {pmhz:.0f} MHz, {pw:.0f} W; {SMS} SMs)")
+
+    mods = [("gemm_sm80", cutec.load(os.path.join(a.cubins, "gemm_sm80.cubin")))]
+    mods += [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p)) for p in a.gemm.split(",") if p]
+    print(f"{'cell':22s} {'implementation':16s} {'FLOP/clk/SM':>11s} {'of mma.sync':>11s} {'TFLOP/s':>8s} {'MHz':>6s} {'W':>5s}")
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    cells = B.gemm_cells(torch, mods, map(int, a.shapes.split(",")), a.layouts.split(","), a.dtypes.split(","), l2)
+    for layout, dname, s, flop, impls, errs, tol in cells:
+        if len(impls) == 1:
+            continue  # no cutec module has this cell (the sample has gemm_nn_bf16 only)
+        bad = [f"{label} (relerr {errs[label]:.2e})" for label, _ in impls if not errs[label] <= tol]
+        if bad:
+            sys.exit(f"{layout} {dname} {s}^3: wrong results from {', '.join(bad)}: no rates measured")
+        for label, calls in impls:
+            it = [0]
+
+            def rotating(calls=calls, it=it):
+                it[0] += 1
+                calls[it[0] % len(calls)]()
+            k, tf, mhz, w = per_clock(torch, rotating, flop, a.seconds)
+            share = "" if label == "torch.matmul" else f"{k / pk:.0%}"
+            print(f"{layout + ' ' + dname + ' ' + str(s) + '^3':22s} {label:16s} {k:11.0f} {share:>11s} {tf:8.1f} {mhz:6.0f} {w:5.0f}")
+
+if __name__ == "__main__":
+    main()
