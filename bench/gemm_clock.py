@@ -44,7 +44,7 @@ def sustained(torch, fn, seconds):
         time.sleep(0.2)
         start = time.time()
         settle = start + seconds / 4
-        n, t0, t1 = 0, None, None
+        n, t0 = 0, None
         Ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
         while time.time() - start < seconds:
             if t0 is None and time.time() >= settle:
@@ -55,6 +55,8 @@ def sustained(torch, fn, seconds):
             n += 1
             if n % 8 == 0:
                 torch.cuda.synchronize()
+        if t0 is None:
+            sys.exit(f"one call took more than {seconds * 0.75:.1f} s: raise --seconds")
         t1 = Ev()
         t1.record()
         torch.cuda.synchronize()
@@ -125,6 +127,7 @@ def main():
             k, tf, mhz, w = per_clock(torch, rotating, flop, a.seconds)
             share = "" if label == "torch.matmul" else f"{k / pk:.0%}"
             print(f"{layout + ' ' + dname + ' ' + str(s) + '^3':22s} {label:16s} {k:11.0f} {share:>11s} {tf:8.1f} {mhz:6.0f} {w:5.0f}")
+
 
 if __name__ == "__main__":
     main()

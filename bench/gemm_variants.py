@@ -44,5 +44,6 @@ def main():
             spread = " ".join(f"{x:.0f}" for x in each)
             print(f"  {label:20s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  {'ok' if ok else 'WRONG'} relerr {err:.2e}  rounds: {spread}")
 
+
 if __name__ == "__main__":
     main()
