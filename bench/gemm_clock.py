@@ -11,7 +11,7 @@ in .device/python/cubin); --gemm adds variants built from edited copies of the s
 Why per clock: on the H100 both cutec's mma.sync kernel and cuBLAS's run at the board's power
 limit (about 700 W), so the SM clock moves with the load, the temperature and the seconds before
 (1300 to 1800 MHz in one run), and TFLOP/s move with it. FLOP per SM per clock cycle does not
-(within 1-2% between runs): it is what the kernel's instructions achieve, comparable between
+(within a few percent between runs and machines): it is what the kernel's instructions achieve, comparable between
 variants and with the mma.sync issue rate, and the clock it runs at says what its power costs.
 
 How: each implementation runs back to back for --seconds (operands rotated beyond L2, every
