@@ -1056,6 +1056,36 @@ def sec_compile(ch):
             triton_first(lambda: env.TP.launch_row_sum(xr, orr, 1, bn, 4), chk_red))
 
 
+def host_rounds(fn, sync, n, rounds, max_s=10.0, warmup=20):
+    """Host µs per call of fn: the median of `rounds` rounds of `n` back-to-back calls, each round
+    ended by sync() (inside its time for `per_call_us`, outside it for `enqueue_us`); past `max_s`
+    seconds in all (0: no limit) the round in progress ends and no other starts. The launch section
+    and bench/launch_breakdown.py."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    per, enq, calls = [], [], 0
+    start = time.perf_counter()
+    for _ in range(max(1, rounds)):
+        t = time.perf_counter()
+        k = 0
+        while k < n:
+            fn()
+            k += 1
+            if max_s and (k % 10 == 0) and time.perf_counter() - start > max_s:
+                break
+        te = time.perf_counter() - t
+        sync()
+        tt = time.perf_counter() - t
+        per.append(tt / k * 1e6)
+        enq.append(te / k * 1e6)
+        calls += k
+        if max_s and time.perf_counter() - start > max_s:
+            break
+    return {"per_call_us": statistics.median(per), "enqueue_us": statistics.median(enq), "calls": calls,
+            "rounds": len(per), "per_call_rounds_us": per}
+
+
 def sec_launch(ch):
     env, torch = ch.env, ch.env.torch
     M, N = TINY_SHAPE
@@ -1065,31 +1095,7 @@ def sec_launch(ch):
     n_calls = ch.args.launch_calls
 
     def host_loop(fn, n=n_calls, rounds=ch.args.launch_rounds, max_s=10.0):
-        """Host µs per call: the median of `rounds` rounds of `n` back-to-back calls (each round
-        ended by a synchronize, inside its time for `per_call_us`, outside it for `enqueue_us`)."""
-        for _ in range(20):
-            fn()
-        env.sync()
-        per, enq, calls = [], [], 0
-        start = time.perf_counter()
-        for _ in range(max(1, rounds)):
-            t = time.perf_counter()
-            k = 0
-            while k < n:
-                fn()
-                k += 1
-                if max_s and (k % 10 == 0) and time.perf_counter() - start > max_s:
-                    break
-            te = time.perf_counter() - t
-            env.sync()
-            tt = time.perf_counter() - t
-            per.append(tt / k * 1e6)
-            enq.append(te / k * 1e6)
-            calls += k
-            if max_s and time.perf_counter() - start > max_s:
-                break
-        return {"per_call_us": statistics.median(per), "enqueue_us": statistics.median(enq), "calls": calls,
-                "rounds": len(per), "per_call_rounds_us": per}
+        return host_rounds(fn, env.sync, n, rounds, max_s)
 
     def check():
         err = relerr(c, a.double() + b.double())

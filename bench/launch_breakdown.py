@@ -13,23 +13,10 @@ same run.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
-
-def per_call_us(fn, calls, sync):
-    for _ in range(50):
-        fn()
-    sync()
-    rounds = []
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        rounds.append((time.perf_counter() - t) / calls * 1e6)
-    return statistics.median(rounds), rounds
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402
 
 
 def main():
@@ -63,8 +50,9 @@ def main():
     assert torch.allclose(z, x + y), "the add is wrong"
     print(f"us per call, 16x256 f32 add, median of 5 rounds of {a.calls} calls (synchronized at each round's end)")
     for name, fn in rows:
-        med, each = per_call_us(fn, a.calls, sync)
-        print(f"  {name:44s} {med:6.2f}   rounds: {' '.join(f'{r:.2f}' for r in each)}")
+        # bench.py's launch-section loop: 5 rounds, no time limit, 50 calls of warm-up.
+        r = B.host_rounds(fn, sync, a.calls, 5, max_s=0, warmup=50)
+        print(f"  {name:44s} {r['per_call_us']:6.2f}   rounds: {' '.join(f'{x:.2f}' for x in r['per_call_rounds_us'])}")
     print(f"(python {sys.version.split()[0]}, torch {torch.__version__}, cutec {cutec.__version__})")
 
 
