@@ -3,7 +3,7 @@
 rate at which the tensor cores retire mma.sync (bench/kernels/mma_peak.cute) and torch.matmul.
 
     python3 bench/gemm_clock.py CUBIN_DIR [--gemm A.cubin,B.cubin] [--shapes 4096,8192]
-                                [--layouts tn,nt,nn] [--dtypes bf16,f16] [--seconds 3]
+                                [--layouts tn,nt,nn] [--dtypes bf16,f16] [--seconds 3] [--burst]
 
 CUBIN_DIR holds gemm_sm80.cubin and mma_peak.cubin (scripts/gpu-suite/build-python.sh puts both
 in .device/python/cubin); --gemm adds variants built from edited copies of the sample.
@@ -19,6 +19,10 @@ result checked against a float64 reference first) while nvidia-smi samples the S
 board power every 20 ms; the first quarter (the clock settling) is left out of both the clock and
 the timing. This is the sustained rate, below what bench.py's batches (15-150 ms behind an idle
 spin) see for either kernel: use bench.py or gemm_variants.py for TFLOP/s and the cuBLAS ratio.
+
+--burst shows the regime in between, where bench.py's batches sit: after half a second idle, 80
+calls back to back, one CUDA event pair each, TFLOP/s per 8 calls, so that one sees when each
+kernel meets the power limit and how far its rate falls there (docs/tutorial.md §17.2).
 """
 import argparse
 import os
@@ -78,6 +82,37 @@ def per_clock(torch, fn, flop, seconds):
     return flop / (ms * 1e-3 * mhz * 1e6) / SMS, flop / ms / 1e9, mhz, watts
 
 
+def burst(torch, calls, flop, n=80, idle_s=0.5):
+    """TFLOP/s of each tenth of n back-to-back calls started after idle_s of idle GPU (a short
+    spin first, so that the host has queued the calls before the GPU reaches them)."""
+    time.sleep(idle_s)
+    evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    torch.cuda._sleep(int(3e-3 * 2e9))
+    for i, (start, end) in enumerate(evs):
+        start.record()
+        calls[i % len(calls)]()
+        end.record()
+    torch.cuda.synchronize()
+    rates = [flop / (s.elapsed_time(e) * 1e-3) / 1e12 for s, e in evs]
+    return [statistics.mean(rates[i:i + n // 10]) for i in range(0, n, n // 10)]
+
+
+def checked_cells(a, torch, cutec):
+    """bench.gemm_cells of the sample and the --gemm variants, the cells no variant has left out;
+    exits at the first wrong result."""
+    mods = [("gemm_sm80", cutec.load(os.path.join(a.cubins, "gemm_sm80.cubin")))]
+    mods += [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p)) for p in a.gemm.split(",") if p]
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    cells = B.gemm_cells(torch, mods, map(int, a.shapes.split(",")), a.layouts.split(","), a.dtypes.split(","), l2)
+    for layout, dname, s, flop, impls, errs, tol in cells:
+        if len(impls) == 1:
+            continue  # no cutec module has this cell (the sample has gemm_nn_bf16 only)
+        bad = [f"{label} (relerr {errs[label]:.2e})" for label, _ in impls if not errs[label] <= tol]
+        if bad:
+            sys.exit(f"{layout} {dname} {s}^3: wrong results from {', '.join(bad)}: no rates measured")
+        yield f"{layout} {dname} {s}^3", flop, impls
+
+
 def main():
     global SMS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -87,11 +122,14 @@ def main():
     ap.add_argument("--layouts", default="tn,nt,nn")
     ap.add_argument("--dtypes", default="bf16,f16")
     ap.add_argument("--seconds", type=float, default=3.0, help="how long each implementation runs")
+    ap.add_argument("--burst", action="store_true", help="TFLOP/s through a burst of 80 calls after idle instead")
     a = ap.parse_args()
     import torch
     import cutec
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
 
+    if a.burst:
+        return main_burst(a, torch, cutec)
     peak = cutec.load(os.path.join(a.cubins, "mma_peak.cubin")).host("mma_peak")
     pa = torch.randn(128, 16, device="cuda").bfloat16()
     pb = torch.randn(256, 16, device="cuda").bfloat16()
@@ -107,17 +145,8 @@ def main():
     print(f"mma.sync issue rate (bench/kernels/mma_peak.cute, registers only): {pk:.0f} FLOP/clk/SM "
           f"({ptf:.0f} TFLOP/s at {pmhz:.0f} MHz, {pw:.0f} W; {SMS} SMs)")
 
-    mods = [("gemm_sm80", cutec.load(os.path.join(a.cubins, "gemm_sm80.cubin")))]
-    mods += [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p)) for p in a.gemm.split(",") if p]
     print(f"{'cell':22s} {'implementation':16s} {'FLOP/clk/SM':>11s} {'of mma.sync':>11s} {'TFLOP/s':>8s} {'MHz':>6s} {'W':>5s}")
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    cells = B.gemm_cells(torch, mods, map(int, a.shapes.split(",")), a.layouts.split(","), a.dtypes.split(","), l2)
-    for layout, dname, s, flop, impls, errs, tol in cells:
-        if len(impls) == 1:
-            continue  # no cutec module has this cell (the sample has gemm_nn_bf16 only)
-        bad = [f"{label} (relerr {errs[label]:.2e})" for label, _ in impls if not errs[label] <= tol]
-        if bad:
-            sys.exit(f"{layout} {dname} {s}^3: wrong results from {', '.join(bad)}: no rates measured")
+    for cell, flop, impls in checked_cells(a, torch, cutec):
         for label, calls in impls:
             it = [0]
 
@@ -126,7 +155,16 @@ def main():
                 calls[it[0] % len(calls)]()
             k, tf, mhz, w = per_clock(torch, rotating, flop, a.seconds)
             share = "" if label == "torch.matmul" else f"{k / pk:.0%}"
-            print(f"{layout + ' ' + dname + ' ' + str(s) + '^3':22s} {label:16s} {k:11.0f} {share:>11s} {tf:8.1f} {mhz:6.0f} {w:5.0f}")
+            print(f"{cell:22s} {label:16s} {k:11.0f} {share:>11s} {tf:8.1f} {mhz:6.0f} {w:5.0f}")
+
+
+def main_burst(a, torch, cutec):
+    print("TFLOP/s of each 8 of 80 calls back to back after 0.5 s idle (3 bursts per implementation, in turn)")
+    for cell, flop, impls in checked_cells(a, torch, cutec):
+        for _ in range(3):
+            for label, calls in impls:
+                tenths = " ".join(f"{x:5.0f}" for x in burst(torch, calls, flop))
+                print(f"{cell:18s} {label:16s} {tenths}")
 
 
 if __name__ == "__main__":
