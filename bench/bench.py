@@ -281,6 +281,20 @@ class Env:
 SLEEP_HZ = 2.0e9   # cycles per second assumed for torch.cuda._sleep (upper bound of H100 SM clock)
 
 
+def queue_timed(torch, calls, first, count, spin_ms):
+    """Queues `count` calls, calls[first], calls[first + 1], ... (rotating), each between a CUDA
+    event pair, behind a sleep kernel of spin_ms so that the host has queued them all before the
+    GPU reaches the first; returns the event pairs, to read after a synchronize."""
+    evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
+    if hasattr(torch.cuda, "_sleep"):
+        torch.cuda._sleep(int(spin_ms * 1e-3 * SLEEP_HZ))
+    for k, (start, end) in enumerate(evs):
+        start.record()
+        calls[(first + k) % len(calls)]()
+        end.record()
+    return evs
+
+
 def bench(env, calls, target_s=0.25, min_reps=20, max_reps=300, warmup=10, batch=50):
     """Median time per call (ms) of calls[i % len(calls)](), rotating over the calls.
 
@@ -311,15 +325,8 @@ def bench(env, calls, target_s=0.25, min_reps=20, max_reps=300, warmup=10, batch
                 times.append((time.perf_counter() - s) * 1e3)
                 i += 1
             continue
-        evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(b)]
-        sleep_ms = min(50.0, max(1.0, 1.5 * b * t_host * 1e3 + 0.5))
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(int(sleep_ms * 1e-3 * SLEEP_HZ))
-        for s, e in evs:
-            s.record()
-            calls[i % n]()
-            e.record()
-            i += 1
+        evs = queue_timed(torch, calls, i, b, min(50.0, max(1.0, 1.5 * b * t_host * 1e3 + 0.5)))
+        i += b
         ahead += 0 if evs[0][0].query() else 1
         nb += 1
         torch.cuda.synchronize()

@@ -86,12 +86,7 @@ def burst(torch, calls, flop, n=80, idle_s=0.5):
     """TFLOP/s of each tenth of n back-to-back calls started after idle_s of idle GPU (a short
     spin first, so that the host has queued the calls before the GPU reaches them)."""
     time.sleep(idle_s)
-    evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-    torch.cuda._sleep(int(3e-3 * 2e9))
-    for i, (start, end) in enumerate(evs):
-        start.record()
-        calls[i % len(calls)]()
-        end.record()
+    evs = B.queue_timed(torch, calls, 0, n, spin_ms=3.0)
     torch.cuda.synchronize()
     rates = [flop / (s.elapsed_time(e) * 1e-3) / 1e12 for s, e in evs]
     return [statistics.mean(rates[i:i + n // 10]) for i in range(0, n, n // 10)]
