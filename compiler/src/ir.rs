@@ -32,9 +32,11 @@ pub fn op_name(op: Op) -> String {
 }
 
 pub fn type_to_string(t: MlirType) -> String {
-    let mut s = String::new();
-    unsafe { mlirTypePrint(t, Some(append_to_string), &mut s as *mut String as *mut c_void) };
-    s
+    memo::type_text(t, || {
+        let mut s = String::new();
+        unsafe { mlirTypePrint(t, Some(append_to_string), &mut s as *mut String as *mut c_void) };
+        s
+    })
 }
 
 pub fn value_type(v: Val) -> MlirType {
@@ -72,13 +74,119 @@ pub fn emit_error(loc: MlirLocation, message: &str) {
 }
 
 pub fn parse_type(ctx: MlirContext, text: &str) -> Option<MlirType> {
-    let t = unsafe { mlirTypeParseGet(ctx, sref(text)) };
-    (!t.ptr.is_null()).then_some(t)
+    memo::parsed_type(ctx, text, || {
+        let t = unsafe { mlirTypeParseGet(ctx, sref(text)) };
+        (!t.ptr.is_null()).then_some(t)
+    })
 }
 
 pub fn parse_attr(ctx: MlirContext, text: &str) -> Option<MlirAttribute> {
-    let a = unsafe { mlirAttributeParseGet(ctx, sref(text)) };
-    (!a.ptr.is_null()).then_some(a)
+    memo::parsed_attr(ctx, text, || {
+        let a = unsafe { mlirAttributeParseGet(ctx, sref(text)) };
+        (!a.ptr.is_null()).then_some(a)
+    })
+}
+
+/// Memos for the text round trips our passes make (printing a type to read its layout, parsing a
+/// type or attribute from its text), which were a fifth of a pass's time: the same few dozen types
+/// are printed and parsed thousands of times per kernel. Types and attributes are uniqued and
+/// immortal in their context, so a handle stays valid as long as the context does; the memos live
+/// for one pass run ([`memo::scope`], which our pass wrapper opens), when the context certainly
+/// does, and are per thread, as the handles' users are.
+pub mod memo {
+    use mlir_sys::{MlirAttribute, MlirContext, MlirType};
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    struct Memos {
+        type_text: HashMap<usize, String>,
+        types: HashMap<(usize, String), Option<MlirType>>,
+        attrs: HashMap<(usize, String), Option<MlirAttribute>>,
+        layouts: HashMap<String, Result<cute_layout::Layout, String>>,
+    }
+
+    thread_local! {
+        static MEMOS: RefCell<Option<Memos>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f` with the memos on; they are dropped when the outermost scope ends.
+    pub fn scope<R>(f: impl FnOnce() -> R) -> R {
+        struct Close(bool);
+        impl Drop for Close {
+            fn drop(&mut self) {
+                if self.0 {
+                    MEMOS.with(|m| *m.borrow_mut() = None);
+                }
+            }
+        }
+        let opened = MEMOS.with(|m| {
+            let mut m = m.borrow_mut();
+            let open = m.is_none();
+            if open {
+                *m = Some(Memos::default());
+            }
+            open
+        });
+        let _close = Close(opened);
+        f()
+    }
+
+    pub(super) fn type_text(t: MlirType, print: impl FnOnce() -> String) -> String {
+        let key = t.ptr as usize;
+        if let Some(s) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.type_text.get(&key).cloned())) {
+            return s;
+        }
+        let s = print();
+        MEMOS.with(|m| {
+            if let Some(m) = m.borrow_mut().as_mut() {
+                m.type_text.insert(key, s.clone());
+            }
+        });
+        s
+    }
+
+    pub(super) fn parsed_type(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirType>) -> Option<MlirType> {
+        let key = (ctx.ptr as usize, text.to_string());
+        if let Some(t) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.types.get(&key).copied())) {
+            return t;
+        }
+        let t = parse();
+        MEMOS.with(|m| {
+            if let Some(m) = m.borrow_mut().as_mut() {
+                m.types.insert(key, t);
+            }
+        });
+        t
+    }
+
+    /// A layout parsed from the text in a type (the layout library's parse of CuTe notation).
+    pub fn layout(text: &str, parse: impl FnOnce() -> Result<cute_layout::Layout, String>) -> Result<cute_layout::Layout, String> {
+        if let Some(l) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.layouts.get(text).cloned())) {
+            return l;
+        }
+        let l = parse();
+        MEMOS.with(|m| {
+            if let Some(m) = m.borrow_mut().as_mut() {
+                m.layouts.insert(text.to_string(), l.clone());
+            }
+        });
+        l
+    }
+
+    pub(super) fn parsed_attr(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirAttribute>) -> Option<MlirAttribute> {
+        let key = (ctx.ptr as usize, text.to_string());
+        if let Some(a) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.attrs.get(&key).copied())) {
+            return a;
+        }
+        let a = parse();
+        MEMOS.with(|m| {
+            if let Some(m) = m.borrow_mut().as_mut() {
+                m.attrs.insert(key, a);
+            }
+        });
+        a
+    }
 }
 
 /// All ops nested in `root` (not `root` itself), in pre-order.

@@ -9,7 +9,7 @@
 //! Symbolic index expressions (`cute_layout::Int`) are materialized as `arith` ops where an op uses
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
-use cute_lang::diag::{line_col, Diagnostic};
+use cute_lang::diag::{Diagnostic, LineIndex};
 use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy, ViewHow, At};
 use cute_layout::expr::Value as XValue;
 use cute_lang::span::Span;
@@ -187,9 +187,10 @@ pub fn lower_to_cute(module: &kir::Module, file_name: &str, source: &str, arch: 
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
     let mut fast_divisors = Vec::new();
+    let lines = LineIndex::new(source);
     for k in &module.kernels {
         let vars = crate::plan::kernel_vars(k);
-        let mut w = KernelWriter { file: file_name, source, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default(), vars, fast_divisors: Vec::new() };
+        let mut w = KernelWriter { file: file_name, lines: &lines, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default(), vars, fast_divisors: Vec::new() };
         w.kernel();
         kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
         fast_divisors.push(w.fast_divisors);
@@ -206,7 +207,7 @@ pub fn lower_to_cute(module: &kir::Module, file_name: &str, source: &str, arch: 
 
 struct KernelWriter<'a> {
     file: &'a str,
-    source: &'a str,
+    lines: &'a LineIndex<'a>,
     k: &'a kir::Kernel,
     out: String,
     indent: usize,
@@ -230,7 +231,7 @@ fn v(id: ValueId) -> String {
 
 impl KernelWriter<'_> {
     fn loc(&self, span: Span) -> String {
-        let (l, c) = line_col(self.source, span.start);
+        let (l, c) = self.lines.line_col(span.start);
         format!("loc(\"{}\":{l}:{c})", escape(self.file))
     }
 

@@ -28,10 +28,12 @@ pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
 /// The layout in a type: CuTe notation whose every `?` is its own run-time value (a `?name` shared
 /// between entries would not match the one value per `?` that the ABI and the ops pass).
 pub(crate) fn type_layout(text: &str) -> Result<Layout, String> {
-    if text.split('?').skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')) {
-        return Err("a `?` in a type cannot be named".into());
-    }
-    Layout::from_str(text).map_err(|e| e.to_string())
+    ir::memo::layout(text, || {
+        if text.split('?').skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')) {
+            return Err("a `?` in a type cannot be named".into());
+        }
+        Layout::from_str(text).map_err(|e| e.to_string())
+    })
 }
 
 /// The parameters of a `!cute.tensor` type and its layout, parsed with the layout library.

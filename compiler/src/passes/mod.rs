@@ -26,7 +26,7 @@ pub(crate) struct PassId(#[allow(dead_code)] pub u8);
 pub(crate) fn external(id: &'static PassId, name: &'static str, summary: &'static str, run: fn(Op) -> Result<(), Reported>) -> Pass {
     create_external(
         move |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
-            if run(op.to_raw()).is_err() {
+            if crate::ir::memo::scope(|| run(op.to_raw())).is_err() {
                 pass.signal_failure();
             }
         },
