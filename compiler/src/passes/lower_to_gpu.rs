@@ -734,6 +734,10 @@ fn wgmma_accumulators(func: Op) -> Vec<Op> {
 /// wgmma fence/wait (all have side effects), it keeps the backend from moving register writes of
 /// the accumulators below a `wgmma.fence` or reads of them above a `wgmma.wait_group`, which the
 /// PTX ISA leaves undefined. It costs no instruction.
+///
+/// The registers are loaded and stored one at a time: loaded as one vector, each fence gave LLVM's
+/// InstCombine an insertelement chain as long as the fragment, quadratic in its length (0.1 s per
+/// kernel of samples/gemm_sm90.cute, whose accumulators are 128 floats).
 fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     let (ptr, n, elem) = root;
     let n = *n as usize;
@@ -741,11 +745,29 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     if !(f32_regs || n % 2 == 0) {
         return;
     }
-    let vec_ty = format!("vector<{n}x{elem}>");
-    let bytes = if f32_regs { 4 } else { 2 };
-    let v = ir::result(b.create("llvm.load", &[*ptr], &[b.ty(&vec_ty)], &[("alignment", b.attr(&format!("{bytes} : i64"))), ("ordering", b.attr("0 : i64"))]), 0);
-    let nr = if f32_regs { n } else { n * bytes / 4 };
-    let regs = registers32(b, v, nr, f32_regs);
+    let nr = if f32_regs { n } else { n / 2 };
+    // A register's memory: an f32, or a pair of 16-bit elements (element 2i in the low half).
+    let chunk_ty = if f32_regs { "f32".to_string() } else { format!("vector<2x{elem}>") };
+    let align = b.attr(if f32_regs { "4 : i64" } else { "2 : i64" });
+    let ptr_ty = ir::value_type(*ptr);
+    let slots: Vec<Val> = (0..nr)
+        .map(|i| {
+            let off = b.const_int(4 * i as i64, "i64");
+            let gep = b.create("llvm.getelementptr", &[*ptr, off], &[ptr_ty], &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))]);
+            ir::result(gep, 0)
+        })
+        .collect();
+    let regs: Vec<Val> = slots
+        .iter()
+        .map(|slot| {
+            let v = ir::result(b.create("llvm.load", &[*slot], &[b.ty(&chunk_ty)], &[("alignment", align), ("ordering", b.attr("0 : i64"))]), 0);
+            if f32_regs {
+                v
+            } else {
+                registers32(b, v, 1, false)[0]
+            }
+        })
+        .collect();
     let reg_ty = if f32_regs { "f32" } else { "i32" };
     let c = if f32_regs { "f" } else { "r" };
     let mut constraints: Vec<String> = (0..nr).map(|_| format!("={c}")).collect();
@@ -756,8 +778,16 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
         &[b.ty(&format!("!llvm.struct<({})>", vec![reg_ty; nr].join(", ")))],
         &[("asm_string", b.attr("\"\"")), ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))), ("has_side_effects", b.attr("unit"))],
     );
-    let out = from_struct(b, ir::result(asm, 0), nr, reg_ty, &vec_ty, f32_regs);
-    b.create("llvm.store", &[out, *ptr], &[], &[("alignment", b.attr(&format!("{bytes} : i64"))), ("ordering", b.attr("0 : i64"))]);
+    for (i, slot) in slots.iter().enumerate() {
+        let r = ir::result(b.create("llvm.extractvalue", &[ir::result(asm, 0)], &[b.ty(reg_ty)], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0);
+        let v = if f32_regs {
+            r
+        } else {
+            let one = ir::result(b.create("vector.from_elements", &[r], &[b.ty("vector<1xi32>")], &[]), 0);
+            b.cast("vector.bitcast", one, &chunk_ty)
+        };
+        b.create("llvm.store", &[v, *slot], &[], &[("alignment", align), ("ordering", b.attr("0 : i64"))]);
+    }
 }
 
 /// A vector as `n` 32-bit registers: f32 values, or 16-bit pairs packed into i32 (element 2i in the

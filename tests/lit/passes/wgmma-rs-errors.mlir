@@ -12,8 +12,10 @@
 // GPU: nvvm.wgmma.fence.aligned
 // GPU: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $37, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 0; }", "=f,{{(=f,)+}}r,r,r,r,l,r,0,
 // GPU: nvvm.wgmma.wait.group.sync.aligned 0
-// GPU-NEXT: llvm.load {{.*}} -> vector<8xbf16>
+// The fence reads and writes the fragment one 32-bit register (a bf16 pair) at a time.
+// GPU-COUNT-4: llvm.load {{.*}} {alignment = 2 : i64} : !llvm.ptr -> vector<2xbf16>
 // GPU: llvm.inline_asm has_side_effects "", "=r,=r,=r,=r,0,1,2,3"
+// GPU-COUNT-4: llvm.store {{.*}} {alignment = 2 : i64} : vector<2xbf16>, !llvm.ptr
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @bad(%v8: vector<8xbf16>, %v4: vector<4xbf16>, %h8: vector<8xf16>) kernel {
