@@ -91,14 +91,16 @@ pub fn parse_attr(ctx: MlirContext, text: &str) -> Option<MlirAttribute> {
 /// API cannot read a dynamic type's parameters; parsing the layout; parsing a type or attribute from
 /// its text): the same few dozen types are printed and parsed thousands of times per kernel, and
 /// without the memos that was most of `cute-verify`'s and `cute-canonicalize`'s time (per GEMM
-/// kernel of samples/gemm_sm80.cute 0.015 and 0.017 s, with them 0.004 and 0.007 s). Types and attributes are uniqued and
-/// immortal in their context, so a handle stays valid as long as the context does; the memos live
-/// for one pass run ([`memo::scope`], which our pass wrapper opens), when the context certainly
-/// does, and are per thread, as the handles' users are.
+/// kernel of samples/gemm_sm80.cute 0.015 and 0.017 s; with them 0.004 and 0.007 s). Types and
+/// attributes are uniqued and immortal in their context, so a handle stays valid as long as the
+/// context does; the memos live for one pass run ([`memo::scope`], which our pass wrapper opens),
+/// when the context certainly does, and are per thread, as the handles' users are. Outside a scope
+/// nothing is remembered.
 pub mod memo {
     use mlir_sys::{MlirAttribute, MlirContext, MlirType};
     use std::cell::RefCell;
     use std::collections::HashMap;
+    use std::hash::Hash;
 
     #[derive(Default)]
     struct Memos {
@@ -134,60 +136,36 @@ pub mod memo {
         f()
     }
 
-    pub(super) fn type_text(t: MlirType, print: impl FnOnce() -> String) -> String {
-        let key = t.ptr as usize;
-        if let Some(s) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.type_text.get(&key).cloned())) {
-            return s;
+    /// `compute()`, or what it gave for `key` before in this scope.
+    fn remembered<K: Hash + Eq, V: Clone>(table: fn(&mut Memos) -> &mut HashMap<K, V>, key: K, compute: impl FnOnce() -> V) -> V {
+        if let Some(v) = MEMOS.with(|m| m.borrow_mut().as_mut().and_then(|m| table(m).get(&key).cloned())) {
+            return v;
         }
-        let s = print();
+        // Computed with the memos released: computing may look something else up.
+        let v = compute();
         MEMOS.with(|m| {
             if let Some(m) = m.borrow_mut().as_mut() {
-                m.type_text.insert(key, s.clone());
+                table(m).insert(key, v.clone());
             }
         });
-        s
+        v
+    }
+
+    pub(super) fn type_text(t: MlirType, print: impl FnOnce() -> String) -> String {
+        remembered(|m| &mut m.type_text, t.ptr as usize, print)
     }
 
     pub(super) fn parsed_type(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirType>) -> Option<MlirType> {
-        let key = (ctx.ptr as usize, text.to_string());
-        if let Some(t) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.types.get(&key).copied())) {
-            return t;
-        }
-        let t = parse();
-        MEMOS.with(|m| {
-            if let Some(m) = m.borrow_mut().as_mut() {
-                m.types.insert(key, t);
-            }
-        });
-        t
+        remembered(|m| &mut m.types, (ctx.ptr as usize, text.to_string()), parse)
+    }
+
+    pub(super) fn parsed_attr(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirAttribute>) -> Option<MlirAttribute> {
+        remembered(|m| &mut m.attrs, (ctx.ptr as usize, text.to_string()), parse)
     }
 
     /// A layout parsed from the text in a type (the layout library's parse of CuTe notation).
     pub fn layout(text: &str, parse: impl FnOnce() -> Result<cute_layout::Layout, String>) -> Result<cute_layout::Layout, String> {
-        if let Some(l) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.layouts.get(text).cloned())) {
-            return l;
-        }
-        let l = parse();
-        MEMOS.with(|m| {
-            if let Some(m) = m.borrow_mut().as_mut() {
-                m.layouts.insert(text.to_string(), l.clone());
-            }
-        });
-        l
-    }
-
-    pub(super) fn parsed_attr(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirAttribute>) -> Option<MlirAttribute> {
-        let key = (ctx.ptr as usize, text.to_string());
-        if let Some(a) = MEMOS.with(|m| m.borrow().as_ref().and_then(|m| m.attrs.get(&key).copied())) {
-            return a;
-        }
-        let a = parse();
-        MEMOS.with(|m| {
-            if let Some(m) = m.borrow_mut().as_mut() {
-                m.attrs.insert(key, a);
-            }
-        });
-        a
+        remembered(|m| &mut m.layouts, text.to_string(), parse)
     }
 }
 
