@@ -91,7 +91,7 @@ pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Where a source's lines start, for turning many offsets into lines and columns: the lowering
-/// gives every op a location, and scanning the text before each one was a fifth of its time.
+/// gives every op a location, and scanning the text before each one was half of its time.
 pub struct LineIndex<'a> {
     source: &'a str,
     /// The byte offset of each line's first character.
