@@ -749,14 +749,7 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     // A register's memory: an f32, or a pair of 16-bit elements (element 2i in the low half).
     let chunk_ty = if f32_regs { "f32".to_string() } else { format!("vector<2x{elem}>") };
     let align = b.attr(if f32_regs { "4 : i64" } else { "2 : i64" });
-    let ptr_ty = ir::value_type(*ptr);
-    let slots: Vec<Val> = (0..nr)
-        .map(|i| {
-            let off = b.const_int(4 * i as i64, "i64");
-            let gep = b.create("llvm.getelementptr", &[*ptr, off], &[ptr_ty], &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))]);
-            ir::result(gep, 0)
-        })
-        .collect();
+    let slots: Vec<Val> = (0..nr).map(|i| byte_gep(b, *ptr, 4 * i as i64)).collect();
     let regs: Vec<Val> = slots
         .iter()
         .map(|slot| {
@@ -1039,8 +1032,13 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
     if offset == 0 {
         return base;
     }
-    let off = b.const_int(offset, "i64");
-    let gep = b.create("llvm.getelementptr", &[base, off], &[ptr_ty], &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))]);
+    byte_gep(&b, base, offset)
+}
+
+/// The address `bytes` bytes past `base` (a constant offset, in `base`'s address space).
+fn byte_gep(b: &Builder, base: Val, bytes: i64) -> Val {
+    let off = b.const_int(bytes, "i64");
+    let gep = b.create("llvm.getelementptr", &[base, off], &[ir::value_type(base)], &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))]);
     ir::result(gep, 0)
 }
 
