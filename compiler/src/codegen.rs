@@ -79,7 +79,14 @@ impl Workers {
         }
         slots
             .into_iter()
-            .map(|s| s.unwrap_or_else(|| (Err(CompileError::Internal("a compiler thread stopped before finishing its kernel".into())), KernelTimes::default())))
+            .map(|s| {
+                s.unwrap_or_else(|| {
+                    (
+                        Err(CompileError::Internal("a compiler thread stopped before finishing its kernel".into())),
+                        KernelTimes::default(),
+                    )
+                })
+            })
             .collect()
     }
 }
@@ -124,7 +131,14 @@ fn work(queue: &Mutex<Receiver<Job>>, report: &Sender<Outcome>) {
 
 /// Compiles the program's kernels to one PTX module on `workers`. `libdevice` is linked into the
 /// modules of kernels that call math functions.
-pub fn ptx(workers: &Workers, cute: &CuteText, file_name: &str, arch: &str, libdevice: Option<&Path>, timings: &mut Timings) -> Result<String, CompileError> {
+pub fn ptx(
+    workers: &Workers,
+    cute: &CuteText,
+    file_name: &str,
+    arch: &str,
+    libdevice: Option<&Path>,
+    timings: &mut Timings,
+) -> Result<String, CompileError> {
     let kernels = cute.kernels.len();
     let job = |index: usize, text: String, math: bool| Job {
         index,
@@ -147,7 +161,8 @@ pub fn ptx(workers: &Workers, cute: &CuteText, file_name: &str, arch: &str, libd
     // as does the join.
     let mut order: Vec<usize> = (0..kernels).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cute.kernels[i].text.len()));
-    let jobs = order.iter().map(|&i| job(i, cute.kernel_module(i, i == kernels - 1), cute.kernels[i].uses_math)).collect();
+    let jobs =
+        order.iter().map(|&i| job(i, cute.kernel_module(i, i == kernels - 1), cute.kernels[i].uses_math)).collect();
     let compiled = timings.time("kernels to PTX", || workers.run(jobs));
     timings.note(format!("{kernels} kernels, one module each, on {} threads", workers.threads().min(kernels)));
     let mut parts = Vec::with_capacity(kernels);
@@ -172,7 +187,12 @@ pub fn ptx(workers: &Workers, cute: &CuteText, file_name: &str, arch: &str, libd
 /// as one module's would be; otherwise the first kernel's error.
 fn merge_errors(errors: Vec<CompileError>) -> CompileError {
     if errors.iter().all(|e| matches!(e, CompileError::Mlir(_))) {
-        return CompileError::Mlir(errors.into_iter().flat_map(|e| if let CompileError::Mlir(lines) = e { lines } else { Vec::new() }).collect());
+        return CompileError::Mlir(
+            errors
+                .into_iter()
+                .flat_map(|e| if let CompileError::Mlir(lines) = e { lines } else { Vec::new() })
+                .collect(),
+        );
     }
     errors.into_iter().next().expect("at least one error")
 }

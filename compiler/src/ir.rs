@@ -137,7 +137,11 @@ pub mod memo {
     }
 
     /// `compute()`, or what it gave for `key` before in this scope.
-    fn remembered<K: Hash + Eq, V: Clone>(table: fn(&mut Memos) -> &mut HashMap<K, V>, key: K, compute: impl FnOnce() -> V) -> V {
+    fn remembered<K: Hash + Eq, V: Clone>(
+        table: fn(&mut Memos) -> &mut HashMap<K, V>,
+        key: K,
+        compute: impl FnOnce() -> V,
+    ) -> V {
         if let Some(v) = MEMOS.with(|m| m.borrow_mut().as_mut().and_then(|m| table(m).get(&key).cloned())) {
             return v;
         }
@@ -155,16 +159,27 @@ pub mod memo {
         remembered(|m| &mut m.type_text, t.ptr as usize, print)
     }
 
-    pub(super) fn parsed_type(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirType>) -> Option<MlirType> {
+    pub(super) fn parsed_type(
+        ctx: MlirContext,
+        text: &str,
+        parse: impl FnOnce() -> Option<MlirType>,
+    ) -> Option<MlirType> {
         remembered(|m| &mut m.types, (ctx.ptr as usize, text.to_string()), parse)
     }
 
-    pub(super) fn parsed_attr(ctx: MlirContext, text: &str, parse: impl FnOnce() -> Option<MlirAttribute>) -> Option<MlirAttribute> {
+    pub(super) fn parsed_attr(
+        ctx: MlirContext,
+        text: &str,
+        parse: impl FnOnce() -> Option<MlirAttribute>,
+    ) -> Option<MlirAttribute> {
         remembered(|m| &mut m.attrs, (ctx.ptr as usize, text.to_string()), parse)
     }
 
     /// A layout parsed from the text in a type (the layout library's parse of CuTe notation).
-    pub fn layout(text: &str, parse: impl FnOnce() -> Result<cute_layout::Layout, String>) -> Result<cute_layout::Layout, String> {
+    pub fn layout(
+        text: &str,
+        parse: impl FnOnce() -> Result<cute_layout::Layout, String>,
+    ) -> Result<cute_layout::Layout, String> {
         remembered(|m| &mut m.layouts, text.to_string(), parse)
     }
 }
@@ -177,7 +192,9 @@ pub fn nested_ops(root: Op) -> Vec<Op> {
         MlirWalkResult_MlirWalkResultAdvance
     }
     let mut ops = Vec::new();
-    unsafe { mlirOperationWalk(root, Some(collect), &mut ops as *mut Vec<Op> as *mut c_void, MlirWalkOrder_MlirWalkPreOrder) };
+    unsafe {
+        mlirOperationWalk(root, Some(collect), &mut ops as *mut Vec<Op> as *mut c_void, MlirWalkOrder_MlirWalkPreOrder)
+    };
     ops.retain(|o: &Op| o.ptr != root.ptr);
     ops
 }
@@ -337,7 +354,13 @@ impl Builder {
     }
 
     /// Creates an op with `regions` empty regions (e.g. a global without an initializer).
-    pub fn create_with_regions(&self, name: &str, results: &[MlirType], attrs: &[(&str, MlirAttribute)], regions: usize) -> Op {
+    pub fn create_with_regions(
+        &self,
+        name: &str,
+        results: &[MlirType],
+        attrs: &[(&str, MlirAttribute)],
+        regions: usize,
+    ) -> Op {
         unsafe {
             let mut state = mlirOperationStateGet(sref(name), self.loc);
             mlirOperationStateAddResults(&mut state, results.len() as isize, results.as_ptr());
@@ -438,7 +461,8 @@ pub fn int_array_attr(op: Op, name: &str) -> Option<Vec<i64>> {
 pub fn splat_value(op: Op) -> Option<MlirAttribute> {
     unsafe {
         let a = mlirOperationGetAttributeByName(op, sref("value"));
-        (!a.ptr.is_null() && mlirAttributeIsADenseElements(a) && mlirDenseElementsAttrIsSplat(a)).then(|| mlirDenseElementsAttrGetSplatValue(a))
+        (!a.ptr.is_null() && mlirAttributeIsADenseElements(a) && mlirDenseElementsAttrIsSplat(a))
+            .then(|| mlirDenseElementsAttrGetSplatValue(a))
     }
 }
 

@@ -1,8 +1,8 @@
 //! The cutec compiler: AST → `cute` IR (`lower`), our passes (`passes`, one per file), and the
 //! pipeline down to PTX and cubin (`pipeline`, `ptxas`).
 
-pub mod header;
 pub mod codegen;
+pub mod header;
 pub mod ir;
 pub mod lower;
 pub mod manifest;

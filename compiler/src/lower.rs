@@ -10,15 +10,18 @@
 //! them, once per region (an expression computed in an outer region is reused in inner ones).
 
 use cute_lang::diag::{Diagnostic, LineIndex};
-use cute_lang::kir::{self, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy, ValueId, ValueTy, ViewHow, At};
-use cute_layout::expr::Value as XValue;
+use cute_lang::kir::{
+    self, At, BinaryOp, CmpOp, FmtSeg, FragTy, Inst, MathFn, Operand, ParamKind, ShuffleKind, Special, TensorTy,
+    ValueId, ValueTy, ViewHow,
+};
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
+use cute_layout::expr::Value as XValue;
 use cute_layout::int::{Atom, Dyn, Op};
-use std::sync::Arc;
 use cute_layout::Int;
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// The MLIR spelling of a scalar type. Unsigned integers are signless in MLIR; the ops chosen for
 /// them (divui, cmpi ult, ...) carry the signedness. tf32 is stored and computed as f32.
@@ -95,8 +98,13 @@ enum Euclid {
 /// when given (else a temporary); returns its name.
 fn euclid(w: &mut KernelWriter, ty: &str, x: &str, y: &str, want: Euclid, dst: Option<ValueId>, span: Span) -> String {
     let is_vec = ty.starts_with("vector<");
-    let elem = if is_vec { ty.trim_end_matches('>').rsplit('x').next().unwrap_or("i32").to_string() } else { ty.to_string() };
-    let zero = if is_vec { w.op(&format!("arith.constant dense<0> : {ty}"), span) } else { w.op(&format!("arith.constant 0 : {elem}"), span) };
+    let elem =
+        if is_vec { ty.trim_end_matches('>').rsplit('x').next().unwrap_or("i32").to_string() } else { ty.to_string() };
+    let zero = if is_vec {
+        w.op(&format!("arith.constant dense<0> : {ty}"), span)
+    } else {
+        w.op(&format!("arith.constant 0 : {elem}"), span)
+    };
     let r0 = w.op(&format!("arith.remsi {x}, {y} : {ty}"), span);
     let neg = w.op(&format!("arith.cmpi slt, {r0}, {zero} : {ty}"), span);
     // |y| without math.absi (which would need libdevice): max(y, 0 - y).
@@ -183,14 +191,32 @@ impl CuteText {
 }
 
 /// Lowers the kernels of a KIR module to `cute` IR text.
-pub fn lower_to_cute(module: &kir::Module, file_name: &str, source: &str, arch: &str) -> Result<CuteText, Vec<Diagnostic>> {
+pub fn lower_to_cute(
+    module: &kir::Module,
+    file_name: &str,
+    source: &str,
+    arch: &str,
+) -> Result<CuteText, Vec<Diagnostic>> {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
     let mut fast_divisors = Vec::new();
     let lines = LineIndex::new(source);
     for k in &module.kernels {
         let vars = crate::plan::kernel_vars(k);
-        let mut w = KernelWriter { file: file_name, lines: &lines, k, out: String::new(), indent: 3, next: 0, memo: vec![HashMap::new()], errors: Vec::new(), non_negative_values: Default::default(), positive_values: Default::default(), vars, fast_divisors: Vec::new() };
+        let mut w = KernelWriter {
+            file: file_name,
+            lines: &lines,
+            k,
+            out: String::new(),
+            indent: 3,
+            next: 0,
+            memo: vec![HashMap::new()],
+            errors: Vec::new(),
+            non_negative_values: Default::default(),
+            positive_values: Default::default(),
+            vars,
+            fast_divisors: Vec::new(),
+        };
         w.kernel();
         kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
         fast_divisors.push(w.fast_divisors);
@@ -265,7 +291,12 @@ impl KernelWriter<'_> {
             At::Coord(c) => {
                 let ints: Vec<String> = c.dyn_leaves().iter().map(|i| self.int(i, span)).collect();
                 let operands: String = ints.iter().map(|i| format!(", {i}")).collect();
-                ("load_at", operands, ", i32".repeat(ints.len()), format!(" {{coord = \"{}\"}}", escape(&c.to_string())))
+                (
+                    "load_at",
+                    operands,
+                    ", i32".repeat(ints.len()),
+                    format!(" {{coord = \"{}\"}}", escape(&c.to_string())),
+                )
             }
         }
     }
@@ -322,12 +353,19 @@ impl KernelWriter<'_> {
                 let atom = self.op(&format!("\"cute.make_copy_atom\"() : () -> {atom_ty}"), span);
                 let (tv_value, tv_ty) = self.make_layout(tv, span);
                 let copy_ty = format!("!cute.tiled_copy<{}, {bits}, \"{tile}\", \"{tv}\">", mlir_scalar(*elem));
-                let copy = self.op(&format!("\"cute.make_tiled_copy\"({atom}, {tv_value}) : ({atom_ty}, {tv_ty}) -> {copy_ty}"), span);
+                let copy = self.op(
+                    &format!("\"cute.make_tiled_copy\"({atom}, {tv_value}) : ({atom_ty}, {tv_ty}) -> {copy_ty}"),
+                    span,
+                );
                 let t = self.int(tid, span);
                 operands.extend([copy, t]);
                 types.extend([copy_ty, "i32".into()]);
                 let op = if *to_dst { "partition_d" } else { "partition_s" };
-                self.define(dst, &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
+                self.define(
+                    dst,
+                    &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)),
+                    span,
+                );
             }
             ViewHow::Recast { .. } => {
                 // The result's `?` entries are operands: as a new root, its `cute.dyn`s read them.
@@ -335,7 +373,16 @@ impl KernelWriter<'_> {
                     operands.push(self.int(&leaf, span));
                     types.push("i32".into());
                 }
-                self.define(dst, &format!("\"cute.recast\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
+                self.define(
+                    dst,
+                    &format!(
+                        "\"cute.recast\"({}) : ({}) -> {}",
+                        operands.join(", "),
+                        types.join(", "),
+                        mlir_tensor(ty)
+                    ),
+                    span,
+                );
             }
             ViewHow::MmaPartition { operand, tiled, tid } => {
                 let atom_ty = format!("!cute.mma_atom<\"{}\">", tiled.atom.name);
@@ -346,7 +393,11 @@ impl KernelWriter<'_> {
                 operands.extend([mma, t]);
                 types.extend([mma_ty, "i32".into()]);
                 let op = format!("partition_{}", operand.name().to_ascii_lowercase());
-                self.define(dst, &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)), span);
+                self.define(
+                    dst,
+                    &format!("\"cute.{op}\"({}) : ({}) -> {}", operands.join(", "), types.join(", "), mlir_tensor(ty)),
+                    span,
+                );
             }
         }
     }
@@ -387,7 +438,8 @@ impl KernelWriter<'_> {
         if let Some(c) = &self.k.cluster {
             attr_list.push(format!("nvvm.cluster_dim = array<i32: {}, {}, {}>", c.dims[0], c.dims[1], c.dims[2]));
         }
-        let attrs = if attr_list.is_empty() { String::new() } else { format!(" attributes {{{}}}", attr_list.join(", ")) };
+        let attrs =
+            if attr_list.is_empty() { String::new() } else { format!(" attributes {{{}}}", attr_list.join(", ")) };
         self.line(&format!("gpu.func @{}({}{FAST_DIV_PARAMS}) kernel{attrs} {{", self.k.symbol, params.join(", ")));
         self.indent += 1;
         // The run-time values behind each tensor parameter's `?` entries.
@@ -400,7 +452,11 @@ impl KernelWriter<'_> {
                 let t = mlir_tensor(ty);
                 for (i, leaf) in dyn_leaves.iter().enumerate() {
                     let loc = self.loc(p.span);
-                    self.line(&format!("{} = \"cute.dyn\"({}) {{index = {i} : i32}} : ({t}) -> i32 {loc}", v(*leaf), v(p.value)));
+                    self.line(&format!(
+                        "{} = \"cute.dyn\"({}) {{index = {i} : i32}} : ({t}) -> i32 {loc}",
+                        v(*leaf),
+                        v(p.value)
+                    ));
                 }
             }
         }
@@ -478,7 +534,11 @@ impl KernelWriter<'_> {
             Atom::Op(op) => op.clone(),
             other => {
                 // Basis elements (identity layouts) are coordinates, never run-time integers here.
-                self.errors.push(Diagnostic::error(format!("cannot compute `{other:?}` at run time"), span, "unsupported index expression"));
+                self.errors.push(Diagnostic::error(
+                    format!("cannot compute `{other:?}` at run time"),
+                    span,
+                    "unsupported index expression",
+                ));
                 return self.int(&Int::S(0), span);
             }
         };
@@ -726,7 +786,13 @@ impl KernelWriter<'_> {
                 };
                 let dim = ["x", "y", "z"][*d as usize % 3];
                 self.non_negative_values.insert(*dst);
-                if !matches!(which, Special::ThreadIdx(_) | Special::BlockIdx(_) | Special::ClusterIdx(_) | Special::BlockIdxInCluster(_)) {
+                if !matches!(
+                    which,
+                    Special::ThreadIdx(_)
+                        | Special::BlockIdx(_)
+                        | Special::ClusterIdx(_)
+                        | Special::BlockIdxInCluster(_)
+                ) {
                     self.positive_values.insert(*dst);
                 }
                 let idx = self.op(&format!("{op} {dim}"), *span);
@@ -737,18 +803,74 @@ impl KernelWriter<'_> {
                 let y = self.operand(b, *ty, *frag, *span);
                 let (f, s) = (ty.is_float(), ty.is_signed() || *ty == Scalar::I32);
                 let name = match op {
-                    BinaryOp::Add => if f { "addf" } else { "addi" },
-                    BinaryOp::Sub => if f { "subf" } else { "subi" },
-                    BinaryOp::Mul => if f { "mulf" } else { "muli" },
-                    BinaryOp::Div => if f { "divf" } else if s { "divsi" } else { "divui" },
-                    BinaryOp::Rem => if f { "remf" } else if s { "remsi" } else { "remui" },
+                    BinaryOp::Add => {
+                        if f {
+                            "addf"
+                        } else {
+                            "addi"
+                        }
+                    }
+                    BinaryOp::Sub => {
+                        if f {
+                            "subf"
+                        } else {
+                            "subi"
+                        }
+                    }
+                    BinaryOp::Mul => {
+                        if f {
+                            "mulf"
+                        } else {
+                            "muli"
+                        }
+                    }
+                    BinaryOp::Div => {
+                        if f {
+                            "divf"
+                        } else if s {
+                            "divsi"
+                        } else {
+                            "divui"
+                        }
+                    }
+                    BinaryOp::Rem => {
+                        if f {
+                            "remf"
+                        } else if s {
+                            "remsi"
+                        } else {
+                            "remui"
+                        }
+                    }
                     BinaryOp::And => "andi",
                     BinaryOp::Or => "ori",
                     BinaryOp::Xor => "xori",
                     BinaryOp::Shl => "shli",
-                    BinaryOp::Shr => if s { "shrsi" } else { "shrui" },
-                    BinaryOp::Min => if f { "minimumf" } else if s { "minsi" } else { "minui" },
-                    BinaryOp::Max => if f { "maximumf" } else if s { "maxsi" } else { "maxui" },
+                    BinaryOp::Shr => {
+                        if s {
+                            "shrsi"
+                        } else {
+                            "shrui"
+                        }
+                    }
+                    BinaryOp::Min => {
+                        if f {
+                            "minimumf"
+                        } else if s {
+                            "minsi"
+                        } else {
+                            "minui"
+                        }
+                    }
+                    BinaryOp::Max => {
+                        if f {
+                            "maximumf"
+                        } else if s {
+                            "maxsi"
+                        } else {
+                            "maxui"
+                        }
+                    }
                 };
                 let t = self.ty(*dst);
                 if s && !f && matches!(op, BinaryOp::Div | BinaryOp::Rem) {
@@ -771,7 +893,11 @@ impl KernelWriter<'_> {
             }
             Inst::Not { dst, ty, frag, a, span } => {
                 let x = self.operand(a, *ty, *frag, *span);
-                let ones = if *ty == Scalar::Bool { self.operand(&Operand::Bool(true), *ty, *frag, *span) } else { self.operand(&Operand::Int(Int::S(-1)), *ty, *frag, *span) };
+                let ones = if *ty == Scalar::Bool {
+                    self.operand(&Operand::Bool(true), *ty, *frag, *span)
+                } else {
+                    self.operand(&Operand::Int(Int::S(-1)), *ty, *frag, *span)
+                };
                 let t = self.ty(*dst);
                 self.define(*dst, &format!("arith.xori {x}, {ones} : {t}"), *span);
             }
@@ -811,7 +937,11 @@ impl KernelWriter<'_> {
                 let y = self.operand(b, *ty, *frag, *span);
                 let t = self.ty(*dst);
                 let cond_ty = match (frag, c) {
-                    (Some(n), Operand::Value(id)) if matches!(self.k.value_types.get(*id as usize), Some(ValueTy::Frag(_))) => format!("vector<{n}xi1>, "),
+                    (Some(n), Operand::Value(id))
+                        if matches!(self.k.value_types.get(*id as usize), Some(ValueTy::Frag(_))) =>
+                    {
+                        format!("vector<{n}xi1>, ")
+                    }
                     _ => String::new(),
                 };
                 self.define(*dst, &format!("arith.select {cond}, {x}, {y} : {cond_ty}{t}"), *span);
@@ -832,23 +962,51 @@ impl KernelWriter<'_> {
                 self.define(*dst, &format!("\"cute.alloc\"() : () -> {}", mlir_tensor(ty)), *span);
             }
             Inst::LaunchSmem { dst, ty, offset, span } => {
-                self.define(*dst, &format!("\"cute.launch_smem\"() {{offset = {offset} : i64}} : () -> {}", mlir_tensor(ty)), *span);
+                self.define(
+                    *dst,
+                    &format!("\"cute.launch_smem\"() {{offset = {offset} : i64}} : () -> {}", mlir_tensor(ty)),
+                    *span,
+                );
             }
             Inst::Extract { dst, ty, frag, index, span } => {
                 let ft = self.ty(*frag);
-                self.define(*dst, &format!("vector.extract {}[{index}] : {} from {ft}", v(*frag), mlir_scalar(*ty)), *span);
+                self.define(
+                    *dst,
+                    &format!("vector.extract {}[{index}] : {} from {ft}", v(*frag), mlir_scalar(*ty)),
+                    *span,
+                );
             }
             Inst::Reduce { dst, op, ty, frag, init, span } => {
                 let (f, s) = (ty.is_float(), ty.is_signed() || *ty == Scalar::I32);
                 let kind = match op {
                     BinaryOp::Add => "add",
                     BinaryOp::Mul => "mul",
-                    BinaryOp::Min => if f { "minimumf" } else if s { "minsi" } else { "minui" },
-                    _ => if f { "maximumf" } else if s { "maxsi" } else { "maxui" },
+                    BinaryOp::Min => {
+                        if f {
+                            "minimumf"
+                        } else if s {
+                            "minsi"
+                        } else {
+                            "minui"
+                        }
+                    }
+                    _ => {
+                        if f {
+                            "maximumf"
+                        } else if s {
+                            "maxsi"
+                        } else {
+                            "maxui"
+                        }
+                    }
                 };
                 let acc = init.as_ref().map(|i| format!(", {}", self.operand(i, *ty, None, *span))).unwrap_or_default();
                 let ft = self.ty(*frag);
-                self.define(*dst, &format!("vector.reduction <{kind}>, {}{acc} : {ft} into {}", v(*frag), mlir_scalar(*ty)), *span);
+                self.define(
+                    *dst,
+                    &format!("vector.reduction <{kind}>, {}{acc} : {ft} into {}", v(*frag), mlir_scalar(*ty)),
+                    *span,
+                );
             }
             Inst::FromElements { dst, ty, elems, span } => {
                 let xs: Vec<String> = elems.iter().map(|e| self.operand(e, *ty, None, *span)).collect();
@@ -867,11 +1025,20 @@ impl KernelWriter<'_> {
                 };
                 let loc = self.loc(*span);
                 let valid = self.tmp();
-                self.line(&format!("{}, {valid} = gpu.shuffle {k} {x}, {o}, {w} : {} {loc}", v(*dst), mlir_scalar(*ty)));
+                self.line(&format!(
+                    "{}, {valid} = gpu.shuffle {k} {x}, {o}, {w} : {} {loc}",
+                    v(*dst),
+                    mlir_scalar(*ty)
+                ));
             }
             Inst::Load { dst, tensor, ty, at, span } => {
                 let (name, at, at_types, attr) = self.element_at(at, *span);
-                let text = format!("\"cute.{name}\"({}{at}){attr} : ({}{at_types}) -> {}", v(*tensor), mlir_tensor(ty), mlir_scalar(ty.elem));
+                let text = format!(
+                    "\"cute.{name}\"({}{at}){attr} : ({}{at_types}) -> {}",
+                    v(*tensor),
+                    mlir_tensor(ty),
+                    mlir_scalar(ty.elem)
+                );
                 self.define(*dst, &text, *span);
             }
             Inst::Store { value, tensor, ty, at, span } => {
@@ -880,7 +1047,11 @@ impl KernelWriter<'_> {
                 let loc = self.loc(*span);
                 let et = mlir_scalar(ty.elem);
                 let store = if name == "load" { "store" } else { "store_at" };
-                self.line(&format!("\"cute.{store}\"({x}, {}{at}){attr} : ({et}, {}{at_types}) -> () {loc}", v(*tensor), mlir_tensor(ty)));
+                self.line(&format!(
+                    "\"cute.{store}\"({x}, {}{at}){attr} : ({et}, {}{at_types}) -> () {loc}",
+                    v(*tensor),
+                    mlir_tensor(ty)
+                ));
             }
             Inst::LoadFrag { dst, tensor, ty, span } => {
                 let t = self.ty(*dst);
@@ -889,7 +1060,12 @@ impl KernelWriter<'_> {
             Inst::StoreFrag { value, tensor, ty, span } => {
                 let loc = self.loc(*span);
                 let t = self.ty(*value);
-                self.line(&format!("\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}", v(*value), v(*tensor), mlir_tensor(ty)));
+                self.line(&format!(
+                    "\"cute.store_frag\"({}, {}) : ({t}, {}) -> () {loc}",
+                    v(*value),
+                    v(*tensor),
+                    mlir_tensor(ty)
+                ));
             }
             Inst::AsyncCopyGroup { wait, span } => {
                 let loc = self.loc(*span);
@@ -909,7 +1085,14 @@ impl KernelWriter<'_> {
                 let ta = a_ty.as_ref().map(mlir_tensor).unwrap_or_else(|| self.ty(*a));
                 self.define(
                     *dst,
-                    &format!("\"cute.wgmma\"({}, {}, {}{so}) {{atom = \"{}\"}} : ({ta}, {}, {tc}{st}) -> {td}", v(*a), v(*b), v(*c), atom.name, mlir_tensor(b_ty)),
+                    &format!(
+                        "\"cute.wgmma\"({}, {}, {}{so}) {{atom = \"{}\"}} : ({ta}, {}, {tc}{st}) -> {td}",
+                        v(*a),
+                        v(*b),
+                        v(*c),
+                        atom.name,
+                        mlir_tensor(b_ty)
+                    ),
                     *span,
                 );
             }
@@ -932,7 +1115,12 @@ impl KernelWriter<'_> {
                     None => (String::new(), ""),
                 };
                 let loc = self.loc(*span);
-                self.line(&format!("\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}", v(*tensor), op.kind(), mlir_tensor(ty)));
+                self.line(&format!(
+                    "\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}",
+                    v(*tensor),
+                    op.kind(),
+                    mlir_tensor(ty)
+                ));
             }
             Inst::ClusterBarrier { op, span } => {
                 // The NVVM ops, not `.aligned`: a divergent arrival stays correct.
@@ -948,7 +1136,15 @@ impl KernelWriter<'_> {
                 let off = self.int(offset, *span);
                 let r = self.operand(rank, Scalar::I32, None, *span);
                 let t = mlir_scalar(ty.elem);
-                self.define(*dst, &format!("\"cute.dsmem_load\"({}, {off}, {r}) : ({}, i32, i32) -> {t}", v(*tensor), mlir_tensor(ty)), *span);
+                self.define(
+                    *dst,
+                    &format!(
+                        "\"cute.dsmem_load\"({}, {off}, {r}) : ({}, i32, i32) -> {t}",
+                        v(*tensor),
+                        mlir_tensor(ty)
+                    ),
+                    *span,
+                );
             }
             Inst::DsmemStore { value, tensor, ty, offset, rank, span } => {
                 let off = self.int(offset, *span);
@@ -956,7 +1152,11 @@ impl KernelWriter<'_> {
                 let x = self.operand(value, ty.elem, None, *span);
                 let t = mlir_scalar(ty.elem);
                 let loc = self.loc(*span);
-                self.line(&format!("\"cute.dsmem_store\"({}, {off}, {r}, {x}) : ({}, i32, i32, {t}) -> () {loc}", v(*tensor), mlir_tensor(ty)));
+                self.line(&format!(
+                    "\"cute.dsmem_store\"({}, {off}, {r}, {x}) : ({}, i32, i32, {t}) -> () {loc}",
+                    v(*tensor),
+                    mlir_tensor(ty)
+                ));
             }
             Inst::TmaLoad { tma, smem, smem_ty, bar, bar_ty, offset, coords, span } => {
                 let off = self.int(offset, *span);
@@ -986,13 +1186,27 @@ impl KernelWriter<'_> {
                 let loc = self.loc(*span);
                 match op {
                     kir::BulkGroupOp::Commit => self.line(&format!("nvvm.cp.async.bulk.commit.group {loc}")),
-                    kir::BulkGroupOp::Wait { n, read: true } => self.line(&format!("nvvm.cp.async.bulk.wait_group {n} {{read}} {loc}")),
-                    kir::BulkGroupOp::Wait { n, read: false } => self.line(&format!("nvvm.cp.async.bulk.wait_group {n} {loc}")),
+                    kir::BulkGroupOp::Wait { n, read: true } => {
+                        self.line(&format!("nvvm.cp.async.bulk.wait_group {n} {{read}} {loc}"))
+                    }
+                    kir::BulkGroupOp::Wait { n, read: false } => {
+                        self.line(&format!("nvvm.cp.async.bulk.wait_group {n} {loc}"))
+                    }
                 }
             }
             Inst::Mma { dst, atom, a, b, c, span } => {
                 let (ta, tb, tc, td) = (self.ty(*a), self.ty(*b), self.ty(*c), self.ty(*dst));
-                self.define(*dst, &format!("\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}", v(*a), v(*b), v(*c), atom.name), *span);
+                self.define(
+                    *dst,
+                    &format!(
+                        "\"cute.mma\"({}, {}, {}) {{atom = \"{}\"}} : ({ta}, {tb}, {tc}) -> {td}",
+                        v(*a),
+                        v(*b),
+                        v(*c),
+                        atom.name
+                    ),
+                    *span,
+                );
             }
             Inst::Copy { src, src_ty, dst, dst_ty, width, op, pred, span } => {
                 let pred = pred.as_ref().map(|p| self.operand(p, Scalar::Bool, None, *span));
@@ -1006,7 +1220,13 @@ impl KernelWriter<'_> {
                     Some(p) => (format!(", {p}"), ", i1"),
                     None => (String::new(), ""),
                 };
-                self.line(&format!("\"cute.copy\"({}, {}{pred_operand}){attr} : ({}, {}{pred_ty}) -> () {loc}", v(*src), v(*dst), mlir_tensor(src_ty), mlir_tensor(dst_ty)));
+                self.line(&format!(
+                    "\"cute.copy\"({}, {}{pred_operand}){attr} : ({}, {}{pred_ty}) -> () {loc}",
+                    v(*src),
+                    v(*dst),
+                    mlir_tensor(src_ty),
+                    mlir_tensor(dst_ty)
+                ));
             }
             Inst::If { cond, then, els, span } => {
                 let c = self.operand(cond, Scalar::Bool, None, *span);
@@ -1026,7 +1246,11 @@ impl KernelWriter<'_> {
                 let (l, u, s) = (self.int(lb, *span), self.int(ub, *span), self.int(step, *span));
                 let loc = self.loc(*span);
                 let Some(exit) = exit else {
-                    if step.as_static() != Some(1) && self.non_negative(lb) && self.non_negative(ub) && self.positive(step) {
+                    if step.as_static() != Some(1)
+                        && self.non_negative(lb)
+                        && self.non_negative(ub)
+                        && self.positive(step)
+                    {
                         // A strided loop (`for j in tid..n step block_dim.x`, `... step 32`): counted
                         // from 0 to the trip count, `iv = lb + t * step`. LLVM does not count the
                         // trips of `iv += step` with a bound it cannot relate to the start (the add
@@ -1114,11 +1338,19 @@ impl KernelWriter<'_> {
                     };
                     // C varargs promote floats to double and small integers to int.
                     let (x, t, conv) = if ty.is_float() {
-                        let x = if ty == Scalar::F64 { x } else { self.op(&format!("arith.extf {x} : {} to f64", mlir_scalar(ty)), *span) };
+                        let x = if ty == Scalar::F64 {
+                            x
+                        } else {
+                            self.op(&format!("arith.extf {x} : {} to f64", mlir_scalar(ty)), *span)
+                        };
                         (x, "f64", "%f")
                     } else if ty == Scalar::Bool || ty.size_bytes() < 4 {
                         let op = if ty.is_signed() { "extsi" } else { "extui" };
-                        (self.op(&format!("arith.{op} {x} : {} to i32", mlir_scalar(ty)), *span), "i32", if ty.is_signed() { "%d" } else { "%u" })
+                        (
+                            self.op(&format!("arith.{op} {x} : {} to i32", mlir_scalar(ty)), *span),
+                            "i32",
+                            if ty.is_signed() { "%d" } else { "%u" },
+                        )
                     } else if ty.size_bytes() == 8 {
                         (x, "i64", if ty.is_signed() { "%lld" } else { "%llu" })
                     } else {
@@ -1237,7 +1469,11 @@ impl KernelWriter<'_> {
                 return;
             }
             let f32_last = matches!(to, Scalar::F32 | Scalar::TF32);
-            let f = self.last(if f32_last { d } else { None }, &format!("arith.extf {h} : {} to {}", vt("f16"), vt("f32")), span);
+            let f = self.last(
+                if f32_last { d } else { None },
+                &format!("arith.extf {h} : {} to {}", vt("f16"), vt("f32")),
+                span,
+            );
             if f32_last {
                 return;
             }
@@ -1263,7 +1499,9 @@ impl KernelWriter<'_> {
     /// `x` (an 8-bit float scalar or vector of `from`) widened to f16, pairs at a time.
     fn fp8_to_f16(&mut self, dst: Option<ValueId>, from: Scalar, frag: Option<usize>, x: &str, span: Span) -> String {
         let f8 = mlir_scalar(from);
-        let cvt = |w: &mut Self, pair: &str| w.op(&format!("nvvm.convert.f8x2.to.f16x2 {pair} : vector<2xi8> ({f8}) -> vector<2xf16>"), span);
+        let cvt = |w: &mut Self, pair: &str| {
+            w.op(&format!("nvvm.convert.f8x2.to.f16x2 {pair} : vector<2xi8> ({f8}) -> vector<2xf16>"), span)
+        };
         let Some(n) = frag else {
             // Both bytes of the pair hold the value, so either half of the result is it.
             let b = self.op(&format!("arith.bitcast {x} : {f8} to i8"), span);
@@ -1345,9 +1583,27 @@ fn arith_conversion(from: Scalar, to: Scalar) -> &'static str {
             (true, true) if mlir_scalar(from) == mlir_scalar(to) => "bitcast",
             (true, true) if tb > fb => "extf",
             (true, true) => "truncf",
-            (false, true) => if signed { "sitofp" } else { "uitofp" },
-            (true, false) => if to.is_signed() || to == Scalar::I32 { "fptosi" } else { "fptoui" },
-            (false, false) if tb > fb => if signed { "extsi" } else { "extui" },
+            (false, true) => {
+                if signed {
+                    "sitofp"
+                } else {
+                    "uitofp"
+                }
+            }
+            (true, false) => {
+                if to.is_signed() || to == Scalar::I32 {
+                    "fptosi"
+                } else {
+                    "fptoui"
+                }
+            }
+            (false, false) if tb > fb => {
+                if signed {
+                    "extsi"
+                } else {
+                    "extui"
+                }
+            }
             (false, false) if tb < fb => "trunci",
             (false, false) => "bitcast",
         }

@@ -10,8 +10,8 @@
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
 use cute_lang::kir::{HostBranch, HostStep, Module, Param, ParamKind, ValueId};
-use std::collections::HashMap;
 use cute_layout::IntTuple;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// The name of the global holding the manifest.
@@ -170,7 +170,8 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>])
         if let Some(inst) = &h.instance {
             let _ = writeln!(out, "instance {}", inst.generic);
             for ta in &inst.type_args {
-                let names: Vec<&str> = ta.params.iter().filter_map(|i| h.params.get(*i)).map(|p| p.name.as_str()).collect();
+                let names: Vec<&str> =
+                    ta.params.iter().filter_map(|i| h.params.get(*i)).map(|p| p.name.as_str()).collect();
                 let _ = writeln!(out, "typearg {} {} {}", ta.name, ta.ty.name(), names.join(" "));
             }
         }
@@ -222,7 +223,9 @@ fn branch_lines(b: &HostBranch, vars: &HashMap<ValueId, usize>, out: &mut String
             // cannot be written leaves `for` without them, which the runtime refuses (the host
             // is then unusable rather than wrong).
             HostStep::For { var, start, end, step, body, .. } => {
-                out.push_str(&crate::plan::for_line(*var, start, end, step, vars).unwrap_or_else(|| "for\n".to_string()));
+                out.push_str(
+                    &crate::plan::for_line(*var, start, end, step, vars).unwrap_or_else(|| "for\n".to_string()),
+                );
                 branch_lines(body, vars, out);
                 out.push_str("endfor\n");
             }

@@ -4,6 +4,7 @@
 use crate::ir;
 use crate::passes;
 use crate::ptxas;
+use crate::timings::{KernelTimes, Timings};
 use cute_lang::diag::Diagnostic;
 use melior::ir::operation::OperationLike;
 pub use melior::ir::Module;
@@ -11,7 +12,6 @@ use melior::pass::PassManager;
 use melior::Context;
 use std::cell::RefCell;
 use std::ffi::c_void;
-use crate::timings::{KernelTimes, Timings};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -30,7 +30,8 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 8] = [Stage::Ast, Stage::Manifest, Stage::Header, Stage::Cute, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Cubin];
+    pub const ALL: [Stage; 8] =
+        [Stage::Ast, Stage::Manifest, Stage::Header, Stage::Cute, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Cubin];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -99,7 +100,15 @@ fn llvm_pipeline(arch: &str, libdevice: Option<&Path>) -> String {
 
 /// Our passes from the `cute` stage to the `gpu` stage, in order.
 pub fn cute_passes() -> Vec<String> {
-    [passes::canonicalize::NAME, passes::vectorize::NAME, passes::lower_mma::NAME, passes::lower_to_gpu::NAME, passes::slice_vectors::NAME].map(String::from).to_vec()
+    [
+        passes::canonicalize::NAME,
+        passes::vectorize::NAME,
+        passes::lower_mma::NAME,
+        passes::lower_to_gpu::NAME,
+        passes::slice_vectors::NAME,
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 const PTX_PIPELINE: &str = "gpu-module-to-binary{format=isa}";
@@ -167,7 +176,9 @@ impl Session {
         }
         if ir::op_name(op) != "builtin.module" {
             unsafe { mlir_sys::mlirOperationDestroy(op) };
-            return Err(CompileError::Mlir(vec![format!("{name}: error: expected a `builtin.module` at the top level")]));
+            return Err(CompileError::Mlir(vec![format!(
+                "{name}: error: expected a `builtin.module` at the top level"
+            )]));
         }
         // The parser has verified the module.
         let mut module = unsafe { Module::from_raw(mlir_sys::mlirModuleFromOperation(op)) };
@@ -207,7 +218,8 @@ impl Session {
             if let Some(p) = passes::find(element) {
                 pm.add_pass((p.create)());
             } else {
-                add_upstream(&pm, element).map_err(|e| CompileError::Mlir(vec![format!("error: invalid pass pipeline `{element}`: {e}")]))?;
+                add_upstream(&pm, element)
+                    .map_err(|e| CompileError::Mlir(vec![format!("error: invalid pass pipeline `{element}`: {e}")]))?;
             }
         }
         Ok(pm)
@@ -244,7 +256,12 @@ fn ptx_of(module: &Module) -> Result<String, CompileError> {
         if ir::op_name(op) != "gpu.binary" {
             continue;
         }
-        let objects = unsafe { mlir_sys::mlirOperationGetAttributeByName(op, mlir_sys::MlirStringRef { data: b"objects".as_ptr() as *const _, length: 7 }) };
+        let objects = unsafe {
+            mlir_sys::mlirOperationGetAttributeByName(
+                op,
+                mlir_sys::MlirStringRef { data: b"objects".as_ptr() as *const _, length: 7 },
+            )
+        };
         if objects.ptr.is_null() || unsafe { mlir_sys::mlirArrayAttrGetNumElements(objects) } == 0 {
             break;
         }
@@ -271,9 +288,19 @@ pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -
     Ok(Compiled { output, prints, timings })
 }
 
-fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options, timings: &mut Timings) -> Result<(Output, Vec<String>), CompileError> {
+fn compile_stage(
+    source: &str,
+    file_name: &str,
+    stage: Stage,
+    options: &Options,
+    timings: &mut Timings,
+) -> Result<(Output, Vec<String>), CompileError> {
     if !ARCHES.contains(&options.arch.as_str()) {
-        return Err(CompileError::Internal(format!("unsupported architecture `{}`; use one of {}", options.arch, ARCHES.join(", "))));
+        return Err(CompileError::Internal(format!(
+            "unsupported architecture `{}`; use one of {}",
+            options.arch,
+            ARCHES.join(", ")
+        )));
     }
     // The threads that compile kernels make their MLIR contexts while the front end runs.
     let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
@@ -296,15 +323,26 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options,
         return done(Output::Text(crate::header::header_text(&kir, file_name)));
     }
     // Find ptxas before the expensive work, so a missing install is reported at once.
-    let ptxas_path = if stage == Stage::Cubin { Some(ptxas::find(options.ptxas.as_deref()).map_err(CompileError::Ptxas)?) } else { None };
-    let cute = timings.time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, &options.arch)).map_err(CompileError::Source)?;
-    let libdevice = if stage >= Stage::Llvm && cute.uses_math() { Some(ptxas::find_libdevice().map_err(CompileError::Internal)?) } else { None };
+    let ptxas_path = if stage == Stage::Cubin {
+        Some(ptxas::find(options.ptxas.as_deref()).map_err(CompileError::Ptxas)?)
+    } else {
+        None
+    };
+    let cute = timings
+        .time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, &options.arch))
+        .map_err(CompileError::Source)?;
+    let libdevice = if stage >= Stage::Llvm && cute.uses_math() {
+        Some(ptxas::find_libdevice().map_err(CompileError::Internal)?)
+    } else {
+        None
+    };
     if let Some(mut workers) = workers {
         let ptx = crate::codegen::ptx(&workers, &cute, file_name, &options.arch, libdevice.as_deref(), timings)?;
         // The threads free their contexts while ptxas runs.
         workers.close();
         let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
-        let cubin = timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, &options.arch)).map_err(CompileError::Ptxas)?;
+        let cubin =
+            timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, &options.arch)).map_err(CompileError::Ptxas)?;
         return done(Output::Binary(cubin));
     }
     // The text stages print the program as one module.
@@ -318,14 +356,23 @@ fn compile_stage(source: &str, file_name: &str, stage: Stage, options: &Options,
     if stage == Stage::Gpu {
         return done(print(&module));
     }
-    timings.time("llvm passes", || session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())]))?;
+    timings.time("llvm passes", || {
+        session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())])
+    })?;
     let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
 }
 
 /// One module from `cute` text to PTX: the stages `--emit=ptx` runs, timed into `times`. The IR is
 /// verified when parsed and after our passes; upstream's passes are trusted.
-pub(crate) fn module_to_ptx(session: &Session, text: &str, file_name: &str, arch: &str, libdevice: Option<&Path>, times: &mut KernelTimes) -> Result<String, CompileError> {
+pub(crate) fn module_to_ptx(
+    session: &Session,
+    text: &str,
+    file_name: &str,
+    arch: &str,
+    libdevice: Option<&Path>,
+    times: &mut KernelTimes,
+) -> Result<String, CompileError> {
     let mut module = times.time("parse", || session.parse(text, file_name))?;
     times.time("cute passes", || {
         session.run_passes_unverified(&mut module, &cute_passes())?;
@@ -344,7 +391,11 @@ pub(crate) fn module_to_ptx(session: &Session, text: &str, file_name: &str, arch
 /// memory. Done on the `llvm.func` (the NVVM dialect accepts the attribute on kernel functions only,
 /// and `convert-gpu-to-nvvm` drops `llvm.byval` from `gpu.func` arguments), by a textual round
 /// trip of the function's header line, only for modules that have such a kernel.
-fn tma_params_by_value<'c>(session: &'c Session, module: Module<'c>, file_name: &str) -> Result<Module<'c>, CompileError> {
+fn tma_params_by_value<'c>(
+    session: &'c Session,
+    module: Module<'c>,
+    file_name: &str,
+) -> Result<Module<'c>, CompileError> {
     // Printing the module to look for the attribute would cost a few percent of a build.
     let tma_kernel = |op| ir::op_name(op) == "llvm.func" && ir::int_attr(op, "cute.tma_params").is_some();
     if !ir::nested_ops(module.as_operation().to_raw()).into_iter().any(tma_kernel) {
@@ -355,7 +406,9 @@ fn tma_params_by_value<'c>(session: &'c Session, module: Module<'c>, file_name: 
     let mut out = String::with_capacity(text.len() + 256);
     for line in text.lines() {
         if line.contains("llvm.func @") && line.contains("cute.tma_params") {
-            out.push_str(&line.replace(": !llvm.ptr,", &format!("{BYVAL},")).replace(": !llvm.ptr)", &format!("{BYVAL})")));
+            out.push_str(
+                &line.replace(": !llvm.ptr,", &format!("{BYVAL},")).replace(": !llvm.ptr)", &format!("{BYVAL})")),
+            );
         } else {
             out.push_str(line);
         }
@@ -380,20 +433,38 @@ mod tests {
     #[test]
     fn every_sample_round_trips_through_cute_ir() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples");
-        let mut samples: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cute")).collect();
+        let mut samples: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cute"))
+            .collect();
         samples.sort();
         assert!(samples.len() >= 17, "samples not found in {dir}");
         for path in samples {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
             let options = Options { arch: source_arch(&source).to_string(), ..Options::default() };
-            let cute = text(compile(&source, &name, Stage::Cute, &options).unwrap_or_else(|e| panic!("{name}: {e:?}")).output);
+            let cute =
+                text(compile(&source, &name, Stage::Cute, &options).unwrap_or_else(|e| panic!("{name}: {e:?}")).output);
             let direct = text(compile(&source, &name, Stage::Gpu, &options).unwrap().output);
             let session = Session::new().unwrap();
-            let mut module = session.parse(&cute, &name).unwrap_or_else(|e| panic!("{name}: --emit=cute does not re-parse: {e:?}"));
+            let mut module =
+                session.parse(&cute, &name).unwrap_or_else(|e| panic!("{name}: --emit=cute does not re-parse: {e:?}"));
             session.run_passes(&mut module, &[passes::canonicalize::NAME.to_string()]).unwrap();
             let folded = format!("{}", module.as_operation());
-            for op in ["cute.local_tile", "cute.slice", "cute.composition", "cute.partition_s", "cute.partition_d", "cute.partition_a", "cute.partition_b", "cute.partition_c", "cute.load_at", "cute.store_at", "cute.make_layout"] {
+            for op in [
+                "cute.local_tile",
+                "cute.slice",
+                "cute.composition",
+                "cute.partition_s",
+                "cute.partition_d",
+                "cute.partition_a",
+                "cute.partition_b",
+                "cute.partition_c",
+                "cute.load_at",
+                "cute.store_at",
+                "cute.make_layout",
+            ] {
                 assert!(!folded.contains(&format!("\"{op}\"")), "{name}: `{op}` left after cute-canonicalize");
             }
             session.run_passes(&mut module, &cute_passes()[1..]).unwrap();

@@ -11,7 +11,9 @@
 //! Expressions are S-expressions: an integer, `$k`, or `(op a b ...)` with op one of `mul` (product
 //! of all operands), `add`, `div` (floor), `mod` (Euclidean), `ceildiv`, `min`.
 
-use cute_lang::kir::{Assert, CmpOp, FmtSeg, Host, HostCond, HostStep, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId};
+use cute_lang::kir::{
+    Assert, CmpOp, FmtSeg, Host, HostCond, HostStep, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId,
+};
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -129,7 +131,13 @@ fn atom_text(a: &Atom, vars: &HashMap<ValueId, usize>) -> Option<String> {
 pub fn launch_lines(l: &Launch, vars: &HashMap<ValueId, usize>) -> Option<String> {
     let e = |i: &Int| expr_text(i, vars);
     let dims = |d: &[Int; 3]| -> Option<String> { Some(format!("{} | {} | {}", e(&d[0])?, e(&d[1])?, e(&d[2])?)) };
-    let mut out = format!("launch {}\ngrid {}\nblock {}\nsmem {}\n", l.kernel, dims(&l.grid)?, dims(&l.block)?, e(&l.smem_bytes)?);
+    let mut out = format!(
+        "launch {}\ngrid {}\nblock {}\nsmem {}\n",
+        l.kernel,
+        dims(&l.grid)?,
+        dims(&l.block)?,
+        e(&l.smem_bytes)?
+    );
     if let Some(p) = l.stream {
         let _ = writeln!(out, "stream {p}");
     }

@@ -250,14 +250,22 @@ mod tests {
     #[test]
     fn renumber_replaces_whole_identifiers_only() {
         let text = "mov.b64 %rd1, printfFormat_1; // xprintfFormat_1 printfFormat_12\n$L__BB0_3: bra $L__BB0_10;";
-        assert_eq!(renumber(text, PRINTF, |n| n + 5), "mov.b64 %rd1, printfFormat_6; // xprintfFormat_1 printfFormat_17\n$L__BB0_3: bra $L__BB0_10;");
-        assert_eq!(renumber(text, "$L__BB", |_| 2), "mov.b64 %rd1, printfFormat_1; // xprintfFormat_1 printfFormat_12\n$L__BB2_3: bra $L__BB2_10;");
+        assert_eq!(
+            renumber(text, PRINTF, |n| n + 5),
+            "mov.b64 %rd1, printfFormat_6; // xprintfFormat_1 printfFormat_17\n$L__BB0_3: bra $L__BB0_10;"
+        );
+        assert_eq!(
+            renumber(text, "$L__BB", |_| 2),
+            "mov.b64 %rd1, printfFormat_1; // xprintfFormat_1 printfFormat_12\n$L__BB2_3: bra $L__BB2_10;"
+        );
         assert_eq!(used("$L__tmp0: $L__tmp3:", "$L__tmp"), 4);
     }
 
     #[test]
     fn parts_with_a_device_function_are_not_joined() {
-        let part = |name: &str| format!(".version 8.0\n.target sm_90\n.address_size 64\n\n\t// .globl\t{name}\n\n.visible .entry {name}()\n{{\n\tret;\n}}\n.func helper()\n{{\n\tret;\n}}\n");
+        let part = |name: &str| {
+            format!(".version 8.0\n.target sm_90\n.address_size 64\n\n\t// .globl\t{name}\n\n.visible .entry {name}()\n{{\n\tret;\n}}\n.func helper()\n{{\n\tret;\n}}\n")
+        };
         assert!(join(&[part("a"), part("b")]).is_none());
     }
 
@@ -266,7 +274,11 @@ mod tests {
     #[test]
     fn every_sample_joins_to_the_one_module_ptx() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples");
-        let mut samples: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cute")).collect();
+        let mut samples: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cute"))
+            .collect();
         samples.sort();
         let session = Session::new().unwrap();
         let mut joined = 0;
@@ -279,14 +291,16 @@ mod tests {
             let libdevice = cute.uses_math().then(|| crate::ptxas::find_libdevice().unwrap());
             let ptx = |text: &str, math: bool| {
                 let library = if math { libdevice.as_deref() } else { None };
-                module_to_ptx(&session, text, &name, arch, library, &mut KernelTimes::default()).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+                module_to_ptx(&session, text, &name, arch, library, &mut KernelTimes::default())
+                    .unwrap_or_else(|e| panic!("{name}: {e:?}"))
             };
             let one_module = ptx(&cute.module(), cute.uses_math());
             let count = cute.kernels.len();
             if count < 2 {
                 continue;
             }
-            let parts: Vec<String> = (0..count).map(|i| ptx(&cute.kernel_module(i, i == count - 1), cute.kernels[i].uses_math)).collect();
+            let parts: Vec<String> =
+                (0..count).map(|i| ptx(&cute.kernel_module(i, i == count - 1), cute.kernels[i].uses_math)).collect();
             let Some(ptx) = join(&parts) else { panic!("{name}: the parts do not join") };
             assert!(ptx == one_module, "{name}: the joined PTX differs from the one-module PTX");
             joined += 1;

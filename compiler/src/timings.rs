@@ -60,7 +60,8 @@ impl Timings {
 
     /// Records kernel `name`'s stages under the last stage recorded.
     pub fn kernel(&mut self, name: &str, times: &KernelTimes) {
-        let detail = times.0.iter().map(|(stage, d)| format!("{stage} {:.3}", d.as_secs_f64())).collect::<Vec<_>>().join(", ");
+        let detail =
+            times.0.iter().map(|(stage, d)| format!("{stage} {:.3}", d.as_secs_f64())).collect::<Vec<_>>().join(", ");
         self.rows.push(Row { depth: 1, name: name.to_string(), time: times.total(), detail });
     }
 

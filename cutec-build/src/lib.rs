@@ -59,7 +59,8 @@ impl std::error::Error for Error {}
 /// The Rust constant name for a `.cute` file: `vector_add.cute` → `VECTOR_ADD`.
 pub fn const_name(path: &Path) -> String {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("kernel");
-    let mut s: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    let mut s: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
     }
@@ -138,7 +139,10 @@ impl Build {
     pub fn try_compile(&self, name: &str) -> Result<PathBuf, Error> {
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
-            None => PathBuf::from(env::var_os("OUT_DIR").ok_or_else(|| Error("cutec-build: OUT_DIR is not set (run from build.rs)".into()))?),
+            None => PathBuf::from(
+                env::var_os("OUT_DIR")
+                    .ok_or_else(|| Error("cutec-build: OUT_DIR is not set (run from build.rs)".into()))?,
+            ),
         };
         let cutec = self.find_cutec()?;
         println!("cargo:rerun-if-env-changed=CUTEC");
@@ -158,9 +162,17 @@ impl Build {
             }
             let _ = writeln!(module, "/// The cubin compiled from `{}` for {arch}.", file.display());
             // Generated items an application may not use must not warn in its build (as bindgen's).
-            let _ = writeln!(module, "#[allow(dead_code)]\npub const {cname}: &[u8] = include_bytes!({:?});", cubin.display().to_string());
+            let _ = writeln!(
+                module,
+                "#[allow(dead_code)]\npub const {cname}: &[u8] = include_bytes!({:?});",
+                cubin.display().to_string()
+            );
             let _ = writeln!(module, "/// Where that cubin was written.");
-            let _ = writeln!(module, "#[allow(dead_code)]\npub const {cname}_PATH: &str = {:?};", cubin.display().to_string());
+            let _ = writeln!(
+                module,
+                "#[allow(dead_code)]\npub const {cname}_PATH: &str = {:?};",
+                cubin.display().to_string()
+            );
             all.push((stem.to_string(), cname));
         }
         let _ = writeln!(module, "/// Every cubin, by file stem.");
@@ -222,13 +234,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("cutec-build-fake-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let fake = dir.join("cutec");
-        std::fs::write(&fake, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then printf 'CUBIN' > \"$2\"; fi; shift; done\n").unwrap();
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then printf 'CUBIN' > \"$2\"; fi; shift; done\n",
+        )
+        .unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let rs = Build::new().cutec(&fake).file("kernels/vector_add.cute").out_dir(&dir).try_compile("kernels").unwrap();
+        let rs =
+            Build::new().cutec(&fake).file("kernels/vector_add.cute").out_dir(&dir).try_compile("kernels").unwrap();
         let text = std::fs::read_to_string(rs).unwrap();
         assert!(text.contains("pub const VECTOR_ADD: &[u8] = include_bytes!("), "{text}");
         assert!(text.contains("pub const ALL: &[(&str, &[u8])] = &[(\"vector_add\", VECTOR_ADD)];"), "{text}");

@@ -81,7 +81,11 @@ fn stderr_stream() -> StandardStream {
 fn read_source(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
-        format!("error: `{}` is not valid UTF-8 (invalid byte at offset {})\n  help: .cute sources must be UTF-8 text", path.display(), e.utf8_error().valid_up_to())
+        format!(
+            "error: `{}` is not valid UTF-8 (invalid byte at offset {})\n  help: .cute sources must be UTF-8 text",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
     })
 }
 
@@ -91,7 +95,9 @@ fn write_output(path: Option<&Path>, output: &Output) -> Result<(), String> {
         Output::Binary(b) => b,
     };
     match path {
-        Some(p) if p != Path::new("-") => std::fs::write(p, bytes).map_err(|e| format!("error: cannot write `{}`: {e}", p.display())),
+        Some(p) if p != Path::new("-") => {
+            std::fs::write(p, bytes).map_err(|e| format!("error: cannot write `{}`: {e}", p.display()))
+        }
         _ => {
             if matches!(output, Output::Binary(_)) {
                 return Err("error: refusing to write a cubin to the terminal\n  help: pass `-o FILE`".into());
@@ -146,7 +152,9 @@ fn run(cli: Cli) -> Result<(), String> {
                         continue;
                     }
                 };
-                if let Err(diags) = cute_lang::front_end(&source).map(|(_, m)| m.prints.iter().for_each(|p| println!("{p}"))) {
+                if let Err(diags) =
+                    cute_lang::front_end(&source).map(|(_, m)| m.prints.iter().for_each(|p| println!("{p}")))
+                {
                     let mut stderr = stderr_stream();
                     cute_lang::diag::emit(&mut stderr, &file.display().to_string(), &source, &diags);
                     failed = true;

@@ -26,13 +26,17 @@ pub struct TensorTypeInfo {
 impl TensorTypeInfo {
     pub fn to_mlir(&self) -> String {
         match self.swizzle {
-            Some(sw) => format!("!cute.tensor<{}, \"{}\", {}, \"{sw} o 0 o {}\">", self.elem, self.space, self.align, self.layout),
+            Some(sw) => format!(
+                "!cute.tensor<{}, \"{}\", {}, \"{sw} o 0 o {}\">",
+                self.elem, self.space, self.align, self.layout
+            ),
             None => format!("!cute.tensor<{}, \"{}\", {}, \"{}\">", self.elem, self.space, self.align, self.layout),
         }
     }
 
     pub fn build<'c>(&self, context: &'c Context) -> Result<Type<'c>, DialectError> {
-        Type::parse(context, &self.to_mlir()).ok_or_else(|| DialectError(format!("internal error: cannot build type {}", self.to_mlir())))
+        Type::parse(context, &self.to_mlir())
+            .ok_or_else(|| DialectError(format!("internal error: cannot build type {}", self.to_mlir())))
     }
 
     /// Reads a type's parameters back; `None` when the type is not a `cute.tensor`.
@@ -56,7 +60,13 @@ impl TensorTypeInfo {
             }
             None => (None, layout),
         };
-        Some(TensorTypeInfo { elem: elem.to_string(), space: space.to_string(), align, layout: layout.to_string(), swizzle })
+        Some(TensorTypeInfo {
+            elem: elem.to_string(),
+            space: space.to_string(),
+            align,
+            layout: layout.to_string(),
+            swizzle,
+        })
     }
 }
 
@@ -68,7 +78,16 @@ mod tests {
     fn reads_back_what_it_builds() {
         let printed = "!cute.tensor<f32, \"gmem\", 4 : i64, \"(?,8):(8,1)\">";
         let info = TensorTypeInfo::parse(printed).unwrap();
-        assert_eq!(info, TensorTypeInfo { elem: "f32".into(), space: "gmem".into(), align: 4, layout: "(?,8):(8,1)".into(), swizzle: None });
+        assert_eq!(
+            info,
+            TensorTypeInfo {
+                elem: "f32".into(),
+                space: "gmem".into(),
+                align: 4,
+                layout: "(?,8):(8,1)".into(),
+                swizzle: None
+            }
+        );
     }
 
     #[test]

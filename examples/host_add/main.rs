@@ -23,7 +23,8 @@ fn run(cubin: &str, m: i64, n: i64) -> Result<bool> {
     let mut rng = Rng::new(3);
     let a: Vec<u16> = (0..len).map(|_| f32_to_f16_bits(rng.uniform_f32(-1.0, 1.0))).collect();
     let b: Vec<u16> = (0..len).map(|_| f32_to_f16_bits(rng.uniform_f32(-1.0, 1.0))).collect();
-    let want: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| f32_to_f16_bits(f16_bits_to_f32(x) + f16_bits_to_f32(y))).collect();
+    let want: Vec<u16> =
+        a.iter().zip(&b).map(|(&x, &y)| f32_to_f16_bits(f16_bits_to_f32(x) + f16_bits_to_f32(y))).collect();
     let (da, db) = (DeviceBuffer::from_host(&stream, &a)?, DeviceBuffer::from_host(&stream, &b)?);
     let mut dc = DeviceBuffer::<u16>::zeros(&stream, len)?;
     // An f16 view: the buffer holds u16 bits, the view says what they are.
@@ -41,7 +42,9 @@ fn run(cubin: &str, m: i64, n: i64) -> Result<bool> {
     if m >= 1000 {
         let host = module.host("elementwise_add")?;
         match host.call(&stream, &[view(&da, 1000), view(&db, 1000), view(&dc, 1000)]) {
-            Err(RuntimeError::ArgumentMismatch(msg)) if msg.contains("is not a multiple of the tile") => println!("PASS refused partial tile: {msg}"),
+            Err(RuntimeError::ArgumentMismatch(msg)) if msg.contains("is not a multiple of the tile") => {
+                println!("PASS refused partial tile: {msg}")
+            }
             other => {
                 println!("FAIL partial tile (M=1000) not refused: {other:?}");
                 ok = false;

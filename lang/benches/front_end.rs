@@ -139,7 +139,10 @@ fn bench(c: &mut Criterion) {
     let accepted = match cute_lang::front_end(&source) {
         Ok(_) => true,
         Err(ds) => {
-            eprintln!("note: the front end rejects the generated file, timing its diagnostics path:\n{}", cute_lang::diag::render("bench.cute", &source, &ds[..1]));
+            eprintln!(
+                "note: the front end rejects the generated file, timing its diagnostics path:\n{}",
+                cute_lang::diag::render("bench.cute", &source, &ds[..1])
+            );
             false
         }
     };
@@ -148,7 +151,9 @@ fn bench(c: &mut Criterion) {
     g.sample_size(20);
     g.measurement_time(Duration::from_secs(10));
     g.bench_function("parse", |b| b.iter(|| cute_lang::parse(black_box(&source))));
-    g.bench_function(if accepted { "parse+elaborate" } else { "parse+elaborate (rejected)" }, |b| b.iter(|| cute_lang::front_end(black_box(&source))));
+    g.bench_function(if accepted { "parse+elaborate" } else { "parse+elaborate (rejected)" }, |b| {
+        b.iter(|| cute_lang::front_end(black_box(&source)))
+    });
     g.finish();
 }
 

@@ -125,7 +125,11 @@ pub enum IntTupleLit {
 impl IntTupleLit {
     pub fn span(&self) -> Span {
         match self {
-            IntTupleLit::Int(_, s) | IntTupleLit::Dynamic(s) | IntTupleLit::Tuple(_, s) | IntTupleLit::DynamicDiv(_, s) | IntTupleLit::DynamicDivExpr(_, s) => *s,
+            IntTupleLit::Int(_, s)
+            | IntTupleLit::Dynamic(s)
+            | IntTupleLit::Tuple(_, s)
+            | IntTupleLit::DynamicDiv(_, s)
+            | IntTupleLit::DynamicDivExpr(_, s) => *s,
         }
     }
 }
@@ -165,23 +169,56 @@ pub struct LaunchClause {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Let { pattern: Pattern, ty: Option<TypeExpr>, value: Expr, span: Span },
-    Assign { target: Expr, value: Expr, span: Span },
+    Let {
+        pattern: Pattern,
+        ty: Option<TypeExpr>,
+        value: Expr,
+        span: Span,
+    },
+    Assign {
+        target: Expr,
+        value: Expr,
+        span: Span,
+    },
     Expr(Expr),
-    If { cond: Expr, then: Block, els: Option<Box<Stmt>>, span: Span },
+    If {
+        cond: Expr,
+        then: Block,
+        els: Option<Box<Stmt>>,
+        span: Span,
+    },
     /// An `else` branch that is a plain block (an `else if` is a nested `If`).
     Block(Block),
-    For { var: Ident, start: Expr, end: Expr, step: Option<(Ident, Expr)>, body: Block, span: Span },
+    For {
+        var: Ident,
+        start: Expr,
+        end: Expr,
+        step: Option<(Ident, Expr)>,
+        body: Block,
+        span: Span,
+    },
     /// `return [EXPR];`, anywhere in a kernel or `fn` (docs/language.md §6).
-    Return { value: Option<Expr>, span: Span },
+    Return {
+        value: Option<Expr>,
+        span: Span,
+    },
     /// `while COND { ... }`: a run-time loop (kernels only).
-    While { cond: Expr, body: Block, span: Span },
+    While {
+        cond: Expr,
+        body: Block,
+        span: Span,
+    },
     /// `break;`: leaves the innermost `for` or `while`.
     Break(Span),
     /// `continue;`: goes on with the next trip of the innermost `for` or `while`.
     Continue(Span),
     /// `launch kernel(args) grid(...) block(...) [smem(...)] [stream(...)];` in a host function.
-    Launch { kernel: Ident, args: Vec<Arg>, clauses: Vec<LaunchClause>, span: Span },
+    Launch {
+        kernel: Ident,
+        args: Vec<Arg>,
+        clauses: Vec<LaunchClause>,
+        span: Span,
+    },
 }
 
 impl Stmt {
@@ -277,10 +314,23 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
-    Call { callee: Ident, args: Vec<Arg> },
-    Method { receiver: Box<Expr>, name: Ident, args: Vec<Arg> },
-    Field { base: Box<Expr>, name: Ident },
-    Index { base: Box<Expr>, index: Vec<Expr> },
+    Call {
+        callee: Ident,
+        args: Vec<Arg>,
+    },
+    Method {
+        receiver: Box<Expr>,
+        name: Ident,
+        args: Vec<Arg>,
+    },
+    Field {
+        base: Box<Expr>,
+        name: Ident,
+    },
+    Index {
+        base: Box<Expr>,
+        index: Vec<Expr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

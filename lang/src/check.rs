@@ -6,7 +6,6 @@ use crate::diag::{did_you_mean, Diagnostic};
 use crate::span::Span;
 use crate::types::*;
 
-
 /// Turns a written type into a checked type.
 pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
     match ty {
@@ -17,18 +16,24 @@ pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
                 let mut d = Diagnostic::error(format!("unknown type `{}`", id.name), id.span, "not a type");
                 d = match did_you_mean(&id.name, names) {
                     Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                    None => d.with_help(format!("the scalar types are {}; tensors are written `tensor<T, space, layout>`", names.join(" "))),
+                    None => d.with_help(format!(
+                        "the scalar types are {}; tensors are written `tensor<T, space, layout>`",
+                        names.join(" ")
+                    )),
                 };
                 Err(d)
             }
         },
-        TypeExpr::Fn { span, .. } => Err(Diagnostic::error("a function type is only allowed on a `const` parameter", *span, "function type")),
+        TypeExpr::Fn { span, .. } => {
+            Err(Diagnostic::error("a function type is only allowed on a `const` parameter", *span, "function type"))
+        }
         TypeExpr::Infer(span) => Err(Diagnostic::error("this parameter needs a type", *span, "no type")
             .with_help("only the parameters of `fn` helpers may leave out their type")),
         TypeExpr::Tensor { layout, span, .. } => {
             let Some((elem, space, align, _)) = tensor_parts(ty)? else { unreachable!("a tensor type") };
             let Some(layout) = layout else {
-                return Err(Diagnostic::error("this tensor type needs a layout here", *span, "no layout").with_help("write `tensor<T, space, shape:stride>`"));
+                return Err(Diagnostic::error("this tensor type needs a layout here", *span, "no layout")
+                    .with_help("write `tensor<T, space, shape:stride>`"));
             };
             let layout = resolve_layout(layout)?;
             Ok(Ty::Tensor(TensorType { elem, space, align: align.unwrap_or(elem.size_bytes()), layout }))
@@ -42,7 +47,9 @@ pub fn resolve_type(ty: &TypeExpr) -> Result<Ty, Diagnostic> {
 #[allow(clippy::type_complexity)]
 pub fn tensor_parts(ty: &TypeExpr) -> Result<Option<(Scalar, MemSpace, Option<u32>, Option<LayoutType>)>, Diagnostic> {
     let TypeExpr::Tensor { elem, space, layout, align, .. } = ty else { return Ok(None) };
-    let Ty::Scalar(elem_ty) = resolve_type(&TypeExpr::Named(elem.clone()))? else { unreachable!("named types are scalars") };
+    let Ty::Scalar(elem_ty) = resolve_type(&TypeExpr::Named(elem.clone()))? else {
+        unreachable!("named types are scalars")
+    };
     let space_ty = MemSpace::from_name(&space.name).ok_or_else(|| {
         Diagnostic::error(format!("unknown memory space `{}`", space.name), space.span, "not a memory space")
             .with_help("the memory spaces are `gmem`, `smem` and `rmem`")
@@ -51,11 +58,19 @@ pub fn tensor_parts(ty: &TypeExpr) -> Result<Option<(Scalar, MemSpace, Option<u3
         None => None,
         Some((v, s)) => {
             if *v <= 0 || (*v & (*v - 1)) != 0 || *v > 256 {
-                return Err(Diagnostic::error("alignment must be a power of two between 1 and 256 bytes", *s, "invalid alignment"));
+                return Err(Diagnostic::error(
+                    "alignment must be a power of two between 1 and 256 bytes",
+                    *s,
+                    "invalid alignment",
+                ));
             }
             if (*v as u32) < elem_ty.size_bytes() {
                 return Err(Diagnostic::error(
-                    format!("alignment {v} is smaller than the element size of {} ({} bytes)", elem_ty.name(), elem_ty.size_bytes()),
+                    format!(
+                        "alignment {v} is smaller than the element size of {} ({} bytes)",
+                        elem_ty.name(),
+                        elem_ty.size_bytes()
+                    ),
                     *s,
                     "too small",
                 ));
@@ -88,8 +103,12 @@ fn tuple_of(lit: &IntTupleLit) -> Result<Tuple, Diagnostic> {
         }
         // Elaboration replaces these by their values before resolving a parameter's type.
         IntTupleLit::DynamicDivExpr(_, s) => {
-            return Err(Diagnostic::error("a `?{div=...}` expression is evaluated only in a parameter's type", *s, "not a literal")
-                .with_help("write `?{div=N}` with an integer literal here"))
+            return Err(Diagnostic::error(
+                "a `?{div=...}` expression is evaluated only in a parameter's type",
+                *s,
+                "not a literal",
+            )
+            .with_help("write `?{div=N}` with an integer literal here"))
         }
         // `(x)` is the same as `x`, as CuTe prints rank-1 tuples.
         IntTupleLit::Tuple(items, _) if items.len() == 1 => tuple_of(&items[0])?,
@@ -119,9 +138,9 @@ fn column_major(shape: &Tuple, running: &mut Extent) -> Tuple {
 
 /// Parses a layout in CuTe notation (`(?,8):(8,1)`), as `cute.tensor` types carry it.
 pub fn parse_layout(text: &str) -> Result<LayoutType, Diagnostic> {
-    let lit = crate::grammar::LayoutLitParser::new()
-        .parse(crate::lexer::Lexer::new(text))
-        .map_err(|_| Diagnostic::error(format!("`{text}` is not a layout"), Span::new(0, text.len()), "expected `shape:stride`"))?;
+    let lit = crate::grammar::LayoutLitParser::new().parse(crate::lexer::Lexer::new(text)).map_err(|_| {
+        Diagnostic::error(format!("`{text}` is not a layout"), Span::new(0, text.len()), "expected `shape:stride`")
+    })?;
     resolve_layout(&lit)
 }
 
@@ -138,9 +157,13 @@ pub fn resolve_layout(lit: &LayoutLit) -> Result<LayoutType, Diagnostic> {
     };
     if !shape.congruent(&stride) {
         let sspan = lit.stride.as_ref().map_or(lit.span, IntTupleLit::span);
-        return Err(Diagnostic::error(format!("shape {shape} and stride {stride} do not have the same structure"), sspan, "stride here")
-            .with_secondary(lit.shape.span(), "shape here")
-            .with_help("give one stride for every shape entry, nested the same way"));
+        return Err(Diagnostic::error(
+            format!("shape {shape} and stride {stride} do not have the same structure"),
+            sspan,
+            "stride here",
+        )
+        .with_secondary(lit.shape.span(), "shape here")
+        .with_help("give one stride for every shape entry, nested the same way"));
     }
     Ok(LayoutType { shape, stride })
 }

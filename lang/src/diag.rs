@@ -53,7 +53,8 @@ pub fn emit(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &st
     for d in diagnostics {
         // A span past the end (from a truncated file) must not abort rendering: clamp it.
         let mut d = d.clone();
-        let clamp = |s: Span| Span::new(s.start.min(source.len()), s.end.min(source.len()).max(s.start.min(source.len())));
+        let clamp =
+            |s: Span| Span::new(s.start.min(source.len()), s.end.min(source.len()).max(s.start.min(source.len())));
         d.primary.0 = clamp(d.primary.0);
         for (s, _) in &mut d.secondary {
             *s = clamp(*s);

@@ -97,7 +97,14 @@ pub enum Special {
 impl Special {
     /// Whether it is one of the thread-block cluster registers (sm_90).
     pub fn is_cluster(self) -> bool {
-        matches!(self, Special::ClusterIdx(_) | Special::ClusterDim(_) | Special::BlockIdxInCluster(_) | Special::BlockInClusterDim(_) | Special::BlockRankInCluster)
+        matches!(
+            self,
+            Special::ClusterIdx(_)
+                | Special::ClusterDim(_)
+                | Special::BlockIdxInCluster(_)
+                | Special::BlockInClusterDim(_)
+                | Special::BlockRankInCluster
+        )
     }
 }
 
@@ -230,70 +237,232 @@ impl CmpOp {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inst {
-    Special { dst: ValueId, which: Special, span: Span },
+    Special {
+        dst: ValueId,
+        which: Special,
+        span: Span,
+    },
     /// `dst = a op b` on scalars of type `ty`, or element-wise on fragments when `frag` is set.
-    Binary { dst: ValueId, op: BinaryOp, ty: Scalar, frag: Option<usize>, a: Operand, b: Operand, span: Span },
-    Neg { dst: ValueId, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
-    Not { dst: ValueId, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
-    Cmp { dst: ValueId, op: CmpOp, ty: Scalar, frag: Option<usize>, a: Operand, b: Operand, span: Span },
-    Convert { dst: ValueId, from: Scalar, to: Scalar, frag: Option<usize>, a: Operand, span: Span },
+    Binary {
+        dst: ValueId,
+        op: BinaryOp,
+        ty: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    },
+    Neg {
+        dst: ValueId,
+        ty: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        span: Span,
+    },
+    Not {
+        dst: ValueId,
+        ty: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        span: Span,
+    },
+    Cmp {
+        dst: ValueId,
+        op: CmpOp,
+        ty: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    },
+    Convert {
+        dst: ValueId,
+        from: Scalar,
+        to: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        span: Span,
+    },
     /// A math function of one operand (`sqrt`, `sin`, `exp2`, ...), element-wise on fragments.
-    Math { dst: ValueId, fun: MathFn, ty: Scalar, frag: Option<usize>, a: Operand, span: Span },
+    Math {
+        dst: ValueId,
+        fun: MathFn,
+        ty: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        span: Span,
+    },
     /// `dst = c ? a : b`.
-    Select { dst: ValueId, ty: Scalar, frag: Option<usize>, c: Operand, a: Operand, b: Operand, span: Span },
+    Select {
+        dst: ValueId,
+        ty: Scalar,
+        frag: Option<usize>,
+        c: Operand,
+        a: Operand,
+        b: Operand,
+        span: Span,
+    },
     /// A view of `src` with the layout of `ty`, made by the CuTe operation `how`. The front end has
     /// computed `ty` with the algebra; code generation keeps `how` as a `cute` op, and
     /// `cute-canonicalize` folds it (and checks that the algebra gives `ty`).
-    View { dst: ValueId, src: ValueId, how: ViewHow, ty: TensorTy, span: Span },
+    View {
+        dst: ValueId,
+        src: ValueId,
+        how: ViewHow,
+        ty: TensorTy,
+        span: Span,
+    },
     /// One element, at `at`.
-    Load { dst: ValueId, tensor: ValueId, ty: TensorTy, at: At, span: Span },
-    Store { value: Operand, tensor: ValueId, ty: TensorTy, at: At, span: Span },
+    Load {
+        dst: ValueId,
+        tensor: ValueId,
+        ty: TensorTy,
+        at: At,
+        span: Span,
+    },
+    Store {
+        value: Operand,
+        tensor: ValueId,
+        ty: TensorTy,
+        at: At,
+        span: Span,
+    },
     /// The whole (static-size) tensor into a fragment, element i from coordinate i.
-    LoadFrag { dst: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
-    StoreFrag { value: ValueId, tensor: ValueId, ty: TensorTy, span: Span },
+    LoadFrag {
+        dst: ValueId,
+        tensor: ValueId,
+        ty: TensorTy,
+        span: Span,
+    },
+    StoreFrag {
+        value: ValueId,
+        tensor: ValueId,
+        ty: TensorTy,
+        span: Span,
+    },
     /// CuTe's `copy(src, dst)`: every element of `src` to the same coordinate of `dst` (both of the
     /// same static size). `width`: the elements one access may move at most (a copy atom's width);
     /// `None` lets `cute-vectorize` take the widest both layouts prove.
     /// `pred` (`cp.async` only): when false nothing is read and `dst` is zero-filled (CuTe's
     /// `copy_if` of a zero-filling atom); other predicated copies are `If`s around a `Copy`.
-    Copy { src: ValueId, src_ty: TensorTy, dst: ValueId, dst_ty: TensorTy, width: Option<u32>, op: CopyOp, pred: Option<Operand>, span: Span },
+    Copy {
+        src: ValueId,
+        src_ty: TensorTy,
+        dst: ValueId,
+        dst_ty: TensorTy,
+        width: Option<u32>,
+        op: CopyOp,
+        pred: Option<Operand>,
+        span: Span,
+    },
     /// `cp.async.commit_group` (`wait: None`) or `cp.async.wait_group N`: groups of asynchronous
     /// copies issued so far, and waiting until at most N groups are still in flight.
-    AsyncCopyGroup { wait: Option<u32>, span: Span },
+    AsyncCopyGroup {
+        wait: Option<u32>,
+        span: Span,
+    },
     /// Memory for a tensor of this type: registers (rmem, promoted to registers by the backend when
     /// every access is at a static offset) or shared memory (smem, one block-wide buffer).
-    Alloc { dst: ValueId, ty: TensorTy, span: Span },
+    Alloc {
+        dst: ValueId,
+        ty: TensorTy,
+        span: Span,
+    },
     /// A shared tensor of this type `offset` bytes into the launch's own dynamic shared memory
     /// (`smem(BYTES)` of the launch, after what the compiler places there; CuTe DSL's
     /// `SmemAllocator.allocate_tensor`). `offset` is a multiple of [`SMEM_ALIGN`].
-    LaunchSmem { dst: ValueId, ty: TensorTy, offset: u64, span: Span },
+    LaunchSmem {
+        dst: ValueId,
+        ty: TensorTy,
+        offset: u64,
+        span: Span,
+    },
     /// Element `index` of a fragment.
-    Extract { dst: ValueId, ty: Scalar, frag: ValueId, index: usize, span: Span },
+    Extract {
+        dst: ValueId,
+        ty: Scalar,
+        frag: ValueId,
+        index: usize,
+        span: Span,
+    },
     /// A whole fragment folded by `op` (`Add`, `Mul`, `Min` or `Max`) into one scalar, in element
     /// order from `init` when given (from element 0 otherwise): `((init op x0) op x1) ...`.
-    Reduce { dst: ValueId, op: BinaryOp, ty: Scalar, frag: ValueId, init: Option<Operand>, span: Span },
+    Reduce {
+        dst: ValueId,
+        op: BinaryOp,
+        ty: Scalar,
+        frag: ValueId,
+        init: Option<Operand>,
+        span: Span,
+    },
     /// A fragment from scalars.
-    FromElements { dst: ValueId, ty: Scalar, elems: Vec<Operand>, span: Span },
+    FromElements {
+        dst: ValueId,
+        ty: Scalar,
+        elems: Vec<Operand>,
+        span: Span,
+    },
     /// A warp shuffle (`shfl.sync`): the value of lane `lane ^ offset` (xor), `lane + offset` (down)
     /// or lane `offset` (idx).
-    Shuffle { dst: ValueId, kind: ShuffleKind, ty: Scalar, value: Operand, offset: Operand, span: Span },
-    If { cond: Operand, then: Vec<Inst>, els: Vec<Inst>, span: Span },
+    Shuffle {
+        dst: ValueId,
+        kind: ShuffleKind,
+        ty: Scalar,
+        value: Operand,
+        offset: Operand,
+        span: Span,
+    },
+    If {
+        cond: Operand,
+        then: Vec<Inst>,
+        els: Vec<Inst>,
+        span: Span,
+    },
     /// `iv` from `lb` while `< ub` (signed) by `step`. With `exit`, the loop also ends before a
     /// trip when `exit` is true (a `break` or `return` in the body set one of its flags).
-    For { iv: ValueId, lb: Int, ub: Int, step: Int, body: Vec<Inst>, exit: Option<Cond>, span: Span },
+    For {
+        iv: ValueId,
+        lb: Int,
+        ub: Int,
+        step: Int,
+        body: Vec<Inst>,
+        exit: Option<Cond>,
+        span: Span,
+    },
     /// A `while` loop: `cond` is computed before each trip, and the loop ends when it is false.
-    While { cond: Cond, body: Vec<Inst>, span: Span },
+    While {
+        cond: Cond,
+        body: Vec<Inst>,
+        span: Span,
+    },
     /// Prints text and run-time values (`printf`); segments are concatenated.
-    Printf { segments: Vec<FmtSeg>, span: Span },
-    Barrier { span: Span },
+    Printf {
+        segments: Vec<FmtSeg>,
+        span: Span,
+    },
+    Barrier {
+        span: Span,
+    },
     /// A named barrier (`bar.sync id, threads` or, with `arrive`, `bar.arrive id, threads`): the
     /// block's barrier `id` (0 to 15) completes when `threads` threads (a multiple of 32) have
     /// arrived; only the syncing threads wait. Lets the warps of one role (the consumer
     /// warpgroups of a warp-specialized kernel) synchronize without the others.
-    NamedBarrier { id: Operand, threads: Operand, arrive: bool, span: Span },
+    NamedBarrier {
+        id: Operand,
+        threads: Operand,
+        arrive: bool,
+        span: Span,
+    },
     /// One warp-wide tensor-core instruction (`mma.sync`): `dst = a * b + c` on the fragments of
     /// one atom (`a`, `b`, `c` hold the thread's values in the atom's TV-layout order).
-    Mma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, b: ValueId, c: ValueId, span: Span },
+    Mma {
+        dst: ValueId,
+        atom: &'static cute_layout::MmaAtom,
+        a: ValueId,
+        b: ValueId,
+        c: ValueId,
+        span: Span,
+    },
     /// One warpgroup-wide, asynchronous tensor-core instruction (`wgmma.mma_async`, sm_90a):
     /// `dst = a * b + c` with `a` (`a_ty`) and `b` (`b_ty`) one atom's tiles in shared memory (read
     /// through matrix descriptors) and `c`/`dst` the thread's accumulator fragment. The result is
@@ -302,37 +471,91 @@ pub enum Inst {
     /// register value like `Mma`'s.
     /// `scale_d`: when given and false, `dst = a * b` (the accumulators are not read: PTX's
     /// scale-d 0), else `dst = a * b + c`.
-    Wgmma { dst: ValueId, atom: &'static cute_layout::MmaAtom, a: ValueId, a_ty: Option<TensorTy>, b: ValueId, b_ty: TensorTy, c: ValueId, scale_d: Option<Operand>, span: Span },
+    Wgmma {
+        dst: ValueId,
+        atom: &'static cute_layout::MmaAtom,
+        a: ValueId,
+        a_ty: Option<TensorTy>,
+        b: ValueId,
+        b_ty: TensorTy,
+        c: ValueId,
+        scale_d: Option<Operand>,
+        span: Span,
+    },
     /// A warpgroup or proxy synchronization: `wgmma.fence`, `wgmma.commit_group`,
     /// `wgmma.wait_group N`, or `fence.proxy.async.shared::cta`.
-    Warpgroup { op: WarpgroupOp, span: Span },
+    Warpgroup {
+        op: WarpgroupOp,
+        span: Span,
+    },
     /// An mbarrier operation (sm_90) on the 64-bit shared-memory barrier `offset` elements into
     /// `tensor` (an `i64` shared tensor): init with an arrival count, arrive, arrive with an
     /// expected transaction byte count, or wait for a phase parity. `arg` is the count, the bytes or
     /// the parity (none for `Arrive`).
-    Mbarrier { op: MbarrierOp, tensor: ValueId, ty: TensorTy, offset: Int, arg: Option<Operand>, span: Span },
+    Mbarrier {
+        op: MbarrierOp,
+        tensor: ValueId,
+        ty: TensorTy,
+        offset: Int,
+        arg: Option<Operand>,
+        span: Span,
+    },
     /// A TMA load (sm_90): `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`
     /// of the box of tensor map `tma` (an index into [`Kernel::tmas`]) at element coordinates
     /// `coords` (in the map's dimension order, innermost first) into the shared tensor `smem`
     /// (a whole allocation), completing on the mbarrier `offset` elements into `bar`.
-    TmaLoad { tma: usize, smem: ValueId, smem_ty: TensorTy, bar: ValueId, bar_ty: TensorTy, offset: Int, coords: Vec<Int>, span: Span },
+    TmaLoad {
+        tma: usize,
+        smem: ValueId,
+        smem_ty: TensorTy,
+        bar: ValueId,
+        bar_ty: TensorTy,
+        offset: Int,
+        coords: Vec<Int>,
+        span: Span,
+    },
     /// A cluster barrier step (sm_90): `barrier.cluster.arrive` (release), its `.relaxed` form, or
     /// `barrier.cluster.wait` (acquire).
-    ClusterBarrier { op: ClusterBarrierOp, span: Span },
+    ClusterBarrier {
+        op: ClusterBarrierOp,
+        span: Span,
+    },
     /// Distributed shared memory (sm_90): the element `offset` elements into the shared tensor
     /// `tensor`, in the shared memory of the block of rank `rank` in this block's cluster
     /// (`mapa.shared::cluster`), read into `dst` (`ld.shared::cluster`)...
-    DsmemLoad { dst: ValueId, tensor: ValueId, ty: TensorTy, offset: Int, rank: Operand, span: Span },
+    DsmemLoad {
+        dst: ValueId,
+        tensor: ValueId,
+        ty: TensorTy,
+        offset: Int,
+        rank: Operand,
+        span: Span,
+    },
     /// ... or written with `value` (`st.shared::cluster`).
-    DsmemStore { value: Operand, tensor: ValueId, ty: TensorTy, offset: Int, rank: Operand, span: Span },
+    DsmemStore {
+        value: Operand,
+        tensor: ValueId,
+        ty: TensorTy,
+        offset: Int,
+        rank: Operand,
+        span: Span,
+    },
     /// A TMA store (sm_90): `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group` of the shared
     /// tensor `smem` (the box of tensor map `tma`) to element coordinates `coords` (the map's
     /// dimension order) of the global tensor. Asynchronous: it joins the thread's next bulk group.
-    TmaStore { tma: usize, smem: ValueId, smem_ty: TensorTy, coords: Vec<Int>, span: Span },
+    TmaStore {
+        tma: usize,
+        smem: ValueId,
+        smem_ty: TensorTy,
+        coords: Vec<Int>,
+        span: Span,
+    },
     /// A bulk async-group operation (sm_90), for TMA stores: commit or wait.
-    BulkGroup { op: BulkGroupOp, span: Span },
+    BulkGroup {
+        op: BulkGroupOp,
+        span: Span,
+    },
 }
-
 
 /// The steps of the cluster barrier (CuTe DSL's `cute.arch.cluster_arrive`, `cluster_wait`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -366,7 +589,6 @@ pub struct Cluster {
     /// The first launch clause that gave it.
     pub span: Span,
 }
-
 
 /// `cp.async.bulk` group operations (`tma_store_arrive`, `tma_store_wait`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -413,7 +635,8 @@ pub struct TmaDesc {
 impl TmaDesc {
     /// The same encoding: a load and a store of one tensor with one box and swizzle share a map.
     pub fn same_map(&self, other: &TmaDesc) -> bool {
-        (self.param, self.elem, &self.order, &self.box_dims, self.swizzle_bytes) == (other.param, other.elem, &other.order, &other.box_dims, other.swizzle_bytes)
+        (self.param, self.elem, &self.order, &self.box_dims, self.swizzle_bytes)
+            == (other.param, other.elem, &other.order, &other.box_dims, other.swizzle_bytes)
     }
 }
 
@@ -601,7 +824,12 @@ impl CopyOp {
     /// Every name, quoted, for messages: `"universal", "cp.async.ca", ...`; without "universal" for
     /// the IR, where a universal copy has no `op`.
     pub fn names(with_universal: bool) -> String {
-        COPY_OPS.iter().filter(|o| with_universal || **o != CopyOp::Universal).map(|o| format!("\"{}\"", o.name())).collect::<Vec<_>>().join(", ")
+        COPY_OPS
+            .iter()
+            .filter(|o| with_universal || **o != CopyOp::Universal)
+            .map(|o| format!("\"{}\"", o.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -649,7 +877,10 @@ pub enum FmtSeg {
 pub enum ParamKind {
     /// A tensor argument; `dyn_leaves` are the value ids of its dynamic shape entries then dynamic
     /// stride entries (flattened order), as the kernel ABI passes them.
-    Tensor { ty: TensorTy, dyn_leaves: Vec<ValueId> },
+    Tensor {
+        ty: TensorTy,
+        dyn_leaves: Vec<ValueId>,
+    },
     Scalar(Scalar),
     /// A CUDA stream (host functions only): launches name it in `stream(s)`. It is no dynamic
     /// value of the plan (no `$k`) and is never passed to a kernel.
@@ -713,7 +944,11 @@ pub fn max_register_elements(elem: Scalar) -> u64 {
 }
 
 fn register_bytes(elem: Scalar) -> u64 {
-    if elem == Scalar::Bool { 4 } else { u64::from(elem.size_bytes()) }
+    if elem == Scalar::Bool {
+        4
+    } else {
+        u64::from(elem.size_bytes())
+    }
 }
 
 /// The shared memory a kernel may declare statically; larger allocations go to dynamic shared
@@ -772,7 +1007,9 @@ impl Kernel {
         fn walk(insts: &[Inst], at: &mut u64) {
             for i in insts {
                 match i {
-                    Inst::Alloc { ty, .. } if ty.space == MemSpace::Smem => *at = at.div_ceil(smem_alloc_align(ty)) * smem_alloc_align(ty) + smem_alloc_bytes(ty),
+                    Inst::Alloc { ty, .. } if ty.space == MemSpace::Smem => {
+                        *at = at.div_ceil(smem_alloc_align(ty)) * smem_alloc_align(ty) + smem_alloc_bytes(ty)
+                    }
                     other => other.regions().into_iter().for_each(|r| walk(r, at)),
                 }
             }
@@ -789,7 +1026,11 @@ impl Kernel {
     /// any allocation there may ask.
     pub fn dynamic_smem_bytes(&self) -> u64 {
         let b = self.smem_bytes();
-        if b > STATIC_SMEM_LIMIT { b.div_ceil(SMEM_MAX_ALIGN) * SMEM_MAX_ALIGN } else { 0 }
+        if b > STATIC_SMEM_LIMIT {
+            b.div_ceil(SMEM_MAX_ALIGN) * SMEM_MAX_ALIGN
+        } else {
+            0
+        }
     }
 
     /// The bytes of the launch's `smem(BYTES)` region the kernel's tensors there reach (0 without
@@ -853,11 +1094,23 @@ pub enum HostStep {
     Print(Vec<FmtSeg>),
     /// A host `if` on run-time values: the runtime evaluates `cond` per call and carries out one
     /// branch, whose checks apply only when it is taken.
-    If { cond: HostCond, then: HostBranch, els: HostBranch, span: Span },
+    If {
+        cond: HostCond,
+        then: HostBranch,
+        els: HostBranch,
+        span: Span,
+    },
     /// A host `for` with run-time bounds or step: the runtime runs `body` once per value of `var`
     /// from `start` (inclusive) to `end` (exclusive) by `step` (refusing a call whose step is not
     /// positive); the body's checks apply per trip, with `var` bound.
-    For { var: ValueId, start: Int, end: Int, step: Int, body: HostBranch, span: Span },
+    For {
+        var: ValueId,
+        start: Int,
+        end: Int,
+        step: Int,
+        body: HostBranch,
+        span: Span,
+    },
     /// `break` of the innermost host run-time `for` (under a host `if` in its body, or not).
     Break,
     /// `continue` of the innermost host run-time `for`.

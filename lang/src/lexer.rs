@@ -223,8 +223,18 @@ impl<'s> Lexer<'s> {
             let digits: String = self.src[start + 2..self.pos].chars().filter(|c| *c != '_').collect();
             return match i64::from_str_radix(&digits, 16) {
                 Ok(v) => Ok((start, Tok::Int(v), self.pos)),
-                Err(_) if digits.is_empty() => Err(self.error(start, self.pos, "hexadecimal literal without digits", Some("write digits after `0x`, e.g. `0xFF`"))),
-                Err(_) => Err(self.error(start, self.pos, "hexadecimal literal too large", Some("integers must fit in a signed 64-bit integer (at most 0x7FFF_FFFF_FFFF_FFFF)"))),
+                Err(_) if digits.is_empty() => Err(self.error(
+                    start,
+                    self.pos,
+                    "hexadecimal literal without digits",
+                    Some("write digits after `0x`, e.g. `0xFF`"),
+                )),
+                Err(_) => Err(self.error(
+                    start,
+                    self.pos,
+                    "hexadecimal literal too large",
+                    Some("integers must fit in a signed 64-bit integer (at most 0x7FFF_FFFF_FFFF_FFFF)"),
+                )),
             };
         }
         while self.peek_byte(0).is_some_and(|b| b.is_ascii_digit() || b == b'_') {
@@ -241,7 +251,8 @@ impl<'s> Lexer<'s> {
         }
         if matches!(self.peek_byte(0), Some(b'e' | b'E'))
             && (self.peek_byte(1).is_some_and(|b| b.is_ascii_digit())
-                || (matches!(self.peek_byte(1), Some(b'+' | b'-')) && self.peek_byte(2).is_some_and(|b| b.is_ascii_digit())))
+                || (matches!(self.peek_byte(1), Some(b'+' | b'-'))
+                    && self.peek_byte(2).is_some_and(|b| b.is_ascii_digit())))
         {
             is_float = true;
             self.pos += 2;
@@ -274,13 +285,23 @@ impl<'s> Lexer<'s> {
         let mut value = String::new();
         loop {
             let Some(c) = self.src[self.pos..].chars().next() else {
-                return Err(self.error(start, start + 1, "unterminated string literal", Some("close the string with `\"`")));
+                return Err(self.error(
+                    start,
+                    start + 1,
+                    "unterminated string literal",
+                    Some("close the string with `\"`"),
+                ));
             };
             self.pos += c.len_utf8();
             match c {
                 '"' => return Ok((start, Tok::Str(value), self.pos)),
                 '\n' => {
-                    return Err(self.error(start, start + 1, "unterminated string literal", Some("close the string with `\"` before the end of the line")))
+                    return Err(self.error(
+                        start,
+                        start + 1,
+                        "unterminated string literal",
+                        Some("close the string with `\"` before the end of the line"),
+                    ))
                 }
                 '\\' => {
                     let esc_start = self.pos - 1;
@@ -293,7 +314,12 @@ impl<'s> Lexer<'s> {
                         '"' => '"',
                         '0' => '\0',
                         _ => {
-                            return Err(self.error(esc_start, self.pos, format!("unknown escape `\\{e}`"), Some("the escapes are \\n \\t \\\\ \\\" \\0")))
+                            return Err(self.error(
+                                esc_start,
+                                self.pos,
+                                format!("unknown escape `\\{e}`"),
+                                Some("the escapes are \\n \\t \\\\ \\\" \\0"),
+                            ))
                         }
                     });
                 }

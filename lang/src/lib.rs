@@ -32,11 +32,18 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
     }
     fn first(insts: &[kir::Inst]) -> Option<(String, span::Span)> {
         insts.iter().find_map(|i| match i {
-            kir::Inst::Wgmma { atom, span, .. } => Some((format!("`gemm` with {} is a Hopper wgmma instruction", atom.name), *span)),
-            kir::Inst::Warpgroup { op: op @ (kir::WarpgroupOp::RegAlloc(_) | kir::WarpgroupOp::RegDealloc(_)), span } => {
+            kir::Inst::Wgmma { atom, span, .. } => {
+                Some((format!("`gemm` with {} is a Hopper wgmma instruction", atom.name), *span))
+            }
+            kir::Inst::Warpgroup {
+                op: op @ (kir::WarpgroupOp::RegAlloc(_) | kir::WarpgroupOp::RegDealloc(_)),
+                span,
+            } => {
                 Some((format!("`{}` (setmaxnreg) is a Hopper register re-allocation instruction", op.builtin()), *span))
             }
-            kir::Inst::Warpgroup { op, span } if !matches!(op, kir::WarpgroupOp::FenceProxyAsync | kir::WarpgroupOp::FenceMbarrierInit) => {
+            kir::Inst::Warpgroup { op, span }
+                if !matches!(op, kir::WarpgroupOp::FenceProxyAsync | kir::WarpgroupOp::FenceMbarrierInit) =>
+            {
                 Some((format!("`{}` is a Hopper wgmma instruction", op.builtin()), *span))
             }
             other => other.regions().into_iter().find_map(first),
@@ -59,15 +66,25 @@ pub fn check_arch(module: &kir::Module, arch: &str) -> Result<(), Vec<Diagnostic
     for k in &module.kernels {
         if arch == "sm_80" {
             // A launch's `cluster(...)` compiles to `.reqnctapercluster`, an sm_90 directive.
-            let clustered = k.cluster.map(|c| ("a `cluster(...)` launch is a Hopper thread-block cluster launch".to_string(), c.span));
+            let clustered = k
+                .cluster
+                .map(|c| ("a `cluster(...)` launch is a Hopper thread-block cluster launch".to_string(), c.span));
             if let Some((what, span)) = clustered.or_else(|| first_sm90(&k.body)) {
-                return Err(vec![Diagnostic::error(format!("{what}, which needs sm_90 or later; this build is for {arch}"), span, format!("not available on {arch}"))
-                    .with_help("build with `cutec build --arch sm_90` (or `sm_90a`)")]);
+                return Err(vec![Diagnostic::error(
+                    format!("{what}, which needs sm_90 or later; this build is for {arch}"),
+                    span,
+                    format!("not available on {arch}"),
+                )
+                .with_help("build with `cutec build --arch sm_90` (or `sm_90a`)")]);
             }
         }
         if let Some((what, span)) = first(&k.body) {
-            return Err(vec![Diagnostic::error(format!("{what}, which needs the sm_90a target; this build is for {arch}"), span, format!("not available on {arch}"))
-                .with_help("build with `cutec build --arch sm_90a` (the cubin then runs on Hopper GPUs only)")]);
+            return Err(vec![Diagnostic::error(
+                format!("{what}, which needs the sm_90a target; this build is for {arch}"),
+                span,
+                format!("not available on {arch}"),
+            )
+            .with_help("build with `cutec build --arch sm_90a` (the cubin then runs on Hopper GPUs only)")]);
         }
     }
     Ok(())

@@ -36,8 +36,12 @@ fn check_nesting(source: &str) -> Result<(), Diagnostic> {
     for (offset, tok, end) in Lexer::new(source).filter_map(Result::ok) {
         let span = Span::new(offset, end);
         if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) && bound.groups.len() > MAX_NESTING {
-            return Err(Diagnostic::error("brackets nest too deeply", span, format!("more than {MAX_NESTING} levels deep"))
-                .with_help("split the expression with `let` bindings"));
+            return Err(Diagnostic::error(
+                "brackets nest too deeply",
+                span,
+                format!("more than {MAX_NESTING} levels deep"),
+            )
+            .with_help("split the expression with `let` bindings"));
         }
         bound.token(&tok, span)?;
     }
@@ -120,8 +124,14 @@ impl Group {
         if self.segment_bound() <= MAX_DEPTH {
             return Ok(());
         }
-        Err(Diagnostic::error(format!("{what} too deeply nested"), Span::new(self.start, at.max(self.start)), format!("more than {MAX_DEPTH} levels deep"))
-            .with_help("split long expressions with `let` bindings, and long `else if` chains or deep blocks into functions"))
+        Err(Diagnostic::error(
+            format!("{what} too deeply nested"),
+            Span::new(self.start, at.max(self.start)),
+            format!("more than {MAX_DEPTH} levels deep"),
+        )
+        .with_help(
+            "split long expressions with `let` bindings, and long `else if` chains or deep blocks into functions",
+        ))
     }
 
     /// Ends the current segment.
@@ -152,7 +162,18 @@ impl DepthBound {
         }
         let after_operand = std::mem::replace(
             &mut self.after_operand,
-            matches!(tok, Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::True | Tok::False | Tok::Underscore | Tok::RParen | Tok::RBracket),
+            matches!(
+                tok,
+                Tok::Ident(_)
+                    | Tok::Int(_)
+                    | Tok::Float(_)
+                    | Tok::Str(_)
+                    | Tok::True
+                    | Tok::False
+                    | Tok::Underscore
+                    | Tok::RParen
+                    | Tok::RBracket
+            ),
         );
         match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
@@ -177,7 +198,19 @@ impl DepthBound {
             Tok::Comma | Tok::Semi => self.current().end_segment(span.end)?,
             // Keywords that start a statement or an item (`fn` and `const` also appear in types and
             // parameters, where counting them only raises the bound).
-            Tok::If | Tok::Else | Tok::For | Tok::While | Tok::Break | Tok::Continue | Tok::Let | Tok::Return | Tok::Launch | Tok::Kernel | Tok::Fn | Tok::Host | Tok::Const => {
+            Tok::If
+            | Tok::Else
+            | Tok::For
+            | Tok::While
+            | Tok::Break
+            | Tok::Continue
+            | Tok::Let
+            | Tok::Return
+            | Tok::Launch
+            | Tok::Kernel
+            | Tok::Fn
+            | Tok::Host
+            | Tok::Const => {
                 let group = self.current();
                 group.keyword = true;
                 group.spine += 1;
@@ -247,7 +280,11 @@ fn expected_list(expected: &[String]) -> String {
         .collect();
     names.sort();
     names.dedup();
-    let shown: Vec<String> = names.iter().take(8).map(|n| if n.starts_with("a ") || n.starts_with("an ") { n.to_string() } else { format!("`{n}`") }).collect();
+    let shown: Vec<String> = names
+        .iter()
+        .take(8)
+        .map(|n| if n.starts_with("a ") || n.starts_with("an ") { n.to_string() } else { format!("`{n}`") })
+        .collect();
     let more = if names.len() > 8 { ", ..." } else { "" };
     format!("{}{more}", shown.join(", "))
 }
@@ -264,7 +301,8 @@ fn to_diagnostic(source: &str, error: ParseError<usize, Tok, LexError>) -> Diagn
         ParseError::UnrecognizedToken { token: (l, tok, r), expected } => {
             // A missing `;` is the most common slip: point at where it belongs, not at the next line.
             if expected.iter().any(|e| e == "\";\"") {
-                let prev_end = Lexer::new(source).filter_map(Result::ok).take_while(|(_, _, e)| *e <= l).last().map(|(_, _, e)| e);
+                let prev_end =
+                    Lexer::new(source).filter_map(Result::ok).take_while(|(_, _, e)| *e <= l).last().map(|(_, _, e)| e);
                 if let Some(at) = prev_end {
                     return Diagnostic::error(format!("expected `;`, found {tok}"), Span::new(at, at), "add `;` here")
                         .with_secondary(Span::new(l, r), "unexpected token");
@@ -278,7 +316,11 @@ fn to_diagnostic(source: &str, error: ParseError<usize, Tok, LexError>) -> Diagn
             Diagnostic::error("unexpected end of file", Span::new(at, at), "the file ends here")
                 .with_help(format!("expected one of {}", expected_list(&expected)))
         }
-        ParseError::InvalidToken { location } => Diagnostic::error("invalid token", Span::new(location, location + 1), "not a token"),
-        ParseError::ExtraToken { token: (l, tok, r) } => Diagnostic::error(format!("unexpected {tok}"), Span::new(l, r), "extra token"),
+        ParseError::InvalidToken { location } => {
+            Diagnostic::error("invalid token", Span::new(location, location + 1), "not a token")
+        }
+        ParseError::ExtraToken { token: (l, tok, r) } => {
+            Diagnostic::error(format!("unexpected {tok}"), Span::new(l, r), "extra token")
+        }
     }
 }

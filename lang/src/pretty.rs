@@ -479,12 +479,21 @@ fn strip_item(item: &Item) -> Item {
             type_params: f
                 .type_params
                 .iter()
-                .map(|t| TypeParam { name: strip_ident(&t.name), choices: t.choices.as_ref().map(|c| c.iter().map(strip_ident).collect()), span: NO_SPAN })
+                .map(|t| TypeParam {
+                    name: strip_ident(&t.name),
+                    choices: t.choices.as_ref().map(|c| c.iter().map(strip_ident).collect()),
+                    span: NO_SPAN,
+                })
                 .collect(),
             params: f
                 .params
                 .iter()
-                .map(|p| Param { is_const: p.is_const, name: strip_ident(&p.name), ty: strip_type(&p.ty), span: NO_SPAN })
+                .map(|p| Param {
+                    is_const: p.is_const,
+                    name: strip_ident(&p.name),
+                    ty: strip_type(&p.ty),
+                    span: NO_SPAN,
+                })
                 .collect(),
             ret: f.ret.as_ref().map(strip_type),
             body: strip_block(&f.body),
@@ -514,9 +523,11 @@ fn strip_type(ty: &TypeExpr) -> TypeExpr {
             align: align.map(|(v, _)| (v, NO_SPAN)),
             span: NO_SPAN,
         },
-        TypeExpr::Fn { params, ret, .. } => {
-            TypeExpr::Fn { params: params.iter().map(strip_type).collect(), ret: Box::new(strip_type(ret)), span: NO_SPAN }
-        }
+        TypeExpr::Fn { params, ret, .. } => TypeExpr::Fn {
+            params: params.iter().map(strip_type).collect(),
+            ret: Box::new(strip_type(ret)),
+            span: NO_SPAN,
+        },
     }
 }
 
@@ -545,10 +556,15 @@ fn strip_pattern(p: &Pattern) -> Pattern {
 
 fn strip_stmt(s: &Stmt) -> Stmt {
     match s {
-        Stmt::Let { pattern, ty, value, .. } => {
-            Stmt::Let { pattern: strip_pattern(pattern), ty: ty.as_ref().map(strip_type), value: strip_expr(value), span: NO_SPAN }
+        Stmt::Let { pattern, ty, value, .. } => Stmt::Let {
+            pattern: strip_pattern(pattern),
+            ty: ty.as_ref().map(strip_type),
+            value: strip_expr(value),
+            span: NO_SPAN,
+        },
+        Stmt::Assign { target, value, .. } => {
+            Stmt::Assign { target: strip_expr(target), value: strip_expr(value), span: NO_SPAN }
         }
-        Stmt::Assign { target, value, .. } => Stmt::Assign { target: strip_expr(target), value: strip_expr(value), span: NO_SPAN },
         Stmt::Expr(e) => Stmt::Expr(strip_expr(e)),
         Stmt::If { cond, then, els, .. } => Stmt::If {
             cond: strip_expr(cond),
@@ -566,7 +582,9 @@ fn strip_stmt(s: &Stmt) -> Stmt {
             span: NO_SPAN,
         },
         Stmt::Return { value, .. } => Stmt::Return { value: value.as_ref().map(strip_expr), span: NO_SPAN },
-        Stmt::While { cond, body, .. } => Stmt::While { cond: strip_expr(cond), body: strip_block(body), span: NO_SPAN },
+        Stmt::While { cond, body, .. } => {
+            Stmt::While { cond: strip_expr(cond), body: strip_block(body), span: NO_SPAN }
+        }
         Stmt::Break(_) => Stmt::Break(NO_SPAN),
         Stmt::Continue(_) => Stmt::Continue(NO_SPAN),
         Stmt::Launch { kernel, args, clauses, .. } => Stmt::Launch {
@@ -574,7 +592,11 @@ fn strip_stmt(s: &Stmt) -> Stmt {
             args: args.iter().map(strip_arg).collect(),
             clauses: clauses
                 .iter()
-                .map(|c| LaunchClause { name: strip_ident(&c.name), args: c.args.iter().map(strip_expr).collect(), span: NO_SPAN })
+                .map(|c| LaunchClause {
+                    name: strip_ident(&c.name),
+                    args: c.args.iter().map(strip_expr).collect(),
+                    span: NO_SPAN,
+                })
                 .collect(),
             span: NO_SPAN,
         },
@@ -596,14 +618,18 @@ fn strip_expr(e: &Expr) -> Expr {
         ExprKind::Tuple(items) => ExprKind::Tuple(items.iter().map(strip_expr).collect()),
         ExprKind::Unary(op, inner) => ExprKind::Unary(*op, Box::new(strip_expr(inner))),
         ExprKind::Binary(op, a, b) => ExprKind::Binary(*op, Box::new(strip_expr(a)), Box::new(strip_expr(b))),
-        ExprKind::Call { callee, args } => ExprKind::Call { callee: strip_ident(callee), args: args.iter().map(strip_arg).collect() },
+        ExprKind::Call { callee, args } => {
+            ExprKind::Call { callee: strip_ident(callee), args: args.iter().map(strip_arg).collect() }
+        }
         ExprKind::Method { receiver, name, args } => ExprKind::Method {
             receiver: Box::new(strip_expr(receiver)),
             name: strip_ident(name),
             args: args.iter().map(strip_arg).collect(),
         },
         ExprKind::Field { base, name } => ExprKind::Field { base: Box::new(strip_expr(base)), name: strip_ident(name) },
-        ExprKind::Index { base, index } => ExprKind::Index { base: Box::new(strip_expr(base)), index: index.iter().map(strip_expr).collect() },
+        ExprKind::Index { base, index } => {
+            ExprKind::Index { base: Box::new(strip_expr(base)), index: index.iter().map(strip_expr).collect() }
+        }
     };
     Expr { kind, span: NO_SPAN }
 }
@@ -627,7 +653,10 @@ mod tests {
 
     #[test]
     fn literals_print_as_the_lexer_reads_them() {
-        assert_eq!(canon("const A = 0x1F + 1_000 + 1.5e3 + 1e-7 + 2.0;"), "const A = 31 + 1000 + 1500.0 + 1e-7 + 2.0;\n");
+        assert_eq!(
+            canon("const A = 0x1F + 1_000 + 1.5e3 + 1e-7 + 2.0;"),
+            "const A = 31 + 1000 + 1500.0 + 1e-7 + 2.0;\n"
+        );
         assert_eq!(canon(r#"const S = "a\"b\\c\n\t\0";"#), "const S = \"a\\\"b\\\\c\\n\\t\\0\";\n");
     }
 

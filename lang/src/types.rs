@@ -79,7 +79,10 @@ impl Scalar {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F16 | Scalar::BF16 | Scalar::TF32 | Scalar::F32 | Scalar::F64 | Scalar::F8E4M3 | Scalar::F8E5M2)
+        matches!(
+            self,
+            Scalar::F16 | Scalar::BF16 | Scalar::TF32 | Scalar::F32 | Scalar::F64 | Scalar::F8E4M3 | Scalar::F8E5M2
+        )
     }
 
     pub fn is_int(self) -> bool {
@@ -126,7 +129,11 @@ pub fn fp8_bits(x: f64, ty: Scalar) -> u8 {
 fn fp8_value(code: u8, mant_bits: u32, bias: i32) -> f64 {
     let (e, m) = (i32::from(code >> mant_bits), f64::from(code & ((1 << mant_bits) - 1)));
     let scale = f64::from(1u32 << mant_bits);
-    if e == 0 { m / scale * 2f64.powi(1 - bias) } else { (1.0 + m / scale) * 2f64.powi(e - bias) }
+    if e == 0 {
+        m / scale * 2f64.powi(1 - bias)
+    } else {
+        (1.0 + m / scale) * 2f64.powi(e - bias)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -53,7 +53,10 @@ fn run(source: String) -> Outcome {
     let for_parse = source.clone();
     let (parsed, mut rendered) = on_thread(SMALL_STACK, move || {
         let parsed = parse(&for_parse).map(drop);
-        let text = parsed.as_ref().err().map_or(String::new(), |d| render("adversarial.cute", &for_parse, std::slice::from_ref(d)));
+        let text = parsed
+            .as_ref()
+            .err()
+            .map_or(String::new(), |d| render("adversarial.cute", &for_parse, std::slice::from_ref(d)));
         (parsed, text)
     });
     let (checked, text) = on_thread(MAIN_STACK, move || {
@@ -160,7 +163,9 @@ fn deep(shape: &str, n: usize) -> String {
     match shape {
         "parens" => format!("const X = {}1{};", "(".repeat(n), ")".repeat(n)),
         "calls" => format!("const X = {}1{};", "f(".repeat(n), ")".repeat(n)),
-        "indices" => format!("kernel k(a: tensor<i32, gmem, (?):(1)>) {{ a[0] = {}0{}; }}", "a[".repeat(n), "]".repeat(n)),
+        "indices" => {
+            format!("kernel k(a: tensor<i32, gmem, (?):(1)>) {{ a[0] = {}0{}; }}", "a[".repeat(n), "]".repeat(n))
+        }
         "sum" => format!("kernel k(a: tensor<f32, gmem, (?):(1)>) {{ a[0] = {}; }}", vec!["a[0]"; n].join(" + ")),
         "negations" => format!("kernel k(a: tensor<f32, gmem, (?):(1)>) {{ a[0] = {}a[0]; }}", "-".repeat(n)),
         "fields" => format!("kernel k() {{ let x = thread_idx{}; }}", ".x".repeat(n)),
@@ -297,9 +302,10 @@ fn very_long_lines() {
 #[test]
 fn a_megabyte_of_random_tokens() {
     let tokens = [
-        "kernel", "fn", "host", "let", "if", "else", "for", "in", "return", "const", "launch", "true", "false", "(", ")", "{", "}", "[",
-        "]", "<", ">", ",", ":", ";", ".", "..", "->", "?", "_", "=", "+", "-", "*", "/", "%", "!", "&", "|", "^", "&&", "||", "==", "!=",
-        "<=", ">=", "<<", ">>", "x", "a", "tensor", "f32", "gmem", "0", "42", "1.5", "0x1f", "\"s\"", "step", "grid",
+        "kernel", "fn", "host", "let", "if", "else", "for", "in", "return", "const", "launch", "true", "false", "(",
+        ")", "{", "}", "[", "]", "<", ">", ",", ":", ";", ".", "..", "->", "?", "_", "=", "+", "-", "*", "/", "%", "!",
+        "&", "|", "^", "&&", "||", "==", "!=", "<=", ">=", "<<", ">>", "x", "a", "tensor", "f32", "gmem", "0", "42",
+        "1.5", "0x1f", "\"s\"", "step", "grid",
     ];
     for seed in 1..=3u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -312,6 +318,7 @@ fn a_megabyte_of_random_tokens() {
     }
     // Random tokens inside a valid frame, so the parser gets further before the first error.
     let mut rng = Rng(7);
-    let body: Vec<&str> = (0..200_000).map(|_| ["a", "+", "(", ")", "[", "]", ".", "b", "1", ",", "-", "*"][rng.below(12)]).collect();
+    let body: Vec<&str> =
+        (0..200_000).map(|_| ["a", "+", "(", ")", "[", "]", ".", "b", "1", ",", "-", "*"][rng.below(12)]).collect();
     survives(format!("kernel k() {{ let x = {}; }}", body.join(" ")));
 }

@@ -28,7 +28,9 @@ fn samples_check() {
 
 #[test]
 fn syntax_error_is_rendered_with_location() {
-    insta::assert_snapshot!(errors("kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x\n    a[i] = 1.0;\n}\n"));
+    insta::assert_snapshot!(errors(
+        "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x\n    a[i] = 1.0;\n}\n"
+    ));
 }
 
 #[test]
@@ -38,7 +40,9 @@ fn unknown_name_suggests() {
 
 #[test]
 fn type_mismatch() {
-    insta::assert_snapshot!(errors("kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x;\n    a[i] = i;\n}\n"));
+    insta::assert_snapshot!(errors(
+        "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    let i = thread_idx.x;\n    a[i] = i;\n}\n"
+    ));
 }
 
 #[test]
@@ -53,7 +57,9 @@ fn unterminated_comment() {
 
 #[test]
 fn huge_integer() {
-    insta::assert_snapshot!(errors("kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    a[99999999999999999999] = 0.0;\n}\n"));
+    insta::assert_snapshot!(errors(
+        "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    a[99999999999999999999] = 0.0;\n}\n"
+    ));
 }
 
 #[test]
@@ -80,8 +86,18 @@ fn host_asserts_become_plan_conditions() {
                }\n";
     let (_, module) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
     let asserts = &module.hosts[0].asserts;
-    let shown: Vec<(String, &str, String, &str, &str)> =
-        asserts.iter().map(|a| (a.message.clone(), a.op.symbol(), a.lhs_text.clone(), a.rhs_text.as_str(), if a.lhs.is_static() { "static" } else { "dynamic" })).collect();
+    let shown: Vec<(String, &str, String, &str, &str)> = asserts
+        .iter()
+        .map(|a| {
+            (
+                a.message.clone(),
+                a.op.symbol(),
+                a.lhs_text.clone(),
+                a.rhs_text.as_str(),
+                if a.lhs.is_static() { "static" } else { "dynamic" },
+            )
+        })
+        .collect();
     assert_eq!(
         shown,
         [
@@ -127,7 +143,10 @@ fn host_if_on_run_time_values_becomes_plan_branches() {
     assert_eq!(last.grid[0].as_static(), Some(1));
     let HostCond::And(a, b) = cond else { panic!("{cond:?}") };
     assert!(matches!(&**a, HostCond::Cmp { op: cute_lang::kir::CmpOp::Le, .. }), "{a:?}");
-    assert!(matches!(&**b, HostCond::Not(c) if matches!(&**c, HostCond::Cmp { op: cute_lang::kir::CmpOp::Eq, .. })), "{b:?}");
+    assert!(
+        matches!(&**b, HostCond::Not(c) if matches!(&**c, HostCond::Cmp { op: cute_lang::kir::CmpOp::Eq, .. })),
+        "{b:?}"
+    );
     assert!(then.requires.is_empty() && then.asserts.is_empty());
     assert!(matches!(&then.steps[..], [HostStep::Launch(_)]));
     assert!(els.requires.is_empty() && els.asserts.is_empty());
@@ -172,13 +191,18 @@ fn host_for_with_run_time_bounds_becomes_a_plan_loop() {
     let (_, module) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
     let h = &module.hosts[0];
     assert!(h.requires.is_empty(), "the tile's condition belongs to the loop: {:?}", h.requires);
-    let [HostStep::For { var, start, step, body, .. }, HostStep::Launch(s0), HostStep::Launch(s1)] = &h.steps[..] else { panic!("{:#?}", h.steps) };
+    let [HostStep::For { var, start, step, body, .. }, HostStep::Launch(s0), HostStep::Launch(s1)] = &h.steps[..]
+    else {
+        panic!("{:#?}", h.steps)
+    };
     assert_eq!(start.as_static(), Some(0));
     assert!(!step.is_static(), "{step:?}");
     assert_eq!((s0.grid[0].as_static(), s1.grid[0].as_static()), (Some(1), Some(1)), "static bounds unroll");
     assert_eq!(body.requires.len(), 1);
     assert_eq!(body.requires[0].divisor, 16);
-    let [HostStep::If { cond: c1, then: t1, .. }, HostStep::If { then: t2, .. }, HostStep::Launch(l), HostStep::For { start: inner_start, body: inner, .. }] = &body.steps[..] else {
+    let [HostStep::If { cond: c1, then: t1, .. }, HostStep::If { then: t2, .. }, HostStep::Launch(l), HostStep::For { start: inner_start, body: inner, .. }] =
+        &body.steps[..]
+    else {
         panic!("{:#?}", body.steps)
     };
     assert!(matches!(&t1.steps[..], [HostStep::Break]), "{t1:?}");
@@ -216,7 +240,8 @@ host run<T: f16 | f32, U: f32 | bf16>(x: tensor<T, gmem, (?{div=16 / sizeof(T)})
     assert_eq!(hosts, ["run<f16,f32>", "run<f16,bf16>", "run<f32,f32>", "run<f32,bf16>"]);
     let inst = m.hosts[1].instance.as_ref().unwrap();
     assert_eq!(inst.generic, "run");
-    let args: Vec<(&str, &str, Vec<usize>)> = inst.type_args.iter().map(|t| (t.name.as_str(), t.ty.name(), t.params.clone())).collect();
+    let args: Vec<(&str, &str, Vec<usize>)> =
+        inst.type_args.iter().map(|t| (t.name.as_str(), t.ty.name(), t.params.clone())).collect();
     assert_eq!(args, [("T", "f16", vec![0, 1]), ("U", "bf16", vec![2])]);
     // `?{div=16 / sizeof(T)}` and `?{div=T.width / 2}` per instance.
     let layout = |h: usize, p: usize| match &m.hosts[h].params[p].kind {
@@ -227,10 +252,14 @@ host run<T: f16 | f32, U: f32 | bf16>(x: tensor<T, gmem, (?{div=16 / sizeof(T)})
     assert_eq!((layout(2, 0), layout(2, 1)), ("?{div=4}:1".to_string(), "?{div=16}:1".to_string()));
     // One kernel instance per element type and layout: f16 and f32 (x, `?{div=N}`), f32 and bf16
     // (z, `?`): the f32 launch of `z` is another layout than the f32 `x`.
-    let mut elems: Vec<String> = m.kernels.iter().map(|k| match &k.params[2].kind {
-        cute_lang::kir::ParamKind::Scalar(s) => s.name().to_string(),
-        _ => panic!(),
-    }).collect();
+    let mut elems: Vec<String> = m
+        .kernels
+        .iter()
+        .map(|k| match &k.params[2].kind {
+            cute_lang::kir::ParamKind::Scalar(s) => s.name().to_string(),
+            _ => panic!(),
+        })
+        .collect();
     elems.sort();
     assert_eq!(elems, ["bf16", "f16", "f32", "f32"]);
 }

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 fn assert_round_trip(name: &str, src: &str) -> String {
     let first = parse(src).unwrap_or_else(|d| panic!("{name} does not parse: {}", d.message));
     let printed = print_file(&first);
-    let second = parse(&printed).unwrap_or_else(|d| panic!("{name}: the printed form does not parse: {}\n{printed}", d.message));
+    let second =
+        parse(&printed).unwrap_or_else(|d| panic!("{name}: the printed form does not parse: {}\n{printed}", d.message));
     assert_eq!(strip_spans(&second), strip_spans(&first), "{name}: the printed form means something else:\n{printed}");
     assert_eq!(print_file(&second), printed, "{name}: printing is not idempotent");
     printed
@@ -265,8 +266,14 @@ fn every_operator_pair_in_both_nestings() {
         for u in [UnOp::Neg, UnOp::Not] {
             assert_expr_round_trip(&un(u, bin(op1, name("a"), name("b"))));
             assert_expr_round_trip(&bin(op1, un(u, name("a")), un(u, name("b"))));
-            assert_expr_round_trip(&e(ExprKind::Field { base: Box::new(bin(op1, name("a"), name("b"))), name: ident("x") }));
-            assert_expr_round_trip(&e(ExprKind::Index { base: Box::new(un(u, name("a"))), index: vec![bin(op1, name("i"), name("j"))] }));
+            assert_expr_round_trip(&e(ExprKind::Field {
+                base: Box::new(bin(op1, name("a"), name("b"))),
+                name: ident("x"),
+            }));
+            assert_expr_round_trip(&e(ExprKind::Index {
+                base: Box::new(un(u, name("a"))),
+                index: vec![bin(op1, name("i"), name("j"))],
+            }));
             n += 4;
         }
     }
@@ -285,7 +292,9 @@ fn parentheses_are_minimal() {
 
 // ---- Random ASTs ---------------------------------------------------------------------------------
 
-const KEYWORDS: [&str; 15] = ["kernel", "fn", "host", "let", "mut", "if", "else", "for", "in", "return", "const", "launch", "true", "false", "_"];
+const KEYWORDS: [&str; 15] = [
+    "kernel", "fn", "host", "let", "mut", "if", "else", "for", "in", "return", "const", "launch", "true", "false", "_",
+];
 
 fn arb_name() -> impl Strategy<Value = String> {
     "[a-zA-Z_][a-zA-Z0-9_]{0,6}".prop_filter("keywords are not names", |s| !KEYWORDS.contains(&s.as_str()))
@@ -305,7 +314,11 @@ fn arb_leaf() -> impl Strategy<Value = Expr> {
     prop_oneof![
         (0i64..=i64::MAX).prop_map(|v| e(ExprKind::Int(v))),
         (0i64..1000).prop_map(|v| e(ExprKind::Int(v))),
-        (proptest::num::f64::POSITIVE | proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO).prop_map(|v| e(ExprKind::Float(v))),
+        (proptest::num::f64::POSITIVE
+            | proptest::num::f64::NORMAL
+            | proptest::num::f64::SUBNORMAL
+            | proptest::num::f64::ZERO)
+            .prop_map(|v| e(ExprKind::Float(v))),
         Just(e(ExprKind::Float(0.0))),
         any::<bool>().prop_map(|b| e(ExprKind::Bool(b))),
         ".{0,8}".prop_map(|s| e(ExprKind::Str(s))),
@@ -319,20 +332,25 @@ fn arb_args(inner: impl Strategy<Value = Expr> + Clone) -> impl Strategy<Value =
 }
 
 fn arb_expr() -> BoxedStrategy<Expr> {
-    arb_leaf().prop_recursive(6, 64, 4, |inner| {
-        prop_oneof![
-            (arb_binop(), inner.clone(), inner.clone()).prop_map(|(op, a, b)| bin(op, a, b)),
-            (arb_binop(), inner.clone(), inner.clone()).prop_map(|(op, a, b)| bin(op, a, b)),
-            (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner.clone()).prop_map(|(op, a)| un(op, a)),
-            prop::collection::vec(inner.clone(), 1..4).prop_map(|items| e(ExprKind::Tuple(items))),
-            (arb_ident(), arb_args(inner.clone())).prop_map(|(callee, args)| e(ExprKind::Call { callee, args })),
-            (inner.clone(), arb_ident(), arb_args(inner.clone()))
-                .prop_map(|(r, name, args)| e(ExprKind::Method { receiver: Box::new(r), name, args })),
-            (inner.clone(), arb_ident()).prop_map(|(b, name)| e(ExprKind::Field { base: Box::new(b), name })),
-            (inner.clone(), prop::collection::vec(inner, 0..3)).prop_map(|(b, index)| e(ExprKind::Index { base: Box::new(b), index })),
-        ]
-    })
-    .boxed()
+    arb_leaf()
+        .prop_recursive(6, 64, 4, |inner| {
+            prop_oneof![
+                (arb_binop(), inner.clone(), inner.clone()).prop_map(|(op, a, b)| bin(op, a, b)),
+                (arb_binop(), inner.clone(), inner.clone()).prop_map(|(op, a, b)| bin(op, a, b)),
+                (prop::sample::select(vec![UnOp::Neg, UnOp::Not]), inner.clone()).prop_map(|(op, a)| un(op, a)),
+                prop::collection::vec(inner.clone(), 1..4).prop_map(|items| e(ExprKind::Tuple(items))),
+                (arb_ident(), arb_args(inner.clone())).prop_map(|(callee, args)| e(ExprKind::Call { callee, args })),
+                (inner.clone(), arb_ident(), arb_args(inner.clone())).prop_map(|(r, name, args)| e(ExprKind::Method {
+                    receiver: Box::new(r),
+                    name,
+                    args
+                })),
+                (inner.clone(), arb_ident()).prop_map(|(b, name)| e(ExprKind::Field { base: Box::new(b), name })),
+                (inner.clone(), prop::collection::vec(inner, 0..3))
+                    .prop_map(|(b, index)| e(ExprKind::Index { base: Box::new(b), index })),
+            ]
+        })
+        .boxed()
 }
 
 fn arb_int_tuple() -> impl Strategy<Value = IntTupleLit> {
@@ -342,23 +360,44 @@ fn arb_int_tuple() -> impl Strategy<Value = IntTupleLit> {
         // `?{div=N}`, and the parser's record of a key other than `div`.
         (-1i64..64).prop_map(|d| IntTupleLit::DynamicDiv(d, Span::default())),
     ]
-        .prop_recursive(3, 12, 3, |inner| prop::collection::vec(inner, 0..4).prop_map(|items| IntTupleLit::Tuple(items, Span::default())))
+    .prop_recursive(3, 12, 3, |inner| {
+        prop::collection::vec(inner, 0..4).prop_map(|items| IntTupleLit::Tuple(items, Span::default()))
+    })
 }
 
 fn arb_type() -> impl Strategy<Value = TypeExpr> {
-    let layout = (arb_int_tuple(), prop::option::of(arb_int_tuple())).prop_map(|(shape, stride)| LayoutLit { shape, stride, span: Span::default() });
-    let tensor = (arb_ident(), arb_ident(), prop::option::of(layout), prop::option::of(0i64..512)).prop_map(|(elem, space, layout, align)| {
-        TypeExpr::Tensor { elem, space, layout, align: align.map(|a| (a, Span::default())), span: Span::default() }
+    let layout = (arb_int_tuple(), prop::option::of(arb_int_tuple())).prop_map(|(shape, stride)| LayoutLit {
+        shape,
+        stride,
+        span: Span::default(),
     });
+    let tensor = (arb_ident(), arb_ident(), prop::option::of(layout), prop::option::of(0i64..512)).prop_map(
+        |(elem, space, layout, align)| TypeExpr::Tensor {
+            elem,
+            space,
+            layout,
+            align: align.map(|a| (a, Span::default())),
+            span: Span::default(),
+        },
+    );
     prop_oneof![arb_ident().prop_map(TypeExpr::Named), tensor].prop_recursive(2, 8, 3, |inner| {
-        (prop::collection::vec(inner.clone(), 0..3), inner)
-            .prop_map(|(params, ret)| TypeExpr::Fn { params, ret: Box::new(ret), span: Span::default() })
+        (prop::collection::vec(inner.clone(), 0..3), inner).prop_map(|(params, ret)| TypeExpr::Fn {
+            params,
+            ret: Box::new(ret),
+            span: Span::default(),
+        })
     })
 }
 
 fn arb_pattern() -> impl Strategy<Value = Pattern> {
-    prop_oneof![arb_ident().prop_map(Pattern::Name), arb_ident().prop_map(Pattern::Mut), Just(Pattern::Wildcard(Span::default()))]
-        .prop_recursive(3, 10, 3, |inner| prop::collection::vec(inner, 0..4).prop_map(|items| Pattern::Tuple(items, Span::default())))
+    prop_oneof![
+        arb_ident().prop_map(Pattern::Name),
+        arb_ident().prop_map(Pattern::Mut),
+        Just(Pattern::Wildcard(Span::default()))
+    ]
+    .prop_recursive(3, 10, 3, |inner| {
+        prop::collection::vec(inner, 0..4).prop_map(|items| Pattern::Tuple(items, Span::default()))
+    })
 }
 
 fn block(stmts: Vec<Stmt>) -> Block {
@@ -368,8 +407,12 @@ fn block(stmts: Vec<Stmt>) -> Block {
 fn arb_simple_stmt() -> impl Strategy<Value = Stmt> {
     let expr = arb_expr();
     prop_oneof![
-        (arb_pattern(), prop::option::of(arb_type()), expr.clone())
-            .prop_map(|(pattern, ty, value)| Stmt::Let { pattern, ty, value, span: Span::default() }),
+        (arb_pattern(), prop::option::of(arb_type()), expr.clone()).prop_map(|(pattern, ty, value)| Stmt::Let {
+            pattern,
+            ty,
+            value,
+            span: Span::default()
+        }),
         (expr.clone(), expr.clone()).prop_map(|(target, value)| Stmt::Assign { target, value, span: Span::default() }),
         expr.clone().prop_map(Stmt::Expr),
         prop::option::of(expr.clone()).prop_map(|value| Stmt::Return { value, span: Span::default() }),
@@ -381,7 +424,10 @@ fn arb_simple_stmt() -> impl Strategy<Value = Stmt> {
             .prop_map(|(kernel, args, clauses)| Stmt::Launch {
                 kernel,
                 args,
-                clauses: clauses.into_iter().map(|(name, args)| LaunchClause { name, args, span: Span::default() }).collect(),
+                clauses: clauses
+                    .into_iter()
+                    .map(|(name, args)| LaunchClause { name, args, span: Span::default() })
+                    .collect(),
                 span: Span::default(),
             }),
     ]
@@ -394,13 +440,23 @@ fn arb_stmt() -> impl Strategy<Value = Stmt> {
         let els = prop_oneof![
             Just(None),
             body.clone().prop_map(|b| Some(Box::new(Stmt::Block(b)))),
-            (arb_expr(), body.clone()).prop_map(|(cond, then)| Some(Box::new(Stmt::If { cond, then, els: None, span: Span::default() }))),
+            (arb_expr(), body.clone()).prop_map(|(cond, then)| Some(Box::new(Stmt::If {
+                cond,
+                then,
+                els: None,
+                span: Span::default()
+            }))),
         ];
         prop_oneof![
-            (arb_expr(), body.clone(), els).prop_map(|(cond, then, els)| Stmt::If { cond, then, els, span: Span::default() }),
-            (arb_ident(), arb_expr(), arb_expr(), prop::option::of((arb_ident(), arb_expr())), body).prop_map(|(var, start, end, step, body)| {
-                Stmt::For { var, start, end, step, body, span: Span::default() }
+            (arb_expr(), body.clone(), els).prop_map(|(cond, then, els)| Stmt::If {
+                cond,
+                then,
+                els,
+                span: Span::default()
             }),
+            (arb_ident(), arb_expr(), arb_expr(), prop::option::of((arb_ident(), arb_expr())), body).prop_map(
+                |(var, start, end, step, body)| { Stmt::For { var, start, end, step, body, span: Span::default() } }
+            ),
         ]
     })
 }
@@ -414,8 +470,24 @@ fn arb_item() -> impl Strategy<Value = Item> {
         ty: ty.unwrap_or(TypeExpr::Infer(Span::default())),
         span: Span::default(),
     });
-    let function = (kind, arb_ident(), prop::collection::vec(param, 0..4), prop::option::of(arb_type()), prop::collection::vec(arb_stmt(), 0..5))
-        .prop_map(|(kind, name, params, ret, stmts)| Item::Function(Function { kind, name, type_params: Vec::new(), params, ret, body: block(stmts), span: Span::default() }));
+    let function = (
+        kind,
+        arb_ident(),
+        prop::collection::vec(param, 0..4),
+        prop::option::of(arb_type()),
+        prop::collection::vec(arb_stmt(), 0..5),
+    )
+        .prop_map(|(kind, name, params, ret, stmts)| {
+            Item::Function(Function {
+                kind,
+                name,
+                type_params: Vec::new(),
+                params,
+                ret,
+                body: block(stmts),
+                span: Span::default(),
+            })
+        });
     let constant = (arb_ident(), prop::option::of(arb_type()), arb_expr())
         .prop_map(|(name, ty, value)| Item::Const(ConstItem { name, ty, value, span: Span::default() }));
     prop_oneof![function, constant]

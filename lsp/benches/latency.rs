@@ -111,19 +111,30 @@ fn main() {
         analysis.push(start.elapsed());
         assert!(a.parsed());
     }
-    println!("file: {} lines, {} bytes; server debounce {} ms", fixed.lines().count(), fixed.len(), cute_lsp::DEBOUNCE.as_millis());
+    println!(
+        "file: {} lines, {} bytes; server debounce {} ms",
+        fixed.lines().count(),
+        fixed.len(),
+        cute_lsp::DEBOUNCE.as_millis()
+    );
     summary("front end (parse, resolve, elaborate with the recorder)", analysis);
 
     let mut c = Client::start(SERVER, &[]);
     c.initialize(json!({}));
-    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "cute", "version": 1, "text": fixed } }));
+    c.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": URI, "languageId": "cute", "version": 1, "text": fixed } }),
+    );
     let (_, opened) = c.notification("textDocument/publishDiagnostics");
     let baseline = opened["diagnostics"].as_array().map_or(0, Vec::len);
     let mut latencies = Vec::new();
     for version in 2..2 + CHANGES as i32 {
         let text = if version % 2 == 0 { &broken } else { &fixed };
         let sent = Instant::now();
-        c.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": version }, "contentChanges": [{ "text": text }] }));
+        c.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI, "version": version }, "contentChanges": [{ "text": text }] }),
+        );
         let (arrived, published) = c.notification("textDocument/publishDiagnostics");
         assert_eq!(published["version"], version);
         let count = published["diagnostics"].as_array().map_or(0, Vec::len);
@@ -132,6 +143,10 @@ fn main() {
         c.transcript.clear();
     }
     let median = summary("didChange -> publishDiagnostics", latencies);
-    println!("{}: median {:.1} ms against the 50 ms goal", if median < Duration::from_millis(50) { "within goal" } else { "OVER GOAL" }, millis(median));
+    println!(
+        "{}: median {:.1} ms against the 50 ms goal",
+        if median < Duration::from_millis(50) { "within goal" } else { "OVER GOAL" },
+        millis(median)
+    );
     assert!(c.shutdown().success());
 }

@@ -14,8 +14,8 @@ use lsp_types::{CompletionItem, CompletionItemKind, Documentation, MarkupContent
 
 /// The keywords, and the words of types and launches that are written where a keyword would be.
 const KEYWORDS: &[&str] = &[
-    "kernel", "fn", "host", "const", "let", "mut", "if", "else", "for", "in", "step", "return", "while", "break", "continue", "launch", "true", "false", "tensor",
-    "gmem", "smem", "rmem", "align", "grid", "block",
+    "kernel", "fn", "host", "const", "let", "mut", "if", "else", "for", "in", "step", "return", "while", "break",
+    "continue", "launch", "true", "false", "tensor", "gmem", "smem", "rmem", "align", "grid", "block",
 ];
 
 /// Where the cursor is, as the tokens before it tell.
@@ -102,7 +102,8 @@ pub fn complete(text: &str, offset: usize, names: Option<&Analysis>, names_are_c
                 }
             }
             if let Some(analysis) = names {
-                let defs: Vec<&Definition> = if names_are_current { analysis.names_in_scope(offset) } else { analysis.items() };
+                let defs: Vec<&Definition> =
+                    if names_are_current { analysis.names_in_scope(offset) } else { analysis.items() };
                 items.extend(defs.into_iter().map(defined));
             }
             let no_docs = Vec::new();
@@ -125,7 +126,13 @@ fn sorted(mut items: Vec<CompletionItem>) -> Vec<CompletionItem> {
 }
 
 fn plain(label: &str, kind: CompletionItemKind, detail: &str) -> CompletionItem {
-    CompletionItem { label: label.to_string(), kind: Some(kind), detail: Some(detail.to_string()), sort_text: Some(format!("3{label}")), ..Default::default() }
+    CompletionItem {
+        label: label.to_string(),
+        kind: Some(kind),
+        detail: Some(detail.to_string()),
+        sort_text: Some(format!("3{label}")),
+        ..Default::default()
+    }
 }
 
 fn documented(name: &str, kind: CompletionItemKind, entries: &[Entry]) -> CompletionItem {
@@ -134,7 +141,8 @@ fn documented(name: &str, kind: CompletionItemKind, entries: &[Entry]) -> Comple
         label: name.to_string(),
         kind: Some(kind),
         detail: entries.first().map(|e| e.signature.clone()),
-        documentation: (!doc.is_empty()).then_some(Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: doc })),
+        documentation: (!doc.is_empty())
+            .then_some(Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: doc })),
         sort_text: Some(format!("2{name}")),
         ..Default::default()
     }

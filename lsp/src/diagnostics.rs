@@ -27,7 +27,10 @@ pub fn to_lsp(d: &Diagnostic, kind: Kind, uri: &Uri, text: &str, index: &LineInd
     let related: Vec<DiagnosticRelatedInformation> = d
         .secondary
         .iter()
-        .map(|(s, m)| DiagnosticRelatedInformation { location: Location::new(uri.clone(), index.range(text, s.start, s.end)), message: m.clone() })
+        .map(|(s, m)| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), index.range(text, s.start, s.end)),
+            message: m.clone(),
+        })
         .collect();
     lsp_types::Diagnostic {
         range: index.range(text, span.start, span.end),

@@ -76,7 +76,11 @@ impl Docs {
                 add(table, &parsed.name, Entry { signature: parsed.signature(), doc: doc.to_string() });
                 // `thread_idx.x` documents `thread_idx` too.
                 if let Some(receiver) = parsed.receiver.as_deref().filter(|r| cute_lang::ide::DIM3_NAMES.contains(r)) {
-                    add(&mut self.functions, receiver, Entry { signature: format!("{receiver}.x"), doc: doc.to_string() });
+                    add(
+                        &mut self.functions,
+                        receiver,
+                        Entry { signature: format!("{receiver}.x"), doc: doc.to_string() },
+                    );
                 }
                 first.get_or_insert(parsed);
             }
@@ -150,7 +154,9 @@ impl Parsed {
     /// field, `block_idx` after `thread_idx.x`, it is a name of its own).
     fn like(first: Option<&Parsed>, name: &str) -> Parsed {
         match first {
-            Some(f) if f.form != Form::Field => Parsed { form: f.form, receiver: f.receiver.clone(), name: name.to_string(), args: f.args.clone() },
+            Some(f) if f.form != Form::Field => {
+                Parsed { form: f.form, receiver: f.receiver.clone(), name: name.to_string(), args: f.args.clone() }
+            }
             _ => Parsed { form: Form::Function, receiver: None, name: name.to_string(), args: String::new() },
         }
     }
@@ -212,7 +218,8 @@ mod tests {
 
     #[test]
     fn every_builtin_function_is_documented() {
-        let missing: Vec<&str> = cute_lang::ide::builtin_functions().filter(|f| !docs().functions.contains_key(*f)).collect();
+        let missing: Vec<&str> =
+            cute_lang::ide::builtin_functions().filter(|f| !docs().functions.contains_key(*f)).collect();
         assert!(missing.is_empty(), "builtins without a row in docs/language.md §8: {missing:?}");
     }
 

@@ -17,8 +17,19 @@ pub fn markdown(subject: &Subject) -> String {
             format!("named argument `{name}:` of `{callee}`\n\n{}", entries("", callee_docs)).trim_end().to_string()
         }
         Subject::Type(s) => {
-            let kind = if s.is_float() { "floating-point" } else if s.is_int() { "integer" } else { "boolean" };
-            format!("```cute\n{}\n```\n{kind} scalar type, {} byte{}", s.name(), s.size_bytes(), if s.size_bytes() == 1 { "" } else { "s" })
+            let kind = if s.is_float() {
+                "floating-point"
+            } else if s.is_int() {
+                "integer"
+            } else {
+                "boolean"
+            };
+            format!(
+                "```cute\n{}\n```\n{kind} scalar type, {} byte{}",
+                s.name(),
+                s.size_bytes(),
+                if s.size_bytes() == 1 { "" } else { "s" }
+            )
         }
     }
 }
@@ -38,8 +49,12 @@ fn what(def: &Definition, owner: Option<&Definition>) -> String {
         DefKind::Param => format!("parameter{}", of_owner()),
         DefKind::ConstParam => format!("`const` parameter{}", of_owner()),
         DefKind::Let => format!("`let` binding in {}", owner.map_or("the file".into(), |o| format!("`{}`", o.name))),
-        DefKind::LetMut => format!("`let mut` variable in {}", owner.map_or("the file".into(), |o| format!("`{}`", o.name))),
-        DefKind::LoopVar => format!("loop variable in {}", owner.map_or("the file".into(), |o| format!("`{}`", o.name))),
+        DefKind::LetMut => {
+            format!("`let mut` variable in {}", owner.map_or("the file".into(), |o| format!("`{}`", o.name)))
+        }
+        DefKind::LoopVar => {
+            format!("loop variable in {}", owner.map_or("the file".into(), |o| format!("`{}`", o.name)))
+        }
     }
 }
 

@@ -11,10 +11,12 @@ use crate::completion::complete;
 use crate::diagnostics::{to_lsp, Kind};
 use crate::hover::markdown;
 use crate::line_index::{Encoding, LineIndex};
-use cute_lang::ide::{analyze, Analysis, DefKind};
 use crossbeam_channel::RecvTimeoutError;
+use cute_lang::ide::{analyze, Analysis, DefKind};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
-use lsp_types::notification::{DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _, PublishDiagnostics};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _, PublishDiagnostics,
+};
 use lsp_types::request::{Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _};
 use lsp_types::*;
 use std::collections::HashMap;
@@ -57,7 +59,10 @@ pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
-        completion_provider: Some(CompletionOptions { trigger_characters: Some(vec![".".into()]), ..Default::default() }),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![".".into()]),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -65,9 +70,14 @@ pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
 /// Runs the server on `connection` until the client shuts it down or goes away.
 pub fn run(connection: Connection) -> Result<(), String> {
     let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
-    let params: InitializeParams = serde_json::from_value(params).map_err(|e| format!("bad initialize parameters: {e}"))?;
+    let params: InitializeParams =
+        serde_json::from_value(params).map_err(|e| format!("bad initialize parameters: {e}"))?;
     // UTF-8 positions are what the front end counts in; UTF-16 is the protocol's default.
-    let offers_utf8 = params.capabilities.general.and_then(|g| g.position_encodings).is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
+    let offers_utf8 = params
+        .capabilities
+        .general
+        .and_then(|g| g.position_encodings)
+        .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
     let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
     let result = serde_json::json!({
         "capabilities": capabilities(encoding),
@@ -105,7 +115,8 @@ pub fn run(connection: Connection) -> Result<(), String> {
 
 fn analyze_guarded(text: &str) -> Outcome {
     catch_unwind(AssertUnwindSafe(|| analyze(text))).map(Rc::new).map_err(|panic| {
-        let message = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+        let message =
+            panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         message.unwrap_or_else(|| "the front end panicked".into())
     })
 }
@@ -129,7 +140,12 @@ impl Server {
                 if let Ok(p) = n.extract::<DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD) {
                     // Full synchronisation: the last change holds the whole text.
                     if let Some(change) = p.content_changes.into_iter().last() {
-                        self.set_text(p.text_document.uri, p.text_document.version, change.text, Some(Instant::now() + DEBOUNCE));
+                        self.set_text(
+                            p.text_document.uri,
+                            p.text_document.version,
+                            change.text,
+                            Some(Instant::now() + DEBOUNCE),
+                        );
                     }
                 }
             }
@@ -151,7 +167,8 @@ impl Server {
 
     fn analyze_due(&mut self) {
         let now = Instant::now();
-        let due: Vec<Uri> = self.documents.iter().filter(|(_, d)| d.due.is_some_and(|t| t <= now)).map(|(u, _)| u.clone()).collect();
+        let due: Vec<Uri> =
+            self.documents.iter().filter(|(_, d)| d.due.is_some_and(|t| t <= now)).map(|(u, _)| u.clone()).collect();
         for uri in due {
             self.analyze(&uri);
         }
@@ -206,7 +223,9 @@ impl Server {
         let response = match answer {
             Ok(Ok(result)) => Response::new_ok(id, result),
             Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
-            Err(_) => Response::new_err(id, ErrorCode::InternalError as i32, "internal error in the language server".into()),
+            Err(_) => {
+                Response::new_err(id, ErrorCode::InternalError as i32, "internal error in the language server".into())
+            }
         };
         self.send(response);
     }
@@ -246,7 +265,10 @@ impl Server {
         let (doc, offset) = self.at(uri, position)?;
         let hover = Self::analysis(doc)?.hover(offset)?;
         Some(Hover {
-            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown(&hover.subject) }),
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: markdown(&hover.subject),
+            }),
             range: Some(doc.lines.range(&doc.text, hover.span.start, hover.span.end)),
         })
     }
@@ -254,7 +276,10 @@ impl Server {
     fn definition(&mut self, uri: &Uri, position: Position) -> Option<GotoDefinitionResponse> {
         let (doc, offset) = self.at(uri, position)?;
         let def = Self::analysis(doc)?.definition(offset)?;
-        Some(GotoDefinitionResponse::Scalar(Location::new(uri.clone(), doc.lines.range(&doc.text, def.span.start, def.span.end))))
+        Some(GotoDefinitionResponse::Scalar(Location::new(
+            uri.clone(),
+            doc.lines.range(&doc.text, def.span.start, def.span.end),
+        )))
     }
 
     fn symbols(&mut self, uri: &Uri) -> Option<DocumentSymbolResponse> {

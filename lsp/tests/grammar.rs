@@ -41,8 +41,13 @@ fn keywords_are_the_lexers() {
     for pattern in grammar["repository"]["keywords"]["patterns"].as_array().unwrap() {
         highlighted.extend(alternatives(pattern));
     }
-    for keyword in ["kernel", "fn", "host", "const", "let", "mut", "if", "else", "for", "in", "return", "launch", "true", "false"] {
+    for keyword in
+        ["kernel", "fn", "host", "const", "let", "mut", "if", "else", "for", "in", "return", "launch", "true", "false"]
+    {
         assert!(highlighted.contains(keyword), "keyword `{keyword}` is not highlighted");
-        assert!(!matches!(cute_lang::lexer::Lexer::new(keyword).next(), Some(Ok((_, cute_lang::lexer::Tok::Ident(_), _)))), "`{keyword}` is not a keyword");
+        assert!(
+            !matches!(cute_lang::lexer::Lexer::new(keyword).next(), Some(Ok((_, cute_lang::lexer::Tok::Ident(_), _)))),
+            "`{keyword}` is not a keyword"
+        );
     }
 }

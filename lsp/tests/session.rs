@@ -21,12 +21,18 @@ const MISMATCHED: &str = "kernel add(a: tensor<f32, gmem, (8):(1)>, b: tensor<f1
 ";
 
 fn open(client: &mut Client, uri: &str, text: &str) -> Value {
-    client.notify("textDocument/didOpen", json!({ "textDocument": { "uri": uri, "languageId": "cute", "version": 1, "text": text } }));
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "cute", "version": 1, "text": text } }),
+    );
     client.notification("textDocument/publishDiagnostics").1
 }
 
 fn change(client: &mut Client, uri: &str, version: i32, text: &str) -> Value {
-    client.notify("textDocument/didChange", json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }));
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+    );
     client.notification("textDocument/publishDiagnostics").1
 }
 
@@ -45,9 +51,14 @@ fn recorded_session() {
 
     // Hover: the host's tiled copy (its TV layout), the kernel's tile of the input (per instance),
     // a kernel parameter (declared type, then the instance's layout), a builtin, a named argument.
-    for (needle, n, delta) in
-        [("tiled_copy = make", 0, 0), ("gX = ", 0, 0), ("gInput: tensor<f32, gmem>", 0, 0), ("make_copy_atom", 0, 0), ("bits: 32", 0, 0), (".partition_S(", 0, 3)]
-    {
+    for (needle, n, delta) in [
+        ("tiled_copy = make", 0, 0),
+        ("gX = ", 0, 0),
+        ("gInput: tensor<f32, gmem>", 0, 0),
+        ("make_copy_atom", 0, 0),
+        ("bits: 32", 0, 0),
+        (".partition_S(", 0, 3),
+    ] {
         let hover = c.request("textDocument/hover", at(SEED_URI, position(SEED, needle, n, delta)));
         assert!(hover["contents"]["value"].is_string(), "no hover at `{needle}`: {hover}");
     }
@@ -93,7 +104,12 @@ fn completion_offers_named_arguments_then_names_then_builtins() {
     let items = c.request("textDocument/completion", at(SEED_URI, position(&typing, "make_copy_atom(f32, ", 0, 20)));
     let labels: Vec<&str> = items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
     assert_eq!(labels[..2], ["bits:", "op:"]);
-    assert!(labels.contains(&"reduce_rows_kernel") && labels.contains(&"NUM_WARPS") && labels.contains(&"local_tile") && labels.contains(&"f16"));
+    assert!(
+        labels.contains(&"reduce_rows_kernel")
+            && labels.contains(&"NUM_WARPS")
+            && labels.contains(&"local_tile")
+            && labels.contains(&"f16")
+    );
 
     // After a dot: the methods and fields.
     let items = c.request("textDocument/completion", at(SEED_URI, position(SEED, "get_slice", 0, 0)));
@@ -112,7 +128,10 @@ fn utf8_positions_when_the_client_offers_them() {
     let text = "host h() {\n    /* é */ let x = 1;\n    print(\"{}\", x);\n}\n";
     open(&mut c, "file:///u.cute", text);
     let hover = c.request("textDocument/hover", at("file:///u.cute", json!({ "line": 1, "character": 17 })));
-    assert_eq!(hover["range"], json!({ "start": { "line": 1, "character": 17 }, "end": { "line": 1, "character": 18 } }));
+    assert_eq!(
+        hover["range"],
+        json!({ "start": { "line": 1, "character": 17 }, "end": { "line": 1, "character": 18 } })
+    );
     assert!(c.shutdown().success());
 }
 
@@ -136,14 +155,22 @@ fn survives_any_text() {
         .unwrap()
         .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
         .collect();
-    let pieces = ["(", ")", "{", "}", "[", "]", ";", ",", ".", "let ", "_", "?", ":", "\"", "/*", "é", "\0", "0x", "1e999", "->", "<", ">", "\n"];
+    let pieces = [
+        "(", ")", "{", "}", "[", "]", ";", ",", ".", "let ", "_", "?", ":", "\"", "/*", "é", "\0", "0x", "1e999", "->",
+        "<", ">", "\n",
+    ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut c = Client::start(SERVER, &[]);
     c.initialize(json!({}));
     let uri = "file:///fuzz.cute";
     open(&mut c, uri, "");
     let mut version = 1;
-    let mut texts = vec!["(".repeat(5000), "{".repeat(300) + &"}".repeat(300), "let x = ".to_string() + &"-".repeat(3000) + "1;", "\u{feff}kernel".into()];
+    let mut texts = vec![
+        "(".repeat(5000),
+        "{".repeat(300) + &"}".repeat(300),
+        "let x = ".to_string() + &"-".repeat(3000) + "1;",
+        "\u{feff}kernel".into(),
+    ];
     for _ in 0..150 {
         let mut text = samples[rng.below(samples.len())].clone();
         for _ in 0..1 + rng.below(4) {

@@ -108,7 +108,9 @@ fn scalar_arg(n: Number, want: Option<&ParamKind>) -> Result<Arg, String> {
 pub fn scalars_differ<'a>(mut instances: impl Iterator<Item = &'a HostSig>) -> bool {
     let Some(first) = instances.next() else { return false };
     instances.any(|s| {
-        s.params.iter().zip(&first.params).any(|(a, b)| !matches!((&a.kind, &b.kind), (ParamKind::Tensor(_), ParamKind::Tensor(_))) && a.kind != b.kind)
+        s.params.iter().zip(&first.params).any(|(a, b)| {
+            !matches!((&a.kind, &b.kind), (ParamKind::Tensor(_), ParamKind::Tensor(_))) && a.kind != b.kind
+        })
     })
 }
 
@@ -119,7 +121,8 @@ pub fn convert(args: &Bound<'_, PyTuple>, callee: Callee<'_>, target: Target<'_>
     out.truncate(n);
     for (i, obj) in args.iter().enumerate() {
         let param = callee.params.get(i);
-        let refuse = |what: &str| refused_argument(py, callee.role, callee.name, i, param.map(|p| p.name.as_str()), what);
+        let refuse =
+            |what: &str| refused_argument(py, callee.role, callee.name, i, param.map(|p| p.name.as_str()), what);
         let scalar = |num: Number, out: &mut Vec<Arg>| -> PyResult<()> {
             let a = scalar_arg(num, param.map(|p| &p.kind)).map_err(|m| refuse(&m))?;
             if i < out.len() {

@@ -21,7 +21,12 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 create_exception!(cutec, Error, PyRuntimeError, "A cutec failure; `.status` is the C ABI status name.");
-create_exception!(cutec, Refused, Error, "A call refused before anything was launched (the message names the parameter).");
+create_exception!(
+    cutec,
+    Refused,
+    Error,
+    "A call refused before anything was launched (the message names the parameter)."
+);
 create_exception!(cutec, Unavailable, Error, "No CUDA driver, no GPU, or a driver older than CUDA 13.0.");
 create_exception!(cutec, NotFound, Error, "No kernel or host function of that name.");
 
@@ -30,8 +35,12 @@ pub fn to_py(py: Python<'_>, e: RuntimeError) -> PyErr {
     let status = status_of(&e);
     let message = e.to_string();
     let err = match e {
-        RuntimeError::ArgumentMismatch(_) | RuntimeError::InvalidArgument(_) | RuntimeError::InvalidLaunch(_) => Refused::new_err(message),
-        RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. } => Unavailable::new_err(message),
+        RuntimeError::ArgumentMismatch(_) | RuntimeError::InvalidArgument(_) | RuntimeError::InvalidLaunch(_) => {
+            Refused::new_err(message)
+        }
+        RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. } => {
+            Unavailable::new_err(message)
+        }
         RuntimeError::KernelNotFound { .. } | RuntimeError::HostNotFound { .. } => NotFound::new_err(message),
         _ => Error::new_err(message),
     };
@@ -45,7 +54,14 @@ pub fn to_py(py: Python<'_>, e: RuntimeError) -> PyErr {
 
 /// An argument refused on the Python side (before the runtime sees it), worded as the runtime
 /// words its own refusals: `kernel argument mismatch: host `h` parameter `x` (argument 0): ...`.
-pub fn refused_argument(py: Python<'_>, role: &str, function: &str, index: usize, param: Option<&str>, what: &str) -> PyErr {
+pub fn refused_argument(
+    py: Python<'_>,
+    role: &str,
+    function: &str,
+    index: usize,
+    param: Option<&str>,
+    what: &str,
+) -> PyErr {
     let param = param.map_or(String::new(), |p| format!(" parameter `{p}`"));
     to_py(py, RuntimeError::ArgumentMismatch(format!("{role} `{function}`{param} (argument {index}): {what}")))
 }

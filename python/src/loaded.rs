@@ -41,7 +41,10 @@ impl Source {
             return Ok(Source::Bytes(obj.call_method0("tobytes")?.cast::<PyBytes>()?.as_bytes().to_vec()));
         }
         let path = py.import("os")?.call_method1("fspath", (obj,)).map_err(|_| {
-            PyTypeError::new_err(format!("a cubin is given as a path or as bytes, not a {}", crate::tensors::type_name(obj)))
+            PyTypeError::new_err(format!(
+                "a cubin is given as a path or as bytes, not a {}",
+                crate::tensors::type_name(obj)
+            ))
         })?;
         Ok(Source::Path(PathBuf::from(path.extract::<String>()?)))
     }
@@ -52,7 +55,8 @@ static DEVICES: OnceLock<Mutex<Vec<Device>>> = OnceLock::new();
 
 fn device(ordinal: usize) -> cute_runtime::Result<Device> {
     let lock = DEVICES.get_or_init(|| Mutex::new(Vec::new()));
-    let mut known = lock.lock().map_err(|_| cute_runtime::RuntimeError::InvalidArgument("device table poisoned".into()))?;
+    let mut known =
+        lock.lock().map_err(|_| cute_runtime::RuntimeError::InvalidArgument("device table poisoned".into()))?;
     if let Some(d) = known.iter().find(|d| d.ordinal() == ordinal) {
         return Ok(d.clone());
     }
@@ -221,7 +225,8 @@ impl HostFunction {
     /// when it would be refused).
     #[pyo3(signature = (*args))]
     fn check<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyList>> {
-        let planned = self.host.check(&self.loaded.check_args(args, self.selected_callee(args)?)?).map_err(|e| to_py(py, e))?;
+        let planned =
+            self.host.check(&self.loaded.check_args(args, self.selected_callee(args)?)?).map_err(|e| to_py(py, e))?;
         planned::launches(py, &planned)
     }
 
@@ -258,7 +263,9 @@ impl HostFunction {
 fn dims(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(u32, u32, u32)> {
     let v: Vec<u32> = match obj.extract::<u32>() {
         Ok(x) => vec![x],
-        Err(_) => obj.extract::<Vec<u32>>().map_err(|_| PyTypeError::new_err(format!("{what}= takes an int or 1 to 3 ints")))?,
+        Err(_) => obj
+            .extract::<Vec<u32>>()
+            .map_err(|_| PyTypeError::new_err(format!("{what}= takes an int or 1 to 3 ints")))?,
     };
     match v[..] {
         [x] => Ok((x, 1, 1)),

@@ -79,7 +79,13 @@ impl PyManifest {
     /// The plan of host function `name` (`cutec.NotFound` lists those there are).
     fn host(&self, py: Python<'_>, name: &str) -> PyResult<Plan> {
         let group = HostGroup::new(&self.m, name).map_err(|e| to_py(py, e))?;
-        let prepared = group.plans().iter().map(|p| Mutex::new(Prepared { args: Vec::new(), scratch: PlanScratch::default(), cache: CallCache::new(p) })).collect();
+        let prepared = group
+            .plans()
+            .iter()
+            .map(|p| {
+                Mutex::new(Prepared { args: Vec::new(), scratch: PlanScratch::default(), cache: CallCache::new(p) })
+            })
+            .collect();
         let reselect = crate::arguments::scalars_differ(group.plans().iter().map(HostPlan::sig));
         Ok(Plan { group, prepared, reselect })
     }
@@ -87,11 +93,18 @@ impl PyManifest {
     fn kernel(&self, py: Python<'_>, name: &str) -> PyResult<KernelSignature> {
         match self.m.kernel(name) {
             Some(sig) => Ok(KernelSignature { sig: sig.clone() }),
-            None => Err(to_py(py, RuntimeError::KernelNotFound { name: name.to_string(), available: Some(self.kernels()) })),
+            None => {
+                Err(to_py(py, RuntimeError::KernelNotFound { name: name.to_string(), available: Some(self.kernels()) }))
+            }
         }
     }
     fn __repr__(&self) -> String {
-        format!("<cutec manifest {}: {} kernels, hosts {}>", self.m.arch.as_deref().unwrap_or("?"), self.m.kernels.len(), self.hosts().join(", "))
+        format!(
+            "<cutec manifest {}: {} kernels, hosts {}>",
+            self.m.arch.as_deref().unwrap_or("?"),
+            self.m.kernels.len(),
+            self.hosts().join(", ")
+        )
     }
 }
 

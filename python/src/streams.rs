@@ -53,10 +53,12 @@ fn torch_stream(py: Python<'_>) -> PyResult<Option<&'static TorchStream>> {
     let Ok(tensor) = torch.getattr(intern!(py, "Tensor")) else { return Ok(None) };
     let how = match tensor.cast::<PyType>().ok().and_then(|t| ExchangeApi::of_type(t)) {
         Some(api) => TorchStream::Exchange(api),
-        None => match torch.getattr(intern!(py, "_C")).and_then(|c| c.getattr(intern!(py, "_cuda_getCurrentRawStream"))) {
-            Ok(f) => TorchStream::RawStreamFn(f.unbind()),
-            Err(_) => TorchStream::None,
-        },
+        None => {
+            match torch.getattr(intern!(py, "_C")).and_then(|c| c.getattr(intern!(py, "_cuda_getCurrentRawStream"))) {
+                Ok(f) => TorchStream::RawStreamFn(f.unbind()),
+                Err(_) => TorchStream::None,
+            }
+        }
     };
     let _ = TORCH.set(how);
     Ok(TORCH.get())
@@ -113,7 +115,8 @@ pub fn handle_of(py: Python<'_>, stream: Option<&Bound<'_, PyAny>>, device: usiz
 /// `.ptr`), as `stream=` takes. `Err` says why it is not one (`None`, a `bool`, a negative number,
 /// a tensor, ...).
 pub fn stream_arg_handle(obj: &Bound<'_, PyAny>) -> Result<u64, String> {
-    const TAKES: &str = "a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) \
+    const TAKES: &str =
+        "a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) \
                          or a CUstream handle as an int (0 is the legacy default stream)";
     if obj.is_none() {
         return Err(format!("None is not a stream; pass {TAKES}"));

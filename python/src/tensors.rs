@@ -23,7 +23,9 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Mutex;
 
-use cute_runtime::dlpack::{read_dltensor, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor, DLPACK_MAJOR_VERSION};
+use cute_runtime::dlpack::{
+    read_dltensor, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor, DLPACK_MAJOR_VERSION,
+};
 use cute_runtime::{DType, Stream, TensorView};
 use pyo3::ffi;
 use pyo3::intern;
@@ -180,7 +182,12 @@ fn read_view(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut TensorView) -
     Ok(())
 }
 
-fn read_exchange(obj: &Bound<'_, PyAny>, api: ExchangeApi, target: Target<'_>, out: &mut TensorView) -> Result<(), String> {
+fn read_exchange(
+    obj: &Bound<'_, PyAny>,
+    api: ExchangeApi,
+    target: Target<'_>,
+    out: &mut TensorView,
+) -> Result<(), String> {
     let Some(f) = api.0.dltensor_from_py_object_no_sync else { return read_dlpack(obj, target, out) };
     let mut t = DLTensor::zeroed();
     // SAFETY: the producer's function for objects of this type, called with the GIL held; `t`
@@ -212,7 +219,9 @@ fn read_dlpack(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut TensorView)
         Ok(c) => c,
         // Host-memory producers refuse a stream; asked without one they export, and the device
         // check below says what is wrong.
-        Err(first) => obj.call_method0(intern!(py, "__dlpack__")).map_err(|_| format!("its __dlpack__ raised {first}"))?,
+        Err(first) => {
+            obj.call_method0(intern!(py, "__dlpack__")).map_err(|_| format!("its __dlpack__ raised {first}"))?
+        }
     };
     // SAFETY: the name and pointer are read from a capsule we hold; the tensor stays valid while
     // the capsule lives (it is released by the capsule's destructor when we drop it).
@@ -232,11 +241,17 @@ fn read_dlpack(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut TensorView)
             b"dltensor_versioned" => {
                 let m = &*(p as *const DLManagedTensorVersioned);
                 if m.version.major != DLPACK_MAJOR_VERSION {
-                    return Err(format!("its DLPack tensor has major version {} (cutec reads {DLPACK_MAJOR_VERSION})", m.version.major));
+                    return Err(format!(
+                        "its DLPack tensor has major version {} (cutec reads {DLPACK_MAJOR_VERSION})",
+                        m.version.major
+                    ));
                 }
                 read_dltensor(&m.dl_tensor, target.device, out)
             }
-            used => Err(format!("its __dlpack__ returned a capsule named {:?} (already consumed?)", String::from_utf8_lossy(used))),
+            used => Err(format!(
+                "its __dlpack__ returned a capsule named {:?} (already consumed?)",
+                String::from_utf8_lossy(used)
+            )),
         }
     }
 }
@@ -286,7 +301,11 @@ fn read_array_interface(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut Te
         Some(st) => {
             let bytes: Vec<i64> = st.extract().map_err(s)?;
             if bytes.len() != shape.len() {
-                return Err(format!("its __cuda_array_interface__ gives {} strides for {} extents", bytes.len(), shape.len()));
+                return Err(format!(
+                    "its __cuda_array_interface__ gives {} strides for {} extents",
+                    bytes.len(),
+                    shape.len()
+                ));
             }
             if let Some(b) = bytes.iter().find(|b| *b % itemsize != 0) {
                 return Err(format!("byte stride {b} is not a multiple of the element size {itemsize}"));
@@ -300,7 +319,8 @@ fn read_array_interface(obj: &Bound<'_, PyAny>, target: Target<'_>, out: &mut Te
         let theirs: u64 = theirs.extract().map_err(s)?;
         let theirs = if theirs == 1 { 0 } else { theirs };
         // SAFETY: the producer names a live stream of the device its data is on.
-        unsafe { ours.wait_for_raw(theirs) }.map_err(|e| format!("waiting for the producer's stream {theirs:#x}: {e}"))?;
+        unsafe { ours.wait_for_raw(theirs) }
+            .map_err(|e| format!("waiting for the producer's stream {theirs:#x}: {e}"))?;
     }
     out.ptr = ptr;
     out.dtype = dtype;

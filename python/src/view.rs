@@ -74,7 +74,14 @@ pub struct PyTensorView {
 impl PyTensorView {
     #[new]
     #[pyo3(signature = (ptr, dtype, shape, strides=None, nbytes=None, device=None))]
-    fn new(ptr: u64, dtype: &Bound<'_, PyAny>, shape: Vec<i64>, strides: Option<Vec<i64>>, nbytes: Option<u64>, device: Option<usize>) -> PyResult<Self> {
+    fn new(
+        ptr: u64,
+        dtype: &Bound<'_, PyAny>,
+        shape: Vec<i64>,
+        strides: Option<Vec<i64>>,
+        nbytes: Option<u64>,
+        device: Option<usize>,
+    ) -> PyResult<Self> {
         let dtype = dtype_of(dtype)?;
         let stride = strides.unwrap_or_else(|| row_major(&shape));
         if stride.len() != shape.len() {
@@ -116,6 +123,9 @@ impl PyTensorView {
         let v = &self.view;
         let bytes = v.bytes.map_or(String::new(), |b| format!(", nbytes={b}"));
         let dev = self.device.map_or(String::new(), |d| format!(", device={d}"));
-        format!("TensorView(ptr={:#x}, dtype='{}', shape={:?}, strides={:?}{bytes}{dev})", v.ptr, v.dtype, v.shape, v.stride)
+        format!(
+            "TensorView(ptr={:#x}, dtype='{}', shape={:?}, strides={:?}{bytes}{dev})",
+            v.ptr, v.dtype, v.shape, v.stride
+        )
     }
 }

@@ -32,7 +32,13 @@ const HIGHEST_CACHED_PTR: u64 = 1 << 62;
 /// One argument's part of a signature.
 #[derive(Clone, Debug, PartialEq)]
 enum ArgKey {
-    Tensor { dtype: DType, shape: Vec<i64>, stride: Vec<i64>, bytes: Option<u64>, residue: u64 },
+    Tensor {
+        dtype: DType,
+        shape: Vec<i64>,
+        stride: Vec<i64>,
+        bytes: Option<u64>,
+        residue: u64,
+    },
     Scalar(DType, u64),
     /// A stream: the evaluation does not depend on which (the call launches on the one given).
     Stream,
@@ -41,7 +47,13 @@ enum ArgKey {
 impl ArgKey {
     fn of(a: &Arg, modulus: u64) -> ArgKey {
         match a {
-            Arg::Tensor(v) => ArgKey::Tensor { dtype: v.dtype, shape: v.shape.clone(), stride: v.stride.clone(), bytes: v.bytes, residue: v.ptr % modulus },
+            Arg::Tensor(v) => ArgKey::Tensor {
+                dtype: v.dtype,
+                shape: v.shape.clone(),
+                stride: v.stride.clone(),
+                bytes: v.bytes,
+                residue: v.ptr % modulus,
+            },
             Arg::Scalar(d, bits) => ArgKey::Scalar(*d, *bits),
             Arg::Stream(_) => ArgKey::Stream,
         }
@@ -50,7 +62,11 @@ impl ArgKey {
     fn matches(&self, a: &Arg, modulus: u64) -> bool {
         match (self, a) {
             (ArgKey::Tensor { dtype, shape, stride, bytes, residue }, Arg::Tensor(v)) => {
-                *dtype == v.dtype && *bytes == v.bytes && *residue == v.ptr % modulus && *shape == v.shape && *stride == v.stride
+                *dtype == v.dtype
+                    && *bytes == v.bytes
+                    && *residue == v.ptr % modulus
+                    && *shape == v.shape
+                    && *stride == v.stride
             }
             (ArgKey::Scalar(d, bits), Arg::Scalar(e, b)) => d == e && bits == b,
             (ArgKey::Stream, Arg::Stream(_)) => true,
@@ -124,7 +140,10 @@ impl CallCache {
         if !pointers(args).zip(args).all(|(p, a)| matches!(a, Arg::Scalar(..)) || (p != 0 && p < HIGHEST_CACHED_PTR)) {
             return plan.evaluate_into(args, s);
         }
-        let hit = self.entries.iter().find(|e| e.key.len() == args.len() && e.key.iter().zip(args).all(|(k, a)| k.matches(a, modulus)));
+        let hit = self
+            .entries
+            .iter()
+            .find(|e| e.key.len() == args.len() && e.key.iter().zip(args).all(|(k, a)| k.matches(a, modulus)));
         if let Some(e) = hit {
             s.vars.clone_from(&e.vars);
             s.flat.clone_from(&e.flat);
@@ -135,7 +154,9 @@ impl CallCache {
             s.launch_vars.clone_from(&e.launch_vars);
             s.ptr_sources.clone_from(&e.ptr_sources);
             for &(i, param) in &e.ptr_sources {
-                if let (Some(KernelArg::Ptr(p)), Some(Arg::Tensor(v)), Some(&base)) = (s.flat.get_mut(i), args.get(param), e.bases.get(param)) {
+                if let (Some(KernelArg::Ptr(p)), Some(Arg::Tensor(v)), Some(&base)) =
+                    (s.flat.get_mut(i), args.get(param), e.bases.get(param))
+                {
                     // The view's offset from its host tensor (never negative: the plan refuses
                     // negative offsets), moved onto the new tensor.
                     *p = p.wrapping_sub(base).wrapping_add(v.ptr);

@@ -70,7 +70,9 @@ fn set_last_error(msg: &str) {
 /// The `cute_status` code of an error (`cute_status_name` names it): what the C ABI returns for it.
 pub fn status_of(e: &RuntimeError) -> c_int {
     match e {
-        RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. } => CUTE_ERROR_UNAVAILABLE,
+        RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. } => {
+            CUTE_ERROR_UNAVAILABLE
+        }
         RuntimeError::ArgumentMismatch(_) => CUTE_ERROR_ARGUMENT_MISMATCH,
         RuntimeError::InvalidArgument(_) => CUTE_ERROR_INVALID_ARGUMENT,
         RuntimeError::InvalidLaunch(_) => CUTE_ERROR_INVALID_LAUNCH,
@@ -229,12 +231,13 @@ unsafe fn convert_args(args: *const cute_arg, nargs: usize) -> Result<Vec<Arg>> 
                 // SAFETY: a tensor argument's value is the `tensor` field.
                 let t = unsafe { a.value.tensor };
                 // SAFETY: NULL or a valid cute_tensor.
-                let t = unsafe { t.as_ref() }.ok_or_else(|| invalid(format!("argument {i}: tensor pointer is NULL")))?;
-                let n = usize::try_from(t.nleaves)
-                    .ok()
-                    .filter(|&n| n <= CUTE_MAX_LEAVES)
-                    .ok_or_else(|| invalid(format!("argument {i}: nleaves {} not in 0..={CUTE_MAX_LEAVES}", t.nleaves)))?;
-                let mut v = TensorView::new(t.ptr, dtype_of(t.dtype, &format!("argument {i}"))?, &t.shape[..n], &t.stride[..n]);
+                let t =
+                    unsafe { t.as_ref() }.ok_or_else(|| invalid(format!("argument {i}: tensor pointer is NULL")))?;
+                let n = usize::try_from(t.nleaves).ok().filter(|&n| n <= CUTE_MAX_LEAVES).ok_or_else(|| {
+                    invalid(format!("argument {i}: nleaves {} not in 0..={CUTE_MAX_LEAVES}", t.nleaves))
+                })?;
+                let mut v =
+                    TensorView::new(t.ptr, dtype_of(t.dtype, &format!("argument {i}"))?, &t.shape[..n], &t.stride[..n]);
                 if t.bytes != 0 {
                     v = v.with_bytes(t.bytes);
                 }
@@ -259,7 +262,11 @@ unsafe fn convert_args(args: *const cute_arg, nargs: usize) -> Result<Vec<Arg>> 
                 // SAFETY: a stream argument's value is the `stream` field.
                 out.push(Arg::Stream(unsafe { a.value.stream } as usize as u64));
             }
-            k => return Err(invalid(format!("argument {i}: unknown kind {k} (CUTE_ARG_TENSOR=1, CUTE_ARG_SCALAR=2, CUTE_ARG_STREAM=3)"))),
+            k => {
+                return Err(invalid(format!(
+                    "argument {i}: unknown kind {k} (CUTE_ARG_TENSOR=1, CUTE_ARG_SCALAR=2, CUTE_ARG_STREAM=3)"
+                )))
+            }
         }
     }
     Ok(out)
@@ -377,7 +384,8 @@ pub unsafe extern "C" fn cute_malloc(dev: *const cute_device, bytes: usize, out_
         *out = 0;
         unsafe { handle(dev, "device") }?.0.bind()?;
         // SAFETY: context current.
-        *out = unsafe { cudarc::driver::result::malloc_sync(bytes.max(1)) }.map_err(|e| driver_error(format!("cuMemAlloc({bytes})"), e))?;
+        *out = unsafe { cudarc::driver::result::malloc_sync(bytes.max(1)) }
+            .map_err(|e| driver_error(format!("cuMemAlloc({bytes})"), e))?;
         Ok(())
     })
 }
@@ -398,7 +406,12 @@ pub unsafe extern "C" fn cute_free(dev: *const cute_device, ptr: u64) -> c_int {
 /// Copies `bytes` from host `src` to device `dst`, ordered on `stream`;
 /// returns after the copy has completed.
 #[no_mangle]
-pub unsafe extern "C" fn cute_memcpy_htod(stream: *const cute_stream, dst: u64, src: *const c_void, bytes: usize) -> c_int {
+pub unsafe extern "C" fn cute_memcpy_htod(
+    stream: *const cute_stream,
+    dst: u64,
+    src: *const c_void,
+    bytes: usize,
+) -> c_int {
     guard(|| {
         let s = &unsafe { handle(stream, "stream") }?.0;
         if bytes == 0 {
@@ -421,7 +434,12 @@ pub unsafe extern "C" fn cute_memcpy_htod(stream: *const cute_stream, dst: u64, 
 /// Copies `bytes` from device `src` to host `dst`, ordered on `stream`;
 /// returns after the copy has completed.
 #[no_mangle]
-pub unsafe extern "C" fn cute_memcpy_dtoh(stream: *const cute_stream, dst: *mut c_void, src: u64, bytes: usize) -> c_int {
+pub unsafe extern "C" fn cute_memcpy_dtoh(
+    stream: *const cute_stream,
+    dst: *mut c_void,
+    src: u64,
+    bytes: usize,
+) -> c_int {
     guard(|| {
         let s = &unsafe { handle(stream, "stream") }?.0;
         if bytes == 0 {
@@ -447,7 +465,11 @@ fn module_handle(module: Module) -> *mut cute_module {
 
 /// Loads a cubin (or fatbin / PTX) file.
 #[no_mangle]
-pub unsafe extern "C" fn cute_module_load_file(dev: *const cute_device, path: *const c_char, out: *mut *mut cute_module) -> c_int {
+pub unsafe extern "C" fn cute_module_load_file(
+    dev: *const cute_device,
+    path: *const c_char,
+    out: *mut *mut cute_module,
+) -> c_int {
     guard(|| {
         let out = unsafe { out_ptr(out, "out") }?;
         *out = std::ptr::null_mut();
@@ -460,7 +482,12 @@ pub unsafe extern "C" fn cute_module_load_file(dev: *const cute_device, path: *c
 
 /// Loads an image from memory (`len` bytes; e.g. an embedded cubin).
 #[no_mangle]
-pub unsafe extern "C" fn cute_module_load_data(dev: *const cute_device, data: *const c_void, len: usize, out: *mut *mut cute_module) -> c_int {
+pub unsafe extern "C" fn cute_module_load_data(
+    dev: *const cute_device,
+    data: *const c_void,
+    len: usize,
+    out: *mut *mut cute_module,
+) -> c_int {
     guard(|| {
         let out = unsafe { out_ptr(out, "out") }?;
         *out = std::ptr::null_mut();
@@ -519,7 +546,11 @@ pub unsafe extern "C" fn cute_string_free(s: *mut c_char) {
 
 /// Looks a kernel up by name.
 #[no_mangle]
-pub unsafe extern "C" fn cute_module_kernel(module: *const cute_module, name: *const c_char, out: *mut *mut cute_kernel) -> c_int {
+pub unsafe extern "C" fn cute_module_kernel(
+    module: *const cute_module,
+    name: *const c_char,
+    out: *mut *mut cute_kernel,
+) -> c_int {
     guard(|| {
         let out = unsafe { out_ptr(out, "out") }?;
         *out = std::ptr::null_mut();
@@ -577,7 +608,11 @@ pub unsafe extern "C" fn cute_kernel_launch(
 /// here). `CUTE_ERROR_INVALID_ARGUMENT` when there is no such host function (the message lists
 /// those there are), `CUTE_ERROR_INVALID_IMAGE` when its launch plan is unusable.
 #[no_mangle]
-pub unsafe extern "C" fn cute_module_host(module: *const cute_module, name: *const c_char, out: *mut *mut cute_host) -> c_int {
+pub unsafe extern "C" fn cute_module_host(
+    module: *const cute_module,
+    name: *const c_char,
+    out: *mut *mut cute_host,
+) -> c_int {
     guard(|| {
         let out = unsafe { out_ptr(out, "out") }?;
         *out = std::ptr::null_mut();
@@ -609,7 +644,12 @@ pub unsafe extern "C" fn cute_host_check(host: *const cute_host, args: *const cu
 /// launches its kernels. A refusal (`CUTE_ERROR_ARGUMENT_MISMATCH`, e.g. a partial tile, or
 /// `CUTE_ERROR_INVALID_LAUNCH`) launches nothing; the message names the parameter.
 #[no_mangle]
-pub unsafe extern "C" fn cute_host_call(host: *const cute_host, stream: *const cute_stream, args: *const cute_arg, nargs: usize) -> c_int {
+pub unsafe extern "C" fn cute_host_call(
+    host: *const cute_host,
+    stream: *const cute_stream,
+    args: *const cute_arg,
+    nargs: usize,
+) -> c_int {
     guard(|| {
         let h = unsafe { handle(host, "host") }?;
         let s = unsafe { handle(stream, "stream") }?;
@@ -675,11 +715,17 @@ mod tests {
                 assert_eq!(st, CUTE_ERROR_UNAVAILABLE, "{:?}", CStr::from_ptr(cute_last_error()));
             }
             cute_device_release(dev);
-            assert_eq!(cute_kernel_launch(std::ptr::null(), std::ptr::null(), std::ptr::null(), std::ptr::null(), 0), CUTE_ERROR_INVALID_ARGUMENT);
+            assert_eq!(
+                cute_kernel_launch(std::ptr::null(), std::ptr::null(), std::ptr::null(), std::ptr::null(), 0),
+                CUTE_ERROR_INVALID_ARGUMENT
+            );
             let msg = CStr::from_ptr(cute_last_error()).to_str().unwrap();
             assert_eq!(msg, "invalid argument: kernel is NULL");
             assert_eq!(cute_device_open(0, std::ptr::null_mut()), CUTE_ERROR_INVALID_ARGUMENT);
-            assert_eq!(cute_host_call(std::ptr::null(), std::ptr::null(), std::ptr::null(), 0), CUTE_ERROR_INVALID_ARGUMENT);
+            assert_eq!(
+                cute_host_call(std::ptr::null(), std::ptr::null(), std::ptr::null(), 0),
+                CUTE_ERROR_INVALID_ARGUMENT
+            );
             assert_eq!(CStr::from_ptr(cute_last_error()).to_str().unwrap(), "invalid argument: host is NULL");
             let mut h: *mut cute_host = std::ptr::null_mut();
             assert_eq!(cute_module_host(std::ptr::null(), c"x".as_ptr(), &mut h), CUTE_ERROR_INVALID_ARGUMENT);
@@ -694,7 +740,14 @@ mod tests {
 
     #[test]
     fn converts_c_args() {
-        let mut t = cute_tensor { ptr: 0x1000, dtype: DType::F32.code(), nleaves: 2, shape: [0; 16], stride: [0; 16], bytes: 64 };
+        let mut t = cute_tensor {
+            ptr: 0x1000,
+            dtype: DType::F32.code(),
+            nleaves: 2,
+            shape: [0; 16],
+            stride: [0; 16],
+            bytes: 64,
+        };
         t.shape[..2].copy_from_slice(&[4, 4]);
         t.stride[..2].copy_from_slice(&[1, 4]);
         let args = [

@@ -175,16 +175,30 @@ fn list(v: &[i64]) -> String {
 
 /// Checks one tensor view against a tensor parameter and appends its kernel-ABI values to `out`.
 /// `role` is `kernel` or `host` (for messages).
-pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &str, sig: &TensorSig, view: &ViewRef<'_>, out: &mut Vec<KernelArg>) -> Result<()> {
+pub(crate) fn check_tensor_ref(
+    kernel: &str,
+    role: &str,
+    index: usize,
+    param: &str,
+    sig: &TensorSig,
+    view: &ViewRef<'_>,
+    out: &mut Vec<KernelArg>,
+) -> Result<()> {
     let err = |what: String| mismatch(role, kernel, index, param, what);
     if sig.space != Space::Gmem {
-        return Err(err(format!("the {role} takes a {} tensor, which cannot be passed from the host", sig.space.name())));
+        return Err(err(format!(
+            "the {role} takes a {} tensor, which cannot be passed from the host",
+            sig.space.name()
+        )));
     }
     if view.ptr == 0 {
         return Err(err("null pointer".into()));
     }
     if view.dtype != sig.elem {
-        return Err(err(format!("dtype mismatch: the {role} expects {} elements but the view has {}", sig.elem, view.dtype)));
+        return Err(err(format!(
+            "dtype mismatch: the {role} expects {} elements but the view has {}",
+            sig.elem, view.dtype
+        )));
     }
     let leaves = sig.shape_leaves.len();
     if view.shape.len() != leaves || view.stride.len() != leaves {
@@ -209,7 +223,9 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
             // Extents are at least 1: the generated code divides by them (an empty tensor has
             // nothing to launch for).
             None if !(1..=i64::from(i32::MAX)).contains(&got) => {
-                return Err(err(format!("dynamic shape entry {i} = {got} is not a positive i32 extent (1..=2147483647)")))
+                return Err(err(format!(
+                    "dynamic shape entry {i} = {got} is not a positive i32 extent (1..=2147483647)"
+                )))
             }
             None => {
                 let d = sig.shape_div.get(i).copied().unwrap_or(1);
@@ -232,7 +248,9 @@ pub(crate) fn check_tensor_ref(kernel: &str, role: &str, index: usize, param: &s
                 )))
             }
             None if !(0..=i64::from(i32::MAX)).contains(&got) => {
-                return Err(err(format!("dynamic stride entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)")))
+                return Err(err(format!(
+                    "dynamic stride entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)"
+                )))
             }
             None => {
                 let d = sig.stride_div.get(i).copied().unwrap_or(1);
@@ -303,14 +321,21 @@ pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) 
                 .map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;
         }
         // The multiplier and shift of each run-time divisor, after the declared parameters.
-        crate::fastdiv::push_fast_divisors(sig, &vars, out).map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;
+        crate::fastdiv::push_fast_divisors(sig, &vars, out)
+            .map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;
     }
     Ok(())
 }
 
 /// [`check_args_into`] for any parameter list; `role` (`kernel`, `host`) and `name` label the
 /// messages.
-pub(crate) fn check_args_named(name: &str, role: &str, params: &[ParamSig], args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
+pub(crate) fn check_args_named(
+    name: &str,
+    role: &str,
+    params: &[ParamSig],
+    args: &[Arg],
+    out: &mut Vec<KernelArg>,
+) -> Result<()> {
     out.clear();
     if args.len() != params.len() {
         let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
@@ -323,23 +348,52 @@ pub(crate) fn check_args_named(name: &str, role: &str, params: &[ParamSig], args
     }
     for (i, (p, a)) in params.iter().zip(args).enumerate() {
         match (&p.kind, a) {
-            (ParamKind::Tensor(t), Arg::Tensor(v)) => check_tensor_ref(name, role, i, &p.name, t, &ViewRef::from(v), out)?,
+            (ParamKind::Tensor(t), Arg::Tensor(v)) => {
+                check_tensor_ref(name, role, i, &p.name, t, &ViewRef::from(v), out)?
+            }
             (ParamKind::Scalar(d), Arg::Scalar(g, bits)) => {
                 if d != g {
-                    return Err(mismatch(role, name, i, &p.name, format!("dtype mismatch: the {role} expects a {d} scalar but got a {g} scalar")));
+                    return Err(mismatch(
+                        role,
+                        name,
+                        i,
+                        &p.name,
+                        format!("dtype mismatch: the {role} expects a {d} scalar but got a {g} scalar"),
+                    ));
                 }
                 out.push(scalar_arg(*d, *bits));
             }
             // A stream is no kernel argument: nothing to pass (launches read it from `args`).
             (ParamKind::Stream, Arg::Stream(_)) => {}
             (ParamKind::Stream, other) => {
-                return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a stream (a CUstream handle; 0 is the legacy default stream) but got {}", other.describe())))
+                return Err(mismatch(
+                    role,
+                    name,
+                    i,
+                    &p.name,
+                    format!(
+                        "the {role} expects a stream (a CUstream handle; 0 is the legacy default stream) but got {}",
+                        other.describe()
+                    ),
+                ))
             }
             (ParamKind::Tensor(t), other) => {
-                return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a tensor ({t}) but got {}", other.describe())))
+                return Err(mismatch(
+                    role,
+                    name,
+                    i,
+                    &p.name,
+                    format!("the {role} expects a tensor ({t}) but got {}", other.describe()),
+                ))
             }
             (ParamKind::Scalar(d), other) => {
-                return Err(mismatch(role, name, i, &p.name, format!("the {role} expects a {d} scalar but got {}", other.describe())))
+                return Err(mismatch(
+                    role,
+                    name,
+                    i,
+                    &p.name,
+                    format!("the {role} expects a {d} scalar but got {}", other.describe()),
+                ))
             }
         }
     }

@@ -59,9 +59,7 @@ impl Device {
 
     /// Compute capability `(major, minor)`, e.g. `(9, 0)` for sm_90.
     pub fn compute_capability(&self) -> Result<(i32, i32)> {
-        self.ctx
-            .compute_capability()
-            .map_err(|e| driver_error("cuDeviceGetAttribute(compute capability)", e))
+        self.ctx.compute_capability().map_err(|e| driver_error("cuDeviceGetAttribute(compute capability)", e))
     }
 
     /// Total device memory in bytes.
@@ -81,9 +79,7 @@ impl Device {
 
     /// Any `cuDeviceGetAttribute` value.
     pub fn attribute(&self, attr: CUdevice_attribute) -> Result<i32> {
-        self.ctx
-            .attribute(attr)
-            .map_err(|e| driver_error(format!("cuDeviceGetAttribute({attr:?})"), e))
+        self.ctx.attribute(attr).map_err(|e| driver_error(format!("cuDeviceGetAttribute({attr:?})"), e))
     }
 
     /// The CUDA version the driver supports (e.g. 13000); see
@@ -186,8 +182,14 @@ impl Stream {
             .map_err(|e| driver_error("cuEventRecord(the producer's stream)", e))
             .and_then(|()| {
                 // SAFETY: as above.
-                unsafe { stream::wait_event(self.inner.cu_stream(), ev, cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
-                    .map_err(|e| driver_error("cuStreamWaitEvent", e))
+                unsafe {
+                    stream::wait_event(
+                        self.inner.cu_stream(),
+                        ev,
+                        cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                }
+                .map_err(|e| driver_error("cuStreamWaitEvent", e))
             });
         // The wait holds what it needs; the event may go (its resources are freed once done).
         // SAFETY: created above, destroyed once.

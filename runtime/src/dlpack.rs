@@ -166,7 +166,10 @@ pub struct DLPackExchangeAPI {
 /// The cutec element type of a DLPack data type, or a message saying why there is none.
 pub fn dtype_of(t: DLDataType) -> Result<DType, String> {
     if t.lanes != 1 {
-        return Err(format!("a vector type ({} lanes of code {} with {} bits) has no cutec element type", t.lanes, t.code, t.bits));
+        return Err(format!(
+            "a vector type ({} lanes of code {} with {} bits) has no cutec element type",
+            t.lanes, t.code, t.bits
+        ));
     }
     let d = match (t.code, t.bits) {
         (0, 8) => DType::I8,
@@ -245,7 +248,10 @@ pub unsafe fn read_dltensor(t: &DLTensor, ordinal: Option<usize>, out: &mut Tens
         device_type::CUDA => {
             if let Some(o) = ordinal {
                 if usize::try_from(t.device.device_id).ok() != Some(o) {
-                    return Err(format!("the tensor is on cuda:{} but the module is loaded on cuda:{o}", t.device.device_id));
+                    return Err(format!(
+                        "the tensor is on cuda:{} but the module is loaded on cuda:{o}",
+                        t.device.device_id
+                    ));
                 }
             }
         }
@@ -253,9 +259,9 @@ pub unsafe fn read_dltensor(t: &DLTensor, ordinal: Option<usize>, out: &mut Tens
         device_type::CUDA_MANAGED => {}
         other => {
             return Err(format!(
-                "the tensor is in {} memory; cutec kernels take CUDA device memory (move it with .cuda() or .to(\"cuda\"))",
-                device_name(other)
-            ))
+            "the tensor is in {} memory; cutec kernels take CUDA device memory (move it with .cuda() or .to(\"cuda\"))",
+            device_name(other)
+        ))
         }
     }
     let dtype = dtype_of(t.dtype)?;
@@ -337,14 +343,20 @@ mod tests {
         );
         let mut shape = [4i64];
         let dev1 = tensor(DLDevice { device_type: device_type::CUDA, device_id: 1 }, F16, &mut shape, None);
-        assert_eq!(unsafe { view_of_dltensor(&dev1, Some(0)) }.unwrap_err(), "the tensor is on cuda:1 but the module is loaded on cuda:0");
+        assert_eq!(
+            unsafe { view_of_dltensor(&dev1, Some(0)) }.unwrap_err(),
+            "the tensor is on cuda:1 but the module is loaded on cuda:0"
+        );
         assert!(unsafe { view_of_dltensor(&dev1, None) }.is_ok());
         let mut shape = [4i64];
         let managed = tensor(DLDevice { device_type: device_type::CUDA_MANAGED, device_id: 0 }, F16, &mut shape, None);
         assert!(unsafe { view_of_dltensor(&managed, Some(3)) }.is_ok());
         let mut shape = [4i64];
         let c64 = tensor(CUDA0, DLDataType { code: 5, bits: 64, lanes: 1 }, &mut shape, None);
-        assert_eq!(unsafe { view_of_dltensor(&c64, Some(0)) }.unwrap_err(), "DLPack type code 5 (complex) with 64 bits has no cutec element type");
+        assert_eq!(
+            unsafe { view_of_dltensor(&c64, Some(0)) }.unwrap_err(),
+            "DLPack type code 5 (complex) with 64 bits has no cutec element type"
+        );
         let mut shape = [4i64];
         let vec4 = tensor(CUDA0, DLDataType { code: 2, bits: 32, lanes: 4 }, &mut shape, None);
         assert!(unsafe { view_of_dltensor(&vec4, Some(0)) }.unwrap_err().contains("4 lanes"));
@@ -355,7 +367,23 @@ mod tests {
 
     #[test]
     fn every_cutec_type_but_tf32_has_a_dlpack_type_of_its_size() {
-        let codes = [(0, 8), (0, 16), (0, 32), (0, 64), (1, 8), (1, 16), (1, 32), (1, 64), (2, 16), (2, 32), (2, 64), (4, 16), (6, 8), (10, 8), (12, 8)];
+        let codes = [
+            (0, 8),
+            (0, 16),
+            (0, 32),
+            (0, 64),
+            (1, 8),
+            (1, 16),
+            (1, 32),
+            (1, 64),
+            (2, 16),
+            (2, 32),
+            (2, 64),
+            (4, 16),
+            (6, 8),
+            (10, 8),
+            (12, 8),
+        ];
         let mut seen = Vec::new();
         for (code, bits) in codes {
             let d = dtype_of(DLDataType { code, bits, lanes: 1 }).unwrap();

@@ -65,8 +65,7 @@ pub fn init() -> Result<()> {
 /// Number of CUDA devices (after [`init`]).
 pub fn device_count() -> Result<usize> {
     init()?;
-    let n = cudarc::driver::result::device::get_count()
-        .map_err(|e| driver_error("cuDeviceGetCount", e))?;
+    let n = cudarc::driver::result::device::get_count().map_err(|e| driver_error("cuDeviceGetCount", e))?;
     Ok(usize::try_from(n).unwrap_or(0))
 }
 

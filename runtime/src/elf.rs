@@ -35,10 +35,8 @@ pub fn symbol_bytes<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>>
     let endian = LittleEndian;
     // Only the section headers are needed (not their names), so a missing or broken
     // section name table is no error here.
-    let sections: SectionTable<FileHeader64<LittleEndian>> = SectionTable::new(
-        header.section_headers(endian, bytes).map_err(bad)?,
-        StringTable::default(),
-    );
+    let sections: SectionTable<FileHeader64<LittleEndian>> =
+        SectionTable::new(header.section_headers(endian, bytes).map_err(bad)?, StringTable::default());
     let symbols = sections.symbols(endian, bytes, SHT_SYMTAB).map_err(bad)?;
     for (index, sym) in symbols.enumerate() {
         if symbols.symbol_name(endian, sym).ok() != Some(name.as_bytes()) {
@@ -48,13 +46,11 @@ pub fn symbol_bytes<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>>
         let Some(shndx) = symbols.symbol_section(endian, sym, index).map_err(bad)? else {
             continue;
         };
-        let sec = sections.section(shndx).map_err(|_| {
-            bad(format!("symbol `{name}` is in section {}, which does not exist", shndx.0))
-        })?;
+        let sec = sections
+            .section(shndx)
+            .map_err(|_| bad(format!("symbol `{name}` is in section {}, which does not exist", shndx.0)))?;
         if sec.sh_type(endian) == SHT_NOBITS {
-            return Err(bad(format!(
-                "symbol `{name}` has no initializer (it is in a NOBITS section)"
-            )));
+            return Err(bad(format!("symbol `{name}` has no initializer (it is in a NOBITS section)")));
         }
         let data = sec.data(endian, bytes).map_err(bad)?;
         // In a cubin st_value is the offset inside the section (its sh_addr is 0);
@@ -153,8 +149,7 @@ pub(crate) mod tests {
         for n in 0..elf.len() {
             let _ = symbol_bytes(&elf[..n], "__cutec_manifest");
         }
-        assert!(symbol_bytes(b"not an elf at all, but long enough to hold a header ........", "x")
-            .is_err());
+        assert!(symbol_bytes(b"not an elf at all, but long enough to hold a header ........", "x").is_err());
         // Flip every byte after the header in turn: never a panic.
         let mut bad = elf.clone();
         for i in 0..bad.len() {

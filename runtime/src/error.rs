@@ -70,10 +70,7 @@ impl RuntimeError {
     /// (no driver, no GPU, driver too old): test runners report SKIP
     /// (exit code 77) instead of FAIL.
     pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
-            RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. }
-        )
+        matches!(self, RuntimeError::NoDriver(_) | RuntimeError::NoDevice(_) | RuntimeError::DriverTooOld { .. })
     }
 }
 
@@ -107,7 +104,11 @@ impl fmt::Display for RuntimeError {
             RuntimeError::InvalidImage(why) => write!(f, "invalid kernel image: {why}"),
             RuntimeError::HostNotFound { name, available } => {
                 write!(f, "no host function `{name}` in the manifest; host functions: ")?;
-                if available.is_empty() { write!(f, "(none)") } else { write!(f, "{}", available.join(", ")) }
+                if available.is_empty() {
+                    write!(f, "(none)")
+                } else {
+                    write!(f, "{}", available.join(", "))
+                }
             }
             RuntimeError::KernelNotFound { name, available } => {
                 write!(f, "kernel `{name}` not found in module")?;
@@ -141,10 +142,7 @@ mod tests {
             name: "vector_add".into(),
             available: Some(vec!["gemm".into(), "copy".into()]),
         };
-        assert_eq!(
-            e.to_string(),
-            "kernel `vector_add` not found in module; available kernels: gemm, copy"
-        );
+        assert_eq!(e.to_string(), "kernel `vector_add` not found in module; available kernels: gemm, copy");
         assert!(!e.is_unavailable());
 
         let e = RuntimeError::DriverTooOld { found: 12040, required: 13000 };

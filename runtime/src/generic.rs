@@ -34,7 +34,8 @@ impl HostGroup {
         if sigs.is_empty() {
             return Err(RuntimeError::HostNotFound { name: name.to_string(), available: m.host_names() });
         }
-        check_instances(&sigs).map_err(|e| RuntimeError::InvalidImage(format!("generic host function `{name}`: {e}")))?;
+        check_instances(&sigs)
+            .map_err(|e| RuntimeError::InvalidImage(format!("generic host function `{name}`: {e}")))?;
         let plans = sigs.iter().map(|s| HostPlan::new(m, &s.name)).collect::<Result<Vec<_>>>()?;
         Ok(HostGroup { name: name.to_string(), generic: true, plans })
     }
@@ -81,7 +82,9 @@ fn check_instances(sigs: &[&HostSig]) -> std::result::Result<(), String> {
         }
     }
     for (i, a) in sigs.iter().enumerate() {
-        if let Some(b) = sigs[..i].iter().find(|b| b.type_args.iter().zip(&a.type_args).all(|(x, y)| x.dtype == y.dtype)) {
+        if let Some(b) =
+            sigs[..i].iter().find(|b| b.type_args.iter().zip(&a.type_args).all(|(x, y)| x.dtype == y.dtype))
+        {
             return Err(format!("instances `{}` and `{}` have the same type arguments", b.name, a.name));
         }
     }
@@ -108,7 +111,9 @@ pub fn select_instance(name: &str, sigs: &[&HostSig], args: &[Arg]) -> Result<us
         Some(Arg::Tensor(v)) => Some(v.dtype),
         _ => None,
     };
-    if args.len() != first.params.len() || first.type_args.iter().flat_map(|ta| &ta.params).any(|&p| dtype_at(p).is_none()) {
+    if args.len() != first.params.len()
+        || first.type_args.iter().flat_map(|ta| &ta.params).any(|&p| dtype_at(p).is_none())
+    {
         // Not something that selects: the instance's own check says what is wrong.
         return Ok(0);
     }
@@ -134,7 +139,11 @@ pub fn select_instance(name: &str, sigs: &[&HostSig], args: &[Arg]) -> Result<us
     if let Some(i) = found {
         return Ok(i);
     }
-    let given: Vec<String> = first.type_args.iter().filter_map(|ta| bound(ta).map(|(p, d)| format!("{} = {d} (from `{}`)", ta.name, pname(p)))).collect();
+    let given: Vec<String> = first
+        .type_args
+        .iter()
+        .filter_map(|ta| bound(ta).map(|(p, d)| format!("{} = {d} (from `{}`)", ta.name, pname(p))))
+        .collect();
     let have: Vec<String> = sigs.iter().map(|s| type_args_text(s)).collect();
     Err(RuntimeError::ArgumentMismatch(format!(
         "host `{name}` has no instance for {}; it was compiled for {} (`{name}<...>` in the source lists the types to compile for)",
@@ -152,7 +161,9 @@ mod tests {
     /// Two instances of `host copy<T: f16 | f32>(a: tensor<T, ...>, b: tensor<T, ...>, n: i32)`.
     fn generic_text() -> String {
         let mut out = String::from("cutec-manifest 1\narch sm_90\n");
-        let param = |n: &str, t: &str, a: u32| format!("param {n} tensor elem={t} space=gmem align={a} rank=1 shape=? stride=1\n");
+        let param = |n: &str, t: &str, a: u32| {
+            format!("param {n} tensor elem={t} space=gmem align={a} rank=1 shape=? stride=1\n")
+        };
         for (k, t, a) in [("k", "f16", 2), ("k_1", "f32", 4)] {
             out += &format!("kernel {k}\n{}{}end\n", param("a", t, a), param("b", t, a));
         }
@@ -223,7 +234,10 @@ mod tests {
         assert!(!one.is_generic());
         assert_eq!(one.select(&[t(DType::F16)]).unwrap(), 0);
         let e = HostGroup::new(&m, "nope").unwrap_err();
-        assert!(matches!(&e, RuntimeError::HostNotFound { available, .. } if available == &vec!["copy".to_string()]), "{e}");
+        assert!(
+            matches!(&e, RuntimeError::HostNotFound { available, .. } if available == &vec!["copy".to_string()]),
+            "{e}"
+        );
     }
 
     #[test]
@@ -247,7 +261,11 @@ mod tests {
             assert!(HostGroup::new(&m, "copy<f16>").is_ok(), "{to}");
         }
         // Instances that disagree, or repeat a type argument.
-        for (from, to) in [("typearg T f32 a b", "typearg T f32 a"), ("typearg T f32 a b", "typearg U f32 a b"), ("instance copy\ntypearg T f32 a b", "instance copy")] {
+        for (from, to) in [
+            ("typearg T f32 a b", "typearg T f32 a"),
+            ("typearg T f32 a b", "typearg U f32 a b"),
+            ("instance copy\ntypearg T f32 a b", "instance copy"),
+        ] {
             let m = Manifest::parse(&generic_text().replacen(from, to, 1)).unwrap();
             let e = HostGroup::new(&m, "copy").unwrap_err();
             assert!(e.to_string().contains("generic host function `copy`"), "{to}: {e}");
@@ -265,7 +283,13 @@ mod tests {
 
     #[test]
     fn old_manifests_are_unchanged() {
-        let m = Manifest::parse(&generic_text().replace("instance copy\n", "").replace("typearg T f16 a b\n", "").replace("typearg T f32 a b\n", "")).unwrap();
+        let m = Manifest::parse(
+            &generic_text()
+                .replace("instance copy\n", "")
+                .replace("typearg T f16 a b\n", "")
+                .replace("typearg T f32 a b\n", ""),
+        )
+        .unwrap();
         // Without the instance lines they are two ordinary host functions.
         assert_eq!(m.host_names(), vec!["copy<f16>".to_string(), "copy<f32>".to_string()]);
         assert!(HostGroup::new(&m, "copy").is_err());

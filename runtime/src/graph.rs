@@ -169,13 +169,26 @@ impl Stream {
         let null = std::ptr::null_mut();
         // SAFETY: a live stream of the current context; the status and id outputs are valid, the
         // other outputs are optional (NULL).
-        unsafe { sys::cuStreamGetCaptureInfo_v3(self.cuda().cu_stream(), &mut status, &mut id, null, null.cast(), null.cast(), null.cast()) }
-            .result()
-            .map_err(|e| driver_error("cuStreamGetCaptureInfo", e))?;
+        unsafe {
+            sys::cuStreamGetCaptureInfo_v3(
+                self.cuda().cu_stream(),
+                &mut status,
+                &mut id,
+                null,
+                null.cast(),
+                null.cast(),
+                null.cast(),
+            )
+        }
+        .result()
+        .map_err(|e| driver_error("cuStreamGetCaptureInfo", e))?;
         match status {
             CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(None),
             CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Ok(Some(id)),
-            _ => Err(RuntimeError::InvalidArgument(format!("stream {:#x}: its CUDA graph capture was invalidated", self.handle()))),
+            _ => Err(RuntimeError::InvalidArgument(format!(
+                "stream {:#x}: its CUDA graph capture was invalidated",
+                self.handle()
+            ))),
         }
     }
 

@@ -75,7 +75,13 @@ fn enabled() -> bool {
 /// cluster width, height and depth are each 0 (none) or 1 (an unknown answer counts as a shape).
 fn no_cluster_shape(func: sys::CUfunction) -> bool {
     use sys::CUfunction_attribute::*;
-    [CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH].into_iter().all(|a| {
+    [
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+    ]
+    .into_iter()
+    .all(|a| {
         let mut v = -1;
         // SAFETY: a valid function of the current context.
         let r = unsafe { sys::cuFuncGetAttribute(&mut v, a, func) };
@@ -154,7 +160,14 @@ impl GraphLaunches {
     /// The kernel's context is current; `stream` is a live stream of it; `params` holds one valid
     /// pointer per kernel parameter, to as many bytes as `sizes` says (the values are copied
     /// during the call).
-    pub(crate) unsafe fn launch(&self, func: sys::CUfunction, cfg: &LaunchConfig, stream: sys::CUstream, params: &mut [*mut c_void], sizes: Option<&[usize]>) -> bool {
+    pub(crate) unsafe fn launch(
+        &self,
+        func: sys::CUfunction,
+        cfg: &LaunchConfig,
+        stream: sys::CUstream,
+        params: &mut [*mut c_void],
+        sizes: Option<&[usize]>,
+    ) -> bool {
         if !enabled() || !*self.eligible.get_or_init(|| no_cluster_shape(func)) {
             return false;
         }
@@ -170,7 +183,8 @@ impl GraphLaunches {
         let key = stream as usize as u64;
         let p = node_params(func, cfg, params.as_mut_ptr());
         // SAFETY: `params` and `sizes` as this function's contract.
-        let bytes = sizes.filter(|s| s.len() == params.len()).map(|sizes| unsafe { LaunchBytes::new(cfg, params, sizes) });
+        let bytes =
+            sizes.filter(|s| s.len() == params.len()).map(|sizes| unsafe { LaunchBytes::new(cfg, params, sizes) });
         let i = match slots.iter().position(|s| s.stream == key) {
             Some(i) => i,
             None if slots.len() < MAX_STREAMS => {
@@ -186,7 +200,8 @@ impl GraphLaunches {
         let same = bytes.as_ref().is_some_and(|b| b.equals(&slot.last));
         // SAFETY: the node of this executable graph; parameters valid per the caller. Launches
         // already queued keep the parameters they were launched with.
-        let updated = same || unsafe { sys::cuGraphExecKernelNodeSetParams_v2(g.exec, g.node, &p) } == CUresult::CUDA_SUCCESS;
+        let updated =
+            same || unsafe { sys::cuGraphExecKernelNodeSetParams_v2(g.exec, g.node, &p) } == CUresult::CUDA_SUCCESS;
         // SAFETY: a live stream of the graph's context.
         let launched = updated && unsafe { sys::cuGraphLaunch(g.exec, stream) } == CUresult::CUDA_SUCCESS;
         if !launched {
@@ -224,7 +239,8 @@ impl<'a> LaunchBytes<'a> {
 
     fn pieces(&self) -> impl Iterator<Item = &[u8]> {
         // SAFETY: the contract of `new`.
-        let params = self.params.iter().zip(self.sizes).map(|(p, n)| unsafe { std::slice::from_raw_parts(*p as *const u8, *n) });
+        let params =
+            self.params.iter().zip(self.sizes).map(|(p, n)| unsafe { std::slice::from_raw_parts(*p as *const u8, *n) });
         std::iter::once(&self.config[..]).chain(params)
     }
 
@@ -259,7 +275,8 @@ mod tests {
     #[test]
     fn a_launch_matches_only_its_own_bytes() {
         let (mut ptr, mut n, mut m) = (0xdead_beef_u64, 7_i32, 9_i32);
-        let params = [&mut ptr as *mut u64 as *mut c_void, &mut n as *mut i32 as *mut c_void, &mut m as *mut i32 as *mut c_void];
+        let params =
+            [&mut ptr as *mut u64 as *mut c_void, &mut n as *mut i32 as *mut c_void, &mut m as *mut i32 as *mut c_void];
         let sizes = [8, 4, 4];
         let mut last = Vec::new();
         // SAFETY: each pointer points to a live value of the size given.

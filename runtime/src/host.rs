@@ -14,10 +14,10 @@ use crate::call_cache::CallCache;
 use crate::checked::Arg;
 use crate::device::Stream;
 use crate::error::{Result, RuntimeError};
+use crate::generic::HostGroup;
 use crate::kernel::Kernel;
 use crate::manifest::Manifest;
 use crate::module::Module;
-use crate::generic::HostGroup;
 use crate::plan::{HostPlan, HostSig, PlanScratch, PlannedLaunch};
 
 /// A host function of a loaded module, ready to call. Cheap to clone (shares its kernels and
@@ -229,8 +229,16 @@ fn named_streams(inner: &HostInner, stream: &Stream, args: &[Arg], s: &PlanScrat
 }
 
 /// Launches the kernel of launch `li` of the plan.
-fn launch_one(inner: &HostInner, li: usize, stream: &Stream, cfg: crate::launch::LaunchConfig, args: &[crate::launch::KernelArg]) -> Result<()> {
-    let k = inner.kernels.get(li).ok_or_else(|| RuntimeError::InvalidImage(format!("host `{}`: launch {li} does not exist", inner.plan.sig().name)))?;
+fn launch_one(
+    inner: &HostInner,
+    li: usize,
+    stream: &Stream,
+    cfg: crate::launch::LaunchConfig,
+    args: &[crate::launch::KernelArg],
+) -> Result<()> {
+    let k = inner.kernels.get(li).ok_or_else(|| {
+        RuntimeError::InvalidImage(format!("host `{}`: launch {li} does not exist", inner.plan.sig().name))
+    })?;
     k.launch(stream, cfg, args)
 }
 

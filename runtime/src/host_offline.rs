@@ -30,7 +30,8 @@ impl HostPlan {
         self.evaluate_into(args, &mut s)?;
         // The prints of the branches taken and loop trips made, in order.
         for (_, text) in s.print_texts() {
-            out.write_all(text.as_bytes()).map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: writing its output: {e}", sig.name)))?;
+            out.write_all(text.as_bytes())
+                .map_err(|e| RuntimeError::InvalidArgument(format!("host `{}`: writing its output: {e}", sig.name)))?;
         }
         Ok(())
     }

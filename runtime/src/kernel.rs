@@ -6,11 +6,11 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::{self, CUfunction_attribute, CUresult};
 
+use crate::checked::{check_args_into, Arg};
 use crate::device::Stream;
 use crate::driver::{self, check, driver_error};
 use crate::error::{Result, RuntimeError};
 use crate::graph_launch::GraphLaunches;
-use crate::checked::{check_args_into, Arg};
 use crate::launch::{check_params, KernelArg, LaunchConfig, PackedArgs, DEFAULT_MAX_DYNAMIC_SMEM};
 use crate::manifest::KernelSig;
 use crate::module::Module;
@@ -39,7 +39,15 @@ unsafe impl Sync for Kernel {}
 
 impl Kernel {
     pub(crate) fn new(func: sys::CUfunction, module: Module, name: String, sig: Option<Arc<KernelSig>>) -> Kernel {
-        Kernel { func, graphs: Arc::new(GraphLaunches::new()), module, name, param_sizes: OnceLock::new(), max_threads: OnceLock::new(), sig }
+        Kernel {
+            func,
+            graphs: Arc::new(GraphLaunches::new()),
+            module,
+            name,
+            param_sizes: OnceLock::new(),
+            max_threads: OnceLock::new(),
+            sig,
+        }
     }
 
     /// The kernel's signature from the cubin's cutec manifest (`None` for
@@ -214,18 +222,30 @@ impl Kernel {
 
     /// The kernel's TMA tensor maps (`tma` lines), encoded from the launch's arguments
     /// ([`crate::tma`]); none for most kernels.
-    fn tensor_maps(&self, sig: &crate::manifest::KernelSig, args: &[KernelArg]) -> Result<Vec<cudarc::driver::sys::CUtensorMap>> {
+    fn tensor_maps(
+        &self,
+        sig: &crate::manifest::KernelSig,
+        args: &[KernelArg],
+    ) -> Result<Vec<cudarc::driver::sys::CUtensorMap>> {
         sig.tmas
             .iter()
             .map(|t| {
-                let e = t.encoding(sig, args).map_err(|m| RuntimeError::InvalidArgument(format!("kernel `{}`: {m}", self.name)))?;
+                let e = t
+                    .encoding(sig, args)
+                    .map_err(|m| RuntimeError::InvalidArgument(format!("kernel `{}`: {m}", self.name)))?;
                 e.encode()
             })
             .collect()
     }
 
     /// [`Kernel::launch`] with every kernel-ABI argument given, and the tensor maps that follow.
-    fn launch_full(&self, stream: &Stream, cfg: LaunchConfig, args: &[KernelArg], maps: &[cudarc::driver::sys::CUtensorMap]) -> Result<()> {
+    fn launch_full(
+        &self,
+        stream: &Stream,
+        cfg: LaunchConfig,
+        args: &[KernelArg],
+        maps: &[cudarc::driver::sys::CUtensorMap],
+    ) -> Result<()> {
         let device = self.module.device();
         if stream.device().ordinal() != device.ordinal() {
             return Err(RuntimeError::InvalidArgument(format!(
@@ -243,7 +263,11 @@ impl Kernel {
             // The tensor maps are the last parameters, 128 bytes each.
             let (declared, tail) = sizes.split_at(sizes.len().saturating_sub(maps.len()));
             if tail.iter().any(|s| *s != 128) {
-                return Err(RuntimeError::ArgumentMismatch(format!("kernel `{}`: its last {} parameters are not 128-byte tensor maps (sizes {sizes:?})", self.name, maps.len())));
+                return Err(RuntimeError::ArgumentMismatch(format!(
+                    "kernel `{}`: its last {} parameters are not 128-byte tensor maps (sizes {sizes:?})",
+                    self.name,
+                    maps.len()
+                )));
             }
             check_params(&self.name, declared, args)?;
         }
@@ -329,22 +353,18 @@ impl Kernel {
                 self.name
             )));
         }
-        let current =
-            self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        let current = self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
         let wanted = i32::try_from(dynamic).unwrap_or(i32::MAX);
         if current < wanted {
             device.bind()?;
             // SAFETY: valid function handle, context current.
-            check(
-                &format!("cuFuncSetAttribute({}, MAX_DYNAMIC_SHARED_SIZE_BYTES={wanted})", self.name),
-                unsafe {
-                    sys::cuFuncSetAttribute(
-                        self.func,
-                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        wanted,
-                    )
-                },
-            )?;
+            check(&format!("cuFuncSetAttribute({}, MAX_DYNAMIC_SHARED_SIZE_BYTES={wanted})", self.name), unsafe {
+                sys::cuFuncSetAttribute(
+                    self.func,
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    wanted,
+                )
+            })?;
         }
         Ok(())
     }
@@ -352,9 +372,6 @@ impl Kernel {
 
 impl fmt::Debug for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Kernel")
-            .field("name", &self.name)
-            .field("module", &self.module.label())
-            .finish()
+        f.debug_struct("Kernel").field("name", &self.name).field("module", &self.module.label()).finish()
     }
 }

@@ -247,9 +247,8 @@ impl LaunchConfig {
             return Err(RuntimeError::InvalidLaunch("block size 0".into()));
         }
         let blocks = n.div_ceil(u64::from(block)).max(1);
-        let grid = u32::try_from(blocks).map_err(|_| {
-            RuntimeError::InvalidLaunch(format!("{n} threads need {blocks} blocks of {block}"))
-        })?;
+        let grid = u32::try_from(blocks)
+            .map_err(|_| RuntimeError::InvalidLaunch(format!("{n} threads need {blocks} blocks of {block}")))?;
         let cfg = LaunchConfig { grid: (grid, 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 };
         cfg.validate()?;
         Ok(cfg)
@@ -274,10 +273,7 @@ impl LaunchConfig {
             )));
         }
         if gx == 0 || gy == 0 || gz == 0 {
-            return Err(RuntimeError::InvalidLaunch(format!(
-                "grid dimensions must be non-zero, got {:?}",
-                self.grid
-            )));
+            return Err(RuntimeError::InvalidLaunch(format!("grid dimensions must be non-zero, got {:?}", self.grid)));
         }
         if bx > MAX_BLOCK.0 || by > MAX_BLOCK.1 || bz > MAX_BLOCK.2 {
             return Err(RuntimeError::InvalidLaunch(format!(
@@ -293,10 +289,7 @@ impl LaunchConfig {
             )));
         }
         if gx > MAX_GRID.0 || gy > MAX_GRID.1 || gz > MAX_GRID.2 {
-            return Err(RuntimeError::InvalidLaunch(format!(
-                "grid {:?} exceeds the limit {:?}",
-                self.grid, MAX_GRID
-            )));
+            return Err(RuntimeError::InvalidLaunch(format!("grid {:?} exceeds the limit {:?}", self.grid, MAX_GRID)));
         }
         Ok(())
     }
@@ -338,12 +331,7 @@ mod tests {
         let t = TensorArg::new(0xdead_0000, &[128, 64], &[64]);
         assert_eq!(
             t.to_args(),
-            vec![
-                KernelArg::Ptr(0xdead_0000),
-                KernelArg::I32(128),
-                KernelArg::I32(64),
-                KernelArg::I32(64)
-            ]
+            vec![KernelArg::Ptr(0xdead_0000), KernelArg::I32(128), KernelArg::I32(64), KernelArg::I32(64)]
         );
         // Fully static layout: only the pointer.
         assert_eq!(TensorArg::new(7, &[], &[]).to_args(), vec![KernelArg::Ptr(7)]);
@@ -452,9 +440,7 @@ mod tests {
             let e = cfg.validate().unwrap_err();
             assert!(matches!(e, RuntimeError::InvalidLaunch(_)), "{cfg:?}");
         }
-        let e = LaunchConfig { grid: (1, 1, 1), block: (64, 32, 1), shared_mem_bytes: 0 }
-            .validate()
-            .unwrap_err();
+        let e = LaunchConfig { grid: (1, 1, 1), block: (64, 32, 1), shared_mem_bytes: 0 }.validate().unwrap_err();
         assert!(e.to_string().contains("2048 threads"), "{e}");
     }
 

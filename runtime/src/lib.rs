@@ -83,10 +83,9 @@ pub mod dlpack;
 pub mod driver;
 pub mod elf;
 mod error;
-pub mod generic;
 pub mod f16;
 pub mod fastdiv;
-pub mod tma;
+pub mod generic;
 mod graph;
 mod graph_launch;
 mod host;
@@ -99,13 +98,16 @@ mod module;
 pub mod plan;
 pub mod rng;
 mod timing;
+pub mod tma;
 
 pub use checked::{check_args, check_args_into, Arg, TensorView};
 pub use generic::HostGroup;
 pub use graph::Graph;
 pub use host::HostFn;
-pub use plan::{Assert, Cond, Expr, HostPlan, HostSig, HostStep, LaunchPlan, PlanArg, PlannedLaunch, Require, TypeArgSig};
 pub use manifest::{DType, IntTuple, KernelSig, Manifest, ParamKind, ParamSig, Space, TensorSig};
+pub use plan::{
+    Assert, Cond, Expr, HostPlan, HostSig, HostStep, LaunchPlan, PlanArg, PlannedLaunch, Require, TypeArgSig,
+};
 
 pub use device::{Device, Stream};
 pub use driver::{driver_version, REQUIRED_DRIVER_VERSION};

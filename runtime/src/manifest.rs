@@ -547,18 +547,19 @@ fn perr(line: usize, why: impl fmt::Display) -> RuntimeError {
 fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
     let name = fields.get(1).ok_or_else(|| perr(line_no, "`param` without a name"))?.to_string();
     let kind = *fields.get(2).ok_or_else(|| perr(line_no, format!("param `{name}` without a kind")))?;
-    let attr = |key: &str| {
-        fields[3..].iter().find_map(|f| f.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
-    };
+    let attr = |key: &str| fields[3..].iter().find_map(|f| f.strip_prefix(key).and_then(|r| r.strip_prefix('=')));
     let need = |key: &str| attr(key).ok_or_else(|| perr(line_no, format!("param `{name}`: missing `{key}=`")));
-    let elem_of = |s: &str| DType::from_name(s).ok_or_else(|| perr(line_no, format!("param `{name}`: unknown element type `{s}`")));
+    let elem_of = |s: &str| {
+        DType::from_name(s).ok_or_else(|| perr(line_no, format!("param `{name}`: unknown element type `{s}`")))
+    };
     let kind = match kind {
         "scalar" => ParamKind::Scalar(elem_of(need("elem")?)?),
         "stream" => ParamKind::Stream,
         "tensor" => {
             let elem = elem_of(need("elem")?)?;
             let space_s = need("space")?;
-            let space = Space::from_name(space_s).ok_or_else(|| perr(line_no, format!("param `{name}`: unknown space `{space_s}`")))?;
+            let space = Space::from_name(space_s)
+                .ok_or_else(|| perr(line_no, format!("param `{name}`: unknown space `{space_s}`")))?;
             let align_s = need("align")?;
             let align: u32 = align_s
                 .parse()
@@ -574,14 +575,30 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig> {
             let shape_leaves = shape.leaves();
             let stride_leaves = stride.leaves();
             if shape_leaves.len() != stride_leaves.len() || shape.rank() != stride.rank() {
-                return Err(perr(line_no, format!("param `{name}`: shape {shape} and stride {stride} are not congruent")));
+                return Err(perr(
+                    line_no,
+                    format!("param `{name}`: shape {shape} and stride {stride} are not congruent"),
+                ));
             }
             if let Some(r) = attr("rank") {
                 if r.parse::<usize>().ok() != Some(shape.rank()) {
-                    return Err(perr(line_no, format!("param `{name}`: rank={r} but shape {shape} has rank {}", shape.rank())));
+                    return Err(perr(
+                        line_no,
+                        format!("param `{name}`: rank={r} but shape {shape} has rank {}", shape.rank()),
+                    ));
                 }
             }
-            ParamKind::Tensor(TensorSig { elem, space, align, shape, stride, shape_leaves, stride_leaves, shape_div, stride_div })
+            ParamKind::Tensor(TensorSig {
+                elem,
+                space,
+                align,
+                shape,
+                stride,
+                shape_leaves,
+                stride_leaves,
+                shape_div,
+                stride_div,
+            })
         }
         other => return Err(perr(line_no, format!("param `{name}`: unknown kind `{other}`"))),
     };
@@ -626,7 +643,11 @@ fn branch_record(h: &mut HostSig, open: &mut Vec<Block>, kw: &str, rest: &str) -
         }
         "endif" => {
             let Some(Block::If { at, els }) = open.pop() else {
-                return Err(if open.is_empty() { "`endif` without `if`".into() } else { "`endif` closes a `for` (expected `endfor`)".into() });
+                return Err(if open.is_empty() {
+                    "`endif` without `if`".into()
+                } else {
+                    "`endif` closes a `for` (expected `endfor`)".into()
+                });
             };
             match els {
                 Some(e) => {
@@ -649,7 +670,11 @@ fn branch_record(h: &mut HostSig, open: &mut Vec<Block>, kw: &str, rest: &str) -
         }
         "endfor" => {
             let Some(Block::For { at, jumps }) = open.pop() else {
-                return Err(if open.is_empty() { "`endfor` without `for`".into() } else { "`endfor` closes an `if` (expected `endif`)".into() });
+                return Err(if open.is_empty() {
+                    "`endfor` without `for`".into()
+                } else {
+                    "`endfor` closes an `if` (expected `endif`)".into()
+                });
             };
             if let Some(HostStep::For { end_at, .. }) = h.steps.get_mut(at) {
                 *end_at = here + 1;
@@ -672,19 +697,28 @@ fn branch_record(h: &mut HostSig, open: &mut Vec<Block>, kw: &str, rest: &str) -
                 return Err(format!("`{kw}` outside a `for`"));
             };
             jumps.push(here);
-            h.steps.push(if kw == "break" { HostStep::Break { end_at: here + 1 } } else { HostStep::Continue { endfor_at: here } });
+            h.steps.push(if kw == "break" {
+                HostStep::Break { end_at: here + 1 }
+            } else {
+                HostStep::Continue { endfor_at: here }
+            });
         }
     }
     Ok(())
 }
 
 /// The fields after `for`: `$K | START | END | STEP`.
-fn parse_for(rest: &str) -> std::result::Result<(usize, crate::plan::Expr, crate::plan::Expr, crate::plan::Expr), String> {
+fn parse_for(
+    rest: &str,
+) -> std::result::Result<(usize, crate::plan::Expr, crate::plan::Expr, crate::plan::Expr), String> {
     let p: Vec<&str> = rest.split('|').map(str::trim).collect();
     let [var, start, end, step] = p[..] else {
         return Err(format!("expected `for $K | START | END | STEP`, found `for {}`", rest.trim()));
     };
-    let var = var.strip_prefix('$').and_then(|k| k.parse::<usize>().ok()).ok_or_else(|| format!("the loop variable must be `$K`, found `{var}`"))?;
+    let var = var
+        .strip_prefix('$')
+        .and_then(|k| k.parse::<usize>().ok())
+        .ok_or_else(|| format!("the loop variable must be `$K`, found `{var}`"))?;
     let e = |what: &str, t: &str| crate::plan::Expr::parse(t).map_err(|err| format!("{what}: {err}"));
     Ok((var, e("start", start)?, e("end", end)?, e("step", step)?))
 }
@@ -729,7 +763,22 @@ impl Manifest {
                     }
                     continue;
                 }
-                if matches!(fields.first().copied(), Some("end" | "kernel" | "host" | "launch" | "if" | "else" | "endif" | "for" | "endfor" | "break" | "continue")) {
+                if matches!(
+                    fields.first().copied(),
+                    Some(
+                        "end"
+                            | "kernel"
+                            | "host"
+                            | "launch"
+                            | "if"
+                            | "else"
+                            | "endif"
+                            | "for"
+                            | "endfor"
+                            | "break"
+                            | "continue"
+                    )
+                ) {
                     let what = format!("line {no}: `launch {}` is not closed with `endlaunch`", l.kernel);
                     h.plan_error.get_or_insert(what);
                     if let Some(Open::Host(_, l, _)) = &mut open {
@@ -758,7 +807,15 @@ impl Manifest {
                     open = Some(if kw == "host" {
                         Open::Host(HostSig::new(name), None, Vec::new())
                     } else {
-                        Open::Kernel(KernelSig { name: name.to_string(), params: Vec::new(), requires: Vec::new(), dynamic_smem_bytes: 0, fast_divisors: Vec::new(), tmas: Vec::new(), cluster: [1, 1, 1] })
+                        Open::Kernel(KernelSig {
+                            name: name.to_string(),
+                            params: Vec::new(),
+                            requires: Vec::new(),
+                            dynamic_smem_bytes: 0,
+                            fast_divisors: Vec::new(),
+                            tmas: Vec::new(),
+                            cluster: [1, 1, 1],
+                        })
                     });
                 }
                 Some("param") => match &mut open {
@@ -766,7 +823,13 @@ impl Manifest {
                         let p = parse_param(no, &fields)?;
                         // A kernel has no stream in its ABI: such a manifest cannot be launched right.
                         if p.kind == ParamKind::Stream {
-                            return Err(perr(no, format!("kernel `{}`: parameter `{}` is a stream, which only host functions take", k.name, p.name)));
+                            return Err(perr(
+                                no,
+                                format!(
+                                    "kernel `{}`: parameter `{}` is a stream, which only host functions take",
+                                    k.name, p.name
+                                ),
+                            ));
                         }
                         k.params.push(p)
                     }
@@ -798,7 +861,12 @@ impl Manifest {
                         }
                         // Kernels have no `assert` lines; one this reader does not know how to
                         // check must not be skipped.
-                        (Some(Open::Kernel(k)), _) => return Err(perr(no, format!("kernel `{}`: `assert` lines are not supported in kernel blocks", k.name))),
+                        (Some(Open::Kernel(k)), _) => {
+                            return Err(perr(
+                                no,
+                                format!("kernel `{}`: `assert` lines are not supported in kernel blocks", k.name),
+                            ))
+                        }
                         (None, _) => {}
                     }
                 }
@@ -820,7 +888,8 @@ impl Manifest {
                 // manifest: skipping it would launch grids the kernel cannot run.
                 Some("cluster") => {
                     if let Some(Open::Kernel(k)) = &mut open {
-                        let dims: Option<Vec<u32>> = fields[1..].iter().map(|f| f.parse::<u32>().ok().filter(|&d| d >= 1)).collect();
+                        let dims: Option<Vec<u32>> =
+                            fields[1..].iter().map(|f| f.parse::<u32>().ok().filter(|&d| d >= 1)).collect();
                         match dims.as_deref() {
                             Some(&[x, y, z]) if k.cluster == [1, 1, 1] => k.cluster = [x, y, z],
                             Some(&[_, _, _]) => return Err(perr(no, format!("kernel `{}`: a second `cluster` line", k.name))),
@@ -857,7 +926,9 @@ impl Manifest {
                         match fields[1..] {
                             [g] if h.generic.is_none() => h.generic = Some(g.to_string()),
                             _ => {
-                                h.plan_error.get_or_insert(format!("line {no}: bad `instance` line `{line}` (expected one per host: `instance NAME`)"));
+                                h.plan_error.get_or_insert(format!(
+                                    "line {no}: bad `instance` line `{line}` (expected one per host: `instance NAME`)"
+                                ));
                             }
                         }
                     }
@@ -924,11 +995,13 @@ impl Manifest {
                     Some(Open::Host(mut h, _, ifs)) => {
                         let unclosed_ifs = ifs.iter().filter(|b| matches!(b, Block::If { .. })).count();
                         if unclosed_ifs > 0 {
-                            h.plan_error.get_or_insert(format!("line {no}: {unclosed_ifs} `if` not closed with `endif`"));
+                            h.plan_error
+                                .get_or_insert(format!("line {no}: {unclosed_ifs} `if` not closed with `endif`"));
                         }
                         let unclosed_fors = ifs.len() - unclosed_ifs;
                         if unclosed_fors > 0 {
-                            h.plan_error.get_or_insert(format!("line {no}: {unclosed_fors} `for` not closed with `endfor`"));
+                            h.plan_error
+                                .get_or_insert(format!("line {no}: {unclosed_fors} `for` not closed with `endfor`"));
                         }
                         m.hosts.push(h)
                     }
@@ -972,8 +1045,8 @@ impl Manifest {
     /// Reads the manifest of the cubin file `path`.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Option<Manifest>> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path)
-            .map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let bytes =
+            std::fs::read(path).map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })?;
         Manifest::from_cubin(&bytes)
     }
 
@@ -1037,7 +1110,8 @@ mod tests {
 
     #[test]
     fn forward_compatible_and_versioned() {
-        let m = Manifest::parse("cutec-manifest 1\nsomething new\nhost h\nparam x scalar elem=f32\nlaunches k\nend\n").unwrap();
+        let m = Manifest::parse("cutec-manifest 1\nsomething new\nhost h\nparam x scalar elem=f32\nlaunches k\nend\n")
+            .unwrap();
         assert_eq!(m.hosts.len(), 1);
         assert!(m.kernels.is_empty());
         assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
@@ -1049,9 +1123,15 @@ mod tests {
         let e = Manifest::parse("cutec-manifest 8\n").unwrap_err();
         assert!(e.to_string().contains("manifest version 8 is newer than this runtime understands (7)"), "{e}");
         assert!(Manifest::parse("hello\n").is_err());
-        assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n").is_err());
+        assert!(Manifest::parse(
+            "cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n"
+        )
+        .is_err());
         assert!(Manifest::parse("cutec-manifest 1\nkernel k\n").is_err());
-        assert!(Manifest::parse("cutec-manifest 1\nkernel k\nparam a tensor elem=q32 space=gmem align=4 shape=? stride=1\nend").is_err());
+        assert!(Manifest::parse(
+            "cutec-manifest 1\nkernel k\nparam a tensor elem=q32 space=gmem align=4 shape=? stride=1\nend"
+        )
+        .is_err());
     }
 
     #[test]

@@ -9,10 +9,10 @@ use std::fmt;
 
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
+use crate::checked::TensorView;
 use crate::device::Stream;
 use crate::driver::driver_error;
 use crate::error::{Result, RuntimeError};
-use crate::checked::TensorView;
 use crate::launch::{KernelArg, TensorArg};
 use crate::manifest::DType;
 
@@ -21,9 +21,7 @@ mod sealed {
 }
 
 /// Scalar types that can live in a [`DeviceBuffer`].
-pub trait DeviceElem:
-    DeviceRepr + ValidAsZeroBits + Copy + Default + sealed::Sealed + 'static
-{
+pub trait DeviceElem: DeviceRepr + ValidAsZeroBits + Copy + Default + sealed::Sealed + 'static {
     /// Short type name used in messages (`f32`, `f16bits`, ...).
     const NAME: &'static str;
     /// The element type views of such a buffer have (`u16` buffers holding
@@ -54,16 +52,13 @@ pub struct DeviceBuffer<T: DeviceElem> {
 impl<T: DeviceElem> DeviceBuffer<T> {
     /// Allocates `len` zeroed elements.
     pub fn zeros(stream: &Stream, len: usize) -> Result<Self> {
-        len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
-            RuntimeError::InvalidArgument(format!("{len} x {} overflows usize", T::NAME))
-        })?;
+        len.checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| RuntimeError::InvalidArgument(format!("{len} x {} overflows usize", T::NAME)))?;
         stream.device().bind()?;
         let slice = stream
             .cuda()
             .alloc_zeros::<T>(len.max(1))
-            .map_err(|e| {
-                driver_error(format!("allocating {len} x {} on the device", T::NAME), e)
-            })?;
+            .map_err(|e| driver_error(format!("allocating {len} x {} on the device", T::NAME), e))?;
         Ok(DeviceBuffer { slice, len })
     }
 
@@ -88,10 +83,7 @@ impl<T: DeviceElem> DeviceBuffer<T> {
             return Ok(());
         }
         stream.device().bind()?;
-        stream
-            .cuda()
-            .memcpy_htod(host, &mut self.slice)
-            .map_err(|e| driver_error("cuMemcpyHtoD", e))
+        stream.cuda().memcpy_htod(host, &mut self.slice).map_err(|e| driver_error("cuMemcpyHtoD", e))
     }
 
     /// Copies the buffer into `host` (lengths must match) and waits for it.
@@ -107,14 +99,12 @@ impl<T: DeviceElem> DeviceBuffer<T> {
         if host.is_empty() {
             return Ok(());
         }
-        let view = self.slice.try_slice(0..self.len).ok_or_else(|| {
-            RuntimeError::InvalidArgument("device buffer view out of range".into())
-        })?;
+        let view = self
+            .slice
+            .try_slice(0..self.len)
+            .ok_or_else(|| RuntimeError::InvalidArgument("device buffer view out of range".into()))?;
         stream.device().bind()?;
-        stream
-            .cuda()
-            .memcpy_dtoh(&view, host)
-            .map_err(|e| driver_error("cuMemcpyDtoH", e))?;
+        stream.cuda().memcpy_dtoh(&view, host).map_err(|e| driver_error("cuMemcpyDtoH", e))?;
         stream.synchronize()
     }
 

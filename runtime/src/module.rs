@@ -132,41 +132,31 @@ impl Module {
     /// Loads the image stored in file `path`.
     pub fn load_file(device: &Device, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path)
-            .map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let bytes =
+            std::fs::read(path).map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })?;
         Module::load_bytes(device, &bytes, &path.display().to_string())
     }
 
     /// Loads an image from memory; `label` names it in error messages.
     pub fn load_bytes(device: &Device, bytes: &[u8], label: &str) -> Result<Module> {
-        let kind = classify_image(bytes)
-            .map_err(|e| RuntimeError::InvalidImage(format!("{label}: {e}")))?;
+        let kind = classify_image(bytes).map_err(|e| RuntimeError::InvalidImage(format!("{label}: {e}")))?;
         // Read on the host before anything reaches the driver: a corrupt
         // manifest is reported as such.
-        let manifest = Manifest::from_cubin(bytes)
-            .map_err(|e| RuntimeError::InvalidImage(format!("{label}: {e}")))?
-            .map(Arc::new);
+        let manifest =
+            Manifest::from_cubin(bytes).map_err(|e| RuntimeError::InvalidImage(format!("{label}: {e}")))?.map(Arc::new);
         // Copy into 8-byte aligned storage (ELF readers like aligned input)
         // and NUL-terminate (required for PTX, harmless otherwise).
         let words = bytes.len() / 8 + 1;
         let mut image = vec![0u64; words];
         // SAFETY: `image` has words*8 > bytes.len() bytes; regions are disjoint.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                image.as_mut_ptr() as *mut u8,
-                bytes.len(),
-            );
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), image.as_mut_ptr() as *mut u8, bytes.len());
         }
 
         device.bind()?;
         let mut log = vec![0u8; 16 * 1024];
-        let mut opts = [
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
-        let mut values: [*mut c_void; 2] =
-            [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+        let mut opts = [CUjit_option::CU_JIT_ERROR_LOG_BUFFER, CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+        let mut values: [*mut c_void; 2] = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
         let mut raw: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: the image is NUL-terminated and outlives the call; the
         // option arrays have matching lengths; the log buffer has the
@@ -182,9 +172,8 @@ impl Module {
         };
         if r != CUresult::CUDA_SUCCESS {
             let (code, mut message) = describe(cudarc::driver::result::DriverError(r));
-            let jit_log = CStr::from_bytes_until_nul(&log)
-                .map(|s| s.to_string_lossy().trim().to_string())
-                .unwrap_or_default();
+            let jit_log =
+                CStr::from_bytes_until_nul(&log).map(|s| s.to_string_lossy().trim().to_string()).unwrap_or_default();
             if !jit_log.is_empty() {
                 message.push_str(&format!("; JIT log: {jit_log}"));
             }
@@ -196,25 +185,12 @@ impl Module {
                     | CUresult::CUDA_ERROR_INVALID_PTX
             ) {
                 if let Ok((major, minor)) = device.compute_capability() {
-                    message.push_str(&format!(
-                        "; the device is sm_{major}{minor}: was the {kind:?} compiled for it?"
-                    ));
+                    message.push_str(&format!("; the device is sm_{major}{minor}: was the {kind:?} compiled for it?"));
                 }
             }
-            return Err(RuntimeError::Driver {
-                op: format!("cuModuleLoadData({label})"),
-                code,
-                message,
-            });
+            return Err(RuntimeError::Driver { op: format!("cuModuleLoadData({label})"), code, message });
         }
-        Ok(Module {
-            inner: Arc::new(ModuleInner {
-                raw,
-                device: device.clone(),
-                label: label.to_string(),
-                manifest,
-            }),
-        })
+        Ok(Module { inner: Arc::new(ModuleInner { raw, device: device.clone(), label: label.to_string(), manifest }) })
     }
 
     /// The device the module is loaded on.
@@ -236,9 +212,8 @@ impl Module {
     /// `RuntimeError::KernelNotFound` listing the kernels the module has
     /// (when the driver can enumerate them).
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        let c_name = CString::new(name).map_err(|_| {
-            RuntimeError::InvalidArgument(format!("kernel name {name:?} contains a NUL byte"))
-        })?;
+        let c_name = CString::new(name)
+            .map_err(|_| RuntimeError::InvalidArgument(format!("kernel name {name:?} contains a NUL byte")))?;
         self.inner.device.bind()?;
         let mut func: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: the module is loaded and its context is current.
@@ -248,10 +223,9 @@ impl Module {
                 let sig = self.manifest().and_then(|m| m.kernel(name)).cloned().map(Arc::new);
                 Ok(Kernel::new(func, self.clone(), name.to_string(), sig))
             }
-            CUresult::CUDA_ERROR_NOT_FOUND => Err(RuntimeError::KernelNotFound {
-                name: name.to_string(),
-                available: self.kernel_names().ok(),
-            }),
+            CUresult::CUDA_ERROR_NOT_FOUND => {
+                Err(RuntimeError::KernelNotFound { name: name.to_string(), available: self.kernel_names().ok() })
+            }
             other => {
                 check(&format!("cuModuleGetFunction({name}) in {}", self.inner.label), other)?;
                 Err(RuntimeError::KernelNotFound { name: name.to_string(), available: None })
@@ -272,9 +246,7 @@ impl Module {
         self.inner.device.bind()?;
         let mut count: c_uint = 0;
         // SAFETY: module loaded, context current; symbols checked above.
-        check("cuModuleGetFunctionCount", unsafe {
-            sys::cuModuleGetFunctionCount(&mut count, self.inner.raw)
-        })?;
+        check("cuModuleGetFunctionCount", unsafe { sys::cuModuleGetFunctionCount(&mut count, self.inner.raw) })?;
         let mut funcs: Vec<sys::CUfunction> = vec![std::ptr::null_mut(); count as usize];
         // SAFETY: `funcs` has room for `count` handles.
         check("cuModuleEnumerateFunctions", unsafe {

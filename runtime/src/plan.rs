@@ -183,7 +183,12 @@ impl Expr {
             Expr::CeilDiv(a, b) | Expr::Div(a, b) => {
                 let (x, y) = (a.eval(vars)?, b.eval(vars)?);
                 if y != 0 && x.checked_rem(y).is_some_and(|r| r != 0) {
-                    return Ok(Some(Inexact { ceil: matches!(self, Expr::CeilDiv(..)), numerator: a, value: x, divisor: y }));
+                    return Ok(Some(Inexact {
+                        ceil: matches!(self, Expr::CeilDiv(..)),
+                        numerator: a,
+                        value: x,
+                        divisor: y,
+                    }));
                 }
                 match a.inexact_division(vars)? {
                     Some(hit) => Ok(Some(hit)),
@@ -260,7 +265,13 @@ fn parse_head(b: &[u8], pos: &mut usize) -> std::result::Result<String, String> 
 }
 
 /// The operands of `(op ...)` up to and including its `)`.
-fn parse_operands<T>(b: &[u8], pos: &mut usize, depth: usize, op: &str, parse: Parser<T>) -> std::result::Result<Vec<T>, String> {
+fn parse_operands<T>(
+    b: &[u8],
+    pos: &mut usize,
+    depth: usize,
+    op: &str,
+    parse: Parser<T>,
+) -> std::result::Result<Vec<T>, String> {
     let mut xs = Vec::new();
     loop {
         skip_ws(b, pos);
@@ -393,7 +404,8 @@ impl Require {
             return Err("`require` needs `EXPR | DIVISOR`".into());
         }
         let expr = Expr::parse(p[0])?;
-        let divisor = p[1].parse::<i64>().ok().filter(|&d| d > 0).ok_or_else(|| format!("`require`: bad divisor `{}`", p[1]))?;
+        let divisor =
+            p[1].parse::<i64>().ok().filter(|&d| d > 0).ok_or_else(|| format!("`require`: bad divisor `{}`", p[1]))?;
         let what = match p.get(2) {
             Some(f) => hex_text(f)?,
             None => String::new(),
@@ -403,7 +415,12 @@ impl Require {
 
     /// Checks the condition for `vars`; `Err(message)` naming the value (through `sources` and
     /// `params`) when it fails.
-    pub(crate) fn check(&self, vars: &[i64], params: &[ParamSig], sources: &[VarSource]) -> std::result::Result<(), String> {
+    pub(crate) fn check(
+        &self,
+        vars: &[i64],
+        params: &[ParamSig],
+        sources: &[VarSource],
+    ) -> std::result::Result<(), String> {
         let v = self.expr.eval(vars).map_err(|e| e.to_string())?;
         if v.rem_euclid(self.divisor) == 0 {
             return Ok(());
@@ -420,7 +437,10 @@ impl Require {
             e => format!("{e} = {v}"),
         };
         let note = if self.what.is_empty() { String::new() } else { format!(" ({})", self.what) };
-        Ok(()).and(Err(format!("{what} is not a multiple of the tile {}{note}; this kernel has no tail handling", self.divisor)))
+        Ok(()).and(Err(format!(
+            "{what} is not a multiple of the tile {}{note}; this kernel has no tail handling",
+            self.divisor
+        )))
     }
 }
 
@@ -571,7 +591,11 @@ fn parse_cond(b: &[u8], pos: &mut usize, depth: usize) -> std::result::Result<Co
         };
     }
     if !matches!(op.as_str(), "and" | "or" | "not") {
-        return Err(if op.is_empty() { "`(` without an operator".into() } else { format!("unknown condition `{op}` (known: eq ne lt le gt ge and or not)") });
+        return Err(if op.is_empty() {
+            "`(` without an operator".into()
+        } else {
+            format!("unknown condition `{op}` (known: eq ne lt le gt ge and or not)")
+        });
     }
     let cs = parse_operands(b, pos, depth, &op, parse_cond)?;
     match op.as_str() {
@@ -629,16 +653,19 @@ impl Assert {
             pos += 1;
         }
         let sym = std::str::from_utf8(&cond[start..pos]).unwrap_or("");
-        let op = CmpOp::ALL
-            .into_iter()
-            .find(|o| o.symbol() == sym)
-            .ok_or_else(|| format!("`assert`: expected a comparison (== != < <= > >=) after the left side, found `{sym}`"))?;
+        let op = CmpOp::ALL.into_iter().find(|o| o.symbol() == sym).ok_or_else(|| {
+            format!("`assert`: expected a comparison (== != < <= > >=) after the left side, found `{sym}`")
+        })?;
         let rhs = parse_expr(cond, &mut pos, 0).map_err(|e| format!("`assert`: {e}"))?;
         skip_ws(cond, &mut pos);
         if pos != cond.len() {
-            return Err(format!("`assert`: unexpected `{}` after the condition", String::from_utf8_lossy(&cond[pos..])));
+            return Err(format!(
+                "`assert`: unexpected `{}` after the condition",
+                String::from_utf8_lossy(&cond[pos..])
+            ));
         }
-        let mut text = || fields.next().filter(|f| !f.is_empty()).map(hex_text).transpose().map(Option::unwrap_or_default);
+        let mut text =
+            || fields.next().filter(|f| !f.is_empty()).map(hex_text).transpose().map(Option::unwrap_or_default);
         let (message, lhs_text, rhs_text) = (text()?, text()?, text()?);
         Ok(Assert { lhs, op, rhs, message, lhs_text, rhs_text })
     }
@@ -647,7 +674,12 @@ impl Assert {
     /// when it does not hold. A side without source text is named after its value (`n`,
     /// `A.shape[1]`, through `params` and `sources`) or shown as its expression; a side whose text is
     /// its value (a literal) is not repeated.
-    pub(crate) fn check(&self, vars: &[i64], params: &[ParamSig], sources: &[VarSource]) -> std::result::Result<(), String> {
+    pub(crate) fn check(
+        &self,
+        vars: &[i64],
+        params: &[ParamSig],
+        sources: &[VarSource],
+    ) -> std::result::Result<(), String> {
         let name = |text: &str, e: &Expr| -> String {
             match (text, e) {
                 ("", Expr::Var(k)) => sources.get(*k).map_or_else(|| e.to_string(), |src| var_name_of(params, *src)),
@@ -656,13 +688,23 @@ impl Assert {
             }
         };
         let (lname, rname) = (name(&self.lhs_text, &self.lhs), name(&self.rhs_text, &self.rhs));
-        let what = || if self.message.is_empty() { format!("{lname} {} {rname}", self.op.symbol()) } else { self.message.clone() };
+        let what = || {
+            if self.message.is_empty() {
+                format!("{lname} {} {rname}", self.op.symbol())
+            } else {
+                self.message.clone()
+            }
+        };
         let l = self.lhs.eval(vars).map_err(|e| format!("assert `{}`: {e}", what()))?;
         let r = self.rhs.eval(vars).map_err(|e| format!("assert `{}`: {e}", what()))?;
         if self.op.holds(l, r) {
             return Ok(());
         }
-        let values: Vec<String> = [(&lname, l), (&rname, r)].into_iter().filter(|(t, v)| **t != v.to_string()).map(|(t, v)| format!("{t} = {v}")).collect();
+        let values: Vec<String> = [(&lname, l), (&rname, r)]
+            .into_iter()
+            .filter(|(t, v)| **t != v.to_string())
+            .map(|(t, v)| format!("{t} = {v}"))
+            .collect();
         let values = if values.is_empty() { String::new() } else { format!(" ({})", values.join(", ")) };
         Err(format!("assert failed: {}{values}", what()))
     }
@@ -834,7 +876,14 @@ pub struct LaunchPlan {
 impl LaunchPlan {
     pub(crate) fn new(kernel: &str) -> LaunchPlan {
         let one = || Expr::Const(1);
-        LaunchPlan { kernel: kernel.to_string(), grid: [one(), one(), one()], block: [one(), one(), one()], smem: Expr::Const(0), args: Vec::new(), stream: None }
+        LaunchPlan {
+            kernel: kernel.to_string(),
+            grid: [one(), one(), one()],
+            block: [one(), one(), one()],
+            smem: Expr::Const(0),
+            args: Vec::new(),
+            stream: None,
+        }
     }
 
     /// Parses one line inside `launch ... endlaunch`; unknown records are ignored.
@@ -844,7 +893,8 @@ impl LaunchPlan {
         let exprs = |v: &[&str]| v.iter().map(|s| Expr::parse(s)).collect::<std::result::Result<Vec<_>, _>>();
         let three = |what: &str| -> std::result::Result<[Expr; 3], String> {
             let v = exprs(&parts())?;
-            <[Expr; 3]>::try_from(v).map_err(|v| format!("`{what}` needs 3 expressions separated by `|`, got {}", v.len()))
+            <[Expr; 3]>::try_from(v)
+                .map_err(|v| format!("`{what}` needs 3 expressions separated by `|`, got {}", v.len()))
         };
         match kw {
             "grid" => self.grid = three("grid")?,
@@ -862,13 +912,17 @@ impl LaunchPlan {
                 let (kind, first) = p.first().and_then(|f| f.split_once(' ')).ok_or("`arg` needs a kind")?;
                 match kind {
                     "tensor" => {
-                        let host_param = first.trim().parse::<usize>().map_err(|_| format!("`arg tensor`: bad parameter index `{first}`"))?;
+                        let host_param = first
+                            .trim()
+                            .parse::<usize>()
+                            .map_err(|_| format!("`arg tensor`: bad parameter index `{first}`"))?;
                         let offset = Expr::parse(p.get(1).ok_or("`arg tensor` without an offset")?)?;
                         let dyn_leaves = exprs(&p[2..])?;
                         self.args.push(PlanArg::Tensor { host_param, offset, dyn_leaves });
                     }
                     "scalar" => {
-                        let ty = DType::from_name(first.trim()).ok_or_else(|| format!("`arg scalar`: unknown type `{first}`"))?;
+                        let ty = DType::from_name(first.trim())
+                            .ok_or_else(|| format!("`arg scalar`: unknown type `{first}`"))?;
                         let value = Expr::parse(p.get(1).ok_or("`arg scalar` without a value")?)?;
                         // A float is passed through: its bit pattern, or a float host parameter.
                         if !is_integer(ty) && !matches!(value, Expr::Const(_) | Expr::Var(_)) {
@@ -889,7 +943,18 @@ impl LaunchPlan {
 }
 
 fn is_integer(d: DType) -> bool {
-    matches!(d, DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::U8 | DType::U16 | DType::U32 | DType::U64 | DType::Bool)
+    matches!(
+        d,
+        DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::U8
+            | DType::U16
+            | DType::U32
+            | DType::U64
+            | DType::Bool
+    )
 }
 
 /// The range of plan values (i64) of type `d`.
@@ -990,18 +1055,28 @@ pub struct TypeArgSig {
 impl TypeArgSig {
     /// Parses the fields after `typearg` (`T f16 mA mB`) against the host's parameters read so far.
     pub(crate) fn parse(rest: &[&str], params: &[ParamSig]) -> std::result::Result<TypeArgSig, String> {
-        let [name, dtype, names @ ..] = rest else { return Err("`typearg` needs a name, an element type and parameters".into()) };
-        let dtype = DType::from_name(dtype).ok_or_else(|| format!("`typearg {name}`: unknown element type `{dtype}`"))?;
+        let [name, dtype, names @ ..] = rest else {
+            return Err("`typearg` needs a name, an element type and parameters".into());
+        };
+        let dtype =
+            DType::from_name(dtype).ok_or_else(|| format!("`typearg {name}`: unknown element type `{dtype}`"))?;
         if names.is_empty() {
             return Err(format!("`typearg {name}` names no parameter"));
         }
         let mut idx = Vec::with_capacity(names.len());
         for n in names {
-            let i = params.iter().position(|p| p.name == *n).ok_or_else(|| format!("`typearg {name}`: no parameter `{n}` (before this line)"))?;
+            let i = params
+                .iter()
+                .position(|p| p.name == *n)
+                .ok_or_else(|| format!("`typearg {name}`: no parameter `{n}` (before this line)"))?;
             match &params[i].kind {
                 ParamKind::Tensor(t) if t.elem == dtype => idx.push(i),
-                ParamKind::Tensor(t) => return Err(format!("`typearg {name} {dtype}`: parameter `{n}` has element type {}", t.elem)),
-                ParamKind::Scalar(_) | ParamKind::Stream => return Err(format!("`typearg {name}`: parameter `{n}` is not a tensor")),
+                ParamKind::Tensor(t) => {
+                    return Err(format!("`typearg {name} {dtype}`: parameter `{n}` has element type {}", t.elem))
+                }
+                ParamKind::Scalar(_) | ParamKind::Stream => {
+                    return Err(format!("`typearg {name}`: parameter `{n}` is not a tensor"))
+                }
             }
         }
         Ok(TypeArgSig { name: name.to_string(), dtype, params: idx })
@@ -1061,29 +1136,41 @@ impl HostSig {
 
 /// The sources of `$0, $1, ...` of a parameter list (a host's or a kernel's ABI values).
 pub fn var_sources_of(params: &[ParamSig]) -> Vec<VarSource> {
-        let mut v = Vec::new();
-        for (param, p) in params.iter().enumerate() {
-            match &p.kind {
-                ParamKind::Tensor(t) => {
-                    v.extend(t.shape_leaves.iter().enumerate().filter(|(_, e)| e.is_none()).map(|(leaf, _)| VarSource::Shape { param, leaf }));
-                    v.extend(t.stride_leaves.iter().enumerate().filter(|(_, e)| e.is_none()).map(|(leaf, _)| VarSource::Stride { param, leaf }));
-                }
-                ParamKind::Scalar(_) => v.push(VarSource::Scalar { param }),
-                // Not an integer of the plan.
-                ParamKind::Stream => {}
+    let mut v = Vec::new();
+    for (param, p) in params.iter().enumerate() {
+        match &p.kind {
+            ParamKind::Tensor(t) => {
+                v.extend(
+                    t.shape_leaves
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, e)| e.is_none())
+                        .map(|(leaf, _)| VarSource::Shape { param, leaf }),
+                );
+                v.extend(
+                    t.stride_leaves
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, e)| e.is_none())
+                        .map(|(leaf, _)| VarSource::Stride { param, leaf }),
+                );
             }
+            ParamKind::Scalar(_) => v.push(VarSource::Scalar { param }),
+            // Not an integer of the plan.
+            ParamKind::Stream => {}
         }
-        v
+    }
+    v
 }
 
 /// A name for `$k` of a parameter list.
 pub fn var_name_of(params: &[ParamSig], src: VarSource) -> String {
-        let name = |p: usize| params.get(p).map_or("?", |p| p.name.as_str());
-        match src {
-            VarSource::Shape { param, leaf } => format!("{}.shape[{leaf}]", name(param)),
-            VarSource::Stride { param, leaf } => format!("{}.stride[{leaf}]", name(param)),
-            VarSource::Scalar { param } => name(param).to_string(),
-        }
+    let name = |p: usize| params.get(p).map_or("?", |p| p.name.as_str());
+    match src {
+        VarSource::Shape { param, leaf } => format!("{}.shape[{leaf}]", name(param)),
+        VarSource::Stride { param, leaf } => format!("{}.stride[{leaf}]", name(param)),
+        VarSource::Scalar { param } => name(param).to_string(),
+    }
 }
 
 /// A block open while [`HostSig::structure`] walks the steps.
@@ -1158,7 +1245,9 @@ impl HostSig {
                 }
                 HostStep::EndFor { for_at } => match open.pop() {
                     Some(OpenBlock::For { at, var, jumps }) => {
-                        if *for_at != at || !matches!(self.steps.get(at), Some(HostStep::For { end_at, .. }) if *end_at == i + 1) {
+                        if *for_at != at
+                            || !matches!(self.steps.get(at), Some(HostStep::For { end_at, .. }) if *end_at == i + 1)
+                        {
                             return Err(format!("step {i}: `endfor` and the `for` at step {at} do not match"));
                         }
                         for j in jumps {
@@ -1272,7 +1361,11 @@ impl HostSig {
                     var_ok(end, &what, open)?;
                     var_ok(step, &what, open)?;
                 }
-                HostStep::Else { .. } | HostStep::EndIf | HostStep::EndFor { .. } | HostStep::Break { .. } | HostStep::Continue { .. } => {}
+                HostStep::Else { .. }
+                | HostStep::EndIf
+                | HostStep::EndFor { .. }
+                | HostStep::Break { .. }
+                | HostStep::Continue { .. } => {}
             }
         }
         for (li, l) in self.launches.iter().enumerate() {
@@ -1287,27 +1380,42 @@ impl HostSig {
             if let Some(p) = l.stream {
                 match self.params.get(p) {
                     Some(ParamSig { kind: ParamKind::Stream, .. }) => {}
-                    Some(hp) => return Err(format!("{ctx}: `stream {p}`: host parameter `{}` is not a stream", hp.name)),
+                    Some(hp) => {
+                        return Err(format!("{ctx}: `stream {p}`: host parameter `{}` is not a stream", hp.name))
+                    }
                     None => return Err(format!("{ctx}: `stream {p}`: host parameter {p} does not exist")),
                 }
             }
             if k.params.len() != l.args.len() {
-                return Err(format!("{ctx}: the kernel takes {} parameters but the plan passes {}", k.params.len(), l.args.len()));
+                return Err(format!(
+                    "{ctx}: the kernel takes {} parameters but the plan passes {}",
+                    k.params.len(),
+                    l.args.len()
+                ));
             }
             for (ai, (kp, a)) in k.params.iter().zip(&l.args).enumerate() {
                 let actx = format!("{ctx} argument {ai} (`{}`)", kp.name);
                 match (&kp.kind, a) {
                     (ParamKind::Tensor(t), PlanArg::Tensor { host_param, offset, dyn_leaves }) => {
-                        let hp = self.params.get(*host_param).ok_or_else(|| format!("{actx}: host parameter {host_param} does not exist"))?;
+                        let hp = self
+                            .params
+                            .get(*host_param)
+                            .ok_or_else(|| format!("{actx}: host parameter {host_param} does not exist"))?;
                         let ParamKind::Tensor(ht) = &hp.kind else {
                             return Err(format!("{actx}: host parameter `{}` is not a tensor", hp.name));
                         };
                         if ht.elem != t.elem {
-                            return Err(format!("{actx}: the kernel takes {} elements but host parameter `{}` has {}", t.elem, hp.name, ht.elem));
+                            return Err(format!(
+                                "{actx}: the kernel takes {} elements but host parameter `{}` has {}",
+                                t.elem, hp.name, ht.elem
+                            ));
                         }
                         let want = t.abi_len() - 1;
                         if dyn_leaves.len() != want {
-                            return Err(format!("{actx}: the kernel parameter has {want} dynamic entries but the plan gives {}", dyn_leaves.len()));
+                            return Err(format!(
+                                "{actx}: the kernel parameter has {want} dynamic entries but the plan gives {}",
+                                dyn_leaves.len()
+                            ));
                         }
                         var_ok(offset, &actx)?;
                         for e in dyn_leaves {
@@ -1321,15 +1429,23 @@ impl HostSig {
                         match value {
                             Expr::Var(k) if !is_integer(*ty) => {
                                 if scalar_ty(*k) != Some(*ty) {
-                                    return Err(format!("{actx}: a {ty} argument must be a {ty} host parameter, not ${k}"));
+                                    return Err(format!(
+                                        "{actx}: a {ty} argument must be a {ty} host parameter, not ${k}"
+                                    ));
                                 }
                             }
                             _ => var_ok(value, &actx)?,
                         }
                     }
-                    (ParamKind::Tensor(_), _) => return Err(format!("{actx}: the kernel takes a tensor but the plan passes a scalar")),
-                    (ParamKind::Scalar(_), _) => return Err(format!("{actx}: the kernel takes a scalar but the plan passes a tensor")),
-                    (ParamKind::Stream, _) => return Err(format!("{actx}: the kernel takes a stream, which kernels cannot")),
+                    (ParamKind::Tensor(_), _) => {
+                        return Err(format!("{actx}: the kernel takes a tensor but the plan passes a scalar"))
+                    }
+                    (ParamKind::Scalar(_), _) => {
+                        return Err(format!("{actx}: the kernel takes a scalar but the plan passes a tensor"))
+                    }
+                    (ParamKind::Stream, _) => {
+                        return Err(format!("{actx}: the kernel takes a stream, which kernels cannot"))
+                    }
                 }
             }
         }
@@ -1397,7 +1513,10 @@ pub struct PlanScratch {
 impl PlanScratch {
     /// The prints of the call, in order: how many launches come before each, and its text.
     pub fn print_texts(&self) -> impl Iterator<Item = (usize, &str)> {
-        self.prints.iter().zip(&self.print_spans).map(|(&(before, _), r)| (before, self.print_text.get(r.clone()).unwrap_or("")))
+        self.prints
+            .iter()
+            .zip(&self.print_spans)
+            .map(|(&(before, _), r)| (before, self.print_text.get(r.clone()).unwrap_or("")))
     }
 }
 
@@ -1427,7 +1546,9 @@ impl HostPlan {
     /// The plan of host function `name` of manifest `m`; an error when there is none or its plan
     /// is unusable (the message says why).
     pub fn new(m: &Manifest, name: &str) -> Result<HostPlan> {
-        let sig = m.host(name).ok_or_else(|| RuntimeError::HostNotFound { name: name.to_string(), available: m.host_names() })?;
+        let sig = m
+            .host(name)
+            .ok_or_else(|| RuntimeError::HostNotFound { name: name.to_string(), available: m.host_names() })?;
         HostPlan::from_sig(m, Arc::new(sig.clone()))
     }
 
@@ -1447,7 +1568,11 @@ impl HostPlan {
         for l in &sig.launches {
             match kernels.iter().find(|k| k.name == l.kernel) {
                 Some(k) => kernels.push(k.clone()),
-                None => kernels.push(Arc::new(m.kernel(&l.kernel).cloned().ok_or_else(|| RuntimeError::InvalidImage(format!("no kernel `{}`", l.kernel)))?)),
+                None => kernels.push(Arc::new(
+                    m.kernel(&l.kernel)
+                        .cloned()
+                        .ok_or_else(|| RuntimeError::InvalidImage(format!("no kernel `{}`", l.kernel)))?,
+                )),
             }
         }
         let vars = sig.var_sources();
@@ -1482,7 +1607,9 @@ impl HostPlan {
         for (n, &(i, ref cfg, ref range)) in s.launches.iter().enumerate() {
             let kernel = &self.kernels[i];
             // The loop variables as they were when this launch was made.
-            if let (Some(dst), Some(src)) = (vars.get_mut(nvars..), s.launch_vars.get(n * self.nloops..(n + 1) * self.nloops)) {
+            if let (Some(dst), Some(src)) =
+                (vars.get_mut(nvars..), s.launch_vars.get(n * self.nloops..(n + 1) * self.nloops))
+            {
                 dst.copy_from_slice(src);
             }
             let mut views = Vec::new();
@@ -1493,7 +1620,14 @@ impl HostPlan {
                     views.push((kp.name.clone(), self.sig.params[*host_param].name.clone(), off, sh, st));
                 }
             }
-            out.push(PlannedLaunch { index: i, kernel: kernel.name.clone(), config: *cfg, args: s.flat[range.clone()].to_vec(), views, stream: self.sig.launches[i].stream });
+            out.push(PlannedLaunch {
+                index: i,
+                kernel: kernel.name.clone(),
+                config: *cfg,
+                args: s.flat[range.clone()].to_vec(),
+                views,
+                stream: self.sig.launches[i].stream,
+            });
         }
         Ok(out)
     }
@@ -1528,7 +1662,9 @@ impl HostPlan {
                     _ => None,
                 },
             };
-            s.vars.push(v.ok_or_else(|| RuntimeError::InvalidArgument(format!("host `{host}`: dynamic value source {src:?} missing")))?);
+            s.vars.push(v.ok_or_else(|| {
+                RuntimeError::InvalidArgument(format!("host `{host}`: dynamic value source {src:?} missing"))
+            })?);
         }
         // 3. The host's `assert`s, then the launch conditions the compiler wrote (`require`):
         // partial tiles and the like.
@@ -1562,7 +1698,10 @@ impl HostPlan {
                     i + 1
                 }
                 HostStep::For { var, start, end, step, end_at } => {
-                    let ev = |e: &Expr| e.eval(&s.vars).map_err(|err| refuse(host, format!("for ${var} | {start} | {end} | {step}: {err}")));
+                    let ev = |e: &Expr| {
+                        e.eval(&s.vars)
+                            .map_err(|err| refuse(host, format!("for ${var} | {start} | {end} | {step}: {err}")))
+                    };
                     let (a, b, st) = (ev(start)?, ev(end)?, ev(step)?);
                     if st <= 0 {
                         let what = match step {
@@ -1572,7 +1711,11 @@ impl HostPlan {
                         return Err(refuse(host, format!("the step of a loop must be positive, but {what} = {st} (loop ${var} from {a} to {b}: it would never end)")));
                     }
                     // i128: b - a + st - 1 cannot overflow it.
-                    let trips = if b > a { ((i128::from(b) - i128::from(a) + i128::from(st) - 1) / i128::from(st)) as u64 } else { 0 };
+                    let trips = if b > a {
+                        ((i128::from(b) - i128::from(a) + i128::from(st) - 1) / i128::from(st)) as u64
+                    } else {
+                        0
+                    };
                     s.trips = s.trips.saturating_add(trips);
                     if s.trips > MAX_LOOP_TRIPS {
                         return Err(refuse(
@@ -1580,8 +1723,12 @@ impl HostPlan {
                             format!("the call would make more than {MAX_LOOP_TRIPS} loop trips (for ${var} from {a} to {b} step {st} makes {trips}); a call is limited to {MAX_LOOP_TRIPS}: use a larger step, or loop inside a kernel"),
                         ));
                     }
-                    let (Some(slot), Some(state)) = (s.vars.get_mut(*var), var.checked_sub(nvars).and_then(|l| s.loop_state.get_mut(l))) else {
-                        return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i}: loop variable ${var} has no slot (validated plan; please report)")));
+                    let (Some(slot), Some(state)) =
+                        (s.vars.get_mut(*var), var.checked_sub(nvars).and_then(|l| s.loop_state.get_mut(l)))
+                    else {
+                        return Err(RuntimeError::InvalidImage(format!(
+                            "host `{host}`: step {i}: loop variable ${var} has no slot (validated plan; please report)"
+                        )));
                     };
                     if trips == 0 {
                         *end_at
@@ -1593,10 +1740,16 @@ impl HostPlan {
                 }
                 HostStep::EndFor { for_at } => {
                     let Some(HostStep::For { var, .. }) = steps.get(*for_at) else {
-                        return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i}: `endfor` without its `for` (validated plan; please report)")));
+                        return Err(RuntimeError::InvalidImage(format!(
+                            "host `{host}`: step {i}: `endfor` without its `for` (validated plan; please report)"
+                        )));
                     };
-                    let (Some(slot), Some(state)) = (s.vars.get_mut(*var), var.checked_sub(nvars).and_then(|l| s.loop_state.get_mut(l))) else {
-                        return Err(RuntimeError::InvalidImage(format!("host `{host}`: step {i}: loop variable ${var} has no slot (validated plan; please report)")));
+                    let (Some(slot), Some(state)) =
+                        (s.vars.get_mut(*var), var.checked_sub(nvars).and_then(|l| s.loop_state.get_mut(l)))
+                    else {
+                        return Err(RuntimeError::InvalidImage(format!(
+                            "host `{host}`: step {i}: loop variable ${var} has no slot (validated plan; please report)"
+                        )));
                     };
                     state.left = state.left.saturating_sub(1);
                     match slot.checked_add(state.step) {
@@ -1653,7 +1806,10 @@ impl HostPlan {
             let dim = |e: &Expr, what: &str, i: usize| -> Result<u32> {
                 let v = ev(e, &|| format!("{what}[{i}] = {e}"))?;
                 u32::try_from(v).map_err(|_| {
-                    RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {what} dimension {i} = {e} = {v} is out of range", l.kernel))
+                    RuntimeError::InvalidLaunch(format!(
+                        "host `{host}` launch {li} ({}): {what} dimension {i} = {e} = {v} is out of range",
+                        l.kernel
+                    ))
                 })
             };
             let cfg = LaunchConfig {
@@ -1663,10 +1819,15 @@ impl HostPlan {
             };
             // The launch config, and the dynamic shared memory the kernel needs (its `smem` line:
             // cutec adds it to the plan's `smem`, checked again here).
-            cfg.validate().and_then(|()| kernel.check_dynamic_smem(cfg.shared_mem_bytes)).and_then(|()| kernel.check_cluster(cfg.grid)).map_err(|e| match e {
-                RuntimeError::InvalidLaunch(m) => RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {m}", l.kernel)),
-                other => other,
-            })?;
+            cfg.validate()
+                .and_then(|()| kernel.check_dynamic_smem(cfg.shared_mem_bytes))
+                .and_then(|()| kernel.check_cluster(cfg.grid))
+                .map_err(|e| match e {
+                    RuntimeError::InvalidLaunch(m) => {
+                        RuntimeError::InvalidLaunch(format!("host `{host}` launch {li} ({}): {m}", l.kernel))
+                    }
+                    other => other,
+                })?;
             let start = s.flat.len();
             for (ai, (kp, a)) in kernel.params.iter().zip(&l.args).enumerate() {
                 match (&kp.kind, a) {
@@ -1678,9 +1839,19 @@ impl HostPlan {
                         let ndyn_shape = t.shape_leaves.iter().filter(|e| e.is_none()).count();
                         // The partial-tile check: a tile count must be an exact division.
                         for e in &dyn_leaves[..ndyn_shape.min(dyn_leaves.len())] {
-                            let hit = e.inexact_division(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
+                            let hit = e
+                                .inexact_division(&s.vars)
+                                .map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
                             if let Some(hit) = hit {
-                                return Err(refuse(host, format!("{} (launch {li}: {}, argument `{}`)", self.partial_tile(&hp.name, &hit), l.kernel, kp.name)));
+                                return Err(refuse(
+                                    host,
+                                    format!(
+                                        "{} (launch {li}: {}, argument `{}`)",
+                                        self.partial_tile(&hp.name, &hit),
+                                        l.kernel,
+                                        kp.name
+                                    ),
+                                ));
                             }
                         }
                         let off = ev(offset, &|| format!("argument `{}` offset", kp.name))?;
@@ -1691,16 +1862,25 @@ impl HostPlan {
                         for leaf in &t.shape_leaves {
                             s.shape.push(match leaf {
                                 Some(v) => *v,
-                                None => ev(it.next().unwrap_or(&Expr::Const(0)), &|| format!("argument `{}` shape", kp.name))?,
+                                None => ev(it.next().unwrap_or(&Expr::Const(0)), &|| {
+                                    format!("argument `{}` shape", kp.name)
+                                })?,
                             });
                         }
                         for leaf in &t.stride_leaves {
                             s.stride.push(match leaf {
                                 Some(v) => *v,
-                                None => ev(it.next().unwrap_or(&Expr::Const(0)), &|| format!("argument `{}` stride", kp.name))?,
+                                None => ev(it.next().unwrap_or(&Expr::Const(0)), &|| {
+                                    format!("argument `{}` stride", kp.name)
+                                })?,
                             });
                         }
-                        let ctx = || format!("launch {li} ({}) argument `{}` = view of `{}` at offset {off}", l.kernel, kp.name, hp.name);
+                        let ctx = || {
+                            format!(
+                                "launch {li} ({}) argument `{}` = view of `{}` at offset {off}",
+                                l.kernel, kp.name, hp.name
+                            )
+                        };
                         // Inside the host tensor: offset >= 0 and offset + the view's largest
                         // element offset <= the host tensor's largest element offset.
                         let elem = i128::from(t.elem.size_bytes());
@@ -1708,7 +1888,9 @@ impl HostPlan {
                             return Err(refuse(host, format!("{}: negative offset", ctx())));
                         }
                         if s.shape.iter().all(|&x| x > 0) && hv.shape.iter().all(|&x| x > 0) {
-                            let reach = |sh: &[i64], st: &[i64]| sh.iter().zip(st).map(|(&a, &b)| i128::from(a - 1) * i128::from(b)).sum::<i128>();
+                            let reach = |sh: &[i64], st: &[i64]| {
+                                sh.iter().zip(st).map(|(&a, &b)| i128::from(a - 1) * i128::from(b)).sum::<i128>()
+                            };
                             let view_max = i128::from(off) + reach(&s.shape, &s.stride);
                             let host_max = reach(&hv.shape, &hv.stride);
                             if view_max > host_max {
@@ -1725,15 +1907,17 @@ impl HostPlan {
                             }
                         }
                         let byte_off = i128::from(off) * elem;
-                        let ptr = u64::try_from(i128::from(hv.ptr) + byte_off).map_err(|_| refuse(host, format!("{}: pointer overflow", ctx())))?;
+                        let ptr = u64::try_from(i128::from(hv.ptr) + byte_off)
+                            .map_err(|_| refuse(host, format!("{}: pointer overflow", ctx())))?;
                         let bytes = hv.bytes.map(|b| u64::try_from((i128::from(b) - byte_off).max(0)).unwrap_or(0));
                         let view = ViewRef { ptr, dtype: hv.dtype, shape: &s.shape, stride: &s.stride, bytes };
                         s.ptr_sources.push((s.flat.len(), *host_param));
-                        check_tensor_ref(&kernel.name, "kernel", ai, &kp.name, t, &view, &mut s.flat)
-                            .map_err(|e| match e {
+                        check_tensor_ref(&kernel.name, "kernel", ai, &kp.name, t, &view, &mut s.flat).map_err(|e| {
+                            match e {
                                 RuntimeError::ArgumentMismatch(m) => refuse(host, format!("{}: {m}", ctx())),
                                 other => other,
-                            })?;
+                            }
+                        })?;
                     }
                     (ParamKind::Scalar(d), PlanArg::Scalar { value, .. }) if !is_integer(*d) => {
                         // Passed through: the bits of a float host parameter or constant.
@@ -1744,36 +1928,56 @@ impl HostPlan {
                         let v = ev(value, &|| format!("argument `{}`", kp.name))?;
                         let (lo, hi) = int_range(*d);
                         if v < lo || v > hi {
-                            return Err(refuse(host, format!("launch {li} ({}) argument `{}` = {value} = {v} does not fit {d}", l.kernel, kp.name)));
+                            return Err(refuse(
+                                host,
+                                format!(
+                                    "launch {li} ({}) argument `{}` = {value} = {v} does not fit {d}",
+                                    l.kernel, kp.name
+                                ),
+                            ));
                         }
                         s.flat.push(int_kernel_arg(*d, v));
                     }
-                    _ => return Err(refuse(host, format!("launch {li}: argument {ai} kind mismatch (validated plan; please report)"))),
+                    _ => {
+                        return Err(refuse(
+                            host,
+                            format!("launch {li}: argument {ai} kind mismatch (validated plan; please report)"),
+                        ))
+                    }
                 }
             }
             // A grid computed with a floor division that is not exact would leave the remainder
             // uncomputed (the kernels have no tail handling).
             for (i, e) in l.grid.iter().enumerate() {
-                let hit = e.inexact_division(&s.vars).map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
+                let hit = e
+                    .inexact_division(&s.vars)
+                    .map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
                 if let Some(hit) = hit.filter(|h| !h.ceil) {
-                    return Err(refuse(host, format!("grid dimension {i} of launch {li} ({}): {}", l.kernel, self.partial_tile("the grid", &hit))));
+                    return Err(refuse(
+                        host,
+                        format!(
+                            "grid dimension {i} of launch {li} ({}): {}",
+                            l.kernel,
+                            self.partial_tile("the grid", &hit)
+                        ),
+                    ));
                 }
             }
             // The launched kernel's own launch conditions (e.g. a `local_tile` inside the kernel
             // needs whole tiles), over its dynamic ABI values: every argument but the pointers.
             if !kernel.requires.is_empty() {
-                let vars: Vec<i64> = s.flat[start..]
-                    .iter().filter_map(KernelArg::dynamic_value)
-                    .collect();
+                let vars: Vec<i64> = s.flat[start..].iter().filter_map(KernelArg::dynamic_value).collect();
                 let sources = var_sources_of(&kernel.params);
                 for r in &kernel.requires {
-                    r.check(&vars, &kernel.params, &sources).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
+                    r.check(&vars, &kernel.params, &sources)
+                        .map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
                 }
             }
             // The multiplier and shift of each run-time divisor of the kernel's index math.
             if !kernel.fast_divisors.is_empty() {
                 let vars = crate::fastdiv::vars_of(&s.flat[start..]);
-                crate::fastdiv::push_fast_divisors(kernel, &vars, &mut s.flat).map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
+                crate::fastdiv::push_fast_divisors(kernel, &vars, &mut s.flat)
+                    .map_err(|m| refuse(host, format!("launch {li} ({}): {m}", l.kernel)))?;
             }
             s.launches.push((li, cfg, start..s.flat.len()));
             // This trip's loop variables, for the views `evaluate` reports.
@@ -1849,7 +2053,13 @@ fn scalar_value(d: DType, bits: u64) -> i64 {
 pub fn synthetic_view(p: &ParamSig, index: usize, shape: &[i64]) -> std::result::Result<TensorView, String> {
     let ParamKind::Tensor(t) = &p.kind else { return Err(format!("`{}` is not a tensor", p.name)) };
     if shape.len() != t.shape_leaves.len() {
-        return Err(format!("`{}` has {} shape leaves ({}) but {} extents were given", p.name, t.shape_leaves.len(), t.shape, shape.len()));
+        return Err(format!(
+            "`{}` has {} shape leaves ({}) but {} extents were given",
+            p.name,
+            t.shape_leaves.len(),
+            t.shape,
+            shape.len()
+        ));
     }
     let compact = |order: &mut dyn Iterator<Item = usize>| {
         let mut st = vec![0i64; shape.len()];
@@ -1864,7 +2074,13 @@ pub fn synthetic_view(p: &ParamSig, index: usize, shape: &[i64]) -> std::result:
     let right = compact(&mut (0..n).rev());
     let left = compact(&mut (0..n));
     let fits = |st: &[i64]| t.stride_leaves.iter().zip(st).all(|(w, g)| w.is_none_or(|w| w == *g));
-    let stride = if fits(&right) { right } else if fits(&left) { left } else { return Err(format!("no compact layout of `{}` matches its strides {}", p.name, t.stride)) };
+    let stride = if fits(&right) {
+        right
+    } else if fits(&left) {
+        left
+    } else {
+        return Err(format!("no compact layout of `{}` matches its strides {}", p.name, t.stride));
+    };
     let cos: i64 = shape.iter().zip(&stride).map(|(s, d)| (s - 1).max(0) * d).sum::<i64>() + 1;
     let ptr = 0x7f00_0000_0000u64 + (index as u64) * 0x10_0000_0000;
     Ok(TensorView::new(ptr, t.elem, shape, &stride).with_bytes((cos as u64) * u64::from(t.elem.size_bytes())))

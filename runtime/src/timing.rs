@@ -18,10 +18,8 @@ impl EventTimer {
     /// Creates two timing-enabled events on the stream's device.
     pub fn new(stream: &Stream) -> Result<EventTimer> {
         let ctx = stream.device().ctx();
-        let make = || {
-            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(|e| driver_error("cuEventCreate", e))
-        };
+        let make =
+            || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| driver_error("cuEventCreate", e));
         Ok(EventTimer { start: make()?, stop: make()? })
     }
 

@@ -59,18 +59,34 @@ impl TmaSig {
     /// Parses the fields after `tma` against the kernel's parameters read so far.
     pub fn parse(fields: &[&str], sig: &KernelSig) -> Result<TmaSig, String> {
         let (name, attrs) = fields.split_first().ok_or("expected `tma PARAM elem=T order=(..) box=(..) swizzle=S`")?;
-        let param = sig.params.iter().position(|p| p.name == *name).ok_or_else(|| format!("`{name}` is not a parameter of the kernel"))?;
-        let ParamKind::Tensor(t) = &sig.params[param].kind else { return Err(format!("`{name}` is not a tensor parameter")) };
+        let param = sig
+            .params
+            .iter()
+            .position(|p| p.name == *name)
+            .ok_or_else(|| format!("`{name}` is not a parameter of the kernel"))?;
+        let ParamKind::Tensor(t) = &sig.params[param].kind else {
+            return Err(format!("`{name}` is not a tensor parameter"));
+        };
         if t.space != Space::Gmem {
             return Err(format!("`{name}` is not a global-memory tensor"));
         }
-        let get = |k: &str| attrs.iter().find_map(|a| a.strip_prefix(k).and_then(|r| r.strip_prefix('='))).ok_or_else(|| format!("missing `{k}=`"));
+        let get = |k: &str| {
+            attrs
+                .iter()
+                .find_map(|a| a.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
+                .ok_or_else(|| format!("missing `{k}=`"))
+        };
         let elem = DType::from_name(get("elem")?).ok_or("unknown `elem`")?;
         if elem != t.elem || elem_bytes(elem).is_none() {
-            return Err(format!("`elem={}` is not the tensor's element type {} or has no tensor-map type", elem.name(), t.elem.name()));
+            return Err(format!(
+                "`elem={}` is not the tensor's element type {} or has no tensor-map type",
+                elem.name(),
+                t.elem.name()
+            ));
         }
         let order: Vec<usize> = list(get("order")?).ok_or("bad `order`")?.into_iter().map(|o| o as usize).collect();
-        let box_dims: Vec<u32> = list(get("box")?).ok_or("bad `box`")?.into_iter().map(|b| u32::try_from(b).unwrap_or(0)).collect();
+        let box_dims: Vec<u32> =
+            list(get("box")?).ok_or("bad `box`")?.into_iter().map(|b| u32::try_from(b).unwrap_or(0)).collect();
         let swizzle_bytes = get("swizzle")?.parse::<u32>().map_err(|_| "bad `swizzle`")?;
         let store = match get("store") {
             Err(_) | Ok("0") => false,
@@ -80,7 +96,11 @@ impl TmaSig {
         let rank = t.shape_leaves.len();
         let mut sorted = order.clone();
         sorted.sort_unstable();
-        if t.rank() != rank || !(2..=5).contains(&rank) || sorted != (0..rank).collect::<Vec<_>>() || box_dims.len() != rank {
+        if t.rank() != rank
+            || !(2..=5).contains(&rank)
+            || sorted != (0..rank).collect::<Vec<_>>()
+            || box_dims.len() != rank
+        {
             return Err(format!("`order` and `box` must be a permutation and a box of the tensor's 2 to 5 flat modes (it has {rank} leaves)"));
         }
         if t.stride_leaves[order[0]] != Some(1) {
@@ -110,7 +130,9 @@ impl TmaSig {
         }
         let p = &sig.params[self.param];
         let ParamKind::Tensor(t) = &p.kind else { return Err(format!("`{}` is not a tensor parameter", p.name)) };
-        let Some(&KernelArg::Ptr(address)) = args.get(at) else { return Err(format!("the arguments do not hold tensor `{}` (no pointer at ABI position {at})", p.name)) };
+        let Some(&KernelArg::Ptr(address)) = args.get(at) else {
+            return Err(format!("the arguments do not hold tensor `{}` (no pointer at ABI position {at})", p.name));
+        };
         let mut next = at + 1;
         let mut take = |leaves: &[Option<i64>]| -> Result<Vec<i64>, String> {
             leaves
@@ -118,7 +140,10 @@ impl TmaSig {
                 .map(|l| match l {
                     Some(v) => Ok(*v),
                     None => {
-                        let v = args.get(next).and_then(KernelArg::dynamic_value).ok_or_else(|| format!("missing a dynamic entry of tensor `{}`", p.name))?;
+                        let v = args
+                            .get(next)
+                            .and_then(KernelArg::dynamic_value)
+                            .ok_or_else(|| format!("missing a dynamic entry of tensor `{}`", p.name))?;
                         next += 1;
                         Ok(v)
                     }
@@ -172,7 +197,9 @@ impl TmaEncoding {
     pub fn encode(&self) -> crate::error::Result<cudarc::driver::sys::CUtensorMap> {
         use cudarc::driver::sys::*;
         let ty = match self.elem {
-            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::Bool => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::Bool => {
+                CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
+            }
             DType::I16 | DType::U16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
             DType::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             DType::BF16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
@@ -230,11 +257,32 @@ mod tests {
     fn parses_and_encodes_a_row_major_map() {
         let m = Manifest::parse(TEXT).unwrap();
         let k = m.kernel("k").unwrap();
-        assert_eq!(k.tmas, vec![TmaSig { param: 0, elem: DType::BF16, order: vec![1, 0], box_dims: vec![64, 64], swizzle_bytes: 128, store: false }]);
+        assert_eq!(
+            k.tmas,
+            vec![TmaSig {
+                param: 0,
+                elem: DType::BF16,
+                order: vec![1, 0],
+                box_dims: vec![64, 64],
+                swizzle_bytes: 128,
+                store: false
+            }]
+        );
         assert!(k.abi().ends_with("i32 n, tmap gA[128])"), "{}", k.abi());
-        let args = [KernelArg::Ptr(0x1000), KernelArg::I32(100), KernelArg::I32(72), KernelArg::I32(72), KernelArg::I32(5)];
+        let args =
+            [KernelArg::Ptr(0x1000), KernelArg::I32(100), KernelArg::I32(72), KernelArg::I32(72), KernelArg::I32(5)];
         let e = k.tmas[0].encoding(k, &args).unwrap();
-        assert_eq!(e, TmaEncoding { elem: DType::BF16, address: 0x1000, dims: vec![72, 100], strides: vec![144], box_dims: vec![64, 64], swizzle_bytes: 128 });
+        assert_eq!(
+            e,
+            TmaEncoding {
+                elem: DType::BF16,
+                address: 0x1000,
+                dims: vec![72, 100],
+                strides: vec![144],
+                box_dims: vec![64, 64],
+                swizzle_bytes: 128
+            }
+        );
         // A row stride that is not a multiple of 16 bytes, a misaligned address.
         let mut bad = args;
         bad[3] = KernelArg::I32(68);
@@ -249,11 +297,17 @@ mod tests {
         padded[3] = KernelArg::I32(128);
         assert!(k.tmas[0].encoding(k, &padded).is_ok());
         // ...but a store would write the 16-byte chunk the row ends in, past its end.
-        let m = Manifest::parse(&TEXT.replace("cutec-manifest 4", "cutec-manifest 7").replace("swizzle=128", "swizzle=128 store=1")).unwrap();
+        let m = Manifest::parse(
+            &TEXT.replace("cutec-manifest 4", "cutec-manifest 7").replace("swizzle=128", "swizzle=128 store=1"),
+        )
+        .unwrap();
         let k = m.kernel("k").unwrap();
         assert!(k.tmas[0].store);
         let e = k.tmas[0].encoding(k, &padded).unwrap_err();
-        assert!(e.contains("rows are 100 elements = 200 bytes (mode 1)") && e.contains("a multiple of 8 elements"), "{e}");
+        assert!(
+            e.contains("rows are 100 elements = 200 bytes (mode 1)") && e.contains("a multiple of 8 elements"),
+            "{e}"
+        );
         assert!(k.tmas[0].encoding(k, &args).is_ok());
     }
 

@@ -91,7 +91,11 @@ fn matching_arguments_expand_to_the_kernel_abi() {
 fn wrong_dtype() {
     let m = manifest();
     let a = TensorView::contiguous_1d(P, DType::F16, 1000);
-    refused(vadd(&m, a, v1(P, 1000), v1(P, 1000)), "a", "dtype mismatch: the kernel expects f32 elements but the view has f16");
+    refused(
+        vadd(&m, a, v1(P, 1000), v1(P, 1000)),
+        "a",
+        "dtype mismatch: the kernel expects f32 elements but the view has f16",
+    );
     // Scalars too.
     let k = m.kernel("tile").unwrap();
     let mut args = tile_args(good_t(), good_m());
@@ -106,7 +110,11 @@ fn wrong_rank() {
     refused(vadd(&m, v1(P, 1000), b, v1(P, 1000)), "b", "rank mismatch");
     let k = m.kernel("tile").unwrap();
     let t = TensorView::new(P, DType::F16, &[800], &[1]);
-    refused(check_args(k, &tile_args(t, good_m())), "t", "rank mismatch: the kernel expects a rank-2 tensor with layout (?,8):(8,1)");
+    refused(
+        check_args(k, &tile_args(t, good_m())),
+        "t",
+        "rank mismatch: the kernel expects a rank-2 tensor with layout (?,8):(8,1)",
+    );
 }
 
 #[test]
@@ -135,7 +143,11 @@ fn wrong_stride() {
 #[test]
 fn misaligned_pointer() {
     let m = manifest();
-    refused(vadd(&m, v1(P + 2, 1000), v1(P, 1000), v1(P, 1000)), "a", "misaligned pointer: 0x7f0000000002 is not a multiple of 4 bytes");
+    refused(
+        vadd(&m, v1(P + 2, 1000), v1(P, 1000), v1(P, 1000)),
+        "a",
+        "misaligned pointer: 0x7f0000000002 is not a multiple of 4 bytes",
+    );
     let k = m.kernel("tile").unwrap();
     let t = TensorView::new(P + 8, DType::F16, &[100, 8], &[8, 1]);
     refused(check_args(k, &tile_args(t, good_m())), "t", "not a multiple of 16 bytes");
@@ -150,10 +162,18 @@ fn null_pointer() {
 #[test]
 fn dynamic_values_must_fit_i32() {
     let m = manifest();
-    refused(vadd(&m, v1(P, 1 << 31), v1(P, 1000), v1(P, 1000)), "a", "dynamic shape entry 0 = 2147483648 is not a positive i32 extent");
+    refused(
+        vadd(&m, v1(P, 1 << 31), v1(P, 1000), v1(P, 1000)),
+        "a",
+        "dynamic shape entry 0 = 2147483648 is not a positive i32 extent",
+    );
     refused(vadd(&m, v1(P, -1), v1(P, 1000), v1(P, 1000)), "a", "dynamic shape entry 0 = -1");
     // Extents are positive: the generated code divides by them.
-    refused(vadd(&m, v1(P, 0).with_bytes(0), v1(P, 0), v1(P, 0)), "a", "dynamic shape entry 0 = 0 is not a positive i32 extent");
+    refused(
+        vadd(&m, v1(P, 0).with_bytes(0), v1(P, 0), v1(P, 0)),
+        "a",
+        "dynamic shape entry 0 = 0 is not a positive i32 extent",
+    );
     // In range per entry, but the offsets overflow the kernel's 32-bit index math.
     let k = m.kernel("tile").unwrap();
     let mm = TensorView::new(P, DType::F32, &[2, 1 << 20, 8], &[1, 1 << 12, 64]);
@@ -165,7 +185,11 @@ fn out_of_bounds_when_the_size_is_known() {
     let m = manifest();
     // 1000 elements claimed over a 3996-byte allocation: one element short.
     let c = v1(P, 1000).with_bytes(3996);
-    refused(vadd(&m, v1(P, 1000), v1(P, 1000), c), "c", "out of bounds: shape [1000] stride [1] reaches 4000 bytes but the view's memory holds 3996");
+    refused(
+        vadd(&m, v1(P, 1000), v1(P, 1000), c),
+        "c",
+        "out of bounds: shape [1000] stride [1] reaches 4000 bytes but the view's memory holds 3996",
+    );
     assert!(vadd(&m, v1(P, 1000), v1(P, 1000), v1(P, 999).with_bytes(3996)).is_ok());
 }
 
@@ -174,8 +198,15 @@ fn wrong_argument_count_and_kind() {
     let m = manifest();
     let k = m.kernel("vector_add").unwrap();
     let e = check_args(k, &[Arg::tensor(v1(P, 1)), Arg::tensor(v1(P, 1))]).unwrap_err();
-    assert_eq!(e.to_string(), "kernel argument mismatch: kernel `vector_add` takes 3 parameters (a, b, c) but 2 arguments were given");
-    refused(check_args(k, &[Arg::tensor(v1(P, 1)), Arg::i32(1), Arg::tensor(v1(P, 1))]), "b", "expects a tensor (tensor<f32, gmem, ?:1, align: 4>) but got a i32 scalar");
+    assert_eq!(
+        e.to_string(),
+        "kernel argument mismatch: kernel `vector_add` takes 3 parameters (a, b, c) but 2 arguments were given"
+    );
+    refused(
+        check_args(k, &[Arg::tensor(v1(P, 1)), Arg::i32(1), Arg::tensor(v1(P, 1))]),
+        "b",
+        "expects a tensor (tensor<f32, gmem, ?:1, align: 4>) but got a i32 scalar",
+    );
     let t = m.kernel("tile").unwrap();
     let mut args = tile_args(good_t(), good_m());
     args[2] = Arg::tensor(v1(P, 1));
@@ -207,5 +238,12 @@ fn manifest_of_a_real_cubin() {
     let k = m.kernel("vector_add").expect("vector_add");
     assert_eq!(k.to_string(), "vector_add(a: tensor<f32, gmem, ?:1, align: 4>, b: tensor<f32, gmem, ?:1, align: 4>, c: tensor<f32, gmem, ?:1, align: 4>)");
     assert_eq!(k.abi(), "(u64 a, i32 a.shape[0], u64 b, i32 b.shape[0], u64 c, i32 c.shape[0])");
-    refused(check_args(k, &[Arg::tensor(v1(P, 8)), Arg::tensor(v1(P, 8)), Arg::tensor(TensorView::contiguous_1d(P, DType::F64, 8))]), "c", "dtype mismatch");
+    refused(
+        check_args(
+            k,
+            &[Arg::tensor(v1(P, 8)), Arg::tensor(v1(P, 8)), Arg::tensor(TensorView::contiguous_1d(P, DType::F64, 8))],
+        ),
+        "c",
+        "dtype mismatch",
+    );
 }

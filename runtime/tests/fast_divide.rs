@@ -40,7 +40,11 @@ end
 
 fn views(m: i64, n: i64) -> Vec<Arg> {
     (0..3)
-        .map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[m, n], &[n, 1]).with_bytes((m * n * 2) as u64)))
+        .map(|i| {
+            Arg::tensor(
+                TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[m, n], &[n, 1]).with_bytes((m * n * 2) as u64),
+            )
+        })
         .collect()
 }
 
@@ -89,7 +93,9 @@ fn host_calls_append_them_to_the_launch() {
 fn divisors_the_kernel_cannot_divide_by_are_refused() {
     let m = Manifest::parse(MANIFEST).unwrap();
     let k = m.kernel("by_stride").unwrap();
-    let a = |stride: i64| vec![Arg::tensor(TensorView::new(0x1000, DType::F32, &[if stride > 8 { 1 } else { 4 }, 8], &[stride, 1]))];
+    let a = |stride: i64| {
+        vec![Arg::tensor(TensorView::new(0x1000, DType::F32, &[if stride > 8 { 1 } else { 4 }, 8], &[stride, 1]))]
+    };
     let flat = check_args(k, &a(8)).unwrap();
     assert_eq!(flat.len(), 4 + 4);
     assert_eq!(flat[4..6], magic_args(16));
@@ -97,7 +103,12 @@ fn divisors_the_kernel_cannot_divide_by_are_refused() {
     // A zero stride is a valid view, but the kernel divides by twice it.
     let e = check_args(k, &a(0)).unwrap_err();
     let RuntimeError::ArgumentMismatch(msg) = e else { panic!("{e:?}") };
-    assert!(msg.contains("kernel `by_stride`: divisor 0 of the kernel's index math, (mul 2 $2) = 0, is not in 1..=2147483647"), "{msg}");
+    assert!(
+        msg.contains(
+            "kernel `by_stride`: divisor 0 of the kernel's index math, (mul 2 $2) = 0, is not in 1..=2147483647"
+        ),
+        "{msg}"
+    );
     // Beyond i32: the kernel's index math could not hold it.
     let e = check_args(k, &a(1 << 30)).unwrap_err();
     assert!(e.to_string().contains("= 2147483648, is not in"), "{e}");

@@ -75,7 +75,10 @@ fn conditions_parse_print_and_evaluate() {
         assert_eq!(c.to_string(), text);
         assert_eq!(c.eval(&vars), Ok(want), "{text}");
     }
-    assert_eq!(Cond::parse(" ( lt  $0   8 ) ").unwrap(), Cond::Cmp(CmpOp::Lt, cute_runtime::Expr::Var(0), cute_runtime::Expr::Const(8)));
+    assert_eq!(
+        Cond::parse(" ( lt  $0   8 ) ").unwrap(),
+        Cond::Cmp(CmpOp::Lt, cute_runtime::Expr::Var(0), cute_runtime::Expr::Const(8))
+    );
     assert_eq!(Cond::parse("(and (lt $0 1) (lt $7 1))").unwrap().max_var(), Some(7));
     // `and` stops at the first false operand and `or` at the first true one: what follows is not
     // evaluated (here it would divide by zero).
@@ -109,7 +112,12 @@ fn conditions_parse_print_and_evaluate() {
 #[test]
 fn each_call_carries_out_the_branch_it_selects() {
     // if n < 100 { k grid 1 } else if n < 1000 { k grid 2 } else { q }
-    let plan = format!("if (lt $1 100)\n{}else\nif (lt $1 1000)\n{}else\n{}endif\nendif\n", launch_k("1"), launch_k("2"), launch_q());
+    let plan = format!(
+        "if (lt $1 100)\n{}else\nif (lt $1 1000)\n{}else\n{}endif\nendif\n",
+        launch_k("1"),
+        launch_k("2"),
+        launch_q()
+    );
     let m = module(&plan);
     let h = m.host("h").unwrap();
     assert_eq!(h.plan_error, None);
@@ -172,7 +180,10 @@ fn only_the_taken_branch_is_checked() {
     assert_eq!(kernels(&call(&m, 65, -3).unwrap()), [(1, "k")]);
     // A condition that cannot be evaluated refuses the call.
     let m = module(&format!("if (lt (div $0 $1) 4)\n{}endif\n", launch_k("1")));
-    assert_eq!(refused(call(&m, 64, 0).unwrap_err()), "host `h`: if (lt (div $0 $1) 4): division by zero evaluating (div $0 $1)");
+    assert_eq!(
+        refused(call(&m, 64, 0).unwrap_err()),
+        "host `h`: if (lt (div $0 $1) 4): division by zero evaluating (div $0 $1)"
+    );
 }
 
 #[test]
@@ -198,7 +209,13 @@ fn prints_follow_the_branch_taken() {
         assert_eq!(String::from_utf8(out).unwrap(), want, "n = {n}");
     }
     // The scratch records where each print falls among the launches.
-    let m = module(&format!("print {}\nif (gt $1 0)\n{}print {}\nendif\n{}", hex("a"), launch_k("1"), hex("b"), launch_k("2")));
+    let m = module(&format!(
+        "print {}\nif (gt $1 0)\n{}print {}\nendif\n{}",
+        hex("a"),
+        launch_k("1"),
+        hex("b"),
+        launch_k("2")
+    ));
     let plan = HostPlan::new(&m, "h").unwrap();
     let mut s = PlanScratch::default();
     plan.evaluate_into(&args(8, 1), &mut s).unwrap();
@@ -223,7 +240,11 @@ fn the_call_cache_agrees_with_full_evaluation() {
         let f = plan.evaluate_into(&a, &mut full);
         assert_eq!(c.is_ok(), f.is_ok(), "({len}, {n})");
         if c.is_ok() {
-            assert_eq!((&cached.vars, &cached.flat, &cached.launches, &cached.prints), (&full.vars, &full.flat, &full.launches, &full.prints), "({len}, {n})");
+            assert_eq!(
+                (&cached.vars, &cached.flat, &cached.launches, &cached.prints),
+                (&full.vars, &full.flat, &full.launches, &full.prints),
+                "({len}, {n})"
+            );
         }
     }
     assert_eq!(cache.len(), 4);

@@ -26,7 +26,9 @@ fn launch_k(grid: &str, v: &str) -> String {
 
 /// `launch q` of a view of `LEN` elements at element `OFFSET` of `a`.
 fn launch_q(offset: &str, len: &str) -> String {
-    format!("launches q\nlaunch q\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | {offset} | {len}\nendlaunch\n")
+    format!(
+        "launches q\nlaunch q\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | {offset} | {len}\nendlaunch\n"
+    )
 }
 
 fn args(len: i64, n: i32) -> Vec<Arg> {
@@ -64,7 +66,14 @@ fn one_launch_per_trip_with_the_loop_variable_bound() {
     let m = module(&format!("for $2 | 0 | $0 | $1\n{}endfor\n", launch_k("(add $2 1)", "$2")));
     let h = m.host("h").unwrap();
     assert_eq!(h.plan_error, None);
-    assert!(matches!(&h.steps[..], [HostStep::For { var: 2, end_at: 3, .. }, HostStep::Launch(0), HostStep::EndFor { for_at: 0 }]), "{:?}", h.steps);
+    assert!(
+        matches!(
+            &h.steps[..],
+            [HostStep::For { var: 2, end_at: 3, .. }, HostStep::Launch(0), HostStep::EndFor { for_at: 0 }]
+        ),
+        "{:?}",
+        h.steps
+    );
     for (len, n) in [(10, 3), (9, 3), (1, 1), (7, 100), (12, 1), (0x7fff_ffff, 0x4000_0000)] {
         let want: Vec<(i64, u32)> = (0..len).step_by(n as usize).map(|r| (r, (r + 1) as u32)).collect();
         assert_eq!(k_values(&call(&m, len, n).unwrap()), want, "len {len} step {n}");
@@ -76,7 +85,8 @@ fn one_launch_per_trip_with_the_loop_variable_bound() {
     assert_eq!(k_values(&call(&m, 5, 3).unwrap()), [(3, 1), (4, 1)]);
     // A view at the loop variable's offset: each launch reports its own trip's view.
     let m = module(&format!("for $2 | 0 | $0 | $1\n{}endfor\n", launch_q("$2", "(min $1 (add $0 (mul -1 $2)))")));
-    let views: Vec<(i64, Vec<i64>)> = call(&m, 10, 4).unwrap().iter().map(|l| (l.views[0].2, l.views[0].3.clone())).collect();
+    let views: Vec<(i64, Vec<i64>)> =
+        call(&m, 10, 4).unwrap().iter().map(|l| (l.views[0].2, l.views[0].3.clone())).collect();
     assert_eq!(views, [(0, vec![4]), (4, vec![4]), (8, vec![2])]);
 }
 
@@ -118,7 +128,8 @@ fn nested_loops_break_and_continue() {
         launch_k("(add $4 1)", "(mul $3 $4)")
     );
     let m = module(&plan);
-    let want: Vec<(i64, u32)> = (0..2).map(|i| (i, 1)).chain((0..4).flat_map(|a| (0..a).map(move |b| (a * b, (b + 1) as u32)))).collect();
+    let want: Vec<(i64, u32)> =
+        (0..2).map(|i| (i, 1)).chain((0..4).flat_map(|a| (0..a).map(move |b| (a * b, (b + 1) as u32)))).collect();
     assert_eq!(k_values(&call(&m, 8, 4).unwrap()), want);
 }
 
@@ -127,7 +138,12 @@ fn a_step_that_is_not_positive_is_refused() {
     let m = module(&format!("for $2 | 0 | $0 | $1\n{}endfor\n", launch_k("1", "$2")));
     for n in [0, -1, i32::MIN] {
         let e = refused(call(&m, 10, n).unwrap_err());
-        assert_eq!(e, format!("host `h`: the step of a loop must be positive, but n = {n} (loop $2 from 0 to 10: it would never end)"));
+        assert_eq!(
+            e,
+            format!(
+                "host `h`: the step of a loop must be positive, but n = {n} (loop $2 from 0 to 10: it would never end)"
+            )
+        );
     }
     // Even when the range is empty: the step is checked first, as a rule of the call.
     assert!(refused(call(&m, 1, 0).unwrap_err()).contains("must be positive"));
@@ -135,7 +151,10 @@ fn a_step_that_is_not_positive_is_refused() {
     let m = module(&format!("for $2 | 0 | $0 | (add $1 -4)\n{}endfor\n", launch_k("1", "$2")));
     assert!(refused(call(&m, 10, 4).unwrap_err()).contains("but (add $1 -4) = 0"));
     let m = module(&format!("for $2 | 0 | (div $0 $1) | 1\n{}endfor\n", launch_k("1", "$2")));
-    assert_eq!(refused(call(&m, 10, 0).unwrap_err()), "host `h`: for $2 | 0 | (div $0 $1) | 1: division by zero evaluating (div $0 $1)");
+    assert_eq!(
+        refused(call(&m, 10, 0).unwrap_err()),
+        "host `h`: for $2 | 0 | (div $0 $1) | 1: division by zero evaluating (div $0 $1)"
+    );
 }
 
 #[test]
@@ -144,7 +163,10 @@ fn calls_past_the_trip_and_launch_limits_are_refused() {
     // One loop of 2^20 + 1 trips: refused when it starts, before any trip.
     let m = module(&format!("for $2 | 0 | $0 | $1\n{}endfor\n", launch_k("1", "$2")));
     let e = refused(call(&m, (1 << 20) + 1, 1).unwrap_err());
-    assert!(e.contains("the call would make more than 1048576 loop trips (for $2 from 0 to 1048577 step 1 makes 1048577)"), "{e}");
+    assert!(
+        e.contains("the call would make more than 1048576 loop trips (for $2 from 0 to 1048577 step 1 makes 1048577)"),
+        "{e}"
+    );
     // A loop of nothing but trips is bounded too (it would not launch, but would never end).
     let m = module("for $2 | 0 | $0 | 1\nendfor\n");
     assert!(call(&m, 1 << 20, 0).unwrap().is_empty());
@@ -152,7 +174,8 @@ fn calls_past_the_trip_and_launch_limits_are_refused() {
     // Nested: 1024 trips of a loop of 1025 trips: the trips of every entry count.
     let m = module("for $2 | 0 | 1024 | 1\nfor $3 | 0 | $0 | 1\nendfor\nendfor\n");
     assert!(call(&m, 1023, 0).is_ok());
-    assert!(refused(call(&m, 1025, 0).unwrap_err()).contains("more than 1048576 loop trips (for $3 from 0 to 1025 step 1 makes 1025)"));
+    assert!(refused(call(&m, 1025, 0).unwrap_err())
+        .contains("more than 1048576 loop trips (for $3 from 0 to 1025 step 1 makes 1025)"));
     // Two launches per trip: 2^19 + 1 trips make more launches than a call may.
     let m = module(&format!("for $2 | 0 | $0 | 1\n{}{}endfor\n", launch_k("1", "$2"), launch_k("1", "$2")));
     assert_eq!(call(&m, 1 << 19, 0).unwrap().len(), 1 << 20);
@@ -163,7 +186,8 @@ fn calls_past_the_trip_and_launch_limits_are_refused() {
 #[test]
 fn prints_in_loops_and_the_cache() {
     // A host that launches nothing prints each trip's values.
-    let plan = format!("for $2 | 1 | $0 | $1\nprint {} | e:$2 | {}\nendfor\nprint {}\n", hex("i="), hex("\n"), hex("done\n"));
+    let plan =
+        format!("for $2 | 1 | $0 | $1\nprint {} | e:$2 | {}\nendfor\nprint {}\n", hex("i="), hex("\n"), hex("done\n"));
     let text = format!("cutec-manifest 6\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\n{plan}end\n");
     let plan = HostPlan::new(&Manifest::parse(&text).unwrap(), "h").unwrap();
     let mut out = Vec::new();
@@ -181,7 +205,11 @@ fn prints_in_loops_and_the_cache() {
     for (len, n) in [(3, 0), (5, 0), (3, 0), (5, 1), (5, 0)] {
         cache.evaluate(&plan, &args(len, n), &mut cached).unwrap();
         plan.evaluate_into(&args(len, n), &mut full).unwrap();
-        assert_eq!((&cached.vars, &cached.flat, &cached.launches), (&full.vars, &full.flat, &full.launches), "({len}, {n})");
+        assert_eq!(
+            (&cached.vars, &cached.flat, &cached.launches),
+            (&full.vars, &full.flat, &full.launches),
+            "({len}, {n})"
+        );
         assert_eq!(cached.print_texts().collect::<Vec<_>>(), full.print_texts().collect::<Vec<_>>());
     }
     assert_eq!(cache.len(), 3);
@@ -199,18 +227,30 @@ fn malformed_loops_make_the_plan_unusable() {
         (format!("for $2 | 0 | $0 | 1\n{k}endfor\nfor $2 | 0 | $0 | 1\n{k}endfor\n"), "`for $2`: expected `$3`"),
         (format!("for $2 | 0 | $0 | 1\n{k}"), "1 `for` not closed with `endfor`"),
         (format!("{k}endfor\n"), "`endfor` without `for`"),
-        (format!("for $2 | 0 | $0 | 1\nif (lt $1 1)\n{k}endfor\nendif\n"), "`endfor` closes an `if` (expected `endif`)"),
-        (format!("if (lt $1 1)\nfor $2 | 0 | $0 | 1\n{k}endif\nendfor\n"), "`endif` closes a `for` (expected `endfor`)"),
+        (
+            format!("for $2 | 0 | $0 | 1\nif (lt $1 1)\n{k}endfor\nendif\n"),
+            "`endfor` closes an `if` (expected `endif`)",
+        ),
+        (
+            format!("if (lt $1 1)\nfor $2 | 0 | $0 | 1\n{k}endif\nendfor\n"),
+            "`endif` closes a `for` (expected `endfor`)",
+        ),
         (format!("for $2 | 0 | $0 | 1\n{k}endfor now\n"), "`endfor` takes nothing, found `now`"),
         (format!("{k}break\n"), "`break` outside a `for`"),
         (format!("if (lt $1 1)\ncontinue\nendif\n{k}"), "`continue` outside a `for`"),
         (format!("for $2 | 0 | $0 | 1\nbreak 2\n{k}endfor\n"), "`break` takes nothing"),
         (format!("for $2 | 0 | $0 | 1\nendfor\n{k}"), "uses the loop variable $2 outside its loop"),
         (format!("for $2 | 0 | $2 | 1\n{k}endfor\n"), "for $2: `$2` uses the loop variable $2 outside its loop"),
-        (format!("for $2 | 0 | $0 | 1\nendfor\nif (lt $2 1)\nendif\n{k}"), "if (lt $2 1): uses the loop variable $2 outside its loop"),
+        (
+            format!("for $2 | 0 | $0 | 1\nendfor\nif (lt $2 1)\nendif\n{k}"),
+            "if (lt $2 1): uses the loop variable $2 outside its loop",
+        ),
         (format!("for $2 | 0 | $0 | 1\n{}endfor\n", launch_k("1", "$3")), "$3 but the host has 2 dynamic values"),
         (format!("for $2 | 0 | $0 | 1\nassert $5 == 1\n{k}endfor\n"), "assert: $5 but the host has 2 dynamic values"),
-        ("for $2 | 0 | $0 | 1\nlaunches k\nlaunch k\nendfor\nendlaunch\n".to_string(), "is not closed with `endlaunch`"),
+        (
+            "for $2 | 0 | $0 | 1\nlaunches k\nlaunch k\nendfor\nendlaunch\n".to_string(),
+            "is not closed with `endlaunch`",
+        ),
     ] {
         let m = module(&plan);
         assert_eq!(m.kernels.len(), 2, "the rest of the manifest still loads");
@@ -225,17 +265,52 @@ fn corrupt_loop_steps_are_refused_not_run() {
     let good = module(&plan);
     assert_eq!(k_values(&call(&good, 5, 2).unwrap()), [(2, 1)]);
     let steps = good.hosts[0].steps.clone();
-    assert!(matches!(&steps[..], [
-        HostStep::For { end_at: 7, .. }, HostStep::If { else_at: 3, .. }, HostStep::Continue { endfor_at: 6 }, HostStep::EndIf,
-        HostStep::Launch(0), HostStep::Break { end_at: 7 }, HostStep::EndFor { for_at: 0 }
-    ]), "{steps:?}");
+    assert!(
+        matches!(
+            &steps[..],
+            [
+                HostStep::For { end_at: 7, .. },
+                HostStep::If { else_at: 3, .. },
+                HostStep::Continue { endfor_at: 6 },
+                HostStep::EndIf,
+                HostStep::Launch(0),
+                HostStep::Break { end_at: 7 },
+                HostStep::EndFor { for_at: 0 }
+            ]
+        ),
+        "{steps:?}"
+    );
     // Each jump target and loop slot changed by hand, to every value around it: the plan is refused
     // when it is made (it would jump into or out of a loop, or back), never run.
     let mutations: Vec<(usize, HostStep)> = (0..10)
         .flat_map(|t| {
             [
-                (0, match &steps[0] { HostStep::For { start, end, step, .. } => HostStep::For { var: 2, start: start.clone(), end: end.clone(), step: step.clone(), end_at: t }, _ => unreachable!() }),
-                (0, match &steps[0] { HostStep::For { start, end, step, end_at, .. } => HostStep::For { var: t, start: start.clone(), end: end.clone(), step: step.clone(), end_at: *end_at }, _ => unreachable!() }),
+                (
+                    0,
+                    match &steps[0] {
+                        HostStep::For { start, end, step, .. } => HostStep::For {
+                            var: 2,
+                            start: start.clone(),
+                            end: end.clone(),
+                            step: step.clone(),
+                            end_at: t,
+                        },
+                        _ => unreachable!(),
+                    },
+                ),
+                (
+                    0,
+                    match &steps[0] {
+                        HostStep::For { start, end, step, end_at, .. } => HostStep::For {
+                            var: t,
+                            start: start.clone(),
+                            end: end.clone(),
+                            step: step.clone(),
+                            end_at: *end_at,
+                        },
+                        _ => unreachable!(),
+                    },
+                ),
                 (2, HostStep::Continue { endfor_at: t }),
                 (5, HostStep::Break { end_at: t }),
                 (6, HostStep::EndFor { for_at: t }),

@@ -14,7 +14,11 @@ fn ew() -> Manifest {
 /// Three row-major M×N f16 views at distinct aligned addresses, with their sizes.
 fn views(m: i64, n: i64) -> Vec<Arg> {
     (0..3)
-        .map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[m, n], &[n, 1]).with_bytes((m * n * 2) as u64)))
+        .map(|i| {
+            Arg::tensor(
+                TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[m, n], &[n, 1]).with_bytes((m * n * 2) as u64),
+            )
+        })
         .collect()
 }
 
@@ -61,8 +65,8 @@ fn expressions_parse_print_and_evaluate() {
         ("(mul 2 $0 $2)", 28),
         ("(add $0 $1 1)", 1),
         ("(div $0 $2)", 3),
-        ("(div $1 $2)", -4),   // floor
-        ("(mod $1 $2)", 1),    // Euclidean
+        ("(div $1 $2)", -4), // floor
+        ("(mod $1 $2)", 1),  // Euclidean
         ("(mod $0 -2)", 1),
         ("(ceildiv $0 $2)", 4),
         ("(ceildiv $1 $2)", -3),
@@ -81,7 +85,21 @@ fn expressions_parse_print_and_evaluate() {
     assert!(matches!(Expr::parse("(ceildiv 1 0)").unwrap().eval(&vars), Err(EvalError::DivByZero(_))));
     assert!(matches!(Expr::parse("(div -9223372036854775808 -1)").unwrap().eval(&vars), Err(EvalError::Overflow(_))));
     assert_eq!(Expr::parse("$9").unwrap().eval(&vars), Err(EvalError::UnboundVar(9)));
-    for bad in ["", "(", "(mul", "(pow 2 3)", "(div 1)", "(div 1 2 3)", "(mul)", "$", "$x", "1 2", "()", "(mul 1) x", "99999999999999999999"] {
+    for bad in [
+        "",
+        "(",
+        "(mul",
+        "(pow 2 3)",
+        "(div 1)",
+        "(div 1 2 3)",
+        "(mul)",
+        "$",
+        "$x",
+        "1 2",
+        "()",
+        "(mul 1) x",
+        "99999999999999999999",
+    ] {
         assert!(Expr::parse(bad).is_err(), "{bad:?} should not parse");
     }
     let deep = format!("{}1{}", "(add 1 ".repeat(100), ")".repeat(100));
@@ -100,18 +118,33 @@ fn evaluates_every_host_function() {
     assert_eq!(l.config.grid, ((2048 / 16 * 4096 / 256) as u32, 1, 1));
     assert_eq!(l.config.block, (128, 1, 1));
     // gA: ptr, shape (128, 16), strides (4096, 16*4096).
-    assert_eq!(&l.args[..5], &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(128), KernelArg::I32(16), KernelArg::I32(4096), KernelArg::I32(65536)]);
+    assert_eq!(
+        &l.args[..5],
+        &[
+            KernelArg::Ptr(0x1_0000_0000),
+            KernelArg::I32(128),
+            KernelArg::I32(16),
+            KernelArg::I32(4096),
+            KernelArg::I32(65536)
+        ]
+    );
     assert_eq!(l.args.len(), 15);
     assert_eq!(l.views[0].3, vec![16, 256, 128, 16]);
     assert_eq!(l.views[0].4, vec![4096, 1, 65536, 256]);
 
     let l = &p("naive_elementwise_add")[0];
     assert_eq!(l.config.grid.0 as i64, rows * cols / 256);
-    assert_eq!(&l.args[..4], &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(2048), KernelArg::I32(4096), KernelArg::I32(4096)]);
+    assert_eq!(
+        &l.args[..4],
+        &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(2048), KernelArg::I32(4096), KernelArg::I32(4096)]
+    );
 
     let l = &p("vectorized_elementwise_add")[0];
     assert_eq!(l.config.grid.0 as i64, rows * cols / 8 / 256);
-    assert_eq!(&l.args[..4], &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(2048), KernelArg::I32(512), KernelArg::I32(4096)]);
+    assert_eq!(
+        &l.args[..4],
+        &[KernelArg::Ptr(0x1_0000_0000), KernelArg::I32(2048), KernelArg::I32(512), KernelArg::I32(4096)]
+    );
     // ((1,8),(M,N/8)):((0,1),(ld,8)) reaches exactly the last element of mA.
     assert_eq!(l.views[0].3, vec![1, 8, 2048, 512]);
     assert_eq!(l.views[0].4, vec![0, 1, 4096, 8]);
@@ -130,7 +163,10 @@ fn partial_tiles_are_refused() {
     // The vectorized plan divides N by 8 (floor in current cutec, ceildiv in older ones): either
     // way a partial tile is refused.
     let e = mismatch(HostPlan::new(&m, "vectorized_elementwise_add").unwrap().evaluate(&views(64, 1001)).unwrap_err());
-    assert!(e.contains("mA extent 1001 (mode 1) is not a multiple of the tile 8; this kernel has no tail handling"), "{e}");
+    assert!(
+        e.contains("mA extent 1001 (mode 1) is not a multiple of the tile 8; this kernel has no tail handling"),
+        "{e}"
+    );
     // The naive plan's grid is (M*N)/256: a remainder would not be computed.
     let e = mismatch(HostPlan::new(&m, "naive_elementwise_add").unwrap().evaluate(&views(10, 100)).unwrap_err());
     assert!(e.contains("grid dimension 0 of launch 0 (naive_elementwise_add_kernel): (mul $0 $1) = 1000 (for the grid) is not a multiple of the tile 256"), "{e}");
@@ -155,9 +191,18 @@ fn host_arguments_are_checked_like_kernel_launches() {
     };
     let cases: Vec<(Vec<Arg>, &str)> = vec![
         (good[..2].to_vec(), "host `elementwise_add` takes 3 parameters (mA, mB, mC) but 2 arguments were given"),
-        (with(1, TensorView::new(0x2_0000_0000, DType::F32, &[256, 256], &[256, 1])), "parameter `mB` (argument 1): dtype mismatch: the host expects f16 elements but the view has f32"),
-        (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[256, 256], &[1, 256])), "parameter `mA` (argument 0): stride mismatch: stride entry 1 is 1 in the host"),
-        (with(2, TensorView::new(0x2_0000_0008, DType::F16, &[256, 256], &[256, 1])), "parameter `mC` (argument 2): misaligned pointer"),
+        (
+            with(1, TensorView::new(0x2_0000_0000, DType::F32, &[256, 256], &[256, 1])),
+            "parameter `mB` (argument 1): dtype mismatch: the host expects f16 elements but the view has f32",
+        ),
+        (
+            with(0, TensorView::new(0x2_0000_0000, DType::F16, &[256, 256], &[1, 256])),
+            "parameter `mA` (argument 0): stride mismatch: stride entry 1 is 1 in the host",
+        ),
+        (
+            with(2, TensorView::new(0x2_0000_0008, DType::F16, &[256, 256], &[256, 1])),
+            "parameter `mC` (argument 2): misaligned pointer",
+        ),
         (with(2, TensorView::new(0, DType::F16, &[256, 256], &[256, 1])), "parameter `mC` (argument 2): null pointer"),
         (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[256], &[1])), "rank mismatch"),
         (with(0, TensorView::new(0x2_0000_0000, DType::F16, &[1 << 31, 16], &[16, 1])), "is not a positive i32 extent"),
@@ -195,7 +240,11 @@ fn call(m: &Manifest, len: i64, n: i32) -> cute_runtime::Result<Vec<cute_runtime
 #[test]
 fn grids_must_be_whole_clusters() {
     let launch = "launch k\ngrid (div $0 32) | $1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
-    let m = Manifest::parse(&custom_text(launch).replace("param n scalar elem=i32\nend\nhost", "param n scalar elem=i32\ncluster 2 2 1\nend\nhost")).unwrap();
+    let m = Manifest::parse(
+        &custom_text(launch)
+            .replace("param n scalar elem=i32\nend\nhost", "param n scalar elem=i32\ncluster 2 2 1\nend\nhost"),
+    )
+    .unwrap();
     assert_eq!(m.kernels[0].cluster, [2, 2, 1]);
     let l = call(&m, 128, 6).unwrap();
     assert_eq!((l[0].config.grid.0, l[0].config.grid.1), (4, 6));
@@ -212,8 +261,13 @@ fn grids_must_be_whole_clusters() {
     assert_eq!(custom(launch).kernels[0].cluster, [1, 1, 1]);
     assert!(call(&custom(launch), 96, 3).is_ok());
     // A malformed or repeated line fails the manifest: skipping it would launch partial clusters.
-    for (line, want) in [("cluster 2 1", "bad `cluster` line"), ("cluster 2 0 1", "bad `cluster` line"), ("cluster 2 1 1\ncluster 2 1 1", "a second `cluster` line")] {
-        let text = custom_text(launch).replace("param n scalar elem=i32\nend\nhost", &format!("param n scalar elem=i32\n{line}\nend\nhost"));
+    for (line, want) in [
+        ("cluster 2 1", "bad `cluster` line"),
+        ("cluster 2 0 1", "bad `cluster` line"),
+        ("cluster 2 1 1\ncluster 2 1 1", "a second `cluster` line"),
+    ] {
+        let text = custom_text(launch)
+            .replace("param n scalar elem=i32\nend\nhost", &format!("param n scalar elem=i32\n{line}\nend\nhost"));
         let e = Manifest::parse(&text).unwrap_err().to_string();
         assert!(e.contains(want), "{line}: {e}");
     }
@@ -236,13 +290,22 @@ fn grids_and_scalars_are_range_checked() {
     let m = custom("launch k\ngrid (mul $0 $1) | 1 | 1\nblock $1 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | (mul $0 $1)\nendlaunch\n");
     assert_eq!(call(&m, 100, 4).unwrap()[0].config.grid, (400, 1, 1));
     let e = call(&m, 100, 0).unwrap_err();
-    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("host `h` launch 0 (k)") && msg.contains("non-zero")), "{e}");
+    assert!(
+        matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("host `h` launch 0 (k)") && msg.contains("non-zero")),
+        "{e}"
+    );
     let e = call(&m, 100, 2048).unwrap_err();
     assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("block (2048, 1, 1) exceeds")), "{e}");
     let e = call(&m, 100, -4).unwrap_err();
-    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("grid dimension 0 = (mul $0 $1) = -400 is out of range")), "{e}");
+    assert!(
+        matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("grid dimension 0 = (mul $0 $1) = -400 is out of range")),
+        "{e}"
+    );
     let e = call(&m, 1 << 30, 4).unwrap_err();
-    assert!(matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("grid dimension 0 = (mul $0 $1) = 4294967296 is out of range")), "{e}");
+    assert!(
+        matches!(&e, RuntimeError::InvalidLaunch(msg) if msg.contains("grid dimension 0 = (mul $0 $1) = 4294967296 is out of range")),
+        "{e}"
+    );
     let m2 = custom("launch k\ngrid 1 | 1 | 1\nblock 1 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | (mul $0 $1)\nendlaunch\n");
     let e = mismatch(call(&m2, 1 << 30, 4).unwrap_err());
     assert!(e.contains("argument `n` = (mul $0 $1) = 4294967296 does not fit i32"), "{e}");
@@ -257,15 +320,24 @@ fn grids_and_scalars_are_range_checked() {
 #[test]
 fn malformed_plans_load_but_cannot_be_called() {
     let cases = [
-        ("launch k\ngrid (pow 2 3) | 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n", "unknown operator `pow`"),
+        (
+            "launch k\ngrid (pow 2 3) | 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n",
+            "unknown operator `pow`",
+        ),
         ("launch k\ngrid 1 | 1\narg tensor 0 | 0 | $0\narg scalar i32 | 0\nendlaunch\n", "`grid` needs 3 expressions"),
         ("launch k\narg tensor 0 | 0 | $0\narg scalar i32 | 0\n", "not closed with `endlaunch`"),
         ("launch q\narg tensor 0 | 0 | $0\nendlaunch\n", "no kernel `q`"),
         ("launch k\narg tensor 0 | 0 | $0\nendlaunch\n", "takes 2 parameters but the plan passes 1"),
-        ("launch k\narg tensor 0 | 0 | $0 | $0\narg scalar i32 | 0\nendlaunch\n", "1 dynamic entries but the plan gives 2"),
+        (
+            "launch k\narg tensor 0 | 0 | $0 | $0\narg scalar i32 | 0\nendlaunch\n",
+            "1 dynamic entries but the plan gives 2",
+        ),
         ("launch k\narg tensor 1 | 0 | $0\narg scalar i32 | 0\nendlaunch\n", "host parameter `n` is not a tensor"),
         ("launch k\narg tensor 0 | 0 | $7\narg scalar i32 | 0\nendlaunch\n", "$7 but the host has 2 dynamic values"),
-        ("launch k\narg scalar i32 | 0\narg tensor 0 | 0 | $0\nendlaunch\n", "the kernel takes a tensor but the plan passes a scalar"),
+        (
+            "launch k\narg scalar i32 | 0\narg tensor 0 | 0 | $0\nendlaunch\n",
+            "the kernel takes a tensor but the plan passes a scalar",
+        ),
         ("launch k\narg tensor 0 | 0 | $0\narg matrix 3\nendlaunch\n", "unknown argument kind `matrix`"),
         ("launches k\n", "has no launch plan"),
     ];
@@ -296,9 +368,14 @@ fn declared_divisibility_is_enforced() {
     assert!(plan.evaluate(&views(64, 2048)).is_ok());
     // N = 1001: refused by the declared divisibility before any plan evaluation.
     let e = mismatch(plan.evaluate(&views(64, 1001)).unwrap_err());
-    assert!(e.contains("parameter `mA` (argument 0): divisibility: shape entry 1 = 1001 must be a multiple of 8"), "{e}");
+    assert!(
+        e.contains("parameter `mA` (argument 0): divisibility: shape entry 1 = 1001 must be a multiple of 8"),
+        "{e}"
+    );
     // A padded row stride that breaks 16-byte rows: refused (the kernels use 16-byte vector loads).
-    let args: Vec<Arg> = (0..3).map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[64, 2048], &[2052, 1]))).collect();
+    let args: Vec<Arg> = (0..3)
+        .map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[64, 2048], &[2052, 1])))
+        .collect();
     let e = mismatch(plan.evaluate(&args).unwrap_err());
     assert!(e.contains("divisibility: stride entry 0 = 2052 must be a multiple of 8"), "{e}");
 }
@@ -335,8 +412,15 @@ fn require_lines_and_prints() {
     let km = Manifest::parse(&kt).unwrap();
     let sig = km.kernel("k").unwrap();
     assert!(cute_runtime::check_args(sig, &[Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, 256))]).is_ok());
-    let e = mismatch(cute_runtime::check_args(sig, &[Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, 200))]).unwrap_err());
-    assert!(e.contains("kernel `k`: x extent 200 (mode 0) is not a multiple of the tile 128 (a run-time extent tiled by 128)"), "{e}");
+    let e = mismatch(
+        cute_runtime::check_args(sig, &[Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, 200))]).unwrap_err(),
+    );
+    assert!(
+        e.contains(
+            "kernel `k`: x extent 200 (mode 0) is not a multiple of the tile 128 (a run-time extent tiled by 128)"
+        ),
+        "{e}"
+    );
     // A malformed kernel require fails the manifest (skipping it would be unsafe).
     assert!(Manifest::parse("cutec-manifest 1\nkernel k\nrequire $0 | 0\nend\n").is_err());
 }
@@ -350,7 +434,8 @@ fn hex(t: &str) -> String {
 fn assert_lines_refuse_calls_that_break_them() {
     // What cutec writes for `assert(size(a) == 2 * n, "a must hold 2n elements")` and
     // `assert(n >= 1)` in `h(a, n)`: $0 = a.shape[0], $1 = n.
-    let launch = "launch k\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
+    let launch =
+        "launch k\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
     let asserts = format!(
         "assert $0 == (mul 2 $1) | {} | {} | {}\nassert $1 >= 1 | {} | {} | {}\n",
         hex("a must hold 2n elements"),
@@ -365,8 +450,14 @@ fn assert_lines_refuse_calls_that_break_them() {
     assert_eq!(h.plan_error, None);
     assert_eq!(h.asserts.len(), 2);
     let a = &h.asserts[0];
-    assert_eq!((a.lhs.to_string(), a.op, a.rhs.to_string()), ("$0".to_string(), cute_runtime::plan::CmpOp::Eq, "(mul 2 $1)".to_string()));
-    assert_eq!((a.message.as_str(), a.lhs_text.as_str(), a.rhs_text.as_str()), ("a must hold 2n elements", "size(a)", "2 * n"));
+    assert_eq!(
+        (a.lhs.to_string(), a.op, a.rhs.to_string()),
+        ("$0".to_string(), cute_runtime::plan::CmpOp::Eq, "(mul 2 $1)".to_string())
+    );
+    assert_eq!(
+        (a.message.as_str(), a.lhs_text.as_str(), a.rhs_text.as_str()),
+        ("a must hold 2n elements", "size(a)", "2 * n")
+    );
     assert_eq!(a.to_string(), "$0 == (mul 2 $1) (a must hold 2n elements)");
     // Holds: the call goes through.
     assert_eq!(call(&m, 100, 50).unwrap().len(), 1);
@@ -382,7 +473,10 @@ fn assert_lines_refuse_calls_that_break_them() {
     for (op, ok, refused) in [("==", 4, 5), ("!=", 5, 4), ("<", 3, 4), ("<=", 4, 5), (">", 5, 4), (">=", 4, 3)] {
         let m = custom(&format!("assert $1 {op} 4\n{launch}"));
         assert!(call(&m, 10, ok).is_ok(), "{op} {ok}");
-        assert_eq!(mismatch(call(&m, 10, refused).unwrap_err()), format!("host `h`: assert failed: n {op} 4 (n = {refused})"));
+        assert_eq!(
+            mismatch(call(&m, 10, refused).unwrap_err()),
+            format!("host `h`: assert failed: n {op} 4 (n = {refused})")
+        );
     }
     // An assert that cannot be evaluated refuses the call too.
     let m = custom(&format!("assert (div $0 $1) == 1 | {}\n{launch}", hex("ratio")));
@@ -463,7 +557,16 @@ fn float_and_other_scalars_pass_through_plans() {
     let args = scalar_call(&m, 0.75, 21, -(1 << 40)).unwrap();
     assert_eq!(
         args,
-        vec![KernelArg::Ptr(0x1000), KernelArg::I32(64), KernelArg::F32(0.75), KernelArg::F16Bits(0x3c00), KernelArg::F64(-2.5), KernelArg::U32(42), KernelArg::U8(1), KernelArg::I64(-(1 << 40))]
+        vec![
+            KernelArg::Ptr(0x1000),
+            KernelArg::I32(64),
+            KernelArg::F32(0.75),
+            KernelArg::F16Bits(0x3c00),
+            KernelArg::F64(-2.5),
+            KernelArg::U32(42),
+            KernelArg::U8(1),
+            KernelArg::I64(-(1 << 40))
+        ]
     );
     // Float constants are their bit patterns: 2.0f32, 1.5 as f16, 0.5 as f64.
     let m = scalars(&format!("arg scalar f32 | {}\narg scalar f16 | 15872\narg scalar f64 | {}\narg scalar u32 | 7\narg scalar bool | 0\narg scalar i64 | 0\n", 2.0f32.to_bits(), 0.5f64.to_bits()));
@@ -482,12 +585,16 @@ fn float_and_other_scalars_pass_through_plans() {
 
 #[test]
 fn plans_do_no_float_arithmetic() {
-    let rest = "arg scalar f16 | $2\narg scalar f64 | $3\narg scalar u32 | 0\narg scalar bool | $5\narg scalar i64 | $6\n";
+    let rest =
+        "arg scalar f16 | $2\narg scalar f64 | $3\narg scalar u32 | 0\narg scalar bool | $5\narg scalar i64 | $6\n";
     let cases = [
         // Arithmetic in a float argument, a float's bits in integer arithmetic, a float argument
         // taken from a parameter of another type.
         (format!("arg scalar f32 | (mul $1 2)\n{rest}"), "a plan computes only with integers"),
-        (format!("arg scalar f32 | $1\n{}", rest.replace("u32 | 0", "u32 | (add $1 1)")), "computes with a float parameter"),
+        (
+            format!("arg scalar f32 | $1\n{}", rest.replace("u32 | 0", "u32 | (add $1 1)")),
+            "computes with a float parameter",
+        ),
         (format!("arg scalar f32 | $4\n{rest}"), "a f32 argument must be a f32 host parameter, not $4"),
         (format!("arg scalar f32 | $2\n{rest}"), "a f32 argument must be a f32 host parameter, not $2"),
     ];

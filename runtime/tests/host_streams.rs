@@ -70,7 +70,10 @@ fn a_non_stream_argument_is_refused() {
     assert!(e.contains("expects a stream") && e.contains("got a f32 tensor view"), "{e}");
     // A stream where a tensor goes.
     let e = msg(plan.evaluate(&[Arg::Stream(1), Arg::Stream(1), tensor(2, 64)]).unwrap_err());
-    assert!(e.contains("parameter `x` (argument 0): the host expects a tensor") && e.ends_with("but got a stream"), "{e}");
+    assert!(
+        e.contains("parameter `x` (argument 0): the host expects a tensor") && e.ends_with("but got a stream"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -89,7 +92,9 @@ fn malformed_stream_lines_make_the_plan_unusable() {
         assert!(HostPlan::new(&m, "h").is_err());
     }
     // Well-formed but naming a parameter that is not a stream, or none: an unusable plan too.
-    for (extra, why) in [("stream 0\n", "host parameter `x` is not a stream"), ("stream 9\n", "host parameter 9 does not exist")] {
+    for (extra, why) in
+        [("stream 0\n", "host parameter `x` is not a stream"), ("stream 9\n", "host parameter 9 does not exist")]
+    {
         let m = manifest(extra);
         let e = HostPlan::new(&m, "h").unwrap_err().to_string();
         assert!(e.contains(why), "{extra:?}: {e}");

@@ -4,10 +4,7 @@
 
 use std::process::Command;
 
-use cute_runtime::{
-    driver_available, ArgList, Device, DeviceBuffer, KernelArg, LaunchConfig, Module,
-    RuntimeError,
-};
+use cute_runtime::{driver_available, ArgList, Device, DeviceBuffer, KernelArg, LaunchConfig, Module, RuntimeError};
 
 #[test]
 fn device_open_is_an_error_not_a_panic_without_a_driver() {
@@ -137,15 +134,8 @@ fn driver_queries_never_panic() {
 fn run_cli(args: &[&str]) -> (i32, String) {
     // CUTE_RUN_BIN lets a test binary carried to the GPU machine find the runner beside it.
     let bin = std::env::var("CUTE_RUN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cute-run").to_string());
-    let out = Command::new(bin)
-        .args(args)
-        .output()
-        .expect("spawn cute-run");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(bin).args(args).output().expect("spawn cute-run");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap_or(-1), text)
 }
 

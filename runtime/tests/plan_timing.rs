@@ -37,7 +37,8 @@ pub fn time_host(manifest: &Manifest, host: &str, args: &[Arg], calls: u32) -> (
     plan.evaluate_into(args, &mut s).expect("accepted");
     let full = per_call_ns(calls, &mut || plan.evaluate_into(std::hint::black_box(args), &mut s).expect("accepted"));
     let mut cache = CallCache::new(&plan);
-    let cached = per_call_ns(calls, &mut || cache.evaluate(&plan, std::hint::black_box(args), &mut s).expect("accepted"));
+    let cached =
+        per_call_ns(calls, &mut || cache.evaluate(&plan, std::hint::black_box(args), &mut s).expect("accepted"));
     (full, cached)
 }
 
@@ -47,7 +48,12 @@ fn plan_evaluation_per_call() {
     let m = Manifest::parse(EW).expect("manifest");
     let (rows, cols) = (16i64, 256i64);
     let args: Vec<Arg> = (0..3)
-        .map(|i| Arg::tensor(TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[rows, cols], &[cols, 1]).with_bytes((rows * cols * 2) as u64)))
+        .map(|i| {
+            Arg::tensor(
+                TensorView::new(0x1_0000_0000 * (i + 1), DType::F16, &[rows, cols], &[cols, 1])
+                    .with_bytes((rows * cols * 2) as u64),
+            )
+        })
         .collect();
     let (full, cached) = time_host(&m, "elementwise_add", &args, 200_000);
     println!("elementwise_add 16x256 f16: full evaluation {full:.0} ns/call, cache hit {cached:.0} ns/call");
@@ -59,7 +65,10 @@ fn branching_plan_evaluation_per_call() {
     let m = Manifest::parse(ROW_SUM).expect("manifest");
     for (rows, cols) in [(64i64, 512i64), (64, 4096)] {
         let args = [
-            Arg::tensor(TensorView::new(0x1_0000_0000, DType::F32, &[rows, cols], &[cols, 1]).with_bytes((rows * cols * 4) as u64)),
+            Arg::tensor(
+                TensorView::new(0x1_0000_0000, DType::F32, &[rows, cols], &[cols, 1])
+                    .with_bytes((rows * cols * 4) as u64),
+            ),
             Arg::tensor(TensorView::new(0x2_0000_0000, DType::F32, &[rows], &[1]).with_bytes((rows * 4) as u64)),
         ];
         let (full, cached) = time_host(&m, "row_sum", &args, 200_000);

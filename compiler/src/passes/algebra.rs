@@ -101,7 +101,10 @@ impl Folder {
     fn leaf(&mut self, leaf: Leaf, div: i64) -> Int {
         // A constant operand is a static value: the algebra folds it.
         if let Leaf::Value(v) = leaf {
-            if let Some(c) = ir::defining_op(v).filter(|d| ir::op_name(*d) == "arith.constant").and_then(|d| ir::int_attr(d, "value")) {
+            if let Some(c) = ir::defining_op(v)
+                .filter(|d| ir::op_name(*d) == "arith.constant")
+                .and_then(|d| ir::int_attr(d, "value"))
+            {
                 return Int::S(c);
             }
         }
@@ -122,7 +125,12 @@ impl Folder {
     }
 
     /// A parsed value with its leaves (numbered 0, 1, ... in printed order by the parser) bound by `bind`.
-    fn rebind(&mut self, op: Op, value: &Value, bind: &mut dyn FnMut(usize) -> Option<Leaf>) -> Result<Value, Reported> {
+    fn rebind(
+        &mut self,
+        op: Op,
+        value: &Value,
+        bind: &mut dyn FnMut(usize) -> Option<Leaf>,
+    ) -> Result<Value, Reported> {
         let mut missing = false;
         let r = value.subst(&mut |id, div| match bind(id as usize) {
             Some(l) => Ok(self.leaf(l, div)),
@@ -149,7 +157,9 @@ impl Folder {
             return Ok(t.clone());
         }
         let (_, layout, _) = tensor_info(op, &ir::type_to_string(ir::value_type(v)))?;
-        let Value::Layout(layout) = self.rebind(op, &Value::Layout(layout), &mut |index| Some(Leaf::Dyn { tensor: v, index }))? else {
+        let Value::Layout(layout) =
+            self.rebind(op, &Value::Layout(layout), &mut |index| Some(Leaf::Dyn { tensor: v, index }))?
+        else {
             return Err(fail(op, "internal error: a layout did not stay a layout"));
         };
         Ok(SymTensor { root: v, offset: Int::ZERO, layout })
@@ -161,11 +171,16 @@ impl Folder {
             return Ok(l.clone());
         }
         let printed = ir::type_to_string(ir::value_type(v));
-        let text = layout_type_text(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.layout operand, found {printed}")))?;
-        let maker = ir::defining_op(v).filter(|m| ir::op_name(*m) == "cute.make_layout").ok_or_else(|| fail(op, "a layout operand must be made by `cute.make_layout` or a layout op"))?;
+        let text = layout_type_text(&printed)
+            .ok_or_else(|| fail(op, &format!("expected a !cute.layout operand, found {printed}")))?;
+        let maker = ir::defining_op(v)
+            .filter(|m| ir::op_name(*m) == "cute.make_layout")
+            .ok_or_else(|| fail(op, "a layout operand must be made by `cute.make_layout` or a layout op"))?;
         let layout = type_layout(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
         let values: Vec<Val> = (0..ir::operand_count(maker)).map(|i| ir::operand(maker, i)).collect();
-        let Value::Layout(l) = self.rebind(op, &Value::Layout(layout), &mut |k| values.get(k).map(|v| Leaf::Value(*v)))? else {
+        let Value::Layout(l) =
+            self.rebind(op, &Value::Layout(layout), &mut |k| values.get(k).map(|v| Leaf::Value(*v)))?
+        else {
             return Err(fail(op, "internal error: a layout did not stay a layout"));
         };
         Ok(l)
@@ -178,15 +193,21 @@ impl Folder {
         let short = name.strip_prefix("cute.").unwrap_or(&name).to_string();
         let src_value = ir::operand(op, 0);
         let result_type = ir::type_to_string(ir::value_type(ir::result(op, 0)));
-        let mismatch = |computed: &Layout, declared: &str| fail(op, &format!("`{name}` gives the layout {computed} by the layout algebra, but its result type says \"{declared}\""));
+        let mismatch = |computed: &Layout, declared: &str| {
+            fail(op, &format!("`{name}` gives the layout {computed} by the layout algebra, but its result type says \"{declared}\""))
+        };
         if layout_type_text(&ir::type_to_string(ir::value_type(src_value))).is_some() {
             // The same algebra on a layout value: a layout (slicing one keeps the sub-layout, as CuTe).
-            if matches!(short.as_str(), "partition_s" | "partition_d" | "partition_a" | "partition_b" | "partition_c" | "make_view") {
+            if matches!(
+                short.as_str(),
+                "partition_s" | "partition_d" | "partition_a" | "partition_b" | "partition_c" | "make_view"
+            ) {
                 return Err(fail(op, &format!("`{name}` takes a tensor, not a layout")));
             }
             let src = self.layout_operand(op, src_value)?;
             let (layout, _) = self.algebra(op, &short, &src, &Int::ZERO)?;
-            let declared = layout_type_text(&result_type).ok_or_else(|| fail(op, &format!("`{name}` of a layout makes a !cute.layout, not {result_type}")))?;
+            let declared = layout_type_text(&result_type)
+                .ok_or_else(|| fail(op, &format!("`{name}` of a layout makes a !cute.layout, not {result_type}")))?;
             if layout.to_string() != declared {
                 return Err(mismatch(&layout, declared));
             }
@@ -206,7 +227,13 @@ impl Folder {
         // the root's base and the view's offset prove.
         let (root, _, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(src.root)))?;
         if declared.elem != root.elem || declared.space != root.space {
-            return Err(fail(op, &format!("`{name}` views {} {} memory, but its result type says {} {}", root.space, root.elem, declared.space, declared.elem)));
+            return Err(fail(
+                op,
+                &format!(
+                    "`{name}` views {} {} memory, but its result type says {} {}",
+                    root.space, root.elem, declared.space, declared.elem
+                ),
+            ));
         }
         let proven = cute_layout::int::offset_alignment(root.align, &offset, elem_bytes);
         if declared.align > proven {
@@ -219,15 +246,18 @@ impl Folder {
     /// `name(src, args...)`: the result layout and its origin's offset (`src_offset` plus what a
     /// slice or tile adds).
     fn algebra(&mut self, op: Op, name: &str, src: &Layout, src_offset: &Int) -> Result<(Layout, Int), Reported> {
-        let args = ir::string_array_attr(op, "args").ok_or_else(|| fail(op, "expected an `args` attribute: an array of strings"))?;
+        let args = ir::string_array_attr(op, "args")
+            .ok_or_else(|| fail(op, "expected an `args` attribute: an array of strings"))?;
         // The operands after the source: the `!cute.layout` group, then the `i32` group.
         let rest: Vec<Val> = (1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
-        let split = rest.iter().take_while(|v| layout_type_text(&ir::type_to_string(ir::value_type(**v))).is_some()).count();
+        let split =
+            rest.iter().take_while(|v| layout_type_text(&ir::type_to_string(ir::value_type(**v))).is_some()).count();
         let (mut layouts, mut ints) = (rest[..split].iter(), rest[split..].iter());
         let mut values = vec![Value::Layout(src.clone())];
         for text in &args {
             if text == "@" {
-                let v = *layouts.next().ok_or_else(|| fail(op, "an \"@\" argument has no `!cute.layout` operand left"))?;
+                let v =
+                    *layouts.next().ok_or_else(|| fail(op, "an \"@\" argument has no `!cute.layout` operand left"))?;
                 values.push(Value::Layout(self.layout_operand(op, v)?));
                 continue;
             }
@@ -235,26 +265,38 @@ impl Folder {
             let needed = parsed.dyn_leaves().len();
             let operands: Vec<Val> = ints.by_ref().take(needed).copied().collect();
             if operands.len() < needed {
-                return Err(fail(op, &format!("argument \"{text}\" has {needed} `?` entries but the op has too few `i32` operands")));
+                return Err(fail(
+                    op,
+                    &format!("argument \"{text}\" has {needed} `?` entries but the op has too few `i32` operands"),
+                ));
             }
             values.push(self.rebind(op, &parsed, &mut |k| operands.get(k).map(|v| Leaf::Value(*v)))?);
         }
         let (unused_layouts, unused_ints) = (layouts.count(), ints.count());
         if unused_layouts + unused_ints > 0 {
-            return Err(fail(op, &format!("{unused_layouts} `!cute.layout` and {unused_ints} `i32` operands are left over after the `args`")));
+            return Err(fail(
+                op,
+                &format!(
+                    "{unused_layouts} `!cute.layout` and {unused_ints} `i32` operands are left over after the `args`"
+                ),
+            ));
         }
         if name == "make_view" {
             return match values.as_slice() {
                 [_, Value::Layout(l)] => Ok((l.clone(), src_offset.clone())),
                 // A swizzled layout over an allocation: the swizzle is the result type's, the inner
                 // layout the view's (the front end attaches swizzles with offset 0 only).
-                [_, Value::Composed(c)] if c.offset.as_static() == Some(0) => Ok((c.layout.clone(), src_offset.clone())),
+                [_, Value::Composed(c)] if c.offset.as_static() == Some(0) => {
+                    Ok((c.layout.clone(), src_offset.clone()))
+                }
                 _ => Err(fail(op, "`cute.make_view` takes one layout argument")),
             };
         }
         match expr::apply(name, &values) {
             Ok(Value::Layout(l)) => Ok((l, src_offset.clone())),
-            Ok(Value::Sliced(l, off)) => Ok((l, src_offset.add(&off).map_err(|e| fail(op, &format!("the layout algebra failed: {e}")))?)),
+            Ok(Value::Sliced(l, off)) => {
+                Ok((l, src_offset.add(&off).map_err(|e| fail(op, &format!("the layout algebra failed: {e}")))?))
+            }
             Ok(other) => Err(fail(op, &format!("`{name}` gives {other}, not a layout"))),
             Err(e) => Err(fail(op, &format!("the layout algebra rejects `{name}`: {e}"))),
         }
@@ -265,7 +307,8 @@ impl Folder {
         let tid_value = ir::operand(op, 2);
         let tid = self.leaf(Leaf::Value(tid_value), 1);
         let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the partition: {e}"));
-        let (layout, offset) = cute_layout::tv_partition(&src.layout, &copy.tv, &copy.tile, &tid).map_err(algebra_err)?;
+        let (layout, offset) =
+            cute_layout::tv_partition(&src.layout, &copy.tv, &copy.tile, &tid).map_err(algebra_err)?;
         Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
     }
 
@@ -294,7 +337,8 @@ impl Folder {
         let tiled = tiled_mma_of(op, ir::operand(op, 1))?;
         let operand = mma_operand(op, short)?;
         let tid = self.leaf(Leaf::Value(ir::operand(op, 2)), 1);
-        let algebra_err = |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the MMA partition: {e}"));
+        let algebra_err =
+            |e: cute_layout::Error| fail(op, &format!("the layout algebra rejects the MMA partition: {e}"));
         let (layout, offset) = tiled.partition(operand, &src.layout, &tid).map_err(algebra_err)?;
         Ok((layout, src.offset.add(&offset).map_err(algebra_err)?))
     }
@@ -317,7 +361,9 @@ impl Folder {
         ir::erase(op);
         // A view that lays the memory out with another swizzle (or none) is a new root: what is
         // made from it and what reads it must go through it, not through a root swizzled otherwise.
-        let swizzle = |v: Val| cute_dialect::TensorTypeInfo::parse(&ir::type_to_string(ir::value_type(v))).and_then(|i| i.swizzle);
+        let swizzle = |v: Val| {
+            cute_dialect::TensorTypeInfo::parse(&ir::type_to_string(ir::value_type(v))).and_then(|i| i.swizzle)
+        };
         let relaid = matches!(&sym, Sym::Tensor(t) if swizzle(t.root) != swizzle(ir::result(made, 0)));
         if !relaid {
             self.record(ir::result(made, 0), sym);
@@ -330,19 +376,31 @@ impl Folder {
     pub fn eval_access(&mut self, op: Op) -> Result<(Val, Int), Reported> {
         let tensor_index = if ir::op_name(op) == "cute.load_at" { 0 } else { 1 };
         let src = self.tensor(op, ir::operand(op, tensor_index))?;
-        let text = ir::string_attr(op, "coord").ok_or_else(|| fail(op, "expected a `coord` attribute: a coordinate in CuTe notation"))?;
+        let text = ir::string_attr(op, "coord")
+            .ok_or_else(|| fail(op, "expected a `coord` attribute: a coordinate in CuTe notation"))?;
         let parsed = expr::eval_str(&text).map_err(|e| fail(op, &format!("invalid coordinate \"{text}\": {e}")))?;
         let ints: Vec<Val> = (tensor_index + 1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
         let needed = parsed.dyn_leaves().len();
         if ints.len() != needed {
-            return Err(fail(op, &format!("the coordinate \"{text}\" has {needed} `?` entries but the op has {} `i32` operands", ints.len())));
+            return Err(fail(
+                op,
+                &format!(
+                    "the coordinate \"{text}\" has {needed} `?` entries but the op has {} `i32` operands",
+                    ints.len()
+                ),
+            ));
         }
         if has_under(&parsed) {
-            return Err(fail(op, &format!("the coordinate \"{text}\" of one element cannot keep a mode (`_`): slice with `cute.slice`")));
+            return Err(fail(
+                op,
+                &format!("the coordinate \"{text}\" of one element cannot keep a mode (`_`): slice with `cute.slice`"),
+            ));
         }
         let coord = self.rebind(op, &parsed, &mut |k| ints.get(k).map(|v| Leaf::Value(*v)))?;
         let crd = coord.to_crd().ok_or_else(|| fail(op, &format!("\"{text}\" is not a coordinate")))?;
-        let algebra_err = |e: cute_layout::Error| fail(op, &format!("the coordinate {text} does not index the layout {}: {e}", src.layout));
+        let algebra_err = |e: cute_layout::Error| {
+            fail(op, &format!("the coordinate {text} does not index the layout {}: {e}", src.layout))
+        };
         let (_, offset) = cute_layout::slice_and_offset(&crd, &src.layout).map_err(algebra_err)?;
         Ok((src.root, src.offset.add(&offset).map_err(algebra_err)?))
     }
@@ -454,7 +512,10 @@ impl Folder {
     /// Whether an expression is proven >= 0: tensors' extents and strides are (CuTe's layouts run
     /// forward, and the runtime checks the arguments), and SSA values where their definition shows it.
     fn non_negative(&self, i: &Int) -> bool {
-        i.proven_non_negative(&|id| matches!(self.leaves[id as usize].0, Leaf::Value(v) if non_negative_value(v, 8)), &|id| self.positive(id))
+        i.proven_non_negative(
+            &|id| matches!(self.leaves[id as usize].0, Leaf::Value(v) if non_negative_value(v, 8)),
+            &|id| self.positive(id),
+        )
     }
 
     /// Divisors are extents: the `?` entries of tensor and layout types are positive.
@@ -471,7 +532,9 @@ fn non_negative_value(v: Val, depth: u32) -> bool {
     }
     if let Some((owner, 0)) = ir::block_arg_owner(v) {
         // An scf.for counter counts up from its lower bound.
-        return ir::op_name(owner) == "scf.for" && non_negative_value(ir::operand(owner, 0), depth - 1) && non_negative_value(ir::operand(owner, 2), depth - 1);
+        return ir::op_name(owner) == "scf.for"
+            && non_negative_value(ir::operand(owner, 0), depth - 1)
+            && non_negative_value(ir::operand(owner, 2), depth - 1);
     }
     let Some(op) = ir::defining_op(v) else { return false };
     let all = |n: usize| (0..n).all(|k| non_negative_value(ir::operand(op, k), depth - 1));
@@ -479,7 +542,8 @@ fn non_negative_value(v: Val, depth: u32) -> bool {
         "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" | "gpu.lane_id" | "cute.dyn" => true,
         "arith.constant" => ir::int_attr(op, "value").is_some_and(|c| c >= 0),
         "arith.index_cast" | "arith.index_castui" => all(1),
-        "arith.addi" | "arith.muli" | "arith.divui" | "arith.remui" | "arith.divsi" | "arith.remsi" | "arith.minsi" | "arith.maxsi" | "arith.ceildivui" => all(2),
+        "arith.addi" | "arith.muli" | "arith.divui" | "arith.remui" | "arith.divsi" | "arith.remsi" | "arith.minsi"
+        | "arith.maxsi" | "arith.ceildivui" => all(2),
         _ => false,
     }
 }
@@ -500,7 +564,9 @@ pub struct TiledCopyType {
 impl TiledCopyType {
     pub fn of(op: Op, v: Val) -> Result<TiledCopyType, Reported> {
         let printed = ir::type_to_string(ir::value_type(v));
-        Self::parse(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.tiled_copy with a static tile and TV layout, found {printed}")))
+        Self::parse(&printed).ok_or_else(|| {
+            fail(op, &format!("expected a !cute.tiled_copy with a static tile and TV layout, found {printed}"))
+        })
     }
 
     fn parse(printed: &str) -> Option<TiledCopyType> {
@@ -532,7 +598,10 @@ pub fn tiled_mma_type(printed: &str) -> Result<cute_layout::TiledMma, String> {
 
 /// The MMA operand a `partition_a|b|c` op (by its short name) partitions.
 fn mma_operand(op: Op, short: &str) -> Result<cute_layout::MmaOperand, Reported> {
-    short.strip_prefix("partition_").and_then(|o| cute_layout::MmaOperand::parse(&o.to_ascii_uppercase())).ok_or_else(|| fail(op, &format!("internal error: `{short}` is not an MMA partition")))
+    short
+        .strip_prefix("partition_")
+        .and_then(|o| cute_layout::MmaOperand::parse(&o.to_ascii_uppercase()))
+        .ok_or_else(|| fail(op, &format!("internal error: `{short}` is not an MMA partition")))
 }
 
 /// The tiled MMA of an operand's type, or a reported failure at `op`.
@@ -553,8 +622,13 @@ mod tests {
 
     #[test]
     fn reads_tiled_copy_types() {
-        let t = TiledCopyType::parse("!cute.tiled_copy<f16, 128 : i64, \"(32,64)\", \"((32,4),(8,4)):((128,4),(16,1))\">").unwrap();
-        assert_eq!((t.elem.as_str(), t.bits, t.tile.to_string(), t.tv.to_string()), ("f16", 128, "(32,64)".into(), "((32,4),(8,4)):((128,4),(16,1))".into()));
+        let t =
+            TiledCopyType::parse("!cute.tiled_copy<f16, 128 : i64, \"(32,64)\", \"((32,4),(8,4)):((128,4),(16,1))\">")
+                .unwrap();
+        assert_eq!(
+            (t.elem.as_str(), t.bits, t.tile.to_string(), t.tv.to_string()),
+            ("f16", 128, "(32,64)".into(), "((32,4),(8,4)):((128,4),(16,1))".into())
+        );
         assert!(TiledCopyType::parse("!cute.tiled_copy<f16, 128 : i64, \"(?,64)\", \"4:1\">").is_none());
         assert_eq!(copy_atom_type("!cute.copy_atom<f32, 128 : i64>"), Some(("f32".into(), 128)));
         assert_eq!(layout_type_text("!cute.layout<\"(4,8):(8,1)\">"), Some("(4,8):(8,1)"));
@@ -562,10 +636,14 @@ mod tests {
 
     #[test]
     fn reads_tiled_mma_types() {
-        let t = tiled_mma_type("!cute.tiled_mma<\"SM80_16x8x16_F32BF16BF16F32_TN\", \"(2,2,1)\", \"(32,32,16)\">").unwrap();
+        let t =
+            tiled_mma_type("!cute.tiled_mma<\"SM80_16x8x16_F32BF16BF16F32_TN\", \"(2,2,1)\", \"(32,32,16)\">").unwrap();
         assert_eq!((t.atom.name, t.atom_layout, t.tile), ("SM80_16x8x16_F32BF16BF16F32_TN", [2, 2, 1], [32, 32, 16]));
-        let e = tiled_mma_type("!cute.tiled_mma<\"SM80_16x8x16_F32BF16BF16F32_TN\", \"(2,2,1)\", \"(32,24,16)\">").unwrap_err();
+        let e = tiled_mma_type("!cute.tiled_mma<\"SM80_16x8x16_F32BF16BF16F32_TN\", \"(2,2,1)\", \"(32,24,16)\">")
+            .unwrap_err();
         assert!(e.contains("not a multiple"), "{e}");
-        assert!(tiled_mma_type("!cute.tiled_mma<\"SM99\", \"(2,2,1)\", \"(32,32,16)\">").unwrap_err().contains("unknown MMA atom"));
+        assert!(tiled_mma_type("!cute.tiled_mma<\"SM99\", \"(2,2,1)\", \"(32,32,16)\">")
+            .unwrap_err()
+            .contains("unknown MMA atom"));
     }
 }

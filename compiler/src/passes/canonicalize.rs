@@ -49,11 +49,20 @@ fn run(module: Op) -> Result<(), Reported> {
         if ir::op_name(op) != "cute.dyn" {
             continue;
         }
-        let Some(view) = ir::defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") else { continue };
-        let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
+        let Some(view) = ir::defining_op(ir::operand(op, 0)).filter(|v| ir::op_name(*v) == "cute.view") else {
+            continue;
+        };
+        let index =
+            ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
         let slot = 2 + index as usize;
         if slot >= ir::operand_count(view) {
-            return Err(fail(op, &format!("`cute.dyn` index {index} is out of range for the view's {} dynamic values", ir::operand_count(view) - 2)));
+            return Err(fail(
+                op,
+                &format!(
+                    "`cute.dyn` index {index} is out of range for the view's {} dynamic values",
+                    ir::operand_count(view) - 2
+                ),
+            ));
         }
         ir::replace_uses(op, &[ir::operand(view, slot)]);
         ir::erase(op);
@@ -78,8 +87,16 @@ fn run(module: Op) -> Result<(), Reported> {
     // so users go before what they use).
     for op in ir::nested_ops(module).into_iter().rev() {
         let name = ir::op_name(op);
-        let pure = matches!(name.as_str(), "cute.view" | "cute.dyn" | "cute.make_layout" | "cute.make_copy_atom" | "cute.make_tiled_copy" | "cute.make_mma_atom" | "cute.make_tiled_mma")
-            || (name.starts_with("arith.") && ir::result_count(op) == 1);
+        let pure = matches!(
+            name.as_str(),
+            "cute.view"
+                | "cute.dyn"
+                | "cute.make_layout"
+                | "cute.make_copy_atom"
+                | "cute.make_tiled_copy"
+                | "cute.make_mma_atom"
+                | "cute.make_tiled_mma"
+        ) || (name.starts_with("arith.") && ir::result_count(op) == 1);
         if pure && !ir::has_uses(ir::result(op, 0)) {
             ir::erase(op);
         }
@@ -128,7 +145,14 @@ fn canonical_layout(op: Op) -> Result<Op, Reported> {
     let (info, layout, _) = tensor_info(op, &printed)?;
     let dyn_values: Vec<Val> = (2..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
     let leaves = bind(&layout, &dyn_values).ok_or_else(|| {
-        fail(op, &format!("`cute.view` has {} dynamic values but its layout {} needs another number", dyn_values.len(), info.layout))
+        fail(
+            op,
+            &format!(
+                "`cute.view` has {} dynamic values but its layout {} needs another number",
+                dyn_values.len(),
+                info.layout
+            ),
+        )
     })?;
     let mut out: Vec<Leaf> = Vec::new();
     for leaf in leaves {
@@ -151,7 +175,11 @@ fn canonical_layout(op: Op) -> Result<Op, Reported> {
         out.push(Leaf { shape: Entry::Static(1), stride: Entry::Static(0) });
     }
     let tuple = |parts: Vec<String>| if parts.len() == 1 { parts[0].clone() } else { format!("({})", parts.join(",")) };
-    let canonical = format!("{}:{}", tuple(out.iter().map(|l| l.shape.text()).collect()), tuple(out.iter().map(|l| l.stride.text()).collect()));
+    let canonical = format!(
+        "{}:{}",
+        tuple(out.iter().map(|l| l.shape.text()).collect()),
+        tuple(out.iter().map(|l| l.stride.text()).collect())
+    );
     if canonical == info.layout {
         return Ok(op);
     }

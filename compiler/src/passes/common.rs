@@ -38,9 +38,12 @@ pub(crate) fn type_layout(text: &str) -> Result<Layout, String> {
 
 /// The parameters of a `!cute.tensor` type and its layout, parsed with the layout library.
 pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layout, u32), Reported> {
-    let info = TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
-    let layout = type_layout(&info.layout).map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
-    let bytes = element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
+    let info =
+        TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
+    let layout = type_layout(&info.layout)
+        .map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
+    let bytes =
+        element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
     Ok((info, layout, bytes))
 }
 
@@ -64,10 +67,11 @@ pub fn vector_width(layout: &Layout, align_bytes: u32, elem_bytes: u32) -> Resul
         let chunks_fit = n % w as i64 == 0 && run % w as i64 == 0;
         // Past the contiguous first mode, every stride must keep chunk starts aligned.
         let starts_aligned = coalesced.leaves().iter().skip(1).all(|(s, d)| {
-            s.is(1) || match d {
-                Int::S(v) => v % w as i64 == 0,
-                dynamic => dynamic.divisibility() % w as i64 == 0,
-            }
+            s.is(1)
+                || match d {
+                    Int::S(v) => v % w as i64 == 0,
+                    dynamic => dynamic.divisibility() % w as i64 == 0,
+                }
         });
         if chunks_fit && starts_aligned {
             break;
@@ -76,4 +80,3 @@ pub fn vector_width(layout: &Layout, align_bytes: u32, elem_bytes: u32) -> Resul
     }
     Ok(w)
 }
-

@@ -46,7 +46,10 @@ impl Bits {
     /// Bits narrowed to a mask known to hold them (for a non-negative result).
     fn masked(self, mask: u64) -> Bits {
         let may = self.may.unwrap_or(u64::MAX) & mask & !low_ones(self.trailing_zeros);
-        Bits { may: Some(may), trailing_zeros: if may == 0 { 32 } else { may.trailing_zeros().max(self.trailing_zeros).min(32) } }
+        Bits {
+            may: Some(may),
+            trailing_zeros: if may == 0 { 32 } else { may.trailing_zeros().max(self.trailing_zeros).min(32) },
+        }
     }
 
     /// Whether the value is surely a multiple of `2^k`.
@@ -75,12 +78,20 @@ impl Bits {
 
 /// All bits up to and including the highest one bit of `x`.
 fn fill_below(x: u64) -> u64 {
-    if x == 0 { 0 } else { u64::MAX >> x.leading_zeros() }
+    if x == 0 {
+        0
+    } else {
+        u64::MAX >> x.leading_zeros()
+    }
 }
 
 /// The low `n` bits.
 fn low_ones(n: u32) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
 }
 
 /// The constant an `arith.constant` of an integer type holds.
@@ -138,11 +149,14 @@ impl KnownBits {
             "arith.muli" => {
                 let (a, b) = (arg(0, self), arg(1, self));
                 let tz = (a.trailing_zeros + b.trailing_zeros).min(32);
-                let pow2 = |i: usize| constant_of(ir::operand(op, i)).filter(|k| *k > 0 && (*k as u64).is_power_of_two());
+                let pow2 =
+                    |i: usize| constant_of(ir::operand(op, i)).filter(|k| *k > 0 && (*k as u64).is_power_of_two());
                 match (pow2(0), pow2(1), a.may, b.may) {
                     // By a power of two: the other operand's bits move.
                     (_, Some(k), Some(m), _) | (Some(k), _, _, Some(m)) => shifted(m, k.trailing_zeros(), tz),
-                    (_, _, Some(x), Some(y)) => x.checked_mul(y).map_or(Bits { may: None, trailing_zeros: tz }, |p| Bits::at_most(p, tz)),
+                    (_, _, Some(x), Some(y)) => {
+                        x.checked_mul(y).map_or(Bits { may: None, trailing_zeros: tz }, |p| Bits::at_most(p, tz))
+                    }
                     _ => Bits { may: None, trailing_zeros: tz },
                 }
             }
@@ -195,7 +209,9 @@ impl KnownBits {
                 let tz = a.trailing_zeros.max(b.trailing_zeros);
                 match (a.may, b.may) {
                     (None, None) => Bits { may: None, trailing_zeros: tz },
-                    (x, y) => Bits { may: None, trailing_zeros: tz }.masked(x.unwrap_or(u64::MAX) & y.unwrap_or(u64::MAX)),
+                    (x, y) => {
+                        Bits { may: None, trailing_zeros: tz }.masked(x.unwrap_or(u64::MAX) & y.unwrap_or(u64::MAX))
+                    }
                 }
             }
             "arith.ori" | "arith.xori" => {

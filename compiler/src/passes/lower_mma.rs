@@ -46,7 +46,12 @@ fn registers(b: &Builder, v: Val, n: usize, as_f32: bool) -> Vec<Val> {
     let packed = if as_f32 { v } else { b.cast("vector.bitcast", v, &format!("vector<{n}xi32>")) };
     (0..n)
         .map(|i| {
-            let e = b.create("vector.extract", &[packed], &[b.ty(elem_ty)], &[("static_position", b.attr(&format!("array<i64: {i}>")))]);
+            let e = b.create(
+                "vector.extract",
+                &[packed],
+                &[b.ty(elem_ty)],
+                &[("static_position", b.attr(&format!("array<i64: {i}>")))],
+            );
             ir::result(e, 0)
         })
         .collect()
@@ -68,7 +73,14 @@ fn lower(op: Op) -> Result<(), Reported> {
     let c = registers(&b, ir::operand(op, 2), nc, c_f32);
 
     let list = |from: usize, n: usize| (from..from + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
-    let asm = format!("{} {{{}}}, {{{}}}, {{{}}}, {{{}}};", atom.ptx, list(0, nc), list(nc, na), list(nc + na, nb), list(nc + na + nb, nc));
+    let asm = format!(
+        "{} {{{}}}, {{{}}}, {{{}}}, {{{}}};",
+        atom.ptx,
+        list(0, nc),
+        list(nc, na),
+        list(nc + na, nb),
+        list(nc + na + nb, nc)
+    );
     let reg = if c_f32 { "f" } else { "r" };
     let mut constraints: Vec<String> = (0..nc).map(|_| format!("={reg}")).collect();
     constraints.extend((0..na + nb).map(|_| "r".to_string()));
@@ -82,10 +94,23 @@ fn lower(op: Op) -> Result<(), Reported> {
         "llvm.inline_asm",
         &operands,
         &[b.ty(&struct_ty)],
-        &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr(&format!("\"{}\"", constraints.join(","))))],
+        &[
+            ("asm_string", b.attr(&format!("\"{asm}\""))),
+            ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))),
+        ],
     );
     let out: Vec<Val> = (0..nc)
-        .map(|i| ir::result(b.create("llvm.extractvalue", &[ir::result(inline, 0)], &[b.ty(elem)], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0))
+        .map(|i| {
+            ir::result(
+                b.create(
+                    "llvm.extractvalue",
+                    &[ir::result(inline, 0)],
+                    &[b.ty(elem)],
+                    &[("position", b.attr(&format!("array<i64: {i}>")))],
+                ),
+                0,
+            )
+        })
         .collect();
     let d_ty = ir::type_to_string(ir::value_type(ir::result(op, 0)));
     let d = if c_f32 {

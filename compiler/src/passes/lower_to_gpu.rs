@@ -19,7 +19,8 @@ use cute_layout::{IntTuple, Layout, Swizzle};
 use melior::pass::Pass;
 
 pub const NAME: &str = "cute-lower-to-gpu";
-pub const SUMMARY: &str = "Lower cute tensor ops in gpu.func kernels to arith/vector/llvm, expanding tensor arguments into the kernel ABI";
+pub const SUMMARY: &str =
+    "Lower cute tensor ops in gpu.func kernels to arith/vector/llvm, expanding tensor arguments into the kernel ABI";
 
 static PASS_ID: super::PassId = super::PassId(4);
 
@@ -65,7 +66,11 @@ fn run(module: Op) -> Result<(), Reported> {
 /// The type an element has in memory: `i1` values are stored one per byte, and 8-bit floats as
 /// bytes (LLVM has no such types: their values are bit-cast at loads and stores).
 fn memory_elem(elem: &str) -> String {
-    if matches!(elem, "i1" | "f8E4M3FN" | "f8E5M2") { "i8".to_string() } else { elem.to_string() }
+    if matches!(elem, "i1" | "f8E4M3FN" | "f8E5M2") {
+        "i8".to_string()
+    } else {
+        elem.to_string()
+    }
 }
 
 /// A value (scalar or vector) in its memory type `ty` before a store: bools widened to bytes,
@@ -138,9 +143,22 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         arg_attrs.extend((0..n).map(|_| "{}".to_string()));
         let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
         if info.swizzle.is_some() {
-            return Err(fail(func, &format!("kernel argument of type {printed} cannot be swizzled (only shared memory is)")));
+            return Err(fail(
+                func,
+                &format!("kernel argument of type {printed} cannot be swizzled (only shared memory is)"),
+            ));
         }
-        tensors.push(Lowered { value: old, ptr, swizzled: None, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values, layout, align: info.align });
+        tensors.push(Lowered {
+            value: old,
+            ptr,
+            swizzled: None,
+            elem: memory_elem(&info.elem),
+            elem_bytes,
+            leaves,
+            dyn_values,
+            layout,
+            align: info.align,
+        });
         old_args.push(old);
         pos += 2 + n;
     }
@@ -166,18 +184,34 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             // The launch's own region starts after what the compiler placed in dynamic shared memory.
             let result = ir::result(op, 0);
             let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
-            let leaves = bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.launch_smem` needs a static layout"))?;
-            let offset = ir::int_attr(op, "offset").ok_or_else(|| fail(op, "`cute.launch_smem` needs an `offset` attribute"))?;
+            let leaves =
+                bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.launch_smem` needs a static layout"))?;
+            let offset =
+                ir::int_attr(op, "offset").ok_or_else(|| fail(op, "`cute.launch_smem` needs an `offset` attribute"))?;
             let ptr = dynamic_shared(func, op, dynamic_smem.unwrap_or(0) + offset);
             let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
-            tensors.push(Lowered { value: result, ptr, swizzled, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            tensors.push(Lowered {
+                value: result,
+                ptr,
+                swizzled,
+                elem: memory_elem(&info.elem),
+                elem_bytes,
+                leaves,
+                dyn_values: Vec::new(),
+                layout,
+                align: info.align,
+            });
             dead.push(op);
             continue;
         }
         if name == "cute.alloc" {
             let result = ir::result(op, 0);
             let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
-            let cosize = layout.cosize().ok().and_then(|c| c.as_static()).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
+            let cosize = layout
+                .cosize()
+                .ok()
+                .and_then(|c| c.as_static())
+                .ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
             let leaves = bind_leaves(&layout, &[]).ok_or_else(|| fail(op, "`cute.alloc` needs a static layout"))?;
             if info.swizzle.is_some() && info.space != "smem" {
                 return Err(fail(op, &format!("only shared memory can be swizzled, not {}", info.space)));
@@ -208,7 +242,17 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 acc_roots.push((ptr, cosize, info.elem.clone()));
             }
             let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
-            tensors.push(Lowered { value: result, ptr, swizzled, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values: Vec::new(), layout, align: info.align });
+            tensors.push(Lowered {
+                value: result,
+                ptr,
+                swizzled,
+                elem: memory_elem(&info.elem),
+                elem_bytes,
+                leaves,
+                dyn_values: Vec::new(),
+                layout,
+                align: info.align,
+            });
             dead.push(op);
             continue;
         }
@@ -222,7 +266,8 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 }
                 b.create("nvvm.wgmma.fence.aligned", &[], &[], &[]);
             } else {
-                let n = ir::int_attr(op, "n").ok_or_else(|| fail(op, "`cute.warpgroup_wait_group` needs an integer `n`"))?;
+                let n = ir::int_attr(op, "n")
+                    .ok_or_else(|| fail(op, "`cute.warpgroup_wait_group` needs an integer `n`"))?;
                 b.create("nvvm.wgmma.wait.group.sync.aligned", &[], &[], &[("group", b.attr(&format!("{n} : i64")))]);
                 // No read of an accumulator, nor a write of an A fragment, moves above the wait.
                 for root in &acc_roots {
@@ -234,7 +279,10 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         }
         if name == "cute.mbarrier" {
             let Some(t) = operand_view(&tensors, op, 0) else {
-                return Err(fail(op, &format!("{NAME}: the barrier tensor of `cute.mbarrier` is not a view or an allocation")));
+                return Err(fail(
+                    op,
+                    &format!("{NAME}: the barrier tensor of `cute.mbarrier` is not a view or an allocation"),
+                ));
             };
             mbarrier(&Builder::before(op), op, t)?;
             dead.push(op);
@@ -258,7 +306,10 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         }
         if name == "cute.tma_store" {
             let Some(sm) = operand_view(&tensors, op, 0) else {
-                return Err(fail(op, &format!("{NAME}: the source of `cute.tma_store` is not a view or an allocation")));
+                return Err(fail(
+                    op,
+                    &format!("{NAME}: the source of `cute.tma_store` is not a view or an allocation"),
+                ));
             };
             tma_store(&Builder::before(op), op, sm);
             dead.push(op);
@@ -270,7 +321,10 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             let a_regs = ir::type_to_string(ir::value_type(ir::operand(op, 0))).starts_with("vector<");
             let a = find(ir::operand(op, 0));
             let (Some(bt), true) = (find(ir::operand(op, 1)), a_regs || a.is_some()) else {
-                return Err(fail(op, &format!("{NAME}: the tensor operands of `cute.wgmma` are not views or allocations")));
+                return Err(fail(
+                    op,
+                    &format!("{NAME}: the tensor operands of `cute.wgmma` are not views or allocations"),
+                ));
             };
             let b = Builder::before(op);
             wgmma(&b, op, a.map(|i| &tensors[i]), &tensors[bt])?;
@@ -280,18 +334,27 @@ fn lower_func(func: Op) -> Result<(), Reported> {
         if name == "cute.copy" {
             let find = |v: Val| tensors.iter().position(|t| ir::same_value(t.value, v));
             let (Some(s), Some(d)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
-                return Err(fail(op, &format!("{NAME}: the tensor operands of `cute.copy` are not kernel arguments, views or allocations")));
+                return Err(fail(
+                    op,
+                    &format!(
+                        "{NAME}: the tensor operands of `cute.copy` are not kernel arguments, views or allocations"
+                    ),
+                ));
             };
             let b = Builder::before(op);
             let (n_src, w_src) = frag_shape(op, &tensors[s], "src_vector")?;
             let (n_dst, w_dst) = frag_shape(op, &tensors[d], "dst_vector")?;
-            let ldmatrix_values = ir::string_attr(op, "op").and_then(|n| super::common::copy_op(&n)).and_then(|c| c.ldmatrix_values());
+            let ldmatrix_values =
+                ir::string_attr(op, "op").and_then(|n| super::common::copy_op(&n)).and_then(|c| c.ldmatrix_values());
             if n_src != n_dst && ldmatrix_values != Some(n_dst as u32) {
                 return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
             }
             let pred = (ir::operand_count(op) > 2).then(|| ir::operand(op, 2));
             if pred.is_some() && !ir::string_attr(op, "op").is_some_and(|n| n.starts_with("cp.async")) {
-                return Err(fail(op, "only a `cp.async` copy takes a predicate (it zero-fills); predicate other copies with `scf.if`"));
+                return Err(fail(
+                    op,
+                    "only a `cp.async` copy takes a predicate (it zero-fills); predicate other copies with `scf.if`",
+                ));
             }
             if let Some(name) = ir::string_attr(op, "op").filter(|n| n.starts_with("ldmatrix")) {
                 ldmatrix(&b, op, &name, &tensors[s], &tensors[d], n_src, w_src)?;
@@ -313,19 +376,31 @@ fn lower_func(func: Op) -> Result<(), Reported> {
             "cute.dyn" | "cute.view" | "cute.recast" | "cute.load" | "cute.load_frag" => 0,
             "cute.store" | "cute.store_frag" => 1,
             other if super::algebra::is_foldable(other) || super::algebra::is_element_access(other) => {
-                return Err(fail(op, &format!("{NAME}: `{other}` is a CuTe operation; run cute-canonicalize first to fold it into memory ops")))
+                return Err(fail(
+                    op,
+                    &format!(
+                        "{NAME}: `{other}` is a CuTe operation; run cute-canonicalize first to fold it into memory ops"
+                    ),
+                ))
             }
             other => return Err(fail(op, &format!("{NAME}: no lowering for `{other}`"))),
         };
         let operand = ir::operand(op, tensor_index);
         let Some(t) = tensors.iter().position(|t| ir::same_value(t.value, operand)) else {
-            return Err(fail(op, &format!("{NAME}: the tensor operand of `{name}` is not a kernel argument or a view")));
+            return Err(fail(
+                op,
+                &format!("{NAME}: the tensor operand of `{name}` is not a kernel argument or a view"),
+            ));
         };
         let b = Builder::before(op);
         match name.as_str() {
             "cute.dyn" => {
-                let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
-                let v = *tensors[t].dyn_values.get(index as usize).ok_or_else(|| fail(op, &format!("`cute.dyn` index {index} is out of range")))?;
+                let index = ir::int_attr(op, "index")
+                    .ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
+                let v = *tensors[t]
+                    .dyn_values
+                    .get(index as usize)
+                    .ok_or_else(|| fail(op, &format!("`cute.dyn` index {index} is out of range")))?;
                 ir::replace_uses(op, &[v]);
             }
             "cute.view" => {
@@ -333,9 +408,17 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
                 let dyn_values: Vec<Val> = (2..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
                 if dyn_values.len() != layout.dynamic_leaves().len() {
-                    return Err(fail(op, &format!("`cute.view` has {} dynamic values but its layout has {} `?` entries", dyn_values.len(), layout.dynamic_leaves().len())));
+                    return Err(fail(
+                        op,
+                        &format!(
+                            "`cute.view` has {} dynamic values but its layout has {} `?` entries",
+                            dyn_values.len(),
+                            layout.dynamic_leaves().len()
+                        ),
+                    ));
                 }
-                let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "internal error: dynamic count"))?;
+                let leaves =
+                    bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "internal error: dynamic count"))?;
                 let src = &tensors[t];
                 let offset = Int::Dyn(ir::operand(op, 1));
                 let (ptr, swizzled) = match (src.swizzled, info.swizzle) {
@@ -350,26 +433,52 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                     (None, None) => (gep(&b, src, offset), None),
                 };
                 let elem = src.elem.clone();
-                tensors.push(Lowered { value: result, ptr, swizzled, elem, elem_bytes, leaves, dyn_values, layout, align: info.align });
+                tensors.push(Lowered {
+                    value: result,
+                    ptr,
+                    swizzled,
+                    elem,
+                    elem_bytes,
+                    leaves,
+                    dyn_values,
+                    layout,
+                    align: info.align,
+                });
             }
             "cute.recast" => {
                 // The same base, another element type: its `?` values are its own operands.
                 let result = ir::result(op, 0);
                 let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(result)))?;
                 let dyn_values: Vec<Val> = (1..ir::operand_count(op)).map(|i| ir::operand(op, i)).collect();
-                let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(op, "`cute.recast`: its dynamic values do not match its layout"))?;
+                let leaves = bind_leaves(&layout, &dyn_values)
+                    .ok_or_else(|| fail(op, "`cute.recast`: its dynamic values do not match its layout"))?;
                 let src = &tensors[t];
                 if src.swizzled.is_some() || info.swizzle.is_some() {
                     return Err(fail(op, "`cute.recast` of a swizzled tensor"));
                 }
                 let ptr = src.ptr;
-                tensors.push(Lowered { value: result, ptr, swizzled: None, elem: memory_elem(&info.elem), elem_bytes, leaves, dyn_values, layout, align: info.align });
+                tensors.push(Lowered {
+                    value: result,
+                    ptr,
+                    swizzled: None,
+                    elem: memory_elem(&info.elem),
+                    elem_bytes,
+                    leaves,
+                    dyn_values,
+                    layout,
+                    align: info.align,
+                });
             }
             "cute.load" => {
                 let src = &tensors[t];
                 let p = gep(&b, src, Int::Dyn(ir::operand(op, 1)));
                 let elem_ty = b.ty(&src.elem);
-                let load = b.create("llvm.load", &[p], &[elem_ty], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
+                let load = b.create(
+                    "llvm.load",
+                    &[p],
+                    &[elem_ty],
+                    &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))],
+                );
                 let v = from_memory(&b, ir::result(load, 0), &ir::type_to_string(ir::value_type(ir::result(op, 0))));
                 ir::replace_uses(op, &[v]);
             }
@@ -377,7 +486,12 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 let src = &tensors[t];
                 let p = gep(&b, src, Int::Dyn(ir::operand(op, 2)));
                 let value = to_memory(&b, ir::operand(op, 0), &src.elem);
-                b.create("llvm.store", &[value, p], &[], &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))]);
+                b.create(
+                    "llvm.store",
+                    &[value, p],
+                    &[],
+                    &[("alignment", b.attr(&format!("{} : i64", src.elem_bytes))), ("ordering", b.attr("0 : i64"))],
+                );
             }
             "cute.load_frag" => {
                 let v = load_frag(&b, op, &tensors[t])?;
@@ -485,7 +599,8 @@ fn apply_swizzle(b: &Builder, sw: Swizzle, offset: Int) -> Int {
     let period = sw.size();
     let (terms, constant) = known_bits::sum_terms(v);
     let mut known = KnownBits::default();
-    let (high, low): (Vec<Val>, Vec<Val>) = terms.into_iter().partition(|t| known.of(*t).multiple_of_pow2(period.trailing_zeros()));
+    let (high, low): (Vec<Val>, Vec<Val>) =
+        terms.into_iter().partition(|t| known.of(*t).multiple_of_pow2(period.trailing_zeros()));
     let c_lo = constant.rem_euclid(period);
     // Index arithmetic is i32 and wraps: the period divides 2^32, so wrapping keeps the split.
     let c_hi = i64::from((constant - c_lo) as i32);
@@ -558,9 +673,16 @@ fn frag_shape(op: Op, t: &Lowered, width_attr: &str) -> Result<(usize, usize), R
         return Err(fail(op, &format!("vector width {width} does not divide the fragment's {n} elements")));
     }
     // A recorded width is a claim about contiguity and alignment: never trust more than is proven.
-    let proven = vector_width(&t.layout, t.align, t.elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))? as usize;
+    let proven =
+        vector_width(&t.layout, t.align, t.elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))? as usize;
     if width > proven {
-        return Err(fail(op, &format!("vector width {width} is not proven for layout {} with {}-byte alignment (at most {proven})", t.layout, t.align)));
+        return Err(fail(
+            op,
+            &format!(
+                "vector width {width} is not proven for layout {} with {}-byte alignment (at most {proven})",
+                t.layout, t.align
+            ),
+        ));
     }
     Ok((n as usize, width))
 }
@@ -575,12 +697,21 @@ fn load_frag_memory(b: &Builder, op: Op, t: &Lowered, width_attr: &str) -> Resul
     let vec_ty = format!("vector<{n}x{}>", t.elem);
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
     let zero = if t.elem.starts_with('f') || t.elem == "bf16" { "0.000000e+00" } else { "0" };
-    let mut acc = ir::result(b.create("arith.constant", &[], &[b.ty(&vec_ty)], &[("value", b.attr(&format!("dense<{zero}> : {vec_ty}")))]), 0);
+    let mut acc = ir::result(
+        b.create("arith.constant", &[], &[b.ty(&vec_ty)], &[("value", b.attr(&format!("dense<{zero}> : {vec_ty}")))]),
+        0,
+    );
     let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);
     for chunk in 0..n / w {
-        let off = static_offset(b, (chunk * w) as i64, &t.leaves).map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
+        let off = static_offset(b, (chunk * w) as i64, &t.leaves)
+            .map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
         let p = gep(b, t, off);
-        let v = b.create("llvm.load", &[p], &[b.ty(&chunk_ty)], &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))]);
+        let v = b.create(
+            "llvm.load",
+            &[p],
+            &[b.ty(&chunk_ty)],
+            &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))],
+        );
         if w == n {
             return Ok(ir::result(v, 0));
         }
@@ -601,7 +732,8 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
     let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);
     for chunk in 0..n / w {
-        let off = static_offset(b, (chunk * w) as i64, &t.leaves).map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
+        let off = static_offset(b, (chunk * w) as i64, &t.leaves)
+            .map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
         let p = gep(b, t, off);
         let part = if w == n {
             value
@@ -610,11 +742,20 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
                 "vector.extract_strided_slice",
                 &[value],
                 &[b.ty(&chunk_ty)],
-                &[("offsets", b.attr(&format!("[{}]", chunk * w))), ("sizes", b.attr(&format!("[{w}]"))), ("strides", b.attr("[1]"))],
+                &[
+                    ("offsets", b.attr(&format!("[{}]", chunk * w))),
+                    ("sizes", b.attr(&format!("[{w}]"))),
+                    ("strides", b.attr("[1]")),
+                ],
             );
             ir::result(ex, 0)
         };
-        b.create("llvm.store", &[part, p], &[], &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))]);
+        b.create(
+            "llvm.store",
+            &[part, p],
+            &[],
+            &[("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))],
+        );
     }
     Ok(())
 }
@@ -627,8 +768,19 @@ fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_attr: &str) ->
 /// bytes which ptxas turns back into a predicate (a SEL and an ISETP per chunk: 24 of the 280
 /// instructions of gemm_sm80's k-tile loop); the predicate goes to the LDGSTS as it is.
 #[allow(clippy::too_many_arguments)]
-fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize, pred: Option<Val>) -> Result<(), Reported> {
-    let copy = super::common::copy_op(name).filter(|c| !c.is_ldmatrix()).ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
+fn cp_async(
+    b: &Builder,
+    op: Op,
+    name: &str,
+    src: &Lowered,
+    dst: &Lowered,
+    n: usize,
+    w: usize,
+    pred: Option<Val>,
+) -> Result<(), Reported> {
+    let copy = super::common::copy_op(name)
+        .filter(|c| !c.is_ldmatrix())
+        .ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
     let want = ir::int_attr(op, "max_vector").unwrap_or(0) as usize;
     let bytes = (w as u32) * src.elem_bytes;
     if w != want || !copy.bits().contains(&(bytes * 8)) {
@@ -637,8 +789,10 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
     let cache = if name == "cp.async.cg" { "cg" } else { "ca" };
     let ignore_src = pred.map(|p| b.binary("arith.xori", p, b.const_int(1, "i1")));
     for chunk in 0..n / w {
-        let so = static_offset(b, (chunk * w) as i64, &src.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
-        let dof = static_offset(b, (chunk * w) as i64, &dst.leaves).map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
+        let so = static_offset(b, (chunk * w) as i64, &src.leaves)
+            .map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
+        let dof = static_offset(b, (chunk * w) as i64, &dst.leaves)
+            .map_err(|_| fail(op, "a copy needs tensors of static shape"))?;
         let (sp, dp) = (gep(b, src, so), gep(b, dst, dof));
         match ignore_src {
             None => {
@@ -646,7 +800,10 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
                     "nvvm.cp.async.shared.global",
                     &[dp, sp],
                     &[],
-                    &[("size", b.attr(&format!("{bytes} : i32"))), ("modifier", b.attr(&format!("#nvvm<load_cache_modifier {cache}>")))],
+                    &[
+                        ("size", b.attr(&format!("{bytes} : i32"))),
+                        ("modifier", b.attr(&format!("#nvvm<load_cache_modifier {cache}>"))),
+                    ],
                 );
             }
             Some(ignore) => {
@@ -657,7 +814,11 @@ fn cp_async(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
                     "llvm.inline_asm",
                     &[dst32, sp, ignore],
                     &[],
-                    &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr("\"r,l,b,~{memory}\"")), ("has_side_effects", b.attr("unit"))],
+                    &[
+                        ("asm_string", b.attr(&format!("\"{asm}\""))),
+                        ("constraints", b.attr("\"r,l,b,~{memory}\"")),
+                        ("has_side_effects", b.attr("unit")),
+                    ],
                 );
             }
         }
@@ -696,7 +857,19 @@ fn ldmatrix(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: us
     let regs: Vec<Val> = if m == 1 {
         vec![ir::result(ld, 0)]
     } else {
-        (0..m).map(|i| ir::result(b.create("llvm.extractvalue", &[ir::result(ld, 0)], &[i32_ty], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect()
+        (0..m)
+            .map(|i| {
+                ir::result(
+                    b.create(
+                        "llvm.extractvalue",
+                        &[ir::result(ld, 0)],
+                        &[i32_ty],
+                        &[("position", b.attr(&format!("array<i64: {i}>")))],
+                    ),
+                    0,
+                )
+            })
+            .collect()
     };
     let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty(&format!("vector<{m}xi32>"))], &[]), 0);
     let values = b.cast("vector.bitcast", packed, &format!("vector<{}x{}>", 2 * m, dst.elem));
@@ -710,7 +883,10 @@ fn wgmma_accumulators(func: Op) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::new();
     for w in ir::nested_ops(func).into_iter().filter(|o| ir::op_name(*o) == "cute.wgmma") {
         for operand in [2, 0] {
-            let Some(load) = ir::defining_op(ir::operand(w, operand)).filter(|d| ir::op_name(*d) == "cute.load_frag") else { continue };
+            let Some(load) = ir::defining_op(ir::operand(w, operand)).filter(|d| ir::op_name(*d) == "cute.load_frag")
+            else {
+                continue;
+            };
             let mut t = ir::operand(load, 0);
             while let Some(d) = ir::defining_op(t) {
                 match ir::op_name(d).as_str() {
@@ -753,7 +929,15 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     let regs: Vec<Val> = slots
         .iter()
         .map(|slot| {
-            let v = ir::result(b.create("llvm.load", &[*slot], &[b.ty(&chunk_ty)], &[("alignment", align), ("ordering", b.attr("0 : i64"))]), 0);
+            let v = ir::result(
+                b.create(
+                    "llvm.load",
+                    &[*slot],
+                    &[b.ty(&chunk_ty)],
+                    &[("alignment", align), ("ordering", b.attr("0 : i64"))],
+                ),
+                0,
+            );
             if f32_regs {
                 v
             } else {
@@ -769,10 +953,22 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
         "llvm.inline_asm",
         &regs,
         &[b.ty(&format!("!llvm.struct<({})>", vec![reg_ty; nr].join(", ")))],
-        &[("asm_string", b.attr("\"\"")), ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))), ("has_side_effects", b.attr("unit"))],
+        &[
+            ("asm_string", b.attr("\"\"")),
+            ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))),
+            ("has_side_effects", b.attr("unit")),
+        ],
     );
     for (i, slot) in slots.iter().enumerate() {
-        let r = ir::result(b.create("llvm.extractvalue", &[ir::result(asm, 0)], &[b.ty(reg_ty)], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0);
+        let r = ir::result(
+            b.create(
+                "llvm.extractvalue",
+                &[ir::result(asm, 0)],
+                &[b.ty(reg_ty)],
+                &[("position", b.attr(&format!("array<i64: {i}>")))],
+            ),
+            0,
+        );
         let v = if f32_regs {
             r
         } else {
@@ -788,12 +984,36 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
 fn registers32(b: &Builder, v: Val, n: usize, as_f32: bool) -> Vec<Val> {
     let elem_ty = if as_f32 { "f32" } else { "i32" };
     let packed = if as_f32 { v } else { b.cast("vector.bitcast", v, &format!("vector<{n}xi32>")) };
-    (0..n).map(|i| ir::result(b.create("vector.extract", &[packed], &[b.ty(elem_ty)], &[("static_position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect()
+    (0..n)
+        .map(|i| {
+            ir::result(
+                b.create(
+                    "vector.extract",
+                    &[packed],
+                    &[b.ty(elem_ty)],
+                    &[("static_position", b.attr(&format!("array<i64: {i}>")))],
+                ),
+                0,
+            )
+        })
+        .collect()
 }
 
 /// The registers of an inline-asm result struct back as a vector of type `vec_ty`.
 fn from_struct(b: &Builder, st: Val, n: usize, reg_ty: &str, vec_ty: &str, as_f32: bool) -> Val {
-    let regs: Vec<Val> = (0..n).map(|i| ir::result(b.create("llvm.extractvalue", &[st], &[b.ty(reg_ty)], &[("position", b.attr(&format!("array<i64: {i}>")))]), 0)).collect();
+    let regs: Vec<Val> = (0..n)
+        .map(|i| {
+            ir::result(
+                b.create(
+                    "llvm.extractvalue",
+                    &[st],
+                    &[b.ty(reg_ty)],
+                    &[("position", b.attr(&format!("array<i64: {i}>")))],
+                ),
+                0,
+            )
+        })
+        .collect();
     if as_f32 {
         return ir::result(b.create("vector.from_elements", &regs, &[b.ty(vec_ty)], &[]), 0);
     }
@@ -807,13 +1027,20 @@ fn from_struct(b: &Builder, st: Val, n: usize, reg_ty: &str, vec_ty: &str, as_f3
 /// swizzle pattern (base offset 0): its run-time terms multiples of the pattern's repeat.
 fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Result<Val, Reported> {
     let (info, layout, bytes) = super::verify::wgmma_tile(op, index)?;
-    let desc = cute_layout::gmma::k_major(&layout, info.swizzle, bytes, what).map_err(|e| fail(op, &format!("{NAME}: {}", e.reason)))?;
+    let desc = cute_layout::gmma::k_major(&layout, info.swizzle, bytes, what)
+        .map_err(|e| fail(op, &format!("{NAME}: {}", e.reason)))?;
     let mode = desc.swizzle;
     let rel = match t.swizzled {
         Some((_, rel)) => rel,
         None => {
             if t.align < 16 {
-                return Err(fail(op, &format!("{NAME}: the wgmma {what} tile must start 16-byte aligned; its alignment is only {} bytes", t.align)));
+                return Err(fail(
+                    op,
+                    &format!(
+                        "{NAME}: the wgmma {what} tile must start 16-byte aligned; its alignment is only {} bytes",
+                        t.align
+                    ),
+                ));
             }
             Int::Const(0)
         }
@@ -825,7 +1052,8 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
             let (terms, c) = known_bits::sum_terms(v);
             let mut known = KnownBits::default();
             let repeat_elems = (mode.repeat_bytes() / e) as u64;
-            terms.iter().all(|t| known.of(*t).multiple_of_pow2(repeat_elems.trailing_zeros())) && cute_layout::gmma::start_ok(mode, c * e)
+            terms.iter().all(|t| known.of(*t).multiple_of_pow2(repeat_elems.trailing_zeros()))
+                && cute_layout::gmma::start_ok(mode, c * e)
         }
     };
     if !ok {
@@ -859,13 +1087,18 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
 /// a register A is K-major).
 fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), Reported> {
     let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute"))?;
-    let atom = cute_layout::MmaAtom::by_name(&name).filter(|x| x.is_wgmma()).ok_or_else(|| fail(op, &format!("{NAME}: \"{name}\" is not a wgmma atom")))?;
+    let atom = cute_layout::MmaAtom::by_name(&name)
+        .filter(|x| x.is_wgmma())
+        .ok_or_else(|| fail(op, &format!("{NAME}: \"{name}\" is not a wgmma atom")))?;
     // A: one descriptor operand ("l"), or the fragment's 16-bit pairs as 32-bit registers ("r").
     let a_operands: Vec<Val> = match a {
         Some(a) => vec![descriptor(b, op, 0, a, "A")?],
         None => {
             if atom.reads_smem(cute_layout::MmaOperand::A) {
-                return Err(fail(op, &format!("{NAME}: {} reads A from shared memory, but A is a register vector", atom.name)));
+                return Err(fail(
+                    op,
+                    &format!("{NAME}: {} reads A from shared memory, but A is a register vector", atom.name),
+                ));
             }
             let na = atom.values(cute_layout::MmaOperand::A) as usize / 2;
             registers32(b, ir::operand(op, 0), na, false)
@@ -879,17 +1112,28 @@ fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), R
     let c = registers32(b, ir::operand(op, 2), nc, f32_regs);
     let list = (0..nc).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
     // Operands after the nc results: A (1 or 4), B's descriptor, scale-d, then the tied accumulators.
-    let (a_text, tail) = if a.is_some() { (format!("${nc}"), "1, 1, 0, 0") } else { (format!("{{{}}}", (nc..nc + na).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")), "1, 1, 0") };
+    let (a_text, tail) = if a.is_some() {
+        (format!("${nc}"), "1, 1, 0, 0")
+    } else {
+        (format!("{{{}}}", (nc..nc + na).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")), "1, 1, 0")
+    };
     let (b_at, scale_at) = (nc + na, nc + na + 1);
     // One line: the PTX joiner (ptx_join.rs) takes a `}` alone on a line for the end of a function.
-    let asm = format!("{{ .reg .pred p; setp.ne.b32 p, ${scale_at}, 0; {} {{{list}}}, {a_text}, ${b_at}, p, {tail}; }}", atom.ptx);
+    let asm = format!(
+        "{{ .reg .pred p; setp.ne.b32 p, ${scale_at}, 0; {} {{{list}}}, {a_text}, ${b_at}, p, {tail}; }}",
+        atom.ptx
+    );
     let reg = if f32_regs { "f" } else { "r" };
     let mut constraints: Vec<String> = (0..nc).map(|_| format!("={reg}")).collect();
     constraints.extend((0..na).map(|_| if a.is_some() { "l".to_string() } else { "r".to_string() }));
     constraints.extend(["l".to_string(), "r".to_string()]);
     constraints.extend((0..nc).map(|i| i.to_string()));
     // scale-d: 1 (D = A*B + D) unless the op's optional i1 says otherwise.
-    let scale = if ir::operand_count(op) > 3 { b.cast("arith.extui", ir::operand(op, 3), "i32") } else { b.const_int(1, "i32") };
+    let scale = if ir::operand_count(op) > 3 {
+        b.cast("arith.extui", ir::operand(op, 3), "i32")
+    } else {
+        b.const_int(1, "i32")
+    };
     let mut operands = a_operands;
     operands.extend([desc_b, scale]);
     operands.extend(c);
@@ -931,7 +1175,11 @@ fn tma_load(b: &Builder, op: Op, smem: &Lowered, bar: &Lowered) {
         "llvm.inline_asm",
         &operands,
         &[],
-        &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr(&format!("\"{constraints}\""))), ("has_side_effects", b.attr("unit"))],
+        &[
+            ("asm_string", b.attr(&format!("\"{asm}\""))),
+            ("constraints", b.attr(&format!("\"{constraints}\""))),
+            ("has_side_effects", b.attr("unit")),
+        ],
     );
 }
 
@@ -984,7 +1232,11 @@ fn mbarrier(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported> {
                 "llvm.inline_asm",
                 &[addr, ir::operand(op, 2)],
                 &[],
-                &[("asm_string", b.attr(&format!("\"{asm}\""))), ("constraints", b.attr("\"r,r,~{memory}\"")), ("has_side_effects", b.attr("unit"))],
+                &[
+                    ("asm_string", b.attr(&format!("\"{asm}\""))),
+                    ("constraints", b.attr("\"r,r,~{memory}\"")),
+                    ("has_side_effects", b.attr("unit")),
+                ],
             );
         }
         other => return Err(fail(op, &format!("{NAME}: `cute.mbarrier` kind \"{other}\" is unknown"))),
@@ -1009,7 +1261,9 @@ const DYNAMIC_SMEM: &str = "__cute_dynamic_smem";
 /// Shared memory for a tensor at byte `offset` of the launch's dynamic shared memory.
 fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
     let module = unsafe { mlir_sys::mlirOperationGetParentOperation(func) };
-    let exists = ir::nested_ops(module).into_iter().any(|o| ir::op_name(o) == "llvm.mlir.global" && ir::symbol_name(o).as_deref() == Some(DYNAMIC_SMEM));
+    let exists = ir::nested_ops(module)
+        .into_iter()
+        .any(|o| ir::op_name(o) == "llvm.mlir.global" && ir::symbol_name(o).as_deref() == Some(DYNAMIC_SMEM));
     if !exists {
         let g = Builder::before(func);
         g.create_with_regions(
@@ -1028,7 +1282,10 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
     }
     let b = Builder::before(op);
     let ptr_ty = b.ty("!llvm.ptr<3>");
-    let base = ir::result(b.create("llvm.mlir.addressof", &[], &[ptr_ty], &[("global_name", b.attr(&format!("@{DYNAMIC_SMEM}")))]), 0);
+    let base = ir::result(
+        b.create("llvm.mlir.addressof", &[], &[ptr_ty], &[("global_name", b.attr(&format!("@{DYNAMIC_SMEM}")))]),
+        0,
+    );
     if offset == 0 {
         return base;
     }
@@ -1038,7 +1295,12 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
 /// The address `bytes` bytes past `base` (a constant offset, in `base`'s address space).
 fn byte_gep(b: &Builder, base: Val, bytes: i64) -> Val {
     let off = b.const_int(bytes, "i64");
-    let gep = b.create("llvm.getelementptr", &[base, off], &[ir::value_type(base)], &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))]);
+    let gep = b.create(
+        "llvm.getelementptr",
+        &[base, off],
+        &[ir::value_type(base)],
+        &[("elem_type", b.attr("i8")), ("rawConstantIndices", b.attr("array<i32: -2147483648>"))],
+    );
     ir::result(gep, 0)
 }
 

@@ -1,14 +1,14 @@
 //! Our passes, one per file, and the table that names them for `cutec opt` and the pipeline.
 
 pub(crate) mod algebra;
+pub mod canonicalize;
 pub(crate) mod common;
 pub(crate) mod known_bits;
-pub mod canonicalize;
 pub mod lower_mma;
 pub mod lower_to_gpu;
 pub mod slice_vectors;
-pub mod verify;
 pub mod vectorize;
+pub mod verify;
 
 use crate::ir::Op;
 pub(crate) use common::Reported;
@@ -23,7 +23,12 @@ pub(crate) struct PassId(#[allow(dead_code)] pub u8);
 
 /// Wraps a pass body (run on the whole `builtin.module`) as an MLIR pass; a body that returns
 /// `Err` has reported its errors and makes the pass manager fail.
-pub(crate) fn external(id: &'static PassId, name: &'static str, summary: &'static str, run: fn(Op) -> Result<(), Reported>) -> Pass {
+pub(crate) fn external(
+    id: &'static PassId,
+    name: &'static str,
+    summary: &'static str,
+    run: fn(Op) -> Result<(), Reported>,
+) -> Pass {
     create_external(
         move |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
             if crate::ir::memo::scope(|| run(op.to_raw())).is_err() {

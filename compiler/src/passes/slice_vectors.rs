@@ -58,7 +58,12 @@ fn run(module: Op) -> Result<(), Reported> {
                 let Some(&[p]) = ir::int_array_attr(op, "static_position").as_deref() else { continue };
                 let b = Builder::before(op);
                 if let Some(v) = slicer.narrow(&b, ir::operand(op, 0), p, 1) {
-                    let e = b.create("vector.extract", &[v], &[ir::value_type(ir::result(op, 0))], &[("static_position", b.attr("array<i64: 0>"))]);
+                    let e = b.create(
+                        "vector.extract",
+                        &[v],
+                        &[ir::value_type(ir::result(op, 0))],
+                        &[("static_position", b.attr("array<i64: 0>"))],
+                    );
                     ir::replace_uses(op, &[ir::result(e, 0)]);
                     ir::erase(op);
                 }
@@ -84,7 +89,11 @@ fn wide(v: Val) -> bool {
 /// The offset and size of a 1-D, unit-stride `vector.extract_strided_slice`.
 fn extracted(op: Op) -> Option<(i64, i64)> {
     ir::vector_shape(ir::value_type(ir::operand(op, 0)))?;
-    match (ir::int_array_attr(op, "offsets")?.as_slice(), ir::int_array_attr(op, "strides")?.as_slice(), ir::int_array_attr(op, "sizes")?.as_slice()) {
+    match (
+        ir::int_array_attr(op, "offsets")?.as_slice(),
+        ir::int_array_attr(op, "strides")?.as_slice(),
+        ir::int_array_attr(op, "sizes")?.as_slice(),
+    ) {
         (&[o], &[1], &[s]) => Some((o, s)),
         _ => None,
     }
@@ -156,7 +165,10 @@ impl Slicer {
             }
             "arith.constant" => {
                 let splat = ir::splat_value(def)?;
-                ir::result(b.create("arith.constant", &[], &[narrow_ty], &[("value", ir::splat_attr(narrow_ty, splat))]), 0)
+                ir::result(
+                    b.create("arith.constant", &[], &[narrow_ty], &[("value", ir::splat_attr(narrow_ty, splat))]),
+                    0,
+                )
             }
             name if is_elementwise(name) && ir::result_count(def) == 1 => {
                 // Every vector operand has the result's length (element-wise); scalars (a select's
@@ -184,7 +196,8 @@ impl Slicer {
             return x;
         }
         let (_, elem) = ir::vector_shape(ir::value_type(v)).expect("slice of a 1-D vector");
-        let attrs = [("offsets", b.attr(&format!("[{o}]"))), ("sizes", b.attr(&format!("[{s}]"))), ("strides", b.attr("[1]"))];
+        let attrs =
+            [("offsets", b.attr(&format!("[{o}]"))), ("sizes", b.attr(&format!("[{s}]"))), ("strides", b.attr("[1]"))];
         ir::result(b.create("vector.extract_strided_slice", &[v], &[ir::vector_type(s, elem)], &attrs), 0)
     }
 }
@@ -196,7 +209,15 @@ fn join(b: &Builder, parts: &[Val], elem: MlirType) -> Val {
     for &p in &parts[1..] {
         let n = len(acc) + len(p);
         let mask = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
-        acc = ir::result(b.create("vector.shuffle", &[acc, p], &[ir::vector_type(n, elem)], &[("mask", b.attr(&format!("array<i64: {mask}>")))]), 0);
+        acc = ir::result(
+            b.create(
+                "vector.shuffle",
+                &[acc, p],
+                &[ir::vector_type(n, elem)],
+                &[("mask", b.attr(&format!("array<i64: {mask}>")))],
+            ),
+            0,
+        );
     }
     acc
 }
@@ -213,7 +234,15 @@ fn erase_unused(module: Op) {
     let pure = |name: &str| {
         is_elementwise(name)
             || name == "arith.constant"
-            || matches!(name, "vector.insert_strided_slice" | "vector.extract_strided_slice" | "vector.from_elements" | "vector.broadcast" | "vector.shuffle" | "vector.extract")
+            || matches!(
+                name,
+                "vector.insert_strided_slice"
+                    | "vector.extract_strided_slice"
+                    | "vector.from_elements"
+                    | "vector.broadcast"
+                    | "vector.shuffle"
+                    | "vector.extract"
+            )
     };
     for op in ir::nested_ops(module).into_iter().rev() {
         let results = ir::result_count(op);

@@ -33,13 +33,15 @@ fn run(module: Op) -> Result<(), Reported> {
             _ => continue,
         };
         for &(operand, attr_name) in sides {
-            let (info, layout, elem_bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, operand))))?;
+            let (info, layout, elem_bytes) =
+                tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, operand))))?;
             let mut w = vector_width(&layout, info.align, elem_bytes).map_err(|e| fail(op, &format!("{NAME}: {e}")))?;
             // A copy atom's width caps the access (CuTe moves exactly what the atom moves).
             if let Some(cap) = ir::int_attr(op, "max_vector") {
                 w = w.min(cap.max(1) as u32);
             }
-            let attr = ir::parse_attr(ir::context(op), &format!("{w} : i32")).ok_or_else(|| fail(op, "internal error: bad attribute"))?;
+            let attr = ir::parse_attr(ir::context(op), &format!("{w} : i32"))
+                .ok_or_else(|| fail(op, "internal error: bad attribute"))?;
             ir::set_attr(op, attr_name, attr);
         }
     }

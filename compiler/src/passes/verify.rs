@@ -66,7 +66,9 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.make_layout" => check(verify_make_layout(op)),
             "cute.make_tiled_copy" => check(verify_make_tiled_copy(op)),
             "cute.make_copy_atom" => check(verify_copy_atom(op)),
-            "cute.make_mma_atom" => check(mma_atom_of(op, &ir::type_to_string(ir::value_type(ir::result(op, 0)))).map(|_| ())),
+            "cute.make_mma_atom" => {
+                check(mma_atom_of(op, &ir::type_to_string(ir::value_type(ir::result(op, 0)))).map(|_| ()))
+            }
             "cute.make_tiled_mma" => check(verify_make_tiled_mma(op)),
             "cute.mma" => check(verify_mma(op)),
             "cute.wgmma" => check(verify_wgmma(op)),
@@ -116,15 +118,24 @@ fn verify_view(op: Op) -> Result<(), Reported> {
     let (src, _) = tensor_of(op, ir::operand(op, 0))?;
     let (info, layout) = tensor_of(op, ir::result(op, 0))?;
     if info.elem != src.elem || info.space != src.space {
-        return Err(fail(op, &format!("`cute.view` of {} {} memory cannot be typed {} {}", src.space, src.elem, info.space, info.elem)));
+        return Err(fail(
+            op,
+            &format!("`cute.view` of {} {} memory cannot be typed {} {}", src.space, src.elem, info.space, info.elem),
+        ));
     }
     if info.align > src.align {
-        return Err(fail(op, &format!("`cute.view` claims {}-byte alignment, more than its source's {}", info.align, src.align)));
+        return Err(fail(
+            op,
+            &format!("`cute.view` claims {}-byte alignment, more than its source's {}", info.align, src.align),
+        ));
     }
     let given = ir::operand_count(op) - 2;
     let needed = layout.dynamic_leaves().len();
     if given != needed {
-        return Err(fail(op, &format!("`cute.view` has {given} dynamic values but its layout {layout} has {needed} `?` entries")));
+        return Err(fail(
+            op,
+            &format!("`cute.view` has {given} dynamic values but its layout {layout} has {needed} `?` entries"),
+        ));
     }
     Ok(())
 }
@@ -146,20 +157,36 @@ fn verify_recast(op: Op) -> Result<(), Reported> {
         return Err(fail(op, "`cute.recast` cannot recast bool (i1) elements"));
     }
     if dst.align > src.align || dst.align < dst_bytes {
-        return Err(fail(op, &format!("`cute.recast` to {}-byte elements claims {}-byte alignment from a {}-byte aligned source", dst_bytes, dst.align, src.align)));
+        return Err(fail(
+            op,
+            &format!(
+                "`cute.recast` to {}-byte elements claims {}-byte alignment from a {}-byte aligned source",
+                dst_bytes, dst.align, src.align
+            ),
+        ));
     }
     let given = ir::operand_count(op) - 1;
     let needed = dst_layout.dynamic_leaves().len();
     if given != needed {
-        return Err(fail(op, &format!("`cute.recast` has {given} dynamic values but its layout {dst_layout} has {needed} `?` entries")));
+        return Err(fail(
+            op,
+            &format!("`cute.recast` has {given} dynamic values but its layout {dst_layout} has {needed} `?` entries"),
+        ));
     }
     let (old_bits, new_bits) = (8 * i64::from(src_bytes), 8 * i64::from(dst_bytes));
-    let expected = cute_layout::recast_layout(new_bits, old_bits, &src_layout).map_err(|e| fail(op, &format!("`cute.recast`: the layout algebra rejects it: {e}")))?;
+    let expected = cute_layout::recast_layout(new_bits, old_bits, &src_layout)
+        .map_err(|e| fail(op, &format!("`cute.recast`: the layout algebra rejects it: {e}")))?;
     if expected.to_string() != dst.layout {
         return Err(fail(op, &format!("`cute.recast` of {src_layout} from {} to {} gives {expected} by recast_layout, but its result type says \"{}\"", src.elem, dst.elem, dst.layout)));
     }
     if !cute_layout::recast_is_exact(new_bits, old_bits, &src_layout, &expected).unwrap_or(false) {
-        return Err(fail(op, &format!("`cute.recast` of {src_layout} from {} to {}: {expected} does not cover the same memory", src.elem, dst.elem)));
+        return Err(fail(
+            op,
+            &format!(
+                "`cute.recast` of {src_layout} from {} to {}: {expected} does not cover the same memory",
+                src.elem, dst.elem
+            ),
+        ));
     }
     Ok(())
 }
@@ -169,7 +196,10 @@ fn verify_dyn(op: Op) -> Result<(), Reported> {
     let index = ir::int_attr(op, "index").ok_or_else(|| fail(op, "`cute.dyn` needs an integer `index` attribute"))?;
     let n = layout.dynamic_leaves().len();
     if index < 0 || index as usize >= n {
-        return Err(fail(op, &format!("`cute.dyn` index {index} is out of range: layout {layout} has {n} `?` entries")));
+        return Err(fail(
+            op,
+            &format!("`cute.dyn` index {index} is out of range: layout {layout} has {n} `?` entries"),
+        ));
     }
     Ok(())
 }
@@ -184,7 +214,10 @@ fn verify_access(op: Op) -> Result<(), Reported> {
     let (info, _) = tensor_of(op, ir::operand(op, if is_load { 0 } else { 1 }))?;
     let value_ty = ir::type_to_string(ir::value_type(if is_load { ir::result(op, 0) } else { ir::operand(op, 0) }));
     if value_ty != info.elem {
-        return Err(fail(op, &format!("a tensor of {} cannot {} a `{value_ty}`", info.elem, if is_load { "load" } else { "store" })));
+        return Err(fail(
+            op,
+            &format!("a tensor of {} cannot {} a `{value_ty}`", info.elem, if is_load { "load" } else { "store" }),
+        ));
     }
     Ok(())
 }
@@ -196,11 +229,24 @@ fn verify_mbarrier(op: Op) -> Result<(), Reported> {
     let want = match kind.as_str() {
         "init" | "arrive_expect_tx" | "wait" => 1,
         "arrive" => 0,
-        other => return Err(fail(op, &format!("`cute.mbarrier` kind \"{other}\" is not one of \"init\", \"arrive\", \"arrive_expect_tx\", \"wait\""))),
+        other => {
+            return Err(fail(
+                op,
+                &format!(
+                "`cute.mbarrier` kind \"{other}\" is not one of \"init\", \"arrive\", \"arrive_expect_tx\", \"wait\""
+            ),
+            ))
+        }
     };
     let args = ir::operand_count(op).saturating_sub(2);
     if args != want {
-        return Err(fail(op, &format!("`cute.mbarrier` \"{kind}\" takes {want} argument{} after the offset, found {args}", if want == 1 { "" } else { "s" })));
+        return Err(fail(
+            op,
+            &format!(
+                "`cute.mbarrier` \"{kind}\" takes {want} argument{} after the offset, found {args}",
+                if want == 1 { "" } else { "s" }
+            ),
+        ));
     }
     let (info, _) = tensor_of(op, ir::operand(op, 0))?;
     if info.space != "smem" || info.elem != "i64" || info.swizzle.is_some() || info.align < 8 {
@@ -216,7 +262,10 @@ fn verify_mbarrier(op: Op) -> Result<(), Reported> {
 fn verify_tma_load(op: Op) -> Result<(), Reported> {
     let (dst, _) = tensor_of(op, ir::operand(op, 0))?;
     if dst.space != "smem" {
-        return Err(fail(op, &format!("the destination of `cute.tma_load` is a shared-memory tensor, not a {} tensor", dst.space)));
+        return Err(fail(
+            op,
+            &format!("the destination of `cute.tma_load` is a shared-memory tensor, not a {} tensor", dst.space),
+        ));
     }
     let (bar, _) = tensor_of(op, ir::operand(op, 1))?;
     if bar.space != "smem" || bar.elem != "i64" || bar.swizzle.is_some() || bar.align < 8 {
@@ -235,14 +284,24 @@ fn verify_dsmem(op: Op) -> Result<(), Reported> {
     let name = ir::op_name(op);
     let (info, _) = tensor_of(op, ir::operand(op, 0))?;
     if info.space != "smem" {
-        return Err(fail(op, &format!("`{name}` reaches another block's shared memory; its tensor is a {} tensor", info.space)));
+        return Err(fail(
+            op,
+            &format!("`{name}` reaches another block's shared memory; its tensor is a {} tensor", info.space),
+        ));
     }
-    let value_ty = ir::type_to_string(ir::value_type(if name == "cute.dsmem_load" { ir::result(op, 0) } else { ir::operand(op, 3) }));
+    let value_ty = ir::type_to_string(ir::value_type(if name == "cute.dsmem_load" {
+        ir::result(op, 0)
+    } else {
+        ir::operand(op, 3)
+    }));
     if value_ty != info.elem {
         return Err(fail(op, &format!("`{name}` on a tensor of {} cannot move a `{value_ty}`", info.elem)));
     }
     if info.elem == "i1" || info.elem.starts_with("f8") {
-        return Err(fail(op, &format!("`{name}` of `{}` elements is not supported (memory holds them as bytes)", info.elem)));
+        return Err(fail(
+            op,
+            &format!("`{name}` of `{}` elements is not supported (memory holds them as bytes)", info.elem),
+        ));
     }
     Ok(())
 }
@@ -253,12 +312,18 @@ fn verify_dsmem(op: Op) -> Result<(), Reported> {
 fn verify_tma_store(op: Op) -> Result<(), Reported> {
     let (src, layout) = tensor_of(op, ir::operand(op, 0))?;
     if src.space != "smem" {
-        return Err(fail(op, &format!("the source of `cute.tma_store` is a shared-memory tensor, not a {} tensor", src.space)));
+        return Err(fail(
+            op,
+            &format!("the source of `cute.tma_store` is a shared-memory tensor, not a {} tensor", src.space),
+        ));
     }
     let coords = ir::operand_count(op).saturating_sub(2);
     let rank = layout.shape.rank();
     if !(1..=5).contains(&coords) || coords != rank {
-        return Err(fail(op, &format!("`cute.tma_store` takes one coordinate per mode of its box {layout} (1 to 5), found {coords}")));
+        return Err(fail(
+            op,
+            &format!("`cute.tma_store` takes one coordinate per mode of its box {layout} (1 to 5), found {coords}"),
+        ));
     }
     // A stage slice's mode may be split (`(8,16):(64,512)`): coalesced, it is one extent.
     let modes: Option<Vec<(i64, i64)>> = layout
@@ -270,7 +335,10 @@ fn verify_tma_store(op: Op) -> Result<(), Reported> {
         })
         .collect();
     let bytes = i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
-    let box_ok = modes.is_some_and(|m| m.iter().all(|(e, _)| (1..=256).contains(e)) && m.iter().any(|(e, st)| *st == 1 && *e > 1 && (e * bytes) % 16 == 0));
+    let box_ok = modes.is_some_and(|m| {
+        m.iter().all(|(e, _)| (1..=256).contains(e))
+            && m.iter().any(|(e, st)| *st == 1 && *e > 1 && (e * bytes) % 16 == 0)
+    });
     if !box_ok {
         return Err(fail(
             op,
@@ -292,7 +360,10 @@ fn verify_frag(op: Op) -> Result<(), Reported> {
         return Err(fail(op, &format!("a fragment needs a tensor of static size, found layout {layout}")));
     };
     if size != n as i64 {
-        return Err(fail(op, &format!("a fragment of {n} elements does not match the tensor's {size} (layout {layout})")));
+        return Err(fail(
+            op,
+            &format!("a fragment of {n} elements does not match the tensor's {size} (layout {layout})"),
+        ));
     }
     if elem != info.elem {
         return Err(fail(op, &format!("a fragment of {elem} does not match the tensor's element type {}", info.elem)));
@@ -312,18 +383,44 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
         return Err(fail(op, "only a `cp.async` copy takes a predicate (false: nothing is read, the destination is zero-filled); guard other copies with `scf.if`"));
     }
     if let Some(name) = ir::string_attr(op, "op") {
-        let copy = super::common::copy_op(&name).ok_or_else(|| fail(op, &format!("unknown copy operation \"{name}\"; the operations are {}", cute_lang::kir::CopyOp::names(false))))?;
-        if let Some((from, to, _)) = copy.spaces().filter(|(from, to, _)| src.space != from.name() || dst.space != to.name()) {
-            return Err(fail(op, &format!("{name} copies from {} to {}, not from {} to {}", from.name(), to.name(), src.space, dst.space)));
+        let copy = super::common::copy_op(&name).ok_or_else(|| {
+            fail(
+                op,
+                &format!(
+                    "unknown copy operation \"{name}\"; the operations are {}",
+                    cute_lang::kir::CopyOp::names(false)
+                ),
+            )
+        })?;
+        if let Some((from, to, _)) =
+            copy.spaces().filter(|(from, to, _)| src.space != from.name() || dst.space != to.name())
+        {
+            return Err(fail(
+                op,
+                &format!(
+                    "{name} copies from {} to {}, not from {} to {}",
+                    from.name(),
+                    to.name(),
+                    src.space,
+                    dst.space
+                ),
+            ));
         }
         if copy.is_ldmatrix() {
             if super::common::element_bytes(&src.elem) != Some(2) {
                 return Err(fail(op, &format!("{name} moves 16-bit elements, not {}", src.elem)));
             }
         } else {
-            let bytes = ir::int_attr(op, "max_vector").unwrap_or(0) * i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
+            let bytes = ir::int_attr(op, "max_vector").unwrap_or(0)
+                * i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
             if !copy.bits().iter().any(|&b| i64::from(b / 8) == bytes) {
-                return Err(fail(op, &format!("{name} moves {} bytes per copy, but `max_vector` gives {bytes}", copy.bits().iter().map(|b| (b / 8).to_string()).collect::<Vec<_>>().join(", "))));
+                return Err(fail(
+                    op,
+                    &format!(
+                        "{name} moves {} bytes per copy, but `max_vector` gives {bytes}",
+                        copy.bits().iter().map(|b| (b / 8).to_string()).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
             }
         }
     }
@@ -368,7 +465,15 @@ fn verify_launch_smem(op: Op) -> Result<(), Reported> {
     }
     match ir::int_attr(op, "offset") {
         Some(o) if o >= 0 && o as u64 % cute_lang::kir::SMEM_ALIGN == 0 => {}
-        Some(o) => return Err(fail(op, &format!("`cute.launch_smem` offset {o} is not a non-negative multiple of {}", cute_lang::kir::SMEM_ALIGN))),
+        Some(o) => {
+            return Err(fail(
+                op,
+                &format!(
+                    "`cute.launch_smem` offset {o} is not a non-negative multiple of {}",
+                    cute_lang::kir::SMEM_ALIGN
+                ),
+            ))
+        }
         None => return Err(fail(op, "`cute.launch_smem` needs an integer `offset` attribute (bytes)")),
     }
     if let Some(sw) = info.swizzle {
@@ -407,7 +512,14 @@ fn verify_swizzle_kept(op: Op, name: &str) -> Result<(), Reported> {
         _ if relayout => Ok(()),
         (a, b) => {
             let show = |s: Option<cute_layout::Swizzle>| s.map_or("no swizzle".to_string(), |s| s.to_string());
-            Err(fail(op, &format!("`{name}` of a tensor with {} cannot have {}: a view keeps its source's swizzle", show(a), show(b))))
+            Err(fail(
+                op,
+                &format!(
+                    "`{name}` of a tensor with {} cannot have {}: a view keeps its source's swizzle",
+                    show(a),
+                    show(b)
+                ),
+            ))
         }
     }
 }
@@ -415,11 +527,15 @@ fn verify_swizzle_kept(op: Op, name: &str) -> Result<(), Reported> {
 /// `cute.make_layout` passes one value per `?` entry of its layout.
 fn verify_make_layout(op: Op) -> Result<(), Reported> {
     let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
-    let text = algebra::layout_type_text(&printed).ok_or_else(|| fail(op, &format!("`cute.make_layout` makes a !cute.layout, not {printed}")))?;
+    let text = algebra::layout_type_text(&printed)
+        .ok_or_else(|| fail(op, &format!("`cute.make_layout` makes a !cute.layout, not {printed}")))?;
     let layout = super::common::type_layout(text).map_err(|e| fail(op, &format!("invalid layout \"{text}\": {e}")))?;
     let (want, have) = (layout.dynamic_leaves().len(), ir::operand_count(op));
     if want != have {
-        return Err(fail(op, &format!("`cute.make_layout` has {have} dynamic values but its layout {text} has {want} `?` entries")));
+        return Err(fail(
+            op,
+            &format!("`cute.make_layout` has {have} dynamic values but its layout {text} has {want} `?` entries"),
+        ));
     }
     Ok(())
 }
@@ -427,17 +543,25 @@ fn verify_make_layout(op: Op) -> Result<(), Reported> {
 /// A copy atom moves whole elements, at most 128 bits (the widest access).
 fn verify_copy_atom(op: Op) -> Result<(), Reported> {
     let printed = ir::type_to_string(ir::value_type(ir::result(op, 0)));
-    let (elem, bits) = algebra::copy_atom_type(&printed).ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {printed}")))?;
-    let elem_bits = super::common::element_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
+    let (elem, bits) = algebra::copy_atom_type(&printed)
+        .ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {printed}")))?;
+    let elem_bits =
+        super::common::element_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
     if bits == 0 || bits % elem_bits != 0 || bits > 128 {
-        return Err(fail(op, &format!("a copy atom of {bits} bits does not move whole {elem} elements (at most 128 bits)")));
+        return Err(fail(
+            op,
+            &format!("a copy atom of {bits} bits does not move whole {elem} elements (at most 128 bits)"),
+        ));
     }
     Ok(())
 }
 
 /// The atom a `!cute.mma_atom<"NAME">` type names.
 fn mma_atom_of(op: Op, printed: &str) -> Result<&'static cute_layout::MmaAtom, Reported> {
-    let name = printed.strip_prefix("!cute.mma_atom<\"").and_then(|s| s.strip_suffix("\">")).ok_or_else(|| fail(op, &format!("expected a !cute.mma_atom, found {printed}")))?;
+    let name = printed
+        .strip_prefix("!cute.mma_atom<\"")
+        .and_then(|s| s.strip_suffix("\">"))
+        .ok_or_else(|| fail(op, &format!("expected a !cute.mma_atom, found {printed}")))?;
     cute_layout::MmaAtom::by_name(name).ok_or_else(|| {
         let known: Vec<&str> = cute_layout::MmaAtom::all().iter().map(|a| a.name).collect();
         fail(op, &format!("unknown MMA atom \"{name}\"; the atoms are {}", known.join(", ")))
@@ -449,7 +573,10 @@ fn verify_make_tiled_mma(op: Op) -> Result<(), Reported> {
     let tiled = algebra::tiled_mma_of(op, ir::result(op, 0))?;
     let atom = mma_atom_of(op, &ir::type_to_string(ir::value_type(ir::operand(op, 0))))?;
     if atom.name != tiled.atom.name {
-        return Err(fail(op, &format!("the atom operand is {} but the tiled MMA's type says {}", atom.name, tiled.atom.name)));
+        return Err(fail(
+            op,
+            &format!("the atom operand is {} but the tiled MMA's type says {}", atom.name, tiled.atom.name),
+        ));
     }
     Ok(())
 }
@@ -457,7 +584,8 @@ fn verify_make_tiled_mma(op: Op) -> Result<(), Reported> {
 /// `cute.mma` fragments are one atom's values of A, B and C, of the atom's element types, and the
 /// result is C's type.
 fn verify_mma(op: Op) -> Result<(), Reported> {
-    let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.mma` needs an `atom` attribute naming the MMA atom"))?;
+    let name = ir::string_attr(op, "atom")
+        .ok_or_else(|| fail(op, "`cute.mma` needs an `atom` attribute naming the MMA atom"))?;
     let atom = mma_atom_of(op, &format!("!cute.mma_atom<\"{name}\">"))?;
     let ops = [(0, cute_layout::MmaOperand::A), (1, cute_layout::MmaOperand::B), (2, cute_layout::MmaOperand::C)];
     for (i, operand) in ops {
@@ -468,10 +596,19 @@ fn verify_mma(op: Op) -> Result<(), Reported> {
         };
         let want = format!("vector<{}x{elem}>", atom.values(operand));
         if printed != want {
-            return Err(fail(op, &format!("{} holds one thread's {} values of {} as {want}, found {printed}", operand.name(), atom.values(operand), atom.name)));
+            return Err(fail(
+                op,
+                &format!(
+                    "{} holds one thread's {} values of {} as {want}, found {printed}",
+                    operand.name(),
+                    atom.values(operand),
+                    atom.name
+                ),
+            ));
         }
     }
-    let (c, d) = (ir::type_to_string(ir::value_type(ir::operand(op, 2))), ir::type_to_string(ir::value_type(ir::result(op, 0))));
+    let (c, d) =
+        (ir::type_to_string(ir::value_type(ir::operand(op, 2))), ir::type_to_string(ir::value_type(ir::result(op, 0))));
     if c != d {
         return Err(fail(op, &format!("the result is D = A*B + C, of C's type {c}, not {d}")));
     }
@@ -491,16 +628,33 @@ pub(crate) fn wgmma_tile(op: Op, i: usize) -> Result<(cute_dialect::TensorTypeIn
 /// thread's accumulator values. With an RS atom, A is instead one thread's A fragment, a vector of
 /// the atom's 8 16-bit values (four 32-bit registers).
 fn verify_wgmma(op: Op) -> Result<(), Reported> {
-    let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute naming the MMA atom"))?;
-    let atom = cute_layout::MmaAtom::by_name(&name).filter(|a| a.is_wgmma()).ok_or_else(|| fail(op, &format!("\"{name}\" is not a wgmma atom (SM90_64xNx16_..._SS or _RS)")))?;
+    let name = ir::string_attr(op, "atom")
+        .ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute naming the MMA atom"))?;
+    let atom = cute_layout::MmaAtom::by_name(&name)
+        .filter(|a| a.is_wgmma())
+        .ok_or_else(|| fail(op, &format!("\"{name}\" is not a wgmma atom (SM90_64xNx16_..._SS or _RS)")))?;
     let a_printed = ir::type_to_string(ir::value_type(ir::operand(op, 0)));
     if !atom.reads_smem(cute_layout::MmaOperand::A) {
         let want = format!("vector<{}x{}>", atom.values(cute_layout::MmaOperand::A), atom.a);
         if a_printed != want {
-            return Err(fail(op, &format!("{} reads A from registers: one thread's {} A values as {want}, found {a_printed}", atom.name, atom.values(cute_layout::MmaOperand::A))));
+            return Err(fail(
+                op,
+                &format!(
+                    "{} reads A from registers: one thread's {} A values as {want}, found {a_printed}",
+                    atom.name,
+                    atom.values(cute_layout::MmaOperand::A)
+                ),
+            ));
         }
     } else if a_printed.starts_with("vector<") {
-        return Err(fail(op, &format!("{} reads A from shared memory (a tensor); a register A ({a_printed}) needs the RS atom {}", atom.name, atom.name.replace("_SS", "_RS"))));
+        return Err(fail(
+            op,
+            &format!(
+                "{} reads A from shared memory (a tensor); a register A ({a_printed}) needs the RS atom {}",
+                atom.name,
+                atom.name.replace("_SS", "_RS")
+            ),
+        ));
     }
     for (i, operand) in [(0, cute_layout::MmaOperand::A), (1, cute_layout::MmaOperand::B)] {
         if !atom.reads_smem(operand) {
@@ -508,23 +662,46 @@ fn verify_wgmma(op: Op) -> Result<(), Reported> {
         }
         let (info, layout, bytes) = wgmma_tile(op, i)?;
         if info.space != "smem" {
-            return Err(fail(op, &format!("{} reads {} from shared memory, not {}", atom.name, operand.name(), info.space)));
+            return Err(fail(
+                op,
+                &format!("{} reads {} from shared memory, not {}", atom.name, operand.name(), info.space),
+            ));
         }
         if info.elem != atom.elem(operand) {
-            return Err(fail(op, &format!("{} takes {} elements for {}, found {}", atom.name, atom.elem(operand), operand.name(), info.elem)));
+            return Err(fail(
+                op,
+                &format!(
+                    "{} takes {} elements for {}, found {}",
+                    atom.name,
+                    atom.elem(operand),
+                    operand.name(),
+                    info.elem
+                ),
+            ));
         }
         let [rows, k] = atom.tile(operand);
         let size = layout.size().ok().and_then(|s| s.as_static());
         if layout.rank() != 2 || size != Some(rows * k) {
-            return Err(fail(op, &format!("{} takes one ({rows},{k}) tile of {}, found layout {layout}", atom.name, operand.name())));
+            return Err(fail(
+                op,
+                &format!("{} takes one ({rows},{k}) tile of {}, found layout {layout}", atom.name, operand.name()),
+            ));
         }
-        cute_layout::gmma::k_major(&layout, info.swizzle, bytes, operand.name()).map_err(|e| fail(op, &format!("{}: {}", atom.name, e.reason)))?;
+        cute_layout::gmma::k_major(&layout, info.swizzle, bytes, operand.name())
+            .map_err(|e| fail(op, &format!("{}: {}", atom.name, e.reason)))?;
     }
     let want = format!("vector<{}x{}>", atom.values(cute_layout::MmaOperand::C), atom.c);
     for (what, v) in [("C", ir::operand(op, 2)), ("D", ir::result(op, 0))] {
         let printed = ir::type_to_string(ir::value_type(v));
         if printed != want {
-            return Err(fail(op, &format!("{what} holds one thread's {} accumulators of {} as {want}, found {printed}", atom.values(cute_layout::MmaOperand::C), atom.name)));
+            return Err(fail(
+                op,
+                &format!(
+                    "{what} holds one thread's {} accumulators of {} as {want}, found {printed}",
+                    atom.values(cute_layout::MmaOperand::C),
+                    atom.name
+                ),
+            ));
         }
     }
     Ok(())
@@ -534,19 +711,30 @@ fn verify_wgmma(op: Op) -> Result<(), Reported> {
 fn verify_make_tiled_copy(op: Op) -> Result<(), Reported> {
     let copy = TiledCopyType::of(op, ir::result(op, 0))?;
     let atom = ir::type_to_string(ir::value_type(ir::operand(op, 0)));
-    let (elem, bits) = algebra::copy_atom_type(&atom).ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {atom}")))?;
+    let (elem, bits) =
+        algebra::copy_atom_type(&atom).ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {atom}")))?;
     if elem != copy.elem || bits != copy.bits {
-        return Err(fail(op, &format!("the copy atom moves {bits} bits of {elem} but the tiled copy's type says {} bits of {}", copy.bits, copy.elem)));
+        return Err(fail(
+            op,
+            &format!(
+                "the copy atom moves {bits} bits of {elem} but the tiled copy's type says {} bits of {}",
+                copy.bits, copy.elem
+            ),
+        ));
     }
     let tv = ir::type_to_string(ir::value_type(ir::operand(op, 1)));
-    let text = algebra::layout_type_text(&tv).ok_or_else(|| fail(op, &format!("expected a !cute.layout, found {tv}")))?;
+    let text =
+        algebra::layout_type_text(&tv).ok_or_else(|| fail(op, &format!("expected a !cute.layout, found {tv}")))?;
     if text != copy.tv.to_string() {
         return Err(fail(op, &format!("the TV layout operand is {text} but the tiled copy's type says {}", copy.tv)));
     }
     let tile = copy.tile.product().ok().and_then(|s| s.as_static()).unwrap_or(0);
     let covered = copy.tv.cosize().ok().and_then(|s| s.as_static()).unwrap_or(i64::MAX);
     if covered > tile {
-        return Err(fail(op, &format!("the TV layout {} reaches element {} but the tile {} has {tile}", copy.tv, covered - 1, copy.tile)));
+        return Err(fail(
+            op,
+            &format!("the TV layout {} reaches element {} but the tile {} has {tile}", copy.tv, covered - 1, copy.tile),
+        ));
     }
     Ok(())
 }

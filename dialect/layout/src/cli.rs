@@ -24,7 +24,12 @@ pub fn run(args: &[String], stdin: &mut dyn BufRead, stdout: &mut dyn Write, std
     }
 }
 
-fn run_inner(args: &[String], stdin: &mut dyn BufRead, stdout: &mut dyn Write, stderr: &mut dyn Write) -> std::io::Result<i32> {
+fn run_inner(
+    args: &[String],
+    stdin: &mut dyn BufRead,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> std::io::Result<i32> {
     match args.first().map(String::as_str) {
         Some("eval") if args.len() == 2 && args[1] == "-" => {
             let mut line = String::new();

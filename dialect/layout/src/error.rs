@@ -47,7 +47,12 @@ impl Error {
     /// Re-tags an error with an outer operation name (no mode).
     pub fn within(mut self, op: &str) -> Error {
         if self.op != op {
-            self.reason = format!("{}{}: {}", self.op, if self.mode.is_empty() { String::new() } else { format!(" (mode {})", self.mode) }, self.reason);
+            self.reason = format!(
+                "{}{}: {}",
+                self.op,
+                if self.mode.is_empty() { String::new() } else { format!(" (mode {})", self.mode) },
+                self.reason
+            );
             self.op = op.to_string();
             self.mode.clear();
         }

@@ -191,7 +191,12 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
                 i += 1;
             }
             let text: String = b[start..i].iter().collect();
-            let v = text.parse::<i64>().map_err(|_| Error::new("parse", format!("integer {text} at column {} does not fit the 64-bit index type", start + 1)))?;
+            let v = text.parse::<i64>().map_err(|_| {
+                Error::new(
+                    "parse",
+                    format!("integer {text} at column {} does not fit the 64-bit index type", start + 1),
+                )
+            })?;
             out.push((Tok::Int(v), start));
         } else if c.is_alphabetic() || c == '_' {
             let start = i;
@@ -200,8 +205,11 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
             }
             let text: String = b[start..i].iter().collect();
             // `_3`: CuTe C++'s spelling of the static 3.
-            if let Some(num) = text.strip_prefix('_').filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit())) {
-                let v = num.parse::<i64>().map_err(|_| Error::new("parse", format!("integer {text} does not fit the 64-bit index type")))?;
+            if let Some(num) = text.strip_prefix('_').filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()))
+            {
+                let v = num
+                    .parse::<i64>()
+                    .map_err(|_| Error::new("parse", format!("integer {text} does not fit the 64-bit index type")))?;
                 out.push((Tok::Int(v), start));
             } else {
                 out.push((Tok::Name(text), start));
@@ -277,7 +285,11 @@ impl Parser {
         }
     }
     fn expect(&mut self, c: char) -> Result<()> {
-        if self.eat(c) { Ok(()) } else { Err(self.err(&format!("expected '{c}'"))) }
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.err(&format!("expected '{c}'")))
+        }
     }
     fn int(&mut self) -> Result<i64> {
         match self.peek() {
@@ -357,12 +369,17 @@ impl Parser {
             return Ok(t);
         }
         let Ast::Int(k) = t else {
-            return Err(Error::new("parse", format!("only an integer can be scaled by a basis element ('@' after the term at column {col})")));
+            return Err(Error::new(
+                "parse",
+                format!("only an integer can be scaled by a basis element ('@' after the term at column {col})"),
+            ));
         };
         let mut path = Vec::new();
         while self.eat('@') {
             let i = self.int()?;
-            path.push(u32::try_from(i).map_err(|_| Error::new("parse", format!("basis index {i} at column {col} must be a small non-negative integer")))?);
+            path.push(u32::try_from(i).map_err(|_| {
+                Error::new("parse", format!("basis index {i} at column {col} must be a small non-negative integer"))
+            })?);
         }
         path.reverse();
         Ok(Ast::Int(Int::basis(&path, &k)?))
@@ -405,7 +422,10 @@ impl Parser {
                     self.expect('=')?;
                     div = self.int()?;
                     if div < 1 {
-                        return Err(Error::new("parse", format!("divisibility {div} at column {col} must be positive")));
+                        return Err(Error::new(
+                            "parse",
+                            format!("divisibility {div} at column {col} must be positive"),
+                        ));
                     }
                     self.expect('}')?;
                 }
@@ -502,14 +522,24 @@ fn is_word(name: &str) -> bool {
 /// The `label:`s each call accepts, at the argument position it must label (the `.cute`
 /// spellings `make_mma_atom(bf16, f32, shape: (16,8,16))`,
 /// `make_tiled_mma(atom, (2,2,1), permutation: (32,32,16))`).
-const LABELS: &[(&str, &str, usize)] = &[("make_mma_atom", "shape", 2), ("make_mma_atom", "a_src", 3), ("make_tiled_mma", "atom_layout", 1), ("make_tiled_mma", "permutation", 2)];
+const LABELS: &[(&str, &str, usize)] = &[
+    ("make_mma_atom", "shape", 2),
+    ("make_mma_atom", "a_src", 3),
+    ("make_tiled_mma", "atom_layout", 1),
+    ("make_tiled_mma", "permutation", 2),
+];
 
 fn check_labels(name: &str, args: &[(Option<String>, Ast)]) -> Result<()> {
     for (k, (label, _)) in args.iter().enumerate() {
         let Some(label) = label else { continue };
         match LABELS.iter().find(|(op, l, _)| *op == name && l == label) {
             Some((_, _, at)) if *at == k => {}
-            Some((_, _, at)) => return Err(Error::new(name, format!("`{label}:` labels argument {}, found at argument {}", at + 1, k + 1))),
+            Some((_, _, at)) => {
+                return Err(Error::new(
+                    name,
+                    format!("`{label}:` labels argument {}, found at argument {}", at + 1, k + 1),
+                ))
+            }
             None => return Err(Error::new(name, format!("takes no argument named `{label}`"))),
         }
     }
@@ -519,7 +549,10 @@ fn check_labels(name: &str, args: &[(Option<String>, Ast)]) -> Result<()> {
 /// The operand a `layout_tv_A`-style operation is for (`layout_tv_A`, CuTe C++'s `get_layoutA_TV`,
 /// CuTe DSL's `tv_layout_A`).
 fn tv_operand(name: &str) -> Option<MmaOperand> {
-    let op = name.strip_prefix("layout_tv_").or_else(|| name.strip_prefix("tv_layout_")).or_else(|| name.strip_prefix("get_layout").and_then(|r| r.strip_suffix("_TV")))?;
+    let op = name
+        .strip_prefix("layout_tv_")
+        .or_else(|| name.strip_prefix("tv_layout_"))
+        .or_else(|| name.strip_prefix("get_layout").and_then(|r| r.strip_suffix("_TV")))?;
     MmaOperand::parse(op)
 }
 
@@ -539,24 +572,41 @@ fn eval(a: &Ast) -> Result<Value> {
         Ast::Swizzle(b, m, s) => Ok(Value::Swizzle(Swizzle::new(*b, *m, *s)?)),
         Ast::Layout(s, d) => {
             let (s, d) = (eval(s)?, eval(d)?);
-            let s = s.to_int_tuple().ok_or_else(|| Error::new("parse", format!("the shape of a layout must be an IntTuple, not {}", s.kind())))?;
-            let d = d.to_int_tuple().ok_or_else(|| Error::new("parse", format!("the stride of a layout must be an IntTuple, not {}", d.kind())))?;
+            let s = s.to_int_tuple().ok_or_else(|| {
+                Error::new("parse", format!("the shape of a layout must be an IntTuple, not {}", s.kind()))
+            })?;
+            let d = d.to_int_tuple().ok_or_else(|| {
+                Error::new("parse", format!("the stride of a layout must be an IntTuple, not {}", d.kind()))
+            })?;
             Ok(Value::Layout(Layout::new(s, d)?))
         }
         Ast::Composed(sw, off, l) => {
             let Value::Swizzle(sw) = eval(sw)? else { return Err(Error::new("parse", "expected a swizzle")) };
             let off = match eval(off)? {
                 Value::Int(i) => i,
-                v => return Err(Error::new("parse", format!("the offset of a composed layout must be an integer, not {}", v.kind()))),
+                v => {
+                    return Err(Error::new(
+                        "parse",
+                        format!("the offset of a composed layout must be an integer, not {}", v.kind()),
+                    ))
+                }
             };
-            let l = eval(l)?.to_layout().ok_or_else(|| Error::new("parse", "the inner part of a composed layout must be a layout"))?;
+            let l = eval(l)?
+                .to_layout()
+                .ok_or_else(|| Error::new("parse", "the inner part of a composed layout must be a layout"))?;
             composed("composed layout", sw, off, l)
         }
         Ast::Name(n) => Ok(Value::Name(n.clone())),
         Ast::Call(name, args, col) => {
             check_labels(name, args)?;
             let vals = args.iter().map(|(_, a)| eval(a)).collect::<Result<Vec<_>>>()?;
-            call(name, &vals).map_err(|e| if e.op == "eval" && e.reason.starts_with("unknown") { Error::new("eval", format!("{} (column {col})", e.reason)) } else { e })
+            call(name, &vals).map_err(|e| {
+                if e.op == "eval" && e.reason.starts_with("unknown") {
+                    Error::new("eval", format!("{} (column {col})", e.reason))
+                } else {
+                    e
+                }
+            })
         }
     }
 }
@@ -592,7 +642,9 @@ impl<'a> Args<'a> {
     fn static_int(&self, i: usize) -> Result<i64> {
         match &self.v[i] {
             Value::Int(Int::S(x)) => Ok(*x),
-            Value::Int(Int::D(_)) => Err(Error::new(self.op, format!("argument {} must be a static integer, not a dynamic one", i + 1))),
+            Value::Int(Int::D(_)) => {
+                Err(Error::new(self.op, format!("argument {} must be a static integer, not a dynamic one", i + 1)))
+            }
             _ => Err(self.bad(i, "a static integer")),
         }
     }
@@ -631,7 +683,10 @@ impl<'a> Args<'a> {
         match &self.v[i] {
             Value::Name(n) => elem_type(n).ok_or_else(|| {
                 let known: Vec<&str> = ELEM_TYPES.iter().map(|(t, _)| *t).collect();
-                Error::new(self.op, format!("argument {}: unknown element type '{n}' (the types are {})", i + 1, known.join(", ")))
+                Error::new(
+                    self.op,
+                    format!("argument {}: unknown element type '{n}' (the types are {})", i + 1, known.join(", ")),
+                )
             }),
             _ => Err(self.bad(i, "an element type (bf16, f16, tf32, f32)")),
         }
@@ -705,15 +760,69 @@ fn right_action(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> R
 /// Every operation the expression language knows, with its arity; used by
 /// `help` and the docs test.
 pub const OPERATIONS: &[&str] = &[
-    "size", "cosize", "rank", "depth", "shape", "stride", "get", "select", "take", "group_modes", "flatten", "append",
-    "prepend", "make_layout", "make_layout_left", "make_layout_right", "make_ordered_layout", "make_identity_layout", "make_identity_tensor",
-    "crd2idx", "idx2crd", "eval", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
-    "left_inverse", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
-    "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape",
-    "local_tile", "local_partition", "make_layout_tv", "max_common_vector", "max_common_layout", "slice",
-    "with_shape", "product", "product_each", "leaves", "make_swizzle", "Swizzle", "make_composed_layout",
-    "make_mma_atom", "make_tiled_mma", "layout_tv_A", "layout_tv_B", "layout_tv_C", "tile_shape", "dice", "upcast",
-    "downcast", "recast_layout",
+    "size",
+    "cosize",
+    "rank",
+    "depth",
+    "shape",
+    "stride",
+    "get",
+    "select",
+    "take",
+    "group_modes",
+    "flatten",
+    "append",
+    "prepend",
+    "make_layout",
+    "make_layout_left",
+    "make_layout_right",
+    "make_ordered_layout",
+    "make_identity_layout",
+    "make_identity_tensor",
+    "crd2idx",
+    "idx2crd",
+    "eval",
+    "coalesce",
+    "filter",
+    "filter_zeros",
+    "composition",
+    "complement",
+    "right_inverse",
+    "left_inverse",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "tile_to_shape",
+    "local_tile",
+    "local_partition",
+    "make_layout_tv",
+    "max_common_vector",
+    "max_common_layout",
+    "slice",
+    "with_shape",
+    "product",
+    "product_each",
+    "leaves",
+    "make_swizzle",
+    "Swizzle",
+    "make_composed_layout",
+    "make_mma_atom",
+    "make_tiled_mma",
+    "layout_tv_A",
+    "layout_tv_B",
+    "layout_tv_C",
+    "tile_shape",
+    "dice",
+    "upcast",
+    "downcast",
+    "recast_layout",
 ];
 
 /// Applies one operation of the language to values (which may hold dynamic integers): what a
@@ -736,7 +845,13 @@ impl Value {
     /// shape, then its stride), so that `?`s in printed text can be bound to run-time values.
     pub fn dyn_leaves(&self) -> Vec<Int> {
         match self {
-            Value::Int(i) => if i.is_static() { vec![] } else { vec![i.clone()] },
+            Value::Int(i) => {
+                if i.is_static() {
+                    vec![]
+                } else {
+                    vec![i.clone()]
+                }
+            }
             Value::Tuple(v) | Value::Tiler(v) => v.iter().flat_map(Value::dyn_leaves).collect(),
             Value::Layout(l) | Value::Sliced(l, _) => l.dynamic_leaves(),
             Value::Composed(c) => c.layout.dynamic_leaves(),
@@ -750,14 +865,20 @@ impl Value {
             let leaves = t.leaves().iter().map(|i| i.subst(f)).collect::<Result<Vec<_>>>()?;
             t.unflatten_like(&mut leaves.into_iter())
         };
-        let layout = |l: &Layout, f: &mut dyn FnMut(u32, i64) -> Result<Int>| -> Result<Layout> { Layout::new(tuple(&l.shape, f)?, tuple(&l.stride, f)?) };
+        let layout = |l: &Layout, f: &mut dyn FnMut(u32, i64) -> Result<Int>| -> Result<Layout> {
+            Layout::new(tuple(&l.shape, f)?, tuple(&l.stride, f)?)
+        };
         Ok(match self {
             Value::Int(i) => Value::Int(i.subst(f)?),
             Value::Tuple(v) => Value::Tuple(v.iter().map(|x| x.subst(f)).collect::<Result<_>>()?),
             Value::Tiler(v) => Value::Tiler(v.iter().map(|x| x.subst(f)).collect::<Result<_>>()?),
             Value::Layout(l) => Value::Layout(layout(l, f)?),
             Value::Sliced(l, off) => Value::Sliced(layout(l, f)?, off.subst(f)?),
-            Value::Composed(c) => Value::Composed(ComposedLayout { swizzle: c.swizzle, offset: c.offset.subst(f)?, layout: layout(&c.layout, f)? }),
+            Value::Composed(c) => Value::Composed(ComposedLayout {
+                swizzle: c.swizzle,
+                offset: c.offset.subst(f)?,
+                layout: layout(&c.layout, f)?,
+            }),
             Value::Swizzle(_) | Value::Under | Value::Name(_) | Value::MmaAtom(_) | Value::TiledMma(_) => self.clone(),
         })
     }
@@ -789,11 +910,18 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
                 3 => Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
                 // CuTe DSL's `a_src=OperandSource.RMEM`: the wgmma atom with A from registers.
                 4 => match &v[3] {
-                    Value::Name(s) if s == "rmem" => Ok(Value::MmaAtom(MmaAtom::find_rs(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
-                    Value::Name(s) if s == "smem" => Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
+                    Value::Name(s) if s == "rmem" => {
+                        Ok(Value::MmaAtom(MmaAtom::find_rs(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?))
+                    }
+                    Value::Name(s) if s == "smem" => {
+                        Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?))
+                    }
                     _ => Err(a.bad(3, "a_src: \"rmem\" (A from registers, wgmma RS atoms) or \"smem\"")),
                 },
-                _ => Err(Error::new(name, "takes (ab_type, acc_type, (M,N,K)[, a_src: \"rmem\"]) or an atom's CuTe name")),
+                _ => Err(Error::new(
+                    name,
+                    "takes (ab_type, acc_type, (M,N,K)[, a_src: \"rmem\"]) or an atom's CuTe name",
+                )),
             }
         }
         "make_tiled_mma" => {
@@ -877,7 +1005,9 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
             a.count(1, 1)?;
             match &v[0] {
                 Value::Layout(_) | Value::Composed(_) => right_action(&v[0], &a, &|l| Ok(l.flatten())),
-                other => Ok(int_tuple_value(&other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?.flatten())),
+                other => Ok(int_tuple_value(
+                    &other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?.flatten(),
+                )),
             }
         }
         "append" | "prepend" => {
@@ -1022,7 +1152,13 @@ fn call(name: &str, v: &[Value]) -> Result<Value> {
         "blocked_product" | "raked_product" => {
             a.count(2, 2)?;
             let y = a.layout(1)?;
-            layout_or_composed(&v[0], &a, &|x| if name == "blocked_product" { blocked_product(x, &y) } else { raked_product(x, &y) })
+            layout_or_composed(&v[0], &a, &|x| {
+                if name == "blocked_product" {
+                    blocked_product(x, &y)
+                } else {
+                    raked_product(x, &y)
+                }
+            })
         }
         "tile_to_shape" => {
             a.count(2, 3)?;
@@ -1118,7 +1254,9 @@ fn get_path(v: &Value, path: &[usize]) -> Result<Value> {
         cur = match cur {
             Value::Layout(l) => Value::Layout(l.mode(i)?),
             Value::Composed(c) => Value::Composed(c.map(|l| l.mode(i))?),
-            Value::Tuple(t) | Value::Tiler(t) => t.get(i).cloned().ok_or_else(|| Error::at("get", i, "index out of range"))?,
+            Value::Tuple(t) | Value::Tiler(t) => {
+                t.get(i).cloned().ok_or_else(|| Error::at("get", i, "index out of range"))?
+            }
             Value::Int(x) if i == 0 => Value::Int(x),
             other => return Err(Error::at("get", i, format!("cannot index {}", other.kind()))),
         };
@@ -1179,7 +1317,17 @@ mod tests {
 
     #[test]
     fn parse_and_print_round_trip() {
-        for s in ["12:1", "(4,8):(8,1)", "((2,2),3):((24,2),8)", "<3:3,(2,4):(1,8)>", "(16,256)", "(3):(1)", "((3)):((1))", "?{div=8}:1", "S<3,4,3> o 0 o (8,64):(64,1)"] {
+        for s in [
+            "12:1",
+            "(4,8):(8,1)",
+            "((2,2),3):((24,2),8)",
+            "<3:3,(2,4):(1,8)>",
+            "(16,256)",
+            "(3):(1)",
+            "((3)):((1))",
+            "?{div=8}:1",
+            "S<3,4,3> o 0 o (8,64):(64,1)",
+        ] {
             assert_eq!(ev(s), s);
         }
         assert_eq!(ev("(_2,_3):(_1,_2)"), "(2,3):(1,2)");
@@ -1189,7 +1337,10 @@ mod tests {
     fn issue_examples() {
         assert_eq!(ev("composition((6,2):(8,2), (4,3):(3,1))"), "((2,2),3):((24,2),8)");
         assert_eq!(ev("complement(4:1, 24)"), "6:4");
-        assert_eq!(ev("zipped_divide((9,(4,8)):(59,(13,1)), <3:3,(2,4):(1,8)>)"), "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))");
+        assert_eq!(
+            ev("zipped_divide((9,(4,8)):(59,(13,1)), <3:3,(2,4):(1,8)>)"),
+            "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))"
+        );
         assert_eq!(ev("coalesce((2,(1,6)):(1,(6,2)), (1,1))"), "(2,6):(1,2)");
         assert_eq!(ev("make_layout_tv((4,32):(32,1), (4,8):(8,1))"), "((16,256),((32,4),(8,4)):((128,4),(16,1)))");
     }
@@ -1217,7 +1368,13 @@ mod tests {
             assert_eq!(ev(s), atom, "{s}");
         }
         let tiled = "make_tiled_mma(make_mma_atom(bf16, f32, (16,8,16)), (2,2,1))";
-        assert!(ev(tiled).starts_with("TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (2,2,1), tile (32,16,16), 128 threads, TV A "), "{}", ev(tiled));
+        assert!(
+            ev(tiled).starts_with(
+                "TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (2,2,1), tile (32,16,16), 128 threads, TV A "
+            ),
+            "{}",
+            ev(tiled)
+        );
         assert_eq!(ev(&format!("size({tiled})")), "128");
         assert_eq!(ev(&format!("tile_shape({tiled})")), "(32,16,16)");
         let perm = "make_tiled_mma(make_mma_atom(bf16, f32, (16,8,16)), atom_layout: (2,2,1), permutation: (32,32,16))";
@@ -1227,18 +1384,29 @@ mod tests {
         assert_eq!(ev(&format!("get_layoutC_TV({tiled})")), ev(&format!("tv_layout_C({tiled})")));
         assert_eq!(ev("layout_tv_A(make_mma_atom(bf16, f32, (16,8,16)))"), "((4,8),(2,2,2)):((32,1),(16,8,128))");
         // A wgmma RS atom (A from registers): CuTe's ALayout_64x16; `a_src: "smem"` is the SS atom.
-        assert_eq!(ev("layout_tv_A(make_mma_atom(bf16, f32, (64,64,16), a_src: \"rmem\"))"), "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))");
-        assert_eq!(ev("make_mma_atom(f16, f32, (64,64,16), a_src: \"smem\")"), ev("make_mma_atom(SM90_64x64x16_F32F16F16_SS)"));
+        assert_eq!(
+            ev("layout_tv_A(make_mma_atom(bf16, f32, (64,64,16), a_src: \"rmem\"))"),
+            "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))"
+        );
+        assert_eq!(
+            ev("make_mma_atom(f16, f32, (64,64,16), a_src: \"smem\")"),
+            ev("make_mma_atom(SM90_64x64x16_F32F16F16_SS)")
+        );
         assert!(ev("make_mma_atom(bf16, f32, (64,64,16), a_src: \"tmem\")").contains("a_src"));
-        assert!(ev("make_mma_atom(bf16, f32, (16,8,16), a_src: \"rmem\")").contains("A from registers is a wgmma option"));
+        assert!(
+            ev("make_mma_atom(bf16, f32, (16,8,16), a_src: \"rmem\")").contains("A from registers is a wgmma option")
+        );
         assert_eq!(ev(&format!("size(layout_tv_B({perm}))")), "1024");
         // Errors name what is wrong.
         assert!(ev("make_mma_atom(\"f8\", f32, (16,8,16))").contains("unknown element type 'f8'"));
         assert!(ev("make_mma_atom(f8, f32, (16,8,16))").contains("unknown name 'f8'"));
         assert!(ev("make_mma_atom(f16, f32, (16,8,32))").contains("no mma.sync atom"));
         assert!(ev("make_mma_atom(f16, f32, permutation: (16,8,16))").contains("no argument named `permutation`"));
-        assert!(ev("make_tiled_mma(make_mma_atom(f16, f32, (16,8,16)), permutation: (2,2,1))").contains("labels argument 3"));
-        assert!(ev("make_tiled_mma(make_mma_atom(f16, f32, (16,8,16)), (2,2,1), (32,24,16))").contains("not a multiple"));
+        assert!(ev("make_tiled_mma(make_mma_atom(f16, f32, (16,8,16)), permutation: (2,2,1))")
+            .contains("labels argument 3"));
+        assert!(
+            ev("make_tiled_mma(make_mma_atom(f16, f32, (16,8,16)), (2,2,1), (32,24,16))").contains("not a multiple")
+        );
         assert!(ev("make_tiled_mma((4,8):(8,1), (2,2,1))").contains("argument 1 must be an MMA atom"));
         assert!(ev("layout_tv_A((4,8):(8,1))").contains("must be an MMA atom or a tiled MMA"));
         assert!(ev("size(bf16)").contains("not a name"));

@@ -102,7 +102,9 @@ impl Desc {
 
     /// Every field but the start address.
     pub fn encode_fields(&self) -> u64 {
-        (((self.lbo as u64 >> 4) & 0x3FFF) << 16) | (((self.sbo as u64 >> 4) & 0x3FFF) << 32) | (self.swizzle.code() << 62)
+        (((self.lbo as u64 >> 4) & 0x3FFF) << 16)
+            | (((self.sbo as u64 >> 4) & 0x3FFF) << 32)
+            | (self.swizzle.code() << 62)
     }
 
     /// The start-address field of `start`.
@@ -160,20 +162,48 @@ pub fn k_major(layout: &Layout, swizzle: Option<Swizzle>, elem_bytes: u32, what:
     let sw_text = swizzle.map(|s| format!("{s} o ")).unwrap_or_default();
     let shown = format!("{sw_text}{layout}");
     if layout.rank() != 2 {
-        return Err(Error::new(OP, format!("the {what} operand of one wgmma is a (rows, K) tile; found layout {shown}")));
+        return Err(Error::new(
+            OP,
+            format!("the {what} operand of one wgmma is a (rows, K) tile; found layout {shown}"),
+        ));
     }
-    let size = |i: usize| -> Result<i64> { layout.mode(i)?.size()?.as_static().ok_or_else(|| Error::new(OP, format!("the {what} operand layout {shown} is not static"))) };
+    let size = |i: usize| -> Result<i64> {
+        layout
+            .mode(i)?
+            .size()?
+            .as_static()
+            .ok_or_else(|| Error::new(OP, format!("the {what} operand layout {shown} is not static")))
+    };
     let (rows, kk) = (size(0)?, size(1)?);
     if kk * e != 32 || rows % 8 != 0 {
-        return Err(Error::new(OP, format!("the {what} operand of one wgmma is (rows, {}) with rows a multiple of 8; found layout {shown}", 32 / e)));
+        return Err(Error::new(
+            OP,
+            format!(
+                "the {what} operand of one wgmma is (rows, {}) with rows a multiple of 8; found layout {shown}",
+                32 / e
+            ),
+        ));
     }
     let mode = match swizzle {
         None => GmmaSwizzle::Interleave,
         Some(sw) => {
-            let found = [GmmaSwizzle::B128, GmmaSwizzle::B64, GmmaSwizzle::B32].into_iter().find(|m| element_swizzle(*m, elem_bytes) == Some(sw));
+            let found = [GmmaSwizzle::B128, GmmaSwizzle::B64, GmmaSwizzle::B32]
+                .into_iter()
+                .find(|m| element_swizzle(*m, elem_bytes) == Some(sw));
             found.ok_or_else(|| {
-                let offered: Vec<String> = [GmmaSwizzle::B128, GmmaSwizzle::B64, GmmaSwizzle::B32].iter().filter_map(|m| element_swizzle(*m, elem_bytes)).map(|s| s.to_string()).collect();
-                Error::new(OP, format!("the {what} operand's swizzle {sw} is not a wgmma swizzle; for {}-byte elements they are {}", e, offered.join(", ")))
+                let offered: Vec<String> = [GmmaSwizzle::B128, GmmaSwizzle::B64, GmmaSwizzle::B32]
+                    .iter()
+                    .filter_map(|m| element_swizzle(*m, elem_bytes))
+                    .map(|s| s.to_string())
+                    .collect();
+                Error::new(
+                    OP,
+                    format!(
+                        "the {what} operand's swizzle {sw} is not a wgmma swizzle; for {}-byte elements they are {}",
+                        e,
+                        offered.join(", ")
+                    ),
+                )
             })?
         }
     };
@@ -189,7 +219,11 @@ pub fn k_major(layout: &Layout, swizzle: Option<Swizzle>, elem_bytes: u32, what:
     };
     let atom_text = match mode {
         GmmaSwizzle::Interleave => format!("((8,{}),({core},2)):(({core},SBO),(1,LBO))", rows / 8),
-        _ => format!("{} o ((8,{}),{kk}):(({row_elems},SBO),1)", element_swizzle(mode, elem_bytes).map(|s| s.to_string()).unwrap_or_default(), rows / 8),
+        _ => format!(
+            "{} o ((8,{}),{kk}):(({row_elems},SBO),1)",
+            element_swizzle(mode, elem_bytes).map(|s| s.to_string()).unwrap_or_default(),
+            rows / 8
+        ),
     };
     for r in 0..rows {
         for k in 0..kk {
@@ -233,8 +267,8 @@ pub fn start_ok(mode: GmmaSwizzle, rel_bytes: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::{composition, tile_to_shape};
     use crate::mma::{MmaAtom, MmaOperand, TiledMma};
+    use crate::ops::{composition, tile_to_shape};
     use crate::Int;
     use std::str::FromStr;
 
@@ -268,14 +302,20 @@ mod tests {
                 assert_eq!(desc.swizzle.bits(), b as u32);
                 for kb in 0..4 {
                     for stage in 0..2 {
-                        let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap() + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
+                        let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap()
+                            + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
                         assert!(start_ok(desc.swizzle, rel * 2), "rows {rows} k {kb} stage {stage}: {rel}");
                         let d = desc.encode((base + 2 * rel) as u32);
                         for r in 0..rows {
                             for k in 0..16 {
-                                let o = tile.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
+                                let o =
+                                    tile.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
                                 let want = base + 2 * sw(b).apply(rel + o);
-                                assert_eq!(Desc::address(d, r, k, 2), want, "S<{b},3,3> rows {rows} k-block {kb} stage {stage} element ({r},{k})");
+                                assert_eq!(
+                                    Desc::address(d, r, k, 2),
+                                    want,
+                                    "S<{b},3,3> rows {rows} k-block {kb} stage {stage} element ({r},{k})"
+                                );
                             }
                         }
                     }
@@ -313,20 +353,34 @@ mod tests {
         // M-major (transposed) is not K-major.
         let l = Layout::from_str("(64,16):(1,64)").unwrap();
         let e = k_major(&l, Some(sw(3)), 2, "A").unwrap_err().to_string();
-        assert!(e.contains("not a canonical K-major wgmma layout (128-byte swizzle)") && e.contains("(64,16):(1,64)"), "{e}");
+        assert!(
+            e.contains("not a canonical K-major wgmma layout (128-byte swizzle)") && e.contains("(64,16):(1,64)"),
+            "{e}"
+        );
         // Padded rows (the SM80 sample's unswizzled (_, 40) stride).
         let l = Layout::from_str("(64,16):(40,1)").unwrap();
         assert!(k_major(&l, Some(sw(3)), 2, "A").is_err());
         // A swizzle no descriptor has.
-        let e = k_major(&Layout::from_str("((8,8),16):((64,512),1)").unwrap(), Some(Swizzle::new(3, 2, 3).unwrap()), 2, "B").unwrap_err().to_string();
+        let e = k_major(
+            &Layout::from_str("((8,8),16):((64,512),1)").unwrap(),
+            Some(Swizzle::new(3, 2, 3).unwrap()),
+            2,
+            "B",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("S<3,2,3> is not a wgmma swizzle") && e.contains("S<3,3,3>, S<2,3,3>, S<1,3,3>"), "{e}");
         let _ = composition;
     }
 
     #[test]
     fn starts_must_be_in_the_first_row() {
-        assert!(start_ok(GmmaSwizzle::B128, 0) && start_ok(GmmaSwizzle::B128, 96) && start_ok(GmmaSwizzle::B128, 1024 + 64));
-        assert!(!start_ok(GmmaSwizzle::B128, 128) && !start_ok(GmmaSwizzle::B128, 112) && !start_ok(GmmaSwizzle::B128, 8));
+        assert!(
+            start_ok(GmmaSwizzle::B128, 0) && start_ok(GmmaSwizzle::B128, 96) && start_ok(GmmaSwizzle::B128, 1024 + 64)
+        );
+        assert!(
+            !start_ok(GmmaSwizzle::B128, 128) && !start_ok(GmmaSwizzle::B128, 112) && !start_ok(GmmaSwizzle::B128, 8)
+        );
         assert!(start_ok(GmmaSwizzle::B32, 256) && !start_ok(GmmaSwizzle::B32, 16));
     }
 

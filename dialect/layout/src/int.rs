@@ -98,11 +98,19 @@ impl Atom {
                 Op::CeilDiv(a, b) => ceil_div_i(a.eval(env)?, b.eval(env)?),
                 Op::Div(a, b) => {
                     let b = b.eval(env)?;
-                    if b == 0 { None } else { a.eval(env)?.checked_div_euclid(b) }
+                    if b == 0 {
+                        None
+                    } else {
+                        a.eval(env)?.checked_div_euclid(b)
+                    }
                 }
                 Op::Mod(a, b) => {
                     let b = b.eval(env)?;
-                    if b == 0 { None } else { a.eval(env)?.checked_rem_euclid(b) }
+                    if b == 0 {
+                        None
+                    } else {
+                        a.eval(env)?.checked_rem_euclid(b)
+                    }
                 }
                 Op::Min(a, b) => Some(a.eval(env)?.min(b.eval(env)?)),
                 Op::Max(a, b) => Some(a.eval(env)?.max(b.eval(env)?)),
@@ -121,7 +129,11 @@ fn ceil_div_i(a: i64, b: i64) -> Option<i64> {
         return None;
     }
     let q = a.checked_div(b)?;
-    if a % b != 0 && ((a < 0) == (b < 0)) { q.checked_add(1) } else { Some(q) }
+    if a % b != 0 && ((a < 0) == (b < 0)) {
+        q.checked_add(1)
+    } else {
+        Some(q)
+    }
 }
 
 impl Atom {
@@ -130,7 +142,9 @@ impl Atom {
             Atom::Var { .. } => false,
             Atom::Basis(_) => true,
             Atom::Op(op) => match &**op {
-                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Div(a, b) | Op::Mod(a, b) | Op::Min(a, b) | Op::Max(a, b) => a.has_basis() || b.has_basis(),
+                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Div(a, b) | Op::Mod(a, b) | Op::Min(a, b) | Op::Max(a, b) => {
+                    a.has_basis() || b.has_basis()
+                }
             },
         }
     }
@@ -215,7 +229,8 @@ impl Int {
             }
         }
         let path = path?;
-        let scale = if rest.is_empty() { Int::S(d.coef) } else { Int::D(Dyn { coef: d.coef, factors: Arc::from(rest) }) };
+        let scale =
+            if rest.is_empty() { Int::S(d.coef) } else { Int::D(Dyn { coef: d.coef, factors: Arc::from(rest) }) };
         Some((scale, path))
     }
 
@@ -346,12 +361,18 @@ impl Int {
             }),
             (Int::D(a), Int::D(b)) => {
                 if self.has_basis() && o.has_basis() {
-                    return Err(Error::new("arithmetic", format!("the product {self} * {o} of two basis elements is not an arithmetic tuple")));
+                    return Err(Error::new(
+                        "arithmetic",
+                        format!("the product {self} * {o} of two basis elements is not an arithmetic tuple"),
+                    ));
                 }
                 let mut f: Vec<Atom> = a.factors.iter().chain(b.factors.iter()).cloned().collect();
                 f.sort();
                 Int::D(Dyn {
-                    coef: a.coef.checked_mul(b.coef).ok_or_else(|| Error::overflow("a product of dynamic coefficients"))?,
+                    coef: a
+                        .coef
+                        .checked_mul(b.coef)
+                        .ok_or_else(|| Error::overflow("a product of dynamic coefficients"))?,
                     factors: Arc::from(f),
                 })
             }
@@ -382,7 +403,13 @@ impl Int {
         match (self, o) {
             (_, Int::S(0)) => None,
             (x, Int::S(1)) => Some(x.clone()),
-            (Int::S(a), Int::S(b)) => if divisible(*a, *b) { a.checked_div(*b).map(Int::S) } else { None },
+            (Int::S(a), Int::S(b)) => {
+                if divisible(*a, *b) {
+                    a.checked_div(*b).map(Int::S)
+                } else {
+                    None
+                }
+            }
             (Int::S(0), _) => Some(Int::S(0)),
             (Int::D(a), Int::S(b)) => {
                 if divisible(a.coef, *b) {
@@ -418,10 +445,18 @@ impl Int {
             (Int::S(a), Int::S(b)) => Some(divisible(*b, *a)),
             (Int::S(1), _) | (_, Int::S(0)) => Some(true),
             (Int::S(a), Int::D(d)) => {
-                if divisible(d.divisibility(), *a) { Some(true) } else { None }
+                if divisible(d.divisibility(), *a) {
+                    Some(true)
+                } else {
+                    None
+                }
             }
             _ => {
-                if o.exact_div(self).is_some() { Some(true) } else { None }
+                if o.exact_div(self).is_some() {
+                    Some(true)
+                } else {
+                    None
+                }
             }
         }
     }
@@ -435,14 +470,26 @@ impl Int {
             (Int::S(_), Int::S(_)) => Some(false),
             // A scaled basis element (positive scale) is never a plain integer.
             (Int::S(_), Int::D(d)) | (Int::D(d), Int::S(_)) if d.has_basis() => Some(false),
-            (Int::D(a), Int::D(b)) if a.has_basis() || b.has_basis() => match (self.as_scaled_basis(), o.as_scaled_basis()) {
-                (Some((ka, pa)), Some((kb, pb))) => if pa != pb { Some(false) } else { ka.known_eq(&kb) },
-                (Some(_), None) | (None, Some(_)) if !(a.has_basis() && b.has_basis()) => Some(false),
-                _ => None,
-            },
+            (Int::D(a), Int::D(b)) if a.has_basis() || b.has_basis() => {
+                match (self.as_scaled_basis(), o.as_scaled_basis()) {
+                    (Some((ka, pa)), Some((kb, pb))) => {
+                        if pa != pb {
+                            Some(false)
+                        } else {
+                            ka.known_eq(&kb)
+                        }
+                    }
+                    (Some(_), None) | (None, Some(_)) if !(a.has_basis() && b.has_basis()) => Some(false),
+                    _ => None,
+                }
+            }
             (Int::S(s), d @ Int::D(_)) | (d @ Int::D(_), Int::S(s)) => {
                 // A positive multiple of `div` can only equal s if div | s.
-                if *s <= 0 || s % d.divisibility() != 0 { Some(false) } else { None }
+                if *s <= 0 || s % d.divisibility() != 0 {
+                    Some(false)
+                } else {
+                    None
+                }
             }
             _ => None,
         }
@@ -470,7 +517,9 @@ impl Int {
             return Ok(q);
         }
         match (self, o) {
-            (Int::S(a), Int::S(b)) => Ok(Int::S(ceil_div_i(*a, *b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?)),
+            (Int::S(a), Int::S(b)) => {
+                Ok(Int::S(ceil_div_i(*a, *b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?))
+            }
             // a | b with both positive: the quotient rounds up to one.
             (Int::S(a), b) if *a > 0 && self.divides(b) == Some(true) => Ok(Int::S(1)),
             _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::CeilDiv(self.clone(), o.clone()))))),
@@ -486,7 +535,9 @@ impl Int {
             return Ok(q);
         }
         match (self, o) {
-            (Int::S(a), Int::S(b)) => Ok(Int::S(a.checked_div_euclid(*b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?)),
+            (Int::S(a), Int::S(b)) => {
+                Ok(Int::S(a.checked_div_euclid(*b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?))
+            }
             _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::Div(self.clone(), o.clone()))))),
         }
     }
@@ -500,7 +551,9 @@ impl Int {
             return Ok(Int::S(0));
         }
         match (self, o) {
-            (Int::S(a), Int::S(b)) => Ok(Int::S(a.checked_rem_euclid(*b).ok_or_else(|| Error::overflow(format!("{a} % {b}")))?)),
+            (Int::S(a), Int::S(b)) => {
+                Ok(Int::S(a.checked_rem_euclid(*b).ok_or_else(|| Error::overflow(format!("{a} % {b}")))?))
+            }
             _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::Mod(self.clone(), o.clone()))))),
         }
     }
@@ -589,8 +642,13 @@ impl Int {
                         Atom::Var { id, .. } => non_negative(*id) || positive(*id),
                         Atom::Basis(_) => false,
                         Atom::Op(op) => match &**op {
-                            Op::Add(x, y) | Op::Min(x, y) | Op::Max(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_non_negative(non_negative, positive),
-                            Op::Div(x, y) | Op::CeilDiv(x, y) => x.proven_non_negative(non_negative, positive) && y.proven_positive(positive),
+                            Op::Add(x, y) | Op::Min(x, y) | Op::Max(x, y) => {
+                                x.proven_non_negative(non_negative, positive)
+                                    && y.proven_non_negative(non_negative, positive)
+                            }
+                            Op::Div(x, y) | Op::CeilDiv(x, y) => {
+                                x.proven_non_negative(non_negative, positive) && y.proven_positive(positive)
+                            }
                             Op::Mod(_, y) => y.proven_positive(positive),
                         },
                     })
@@ -651,7 +709,11 @@ impl fmt::Display for Int {
             }
             Int::D(d) => {
                 let div = d.divisibility();
-                if div > 1 { write!(f, "?{{div={div}}}") } else { write!(f, "?") }
+                if div > 1 {
+                    write!(f, "?{{div={div}}}")
+                } else {
+                    write!(f, "?")
+                }
             }
         }
     }

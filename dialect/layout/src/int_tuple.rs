@@ -111,7 +111,9 @@ impl IntTuple {
     pub fn product_each(&self) -> Result<IntTuple> {
         match self {
             IntTuple::Int(_) => Ok(self.clone()),
-            IntTuple::Tuple(v) => Ok(IntTuple::Tuple(v.iter().map(|x| x.product().map(IntTuple::Int)).collect::<Result<_>>()?)),
+            IntTuple::Tuple(v) => {
+                Ok(IntTuple::Tuple(v.iter().map(|x| x.product().map(IntTuple::Int)).collect::<Result<_>>()?))
+            }
         }
     }
 
@@ -119,7 +121,9 @@ impl IntTuple {
     pub fn congruent(&self, o: &IntTuple) -> bool {
         match (self, o) {
             (IntTuple::Int(_), IntTuple::Int(_)) => true,
-            (IntTuple::Tuple(a), IntTuple::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.congruent(y)),
+            (IntTuple::Tuple(a), IntTuple::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.congruent(y))
+            }
             _ => false,
         }
     }
@@ -135,11 +139,12 @@ impl IntTuple {
     /// Rebuilds this tree's structure from a flat list of leaves (consumed in order).
     pub fn unflatten_like(&self, leaves: &mut impl Iterator<Item = Int>) -> Result<IntTuple> {
         match self {
-            IntTuple::Int(_) => leaves
-                .next()
-                .map(IntTuple::Int)
-                .ok_or_else(|| Error::new("unflatten", "too few leaves")),
-            IntTuple::Tuple(t) => Ok(IntTuple::Tuple(t.iter().map(|x| x.unflatten_like(leaves)).collect::<Result<_>>()?)),
+            IntTuple::Int(_) => {
+                leaves.next().map(IntTuple::Int).ok_or_else(|| Error::new("unflatten", "too few leaves"))
+            }
+            IntTuple::Tuple(t) => {
+                Ok(IntTuple::Tuple(t.iter().map(|x| x.unflatten_like(leaves)).collect::<Result<_>>()?))
+            }
         }
     }
 

@@ -56,13 +56,14 @@ impl Layout {
         let leaves = shape.leaves();
         let ord = order.leaves();
         if ord.len() != leaves.len() {
-            return Err(Error::new("make_ordered_layout", format!("order {order} is not congruent with shape {shape}")));
+            return Err(Error::new(
+                "make_ordered_layout",
+                format!("order {order} is not congruent with shape {shape}"),
+            ));
         }
         let mut keys = Vec::with_capacity(ord.len());
         for (k, o) in ord.iter().enumerate() {
-            let o = o
-                .as_static()
-                .ok_or_else(|| Error::at("make_ordered_layout", k, "the order must be static"))?;
+            let o = o.as_static().ok_or_else(|| Error::at("make_ordered_layout", k, "the order must be static"))?;
             keys.push((o, k));
         }
         keys.sort();
@@ -173,7 +174,12 @@ impl Layout {
 
     /// Top-level modes; an integer layout is its own single mode.
     pub fn modes(&self) -> Vec<Layout> {
-        self.shape.modes().into_iter().zip(self.stride.modes()).map(|(shape, stride)| Layout { shape, stride }).collect()
+        self.shape
+            .modes()
+            .into_iter()
+            .zip(self.stride.modes())
+            .map(|(shape, stride)| Layout { shape, stride })
+            .collect()
     }
 
     /// Mode `i` (CuTe's `layout<i>`).
@@ -188,14 +194,18 @@ impl Layout {
     pub fn get(&self, path: &[usize]) -> Result<Layout> {
         let mut cur = self.clone();
         for (k, &i) in path.iter().enumerate() {
-            cur = cur.mode(i).map_err(|e| Error::at("get", path[..=k].iter().map(|x| x.to_string()).collect::<Vec<_>>().join("."), e.reason))?;
+            cur = cur.mode(i).map_err(|e| {
+                Error::at("get", path[..=k].iter().map(|x| x.to_string()).collect::<Vec<_>>().join("."), e.reason)
+            })?;
         }
         Ok(cur)
     }
 
     /// The modes at the given indices, in that order (CuTe's `select<I...>`).
     pub fn select(&self, idx: &[usize]) -> Result<Layout> {
-        Ok(Layout::concat(idx.iter().map(|&i| self.mode(i).map_err(|e| Error { op: "select".into(), ..e })).collect::<Result<_>>()?))
+        Ok(Layout::concat(
+            idx.iter().map(|&i| self.mode(i).map_err(|e| Error { op: "select".into(), ..e })).collect::<Result<_>>()?,
+        ))
     }
 
     /// Modes [b, e) (CuTe's `take<B,E>`).
@@ -263,7 +273,11 @@ impl Layout {
     /// Static shape and strides; a basis stride `k@i` is static when `k` is.
     pub fn is_static(&self) -> bool {
         self.shape.is_static()
-            && self.stride.leaves().iter().all(|d| d.is_static() || d.as_scaled_basis().is_some_and(|(k, _)| k.is_static()))
+            && self
+                .stride
+                .leaves()
+                .iter()
+                .all(|d| d.is_static() || d.as_scaled_basis().is_some_and(|(k, _)| k.is_static()))
     }
 
     /// An error for operations that need integer strides (complement, the
@@ -290,7 +304,11 @@ impl Layout {
 fn check_shape(op: &str, shape: &IntTuple) -> Result<()> {
     match shape.leaves().iter().position(Int::has_basis) {
         None => Ok(()),
-        Some(k) => Err(Error::at(op, format!("{k} of the flattened shape"), format!("{} is a basis element; shapes are integers", shape.leaves()[k]))),
+        Some(k) => Err(Error::at(
+            op,
+            format!("{k} of the flattened shape"),
+            format!("{} is a basis element; shapes are integers", shape.leaves()[k]),
+        )),
     }
 }
 
@@ -299,7 +317,10 @@ pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<In
     match (crd, shape, stride) {
         (IntTuple::Tuple(c), IntTuple::Tuple(s), IntTuple::Tuple(d)) => {
             if c.len() != s.len() || s.len() != d.len() {
-                return Err(Error::new("crd2idx", format!("coordinate {crd} does not match the rank of shape {shape}")));
+                return Err(Error::new(
+                    "crd2idx",
+                    format!("coordinate {crd} does not match the rank of shape {shape}"),
+                ));
             }
             let mut acc = Int::ZERO;
             for (k, ((c, s), d)) in c.iter().zip(s).zip(d).enumerate() {
@@ -343,7 +364,9 @@ pub fn idx2crd(idx: &IntTuple, shape: &IntTuple) -> Result<IntTuple> {
             }
             Ok(IntTuple::Tuple(i.iter().zip(s).map(|(i, s)| idx2crd(i, s)).collect::<Result<_>>()?))
         }
-        (IntTuple::Tuple(_), IntTuple::Int(_)) => Err(Error::new("idx2crd", format!("index {idx} is deeper than shape {shape}"))),
+        (IntTuple::Tuple(_), IntTuple::Int(_)) => {
+            Err(Error::new("idx2crd", format!("index {idx} is deeper than shape {shape}")))
+        }
         (IntTuple::Int(_), IntTuple::Tuple(_)) => {
             let (stride, _) = shape.prefix_product(&Int::ONE)?;
             idx2crd_strided(idx, shape, &stride)
@@ -356,15 +379,18 @@ pub fn idx2crd(idx: &IntTuple, shape: &IntTuple) -> Result<IntTuple> {
 /// layouts, as in CuTe).
 pub fn idx2crd_strided(idx: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<IntTuple> {
     match (idx, shape, stride) {
-        (IntTuple::Tuple(i), IntTuple::Tuple(s), IntTuple::Tuple(d)) if i.len() == s.len() && s.len() == d.len() => {
-            Ok(IntTuple::Tuple(i.iter().zip(s).zip(d).map(|((i, s), d)| idx2crd_strided(i, s, d)).collect::<Result<_>>()?))
-        }
+        (IntTuple::Tuple(i), IntTuple::Tuple(s), IntTuple::Tuple(d)) if i.len() == s.len() && s.len() == d.len() => Ok(
+            IntTuple::Tuple(i.iter().zip(s).zip(d).map(|((i, s), d)| idx2crd_strided(i, s, d)).collect::<Result<_>>()?),
+        ),
         (IntTuple::Int(_), IntTuple::Tuple(s), IntTuple::Tuple(d)) if s.len() == d.len() => {
             Ok(IntTuple::Tuple(s.iter().zip(d).map(|(s, d)| idx2crd_strided(idx, s, d)).collect::<Result<_>>()?))
         }
         (IntTuple::Int(i), IntTuple::Int(s), IntTuple::Int(d)) => {
             if d.has_basis() {
-                return Err(Error::new("idx2crd", format!("the stride {d} is a basis element; idx2crd needs integer strides")));
+                return Err(Error::new(
+                    "idx2crd",
+                    format!("the stride {d} is a basis element; idx2crd needs integer strides"),
+                ));
             }
             if s.is(1) {
                 return Ok(IntTuple::from(0));

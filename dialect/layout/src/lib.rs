@@ -11,9 +11,9 @@
 //! - [`expr`]: the `eval` expression language; [`cli`]: `layout eval|show`.
 
 pub mod cli;
-pub mod gmma;
 pub mod error;
 pub mod expr;
+pub mod gmma;
 pub mod int;
 pub mod int_tuple;
 pub mod layout;
@@ -27,7 +27,7 @@ pub use error::{Error, Result};
 pub use int::Int;
 pub use int_tuple::IntTuple;
 pub use layout::{crd2idx, idx2crd, idx2crd_strided, Layout};
-pub use ops::*;
 pub use mma::{MmaAtom, MmaKind, MmaOperand, TiledMma};
+pub use ops::*;
 pub use swizzle::{ComposedLayout, Swizzle};
 pub use tiler::Tiler;

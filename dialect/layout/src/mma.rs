@@ -100,10 +100,46 @@ const B_8X8_TF32: &str = "((4,8),2):((8,1),32)";
 const A_64X16_RS: &str = "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))";
 
 const ATOMS: &[MmaAtom] = &[
-    MmaAtom { name: "SM80_16x8x16_F32F16F16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f32", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
-    MmaAtom { name: "SM80_16x8x16_F16F16F16F16_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", shape_mnk: [16, 8, 16], a: "f16", b: "f16", c: "f16", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
-    MmaAtom { name: "SM80_16x8x16_F32BF16BF16F32_TN", ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", shape_mnk: [16, 8, 16], a: "bf16", b: "bf16", c: "f32", tv: [A_16X16, B_8X16, C_16X8], kind: MmaKind::Warp },
-    MmaAtom { name: "SM80_16x8x8_F32TF32TF32F32_TN", ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", shape_mnk: [16, 8, 8], a: "tf32", b: "tf32", c: "f32", tv: [A_16X8_TF32, B_8X8_TF32, C_16X8], kind: MmaKind::Warp },
+    MmaAtom {
+        name: "SM80_16x8x16_F32F16F16F32_TN",
+        ptx: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        shape_mnk: [16, 8, 16],
+        a: "f16",
+        b: "f16",
+        c: "f32",
+        tv: [A_16X16, B_8X16, C_16X8],
+        kind: MmaKind::Warp,
+    },
+    MmaAtom {
+        name: "SM80_16x8x16_F16F16F16F16_TN",
+        ptx: "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+        shape_mnk: [16, 8, 16],
+        a: "f16",
+        b: "f16",
+        c: "f16",
+        tv: [A_16X16, B_8X16, C_16X8],
+        kind: MmaKind::Warp,
+    },
+    MmaAtom {
+        name: "SM80_16x8x16_F32BF16BF16F32_TN",
+        ptx: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        shape_mnk: [16, 8, 16],
+        a: "bf16",
+        b: "bf16",
+        c: "f32",
+        tv: [A_16X16, B_8X16, C_16X8],
+        kind: MmaKind::Warp,
+    },
+    MmaAtom {
+        name: "SM80_16x8x8_F32TF32TF32F32_TN",
+        ptx: "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        shape_mnk: [16, 8, 8],
+        a: "tf32",
+        b: "tf32",
+        c: "f32",
+        tv: [A_16X8_TF32, B_8X8_TF32, C_16X8],
+        kind: MmaKind::Warp,
+    },
 ];
 
 impl MmaAtom {
@@ -115,7 +151,11 @@ impl MmaAtom {
     /// The atom for inputs `ab`, accumulator `acc` and shape (M,N,K), as CuTe DSL's
     /// `MmaF16BF16Op(ab, acc, shape)` / `MmaTF32Op` pick it.
     pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
-        if let Some(a) = ATOMS.iter().chain(wgmma_atoms()).find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape && a.kind != MmaKind::WarpgroupRS) {
+        if let Some(a) = ATOMS
+            .iter()
+            .chain(wgmma_atoms())
+            .find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape && a.kind != MmaKind::WarpgroupRS)
+        {
             return Ok(a);
         }
         if shape[0] == 64 && shape[2] == 16 {
@@ -125,9 +165,18 @@ impl MmaAtom {
             } else {
                 format!("the wgmma atoms take {}", types.join(", "))
             };
-            return Err(Error::new("make_mma_atom", format!("no wgmma atom for {ab} inputs, {acc} accumulator and shape ({},{},{}): {why}", shape[0], shape[1], shape[2])));
+            return Err(Error::new(
+                "make_mma_atom",
+                format!(
+                    "no wgmma atom for {ab} inputs, {acc} accumulator and shape ({},{},{}): {why}",
+                    shape[0], shape[1], shape[2]
+                ),
+            ));
         }
-        let offered: Vec<String> = ATOMS.iter().map(|a| format!("{}x{}->{} ({},{},{})", a.a, a.b, a.c, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2])).collect();
+        let offered: Vec<String> = ATOMS
+            .iter()
+            .map(|a| format!("{}x{}->{} ({},{},{})", a.a, a.b, a.c, a.shape_mnk[0], a.shape_mnk[1], a.shape_mnk[2]))
+            .collect();
         Err(Error::new(
             "make_mma_atom",
             format!(
@@ -148,7 +197,10 @@ impl MmaAtom {
         if !ss.is_wgmma() {
             return Err(Error::new("make_mma_atom", format!("A from registers is a wgmma option; ({},{},{}) is an mma.sync atom ({}), which reads A from registers always", shape[0], shape[1], shape[2], ss.name)));
         }
-        wgmma_atoms().iter().find(|a| a.kind == MmaKind::WarpgroupRS && a.a == ab && a.c == acc && a.shape_mnk == shape).ok_or_else(|| Error::new("make_mma_atom", format!("no RS atom for {}", ss.name)))
+        wgmma_atoms()
+            .iter()
+            .find(|a| a.kind == MmaKind::WarpgroupRS && a.a == ab && a.c == acc && a.shape_mnk == shape)
+            .ok_or_else(|| Error::new("make_mma_atom", format!("no RS atom for {}", ss.name)))
     }
 
     /// The SM80 `mma.sync` atoms (the wgmma atoms are many: [`MmaAtom::find`] them).
@@ -213,7 +265,8 @@ impl MmaAtom {
 }
 
 /// The wgmma input and accumulator types: (A/B, C, CuTe's type part of the name).
-const WGMMA_TYPES: [(&str, &str, &str); 3] = [("bf16", "f32", "F32BF16BF16"), ("f16", "f32", "F32F16F16"), ("f16", "f16", "F16F16F16")];
+const WGMMA_TYPES: [(&str, &str, &str); 3] =
+    [("bf16", "f32", "F32BF16BF16"), ("f16", "f32", "F32F16F16"), ("f16", "f16", "F16F16F16")];
 
 /// The sm_90a warpgroup atoms with both operands in shared memory, K-major (CuTe's
 /// `SM90_64xNx16_F32BF16BF16_SS<Major::K, Major::K>`, ...): M = 64, K = 16, N = 8, 16, ..., 256. A
@@ -240,7 +293,11 @@ fn wgmma_atoms() -> &'static [MmaAtom] {
                         a: ab,
                         b: ab,
                         c: acc,
-                        tv: [a_tv, leak(format!("(128,({n},16)):(0,(1,{n}))")), leak(format!("((4,8,4),(2,2,{})):((128,1,16),(64,8,512))", n / 8))],
+                        tv: [
+                            a_tv,
+                            leak(format!("(128,({n},16)):(0,(1,{n}))")),
+                            leak(format!("((4,8,4),(2,2,{})):((128,1,16),(64,8,512))", n / 8)),
+                        ],
                         kind,
                     });
                 }
@@ -253,7 +310,11 @@ fn wgmma_atoms() -> &'static [MmaAtom] {
 impl fmt::Display for MmaAtom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [m, n, k] = self.shape_mnk;
-        write!(f, "MMA_Atom({}, shape ({m},{n},{k}), TV A {}, B {}, C {})", self.name, self.tv[0], self.tv[1], self.tv[2])
+        write!(
+            f,
+            "MMA_Atom({}, shape ({m},{n},{k}), TV A {}, B {}, C {})",
+            self.name, self.tv[0], self.tv[1], self.tv[2]
+        )
     }
 }
 
@@ -273,20 +334,45 @@ impl TiledMma {
     pub fn new(atom: &'static MmaAtom, atom_layout: [i64; 3], permutation: Option<[i64; 3]>) -> Result<TiledMma> {
         const OP: &str = "make_tiled_mma";
         if atom_layout.iter().any(|&x| x <= 0) {
-            return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs positive extents", atom_layout[0], atom_layout[1], atom_layout[2])));
+            return Err(Error::new(
+                OP,
+                format!(
+                    "the atom layout ({},{},{}) needs positive extents",
+                    atom_layout[0], atom_layout[1], atom_layout[2]
+                ),
+            ));
         }
         let threads = atom.threads() * atom_layout.iter().product::<i64>();
         if threads > 1024 {
-            return Err(Error::new(OP, format!("the atom layout ({},{},{}) needs {threads} threads; a block has at most 1024", atom_layout[0], atom_layout[1], atom_layout[2])));
+            return Err(Error::new(
+                OP,
+                format!(
+                    "the atom layout ({},{},{}) needs {threads} threads; a block has at most 1024",
+                    atom_layout[0], atom_layout[1], atom_layout[2]
+                ),
+            ));
         }
         if atom.is_wgmma() && atom_layout[2] != 1 {
-            return Err(Error::new(OP, format!("the atom layout ({},{},{}) splits K over warpgroups; wgmma atoms tile M and N only (K = 1)", atom_layout[0], atom_layout[1], atom_layout[2])));
+            return Err(Error::new(
+                OP,
+                format!(
+                    "the atom layout ({},{},{}) splits K over warpgroups; wgmma atoms tile M and N only (K = 1)",
+                    atom_layout[0], atom_layout[1], atom_layout[2]
+                ),
+            ));
         }
         let base = [0, 1, 2].map(|i| atom.shape_mnk[i] * atom_layout[i]);
         let tile = permutation.unwrap_or(base);
         for i in 0..3 {
             if tile[i] <= 0 || tile[i] % base[i] != 0 {
-                return Err(Error::at(OP, i, format!("the permutation size {} is not a multiple of atom {} x layout {} = {}", tile[i], atom.shape_mnk[i], atom_layout[i], base[i])));
+                return Err(Error::at(
+                    OP,
+                    i,
+                    format!(
+                        "the permutation size {} is not a multiple of atom {} x layout {} = {}",
+                        tile[i], atom.shape_mnk[i], atom_layout[i], base[i]
+                    ),
+                ));
             }
         }
         Ok(TiledMma { atom, atom_layout, tile })
@@ -312,7 +398,8 @@ impl TiledMma {
         let [tp, tq] = self.tile_of(op);
         let [ap, aq] = self.atom.tile(op);
         // The atom's TV layout, re-embedded from its own (ap,aq) tile into the (tp,tq) tile.
-        let embed = Layout::new(IntTuple::Tuple(vec![ap.into(), aq.into()]), IntTuple::Tuple(vec![1.into(), tp.into()]))?;
+        let embed =
+            Layout::new(IntTuple::Tuple(vec![ap.into(), aq.into()]), IntTuple::Tuple(vec![1.into(), tp.into()]))?;
         let atom = composition(&embed, &self.atom.layout_tv(op))?;
         let (thr_v, frg_v) = (atom.mode(0)?, atom.mode(1)?);
         let mut thr = vec![thr_v];
@@ -375,7 +462,14 @@ impl TiledMma {
                 8 => " (use ldmatrix.x4)",
                 _ => "",
             };
-            let hint = if values == want / 2 { format!("; or double the tiled MMA's {} tile (its permutation) so each warp covers two atoms", if op == MmaOperand::A { "M" } else { "N" }) } else { String::new() };
+            let hint = if values == want / 2 {
+                format!(
+                    "; or double the tiled MMA's {} tile (its permutation) so each warp covers two atoms",
+                    if op == MmaOperand::A { "M" } else { "N" }
+                )
+            } else {
+                String::new()
+            };
             return Err(Error::new(OP, format!("ldmatrix.x{matrices} fills {want} values per thread, but each thread holds {values} values of the {} tile{fits}{hint}", op.name())));
         }
         let threads = self.threads();
@@ -386,12 +480,21 @@ impl TiledMma {
         let exchange = if transposed {
             Layout::new(
                 t(vec![t(vec![t(vec![2.into(), 4.into(), m.into(), (4 / m).into()]), warps.into()]), 8.into()]),
-                t(vec![t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into(), 0.into()]), 32.into()]), 4.into()]),
+                t(vec![
+                    t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into(), 0.into()]), 32.into()]),
+                    4.into(),
+                ]),
             )?
         } else {
             Layout::new(
-                t(vec![t(vec![t(vec![8.into(), m.into(), (4 / m).into()]), warps.into()]), t(vec![2.into(), 4.into()])]),
-                t(vec![t(vec![t(vec![4.into(), (2 * threads).into(), 0.into()]), 32.into()]), t(vec![threads.into(), 1.into()])]),
+                t(vec![
+                    t(vec![t(vec![8.into(), m.into(), (4 / m).into()]), warps.into()]),
+                    t(vec![2.into(), 4.into()]),
+                ]),
+                t(vec![
+                    t(vec![t(vec![4.into(), (2 * threads).into(), 0.into()]), 32.into()]),
+                    t(vec![threads.into(), 1.into()]),
+                ]),
             )?
         };
         composition(&tv, &exchange).map_err(|e| e.within(OP))
@@ -405,12 +508,16 @@ impl TiledMma {
         let tv = self.layout_tv(op)?;
         let [tp, tq] = self.tile_of(op);
         let tile = IntTuple::Tuple(vec![tp.into(), tq.into()]);
-        let (part, offset) = tv_partition(l, &tv, &tile, tid).map_err(|e| e.within(&format!("partition_{}", op.name())))?;
+        let (part, offset) =
+            tv_partition(l, &tv, &tile, tid).map_err(|e| e.within(&format!("partition_{}", op.name())))?;
         // part is (V, RestP, RestQ, Extra...) with V = FrgV or (FrgV, RepP[, RepQ]): move the repeats
         // out. Modes past the operand's two (pipeline stages, k-tiles) stay as they are.
         let modes = part.modes();
         if modes.len() < 3 {
-            return Err(Error::new("partition", format!("the {} operand needs a tensor of rank 2 or more, found {l}", op.name())));
+            return Err(Error::new(
+                "partition",
+                format!("the {} operand needs a tensor of rank 2 or more, found {l}", op.name()),
+            ));
         }
         let frg = self.atom.layout_tv(op).mode(1)?.size()?;
         let v = &modes[0];
@@ -439,7 +546,12 @@ impl fmt::Display for TiledMma {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [m, n, k] = self.tile;
         let [lm, ln, lk] = self.atom_layout;
-        write!(f, "TiledMMA({}, atom layout ({lm},{ln},{lk}), tile ({m},{n},{k}), {} threads", self.atom.name, self.threads())?;
+        write!(
+            f,
+            "TiledMMA({}, atom layout ({lm},{ln},{lk}), tile ({m},{n},{k}), {} threads",
+            self.atom.name,
+            self.threads()
+        )?;
         for op in [MmaOperand::A, MmaOperand::B, MmaOperand::C] {
             match self.layout_tv(op) {
                 Ok(l) => write!(f, ", TV {} {l}", op.name())?,
@@ -606,7 +718,10 @@ mod tests {
             let dst = tm.layout_tv(op).unwrap();
             let [p, _] = tm.tile_of(op);
             for warp in 0..4 {
-                let mut want: Vec<i64> = (0..32).flat_map(|l| (0..8).map(move |v| (32 * warp + l, v))).map(|(t, v)| at(&dst, t, v)).collect();
+                let mut want: Vec<i64> = (0..32)
+                    .flat_map(|l| (0..8).map(move |v| (32 * warp + l, v)))
+                    .map(|(t, v)| at(&dst, t, v))
+                    .collect();
                 let mut got = Vec::new();
                 for lane in 0..32 {
                     let t = 32 * warp + lane;
@@ -627,14 +742,23 @@ mod tests {
                         for e in 0..2 {
                             let row_lane = 32 * warp + 8 * j + lane / 4;
                             let loaded = at(&src, row_lane, 2 * (lane % 4) + e);
-                            assert_eq!(loaded, at(&dst, 32 * warp + lane, 2 * j + e), "{} lane {lane} register {j}.{e}", op.name());
+                            assert_eq!(
+                                loaded,
+                                at(&dst, 32 * warp + lane, 2 * j + e),
+                                "{} lane {lane} register {j}.{e}",
+                                op.name()
+                            );
                         }
                     }
                 }
             }
         }
         let no_perm = TiledMma::new(atom, [2, 2, 1], None).unwrap();
-        assert!(no_perm.ldmatrix_tv(MmaOperand::B, 4, false).unwrap_err().to_string().contains("double the tiled MMA's N tile"));
+        assert!(no_perm
+            .ldmatrix_tv(MmaOperand::B, 4, false)
+            .unwrap_err()
+            .to_string()
+            .contains("double the tiled MMA's N tile"));
     }
 
     /// ldmatrix.x4.trans on an M- or N-major tile: each lane's row is 8 consecutive elements along
@@ -651,7 +775,12 @@ mod tests {
                     let t = 32 * warp + lane;
                     let first = at(&src, t, 0);
                     for w in 0..8 {
-                        assert_eq!(at(&src, t, w), first + w, "{} thread {t} element {w}: rows run along the first mode", op.name());
+                        assert_eq!(
+                            at(&src, t, w),
+                            first + w,
+                            "{} thread {t} element {w}: rows run along the first mode",
+                            op.name()
+                        );
                     }
                     for j in 0..4 {
                         for e in 0..2 {
@@ -679,7 +808,12 @@ mod tests {
                 for lane in 0..32 {
                     let t = 32 * warp + lane;
                     for w in 0..8 {
-                        assert_eq!(at(&src, t, w), at(&src, 32 * warp + lane % 16, w), "lane {lane} repeats lane {}", lane % 16);
+                        assert_eq!(
+                            at(&src, t, w),
+                            at(&src, 32 * warp + lane % 16, w),
+                            "lane {lane} repeats lane {}",
+                            lane % 16
+                        );
                     }
                     for j in 0..2 {
                         for e in 0..2 {
@@ -688,7 +822,11 @@ mod tests {
                             } else {
                                 at(&src, 32 * warp + 8 * j + lane / 4, 2 * (lane % 4) + e)
                             };
-                            assert_eq!(loaded, at(&dst, t, 2 * j + e), "trans {transposed} lane {lane} register {j}.{e}");
+                            assert_eq!(
+                                loaded,
+                                at(&dst, t, 2 * j + e),
+                                "trans {transposed} lane {lane} register {j}.{e}"
+                            );
                         }
                     }
                 }

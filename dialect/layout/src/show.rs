@@ -57,7 +57,12 @@ fn layout_grid(title: String, l: &Layout, f: &dyn Fn(&IntTuple) -> Result<IntTup
     let (rows, cols, two_d) = match l.rank() {
         1 => (1, static_size(l.size(), "the layout")?, false),
         2 => (static_size(l.mode(0)?.size(), "mode 0")?, static_size(l.mode(1)?.size(), "mode 1")?, true),
-        r => return Err(Error::new("show", format!("cannot draw a rank-{r} layout; group its modes to rank 2 first (group_modes)"))),
+        r => {
+            return Err(Error::new(
+                "show",
+                format!("cannot draw a rank-{r} layout; group its modes to rank 2 first (group_modes)"),
+            ))
+        }
     };
     if rows.saturating_mul(cols) as i64 > MAX_CELLS {
         return Err(Error::new("show", format!("{rows}x{cols} cells exceed the limit of {MAX_CELLS}")));
@@ -124,7 +129,9 @@ pub fn grid_of(v: &Value) -> Result<Grid> {
             (Some(tiler), Value::Layout(tv)) => tv_grid(tiler, tv),
             _ => Err(Error::new("show", "expected a layout or a (tiler, TV layout) pair")),
         },
-        Value::MmaAtom(_) | Value::TiledMma(_) => Err(Error::new("show", "an MMA is drawn as three panels: use picture_of")),
+        Value::MmaAtom(_) | Value::TiledMma(_) => {
+            Err(Error::new("show", "an MMA is drawn as three panels: use picture_of"))
+        }
         other => v
             .to_layout()
             .map(|l| layout_grid(l.to_string(), &l, &|c| l.eval_coord(c, None)))
@@ -168,7 +175,10 @@ fn operand_grid(t: &TiledMma, op: MmaOperand) -> Result<Grid> {
         for v in 0..nv {
             let idx = static_value(tv.eval(&crate::tup![th as i64, v as i64])?)?;
             if idx < 0 || idx as usize >= p * q {
-                return Err(Error::new("show", format!("{} T{th}V{v} maps to {idx}, outside the {p}x{q} tile", op.name())));
+                return Err(Error::new(
+                    "show",
+                    format!("{} T{th}V{v} maps to {idx}, outside the {p}x{q} tile", op.name()),
+                ));
             }
             // Column-major in the operand's (p,q) tile.
             let (r, c) = (idx as usize % p, idx as usize / p);
@@ -180,7 +190,10 @@ fn operand_grid(t: &TiledMma, op: MmaOperand) -> Result<Grid> {
         }
     }
     if let Some(k) = cells.iter().position(Option::is_none) {
-        return Err(Error::new("show", format!("no thread holds element ({},{}) of {}", k / cols, k % cols, op.name())));
+        return Err(Error::new(
+            "show",
+            format!("no thread holds element ({},{}) of {}", k / cols, k % cols, op.name()),
+        ));
     }
     Ok(Grid { title: op.name().to_string(), rows, cols, cells })
 }
@@ -189,9 +202,13 @@ fn operand_grid(t: &TiledMma, op: MmaOperand) -> Result<Grid> {
 pub fn mma_picture(t: &TiledMma) -> Result<MmaPicture> {
     let [m, n, k] = t.tile;
     let [lm, ln, lk] = t.atom_layout;
-    let title = format!("TiledMMA({}, atom layout ({lm},{ln},{lk}), tile ({m},{n},{k}), {} threads)", t.atom.name, t.threads());
+    let title =
+        format!("TiledMMA({}, atom layout ({lm},{ln},{lk}), tile ({m},{n},{k}), {} threads)", t.atom.name, t.threads());
     if (m * k + k * n + m * n) > MAX_CELLS {
-        return Err(Error::new("show", format!("the {m}x{n}x{k} tile's {} cells exceed the limit of {MAX_CELLS}", m * k + k * n + m * n)));
+        return Err(Error::new(
+            "show",
+            format!("the {m}x{n}x{k} tile's {} cells exceed the limit of {MAX_CELLS}", m * k + k * n + m * n),
+        ));
     }
     // One warp over the atom's own tile: the atom's TV layouts (the same functions, without the
     // tiled layout's unit warp modes).
@@ -203,7 +220,13 @@ pub fn mma_picture(t: &TiledMma) -> Result<MmaPicture> {
         format!("C (M,N) = ({m},{n}): TV {}", tv(MmaOperand::C)?),
         "a cell is T<thread>V<value>; an element several threads hold shows the lowest thread".to_string(),
     ];
-    Ok(MmaPicture { title, legend, a: operand_grid(t, MmaOperand::A)?, b: operand_grid(t, MmaOperand::B)?, c: operand_grid(t, MmaOperand::C)? })
+    Ok(MmaPicture {
+        title,
+        legend,
+        a: operand_grid(t, MmaOperand::A)?,
+        b: operand_grid(t, MmaOperand::B)?,
+        c: operand_grid(t, MmaOperand::C)?,
+    })
 }
 
 /// Any picture `show` draws: a grid, or an MMA's three panels.
@@ -241,7 +264,9 @@ impl Picture {
     pub fn summary(&self) -> String {
         match self {
             Picture::Grid(g) => format!("{}x{} cells", g.rows, g.cols),
-            Picture::Mma(p) => format!("A {}x{}, B {}x{}, C {}x{} cells", p.a.rows, p.a.cols, p.b.rows, p.b.cols, p.c.rows, p.c.cols),
+            Picture::Mma(p) => {
+                format!("A {}x{}, B {}x{}, C {}x{} cells", p.a.rows, p.a.cols, p.b.rows, p.b.cols, p.c.rows, p.c.cols)
+            }
         }
     }
 }
@@ -260,7 +285,14 @@ impl Picture {
 /// ```
 fn mma_to_text(p: &MmaPicture) -> String {
     let (a, b, c) = (&p.a, &p.b, &p.c);
-    let w = [a, b, c].iter().flat_map(|g| g.cells.iter().flatten()).map(|c| c.0.len()).max().unwrap_or(1).max(a.cols.max(c.cols).saturating_sub(1).to_string().len()) + 2;
+    let w = [a, b, c]
+        .iter()
+        .flat_map(|g| g.cells.iter().flatten())
+        .map(|c| c.0.len())
+        .max()
+        .unwrap_or(1)
+        .max(a.cols.max(c.cols).saturating_sub(1).to_string().len())
+        + 2;
     // Row numbers: A's m on the far left; B's k and C's m in the gap between A and C.
     let rl = a.rows.max(b.rows).saturating_sub(1).to_string().len().max(1);
     let a_width = 1 + a.cols * (w + 1);
@@ -315,14 +347,33 @@ fn mma_to_text(p: &MmaPicture) -> String {
 
 /// One panel of an MMA's SVG: a `<g id="A|B|C">` of `<rect class="cell">`s with column numbers
 /// above and row numbers to the left.
-fn svg_panel(s: &mut String, g: &Grid, (x0, y0): (usize, usize), (cw, ch): (usize, usize), (row_axis, col_axis): (&str, &str)) {
+fn svg_panel(
+    s: &mut String,
+    g: &Grid,
+    (x0, y0): (usize, usize),
+    (cw, ch): (usize, usize),
+    (row_axis, col_axis): (&str, &str),
+) {
     let _ = writeln!(s, r#"<g id="{}">"#, g.title);
-    let _ = writeln!(s, r#"<text class="panel" x="{}" y="{}" font-size="16" font-weight="bold" text-anchor="end">{}</text>"#, x0 - 6, y0 - 8, g.title);
+    let _ = writeln!(
+        s,
+        r#"<text class="panel" x="{}" y="{}" font-size="16" font-weight="bold" text-anchor="end">{}</text>"#,
+        x0 - 6,
+        y0 - 8,
+        g.title
+    );
     let _ = writeln!(s, r#"<text class="axis" x="{}" y="{}">{col_axis}</text>"#, x0 + g.cols * cw + 4, y0 - 6);
-    let _ = writeln!(s, r#"<text class="axis" x="{}" y="{}" text-anchor="end">{row_axis}</text>"#, x0 - 6, y0 + g.rows * ch + 14);
+    let _ = writeln!(
+        s,
+        r#"<text class="axis" x="{}" y="{}" text-anchor="end">{row_axis}</text>"#,
+        x0 - 6,
+        y0 + g.rows * ch + 14
+    );
     svg_cells(s, g, (x0, y0), (cw, ch));
-    s.push_str("</g>
-");
+    s.push_str(
+        "</g>
+",
+    );
 }
 
 /// SVG of an MMA picture: the legend on top, then B above C and A left of C, cells coloured by
@@ -354,14 +405,25 @@ fn mma_to_svg(p: &MmaPicture) -> String {
     svg_panel(&mut s, b, (xc, yb), (cw, ch), ("k", "n"));
     svg_panel(&mut s, a, (xa, yc), (cw, ch), ("m", "k"));
     svg_panel(&mut s, c, (xc, yc), (cw, ch), ("m", "n"));
-    s.push_str("</svg>
-");
+    s.push_str(
+        "</svg>
+",
+    );
     s
 }
 
 /// Terminal picture, in the style of CuTe's print_layout.
 pub fn to_text(g: &Grid) -> String {
-    let w = g.cells.iter().flatten().map(|c| c.0.len()).max().unwrap_or(1).max(g.cols.saturating_sub(1).to_string().len()).max(1) + 2;
+    let w = g
+        .cells
+        .iter()
+        .flatten()
+        .map(|c| c.0.len())
+        .max()
+        .unwrap_or(1)
+        .max(g.cols.saturating_sub(1).to_string().len())
+        .max(1)
+        + 2;
     let rw = g.rows.saturating_sub(1).to_string().len();
     let mut s = String::new();
     let _ = writeln!(s, "{}", g.title);
@@ -408,10 +470,20 @@ fn colour(key: i64) -> String {
 /// coloured by key, with the top-left cell at (x0, y0).
 fn svg_cells(s: &mut String, g: &Grid, (x0, y0): (usize, usize), (cw, ch): (usize, usize)) {
     for n in 0..g.cols {
-        let _ = writeln!(s, r#"<text class="col" x="{}" y="{}" text-anchor="middle">{n}</text>"#, x0 + n * cw + cw / 2, y0 - 6);
+        let _ = writeln!(
+            s,
+            r#"<text class="col" x="{}" y="{}" text-anchor="middle">{n}</text>"#,
+            x0 + n * cw + cw / 2,
+            y0 - 6
+        );
     }
     for m in 0..g.rows {
-        let _ = writeln!(s, r#"<text class="row" x="{}" y="{}" text-anchor="end">{m}</text>"#, x0 - 6, y0 + m * ch + ch / 2 + 4);
+        let _ = writeln!(
+            s,
+            r#"<text class="row" x="{}" y="{}" text-anchor="end">{m}</text>"#,
+            x0 - 6,
+            y0 + m * ch + ch / 2 + 4
+        );
         for n in 0..g.cols {
             let (x, y) = (x0 + n * cw, y0 + m * ch);
             match &g.cells[m * g.cols + n] {
@@ -426,7 +498,10 @@ fn svg_cells(s: &mut String, g: &Grid, (x0, y0): (usize, usize), (cw, ch): (usiz
                     );
                 }
                 None => {
-                    let _ = writeln!(s, r#"<rect class="cell" x="{x}" y="{y}" width="{cw}" height="{ch}" fill="white" stroke="black"/>"#);
+                    let _ = writeln!(
+                        s,
+                        r#"<rect class="cell" x="{x}" y="{y}" width="{cw}" height="{ch}" fill="white" stroke="black"/>"#
+                    );
                 }
             }
         }

@@ -45,7 +45,10 @@ impl Swizzle {
             return Err(Error::new("swizzle", format!("S<{bits},{base},{shift}> needs |S| >= B, or the bits read (YYY) and the bits written (ZZZ) would overlap")));
         }
         if bits + base + shift.abs() > 62 {
-            return Err(Error::new("swizzle", format!("S<{bits},{base},{shift}> spans more bits than the 64-bit index type")));
+            return Err(Error::new(
+                "swizzle",
+                format!("S<{bits},{base},{shift}> spans more bits than the 64-bit index type"),
+            ));
         }
         Ok(Swizzle { bits: bits as u32, base: base as u32, shift: shift as i32 })
     }
@@ -102,10 +105,18 @@ impl ComposedLayout {
     pub fn new(swizzle: Swizzle, offset: Int, layout: Layout) -> Result<ComposedLayout> {
         const OP: &str = "make_composed_layout";
         if offset.has_basis() {
-            return Err(Error::new(OP, format!("the offset {offset} is a coordinate, not an index; a swizzle acts on integer indices")));
+            return Err(Error::new(
+                OP,
+                format!("the offset {offset} is a coordinate, not an index; a swizzle acts on integer indices"),
+            ));
         }
         if layout.has_basis_strides() {
-            return Err(Error::new(OP, format!("the layout {layout} has basis strides (it maps to coordinates); a swizzle acts on integer indices")));
+            return Err(Error::new(
+                OP,
+                format!(
+                    "the layout {layout} has basis strides (it maps to coordinates); a swizzle acts on integer indices"
+                ),
+            ));
         }
         Ok(ComposedLayout { swizzle, offset, layout })
     }
@@ -114,7 +125,10 @@ impl ComposedLayout {
         let i = self.offset.add(&self.layout.eval(crd)?)?;
         match i {
             Int::S(v) => Ok(Int::S(self.swizzle.apply(v))),
-            Int::D(_) => Err(Error::new("swizzle", format!("the index {i} is dynamic; a swizzle of a dynamic index cannot be folded"))),
+            Int::D(_) => Err(Error::new(
+                "swizzle",
+                format!("the index {i} is dynamic; a swizzle of a dynamic index cannot be folded"),
+            )),
         }
     }
 
@@ -175,7 +189,16 @@ mod tests {
 
     #[test]
     fn bad_swizzles_are_errors() {
-        for (b, m, s) in [(-1, 3, 3), (3, -1, 3), (3, 3, 2), (3, 3, -2), (3, 63, 3), (20, 30, 20), (i64::MAX, 0, 0), (0, 0, i64::MIN)] {
+        for (b, m, s) in [
+            (-1, 3, 3),
+            (3, -1, 3),
+            (3, 3, 2),
+            (3, 3, -2),
+            (3, 63, 3),
+            (20, 30, 20),
+            (i64::MAX, 0, 0),
+            (0, 0, i64::MIN),
+        ] {
             assert!(Swizzle::new(b, m, s).is_err(), "S<{b},{m},{s}> accepted");
         }
         let e = Swizzle::new(3, 3, 2).unwrap_err().to_string();
@@ -186,6 +209,11 @@ mod tests {
     fn composed_layout_rejects_coordinates() {
         let sw = Swizzle::new(1, 0, 1).unwrap();
         assert!(ComposedLayout::new(sw, Int::ZERO, Layout::identity(crate::tup![2, 2]).unwrap()).is_err());
-        assert!(ComposedLayout::new(sw, Int::basis(&[0], &Int::S(1)).unwrap(), Layout::col_major(IntTuple::from(4)).unwrap()).is_err());
+        assert!(ComposedLayout::new(
+            sw,
+            Int::basis(&[0], &Int::S(1)).unwrap(),
+            Layout::col_major(IntTuple::from(4)).unwrap()
+        )
+        .is_err());
     }
 }

@@ -45,7 +45,10 @@ impl Tiler {
             TilerView::ByMode(ts) => {
                 let modes = a.modes();
                 if ts.len() > modes.len() {
-                    return Err(Error::new(op, format!("the tiler {self} has {} modes but {a} has only {}", ts.len(), modes.len())));
+                    return Err(Error::new(
+                        op,
+                        format!("the tiler {self} has {} modes but {a} has only {}", ts.len(), modes.len()),
+                    ));
                 }
                 let mut out = Vec::with_capacity(modes.len());
                 for (i, m) in modes.into_iter().enumerate() {

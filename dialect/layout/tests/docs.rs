@@ -45,11 +45,17 @@ fn docs_transcripts_hold() {
     let lines: Vec<&str> = doc.lines().collect();
     let (mut checked, mut bad) = (0, Vec::new());
     for (k, line) in lines.iter().enumerate() {
-        let Some(cmd) = line.strip_prefix("$ cute-layout ").or_else(|| line.strip_prefix("$ cutec layout ")) else { continue };
+        let Some(cmd) = line.strip_prefix("$ cute-layout ").or_else(|| line.strip_prefix("$ cutec layout ")) else {
+            continue;
+        };
         let Some((verb, quoted)) = cmd.split_once(' ') else { continue };
         let Some(expr) = quoted.strip_prefix('\'').and_then(|q| q.strip_suffix('\'')) else { continue };
         // The output: the lines up to the next command or the end of the block.
-        let want: Vec<&str> = lines[k + 1..].iter().take_while(|l| !l.starts_with("$ ") && !l.starts_with("```")).map(|l| l.trim_end()).collect();
+        let want: Vec<&str> = lines[k + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
+            .map(|l| l.trim_end())
+            .collect();
         let args = [verb.to_string(), expr.to_string()];
         let (mut out, mut err) = (Vec::new(), Vec::new());
         cute_layout::cli::run(&args, &mut std::io::empty(), &mut out, &mut err);

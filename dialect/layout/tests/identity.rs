@@ -54,7 +54,10 @@ fn divides_and_composition_of_identity_layouts() {
     assert_eq!(ev("composition(make_identity_layout((4,8)), 6:2)"), "(2,3):(2@0,1@1)");
     assert_eq!(ev("composition(make_identity_layout((12,8)), <(2,3):(3,1), _>)"), "((2,3),8):((3@0,1@0),1@1)");
     // Dynamic shapes go through the divides.
-    assert_eq!(ev("zipped_divide(make_identity_layout((?,?{div=8})), (16,8))"), "((16,8),(?,?)):((1@0,1@1),(16@0,8@1))");
+    assert_eq!(
+        ev("zipped_divide(make_identity_layout((?,?{div=8})), (16,8))"),
+        "((16,8),(?,?)):((1@0,1@1),(16@0,8@1))"
+    );
     // Composition agrees with evaluation coordinate by coordinate.
     let a = Layout::identity(cute_layout::tup![6, 4]).unwrap();
     let t: Tiler = "(3,2)".parse().unwrap();
@@ -83,7 +86,10 @@ fn counting_tensors_slice_and_tile() {
     assert_eq!(ev("eval(local_tile(make_identity_tensor((128,64)), (16,8), (2,3)), (1,1))"), "(33,25)");
     assert_eq!(ev("local_partition(make_identity_tensor((8,8)), (4,2):(1,4), 5)"), "ArithTuple(1,1) o (2,4):(4@0,2@1)");
     assert_eq!(ev("slice(make_identity_tensor((4,8)), (_,3))"), "ArithTuple(0,3) o (4):(1@0)");
-    assert_eq!(ev("zipped_divide(make_identity_tensor((4,8)), (2,4))"), "ArithTuple(0,0) o ((2,4),(2,2)):((1@0,1@1),(2@0,4@1))");
+    assert_eq!(
+        ev("zipped_divide(make_identity_tensor((4,8)), (2,4))"),
+        "ArithTuple(0,0) o ((2,4),(2,2)):((1@0,1@1),(2@0,4@1))"
+    );
 }
 
 #[test]
@@ -109,7 +115,8 @@ fn show_draws_coordinates() {
     let g = cute_layout::show::grid_of(&eval_str("make_identity_layout((2,3))").unwrap()).unwrap();
     let t = cute_layout::show::to_text(&g);
     assert!(t.contains("| (0,0) | (0,1) | (0,2) |") && t.contains("| (1,0) | (1,1) | (1,2) |"), "{t}");
-    let g = cute_layout::show::grid_of(&eval_str("local_tile(make_identity_tensor((8,8)), (2,4), (1,1))").unwrap()).unwrap();
+    let g = cute_layout::show::grid_of(&eval_str("local_tile(make_identity_tensor((8,8)), (2,4), (1,1))").unwrap())
+        .unwrap();
     assert!(cute_layout::show::to_text(&g).contains("(3,7)"));
     assert!(cute_layout::show::grid_of(&eval_str("make_identity_layout((?,4))").unwrap()).is_err());
 }

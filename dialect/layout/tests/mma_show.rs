@@ -75,10 +75,14 @@ fn m16n8k16_picture_matches_the_ptx_fragment_tables() {
     let [a, b, c] = panels(&text, 16, 8);
     assert_eq!((a.len(), b.len(), c.len()), (16 * 16, 16 * 8, 16 * 8), "{text}");
     // The cells derived by hand in the header.
-    for ((m, k), want) in [((0, 0), "T0V0"), ((0, 1), "T0V1"), ((8, 0), "T0V2"), ((0, 8), "T0V4"), ((1, 2), "T5V0"), ((15, 15), "T31V7")] {
+    for ((m, k), want) in
+        [((0, 0), "T0V0"), ((0, 1), "T0V1"), ((8, 0), "T0V2"), ((0, 8), "T0V4"), ((1, 2), "T5V0"), ((15, 15), "T31V7")]
+    {
         assert_eq!(a[&(m, k)], want, "A({m},{k})");
     }
-    for ((k, n), want) in [((0, 0), "T0V0"), ((8, 0), "T0V2"), ((0, 1), "T4V0"), ((1, 0), "T0V1"), ((2, 0), "T1V0"), ((15, 7), "T31V3")] {
+    for ((k, n), want) in
+        [((0, 0), "T0V0"), ((8, 0), "T0V2"), ((0, 1), "T4V0"), ((1, 0), "T0V1"), ((2, 0), "T1V0"), ((15, 7), "T31V3")]
+    {
         assert_eq!(b[&(k, n)], want, "B(k={k},n={n})");
     }
     for ((m, n), want) in [((0, 0), "T0V0"), ((8, 1), "T0V3"), ((0, 2), "T1V0"), ((15, 7), "T31V3")] {
@@ -100,7 +104,10 @@ fn m16n8k16_picture_matches_the_ptx_fragment_tables() {
         }
     }
     // The title and legend: the atom's own TV layouts.
-    assert!(text.starts_with("TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (1,1,1), tile (16,8,16), 32 threads)\n"), "{text}");
+    assert!(
+        text.starts_with("TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (1,1,1), tile (16,8,16), 32 threads)\n"),
+        "{text}"
+    );
     assert!(text.contains("A (M,K) = (16,16), left of C: TV ((4,8),(2,2,2)):((32,1),(16,8,128))"), "{text}");
     assert!(text.contains("B (N,K) = (8,16), drawn K x N above C: TV ((4,8),(2,2)):((16,1),(8,64))"), "{text}");
     assert!(text.contains("C (M,N) = (16,8): TV ((4,8),(2,2)):((32,1),(16,8))"), "{text}");
@@ -159,7 +166,12 @@ fn mma_values_through_the_cli() {
     assert_eq!((code, out.as_str()), (0, "(((4,8),2,2,1),(2,2,2)):(((64,1),16,0,512),(32,8,256))\n"));
     let (code, out, _) = cli(&["eval", &format!("make_tiled_mma({ATOM}, (2,2,1), permutation: (32,32,16))")]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (2,2,1), tile (32,32,16), 128 threads, TV A "), "{out}");
+    assert!(
+        out.starts_with(
+            "TiledMMA(SM80_16x8x16_F32BF16BF16F32_TN, atom layout (2,2,1), tile (32,32,16), 128 threads, TV A "
+        ),
+        "{out}"
+    );
     // A TV layout alone draws as a layout; with its tile, as the TV picture (all holders shown).
     let (code, out, _) = cli(&["show", &format!("((32,16), layout_tv_A(make_tiled_mma({ATOM}, (2,2,1))))")]);
     assert_eq!(code, 0);
@@ -168,7 +180,10 @@ fn mma_values_through_the_cli() {
     // operands every thread of the warpgroup holds (the lowest thread shown).
     let (code, out, err) = cli(&["show", "make_mma_atom(bf16, f32, (64,64,16), a_src: \"rmem\")"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("TiledMMA(SM90_64x64x16_F32BF16BF16_RS") && out.contains("T127V7") && out.contains("T0V1023"), "{out}");
+    assert!(
+        out.contains("TiledMMA(SM90_64x64x16_F32BF16BF16_RS") && out.contains("T127V7") && out.contains("T0V1023"),
+        "{out}"
+    );
     let (code, _, err) = cli(&["show", "make_mma_atom(bf16, f32, (64,256,16))"]);
     assert_eq!(code, 0, "{err}");
     // Errors exit 1 with a message.

@@ -306,7 +306,6 @@ fn overflow_is_an_error_not_a_wrap() {
     assert!(e.to_string().contains("overflow"), "{e}");
 }
 
-
 #[test]
 fn extreme_integers_do_not_panic() {
     for src in [

@@ -7,7 +7,8 @@ use cute_layout::cli::run;
 /// quoted, and the document has one root.
 fn well_formed(svg: &str) -> Result<(), String> {
     let body = svg.trim_start();
-    let body = if body.starts_with("<?xml") { &body[body.find("?>").ok_or("unterminated prolog")? + 2..] } else { body };
+    let body =
+        if body.starts_with("<?xml") { &body[body.find("?>").ok_or("unterminated prolog")? + 2..] } else { body };
     let mut stack: Vec<String> = Vec::new();
     let mut roots = 0;
     let mut rest = body;
@@ -146,7 +147,10 @@ fn mma_svg_has_three_panels_one_rect_per_element() {
 #[test]
 fn mma_svg_reports_its_panels() {
     let path = std::env::temp_dir().join(format!("cute-layout-mma-{}.svg", std::process::id()));
-    let args: Vec<String> = ["show", "make_mma_atom(tf32, f32, (16,8,8))", "--svg", path.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
+    let args: Vec<String> = ["show", "make_mma_atom(tf32, f32, (16,8,8))", "--svg", path.to_str().unwrap()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     assert_eq!(run(&args, &mut std::io::empty(), &mut out, &mut err), 0);
     let _ = std::fs::remove_file(&path);

@@ -90,20 +90,20 @@ fn sm80_128_byte_swizzle_for_16_bit_data() {
     assert_eq!((z.yyy_mask(), z.zzz_mask()), (448, 56));
     for (x, want) in [
         (0, 0),
-        (7, 7),       // inside one 8-element vector: M = 3 bits never move
-        (8, 8),       // 8 & 448 = 0
-        (63, 63),     // all of row 0 is unchanged
-        (64, 72),     // 64 & 448 = 64; 64 >> 3 = 8; 64 ^ 8 = 72
-        (72, 64),     // 72 & 448 = 64; 72 ^ 8 = 64
-        (65, 73),     // 65 ^ 8
-        (128, 144),   // 128 >> 3 = 16; 128 ^ 16 = 144
-        (256, 288),   // 256 >> 3 = 32; 256 ^ 32 = 288
-        (448, 504),   // 448 >> 3 = 56; 448 ^ 56 = 504
-        (455, 511),   // 0b111_000_111 ^ 0b000_111_000 = 0b111_111_111
-        (511, 455),   // 511 & 448 = 448; 511 ^ 56 = 455
-        (512, 512),   // bit 9 is above YYY
-        (576, 584),   // 512 + 64: 576 & 448 = 64; 576 ^ 8 = 584
-        (1000, 976),  // 1000 = 0b11_1110_1000: & 448 = 448 -> 56; bits 3..5 are 0b101, ^ 0b111 = 0b010: 1000 - 40 + 16
+        (7, 7),      // inside one 8-element vector: M = 3 bits never move
+        (8, 8),      // 8 & 448 = 0
+        (63, 63),    // all of row 0 is unchanged
+        (64, 72),    // 64 & 448 = 64; 64 >> 3 = 8; 64 ^ 8 = 72
+        (72, 64),    // 72 & 448 = 64; 72 ^ 8 = 64
+        (65, 73),    // 65 ^ 8
+        (128, 144),  // 128 >> 3 = 16; 128 ^ 16 = 144
+        (256, 288),  // 256 >> 3 = 32; 256 ^ 32 = 288
+        (448, 504),  // 448 >> 3 = 56; 448 ^ 56 = 504
+        (455, 511),  // 0b111_000_111 ^ 0b000_111_000 = 0b111_111_111
+        (511, 455),  // 511 & 448 = 448; 511 ^ 56 = 455
+        (512, 512),  // bit 9 is above YYY
+        (576, 584),  // 512 + 64: 576 & 448 = 64; 576 ^ 8 = 584
+        (1000, 976), // 1000 = 0b11_1110_1000: & 448 = 448 -> 56; bits 3..5 are 0b101, ^ 0b111 = 0b010: 1000 - 40 + 16
     ] {
         assert_eq!(z.apply(x), want, "S<3,3,3>({x})");
         assert_eq!(ev(&format!("eval(make_swizzle(3,3,3), {x})")), want.to_string());
@@ -254,7 +254,11 @@ fn ldmatrix_phase(layout: &dyn Fn(i64, i64) -> i64, elem_bytes: i64, row0: i64, 
         let coords: Vec<(i64, i64)> = (0..per_row).map(|k| (row0 + t, col0 + k)).collect();
         let row = phase_bytes(layout, elem_bytes, &coords);
         assert_eq!(row[0] % 16, 0, "thread {t}: row {} is not 16-byte aligned", row0 + t);
-        assert!(row.windows(2).all(|w| w[1] == w[0] + elem_bytes), "thread {t}: row {} is not contiguous: {row:?}", row0 + t);
+        assert!(
+            row.windows(2).all(|w| w[1] == w[0] + elem_bytes),
+            "thread {t}: row {} is not contiguous: {row:?}",
+            row0 + t
+        );
         bytes.extend(row);
     }
     bytes
@@ -305,7 +309,11 @@ fn ldmatrix_of_an_8x64_bf16_row_major_tile() {
         let d = conflict_degree(ldmatrix_phase(&plain, 2, 0, 8 * j));
         assert!(d > 1, "block {j}: the unswizzled tile should conflict");
         assert_eq!(d, 8, "block {j}");
-        assert_eq!(conflict_degree(ldmatrix_phase(&swizzled, 2, 0, 8 * j)), 1, "block {j}: the swizzled tile conflicts");
+        assert_eq!(
+            conflict_degree(ldmatrix_phase(&swizzled, 2, 0, 8 * j)),
+            1,
+            "block {j}: the swizzled tile conflicts"
+        );
     }
 }
 
@@ -344,7 +352,8 @@ fn mma_fragment_loads_of_32_threads() {
     let plain = smem("(8,64):(64,1)");
     let swizzled = smem("S<3,3,3> o 0 o (8,64):(64,1)");
     for j in 0..8 {
-        let coords: Vec<(i64, i64)> = (0..32).flat_map(|l| [(l / 4, 8 * j + 2 * (l % 4)), (l / 4, 8 * j + 2 * (l % 4) + 1)]).collect();
+        let coords: Vec<(i64, i64)> =
+            (0..32).flat_map(|l| [(l / 4, 8 * j + 2 * (l % 4)), (l / 4, 8 * j + 2 * (l % 4) + 1)]).collect();
         assert_eq!(conflict_degree(phase_bytes(&plain, 2, &coords)), 8, "block {j}");
         assert_eq!(conflict_degree(phase_bytes(&swizzled, 2, &coords)), 1, "block {j}");
     }
@@ -373,7 +382,11 @@ fn each_atom_is_conflict_free_for_its_row_width() {
     ] {
         let tiled = format!("tile_to_shape({atom}, ({rows},{cols}))");
         let Value::Composed(c) = eval_str(&tiled).unwrap() else { panic!("{tiled} is not a composed layout") };
-        assert_eq!(ldmatrix_degree_everywhere(&c.layout.to_string(), elem_bytes, rows, cols), plain, "{tiled} without its swizzle");
+        assert_eq!(
+            ldmatrix_degree_everywhere(&c.layout.to_string(), elem_bytes, rows, cols),
+            plain,
+            "{tiled} without its swizzle"
+        );
         assert_eq!(ldmatrix_degree_everywhere(&tiled, elem_bytes, rows, cols), swizzled, "{tiled}");
     }
 }
@@ -483,7 +496,8 @@ fn the_cli_evaluates_and_draws_swizzles() {
     };
     let (code, out, _) = run(&["eval", "tile_to_shape(composition(make_swizzle(3,3,3), (8,64):(64,1)), (128,64))"], "");
     assert_eq!((code, out.as_str()), (0, "S<3,3,3> o 0 o (128,64):(64,1)\n"));
-    let (code, out, _) = run(&["eval", "-"], "make_swizzle(2,3,3)\neval(S<3,3,3> o 0 o (8,64):(64,1), (1,0))\nmake_swizzle(3,3,1)\n");
+    let (code, out, _) =
+        run(&["eval", "-"], "make_swizzle(2,3,3)\neval(S<3,3,3> o 0 o (8,64):(64,1), (1,0))\nmake_swizzle(3,3,1)\n");
     assert_eq!(code, 0);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[..2], ["S<2,3,3>", "72"]);

@@ -22,7 +22,11 @@ fn run() -> Result<bool> {
     let da = DeviceBuffer::from_host(&stream, &a)?;
     let db = DeviceBuffer::from_host(&stream, &b)?;
     let dc = DeviceBuffer::<f32>::zeros(&stream, n)?;
-    k.launch_checked(&stream, LaunchConfig::linear(n as u64, 256)?, &[Arg::tensor(da.view_1d()), Arg::tensor(db.view_1d()), Arg::tensor(dc.view_1d())])?;
+    k.launch_checked(
+        &stream,
+        LaunchConfig::linear(n as u64, 256)?,
+        &[Arg::tensor(da.view_1d()), Arg::tensor(db.view_1d()), Arg::tensor(dc.view_1d())],
+    )?;
     let c = dc.to_host(&stream)?;
     let bad = (0..n).filter(|&i| c[i] != a[i] + b[i]).count();
     println!("vector_add (embedded cubin): n={n} mismatches={bad}");

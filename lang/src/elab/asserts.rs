@@ -41,7 +41,8 @@ pub(super) fn cmp_op(op: BinOp) -> Option<CmpOp> {
 
 /// `K = 64, N = 32`: the sides' values, leaving out sides that are literals.
 fn side_values(sides: &[(&str, i64)]) -> String {
-    let parts: Vec<String> = sides.iter().filter(|(t, v)| *t != v.to_string()).map(|(t, v)| format!("{t} = {v}")).collect();
+    let parts: Vec<String> =
+        sides.iter().filter(|(t, v)| *t != v.to_string()).map(|(t, v)| format!("{t} = {v}")).collect();
     parts.join(", ")
 }
 
@@ -53,8 +54,12 @@ impl Frame<'_, '_> {
                 .with_help("write `assert(condition)` or `assert(condition, \"message\")`"));
         }
         if args.is_empty() || args.len() > 2 {
-            return Err(Diagnostic::error(format!("`assert` takes a condition and an optional message, found {} arguments", args.len()), span, "wrong number of arguments")
-                .with_help("write `assert(condition)` or `assert(condition, \"message\")`"));
+            return Err(Diagnostic::error(
+                format!("`assert` takes a condition and an optional message, found {} arguments", args.len()),
+                span,
+                "wrong number of arguments",
+            )
+            .with_help("write `assert(condition)` or `assert(condition, \"message\")`"));
         }
         let mut clauses = Vec::new();
         self.assert_clauses(&args[0].value, &mut clauses)?;
@@ -63,8 +68,12 @@ impl Frame<'_, '_> {
             Some(a) => match self.expr(&a.value)? {
                 Value::Str(s) => Some(s),
                 other => {
-                    return Err(Diagnostic::error(format!("the message of `assert` must be a string, found {}", article(&other.kind())), a.value.span, "not a string")
-                        .with_help("write the message as a string literal: `assert(a == b, \"a and b must agree\")`"));
+                    return Err(Diagnostic::error(
+                        format!("the message of `assert` must be a string, found {}", article(&other.kind())),
+                        a.value.span,
+                        "not a string",
+                    )
+                    .with_help("write the message as a string literal: `assert(a == b, \"a and b must agree\")`"));
                 }
             },
         };
@@ -91,7 +100,11 @@ impl Frame<'_, '_> {
     }
 
     fn runtime_assert_error(&self, at: Span) -> Diagnostic {
-        let d = Diagnostic::error("this `assert` depends on run-time values, which only host functions can check", at, "known only at run time");
+        let d = Diagnostic::error(
+            "this `assert` depends on run-time values, which only host functions can check",
+            at,
+            "known only at run time",
+        );
         match self.mode {
             Mode::Kernel => d.with_help("check it in the host function that launches this kernel (the runtime refuses the call there), or assert on compile-time values"),
             _ => d.with_help("assert on compile-time values here"),
@@ -151,7 +164,15 @@ impl Frame<'_, '_> {
                 let v = self.expr(e)?;
                 // A host condition bound earlier (`let ok = n < 8; assert(ok)`).
                 if let Some((lhs, op, rhs)) = self.host_cmp_of(&v) {
-                    out.push(Clause::Dynamic(kir::Assert { lhs, op, rhs, message: print_expr(e), lhs_text: String::new(), rhs_text: String::new(), span: e.span }));
+                    out.push(Clause::Dynamic(kir::Assert {
+                        lhs,
+                        op,
+                        rhs,
+                        message: print_expr(e),
+                        lhs_text: String::new(),
+                        rhs_text: String::new(),
+                        span: e.span,
+                    }));
                     return Ok(());
                 }
                 out.push(bool_clause(v, print_expr(e), e.span)?);

@@ -8,8 +8,8 @@ use super::{is_static_value, layout_err, Frame, R};
 use crate::ast::BinOp;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::kir::{BinaryOp, CopyOp, FmtSeg, FragTy, Inst, MathFn, Operand, ShuffleKind, TensorTy, ValueTy, ViewHow};
-use crate::types::MemSpace;
 use crate::span::Span;
+use crate::types::MemSpace;
 use crate::types::Scalar;
 use cute_layout::expr::{self, Value as XValue};
 use cute_layout::{Int, IntTuple, Layout, Tiler};
@@ -23,25 +23,141 @@ pub struct Arg {
 
 /// Every builtin function, for "did you mean" help.
 pub(crate) const FUNCTIONS: &[&str] = &[
-    "size", "cosize", "rank", "depth", "make_layout", "make_ordered_layout", "make_layout_tv", "make_tensor", "composition",
-    "complement", "right_inverse", "left_inverse", "coalesce", "filter", "logical_divide", "zipped_divide", "tiled_divide",
-    "flat_divide", "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "select", "group_modes", "flatten", "get", "local_tile", "local_partition", "print", "printf", "sync_threads", "min", "max", "make_identity_tensor",
-    "where", "make_rmem_tensor", "make_rmem_tensor_like", "make_fragment", "make_fragment_like", "make_smem_tensor", "smem_allocator", "basic_copy",
-    "autovec_copy", "copy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "print_tensor", "ceil_div", "lane_idx",
-    "warp_idx", "shuffle_xor", "shuffle_down", "shuffle_up", "shuffle_idx", "warp_reduce", "warp_reduction_sum",
-    "warp_reduction_max", "full_like", "zeros_like", "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
-    "tanh", "erf", "floor", "ceil", "round", "abs", "make_mma_atom", "make_tiled_mma", "gemm",
-    "cp_async_commit_group", "cp_async_wait_group", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "assert", "make_swizzle",
-    "make_composed_layout", "tile_to_shape", "copy_if", "elem_less", "crd2idx", "idx2crd", "take", "dice", "filter_zeros",
-    "max_common_vector", "max_common_layout", "recast_layout", "recast", "recast_tensor", "sizeof", "warpgroup_fence",
-    "warpgroup_commit_group", "warpgroup_wait_group", "fence_proxy_async", "mbarrier_init", "mbarrier_init_fence",
-    "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "tma_load", "tma_store", "tma_store_fence",
-    "tma_store_arrive", "tma_store_wait", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "warpgroup_reg_alloc",
-    "warpgroup_reg_dealloc", "barrier", "barrier_arrive",
+    "size",
+    "cosize",
+    "rank",
+    "depth",
+    "make_layout",
+    "make_ordered_layout",
+    "make_layout_tv",
+    "make_tensor",
+    "composition",
+    "complement",
+    "right_inverse",
+    "left_inverse",
+    "coalesce",
+    "filter",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "select",
+    "group_modes",
+    "flatten",
+    "get",
+    "local_tile",
+    "local_partition",
+    "print",
+    "printf",
+    "sync_threads",
+    "min",
+    "max",
+    "make_identity_tensor",
+    "where",
+    "make_rmem_tensor",
+    "make_rmem_tensor_like",
+    "make_fragment",
+    "make_fragment_like",
+    "make_smem_tensor",
+    "smem_allocator",
+    "basic_copy",
+    "autovec_copy",
+    "copy",
+    "make_copy_atom",
+    "make_tiled_copy",
+    "make_tiled_copy_tv",
+    "print_tensor",
+    "ceil_div",
+    "lane_idx",
+    "warp_idx",
+    "shuffle_xor",
+    "shuffle_down",
+    "shuffle_up",
+    "shuffle_idx",
+    "warp_reduce",
+    "warp_reduction_sum",
+    "warp_reduction_max",
+    "full_like",
+    "zeros_like",
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "abs",
+    "make_mma_atom",
+    "make_tiled_mma",
+    "gemm",
+    "cp_async_commit_group",
+    "cp_async_wait_group",
+    "make_tiled_copy_A",
+    "make_tiled_copy_B",
+    "make_tiled_copy_C",
+    "assert",
+    "make_swizzle",
+    "make_composed_layout",
+    "tile_to_shape",
+    "copy_if",
+    "elem_less",
+    "crd2idx",
+    "idx2crd",
+    "take",
+    "dice",
+    "filter_zeros",
+    "max_common_vector",
+    "max_common_layout",
+    "recast_layout",
+    "recast",
+    "recast_tensor",
+    "sizeof",
+    "warpgroup_fence",
+    "warpgroup_commit_group",
+    "warpgroup_wait_group",
+    "fence_proxy_async",
+    "mbarrier_init",
+    "mbarrier_init_fence",
+    "mbarrier_arrive",
+    "mbarrier_arrive_and_expect_tx",
+    "mbarrier_wait",
+    "tma_load",
+    "tma_store",
+    "tma_store_fence",
+    "tma_store_arrive",
+    "tma_store_wait",
+    "cp_async_bulk_commit_group",
+    "cp_async_bulk_wait_group",
+    "warpgroup_reg_alloc",
+    "warpgroup_reg_dealloc",
+    "barrier",
+    "barrier_arrive",
     // Thread-block clusters (cluster.rs).
-    "cluster_idx", "cluster_dim", "block_idx_in_cluster", "block_in_cluster_dim", "block_rank_in_cluster", "cluster_arrive",
-    "cluster_arrive_relaxed", "cluster_wait", "cluster_sync", "dsmem_load", "dsmem_store",
+    "cluster_idx",
+    "cluster_dim",
+    "block_idx_in_cluster",
+    "block_in_cluster_dim",
+    "block_rank_in_cluster",
+    "cluster_arrive",
+    "cluster_arrive_relaxed",
+    "cluster_wait",
+    "cluster_sync",
+    "dsmem_load",
+    "dsmem_store",
 ];
 
 /// Binary operators that can be passed as functions (`reduce(add, ...)`, `const op: fn(...)`).
@@ -96,7 +212,12 @@ pub(super) fn arity(name: &str, args: &[Arg], min: usize, max: usize, span: Span
     let positional = args.iter().filter(|a| a.name.is_none()).count();
     if positional < min || positional > max {
         let want = if min == max { crate::diag::count(min, "argument") } else { format!("{min} to {max} arguments") };
-        return Err(Diagnostic::error(format!("`{name}` takes {want}, found {positional}"), span, "wrong number of arguments").with_help(format!("write `{usage}`")));
+        return Err(Diagnostic::error(
+            format!("`{name}` takes {want}, found {positional}"),
+            span,
+            "wrong number of arguments",
+        )
+        .with_help(format!("write `{usage}`")));
     }
     Ok(())
 }
@@ -105,11 +226,18 @@ pub(super) fn named<'a>(name: &str, args: &'a [Arg], key: &str, allowed: &[&str]
     for a in args {
         if let Some(n) = &a.name {
             if !allowed.contains(&n.as_str()) {
-                let mut d = Diagnostic::error(format!("`{name}` has no argument named `{n}`"), a.name_span.unwrap_or(a.span), "unknown argument name");
+                let mut d = Diagnostic::error(
+                    format!("`{name}` has no argument named `{n}`"),
+                    a.name_span.unwrap_or(a.span),
+                    "unknown argument name",
+                );
                 d = match did_you_mean(n, allowed.iter().copied()) {
                     Some(s) => d.with_help(format!("did you mean `{s}`?")),
                     None if allowed.is_empty() => d.with_help(format!("`{name}` takes no named arguments")),
-                    None => d.with_help(format!("the named arguments are {}", allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "))),
+                    None => d.with_help(format!(
+                        "the named arguments are {}",
+                        allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                    )),
                 };
                 return Err(d);
             }
@@ -123,7 +251,16 @@ pub(super) fn positional(args: &[Arg]) -> Vec<&Arg> {
 }
 
 fn int_tuple(a: &Arg, what: &str) -> R<IntTuple> {
-    a.value.to_int_tuple().ok_or_else(|| Diagnostic::error(format!("expected {what} (integers or tuples of integers), found {}", crate::diag::article(&a.value.kind())), a.span, format!("not {what}")))
+    a.value.to_int_tuple().ok_or_else(|| {
+        Diagnostic::error(
+            format!(
+                "expected {what} (integers or tuples of integers), found {}",
+                crate::diag::article(&a.value.kind())
+            ),
+            a.span,
+            format!("not {what}"),
+        )
+    })
 }
 
 /// An element width in bits: a type (`f16` is 16) or a static positive integer (CuTe DSL's
@@ -131,16 +268,28 @@ fn int_tuple(a: &Arg, what: &str) -> R<IntTuple> {
 fn type_bits(a: &Arg) -> R<i64> {
     match &a.value {
         Value::Type(t) => Ok(8 * i64::from(t.size_bytes())),
-        Value::Int(i) => i.as_static().filter(|b| *b > 0).ok_or_else(|| Diagnostic::error("an element width in bits must be a positive compile-time integer", a.span, "not a width")),
-        other => Err(Diagnostic::error(format!("expected an element type or a width in bits, found {}", crate::diag::article(&other.kind())), a.span, "not a type")
-            .with_help("write a type such as `u32`, or its width in bits")),
+        Value::Int(i) => i.as_static().filter(|b| *b > 0).ok_or_else(|| {
+            Diagnostic::error("an element width in bits must be a positive compile-time integer", a.span, "not a width")
+        }),
+        other => Err(Diagnostic::error(
+            format!("expected an element type or a width in bits, found {}", crate::diag::article(&other.kind())),
+            a.span,
+            "not a type",
+        )
+        .with_help("write a type such as `u32`, or its width in bits")),
     }
 }
 
 fn static_usize(a: &Arg, what: &str) -> R<usize> {
     match &a.value {
-        Value::Int(i) => i.as_static().filter(|v| *v >= 0).map(|v| v as usize).ok_or_else(|| Diagnostic::error(format!("{what} must be a non-negative compile-time integer"), a.span, "not static")),
-        other => Err(Diagnostic::error(format!("{what} must be an integer, found {}", crate::diag::article(&other.kind())), a.span, "not an integer")),
+        Value::Int(i) => i.as_static().filter(|v| *v >= 0).map(|v| v as usize).ok_or_else(|| {
+            Diagnostic::error(format!("{what} must be a non-negative compile-time integer"), a.span, "not static")
+        }),
+        other => Err(Diagnostic::error(
+            format!("{what} must be an integer, found {}", crate::diag::article(&other.kind())),
+            a.span,
+            "not an integer",
+        )),
     }
 }
 
@@ -152,10 +301,15 @@ fn layout_of(a: &Arg) -> R<Layout> {
         Value::Counting { layout, .. } => Ok(layout.clone()),
         Value::Int(i) => Ok(Layout::leaf(i.clone(), 1)),
         Value::Tuple(_) => {
-            let shape = a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
+            let shape =
+                a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
             Layout::col_major(shape).map_err(|e| layout_err(e, a.span))
         }
-        other => Err(Diagnostic::error(format!("expected a layout or a tensor, found {}", crate::diag::article(&other.kind())), a.span, "not a layout")),
+        other => Err(Diagnostic::error(
+            format!("expected a layout or a tensor, found {}", crate::diag::article(&other.kind())),
+            a.span,
+            "not a layout",
+        )),
     }
 }
 
@@ -169,7 +323,16 @@ fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
             Some(shape) => Tiler::Shape(shape),
             None => Tiler::Tuple(items.iter().map(|i| tiler_of(i, span)).collect::<R<_>>()?),
         },
-        other => return Err(Diagnostic::error(format!("expected a tiler (a layout, a shape, or a tuple of them), found {}", crate::diag::article(&other.kind())), span, "not a tiler")),
+        other => {
+            return Err(Diagnostic::error(
+                format!(
+                    "expected a tiler (a layout, a shape, or a tuple of them), found {}",
+                    crate::diag::article(&other.kind())
+                ),
+                span,
+                "not a tiler",
+            ))
+        }
     })
 }
 
@@ -177,7 +340,9 @@ fn tiler_of(v: &Value, span: Span) -> R<Tiler> {
 fn rewrap(f: &mut Frame, first: &Arg, layout: Layout, offset: Int, how: ViewHow, span: Span) -> R<Value> {
     Ok(match &first.value {
         Value::Tensor(t) => Value::Tensor(f.view(t, layout, offset, how, span)?),
-        Value::Counting { origin, .. } => Value::Counting { layout, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? },
+        Value::Counting { origin, .. } => {
+            Value::Counting { layout, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? }
+        }
         _ => Value::Layout(layout),
     })
 }
@@ -194,7 +359,11 @@ fn modes_list(a: &Arg) -> R<Vec<usize>> {
             .iter()
             .map(|v| static_usize(&Arg { name: None, name_span: None, value: v.clone(), span: a.span }, "a mode"))
             .collect(),
-        other => Err(Diagnostic::error(format!("expected mode indices, found {}", crate::diag::article(&other.kind())), a.span, "not modes")),
+        other => Err(Diagnostic::error(
+            format!("expected mode indices, found {}", crate::diag::article(&other.kind())),
+            a.span,
+            "not modes",
+        )),
     }
 }
 
@@ -211,8 +380,12 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 Value::Tensor(t) => t.ty.elem,
                 Value::Frag(fr, _) => fr.elem,
                 other => {
-                    return Err(Diagnostic::error(format!("`sizeof` takes an element type, found {}", crate::diag::article(&other.kind())), a.span, "not a type")
-                        .with_help("write `sizeof(T)` with a type (`f16`, a type parameter, `x.element_type`)"))
+                    return Err(Diagnostic::error(
+                        format!("`sizeof` takes an element type, found {}", crate::diag::article(&other.kind())),
+                        a.span,
+                        "not a type",
+                    )
+                    .with_help("write `sizeof(T)` with a type (`f16`, a type parameter, `x.element_type`)"))
                 }
             };
             Ok(Value::Int(Int::S(i64::from(t.size_bytes()))))
@@ -253,7 +426,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         "make_ordered_layout" => {
             arity(name, &args, 1, 1, span, "make_ordered_layout(shape, order: order)")?;
             let shape = int_tuple(positional(&args)[0], "a shape")?;
-            let order = named(name, &args, "order", &["order"])?.ok_or_else(|| Diagnostic::error("`make_ordered_layout` needs `order:`", span, "missing order"))?;
+            let order = named(name, &args, "order", &["order"])?
+                .ok_or_else(|| Diagnostic::error("`make_ordered_layout` needs `order:`", span, "missing order"))?;
             Layout::ordered(shape, &int_tuple(order, "an order")?).map(Value::Layout).map_err(lerr)
         }
         "make_layout_tv" => {
@@ -272,7 +446,14 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, "make_tensor(tensor, layout)")?;
             let p = positional(&args);
             let Value::Tensor(t) = &p[0].value else {
-                return Err(Diagnostic::error(format!("`make_tensor` takes the tensor whose memory to view, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a tensor"));
+                return Err(Diagnostic::error(
+                    format!(
+                        "`make_tensor` takes the tensor whose memory to view, found {}",
+                        crate::diag::article(&p[0].value.kind())
+                    ),
+                    p[0].span,
+                    "not a tensor",
+                ));
             };
             if let Value::Composed(c) = &p[1].value {
                 return super::swizzle::make_tensor(f, t, c, span);
@@ -284,8 +465,12 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let cosize = |l: &Layout| l.cosize().ok().and_then(|c| c.as_static());
             if let (Some(have), Some(want)) = (cosize(&t.ty.layout), cosize(&l)) {
                 if want > have {
-                    return Err(Diagnostic::error(format!("the layout {l} reaches {want} elements but the tensor's memory holds {have}"), p[1].span, "too large for the memory")
-                        .with_secondary(p[0].span, format!("layout {}", t.ty.layout)));
+                    return Err(Diagnostic::error(
+                        format!("the layout {l} reaches {want} elements but the tensor's memory holds {have}"),
+                        p[1].span,
+                        "too large for the memory",
+                    )
+                    .with_secondary(p[0].span, format!("layout {}", t.ty.layout)));
                 }
             }
             let how = ViewHow::algebra("make_view", vec![XValue::Layout(l.clone())]);
@@ -316,7 +501,13 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let r = match p.get(1) {
                 Some(n) => match &n.value {
                     Value::Int(i) => cute_layout::complement(&l, i),
-                    other => return Err(Diagnostic::error(format!("the cotarget is an integer, not {}", crate::diag::article(&other.kind())), n.span, "not an integer")),
+                    other => {
+                        return Err(Diagnostic::error(
+                            format!("the cotarget is an integer, not {}", crate::diag::article(&other.kind())),
+                            n.span,
+                            "not an integer",
+                        ))
+                    }
                 },
                 None => cute_layout::complement_default(&l),
             };
@@ -333,7 +524,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                 _ => Ok(l.flatten()),
             }
             .map_err(lerr)?;
-            Ok(if name == "flatten" { rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("flatten", vec![]), span)? } else { Value::Layout(r) })
+            Ok(if name == "flatten" {
+                rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("flatten", vec![]), span)?
+            } else {
+                Value::Layout(r)
+            })
         }
         "coalesce" => {
             arity(name, &args, 1, 2, span, "coalesce(layout[, profile])")?;
@@ -348,7 +543,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             rewrap(f, p[0], r.map_err(lerr)?, Int::ZERO, ViewHow::algebra("coalesce", args), span)
         }
-        "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" | "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
+        "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" | "logical_product" | "zipped_product"
+        | "tiled_product" | "flat_product" => {
             arity(name, &args, 2, 2, span, &format!("{name}(x, tiler)"))?;
             let p = positional(&args);
             let a = layout_of(p[0])?;
@@ -370,7 +566,12 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
             let p = positional(&args);
             let (a, b) = (layout_of(p[0])?, layout_of(p[1])?);
-            let r = if name == "blocked_product" { cute_layout::blocked_product(&a, &b) } else { cute_layout::raked_product(&a, &b) }.map_err(lerr)?;
+            let r = if name == "blocked_product" {
+                cute_layout::blocked_product(&a, &b)
+            } else {
+                cute_layout::raked_product(&a, &b)
+            }
+            .map_err(lerr)?;
             Ok(Value::Layout(r))
         }
         "select" => {
@@ -428,7 +629,8 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         "min" | "max" => {
             arity(name, &args, 2, 2, span, &format!("{name}(a, b)"))?;
             let mut it = args.into_iter();
-            let (a, b) = (it.next().map(|a| a.value).unwrap_or(Value::Unit), it.next().map(|a| a.value).unwrap_or(Value::Unit));
+            let (a, b) =
+                (it.next().map(|a| a.value).unwrap_or(Value::Unit), it.next().map(|a| a.value).unwrap_or(Value::Unit));
             min_max(f, name == "max", a, b, span)
         }
         "where" => {
@@ -440,7 +642,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let p = positional(&args);
             let shape = int_tuple(p[0], "a shape")?;
             let Value::Type(elem) = p[1].value else {
-                return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&p[1].value.kind())), p[1].span, "not a type"));
+                return Err(Diagnostic::error(
+                    format!("the element type must be a type, found {}", crate::diag::article(&p[1].value.kind())),
+                    p[1].span,
+                    "not a type",
+                ));
             };
             alloc(f, elem, MemSpace::Rmem, Layout::col_major(shape).map_err(lerr)?, span)
         }
@@ -450,11 +656,23 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let (shape, elem) = match &p[0].value {
                 Value::Tensor(t) => (t.ty.layout.shape.clone(), t.ty.elem),
                 Value::Frag(ft, _) => (ft.shape.clone(), ft.elem),
-                other => return Err(Diagnostic::error(format!("`{name}` takes a tensor or fragment, found {}", crate::diag::article(&other.kind())), p[0].span, "not a tensor")),
+                other => {
+                    return Err(Diagnostic::error(
+                        format!("`{name}` takes a tensor or fragment, found {}", crate::diag::article(&other.kind())),
+                        p[0].span,
+                        "not a tensor",
+                    ))
+                }
             };
             let elem = match p.get(1).map(|a| &a.value) {
                 Some(Value::Type(t)) => *t,
-                Some(other) => return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&other.kind())), p[1].span, "not a type")),
+                Some(other) => {
+                    return Err(Diagnostic::error(
+                        format!("the element type must be a type, found {}", crate::diag::article(&other.kind())),
+                        p[1].span,
+                        "not a type",
+                    ))
+                }
                 None => elem,
             };
             alloc(f, elem, MemSpace::Rmem, Layout::col_major(shape).map_err(lerr)?, span)
@@ -463,7 +681,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, "make_smem_tensor(element_type, layout)")?;
             let p = positional(&args);
             let Value::Type(elem) = p[0].value else {
-                return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a type"));
+                return Err(Diagnostic::error(
+                    format!("the element type must be a type, found {}", crate::diag::article(&p[0].value.kind())),
+                    p[0].span,
+                    "not a type",
+                ));
             };
             if let Value::Composed(c) = &p[1].value {
                 return super::swizzle::make_smem_tensor(f, elem, c, span);
@@ -478,8 +700,12 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let crd = int_tuple(p[0], "a coordinate")?;
             let (shape, stride) = match (&p[1].value, p.get(2)) {
                 (Value::Layout(_) | Value::Tensor(_), Some(extra)) => {
-                    return Err(Diagnostic::error("`crd2idx` of a layout takes no stride: the layout has its own", extra.span, "extra stride")
-                        .with_help("write `crd2idx(coord, layout)` or `crd2idx(coord, shape, stride)`"));
+                    return Err(Diagnostic::error(
+                        "`crd2idx` of a layout takes no stride: the layout has its own",
+                        extra.span,
+                        "extra stride",
+                    )
+                    .with_help("write `crd2idx(coord, layout)` or `crd2idx(coord, shape, stride)`"));
                 }
                 (Value::Layout(_) | Value::Tensor(_), None) => {
                     let l = layout_of(p[1])?;
@@ -566,7 +792,13 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let (atom_bits, src, dst) = if p.len() == 3 {
                 let (bits, op) = match p[0].value {
                     Value::TiledCopy { bits, op, .. } | Value::CopyAtom { bits, op, .. } => (bits, op),
-                    _ => return Err(Diagnostic::error(format!("with three arguments, `{name}` takes a tiled copy first"), p[0].span, "not a tiled copy")),
+                    _ => {
+                        return Err(Diagnostic::error(
+                            format!("with three arguments, `{name}` takes a tiled copy first"),
+                            p[0].span,
+                            "not a tiled copy",
+                        ))
+                    }
                 };
                 (Some((bits, op, p[0].span)), p[1], p[2])
             } else {
@@ -583,15 +815,33 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
         // 64 levels deep, and every level holds one frame of `call`.
         "make_copy_atom" => make_copy_atom(&args, span),
         "cp_async_commit_group" | "cp_async_wait_group" => async_copy_group(f, name, &args, span),
-        "warpgroup_fence" | "warpgroup_commit_group" | "warpgroup_wait_group" | "fence_proxy_async" | "mbarrier_init_fence" | "warpgroup_reg_alloc" | "warpgroup_reg_dealloc" => {
-            warpgroup_sync(f, name, &args, span)
-        }
+        "warpgroup_fence"
+        | "warpgroup_commit_group"
+        | "warpgroup_wait_group"
+        | "fence_proxy_async"
+        | "mbarrier_init_fence"
+        | "warpgroup_reg_alloc"
+        | "warpgroup_reg_dealloc" => warpgroup_sync(f, name, &args, span),
         "barrier" | "barrier_arrive" => named_barrier(f, name, &args, span),
         "make_tiled_copy_tv" | "make_tiled_copy" => {
-            arity(name, &args, 3, 3, span, &format!("{name}(copy_atom, {})", if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }))?;
+            arity(
+                name,
+                &args,
+                3,
+                3,
+                span,
+                &format!(
+                    "{name}(copy_atom, {})",
+                    if name == "make_tiled_copy" { "tv_layout, tile" } else { "thr_layout, val_layout" }
+                ),
+            )?;
             let p = positional(&args);
             let Value::CopyAtom { elem, bits, op } = p[0].value else {
-                return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a copy atom"));
+                return Err(Diagnostic::error(
+                    format!("`{name}` takes a copy atom first, found {}", crate::diag::article(&p[0].value.kind())),
+                    p[0].span,
+                    "not a copy atom",
+                ));
             };
             let (tile, tv) = if name == "make_tiled_copy_tv" {
                 cute_layout::make_layout_tv(&layout_of(p[1])?, &layout_of(p[2])?).map_err(lerr)?
@@ -600,8 +850,12 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             };
             // The TV layout is the copy's static structure (its type in the IR), as in CuTe.
             if !(tv.shape.is_static() && tv.stride.is_static() && tile.is_static()) {
-                return Err(Diagnostic::error(format!("a tiled copy needs a static TV layout and tile, found TV {tv} over tile {tile}"), span, "run-time layout")
-                    .with_help("build the thread and value layouts from compile-time extents"));
+                return Err(Diagnostic::error(
+                    format!("a tiled copy needs a static TV layout and tile, found TV {tv} over tile {tile}"),
+                    span,
+                    "run-time layout",
+                )
+                .with_help("build the thread and value layouts from compile-time extents"));
             }
             Ok(Value::TiledCopy { elem, bits, op, tv, tile })
         }
@@ -610,7 +864,13 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             let verbose = match named(name, &args, "verbose", &["verbose"])?.map(|a| &a.value) {
                 None | Some(Value::Bool(false)) => false,
                 Some(Value::Bool(true)) => true,
-                Some(other) => return Err(Diagnostic::error(format!("`verbose` is `true` or `false`, found {}", crate::diag::article(&other.kind())), span, "not a bool")),
+                Some(other) => {
+                    return Err(Diagnostic::error(
+                        format!("`verbose` is `true` or `false`, found {}", crate::diag::article(&other.kind())),
+                        span,
+                        "not a bool",
+                    ))
+                }
             };
             print_tensor(f, positional(&args)[0], verbose, span)
         }
@@ -618,13 +878,20 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, 2, 2, span, "ceil_div(a, b)")?;
             let p = positional(&args);
             match (&p[0].value, &p[1].value) {
-                (Value::Int(a), Value::Int(b)) if b.as_static() != Some(0) => a.ceil_div(b).map(Value::Int).map_err(lerr),
-                _ => Err(Diagnostic::error("`ceil_div` takes two integers, the second not zero", span, "invalid operands")),
+                (Value::Int(a), Value::Int(b)) if b.as_static() != Some(0) => {
+                    a.ceil_div(b).map(Value::Int).map_err(lerr)
+                }
+                _ => Err(Diagnostic::error(
+                    "`ceil_div` takes two integers, the second not zero",
+                    span,
+                    "invalid operands",
+                )),
             }
         }
         "lane_idx" | "warp_idx" => {
             arity(name, &args, 0, 0, span, &format!("{name}()"))?;
-            let Value::Int(t) = f.field(Value::Dim3("thread_idx"), &crate::ast::Ident { name: "x".into(), span })? else {
+            let Value::Int(t) = f.field(Value::Dim3("thread_idx"), &crate::ast::Ident { name: "x".into(), span })?
+            else {
                 return Err(Diagnostic::error("internal error: thread index", span, "here"));
             };
             let warp = Int::S(32);
@@ -647,7 +914,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
                     arity(name, &args, 2, 2, span, "warp_reduce(op, value)")?;
                     let p = positional(&args);
                     let Value::Func(op) = &p[0].value else {
-                        return Err(Diagnostic::error("`warp_reduce` takes an operation first (`add`, `max`, ...)", p[0].span, "not a function"));
+                        return Err(Diagnostic::error(
+                            "`warp_reduce` takes an operation first (`add`, `max`, ...)",
+                            p[0].span,
+                            "not a function",
+                        ));
                     };
                     (op.clone(), p[1].value.clone())
                 }
@@ -674,7 +945,14 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
             arity(name, &args, n, n, span, if n == 2 { "full_like(fragment, value)" } else { "zeros_like(fragment)" })?;
             let p = positional(&args);
             let Value::Frag(ft, _) = &p[0].value else {
-                return Err(Diagnostic::error(format!("`{name}` takes a fragment (from `.load()`), found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a fragment"));
+                return Err(Diagnostic::error(
+                    format!(
+                        "`{name}` takes a fragment (from `.load()`), found {}",
+                        crate::diag::article(&p[0].value.kind())
+                    ),
+                    p[0].span,
+                    "not a fragment",
+                ));
             };
             let fill = if n == 2 { p[1].value.clone() } else { Value::Int(Int::ZERO) };
             let ft = ft.clone();
@@ -716,7 +994,13 @@ fn value_crd(v: &Value, span: Span) -> R<cute_layout::Crd> {
         Value::Int(i) => cute_layout::Crd::Int(i.clone()),
         Value::Under => cute_layout::Crd::Under,
         Value::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(|i| value_crd(i, span)).collect::<R<_>>()?),
-        other => return Err(Diagnostic::error(format!("expected a coordinate, found {}", crate::diag::article(&other.kind())), span, "not a coordinate")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("expected a coordinate, found {}", crate::diag::article(&other.kind())),
+                span,
+                "not a coordinate",
+            ))
+        }
     })
 }
 
@@ -738,11 +1022,21 @@ fn where_(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     f.need_kernel("`where` on run-time values", span)?;
     let cop = match &c.value {
         Value::Frag(_, id) | Value::Scalar(Scalar::Bool, id) => Operand::Value(*id),
-        other => return Err(Diagnostic::error(format!("the condition of `where` is a bool, found {}", crate::diag::article(&other.kind())), c.span, "not a bool")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("the condition of `where` is a bool, found {}", crate::diag::article(&other.kind())),
+                c.span,
+                "not a bool",
+            ))
+        }
     };
     let x = frag_or_operand(f, &a.value, ty, a.span)?;
     let y = frag_or_operand(f, &b.value, ty, b.span)?;
-    let like = [&c.value, &a.value, &b.value].into_iter().find(|v| matches!(v, Value::Frag(..))).cloned().unwrap_or(Value::Unit);
+    let like = [&c.value, &a.value, &b.value]
+        .into_iter()
+        .find(|v| matches!(v, Value::Frag(..)))
+        .cloned()
+        .unwrap_or(Value::Unit);
     let dst = f.fresh(f.result_ty(ty, frag, &like));
     f.emit(Inst::Select { dst, ty, frag, c: cop, a: x, b: y, span });
     Ok(f.result_value(ty, frag, &like, dst))
@@ -760,7 +1054,13 @@ fn format_args(args: &[Arg], _runtime: bool) -> R<String> {
             for piece in pieces {
                 match parts.next() {
                     Some(v) => out.push_str(&v.to_string()),
-                    None => return Err(Diagnostic::error("more `{}` placeholders than values", args[0].span, "format string")),
+                    None => {
+                        return Err(Diagnostic::error(
+                            "more `{}` placeholders than values",
+                            args[0].span,
+                            "format string",
+                        ))
+                    }
                 }
                 out.push_str(piece);
             }
@@ -824,7 +1124,13 @@ fn segments(v: &Value, out: &mut Vec<FmtSeg>, span: Span) -> R<()> {
             text(out, ">");
         }
         v if is_static_value(v) => text(out, &v.to_string()),
-        other => return Err(Diagnostic::error(format!("`printf` cannot print {}", crate::diag::article(&other.kind())), span, "unsupported value")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("`printf` cannot print {}", crate::diag::article(&other.kind())),
+                span,
+                "unsupported value",
+            ))
+        }
     }
     Ok(())
 }
@@ -832,7 +1138,8 @@ fn segments(v: &Value, out: &mut Vec<FmtSeg>, span: Span) -> R<()> {
 /// `printf("x = {}\n", x)`: on the GPU in kernels, by the runtime at call time in host functions.
 fn printf(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     let Some(Value::Str(fmt)) = args.first().map(|a| &a.value) else {
-        return Err(Diagnostic::error("`printf` starts with a format string", span, "no format string").with_help("write `printf(\"x = {}\\n\", x)`"));
+        return Err(Diagnostic::error("`printf` starts with a format string", span, "no format string")
+            .with_help("write `printf(\"x = {}\\n\", x)`"));
     };
     let mut segs: Vec<FmtSeg> = Vec::new();
     let mut pieces = fmt.split("{}");
@@ -867,7 +1174,9 @@ fn printf(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
             }
             f.steps.push(crate::kir::HostStep::Print(segs));
         }
-        super::Mode::Const => return Err(Diagnostic::error("`printf` is not a compile-time value", span, "not constant")),
+        super::Mode::Const => {
+            return Err(Diagnostic::error("`printf` is not a compile-time value", span, "not constant"))
+        }
     }
     Ok(Value::Unit)
 }
@@ -879,8 +1188,12 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             f.need_kernel("`load`", span)?;
             let n = t.ty.layout.size().ok().and_then(|s| s.as_static());
             let Some(n) = n else {
-                return Err(Diagnostic::error(format!("`load` needs a tensor of static size, this one is {}", t.ty.layout), span, "dynamic size")
-                    .with_help("slice or tile the tensor to a static shape first"));
+                return Err(Diagnostic::error(
+                    format!("`load` needs a tensor of static size, this one is {}", t.ty.layout),
+                    span,
+                    "dynamic size",
+                )
+                .with_help("slice or tile the tensor to a static shape first"));
             };
             register_budget("a fragment", n, t.ty.elem, span)?;
             let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
@@ -893,7 +1206,14 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             arity("store", &args, 1, 1, span, "t.store(fragment)")?;
             f.need_kernel("`store`", span)?;
             let Value::Frag(ft, fid) = &args[0].value else {
-                return Err(Diagnostic::error(format!("`store` takes a fragment (from `.load()`), found {}", crate::diag::article(&args[0].value.kind())), args[0].span, "not a fragment"));
+                return Err(Diagnostic::error(
+                    format!(
+                        "`store` takes a fragment (from `.load()`), found {}",
+                        crate::diag::article(&args[0].value.kind())
+                    ),
+                    args[0].span,
+                    "not a fragment",
+                ));
             };
             let t: TensorVal = t.clone();
             f.store_frag(&t, ft, *fid, span)?;
@@ -904,7 +1224,14 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             let Value::Int(tid) = &args[0].value else {
                 return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
             };
-            Ok(Value::ThrCopy { elem: *elem, bits: *bits, op: *op, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() })
+            Ok(Value::ThrCopy {
+                elem: *elem,
+                bits: *bits,
+                op: *op,
+                tv: tv.clone(),
+                tile: tile.clone(),
+                tid: tid.clone(),
+            })
         }
         ("get_slice", Value::TiledMma(tiled)) => {
             arity("get_slice", &args, 1, 1, span, "tiled_mma.get_slice(thread_index)")?;
@@ -926,7 +1253,9 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             // The destination's values per thread: an ldmatrix gives 2 per matrix (its TV layout
             // describes the 8-element source rows), other copies as many as their TV layout has.
             let values = match &recv {
-                Value::ThrCopy { op, .. } | Value::TiledCopy { op, .. } if op.is_ldmatrix() => i64::from(op.ldmatrix_values().unwrap_or(8)),
+                Value::ThrCopy { op, .. } | Value::TiledCopy { op, .. } if op.is_ldmatrix() => {
+                    i64::from(op.ldmatrix_values().unwrap_or(8))
+                }
                 _ => tv.mode(1).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static()).unwrap_or(0),
             };
             super::mma::retile(f, &args[0], values, span)
@@ -937,7 +1266,11 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 Value::Tensor(t) => t.ty.layout.clone(),
                 Value::Counting { layout, .. } => layout.clone(),
                 other => {
-                    return Err(Diagnostic::error(format!("`{}` takes a tensor, found {}", name.name, crate::diag::article(&other.kind())), args[0].span, "not a tensor"));
+                    return Err(Diagnostic::error(
+                        format!("`{}` takes a tensor, found {}", name.name, crate::diag::article(&other.kind())),
+                        args[0].span,
+                        "not a tensor",
+                    ));
                 }
             };
             let lerr = |e| layout_err(e, span);
@@ -946,7 +1279,14 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             }
             let (partitioned, offset) = cute_layout::tv_partition(&layout, tv, tile, tid).map_err(lerr)?;
             let first = Arg { name: None, name_span: None, value: args[0].value.clone(), span: args[0].span };
-            let how = ViewHow::Partition { dst: name.name == "partition_D", elem: *elem, bits: *bits, tv: tv.clone(), tile: tile.clone(), tid: tid.clone() };
+            let how = ViewHow::Partition {
+                dst: name.name == "partition_D",
+                elem: *elem,
+                bits: *bits,
+                tv: tv.clone(),
+                tile: tile.clone(),
+                tid: tid.clone(),
+            };
             rewrap(f, &first, partitioned, offset, how, span)
         }
         ("reduce", Value::Frag(ft, fid)) => {
@@ -954,7 +1294,11 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
             arity("reduce", &args, 1, 2, span, usage)?;
             let pos = positional(&args);
             let Value::Func(op) = &pos[0].value else {
-                return Err(Diagnostic::error("`reduce` takes an operation first (`add`, `mul`, `max`, `min`)", pos[0].span, "not a function"));
+                return Err(Diagnostic::error(
+                    "`reduce` takes an operation first (`add`, `mul`, `max`, `min`)",
+                    pos[0].span,
+                    "not a function",
+                ));
             };
             let init = match (pos.get(1).copied(), named("reduce", &args, "init", &["init", "profile"])?) {
                 (Some(a), _) | (None, Some(a)) => Some(a.value.clone()),
@@ -967,7 +1311,11 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         ("to", _) => {
             arity("to", &args, 1, 1, span, "x.to(T)")?;
             let Value::Type(to) = args[0].value else {
-                return Err(Diagnostic::error(format!("`to` takes a type, found {}", crate::diag::article(&args[0].value.kind())), args[0].span, "not a type"));
+                return Err(Diagnostic::error(
+                    format!("`to` takes a type, found {}", crate::diag::article(&args[0].value.kind())),
+                    args[0].span,
+                    "not a type",
+                ));
             };
             convert(f, recv, to, span)
         }
@@ -982,10 +1330,17 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
                 Value::SmemAllocator(_) => &["allocate_tensor"],
                 _ => &["to"],
             };
-            let d = Diagnostic::error(format!("no method `{m}` on {}", crate::diag::article(&v.kind())), name.span, "unknown method");
+            let d = Diagnostic::error(
+                format!("no method `{m}` on {}", crate::diag::article(&v.kind())),
+                name.span,
+                "unknown method",
+            );
             Err(match did_you_mean(m, methods.iter().copied()) {
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                None => d.with_help(format!("the methods here are {}", methods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "))),
+                None => d.with_help(format!(
+                    "the methods here are {}",
+                    methods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                )),
             })
         }
     }
@@ -995,13 +1350,25 @@ fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Value> {
     let (from, frag, a) = match &v {
         Value::Int(i) if i.is_static() => {
             let x = i.as_static().unwrap_or(0);
-            return if to == Scalar::I32 { Ok(v) } else if to.is_float() { f.coerce(Value::Float(x as f64), to, span) } else { f.coerce(v.clone(), to, span) };
+            return if to == Scalar::I32 {
+                Ok(v)
+            } else if to.is_float() {
+                f.coerce(Value::Float(x as f64), to, span)
+            } else {
+                f.coerce(v.clone(), to, span)
+            };
         }
         Value::Float(x) if to.is_float() => return f.coerce(Value::Float(*x), to, span),
         Value::Int(i) => (Scalar::I32, None, Operand::Int(i.clone())),
         Value::Scalar(s, id) => (*s, None, Operand::Value(*id)),
         Value::Frag(ft, id) => (ft.elem, Some(ft.len()), Operand::Value(*id)),
-        other => return Err(Diagnostic::error(format!("cannot convert {} to `{}`", crate::diag::article(&other.kind()), to.name()), span, "not a number")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("cannot convert {} to `{}`", crate::diag::article(&other.kind()), to.name()),
+                span,
+                "not a number",
+            ))
+        }
     };
     if from == to {
         return Ok(v);
@@ -1018,7 +1385,11 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
     let name = "make_copy_atom";
     arity(name, args, 1, 1, span, "make_copy_atom(element_type, bits: N, op: \"universal\" | \"cp.async.ca\" | \"cp.async.cg\" | \"ldmatrix.x4\" | ...)")?;
     let Value::Type(elem) = positional(args)[0].value else {
-        return Err(Diagnostic::error("`make_copy_atom` takes the element type", positional(args)[0].span, "not a type"));
+        return Err(Diagnostic::error(
+            "`make_copy_atom` takes the element type",
+            positional(args)[0].span,
+            "not a type",
+        ));
     };
     let keys = &["bits", "op"];
     let op_arg = named(name, args, "op", keys)?;
@@ -1030,25 +1401,44 @@ fn make_copy_atom(args: &[Arg], span: Span) -> R<Value> {
         None => elem.size_bytes() * 8,
     };
     if bits == 0 || bits % (elem.size_bytes() * 8) != 0 || bits > 128 {
-        return Err(Diagnostic::error(format!("a copy of {bits} bits does not move whole {} elements (at most 128 bits)", elem.name()), span, "invalid copy width"));
+        return Err(Diagnostic::error(
+            format!("a copy of {bits} bits does not move whole {} elements (at most 128 bits)", elem.name()),
+            span,
+            "invalid copy width",
+        ));
     }
     let op = match op_arg {
         None => CopyOp::Universal,
         Some(a) => match &a.value {
             Value::Str(s) => CopyOp::from_name(s).ok_or_else(|| {
-                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation").with_help(format!("the copy operations are {}", CopyOp::names(true)))
+                Diagnostic::error(format!("unknown copy operation \"{s}\""), a.span, "unknown copy operation")
+                    .with_help(format!("the copy operations are {}", CopyOp::names(true)))
             })?,
-            other => return Err(Diagnostic::error(format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())), a.span, "not a string")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!("`op` names the copy operation as a string, found {}", crate::diag::article(&other.kind())),
+                    a.span,
+                    "not a string",
+                ))
+            }
         },
     };
     // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
     let allowed = op.bits();
     if op.is_ldmatrix() && elem.size_bytes() != 2 {
-        return Err(Diagnostic::error(format!("{} moves 16-bit elements, not {}", op.name(), elem.name()), span, "not a 16-bit type"));
+        return Err(Diagnostic::error(
+            format!("{} moves 16-bit elements, not {}", op.name(), elem.name()),
+            span,
+            "not a 16-bit type",
+        ));
     }
     if !allowed.is_empty() && !allowed.contains(&bits) {
         let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
-        return Err(Diagnostic::error(format!("{} moves {} bits, not {bits}", op.name(), sizes.join(", ")), span, "invalid copy width"));
+        return Err(Diagnostic::error(
+            format!("{} moves {} bits, not {bits}", op.name(), sizes.join(", ")),
+            span,
+            "invalid copy width",
+        ));
     }
     Ok(Value::CopyAtom { elem, bits, op })
 }
@@ -1080,7 +1470,11 @@ fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Valu
             arity(name, args, 1, 1, span, "warpgroup_wait_group(n)")?;
             let n = static_usize(positional(args)[0], "the number of wgmma groups left in flight")?;
             if n > 7 {
-                return Err(Diagnostic::error(format!("`warpgroup_wait_group({n})`: wgmma.wait_group takes 0 to 7"), span, "too many groups"));
+                return Err(Diagnostic::error(
+                    format!("`warpgroup_wait_group({n})`: wgmma.wait_group takes 0 to 7"),
+                    span,
+                    "too many groups",
+                ));
             }
             WarpgroupOp::WaitGroup(n as u32)
         }
@@ -1088,8 +1482,14 @@ fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Valu
             arity(name, args, 1, 1, span, &format!("{name}(registers)"))?;
             let n = static_usize(positional(args)[0], "the registers per thread")?;
             if !(24..=256).contains(&n) || n % 8 != 0 {
-                return Err(Diagnostic::error(format!("`{name}({n})`: setmaxnreg takes 24 to 256 registers per thread, a multiple of 8"), positional(args)[0].span, "not a register count")
-                    .with_help("CUTLASS's warp-specialized GEMMs use 40 for the producer and 232 or 240 for the consumers"));
+                return Err(Diagnostic::error(
+                    format!("`{name}({n})`: setmaxnreg takes 24 to 256 registers per thread, a multiple of 8"),
+                    positional(args)[0].span,
+                    "not a register count",
+                )
+                .with_help(
+                    "CUTLASS's warp-specialized GEMMs use 40 for the producer and 232 or 240 for the consumers",
+                ));
             }
             if name == "warpgroup_reg_alloc" {
                 WarpgroupOp::RegAlloc(n as u32)
@@ -1119,7 +1519,8 @@ fn warpgroup_sync(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Valu
 fn named_barrier(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Value> {
     let usage = format!("{name}(barrier_id: 1, number_of_threads: 256)");
     if args.iter().any(|a| a.name.is_none()) {
-        return Err(Diagnostic::error(format!("`{name}` takes its arguments by name"), span, "positional arguments").with_help(format!("write `{usage}`")));
+        return Err(Diagnostic::error(format!("`{name}` takes its arguments by name"), span, "positional arguments")
+            .with_help(format!("write `{usage}`")));
     }
     let keys = ["barrier_id", "number_of_threads"];
     let id = named(name, args, "barrier_id", &keys)?;
@@ -1131,20 +1532,40 @@ fn named_barrier(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<Value
             return Ok(Value::Unit);
         }
         (Some(i), Some(t)) => (i, t),
-        _ => return Err(Diagnostic::error(format!("`{name}` needs both `barrier_id` and `number_of_threads`"), span, "missing argument").with_help(format!("write `{usage}`"))),
+        _ => {
+            return Err(Diagnostic::error(
+                format!("`{name}` needs both `barrier_id` and `number_of_threads`"),
+                span,
+                "missing argument",
+            )
+            .with_help(format!("write `{usage}`")))
+        }
     };
     let operand = |a: &Arg, what: &str, ok: &dyn Fn(i64) -> bool, range: &str| -> R<Operand> {
         match &a.value {
             Value::Int(i) => match i.as_static() {
-                Some(c) if !ok(c) => Err(Diagnostic::error(format!("`{name}`: {what} is {c}; it must be {range}"), a.span, "out of range")),
+                Some(c) if !ok(c) => Err(Diagnostic::error(
+                    format!("`{name}`: {what} is {c}; it must be {range}"),
+                    a.span,
+                    "out of range",
+                )),
                 _ => Ok(Operand::Int(i.clone())),
             },
-            other => Err(Diagnostic::error(format!("`{name}`: {what} must be an integer, found {}", crate::diag::article(&other.kind())), a.span, "not an integer")),
+            other => Err(Diagnostic::error(
+                format!("`{name}`: {what} must be an integer, found {}", crate::diag::article(&other.kind())),
+                a.span,
+                "not an integer",
+            )),
         }
     };
     // PTX: 16 barriers per block; the count is a multiple of the warp size (whole warps arrive).
     let id = operand(id, "the barrier id", &|c| (0..16).contains(&c), "0 to 15")?;
-    let threads = operand(threads, "the number of threads", &|c| c > 0 && c % 32 == 0 && c <= 1024, "a multiple of 32 from 32 to 1024")?;
+    let threads = operand(
+        threads,
+        "the number of threads",
+        &|c| c > 0 && c % 32 == 0 && c <= 1024,
+        "a multiple of 32 from 32 to 1024",
+    )?;
     f.emit(Inst::NamedBarrier { id, threads, arrive: name == "barrier_arrive", span });
     Ok(Value::Unit)
 }
@@ -1156,7 +1577,11 @@ fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
     arity("fill", args, 1, 1, span, "t.fill(value)")?;
     f.need_kernel("`fill`", span)?;
     let n = t.ty.layout.size().ok().and_then(|s| s.as_static()).ok_or_else(|| {
-        Diagnostic::error(format!("`fill` needs a tensor of static size, this one is {}", t.ty.layout), span, "not a static fragment size")
+        Diagnostic::error(
+            format!("`fill` needs a tensor of static size, this one is {}", t.ty.layout),
+            span,
+            "not a static fragment size",
+        )
     })?;
     register_budget("`fill` of a tensor", n, t.ty.elem, span)?;
     let fill = f.coerce(args[0].value.clone(), t.ty.elem, args[0].span)?;
@@ -1173,7 +1598,9 @@ fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
 /// `ldmatrix` copies, one instruction per source row (mode 0, 8 elements) and destination values
 /// (mode 0, 2 per matrix) at each coordinate of the other modes.
 fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
-    let sizes = |l: &Layout| -> Vec<i64> { l.modes().iter().map(|m| m.size().ok().and_then(|x| x.as_static()).unwrap_or(-1)).collect() };
+    let sizes = |l: &Layout| -> Vec<i64> {
+        l.modes().iter().map(|m| m.size().ok().and_then(|x| x.as_static()).unwrap_or(-1)).collect()
+    };
     let (ss, ds) = (sizes(&s.ty.layout), sizes(&d.ty.layout));
     let values = i64::from(op.ldmatrix_values().unwrap_or(8));
     if ss[1..] != ds[1..] || ss.first() != Some(&8) || ds.first() != Some(&values) || ss.iter().any(|&x| x <= 0) {
@@ -1194,8 +1621,19 @@ fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, s
         }
         let crd = cute_layout::Crd::Tuple(crd);
         let (sv, dv) = (f.slice(s, &crd, span)?, f.slice(d, &crd, span)?);
-        let (Origin::Kernel(sid), Origin::Kernel(did)) = (&sv.origin, &dv.origin) else { unreachable!("kernel tensors have kernel origins") };
-        f.emit(Inst::Copy { src: *sid, src_ty: sv.ty.clone(), dst: *did, dst_ty: dv.ty.clone(), width: Some(8), op, pred: None, span });
+        let (Origin::Kernel(sid), Origin::Kernel(did)) = (&sv.origin, &dv.origin) else {
+            unreachable!("kernel tensors have kernel origins")
+        };
+        f.emit(Inst::Copy {
+            src: *sid,
+            src_ty: sv.ty.clone(),
+            dst: *did,
+            dst_ty: dv.ty.clone(),
+            width: Some(8),
+            op,
+            pred: None,
+            span,
+        });
     }
     Ok(Value::Unit)
 }
@@ -1227,7 +1665,14 @@ pub(crate) fn alloc(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout
 }
 
 /// A new tensor, swizzled when `swizzle` is given (shared memory only).
-pub(crate) fn alloc_with(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<Value> {
+pub(crate) fn alloc_with(
+    f: &mut Frame,
+    elem: Scalar,
+    space: MemSpace,
+    layout: Layout,
+    swizzle: Option<cute_layout::Swizzle>,
+    span: Span,
+) -> R<Value> {
     let ty = alloc_ty(f, elem, space, layout, swizzle, span)?;
     let dst = f.fresh(ValueTy::Tensor(ty.clone()));
     // Allocations go to the top of the kernel, whatever region asked for them: the backend promotes
@@ -1237,17 +1682,32 @@ pub(crate) fn alloc_with(f: &mut Frame, elem: Scalar, space: MemSpace, layout: L
 }
 
 /// The type of new memory for a tensor (in a kernel, of a static layout that fits the space).
-pub(crate) fn alloc_ty(f: &mut Frame, elem: Scalar, space: MemSpace, layout: Layout, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorTy> {
+pub(crate) fn alloc_ty(
+    f: &mut Frame,
+    elem: Scalar,
+    space: MemSpace,
+    layout: Layout,
+    swizzle: Option<cute_layout::Swizzle>,
+    span: Span,
+) -> R<TensorTy> {
     f.need_kernel(&format!("allocating {} memory", space.name()), span)?;
     let size = layout.cosize().ok().and_then(|s| s.as_static());
     let Some(size) = size else {
-        return Err(Diagnostic::error(format!("{} tensors need a static layout, found {layout}", space.name()), span, "dynamic layout"));
+        return Err(Diagnostic::error(
+            format!("{} tensors need a static layout, found {layout}", space.name()),
+            span,
+            "dynamic layout",
+        ));
     };
     if space == MemSpace::Rmem {
         register_budget("a register tensor", size, elem, span)?;
     } else if size > crate::kir::MAX_SMEM as i64 / elem.size_bytes() as i64 {
-        return Err(Diagnostic::error(format!("{size} elements of {} is too large for {}", elem.name(), space.name()), span, "too large")
-            .with_help("a block has at most 227 KiB of shared memory"));
+        return Err(Diagnostic::error(
+            format!("{size} elements of {} is too large for {}", elem.name(), space.name()),
+            span,
+            "too large",
+        )
+        .with_help("a block has at most 227 KiB of shared memory"));
     }
     // Registers and shared memory are aligned to the widest access, 16 bytes (a swizzle keeps
     // less together).
@@ -1262,11 +1722,19 @@ pub(super) fn copy(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, 
 }
 
 /// `copy`, with the zero-fill predicate of a `cp.async` chunk (`copy_if`).
-pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &Arg, dst: &Arg, pred: Option<Operand>, span: Span) -> R<Value> {
+pub(super) fn copy_with(
+    f: &mut Frame,
+    atom: Option<(u32, CopyOp, Span)>,
+    src: &Arg,
+    dst: &Arg,
+    pred: Option<Operand>,
+    span: Span,
+) -> R<Value> {
     let (Value::Tensor(s), Value::Tensor(d)) = (&src.value, &dst.value) else {
         return Err(Diagnostic::error("`copy` moves a tensor into a tensor", span, "not tensors"));
     };
-    let (ns, nd) = (s.ty.layout.size().ok().and_then(|x| x.as_static()), d.ty.layout.size().ok().and_then(|x| x.as_static()));
+    let (ns, nd) =
+        (s.ty.layout.size().ok().and_then(|x| x.as_static()), d.ty.layout.size().ok().and_then(|x| x.as_static()));
     // An ldmatrix.x1/.x2 lane gives an 8-element row and receives 2 or 4 values.
     let ldmatrix_values = atom.and_then(|(_, op, _)| op.ldmatrix_values()).map(i64::from);
     let sizes_match = match (ns, nd, ldmatrix_values) {
@@ -1274,12 +1742,20 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
         (a, b, _) => a == b,
     };
     if !sizes_match || ns.is_none() {
-        return Err(Diagnostic::error(format!("cannot copy a tensor of layout {} into one of layout {}", s.ty.layout, d.ty.layout), span, "sizes differ")
-            .with_secondary(src.span, format!("{} elements", ns.map_or("?".into(), |n| n.to_string())))
-            .with_secondary(dst.span, format!("{} elements", nd.map_or("?".into(), |n| n.to_string()))));
+        return Err(Diagnostic::error(
+            format!("cannot copy a tensor of layout {} into one of layout {}", s.ty.layout, d.ty.layout),
+            span,
+            "sizes differ",
+        )
+        .with_secondary(src.span, format!("{} elements", ns.map_or("?".into(), |n| n.to_string())))
+        .with_secondary(dst.span, format!("{} elements", nd.map_or("?".into(), |n| n.to_string()))));
     }
     if s.ty.elem != d.ty.elem {
-        return Err(Diagnostic::error(format!("cannot copy {} elements into a tensor of {}", s.ty.elem.name(), d.ty.elem.name()), span, "element types differ"));
+        return Err(Diagnostic::error(
+            format!("cannot copy {} elements into a tensor of {}", s.ty.elem.name(), d.ty.elem.name()),
+            span,
+            "element types differ",
+        ));
     }
     // A copy atom moves `bits` at once: that many bits must be contiguous and aligned on both sides.
     let width = match atom {
@@ -1288,18 +1764,31 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
             let elem_bits = s.ty.elem.size_bytes() * 8;
             let w = (bits / elem_bits).max(1);
             // An ldmatrix moves 16-byte rows out of shared memory; its registers take what it gives.
-            let sides: &[(&TensorVal, &Arg, &str)] = if ldmatrix_values.is_some() { &[(s, src, "source")] } else { &[(s, src, "source"), (d, dst, "destination")] };
+            let sides: &[(&TensorVal, &Arg, &str)] = if ldmatrix_values.is_some() {
+                &[(s, src, "source")]
+            } else {
+                &[(s, src, "source"), (d, dst, "destination")]
+            };
             for &(t, arg, side) in sides {
                 let compact = Layout::col_major(t.ty.layout.shape.clone()).map_err(|e| layout_err(e, arg.span))?;
-                let run = cute_layout::max_common_vector(&t.ty.layout, &compact).ok().and_then(|r| r.as_static()).unwrap_or(1);
+                let run = cute_layout::max_common_vector(&t.ty.layout, &compact)
+                    .ok()
+                    .and_then(|r| r.as_static())
+                    .unwrap_or(1);
                 if run % i64::from(w) != 0 {
                     return Err(Diagnostic::error(
-                        format!("a {bits}-bit copy atom moves {w} {} at once, but the {side}'s contiguous extent is {run}", s.ty.elem.name()),
+                        format!(
+                            "a {bits}-bit copy atom moves {w} {} at once, but the {side}'s contiguous extent is {run}",
+                            s.ty.elem.name()
+                        ),
                         arg.span,
                         format!("layout {}", t.ty.layout),
                     )
                     .with_secondary(atom_span, format!("{bits}-bit copies"))
-                    .with_help(format!("use a copy atom of at most {} bits that divides it", u32::try_from(run).unwrap_or(1).max(1) * elem_bits)));
+                    .with_help(format!(
+                        "use a copy atom of at most {} bits that divides it",
+                        u32::try_from(run).unwrap_or(1).max(1) * elem_bits
+                    )));
                 }
                 if t.ty.align * 8 < bits {
                     return Err(Diagnostic::error(
@@ -1320,14 +1809,20 @@ pub(super) fn copy_with(f: &mut Frame, atom: Option<(u32, CopyOp, Span)>, src: &
     let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
     if let Some((from, to, direction)) = op.spaces().filter(|(from, to, _)| s.ty.space != *from || d.ty.space != *to) {
         let atom_span = atom.map_or(span, |(_, _, s)| s);
-        return Err(Diagnostic::error(format!("{} copies from {direction}, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()), span, "wrong memory spaces")
-            .with_secondary(atom_span, format!("a {} copy ({} to {})", op.name(), from.name(), to.name()))
-            .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
+        return Err(Diagnostic::error(
+            format!("{} copies from {direction}, not from {} to {}", op.name(), s.ty.space.name(), d.ty.space.name()),
+            span,
+            "wrong memory spaces",
+        )
+        .with_secondary(atom_span, format!("a {} copy ({} to {})", op.name(), from.name(), to.name()))
+        .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
     }
     if op.is_ldmatrix() && (n != 8 || nd != ldmatrix_values) {
         return ldmatrix_instances(f, op, s, d, span);
     }
-    let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else { unreachable!("kernel tensors have kernel origins") };
+    let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else {
+        unreachable!("kernel tensors have kernel origins")
+    };
     f.emit(Inst::Copy { src: *sid, src_ty: s.ty.clone(), dst: *did, dst_ty: d.ty.clone(), width, op, pred, span });
     Ok(Value::Unit)
 }
@@ -1337,13 +1832,25 @@ fn shuffle(f: &mut Frame, kind: ShuffleKind, value: &Value, offset: &Value, span
     let ty = match value {
         Value::Int(_) => Scalar::I32,
         Value::Scalar(s, _) if s.size_bytes() == 4 => *s,
-        other => return Err(Diagnostic::error(format!("warp shuffles move 32-bit values, found {}", crate::diag::article(&other.kind())), span, "not 32-bit")
-            .with_help("convert to f32 or i32 first")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("warp shuffles move 32-bit values, found {}", crate::diag::article(&other.kind())),
+                span,
+                "not 32-bit",
+            )
+            .with_help("convert to f32 or i32 first"))
+        }
     };
     let v = f.operand(value, ty, span)?;
     let o = match offset {
         Value::Int(i) => Operand::Int(i.clone()),
-        other => return Err(Diagnostic::error(format!("the shuffle offset is an integer, found {}", crate::diag::article(&other.kind())), span, "not an integer")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("the shuffle offset is an integer, found {}", crate::diag::article(&other.kind())),
+                span,
+                "not an integer",
+            ))
+        }
     };
     let dst = f.fresh(ValueTy::Scalar(ty));
     f.emit(Inst::Shuffle { dst, kind, ty, value: v, offset: o, span });
@@ -1356,13 +1863,19 @@ fn shuffle(f: &mut Frame, kind: ShuffleKind, value: &Value, offset: &Value, span
 fn print_tensor(f: &mut Frame, t: &Arg, verbose: bool, span: Span) -> R<Value> {
     f.need_kernel("`print_tensor`", span)?;
     let Value::Tensor(tv) = &t.value else {
-        return Err(Diagnostic::error(format!("`print_tensor` takes a tensor, found {}", crate::diag::article(&t.value.kind())), t.span, "not a tensor"));
+        return Err(Diagnostic::error(
+            format!("`print_tensor` takes a tensor, found {}", crate::diag::article(&t.value.kind())),
+            t.span,
+            "not a tensor",
+        ));
     };
     let frag = method(f, t.value.clone(), &crate::ast::Ident { name: "load".into(), span }, Vec::new(), span)?;
     let Value::Frag(ft, fid) = frag else { unreachable!("load gives a fragment") };
     let modes: Vec<usize> = match &tv.ty.layout.shape {
         IntTuple::Int(_) => vec![ft.len()],
-        IntTuple::Tuple(items) => items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1) as usize).collect(),
+        IntTuple::Tuple(items) => {
+            items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1) as usize).collect()
+        }
     };
     let mut elems = Vec::with_capacity(ft.len());
     for i in 0..ft.len() {
@@ -1370,7 +1883,8 @@ fn print_tensor(f: &mut Frame, t: &Arg, verbose: bool, span: Span) -> R<Value> {
         f.emit(Inst::Extract { dst, ty: ft.elem, frag: fid, index: i, span });
         elems.push(FmtSeg::Value(ft.elem, dst));
     }
-    let mut segs = vec![FmtSeg::Text(format!("tensor({}, {}, align<{}>) o ", tv.ty.elem.name(), tv.ty.space.name(), tv.ty.align))];
+    let mut segs =
+        vec![FmtSeg::Text(format!("tensor({}, {}, align<{}>) o ", tv.ty.elem.name(), tv.ty.space.name(), tv.ty.align))];
     segments(&Value::Layout(tv.ty.layout.clone()), &mut segs, span)?;
     if verbose {
         segs.push(FmtSeg::Text(", data= (\n".into()));
@@ -1469,8 +1983,10 @@ fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value> {
             MathFn::Ceil => x.ceil(),
             MathFn::Round => x.round(),
             MathFn::Abs => x.abs(),
-            MathFn::Erf => return Err(Diagnostic::error("`erf` of a literal is not computed at compile time", span, "literal")
-                .with_help("give the literal a type first, e.g. `erf(x.to(f32))`")),
+            MathFn::Erf => {
+                return Err(Diagnostic::error("`erf` of a literal is not computed at compile time", span, "literal")
+                    .with_help("give the literal a type first, e.g. `erf(x.to(f32))`"))
+            }
         };
         return Ok(Value::Float(r));
     }
@@ -1478,10 +1994,21 @@ fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value> {
         Value::Scalar(s, id) => (*s, None, Operand::Value(*id)),
         Value::Frag(ft, id) => (ft.elem, Some(ft.len()), Operand::Value(*id)),
         Value::Int(i) if fun == MathFn::Abs => (Scalar::I32, None, Operand::Int(i.clone())),
-        other => return Err(Diagnostic::error(format!("`{}` takes a float value or fragment, found a {}", fun.name(), other.kind()), span, "not a float")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("`{}` takes a float value or fragment, found a {}", fun.name(), other.kind()),
+                span,
+                "not a float",
+            ))
+        }
     };
     if !ty.is_float() && fun != MathFn::Abs {
-        return Err(Diagnostic::error(format!("`{}` takes floats, found `{}`", fun.name(), ty.name()), span, "not a float").with_help("convert with `.to(f32)`"));
+        return Err(Diagnostic::error(
+            format!("`{}` takes floats, found `{}`", fun.name(), ty.name()),
+            span,
+            "not a float",
+        )
+        .with_help("convert with `.to(f32)`"));
     }
     f.need_kernel(&format!("`{}`", fun.name()), span)?;
     f.no_fp8_arith(ty, &format!("`{}`", fun.name()), span)?;
@@ -1493,11 +2020,21 @@ fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value> {
 /// `fragment.reduce(op, init, profile)`: profile `0` reduces every element to one value; a tuple
 /// with one entry per mode reduces the modes marked `1` and keeps those marked `_` (CuTe's
 /// reduction_profile), giving a fragment of the kept modes.
-fn reduce(f: &mut Frame, op: &str, ft: &FragTy, fid: crate::kir::ValueId, init: Option<Value>, profile: Option<&Arg>, span: Span) -> R<Value> {
+fn reduce(
+    f: &mut Frame,
+    op: &str,
+    ft: &FragTy,
+    fid: crate::kir::ValueId,
+    init: Option<Value>,
+    profile: Option<&Arg>,
+    span: Span,
+) -> R<Value> {
     f.no_fp8_arith(ft.elem, "`reduce`", span)?;
     let modes: Vec<i64> = match &ft.shape {
         IntTuple::Int(_) => vec![ft.len() as i64],
-        IntTuple::Tuple(items) => items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1)).collect(),
+        IntTuple::Tuple(items) => {
+            items.iter().map(|m| m.product().ok().and_then(|p| p.as_static()).unwrap_or(1)).collect()
+        }
     };
     // Which top-level modes are reduced.
     let reduced: Vec<bool> = match profile.map(|p| &p.value) {
@@ -1508,11 +2045,23 @@ fn reduce(f: &mut Frame, op: &str, ft: &FragTy, fid: crate::kir::ValueId, init: 
             .map(|v| match v {
                 Value::Under => Ok(false),
                 Value::Int(i) if i.as_static() == Some(1) => Ok(true),
-                _ => Err(Diagnostic::error("profile entries are `1` (reduce this mode) or `_` (keep it)", profile.map_or(span, |p| p.span), "invalid profile")),
+                _ => Err(Diagnostic::error(
+                    "profile entries are `1` (reduce this mode) or `_` (keep it)",
+                    profile.map_or(span, |p| p.span),
+                    "invalid profile",
+                )),
             })
             .collect::<R<_>>()?,
         Some(_) => {
-            return Err(Diagnostic::error(format!("the profile is `0` or a tuple of {} entries (`1` or `_`), one per mode of {}", modes.len(), ft.shape), profile.map_or(span, |p| p.span), "invalid profile"));
+            return Err(Diagnostic::error(
+                format!(
+                    "the profile is `0` or a tuple of {} entries (`1` or `_`), one per mode of {}",
+                    modes.len(),
+                    ft.shape
+                ),
+                profile.map_or(span, |p| p.span),
+                "invalid profile",
+            ));
         }
     };
     let mut strides = Vec::with_capacity(modes.len());
@@ -1572,12 +2121,18 @@ fn reduce(f: &mut Frame, op: &str, ft: &FragTy, fid: crate::kir::ValueId, init: 
                 }
             });
         }
-        results.push(value.ok_or_else(|| Diagnostic::error("cannot reduce an empty fragment without `init:`", span, "empty"))?);
+        results.push(
+            value.ok_or_else(|| Diagnostic::error("cannot reduce an empty fragment without `init:`", span, "empty"))?,
+        );
     }
     if kept.is_empty() {
         return results.pop().ok_or_else(|| Diagnostic::error("nothing to reduce", span, "empty"));
     }
-    let shape = if kept.len() == 1 { IntTuple::Int(Int::S(modes[kept[0]])) } else { IntTuple::Tuple(kept.iter().map(|i| IntTuple::Int(Int::S(modes[*i]))).collect()) };
+    let shape = if kept.len() == 1 {
+        IntTuple::Int(Int::S(modes[kept[0]]))
+    } else {
+        IntTuple::Tuple(kept.iter().map(|i| IntTuple::Int(Int::S(modes[*i]))).collect())
+    };
     let out = FragTy { elem: ft.elem, shape };
     let mut elems = Vec::new();
     for r in results {

@@ -68,7 +68,11 @@ impl Frame<'_, '_> {
                     .with_help("the cluster shape is compiled into the kernel (PTX `.reqnctapercluster`): use a literal or a `const`"));
             };
             if !(1..=MAX_CLUSTER_BLOCKS).contains(&n) {
-                return Err(Diagnostic::error(format!("a cluster extent is 1 to {MAX_CLUSTER_BLOCKS}, not {n}"), e.span, "invalid cluster extent"));
+                return Err(Diagnostic::error(
+                    format!("a cluster extent is 1 to {MAX_CLUSTER_BLOCKS}, not {n}"),
+                    e.span,
+                    "invalid cluster extent",
+                ));
             }
             *d = n as u32;
         }
@@ -83,7 +87,14 @@ impl Frame<'_, '_> {
     /// Gives the kernel instance `symbol` the cluster shape of this launch (`None`: no `cluster`
     /// clause), refusing a shape that differs from an earlier launch's and a static grid extent
     /// that is not a multiple of the cluster's (the runtime checks run-time extents).
-    pub(crate) fn record_cluster(&mut self, symbol: &str, kernel: &str, cluster: Option<([u32; 3], Span)>, grid: &[Int; 3], span: Span) -> R<()> {
+    pub(crate) fn record_cluster(
+        &mut self,
+        symbol: &str,
+        kernel: &str,
+        cluster: Option<([u32; 3], Span)>,
+        grid: &[Int; 3],
+        span: Span,
+    ) -> R<()> {
         let shape = |c: Option<[u32; 3]>| match c {
             Some(d) => format!("`cluster({}, {}, {})`", d[0], d[1], d[2]),
             None => "no `cluster(...)` clause".to_string(),
@@ -92,12 +103,22 @@ impl Frame<'_, '_> {
         match self.prog.cluster_launches.get(symbol) {
             Some(&(prev, prev_span)) if prev != dims => {
                 let fix = match prev {
-                    Some(d) => format!("give every launch of `{kernel}` the clause `cluster({}, {}, {})`", d[0], d[1], d[2]),
-                    None => format!("launch `{kernel}` without clusters everywhere, or give every launch the same `cluster(...)`"),
+                    Some(d) => {
+                        format!("give every launch of `{kernel}` the clause `cluster({}, {}, {})`", d[0], d[1], d[2])
+                    }
+                    None => format!(
+                        "launch `{kernel}` without clusters everywhere, or give every launch the same `cluster(...)`"
+                    ),
                 };
-                return Err(Diagnostic::error(format!("`{kernel}` is launched with {} here but with {} before", shape(dims), shape(prev)), cluster.map_or(span, |(_, s)| s), "a second cluster shape")
-                    .with_secondary(prev_span, "earlier launch")
-                    .with_help(format!("a kernel's cluster shape is compiled into it (PTX `.reqnctapercluster`), so it has one: {fix}")));
+                return Err(Diagnostic::error(
+                    format!("`{kernel}` is launched with {} here but with {} before", shape(dims), shape(prev)),
+                    cluster.map_or(span, |(_, s)| s),
+                    "a second cluster shape",
+                )
+                .with_secondary(prev_span, "earlier launch")
+                .with_help(format!(
+                    "a kernel's cluster shape is compiled into it (PTX `.reqnctapercluster`), so it has one: {fix}"
+                )));
             }
             Some(_) => {}
             None => {
@@ -144,7 +165,8 @@ impl Frame<'_, '_> {
                 0 => "no arguments".to_string(),
                 n => format!("{n} positional arguments"),
             };
-            return Err(Diagnostic::error(format!("`{name}` takes {n}"), span, "wrong arguments").with_help(format!("write `{}`", usage(name))));
+            return Err(Diagnostic::error(format!("`{name}` takes {n}"), span, "wrong arguments")
+                .with_help(format!("write `{}`", usage(name))));
         }
         self.need_kernel(&format!("`{name}`"), span)?;
         match name {
@@ -194,22 +216,33 @@ impl Frame<'_, '_> {
     fn dsmem_call(&mut self, store: bool, args: &[Arg], span: Span) -> R<Value> {
         let name = if store { "dsmem_store" } else { "dsmem_load" };
         let help = format!("name the element as in `{}`", usage(name));
-        let (t, offset) = self.element_place(&args[0].value, "a distributed shared memory access", &help, not_shared_element)?;
+        let (t, offset) =
+            self.element_place(&args[0].value, "a distributed shared memory access", &help, not_shared_element)?;
         if t.ty.space != MemSpace::Smem {
-            return Err(Diagnostic::error(format!("`{name}` reaches the shared memory of another block; this is an element of {}", t.ty), args[0].value.span, "not shared memory")
-                .with_help("pass an element of a shared-memory tensor (`make_smem_tensor`, `smem.allocate_tensor`)"));
+            return Err(Diagnostic::error(
+                format!("`{name}` reaches the shared memory of another block; this is an element of {}", t.ty),
+                args[0].value.span,
+                "not shared memory",
+            )
+            .with_help("pass an element of a shared-memory tensor (`make_smem_tensor`, `smem.allocate_tensor`)"));
         }
         let elem = t.ty.elem;
         if elem == Scalar::Bool || elem.is_fp8() {
-            return Err(Diagnostic::error(format!("`{name}` of `{}` elements is not supported", elem.name()), args[0].value.span, "unsupported element type")
-                .with_help("keep the shared tensor in an integer or a 16/32/64-bit float type (e.g. `u8` for bytes)"));
+            return Err(Diagnostic::error(
+                format!("`{name}` of `{}` elements is not supported", elem.name()),
+                args[0].value.span,
+                "unsupported element type",
+            )
+            .with_help("keep the shared tensor in an integer or a 16/32/64-bit float type (e.g. `u8` for bytes)"));
         }
         let rank = self.cluster_rank(&args[1].value, name)?;
         let Origin::Kernel(tensor) = t.origin else { unreachable!("kernel tensors have kernel origins") };
         self.commit_requires(tensor);
         if store {
             let v = self.expr(&args[2].value)?;
-            let v = self.coerce(v, elem, args[2].value.span).map_err(|d| d.with_secondary(args[0].value.span, format!("expected `{}` because of this element", elem.name())))?;
+            let v = self.coerce(v, elem, args[2].value.span).map_err(|d| {
+                d.with_secondary(args[0].value.span, format!("expected `{}` because of this element", elem.name()))
+            })?;
             let value = self.operand(&v, elem, args[2].value.span)?;
             self.emit(Inst::DsmemStore { value, tensor, ty: t.ty, offset, rank, span });
             return Ok(Value::Unit);
@@ -227,14 +260,25 @@ impl Frame<'_, '_> {
             Value::Int(i) => {
                 if let Some(r) = i.as_static() {
                     if !(0..MAX_CLUSTER_BLOCKS).contains(&r) {
-                        return Err(Diagnostic::error(format!("`{name}`: block rank {r} is outside any cluster (ranks are 0 to {})", MAX_CLUSTER_BLOCKS - 1), e.span, "out of range"));
+                        return Err(Diagnostic::error(
+                            format!(
+                                "`{name}`: block rank {r} is outside any cluster (ranks are 0 to {})",
+                                MAX_CLUSTER_BLOCKS - 1
+                            ),
+                            e.span,
+                            "out of range",
+                        ));
                     }
                 }
                 Ok(Operand::Int(i))
             }
             Value::Scalar(Scalar::I32, id) => Ok(Operand::Value(id)),
-            other => Err(Diagnostic::error(format!("`{name}`: the block rank must be an `i32`, found {}", crate::diag::article(&other.kind())), e.span, "not an i32")
-                .with_help("compute it from `block_rank_in_cluster()`, e.g. `(block_rank_in_cluster() + 1) % 2`")),
+            other => Err(Diagnostic::error(
+                format!("`{name}`: the block rank must be an `i32`, found {}", crate::diag::article(&other.kind())),
+                e.span,
+                "not an i32",
+            )
+            .with_help("compute it from `block_rank_in_cluster()`, e.g. `(block_rank_in_cluster() + 1) % 2`")),
         }
     }
 }
@@ -244,7 +288,8 @@ fn static_ranks(insts: &[Inst]) -> Vec<(i64, Span)> {
     let mut out = Vec::new();
     for i in insts {
         match i {
-            Inst::DsmemLoad { rank: Operand::Int(r), span, .. } | Inst::DsmemStore { rank: Operand::Int(r), span, .. } => out.extend(r.as_static().map(|r| (r, *span))),
+            Inst::DsmemLoad { rank: Operand::Int(r), span, .. }
+            | Inst::DsmemStore { rank: Operand::Int(r), span, .. } => out.extend(r.as_static().map(|r| (r, *span))),
             other => other.regions().into_iter().for_each(|r| out.extend(static_ranks(r))),
         }
     }
@@ -252,6 +297,13 @@ fn static_ranks(insts: &[Inst]) -> Vec<(i64, Span)> {
 }
 
 fn not_shared_element(v: &Value, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("distributed shared memory is reached through an element of a shared tensor, as in `sA[i]`; found {}", crate::diag::article(&v.kind())), span, "not a tensor element")
-        .with_help("write `dsmem_load(sA[i], rank)` with `sA` a shared-memory tensor")
+    Diagnostic::error(
+        format!(
+            "distributed shared memory is reached through an element of a shared tensor, as in `sA[i]`; found {}",
+            crate::diag::article(&v.kind())
+        ),
+        span,
+        "not a tensor element",
+    )
+    .with_help("write `dsmem_load(sA[i], rank)` with `sA` a shared-memory tensor")
 }

@@ -174,12 +174,22 @@ impl Frame<'_, '_> {
             return Err(host_jump_error(what, span));
         }
         if self.mode != Mode::Kernel {
-            return Err(Diagnostic::error(format!("{what} under a run-time condition is only available in kernels"), span, "run-time jump")
-                .with_help("host functions run their statements at compile time: make the condition static"));
+            return Err(Diagnostic::error(
+                format!("{what} under a run-time condition is only available in kernels"),
+                span,
+                "run-time jump",
+            )
+            .with_help("host functions run their statements at compile time: make the condition static"));
         }
         let id = self.cell(Scalar::Bool, span)?;
         let ty = cell_ty(self, id);
-        self.specials.push(Inst::Store { value: Operand::Bool(false), tensor: id, ty, at: At::Offset(Int::ZERO), span });
+        self.specials.push(Inst::Store {
+            value: Operand::Bool(false),
+            tensor: id,
+            ty,
+            at: At::Offset(Int::ZERO),
+            span,
+        });
         Ok(id)
     }
 
@@ -234,7 +244,11 @@ impl Frame<'_, '_> {
         let word = if jump == Jump::Break { "break" } else { "continue" };
         let Some(l) = self.loops.last().cloned() else {
             return Err(Diagnostic::error(format!("`{word}` outside of a loop"), span, "not in a `for` or `while`")
-                .with_help(if self.fns.last().is_some_and(|f| f.helper) { "a `fn` helper cannot leave a loop of its caller: return a value and test it there" } else { "`break` and `continue` go in the body of a `for` or `while` loop" }));
+                .with_help(if self.fns.last().is_some_and(|f| f.helper) {
+                    "a `fn` helper cannot leave a loop of its caller: return a value and test it there"
+                } else {
+                    "`break` and `continue` go in the body of a `for` or `while` loop"
+                }));
         };
         if l.unrolled && l.depth == self.depth {
             return Ok(Flow { flags: Vec::new(), always: true, jump: Some(jump) });
@@ -248,7 +262,11 @@ impl Frame<'_, '_> {
             None => {
                 let f = self.flag(&format!("`{word}`"), span)?;
                 let ctx = self.loops.last_mut().expect("checked above");
-                if jump == Jump::Break { ctx.brk = Some(f) } else { ctx.cont = Some(f) }
+                if jump == Jump::Break {
+                    ctx.brk = Some(f)
+                } else {
+                    ctx.cont = Some(f)
+                }
                 f
             }
         };
@@ -261,8 +279,13 @@ impl Frame<'_, '_> {
         let v = match value {
             Some(e) if !ctx.helper => {
                 let what = if self.mode == Mode::Host { "a host function" } else { "a kernel" };
-                return Err(Diagnostic::error(format!("{what} cannot return a value"), e.span, "a value")
-                    .with_help(if self.mode == Mode::Host { "write `return;`" } else { "write results into a tensor parameter, and `return;`" }));
+                return Err(Diagnostic::error(format!("{what} cannot return a value"), e.span, "a value").with_help(
+                    if self.mode == Mode::Host {
+                        "write `return;`"
+                    } else {
+                        "write results into a tensor parameter, and `return;`"
+                    },
+                ));
             }
             Some(e) => Some(self.expr(e)?),
             None => None,
@@ -290,8 +313,17 @@ impl Frame<'_, '_> {
                         (None, Value::Bool(_)) => Scalar::Bool,
                         (None, Value::Scalar(s, _)) => *s,
                         (None, other) => {
-                            return Err(Diagnostic::error(format!("a `fn` that returns under a run-time condition returns a number or a bool, not {}", crate::diag::article(&other.kind())), value.map_or(span, |e| e.span), "returned here")
-                                .with_help("return this value as the `fn`'s last statement, outside run-time `if`s and loops"));
+                            return Err(Diagnostic::error(
+                                format!(
+                                    "a `fn` that returns under a run-time condition returns a number or a bool, not {}",
+                                    crate::diag::article(&other.kind())
+                                ),
+                                value.map_or(span, |e| e.span),
+                                "returned here",
+                            )
+                            .with_help(
+                                "return this value as the `fn`'s last statement, outside run-time `if`s and loops",
+                            ));
                         }
                     };
                     let cell = self.cell(ty, span)?;
@@ -334,8 +366,14 @@ impl Frame<'_, '_> {
         match ctx.result {
             Some((cell, ty)) => {
                 if !flow.always {
-                    return Err(Diagnostic::error(format!("`{name}` can reach its end without returning a value"), end, "no `return` here")
-                        .with_help("it returns a value under a run-time condition, so every path must: end it with a `return`"));
+                    return Err(Diagnostic::error(
+                        format!("`{name}` can reach its end without returning a value"),
+                        end,
+                        "no `return` here",
+                    )
+                    .with_help(
+                        "it returns a value under a run-time condition, so every path must: end it with a `return`",
+                    ));
                 }
                 let dst = self.get(cell, end);
                 Ok(if ty == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(ty, dst) })
@@ -346,7 +384,14 @@ impl Frame<'_, '_> {
 
     /// One trip of an unrolled loop's body, with the loop variable bound. `Ok(None)` when the loop
     /// stops here (a `break` or `return` taken at compile time).
-    fn unrolled_trip(&mut self, trip: impl FnOnce(&mut Self) -> R<Flow>, acc: &mut Flow, guards: &mut Vec<(Operand, Span)>, last: bool, span: Span) -> R<bool> {
+    fn unrolled_trip(
+        &mut self,
+        trip: impl FnOnce(&mut Self) -> R<Flow>,
+        acc: &mut Flow,
+        guards: &mut Vec<(Operand, Span)>,
+        last: bool,
+        span: Span,
+    ) -> R<bool> {
         let f = trip(self)?;
         let cont = self.loops.last().and_then(|l| l.cont);
         if cont.is_some_and(|c| f.flags.contains(&c)) {
@@ -371,7 +416,12 @@ impl Frame<'_, '_> {
     }
 
     /// A loop unrolled at compile time: `trips` bodies in order (each given its trip number).
-    pub(crate) fn unrolled_loop(&mut self, trips: usize, mut trip: impl FnMut(&mut Self, usize) -> R<Flow>, span: Span) -> R<Flow> {
+    pub(crate) fn unrolled_loop(
+        &mut self,
+        trips: usize,
+        mut trip: impl FnMut(&mut Self, usize) -> R<Flow>,
+        span: Span,
+    ) -> R<Flow> {
         self.loops.push(LoopCtx { unrolled: true, depth: self.depth, host: false, brk: None, cont: None });
         let mut acc = Flow::default();
         let mut guards = Vec::new();
@@ -403,14 +453,23 @@ impl Frame<'_, '_> {
     /// A run-time loop's body, elaborated by `body` into its own region: the body's instructions
     /// (ending with clearing its `continue` flag), what stops the loop before a trip (its `break`
     /// flag and `return` flags the body may set), and its loop context.
-    pub(crate) fn runtime_loop_body(&mut self, body: impl FnOnce(&mut Self) -> R<Flow>) -> R<(Vec<Inst>, Vec<ValueId>, LoopCtx)> {
+    pub(crate) fn runtime_loop_body(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> R<Flow>,
+    ) -> R<(Vec<Inst>, Vec<ValueId>, LoopCtx)> {
         self.loops.push(LoopCtx { unrolled: false, depth: self.depth + 1, host: false, brk: None, cont: None });
         let r = self.runtime_region(body);
         let l = self.loops.pop().unwrap_or_default();
         let (mut insts, flow) = r?;
         if let Some(c) = l.cont.filter(|c| flow.flags.contains(c)) {
             let ty = cell_ty(self, c);
-            insts.push(Inst::Store { value: Operand::Bool(false), tensor: c, ty, at: At::Offset(Int::ZERO), span: Span::default() });
+            insts.push(Inst::Store {
+                value: Operand::Bool(false),
+                tensor: c,
+                ty,
+                at: At::Offset(Int::ZERO),
+                span: Span::default(),
+            });
         }
         let stop = flow.without(l.cont).flags;
         Ok((insts, stop, l))
@@ -446,8 +505,12 @@ impl Frame<'_, '_> {
             Value::Bool(true) => Operand::Bool(true),
             Value::Scalar(Scalar::Bool, id) => Operand::Value(id),
             other => {
-                return Err(Diagnostic::error(format!("`while` condition must be `bool`, found {}", other.kind()), cond.span, "not a bool")
-                    .with_help("compare explicitly, e.g. `x != 0`"))
+                return Err(Diagnostic::error(
+                    format!("`while` condition must be `bool`, found {}", other.kind()),
+                    cond.span,
+                    "not a bool",
+                )
+                .with_help("compare explicitly, e.g. `x != 0`"))
             }
         };
         let (insts, stop, l) = self.runtime_loop_body(|f| f.block(body))?;
@@ -460,7 +523,15 @@ impl Frame<'_, '_> {
                 let none = self.fresh(ValueTy::Scalar(Scalar::Bool));
                 self.emit(Inst::Not { dst: none, ty: Scalar::Bool, frag: None, a: exit.value, span });
                 let go = self.fresh(ValueTy::Scalar(Scalar::Bool));
-                self.emit(Inst::Binary { dst: go, op: BinaryOp::And, ty: Scalar::Bool, frag: None, a: c, b: Operand::Value(none), span });
+                self.emit(Inst::Binary {
+                    dst: go,
+                    op: BinaryOp::And,
+                    ty: Scalar::Bool,
+                    frag: None,
+                    a: c,
+                    b: Operand::Value(none),
+                    span,
+                });
                 head = self.regions.pop().unwrap_or_default();
                 Operand::Value(go)
             }

@@ -24,9 +24,16 @@ fn stmt(s: &Stmt, var: &str, f: &dyn Fn(&str) -> bool) -> bool {
         Stmt::Let { value, .. } => expr(value, var, f),
         Stmt::Assign { target, value, .. } => expr(target, var, f) || expr(value, var, f),
         Stmt::Expr(e) => expr(e, var, f),
-        Stmt::If { cond, then, els, .. } => expr(cond, var, f) || indexes_fragment(then, var, f) || els.as_deref().is_some_and(|e| stmt(e, var, f)),
+        Stmt::If { cond, then, els, .. } => {
+            expr(cond, var, f) || indexes_fragment(then, var, f) || els.as_deref().is_some_and(|e| stmt(e, var, f))
+        }
         Stmt::Block(b) => indexes_fragment(b, var, f),
-        Stmt::For { start, end, step, body, .. } => expr(start, var, f) || expr(end, var, f) || step.as_ref().is_some_and(|(_, e)| expr(e, var, f)) || indexes_fragment(body, var, f),
+        Stmt::For { start, end, step, body, .. } => {
+            expr(start, var, f)
+                || expr(end, var, f)
+                || step.as_ref().is_some_and(|(_, e)| expr(e, var, f))
+                || indexes_fragment(body, var, f)
+        }
         Stmt::While { cond, body, .. } => expr(cond, var, f) || indexes_fragment(body, var, f),
         Stmt::Return { value, .. } => value.as_ref().is_some_and(|e| expr(e, var, f)),
         Stmt::Break(_) | Stmt::Continue(_) | Stmt::Launch { .. } => false,
@@ -37,7 +44,9 @@ fn expr(e: &Expr, var: &str, f: &dyn Fn(&str) -> bool) -> bool {
     match &e.kind {
         ExprKind::Index { base, index } => {
             let fragment = matches!(&base.kind, ExprKind::Name(n) if f(n));
-            (fragment && index.iter().any(|i| mentions(i, var))) || expr(base, var, f) || index.iter().any(|i| expr(i, var, f))
+            (fragment && index.iter().any(|i| mentions(i, var)))
+                || expr(base, var, f)
+                || index.iter().any(|i| expr(i, var, f))
         }
         ExprKind::Tuple(items) => items.iter().any(|i| expr(i, var, f)),
         ExprKind::Unary(_, a) => expr(a, var, f),
@@ -45,7 +54,12 @@ fn expr(e: &Expr, var: &str, f: &dyn Fn(&str) -> bool) -> bool {
         ExprKind::Call { args, .. } => args_any(args, var, f),
         ExprKind::Method { receiver, args, .. } => expr(receiver, var, f) || args_any(args, var, f),
         ExprKind::Field { base, .. } => expr(base, var, f),
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::Name(_) | ExprKind::Wildcard => false,
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Str(_)
+        | ExprKind::Name(_)
+        | ExprKind::Wildcard => false,
     }
 }
 
@@ -61,7 +75,9 @@ fn mentions(e: &Expr, var: &str) -> bool {
         ExprKind::Unary(_, a) | ExprKind::Field { base: a, .. } => mentions(a, var),
         ExprKind::Binary(_, a, b) => mentions(a, var) || mentions(b, var),
         ExprKind::Call { args, .. } => args.iter().any(|a| mentions(&a.value, var)),
-        ExprKind::Method { receiver, args, .. } => mentions(receiver, var) || args.iter().any(|a| mentions(&a.value, var)),
+        ExprKind::Method { receiver, args, .. } => {
+            mentions(receiver, var) || args.iter().any(|a| mentions(&a.value, var))
+        }
         ExprKind::Index { base, index } => mentions(base, var) || index.iter().any(|i| mentions(i, var)),
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::Wildcard => false,
     }
@@ -85,11 +101,19 @@ mod tests {
     #[test]
     fn finds_fragment_subscripts_by_the_loop_variable() {
         let frag = |n: &str| n == "p";
-        let yes = ["kernel k() { for i in 0..128 { p[i] = 1; } }", "kernel k() { for i in 0..128 { x[0] = p[(i, 0)] + 1; } }", "kernel k() { for i in 0..128 { if c { g(p[i * 2]); } } }"];
+        let yes = [
+            "kernel k() { for i in 0..128 { p[i] = 1; } }",
+            "kernel k() { for i in 0..128 { x[0] = p[(i, 0)] + 1; } }",
+            "kernel k() { for i in 0..128 { if c { g(p[i * 2]); } } }",
+        ];
         for src in yes {
             assert!(indexes_fragment(&body_of(src), "i", &frag), "{src}");
         }
-        let no = ["kernel k() { for i in 0..128 { x[i] = 1; } }", "kernel k() { for i in 0..128 { p[0] = x[i]; } }", "kernel k() { for i in 0..128 { p[j] = 1; } }"];
+        let no = [
+            "kernel k() { for i in 0..128 { x[i] = 1; } }",
+            "kernel k() { for i in 0..128 { p[0] = x[i]; } }",
+            "kernel k() { for i in 0..128 { p[j] = 1; } }",
+        ];
         for src in no {
             assert!(!indexes_fragment(&body_of(src), "i", &frag), "{src}");
         }

@@ -38,23 +38,33 @@ pub(crate) fn check_type_params(f: &Function) -> R<()> {
     }
     if f.kind == FnKind::Device {
         let span = f.type_params[0].span.to(f.type_params[f.type_params.len() - 1].span);
-        return Err(Diagnostic::error("`fn` helpers take no type parameters", span, "type parameters")
-            .with_help("a helper's parameters without a type take any value already: write `fn f(x)` and use `x.element_type`"));
+        return Err(Diagnostic::error("`fn` helpers take no type parameters", span, "type parameters").with_help(
+            "a helper's parameters without a type take any value already: write `fn f(x)` and use `x.element_type`",
+        ));
     }
     for (i, tp) in f.type_params.iter().enumerate() {
         if Scalar::from_name(&tp.name.name).is_some() {
-            return Err(Diagnostic::error(format!("type parameter `{}` has the name of an element type", tp.name.name), tp.name.span, "a scalar type's name")
-                .with_help("name it `T`, `U`, ..."));
+            return Err(Diagnostic::error(
+                format!("type parameter `{}` has the name of an element type", tp.name.name),
+                tp.name.span,
+                "a scalar type's name",
+            )
+            .with_help("name it `T`, `U`, ..."));
         }
         if let Some(prev) = f.type_params[..i].iter().find(|p| p.name.name == tp.name.name) {
-            return Err(Diagnostic::error(format!("type parameter `{}` is declared twice", tp.name.name), tp.name.span, "second declaration")
-                .with_secondary(prev.name.span, "first declared here"));
+            return Err(Diagnostic::error(
+                format!("type parameter `{}` is declared twice", tp.name.name),
+                tp.name.span,
+                "second declaration",
+            )
+            .with_secondary(prev.name.span, "first declared here"));
         }
         if let Some(choices) = &tp.choices {
             for (j, c) in choices.iter().enumerate() {
                 if Scalar::from_name(&c.name).is_none() {
                     let names = Scalar::ALL.map(Scalar::name);
-                    let mut d = Diagnostic::error(format!("unknown element type `{}`", c.name), c.span, "not an element type");
+                    let mut d =
+                        Diagnostic::error(format!("unknown element type `{}`", c.name), c.span, "not an element type");
                     d = match did_you_mean(&c.name, names) {
                         Some(s) => d.with_help(format!("did you mean `{s}`?")),
                         None => d.with_help(format!("the element types are {}", names.join(" "))),
@@ -62,7 +72,11 @@ pub(crate) fn check_type_params(f: &Function) -> R<()> {
                     return Err(d);
                 }
                 if choices[..j].iter().any(|p| p.name == c.name) {
-                    return Err(Diagnostic::error(format!("`{}` is listed twice for `{}`", c.name, tp.name.name), c.span, "listed twice"));
+                    return Err(Diagnostic::error(
+                        format!("`{}` is listed twice for `{}`", c.name, tp.name.name),
+                        c.span,
+                        "listed twice",
+                    ));
                 }
             }
         } else if f.kind == FnKind::Host {
@@ -76,16 +90,24 @@ pub(crate) fn check_type_params(f: &Function) -> R<()> {
                 tp.name.name
             )));
         }
-        let deducible = f.params.iter().any(|p| !p.is_const && elem_name(&p.ty).is_some_and(|e| e.name == tp.name.name));
+        let deducible =
+            f.params.iter().any(|p| !p.is_const && elem_name(&p.ty).is_some_and(|e| e.name == tp.name.name));
         if !deducible {
-            let what = if f.kind == FnKind::Host { "the runtime cannot tell the instances apart by the arguments" } else { "a launch cannot bind it" };
+            let what = if f.kind == FnKind::Host {
+                "the runtime cannot tell the instances apart by the arguments"
+            } else {
+                "a launch cannot bind it"
+            };
             return Err(Diagnostic::error(
                 format!("type parameter `{}` is not the element type of any tensor parameter", tp.name.name),
                 tp.name.span,
                 "unbound type parameter",
             )
             .with_secondary(f.name.span, format!("{what}: `{}` takes no `tensor<{}, ...>`", f.name.name, tp.name.name))
-            .with_help(format!("declare a tensor parameter `tensor<{}, gmem, ...>`, or remove `{}`", tp.name.name, tp.name.name)));
+            .with_help(format!(
+                "declare a tensor parameter `tensor<{}, gmem, ...>`, or remove `{}`",
+                tp.name.name, tp.name.name
+            )));
         }
     }
     Ok(())
@@ -97,11 +119,16 @@ pub(crate) fn host_instances(f: &Function) -> Vec<Bindings> {
     let mut out: Vec<Bindings> = vec![Vec::new()];
     for tp in &f.type_params {
         let choices: Vec<Scalar> = tp.choices.iter().flatten().filter_map(|c| Scalar::from_name(&c.name)).collect();
-        out = out.into_iter().flat_map(|b| choices.iter().map(move |s| {
-            let mut b = b.clone();
-            b.push((tp.name.name.clone(), *s));
-            b
-        })).collect();
+        out = out
+            .into_iter()
+            .flat_map(|b| {
+                choices.iter().map(move |s| {
+                    let mut b = b.clone();
+                    b.push((tp.name.name.clone(), *s));
+                    b
+                })
+            })
+            .collect();
     }
     out
 }
@@ -118,7 +145,13 @@ pub(crate) fn host_instance(f: &Function, b: &Bindings) -> kir::HostInstance {
         .map(|(name, ty)| kir::TypeArg {
             name: name.clone(),
             ty: *ty,
-            params: f.params.iter().enumerate().filter(|(_, p)| elem_name(&p.ty).is_some_and(|e| &e.name == name)).map(|(i, _)| i).collect(),
+            params: f
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| elem_name(&p.ty).is_some_and(|e| &e.name == name))
+                .map(|(i, _)| i)
+                .collect(),
         })
         .collect();
     kir::HostInstance { generic: f.name.name.clone(), type_args }
@@ -140,13 +173,23 @@ pub(crate) fn deduce(f: &Function, args: &[(&Value, Span)]) -> R<Bindings> {
                 None => bound = Some((t.ty.elem, p, *span)),
                 Some((s, first, first_span)) if s != t.ty.elem => {
                     return Err(Diagnostic::error(
-                        format!("mixed element types for `{}`: `{}` is {} but `{}` is {}", tp.name.name, first.name.name, s.name(), p.name.name, t.ty.elem.name()),
+                        format!(
+                            "mixed element types for `{}`: `{}` is {} but `{}` is {}",
+                            tp.name.name,
+                            first.name.name,
+                            s.name(),
+                            p.name.name,
+                            t.ty.elem.name()
+                        ),
                         *span,
                         format!("{} here", t.ty.elem.name()),
                     )
                     .with_secondary(first_span, format!("{} here", s.name()))
                     .with_secondary(tp.name.span, format!("both are declared `tensor<{}, ...>`", tp.name.name))
-                    .with_help(format!("pass tensors of one element type, or convert one of them (`{}` is one type per launch)", tp.name.name)));
+                    .with_help(format!(
+                        "pass tensors of one element type, or convert one of them (`{}` is one type per launch)",
+                        tp.name.name
+                    )));
                 }
                 Some(_) => {}
             }
@@ -164,7 +207,11 @@ pub(crate) fn deduce(f: &Function, args: &[(&Value, Span)]) -> R<Bindings> {
                     format!("`{}` is {}", p.name.name, s.name()),
                 )
                 .with_secondary(tp.span, "the element types it allows")
-                .with_help(format!("pass a tensor of {list}, or add {} to `{}`'s list", s.name(), tp.name.name)));
+                .with_help(format!(
+                    "pass a tensor of {list}, or add {} to `{}`'s list",
+                    s.name(),
+                    tp.name.name
+                )));
             }
         }
         out.push((tp.name.name.clone(), s));
@@ -215,14 +262,19 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Value::Int(i) if i.as_static().is_some() => IntTupleLit::DynamicDiv(i.as_static().unwrap_or(0), *span),
                 other => {
                     return Err(Diagnostic::error(
-                        format!("`?{{div=...}}` needs a compile-time integer, found {}", crate::diag::article(&other.kind())),
+                        format!(
+                            "`?{{div=...}}` needs a compile-time integer, found {}",
+                            crate::diag::article(&other.kind())
+                        ),
                         e.span,
                         "not a compile-time integer",
                     )
                     .with_help("write an integer, a `const`, or an expression of them such as `16 / sizeof(T)`"))
                 }
             },
-            IntTupleLit::Tuple(items, span) => IntTupleLit::Tuple(items.iter().map(|i| self.subst_tuple(i)).collect::<R<_>>()?, *span),
+            IntTupleLit::Tuple(items, span) => {
+                IntTupleLit::Tuple(items.iter().map(|i| self.subst_tuple(i)).collect::<R<_>>()?, *span)
+            }
             other => other.clone(),
         })
     }
@@ -243,7 +295,9 @@ pub(crate) fn needs_subst(ty: &TypeExpr, f: &Function) -> bool {
         TypeExpr::Named(id) => named(id),
         TypeExpr::Infer(_) => false,
         TypeExpr::Fn { params, ret, .. } => params.iter().any(|p| needs_subst(p, f)) || needs_subst(ret, f),
-        TypeExpr::Tensor { elem, layout, .. } => named(elem) || layout.as_ref().is_some_and(|l| tuple(&l.shape) || l.stride.as_ref().is_some_and(tuple)),
+        TypeExpr::Tensor { elem, layout, .. } => {
+            named(elem) || layout.as_ref().is_some_and(|l| tuple(&l.shape) || l.stride.as_ref().is_some_and(tuple))
+        }
     }
 }
 
@@ -258,6 +312,9 @@ impl<'f> Program<'f> {
         for (tp, (_, s)) in f.type_params.iter().zip(b) {
             frame.bind(&tp.name.name, Value::Type(*s));
         }
-        f.params.iter().map(|p| if needs_subst(&p.ty, f) { frame.subst_type(&p.ty, b) } else { Ok(p.ty.clone()) }).collect()
+        f.params
+            .iter()
+            .map(|p| if needs_subst(&p.ty, f) { frame.subst_type(&p.ty, b) } else { Ok(p.ty.clone()) })
+            .collect()
     }
 }

@@ -19,9 +19,9 @@
 //! function) has no plan step and is refused.
 
 use super::asserts::cmp_op;
+use super::flow::LoopCtx;
 use super::value::Value;
 use super::{Frame, Mode, R};
-use super::flow::LoopCtx;
 use crate::ast::{BinOp, Block, Ident, Stmt};
 use crate::diag::{article, Diagnostic};
 use crate::kir::{self, CmpOp, HostCond, ValueTy};
@@ -55,7 +55,15 @@ impl Frame<'_, '_> {
     /// `a OP b` in a host function where the operands involve run-time values: a comparison of
     /// index integers, or `&&`/`||` of conditions. `Ok(None)` leaves the operation to the general
     /// rules (and their errors).
-    pub(super) fn host_binary(&mut self, op: BinOp, a: &Value, b: &Value, span: Span, sa: Span, sb: Span) -> R<Option<Value>> {
+    pub(super) fn host_binary(
+        &mut self,
+        op: BinOp,
+        a: &Value,
+        b: &Value,
+        span: Span,
+        sa: Span,
+        sb: Span,
+    ) -> R<Option<Value>> {
         debug_assert_eq!(self.mode, Mode::Host);
         if let Some(cmp) = cmp_op(op) {
             match (a, b) {
@@ -71,16 +79,31 @@ impl Frame<'_, '_> {
                 }
                 (Value::Int(i), Value::Float(_)) | (Value::Float(_), Value::Int(i)) if !i.is_static() => {
                     let at = if matches!(a, Value::Float(_)) { sa } else { sb };
-                    return Err(Diagnostic::error(format!("cannot compare a run-time integer with a float (`{}`) in a host function", op.symbol()), at, "a float")
-                        .with_help("host conditions compare index integers: write an integer, e.g. `size(a) > 1`"));
+                    return Err(Diagnostic::error(
+                        format!(
+                            "cannot compare a run-time integer with a float (`{}`) in a host function",
+                            op.symbol()
+                        ),
+                        at,
+                        "a float",
+                    )
+                    .with_help("host conditions compare index integers: write an integer, e.g. `size(a) > 1`"));
                 }
                 _ => {}
             }
-            if self.as_cond(a).is_some_and(|c| matches!(c, Cond::Run(_))) || self.as_cond(b).is_some_and(|c| matches!(c, Cond::Run(_))) {
-                return Err(Diagnostic::error(format!("cannot apply `{}` to run-time conditions in a host function", op.symbol()), span, "comparison of conditions")
-                    .with_help("combine host conditions with `&&`, `||` and `!`"));
+            if self.as_cond(a).is_some_and(|c| matches!(c, Cond::Run(_)))
+                || self.as_cond(b).is_some_and(|c| matches!(c, Cond::Run(_)))
+            {
+                return Err(Diagnostic::error(
+                    format!("cannot apply `{}` to run-time conditions in a host function", op.symbol()),
+                    span,
+                    "comparison of conditions",
+                )
+                .with_help("combine host conditions with `&&`, `||` and `!`"));
             }
-            if let Some(at) = [(a, sa), (b, sb)].into_iter().find_map(|(v, at)| matches!(v, Value::Tensor(_)).then_some(at)) {
+            if let Some(at) =
+                [(a, sa), (b, sb)].into_iter().find_map(|(v, at)| matches!(v, Value::Tensor(_)).then_some(at))
+            {
                 return Err(Diagnostic::error(format!("cannot compare a tensor with `{}`", op.symbol()), at, "a tensor")
                     .with_help("a host function branches on index integers: compare an extent, e.g. `size(a) < 4096` or `a.shape[1] <= 1024`"));
             }
@@ -90,8 +113,12 @@ impl Frame<'_, '_> {
             let (Some(x), Some(y)) = (self.as_cond(a), self.as_cond(b)) else {
                 let (bad, at) = if self.as_cond(a).is_none() { (a, sa) } else { (b, sb) };
                 if self.as_cond(a).is_some() || self.as_cond(b).is_some() || matches!(bad, Value::Int(_)) {
-                    return Err(Diagnostic::error(format!("`{}` joins conditions, found {}", op.symbol(), article(&bad.kind())), at, "not a condition")
-                        .with_help("compare explicitly, e.g. `n != 0`"));
+                    return Err(Diagnostic::error(
+                        format!("`{}` joins conditions, found {}", op.symbol(), article(&bad.kind())),
+                        at,
+                        "not a condition",
+                    )
+                    .with_help("compare explicitly, e.g. `n != 0`"));
                 }
                 return Ok(None);
             };
@@ -107,7 +134,11 @@ impl Frame<'_, '_> {
                     }
                 }
                 (Cond::Run(c), Cond::Run(d)) => {
-                    let c = if and { HostCond::And(Box::new(c), Box::new(d)) } else { HostCond::Or(Box::new(c), Box::new(d)) };
+                    let c = if and {
+                        HostCond::And(Box::new(c), Box::new(d))
+                    } else {
+                        HostCond::Or(Box::new(c), Box::new(d))
+                    };
                     self.host_cond_value(c)
                 }
             };
@@ -135,10 +166,21 @@ impl Frame<'_, '_> {
 
     /// A host `if` on the run-time `bool` `id`: both branches elaborated, each into its own plan
     /// branch.
-    pub(super) fn host_if(&mut self, id: kir::ValueId, cond_span: Span, then: &Block, els: Option<&Stmt>, span: Span) -> R<super::flow::Flow> {
+    pub(super) fn host_if(
+        &mut self,
+        id: kir::ValueId,
+        cond_span: Span,
+        then: &Block,
+        els: Option<&Stmt>,
+        span: Span,
+    ) -> R<super::flow::Flow> {
         let Some(cond) = self.host_conds.get(&id).cloned() else {
-            return Err(Diagnostic::error("a host function can branch only on comparisons of index integers", cond_span, "not a host condition")
-                .with_help("compare index integers (`==`, `!=`, `<`, `<=`, `>`, `>=`), joined by `&&`, `||` and `!`"));
+            return Err(Diagnostic::error(
+                "a host function can branch only on comparisons of index integers",
+                cond_span,
+                "not a host condition",
+            )
+            .with_help("compare index integers (`==`, `!=`, `<`, `<=`, `>`, `>=`), joined by `&&`, `||` and `!`"));
         };
         let then = self.host_branch(|f| f.block(then))?;
         let els = match els {
@@ -156,7 +198,15 @@ impl Frame<'_, '_> {
 
     /// A host `for` with run-time bounds or step (a static step is already checked positive): the
     /// body elaborated once, with `var` a run-time index integer, into a plan loop.
-    pub(super) fn host_for(&mut self, var: &Ident, start: Int, end: Int, step: Int, body: &Block, span: Span) -> R<super::flow::Flow> {
+    pub(super) fn host_for(
+        &mut self,
+        var: &Ident,
+        start: Int,
+        end: Int,
+        step: Int,
+        body: &Block,
+        span: Span,
+    ) -> R<super::flow::Flow> {
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
         let i = Value::Int(Int::var(iv, 1));
         self.prog.recorder.binding(var.span, &i);
@@ -206,8 +256,12 @@ impl Frame<'_, '_> {
 /// or a `break`/`continue` of a loop unrolled at compile time.
 pub(super) fn host_jump_error(what: &str, span: Span) -> Diagnostic {
     if what == "`return`" {
-        return Diagnostic::error("`return` inside a run-time `if` or loop is not available in host functions", span, "run-time return")
-            .with_help("put what follows in the `else` branch of the `if`, or leave the loop with `break`");
+        return Diagnostic::error(
+            "`return` inside a run-time `if` or loop is not available in host functions",
+            span,
+            "run-time return",
+        )
+        .with_help("put what follows in the `else` branch of the `if`, or leave the loop with `break`");
     }
     Diagnostic::error(format!("{what} under a run-time condition cannot leave a loop unrolled at compile time"), span, "run-time jump")
         .with_help("in a host function, `break` and `continue` under a run-time `if` work in a loop with run-time bounds; give this loop run-time bounds, or make the condition static")

@@ -35,9 +35,13 @@ pub(super) fn apply(module: &mut Module) -> Vec<Diagnostic> {
         };
         let Some(want) = shape(first) else {
             diags.push(
-                Diagnostic::error(format!("kernel `{}` re-allocates registers, so its block must be static", k.source_name), first.span, "run-time block")
-                    .with_secondary(used, "registers re-allocated here")
-                    .with_help("give `block(...)` compile-time extents: ptxas sizes the registers by the block's threads"),
+                Diagnostic::error(
+                    format!("kernel `{}` re-allocates registers, so its block must be static", k.source_name),
+                    first.span,
+                    "run-time block",
+                )
+                .with_secondary(used, "registers re-allocated here")
+                .with_help("give `block(...)` compile-time extents: ptxas sizes the registers by the block's threads"),
             );
             continue;
         };

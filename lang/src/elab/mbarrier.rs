@@ -42,8 +42,12 @@ impl Frame<'_, '_> {
     pub(crate) fn mbarrier_call(&mut self, op: MbarrierOp, args: &[Arg], span: Span) -> R<Value> {
         let want = if op == MbarrierOp::Arrive { 1 } else { 2 };
         if args.len() != want || args.iter().any(|a| a.name.is_some()) {
-            return Err(Diagnostic::error(format!("`{}` takes {want} positional argument{}", op.builtin(), if want == 1 { "" } else { "s" }), span, "wrong arguments")
-                .with_help(format!("write `{}`", usage(op))));
+            return Err(Diagnostic::error(
+                format!("`{}` takes {want} positional argument{}", op.builtin(), if want == 1 { "" } else { "s" }),
+                span,
+                "wrong arguments",
+            )
+            .with_help(format!("write `{}`", usage(op))));
         }
         let (t, offset) = self.barrier_place(&args[0].value)?;
         let arg = match args.get(1) {
@@ -69,14 +73,26 @@ impl Frame<'_, '_> {
                                     MbarrierOp::ArriveExpectTx => "0 to 1048575",
                                     _ => "0 or 1",
                                 };
-                                return Err(Diagnostic::error(format!("`{}`: {what} is {c}; it must be {range}", op.builtin()), a.value.span, "out of range"));
+                                return Err(Diagnostic::error(
+                                    format!("`{}`: {what} is {c}; it must be {range}", op.builtin()),
+                                    a.value.span,
+                                    "out of range",
+                                ));
                             }
                         }
                         Operand::Int(i)
                     }
                     Value::Scalar(Scalar::I32, id) => Operand::Value(id),
                     other => {
-                        return Err(Diagnostic::error(format!("`{}`: {what} must be an `i32`, found {}", op.builtin(), crate::diag::article(&other.kind())), a.value.span, "not an i32"))
+                        return Err(Diagnostic::error(
+                            format!(
+                                "`{}`: {what} must be an `i32`, found {}",
+                                op.builtin(),
+                                crate::diag::article(&other.kind())
+                            ),
+                            a.value.span,
+                            "not an i32",
+                        ))
                     }
                 };
                 Some(x)
@@ -92,7 +108,12 @@ impl Frame<'_, '_> {
     /// The barrier operand: an element `bars[i]` of an `i64` shared tensor (its place, not its
     /// value), or a one-element `i64` shared tensor.
     pub(crate) fn barrier_place(&mut self, e: &Expr) -> R<(TensorVal, Int)> {
-        let (t, offset) = self.element_place(e, "a barrier", "index the barrier tensor with a full coordinate, as in `bars[stage]`", not_barrier)?;
+        let (t, offset) = self.element_place(
+            e,
+            "a barrier",
+            "index the barrier tensor with a full coordinate, as in `bars[stage]`",
+            not_barrier,
+        )?;
         if t.ty.space != MemSpace::Smem || t.ty.elem != Scalar::I64 || t.ty.swizzle.is_some() {
             return Err(Diagnostic::error(format!("an mbarrier is an element of an `i64` shared-memory tensor; this is an element of {}", t.ty), e.span, "not an smem i64 barrier")
                 .with_help("allocate the barriers as `smem.allocate_tensor(i64, make_layout(STAGES))` (or `make_smem_tensor(i64, ...)`) and pass `bars[i]`"));
@@ -104,17 +125,28 @@ impl Frame<'_, '_> {
     /// the tensor and the element's offset in it. `what` names the operand in the error for a
     /// coordinate with `_` (`help` says how to write it); `not_place` makes the error for a value
     /// that is no tensor element.
-    pub(crate) fn element_place(&mut self, e: &Expr, what: &str, help: &str, not_place: fn(&Value, Span) -> Diagnostic) -> R<(TensorVal, Int)> {
+    pub(crate) fn element_place(
+        &mut self,
+        e: &Expr,
+        what: &str,
+        help: &str,
+        not_place: fn(&Value, Span) -> Diagnostic,
+    ) -> R<(TensorVal, Int)> {
         Ok(match &e.kind {
             ExprKind::Index { base, index } => match self.expr(base)? {
                 Value::Tensor(t) => {
                     let crd = self.coordinate(index)?;
                     check_rank(&crd, &t.ty.layout, e.span)?;
                     if crd_has_under(&crd) {
-                        return Err(Diagnostic::error(format!("{what} is one element: the coordinate cannot contain `_`"), e.span, "a slice, not an element")
-                            .with_help(help.to_string()));
+                        return Err(Diagnostic::error(
+                            format!("{what} is one element: the coordinate cannot contain `_`"),
+                            e.span,
+                            "a slice, not an element",
+                        )
+                        .with_help(help.to_string()));
                     }
-                    let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                    let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout)
+                        .map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
                     (t, offset)
                 }
                 other => return Err(not_place(&other, e.span)),
@@ -128,6 +160,13 @@ impl Frame<'_, '_> {
 }
 
 fn not_barrier(v: &Value, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("an mbarrier is an element of an `i64` shared-memory tensor, as in `bars[i]`; found {}", crate::diag::article(&v.kind())), span, "not a barrier")
-        .with_help("allocate the barriers as `smem.allocate_tensor(i64, make_layout(STAGES))` and pass `bars[i]`")
+    Diagnostic::error(
+        format!(
+            "an mbarrier is an element of an `i64` shared-memory tensor, as in `bars[i]`; found {}",
+            crate::diag::article(&v.kind())
+        ),
+        span,
+        "not a barrier",
+    )
+    .with_help("allocate the barriers as `smem.allocate_tensor(i64, make_layout(STAGES))` and pass `bars[i]`")
 }

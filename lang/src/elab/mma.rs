@@ -25,21 +25,41 @@ fn mnk(a: &Arg, what: &str) -> R<[i64; 3]> {
         Value::Tuple(items) => items.clone(),
         Value::Layout(l) => {
             if Layout::col_major(l.shape.clone()).ok().as_ref() != Some(l) {
-                return Err(Diagnostic::error(format!("{what} must be a column-major layout, found {l}"), a.span, "not column-major")
-                    .with_help("write the extents only, e.g. `(2, 2, 1)`: other thread orders are not supported yet"));
+                return Err(Diagnostic::error(
+                    format!("{what} must be a column-major layout, found {l}"),
+                    a.span,
+                    "not column-major",
+                )
+                .with_help("write the extents only, e.g. `(2, 2, 1)`: other thread orders are not supported yet"));
             }
             l.shape.modes().into_iter().map(|m| m.as_int().cloned().map(Value::Int).unwrap_or(Value::Unit)).collect()
         }
-        other => return Err(Diagnostic::error(format!("{what} is a tuple (M, N, K), found {}", article(other)), a.span, "not a tuple")),
+        other => {
+            return Err(Diagnostic::error(
+                format!("{what} is a tuple (M, N, K), found {}", article(other)),
+                a.span,
+                "not a tuple",
+            ))
+        }
     };
     let mut out = [1i64; 3];
     if !(2..=3).contains(&items.len()) {
-        return Err(Diagnostic::error(format!("{what} has {} modes; it takes (M, N, K)", items.len()), a.span, "wrong rank"));
+        return Err(Diagnostic::error(
+            format!("{what} has {} modes; it takes (M, N, K)", items.len()),
+            a.span,
+            "wrong rank",
+        ));
     }
     for (slot, v) in out.iter_mut().zip(&items) {
         match v {
             Value::Int(i) if i.as_static().is_some_and(|x| x > 0) => *slot = i.as_static().unwrap_or(1),
-            other => return Err(Diagnostic::error(format!("{what} needs positive compile-time integers, found {}", article(other)), a.span, "not static")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!("{what} needs positive compile-time integers, found {}", article(other)),
+                    a.span,
+                    "not static",
+                ))
+            }
         }
     }
     Ok(out)
@@ -48,7 +68,9 @@ fn mnk(a: &Arg, what: &str) -> R<[i64; 3]> {
 fn type_arg(a: &Arg, what: &str) -> R<Scalar> {
     match a.value {
         Value::Type(t) => Ok(t),
-        ref other => Err(Diagnostic::error(format!("{what} is an element type, found {}", article(other)), a.span, "not a type")),
+        ref other => {
+            Err(Diagnostic::error(format!("{what} is an element type, found {}", article(other)), a.span, "not a type"))
+        }
     }
 }
 
@@ -67,7 +89,7 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
             other => {
                 let found = if let Value::Str(s) = other { format!("\"{s}\"") } else { article(other) };
                 return Err(Diagnostic::error(format!("`a_src` says where a wgmma reads A from: \"smem\" (a matrix descriptor, the default) or \"rmem\" (registers); found {found}"), a.span, "unknown operand source")
-                    .with_help("CuTe DSL's `a_src=OperandSource.RMEM` is `a_src: \"rmem\"`"))
+                    .with_help("CuTe DSL's `a_src=OperandSource.RMEM` is `a_src: \"rmem\"`"));
             }
         },
     };
@@ -76,18 +98,34 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
         Some(a) => match &a.value {
             Value::Str(s) if s == "wgmma" || s == "mma.sync" => Some((s.clone(), a.span)),
             other => {
-                return Err(Diagnostic::error(format!("`op` picks the instruction: \"mma.sync\" (a warp) or \"wgmma\" (a warpgroup, sm_90a); found {}", article(other)), a.span, "unknown MMA instruction"))
+                return Err(Diagnostic::error(
+                    format!(
+                    "`op` picks the instruction: \"mma.sync\" (a warp) or \"wgmma\" (a warpgroup, sm_90a); found {}",
+                    article(other)
+                ),
+                    a.span,
+                    "unknown MMA instruction",
+                ))
             }
         },
     };
     let p = positional(args);
     let ab = type_arg(p[0], "the input type")?;
-    let acc = type_arg(p.get(1).copied().ok_or_else(|| Diagnostic::error(format!("usage: {usage}"), span, "missing accumulator type"))?, "the accumulator type")?;
+    let acc = type_arg(
+        p.get(1)
+            .copied()
+            .ok_or_else(|| Diagnostic::error(format!("usage: {usage}"), span, "missing accumulator type"))?,
+        "the accumulator type",
+    )?;
     let shape = match (p.get(2).copied(), named("make_mma_atom", args, "shape", NAMES)?) {
         (Some(s), _) | (None, Some(s)) => mnk(s, "the MMA shape")?,
-        (None, None) => return Err(Diagnostic::error("`make_mma_atom` needs the instruction shape", span, "no shape").with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`")),
+        (None, None) => {
+            return Err(Diagnostic::error("`make_mma_atom` needs the instruction shape", span, "no shape")
+                .with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`"))
+        }
     };
-    let atom = MmaAtom::find(ab.name(), acc.name(), shape).map_err(|e| Diagnostic::error(e.reason.clone(), span, "no such MMA atom"))?;
+    let atom = MmaAtom::find(ab.name(), acc.name(), shape)
+        .map_err(|e| Diagnostic::error(e.reason.clone(), span, "no such MMA atom"))?;
     if let Some((op, op_span)) = want_op {
         let is = if atom.is_wgmma() { "wgmma" } else { "mma.sync" };
         if op != is {
@@ -98,7 +136,8 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
     if let Some((true, src_span)) = a_src {
         // Only wgmma has an A-from-registers variant (mma.sync reads every operand from registers).
         let rs = MmaAtom::find_rs(ab.name(), acc.name(), shape).map_err(|e| {
-            Diagnostic::error(e.reason.clone(), src_span, "not a wgmma atom").with_help("`a_src: \"rmem\"` is for wgmma shapes (64, N, 16); leave it out for mma.sync")
+            Diagnostic::error(e.reason.clone(), src_span, "not a wgmma atom")
+                .with_help("`a_src: \"rmem\"` is for wgmma shapes (64, N, 16); leave it out for mma.sync")
         })?;
         return Ok(Value::MmaAtom(rs));
     }
@@ -110,8 +149,12 @@ pub fn make_tiled_mma(args: &[Arg], span: Span) -> R<Value> {
     arity("make_tiled_mma", args, 2, 3, span, "make_tiled_mma(mma_atom, atom_layout, permutation: (M, N, K))")?;
     let p = positional(args);
     let Value::MmaAtom(atom) = &p[0].value else {
-        return Err(Diagnostic::error(format!("`make_tiled_mma` takes an MMA atom first, found {}", article(&p[0].value)), p[0].span, "not an MMA atom")
-            .with_help("make one with `make_mma_atom(bf16, f32, shape: (16, 8, 16))`"));
+        return Err(Diagnostic::error(
+            format!("`make_tiled_mma` takes an MMA atom first, found {}", article(&p[0].value)),
+            p[0].span,
+            "not an MMA atom",
+        )
+        .with_help("make one with `make_mma_atom(bf16, f32, shape: (16, 8, 16))`"));
     };
     let layout = mnk(p[1], "the atom layout")?;
     let perm = match (p.get(2).copied(), named("make_tiled_mma", args, "permutation", &["permutation"])?) {
@@ -126,12 +169,21 @@ fn operand_of(method: &str) -> Option<MmaOperand> {
 }
 
 /// The methods of a tiled MMA's thread slice.
-pub const THR_MMA_METHODS: &[&str] = &["partition_A", "partition_B", "partition_C", "partition_fragment_A", "partition_fragment_B", "partition_fragment_C"];
+pub const THR_MMA_METHODS: &[&str] = &[
+    "partition_A",
+    "partition_B",
+    "partition_C",
+    "partition_fragment_A",
+    "partition_fragment_B",
+    "partition_fragment_C",
+];
 
 /// `thr_mma.partition_A(t)` (a view of `t`) and `thr_mma.partition_fragment_A(t)` (a register tensor
 /// shaped like that view, of the atom's element type), and B, C alike.
 pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, args: &[Arg], span: Span) -> R<Value> {
-    let op = operand_of(method).ok_or_else(|| Diagnostic::error(format!("no method `{method}` on a thread slice of a tiled MMA"), span, "unknown method"))?;
+    let op = operand_of(method).ok_or_else(|| {
+        Diagnostic::error(format!("no method `{method}` on a thread slice of a tiled MMA"), span, "unknown method")
+    })?;
     arity(method, args, 1, 1, span, &format!("thr_mma.{method}(tensor)"))?;
     let a = positional(args)[0];
     let fragment = method.starts_with("partition_fragment_");
@@ -140,14 +192,35 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         Value::Counting { layout, .. } => (layout.clone(), None),
         // A fragment only needs the shape: a layout will do, as CuTe's partition_fragment_C(shape).
         Value::Layout(l) if fragment => (l.clone(), None),
-        other => return Err(Diagnostic::error(format!("`{method}` takes a tensor{}, found {}", if fragment { " or a layout" } else { "" }, article(other)), a.span, "not a tensor")),
+        other => {
+            return Err(Diagnostic::error(
+                format!(
+                    "`{method}` takes a tensor{}, found {}",
+                    if fragment { " or a layout" } else { "" },
+                    article(other)
+                ),
+                a.span,
+                "not a tensor",
+            ))
+        }
     };
     if layout.rank() < 2 {
-        return Err(Diagnostic::error(format!("`{method}` takes a tensor whose first two modes are {} of the MMA, found layout {layout}", op_modes(op)), a.span, "rank below 2"));
+        return Err(Diagnostic::error(
+            format!(
+                "`{method}` takes a tensor whose first two modes are {} of the MMA, found layout {layout}",
+                op_modes(op)
+            ),
+            a.span,
+            "rank below 2",
+        ));
     }
     if tensor.is_some() {
         let [tp, tq] = tiled.tile_of(op);
-        f.require_tiles_divide(&layout, &cute_layout::Tiler::Shape(cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()])), span)?;
+        f.require_tiles_divide(
+            &layout,
+            &cute_layout::Tiler::Shape(cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()])),
+            span,
+        )?;
     }
     let (part, offset) = tiled.partition(op, &layout, tid).map_err(|e| layout_err(e, span))?;
     // A wgmma SS atom reads A and B from shared memory (an RS atom B only): their "fragment" is
@@ -159,13 +232,25 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
         match &tensor {
             Some(t) if t.ty.space == MemSpace::Smem => {}
             _ => {
-                let found = tensor.as_ref().map(|t| format!("a tensor in {}", t.ty.space.name())).unwrap_or_else(|| article(&a.value));
+                let found = tensor
+                    .as_ref()
+                    .map(|t| format!("a tensor in {}", t.ty.space.name()))
+                    .unwrap_or_else(|| article(&a.value));
                 let help = if op == MmaOperand::A {
                     "partition the shared-memory tile, or take A from registers with an RS atom: `make_mma_atom(..., op: \"wgmma\", a_src: \"rmem\")`"
                 } else {
                     "partition the shared-memory tile: wgmma reads B from shared memory always"
                 };
-                return Err(Diagnostic::error(format!("{} reads {} from shared memory (matrix descriptors), but `{method}` got {found}", tiled.atom.name, op.name()), a.span, "not shared memory").with_help(help));
+                return Err(Diagnostic::error(
+                    format!(
+                        "{} reads {} from shared memory (matrix descriptors), but `{method}` got {found}",
+                        tiled.atom.name,
+                        op.name()
+                    ),
+                    a.span,
+                    "not shared memory",
+                )
+                .with_help(help));
             }
         }
     }
@@ -180,7 +265,9 @@ pub fn thr_mma_method(f: &mut Frame, tiled: &TiledMma, tid: &Int, method: &str, 
     let _ = fragment;
     match (tensor, &a.value) {
         (Some(t), _) => Ok(Value::Tensor(f.view(&t, part, offset, how, span)?)),
-        (None, Value::Counting { origin, .. }) => Ok(Value::Counting { layout: part, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? }),
+        (None, Value::Counting { origin, .. }) => {
+            Ok(Value::Counting { layout: part, origin: origin.add(&offset).map_err(|e| layout_err(e, span))? })
+        }
         _ => Err(Diagnostic::error("internal error: partition of a non-tensor", span, "here")),
     }
 }
@@ -204,18 +291,30 @@ struct Frag<'a> {
 
 fn gemm_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R<Frag<'a>> {
     let Value::Tensor(t) = &a.value else {
-        return Err(Diagnostic::error(format!("`gemm` takes register tensors, found {} for {what}", article(&a.value)), a.span, "not a tensor"));
+        return Err(Diagnostic::error(
+            format!("`gemm` takes register tensors, found {} for {what}", article(&a.value)),
+            a.span,
+            "not a tensor",
+        ));
     };
     if t.ty.space != MemSpace::Rmem {
         let with = if atom.is_wgmma() { atom.name.to_string() } else { "an mma.sync atom".to_string() };
-        return Err(Diagnostic::error(format!("`gemm` with {with} reads {what} from registers, but this tensor is in {}", t.ty.space.name()), a.span, "not in registers")
-            .with_help(format!("copy it into `thr_mma.partition_fragment_{}(...)` first", op.name())));
+        return Err(Diagnostic::error(
+            format!("`gemm` with {with} reads {what} from registers, but this tensor is in {}", t.ty.space.name()),
+            a.span,
+            "not in registers",
+        )
+        .with_help(format!("copy it into `thr_mma.partition_fragment_{}(...)` first", op.name())));
     }
     let want = Scalar::from_name(atom.elem(op)).unwrap_or(Scalar::F32);
     let ok = t.ty.elem == want || (want == Scalar::TF32 && t.ty.elem == Scalar::F32);
     if !ok {
-        return Err(Diagnostic::error(format!("{what} holds {} but {} takes {}", t.ty.elem.name(), atom.name, want.name()), a.span, "wrong element type")
-            .with_help(format!("convert with `.to({})` or pick an atom for {}", want.name(), t.ty.elem.name())));
+        return Err(Diagnostic::error(
+            format!("{what} holds {} but {} takes {}", t.ty.elem.name(), atom.name, want.name()),
+            a.span,
+            "wrong element type",
+        )
+        .with_help(format!("convert with `.to({})` or pick an atom for {}", want.name(), t.ty.elem.name())));
     }
     let modes = t.ty.layout.modes();
     let mut sizes: Vec<i64> = modes.iter().map(|m| m.size().ok().and_then(|s| s.as_static()).unwrap_or(-1)).collect();
@@ -225,11 +324,29 @@ fn gemm_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R
         sizes.push(1);
     }
     if sizes.len() != 3 || sizes.iter().any(|&s| s <= 0) {
-        return Err(Diagnostic::error(format!("{what} must be a static fragment (V, {}) (A and B may leave out K), found layout {}", &op_modes(op)[1..op_modes(op).len() - 1], t.ty.layout), a.span, "not (V, _, _)"));
+        return Err(Diagnostic::error(
+            format!(
+                "{what} must be a static fragment (V, {}) (A and B may leave out K), found layout {}",
+                &op_modes(op)[1..op_modes(op).len() - 1],
+                t.ty.layout
+            ),
+            a.span,
+            "not (V, _, _)",
+        ));
     }
     if sizes[0] != atom.values(op) {
-        return Err(Diagnostic::error(format!("{what}'s first mode holds {} values, but one {} {} fragment is {}", sizes[0], atom.name, op.name(), atom.values(op)), a.span, "wrong fragment size")
-            .with_help(format!("partition with the tiled MMA: `thr_mma.partition_fragment_{}(...)`", op.name())));
+        return Err(Diagnostic::error(
+            format!(
+                "{what}'s first mode holds {} values, but one {} {} fragment is {}",
+                sizes[0],
+                atom.name,
+                op.name(),
+                atom.values(op)
+            ),
+            a.span,
+            "wrong fragment size",
+        )
+        .with_help(format!("partition with the tiled MMA: `thr_mma.partition_fragment_{}(...)`", op.name())));
     }
     Ok(Frag { t, sizes: [sizes[0], sizes[1], sizes[2]], rank2, span: a.span })
 }
@@ -241,7 +358,11 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     f.need_kernel("`gemm`", span)?;
     let p = positional(args);
     let Value::TiledMma(tiled) = &p[0].value else {
-        return Err(Diagnostic::error(format!("`gemm` takes a tiled MMA first, found {}", article(&p[0].value)), p[0].span, "not a tiled MMA"));
+        return Err(Diagnostic::error(
+            format!("`gemm` takes a tiled MMA first, found {}", article(&p[0].value)),
+            p[0].span,
+            "not a tiled MMA",
+        ));
     };
     let atom = &tiled.atom;
     let accumulate = named("gemm", args, "accumulate", &["accumulate"])?;
@@ -249,8 +370,12 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
         return wgmma_gemm(f, tiled, p, accumulate, span);
     }
     if let Some(a) = accumulate {
-        return Err(Diagnostic::error(format!("`accumulate:` is a wgmma option (scale-d); {} always adds to C", atom.name), a.span, "not a wgmma atom")
-            .with_help("clear the accumulators with `fill(0.0)` instead"));
+        return Err(Diagnostic::error(
+            format!("`accumulate:` is a wgmma option (scale-d); {} always adds to C", atom.name),
+            a.span,
+            "not a wgmma atom",
+        )
+        .with_help("clear the accumulators with `fill(0.0)` instead"));
     }
     let (d, a, b, c) = if p.len() == 5 { (p[1], p[2], p[3], p[4]) } else { (p[1], p[2], p[3], p[1]) };
     let d = gemm_operand(d, MmaOperand::C, atom, "D")?;
@@ -258,21 +383,38 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     let b = gemm_operand(b, MmaOperand::B, atom, "B")?;
     let c = gemm_operand(c, MmaOperand::C, atom, "C")?;
     let (m, n, k) = (a.sizes[1], b.sizes[1], a.sizes[2]);
-    let checks = [(b.sizes[2], k, &b, "B's K mode", "A's"), (c.sizes[1], m, &c, "C's M mode", "A's"), (c.sizes[2], n, &c, "C's N mode", "B's"), (d.sizes[1], m, &d, "D's M mode", "A's"), (d.sizes[2], n, &d, "D's N mode", "B's")];
+    let checks = [
+        (b.sizes[2], k, &b, "B's K mode", "A's"),
+        (c.sizes[1], m, &c, "C's M mode", "A's"),
+        (c.sizes[2], n, &c, "C's N mode", "B's"),
+        (d.sizes[1], m, &d, "D's M mode", "A's"),
+        (d.sizes[2], n, &d, "D's N mode", "B's"),
+    ];
     for (got, want, frag, what, other) in checks {
         if got != want {
-            return Err(Diagnostic::error(format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
+            return Err(Diagnostic::error(
+                format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")),
+                frag.span,
+                "shapes do not match",
+            )
+            .with_secondary(span, "in this gemm"));
         }
     }
     let slice = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<(TensorVal, FragTy)> {
-        let crd = if fr.rank2 { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))]) } else { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]) };
+        let crd = if fr.rank2 {
+            Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))])
+        } else {
+            Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))])
+        };
         let view = f.slice(fr.t, &crd, span)?;
         let ft = FragTy { elem: view.ty.elem, shape: view.ty.layout.shape.clone() };
         Ok((view, ft))
     };
     let load = |f: &mut Frame, fr: &Frag, i: i64, j: i64| -> R<u32> {
         let (view, ft) = slice(f, fr, i, j)?;
-        let Origin::Kernel(vid) = view.origin else { return Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")) };
+        let Origin::Kernel(vid) = view.origin else {
+            return Err(Diagnostic::error("internal error: host tensor in gemm", span, "here"));
+        };
         let dst = f.fresh(ValueTy::Frag(ft));
         f.emit(Inst::LoadFrag { dst, tensor: vid, ty: view.ty, span });
         Ok(dst)
@@ -301,19 +443,37 @@ pub fn gemm(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
 /// MMA_M)`), its first mode one atom's whole (rows, K) tile.
 fn wgmma_smem_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str) -> R<Frag<'a>> {
     let Value::Tensor(t) = &a.value else {
-        return Err(Diagnostic::error(format!("`gemm` takes tensors, found {} for {what}", article(&a.value)), a.span, "not a tensor"));
+        return Err(Diagnostic::error(
+            format!("`gemm` takes tensors, found {} for {what}", article(&a.value)),
+            a.span,
+            "not a tensor",
+        ));
     };
     if t.ty.space != MemSpace::Smem {
         let help = if op == MmaOperand::A {
             "pass `thr_mma.partition_A(sA)` (or `partition_fragment_A`) of a shared tile, or take A from registers with an RS atom (`a_src: \"rmem\"`)".to_string()
         } else {
-            format!("pass `thr_mma.partition_{}(s{})` (or `partition_fragment_{}`) of a shared tile", op.name(), op.name(), op.name())
+            format!(
+                "pass `thr_mma.partition_{}(s{})` (or `partition_fragment_{}`) of a shared tile",
+                op.name(),
+                op.name(),
+                op.name()
+            )
         };
-        return Err(Diagnostic::error(format!("{} reads {what} from shared memory, but this tensor is in {}", atom.name, t.ty.space.name()), a.span, "not in shared memory").with_help(help));
+        return Err(Diagnostic::error(
+            format!("{} reads {what} from shared memory, but this tensor is in {}", atom.name, t.ty.space.name()),
+            a.span,
+            "not in shared memory",
+        )
+        .with_help(help));
     }
     let want = Scalar::from_name(atom.elem(op)).unwrap_or(Scalar::F32);
     if t.ty.elem != want {
-        return Err(Diagnostic::error(format!("{what} holds {} but {} takes {}", t.ty.elem.name(), atom.name, want.name()), a.span, "wrong element type"));
+        return Err(Diagnostic::error(
+            format!("{what} holds {} but {} takes {}", t.ty.elem.name(), atom.name, want.name()),
+            a.span,
+            "wrong element type",
+        ));
     }
     let modes = t.ty.layout.modes();
     let mut sizes: Vec<i64> = modes.iter().map(|m| m.size().ok().and_then(|s| s.as_static()).unwrap_or(-1)).collect();
@@ -322,12 +482,30 @@ fn wgmma_smem_operand<'a>(a: &'a Arg, op: MmaOperand, atom: &MmaAtom, what: &str
         sizes.push(1);
     }
     if sizes.len() != 3 || sizes.iter().any(|&s| s <= 0) {
-        return Err(Diagnostic::error(format!("{what} must be a static partition (MMA, {}) (or one k-block), found layout {}", &op_modes(op)[1..op_modes(op).len() - 1], t.ty.layout), a.span, "not (MMA, _, _)")
-            .with_help("slice the pipeline stage first: `tCsA[_, _, _, stage]`"));
+        return Err(Diagnostic::error(
+            format!(
+                "{what} must be a static partition (MMA, {}) (or one k-block), found layout {}",
+                &op_modes(op)[1..op_modes(op).len() - 1],
+                t.ty.layout
+            ),
+            a.span,
+            "not (MMA, _, _)",
+        )
+        .with_help("slice the pipeline stage first: `tCsA[_, _, _, stage]`"));
     }
     if sizes[0] != atom.values(op) {
-        return Err(Diagnostic::error(format!("{what}'s first mode holds {} elements, but one {} {} tile is {}", sizes[0], atom.name, op.name(), atom.values(op)), a.span, "wrong tile size")
-            .with_help(format!("partition with the tiled MMA: `thr_mma.partition_{}(...)`", op.name())));
+        return Err(Diagnostic::error(
+            format!(
+                "{what}'s first mode holds {} elements, but one {} {} tile is {}",
+                sizes[0],
+                atom.name,
+                op.name(),
+                atom.values(op)
+            ),
+            a.span,
+            "wrong tile size",
+        )
+        .with_help(format!("partition with the tiled MMA: `thr_mma.partition_{}(...)`", op.name())));
     }
     Ok(Frag { t, sizes: [sizes[0], sizes[1], sizes[2]], rank2, span: a.span })
 }
@@ -354,29 +532,53 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
     if p.len() == 5 {
         let same = matches!((&p[1].value, &p[4].value), (Value::Tensor(d), Value::Tensor(c)) if d == c);
         if !same {
-            return Err(Diagnostic::error("a wgmma accumulates in place: `gemm(tiled_mma, d, a, b, c)` needs `c` to be `d`", p[4].span, "not the accumulator")
-                .with_help("write `gemm(tiled_mma, acc, a, b)`"));
+            return Err(Diagnostic::error(
+                "a wgmma accumulates in place: `gemm(tiled_mma, d, a, b, c)` needs `c` to be `d`",
+                p[4].span,
+                "not the accumulator",
+            )
+            .with_help("write `gemm(tiled_mma, acc, a, b)`"));
         }
     }
     let d = gemm_operand(p[1], MmaOperand::C, atom, "the accumulator")?;
     let a_regs = !atom.reads_smem(MmaOperand::A);
-    let a = if a_regs { gemm_operand(p[2], MmaOperand::A, atom, "A")? } else { wgmma_smem_operand(p[2], MmaOperand::A, atom, "A")? };
+    let a = if a_regs {
+        gemm_operand(p[2], MmaOperand::A, atom, "A")?
+    } else {
+        wgmma_smem_operand(p[2], MmaOperand::A, atom, "A")?
+    };
     let b = wgmma_smem_operand(p[3], MmaOperand::B, atom, "B")?;
     let (m, n, k) = (a.sizes[1], b.sizes[1], a.sizes[2]);
-    let checks = [(b.sizes[2], k, &b, "B's K mode", "A's"), (d.sizes[1], m, &d, "the accumulator's M mode", "A's"), (d.sizes[2], n, &d, "the accumulator's N mode", "B's")];
+    let checks = [
+        (b.sizes[2], k, &b, "B's K mode", "A's"),
+        (d.sizes[1], m, &d, "the accumulator's M mode", "A's"),
+        (d.sizes[2], n, &d, "the accumulator's N mode", "B's"),
+    ];
     for (got, want, frag, what, other) in checks {
         if got != want {
-            return Err(Diagnostic::error(format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")), frag.span, "shapes do not match").with_secondary(span, "in this gemm"));
+            return Err(Diagnostic::error(
+                format!("{what} has {} but {other} has {want}", crate::diag::count(got as usize, "atom")),
+                frag.span,
+                "shapes do not match",
+            )
+            .with_secondary(span, "in this gemm"));
         }
     }
-    let crd = |fr: &Frag, i: i64, j: i64| if fr.rank2 { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))]) } else { Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))]) };
+    let crd = |fr: &Frag, i: i64, j: i64| {
+        if fr.rank2 {
+            Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i))])
+        } else {
+            Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(i)), Crd::Int(Int::S(j))])
+        }
+    };
     let kernel_id = |t: &TensorVal| match t.origin {
         Origin::Kernel(vid) => Ok(vid),
         _ => Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")),
     };
     // The tiles must be in a layout the matrix descriptors can express (every tile of a partition
     // has the same layout; where each starts is checked when the descriptors are made).
-    let smem_operands: &[(&Frag, MmaOperand)] = if a_regs { &[(&b, MmaOperand::B)] } else { &[(&a, MmaOperand::A), (&b, MmaOperand::B)] };
+    let smem_operands: &[(&Frag, MmaOperand)] =
+        if a_regs { &[(&b, MmaOperand::B)] } else { &[(&a, MmaOperand::A), (&b, MmaOperand::B)] };
     for &(fr, op) in smem_operands {
         let tile = f.slice(fr.t, &crd(fr, 0, 0), span)?;
         let l = &tile.ty.layout;
@@ -407,14 +609,25 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
                     }
                 };
                 let bv = f.slice(b.t, &crd(&b, nn, kk), span)?;
-                let cv = f.slice(d.t, &Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(mm)), Crd::Int(Int::S(nn))]), span)?;
+                let cv =
+                    f.slice(d.t, &Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(mm)), Crd::Int(Int::S(nn))]), span)?;
                 let ft = FragTy { elem: cv.ty.elem, shape: cv.ty.layout.shape.clone() };
                 let c = f.fresh(ValueTy::Frag(ft.clone()));
                 f.emit(Inst::LoadFrag { dst: c, tensor: kernel_id(&cv)?, ty: cv.ty.clone(), span });
                 let dst = f.fresh(ValueTy::Frag(ft.clone()));
                 // Only the first k-block may overwrite; the later ones add to it.
                 let scale_d = if kk == 0 { scale_d.clone() } else { None };
-                f.emit(Inst::Wgmma { dst, atom, a: a_id, a_ty, b: kernel_id(&bv)?, b_ty: bv.ty.clone(), c, scale_d, span });
+                f.emit(Inst::Wgmma {
+                    dst,
+                    atom,
+                    a: a_id,
+                    a_ty,
+                    b: kernel_id(&bv)?,
+                    b_ty: bv.ty.clone(),
+                    c,
+                    scale_d,
+                    span,
+                });
                 f.store_frag(&cv, &ft, dst, span)?;
             }
         }
@@ -433,10 +646,18 @@ pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
     arity(name, args, 2, 2, span, &format!("{name}(copy_atom, tiled_mma)"))?;
     let p = positional(args);
     let Value::CopyAtom { elem, bits, op } = p[0].value else {
-        return Err(Diagnostic::error(format!("`{name}` takes a copy atom first, found {}", article(&p[0].value)), p[0].span, "not a copy atom"));
+        return Err(Diagnostic::error(
+            format!("`{name}` takes a copy atom first, found {}", article(&p[0].value)),
+            p[0].span,
+            "not a copy atom",
+        ));
     };
     let Value::TiledMma(tiled) = &p[1].value else {
-        return Err(Diagnostic::error(format!("`{name}` takes a tiled MMA second, found {}", article(&p[1].value)), p[1].span, "not a tiled MMA"));
+        return Err(Diagnostic::error(
+            format!("`{name}` takes a tiled MMA second, found {}", article(&p[1].value)),
+            p[1].span,
+            "not a tiled MMA",
+        ));
     };
     if !op.is_ldmatrix() && op != CopyOp::Universal {
         return Err(Diagnostic::error(format!("`{name}` builds an ldmatrix or universal copy of the MMA's fragments; this atom is {}", op.name()), p[0].span, "not an ldmatrix or universal atom")
@@ -445,10 +666,22 @@ pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
     let operand = if name.ends_with('A') { MmaOperand::A } else { MmaOperand::B };
     let want = Scalar::from_name(tiled.atom.elem(operand)).unwrap_or(Scalar::F32);
     if elem != want {
-        return Err(Diagnostic::error(format!("the copy atom moves {} but {}'s {} operand is {}", elem.name(), tiled.atom.name, operand.name(), want.name()), p[0].span, "element types differ"));
+        return Err(Diagnostic::error(
+            format!(
+                "the copy atom moves {} but {}'s {} operand is {}",
+                elem.name(),
+                tiled.atom.name,
+                operand.name(),
+                want.name()
+            ),
+            p[0].span,
+            "element types differ",
+        ));
     }
     let tv = match op {
-        CopyOp::Ldmatrix { matrices, trans } => tiled.ldmatrix_tv(operand, u32::from(matrices), trans).map_err(|e| layout_err(e, span))?,
+        CopyOp::Ldmatrix { matrices, trans } => {
+            tiled.ldmatrix_tv(operand, u32::from(matrices), trans).map_err(|e| layout_err(e, span))?
+        }
         _ => {
             if tiled.atom.reads_smem(operand) {
                 return Err(Diagnostic::error(format!("{} reads {} from shared memory itself (a matrix descriptor): there is no register fragment to copy into", tiled.atom.name, operand.name()), p[1].span, "no register fragment")
@@ -471,14 +704,29 @@ pub fn make_tiled_copy_c(args: &[Arg], span: Span) -> R<Value> {
     arity("make_tiled_copy_C", args, 2, 2, span, "make_tiled_copy_C(copy_atom, tiled_mma)")?;
     let p = positional(args);
     let Value::CopyAtom { elem, bits, op } = p[0].value else {
-        return Err(Diagnostic::error(format!("`make_tiled_copy_C` takes a copy atom first, found {}", article(&p[0].value)), p[0].span, "not a copy atom"));
+        return Err(Diagnostic::error(
+            format!("`make_tiled_copy_C` takes a copy atom first, found {}", article(&p[0].value)),
+            p[0].span,
+            "not a copy atom",
+        ));
     };
     let Value::TiledMma(tiled) = &p[1].value else {
-        return Err(Diagnostic::error(format!("`make_tiled_copy_C` takes a tiled MMA second, found {}", article(&p[1].value)), p[1].span, "not a tiled MMA"));
+        return Err(Diagnostic::error(
+            format!("`make_tiled_copy_C` takes a tiled MMA second, found {}", article(&p[1].value)),
+            p[1].span,
+            "not a tiled MMA",
+        ));
     };
     if op != CopyOp::Universal {
-        return Err(Diagnostic::error(format!("`make_tiled_copy_C` copies accumulators out of registers with a universal copy; this atom is {}", op.name()), p[0].span, "not a universal atom")
-            .with_help("make the atom with `make_copy_atom(T, bits: N)`"));
+        return Err(Diagnostic::error(
+            format!(
+                "`make_tiled_copy_C` copies accumulators out of registers with a universal copy; this atom is {}",
+                op.name()
+            ),
+            p[0].span,
+            "not a universal atom",
+        )
+        .with_help("make the atom with `make_copy_atom(T, bits: N)`"));
     }
     let tv = tiled.layout_tv(MmaOperand::C).map_err(|e| layout_err(e, span))?;
     let [tp, tq] = tiled.tile_of(MmaOperand::C);
@@ -492,7 +740,11 @@ pub fn make_tiled_copy_c(args: &[Arg], span: Span) -> R<Value> {
 /// is returned as it is.
 pub fn retile(f: &mut Frame, a: &Arg, values: i64, span: Span) -> R<Value> {
     let Value::Tensor(t) = &a.value else {
-        return Err(Diagnostic::error(format!("`retile` takes a register tensor, found {}", article(&a.value)), a.span, "not a tensor"));
+        return Err(Diagnostic::error(
+            format!("`retile` takes a register tensor, found {}", article(&a.value)),
+            a.span,
+            "not a tensor",
+        ));
     };
     let l = &t.ty.layout;
     let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static()).unwrap_or(0);
@@ -509,8 +761,12 @@ pub fn retile(f: &mut Frame, a: &Arg, values: i64, span: Span) -> R<Value> {
         (m.rank() > 1 && v * size(&subs[0]) == values).then(|| (i, subs[0].clone(), Layout::concat(subs[1..].to_vec())))
     });
     let Some((at, rep, rest)) = regroup else {
-        return Err(Diagnostic::error(format!("cannot retile a fragment of layout {l} to the tiled copy's {values} values per thread"), a.span, format!("no {values}-value grouping"))
-            .with_help("retile the fragment `thr_mma.partition_fragment_X(...)` of the same tiled MMA"));
+        return Err(Diagnostic::error(
+            format!("cannot retile a fragment of layout {l} to the tiled copy's {values} values per thread"),
+            a.span,
+            format!("no {values}-value grouping"),
+        )
+        .with_help("retile the fragment `thr_mma.partition_fragment_X(...)` of the same tiled MMA"));
     };
     let rest = if rest.rank() == 1 { rest.mode(0).map_err(|e| layout_err(e, span))? } else { rest };
     let mut out = vec![Layout::concat(vec![modes[0].clone(), rep])];

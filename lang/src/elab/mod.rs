@@ -13,33 +13,35 @@
 
 mod asserts;
 pub(crate) mod builtins;
+mod cluster;
 mod copy_if;
 mod flow;
 mod fragment_loops;
 mod generics;
-mod mbarrier;
-mod cluster;
-mod tma;
-mod launch_bounds;
 mod host_flow;
+mod launch_bounds;
+mod mbarrier;
 mod mma;
 mod recast;
 mod smem;
 mod swizzle;
+mod tma;
 mod value;
 
+use flow::{Flow, FnCtx, Jump};
 pub use value::{Origin, TensorVal, Value};
-use flow::{FnCtx, Flow, Jump};
 
 use crate::ide::Recorder;
 
 use crate::ast::*;
 use crate::check::resolve_type;
-use crate::pretty::print_type;
 use crate::diag::{did_you_mean, Diagnostic};
-use crate::kir::{self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, PlanArg, Special, TensorTy, ValueId, ValueTy};
+use crate::kir::{
+    self, BinaryOp, CmpOp, FragTy, Inst, Operand, ParamKind, PlanArg, Special, TensorTy, ValueId, ValueTy,
+};
+use crate::pretty::print_type;
 use crate::span::Span;
-use crate::types::{Extent, MemSpace, Scalar, Ty, Tuple};
+use crate::types::{Extent, MemSpace, Scalar, Tuple, Ty};
 use cute_layout::{ComposedLayout, Int, IntTuple, Layout};
 use std::collections::HashMap;
 
@@ -77,9 +79,13 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
             Item::Function(f) => {
                 if let Some(prev) = prog.functions.insert(f.name.name.clone(), f) {
                     prog.diags.push(
-                        Diagnostic::error(format!("`{}` is defined twice", f.name.name), f.name.span, "second definition")
-                            .with_secondary(prev.name.span, "first defined here")
-                            .with_help("rename one of them"),
+                        Diagnostic::error(
+                            format!("`{}` is defined twice", f.name.name),
+                            f.name.span,
+                            "second definition",
+                        )
+                        .with_secondary(prev.name.span, "first defined here")
+                        .with_help("rename one of them"),
                     );
                 }
             }
@@ -123,7 +129,8 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
 
 /// A kernel that can be compiled without a launch: no `const` parameters, every tensor typed fully.
 fn is_standalone(f: &Function) -> bool {
-    f.type_params.is_empty() && f.params.iter().all(|p| !p.is_const && !matches!(p.ty, TypeExpr::Tensor { layout: None, .. }))
+    f.type_params.is_empty()
+        && f.params.iter().all(|p| !p.is_const && !matches!(p.ty, TypeExpr::Tensor { layout: None, .. }))
 }
 
 struct Program<'f> {
@@ -143,7 +150,8 @@ struct Program<'f> {
 
 /// A tensor type as a parameter declares it, with the dynamic entries still `?`.
 fn declared_tensor(ty: &TypeExpr) -> R<Option<(Scalar, MemSpace, Option<u32>, Option<Layout>)>> {
-    Ok(crate::check::tensor_parts(ty)?.map(|(elem, space, align, layout)| (elem, space, align, layout.as_ref().map(to_layout))))
+    Ok(crate::check::tensor_parts(ty)?
+        .map(|(elem, space, align, layout)| (elem, space, align, layout.as_ref().map(to_layout))))
 }
 
 /// Whether a written type is `stream` (a host function's CUDA stream parameter).
@@ -213,7 +221,12 @@ impl<'f> Program<'f> {
             match declared_tensor(pty)? {
                 Some((elem, space, align, Some(layout))) => {
                     if space != MemSpace::Gmem {
-                        return Err(Diagnostic::error("kernel tensor parameters must be in global memory", p.ty.span(), format!("{} tensor", space.name())).with_help("use `gmem`"));
+                        return Err(Diagnostic::error(
+                            "kernel tensor parameters must be in global memory",
+                            p.ty.span(),
+                            format!("{} tensor", space.name()),
+                        )
+                        .with_help("use `gmem`"));
                     }
                     let ty = TensorTy { elem, space, align: align.unwrap_or(elem.size_bytes()), layout, swizzle: None };
                     args.push(Value::Tensor(TensorVal { ty, origin: Origin::Host { param: 0, offset: Int::ZERO } }));
@@ -222,7 +235,13 @@ impl<'f> Program<'f> {
                 None => match resolve_type(pty)? {
                     Ty::Scalar(Scalar::I32) => args.push(Value::Int(Int::var(0, 1))),
                     Ty::Scalar(s) => args.push(Value::Scalar(s, 0)),
-                    other => return Err(Diagnostic::error(format!("a kernel parameter cannot have type `{other}`"), p.ty.span(), "unsupported parameter type")),
+                    other => {
+                        return Err(Diagnostic::error(
+                            format!("a kernel parameter cannot have type `{other}`"),
+                            p.ty.span(),
+                            "unsupported parameter type",
+                        ))
+                    }
                 },
             }
         }
@@ -259,9 +278,17 @@ impl<'f> Program<'f> {
         })?;
         let smem = kernel.smem_bytes() + kernel.launch_smem_bytes();
         if smem > kir::MAX_SMEM {
-            return Err(Diagnostic::error(format!("`{}` allocates {smem} bytes of shared memory; a block has at most {}", f.name.name, kir::MAX_SMEM), at, "too much shared memory")
-                .with_secondary(f.name.span, "kernel defined here")
-                .with_help("use fewer pipeline stages or smaller tiles"));
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` allocates {smem} bytes of shared memory; a block has at most {}",
+                    f.name.name,
+                    kir::MAX_SMEM
+                ),
+                at,
+                "too much shared memory",
+            )
+            .with_secondary(f.name.span, "kernel defined here")
+            .with_help("use fewer pipeline stages or smaller tiles"));
         }
         self.module.kernels.push(kernel);
         Ok(symbol)
@@ -372,7 +399,10 @@ impl<'p, 'f> Frame<'p, 'f> {
     fn emit(&mut self, inst: Inst) {
         if !self.predicated {
             let accessed: &[ValueId] = match &inst {
-                Inst::Load { tensor, .. } | Inst::Store { tensor, .. } | Inst::LoadFrag { tensor, .. } | Inst::StoreFrag { tensor, .. } => std::slice::from_ref(tensor),
+                Inst::Load { tensor, .. }
+                | Inst::Store { tensor, .. }
+                | Inst::LoadFrag { tensor, .. }
+                | Inst::StoreFrag { tensor, .. } => std::slice::from_ref(tensor),
                 Inst::Copy { src, dst, .. } => &[*src, *dst],
                 _ => &[],
             };
@@ -404,15 +434,24 @@ impl<'p, 'f> Frame<'p, 'f> {
         if !ty.is_fp8() {
             return Ok(());
         }
-        Err(Diagnostic::error(format!("{what} on `{}` values: 8-bit floats are storage types with no arithmetic", ty.name()), span, format!("`{}` here", ty.name()))
-            .with_help(format!("compute in f32 as CuTe DSL does: `x.to(f32)`, and convert a result back with `.to({})`", ty.name())))
+        Err(Diagnostic::error(
+            format!("{what} on `{}` values: 8-bit floats are storage types with no arithmetic", ty.name()),
+            span,
+            format!("`{}` here", ty.name()),
+        )
+        .with_help(format!(
+            "compute in f32 as CuTe DSL does: `x.to(f32)`, and convert a result back with `.to({})`",
+            ty.name()
+        )))
     }
 
     fn need_kernel(&self, what: &str, span: Span) -> R<()> {
         match self.mode {
             Mode::Kernel => Ok(()),
-            Mode::Host => Err(Diagnostic::error(format!("{what} is not available in host functions"), span, "needs a kernel")
-                .with_help("host functions compute layouts, sizes and launches; do this work in a kernel")),
+            Mode::Host => {
+                Err(Diagnostic::error(format!("{what} is not available in host functions"), span, "needs a kernel")
+                    .with_help("host functions compute layouts, sizes and launches; do this work in a kernel"))
+            }
             Mode::Const => Err(Diagnostic::error(format!("{what} is not a compile-time value"), span, "not constant")),
         }
     }
@@ -431,8 +470,12 @@ impl<'p, 'f> Frame<'p, 'f> {
                 _ => false,
             };
             if !fits {
-                return Err(Diagnostic::error(format!("this `const` is {}, not `{}`", crate::diag::article(&v.kind()), print_type(t)), c.value.span, "value here")
-                    .with_secondary(t.span(), "declared type"));
+                return Err(Diagnostic::error(
+                    format!("this `const` is {}, not `{}`", crate::diag::article(&v.kind()), print_type(t)),
+                    c.value.span,
+                    "value here",
+                )
+                .with_secondary(t.span(), "declared type"));
             }
         }
         Ok(v)
@@ -442,7 +485,8 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     fn kernel(mut self, f: &Function, args: &[Value], symbol: &str) -> R<kir::Kernel> {
         if let Some(ret) = &f.ret {
-            return Err(Diagnostic::error("a kernel cannot return a value", ret.span(), "return type here").with_help("write results into a tensor parameter"));
+            return Err(Diagnostic::error("a kernel cannot return a value", ret.span(), "return type here")
+                .with_help("write results into a tensor parameter"));
         }
         if !f.type_params.is_empty() {
             let spanned: Vec<(&Value, Span)> = args.iter().map(|a| (a, f.span)).collect();
@@ -471,19 +515,41 @@ impl<'p, 'f> Frame<'p, 'f> {
                     let id = self.fresh(ValueTy::Tensor(ty.clone()));
                     self.bind_at(&p.name, Value::Tensor(TensorVal { ty: ty.clone(), origin: Origin::Kernel(id) }));
                     self.kernel_params.push(id);
-                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Tensor { ty, dyn_leaves: ids }, span: p.span });
+                    params.push(kir::Param {
+                        name: p.name.name.clone(),
+                        value: id,
+                        kind: ParamKind::Tensor { ty, dyn_leaves: ids },
+                        span: p.span,
+                    });
                 }
                 Value::Int(_) => {
                     let id = self.fresh(ValueTy::Scalar(Scalar::I32));
                     self.bind_at(&p.name, Value::Int(Int::var(id, 1)));
-                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(Scalar::I32), span: p.span });
+                    params.push(kir::Param {
+                        name: p.name.name.clone(),
+                        value: id,
+                        kind: ParamKind::Scalar(Scalar::I32),
+                        span: p.span,
+                    });
                 }
                 Value::Scalar(s, _) => {
                     let id = self.fresh(ValueTy::Scalar(*s));
                     self.bind_at(&p.name, Value::Scalar(*s, id));
-                    params.push(kir::Param { name: p.name.name.clone(), value: id, kind: ParamKind::Scalar(*s), span: p.span });
+                    params.push(kir::Param {
+                        name: p.name.name.clone(),
+                        value: id,
+                        kind: ParamKind::Scalar(*s),
+                        span: p.span,
+                    });
                 }
-                other => return Err(Diagnostic::error(format!("a kernel parameter cannot take {}", crate::diag::article(&other.kind())), p.span, "unsupported parameter").with_help("mark it `const` to pass a compile-time value")),
+                other => {
+                    return Err(Diagnostic::error(
+                        format!("a kernel parameter cannot take {}", crate::diag::article(&other.kind())),
+                        p.span,
+                        "unsupported parameter",
+                    )
+                    .with_help("mark it `const` to pass a compile-time value"))
+                }
             }
         }
         self.fns.push(FnCtx::new(0, false, None));
@@ -494,7 +560,18 @@ impl<'p, 'f> Frame<'p, 'f> {
         for t in &mut tmas {
             t.param = params.iter().position(|p| p.value as usize == t.param).unwrap_or(usize::MAX);
         }
-        Ok(kir::Kernel { symbol: symbol.to_string(), source_name: f.name.name.clone(), params, body, value_types: self.value_types, requires: self.requires, tmas, reqntid: None, span: f.span, cluster: None })
+        Ok(kir::Kernel {
+            symbol: symbol.to_string(),
+            source_name: f.name.name.clone(),
+            params,
+            body,
+            value_types: self.value_types,
+            requires: self.requires,
+            tmas,
+            reqntid: None,
+            span: f.span,
+            cluster: None,
+        })
     }
 
     fn host(mut self, f: &Function, b: &generics::Bindings) -> R<kir::Host> {
@@ -563,7 +640,15 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
         self.fns.push(FnCtx::new(0, false, None));
         self.stmts(&f.body.stmts)?;
-        Ok(kir::Host { name: f.name.name.clone(), instance: None, params, steps: self.steps, requires: self.requires, asserts: self.asserts, span: f.span })
+        Ok(kir::Host {
+            name: f.name.name.clone(),
+            instance: None,
+            params,
+            steps: self.steps,
+            requires: self.requires,
+            asserts: self.asserts,
+            span: f.span,
+        })
     }
 
     // ----- statements ------------------------------------------------------------------------
@@ -597,30 +682,61 @@ impl<'p, 'f> Frame<'p, 'f> {
                     Value::Float(_) => Scalar::F32,
                     Value::Bool(_) => Scalar::Bool,
                     Value::Scalar(s, _) => *s,
-                    other => return Err(Diagnostic::error(format!("a `let mut` variable holds a number or a bool, not {}", crate::diag::article(&other.kind())), id.span, "not a scalar")),
+                    other => {
+                        return Err(Diagnostic::error(
+                            format!(
+                                "a `let mut` variable holds a number or a bool, not {}",
+                                crate::diag::article(&other.kind())
+                            ),
+                            id.span,
+                            "not a scalar",
+                        ))
+                    }
                 };
                 let layout = Layout::leaf(1, 0);
-                let Value::Tensor(cell) = builtins::alloc(self, ty, MemSpace::Rmem, layout, id.span)? else { unreachable!("alloc gives a tensor") };
+                let Value::Tensor(cell) = builtins::alloc(self, ty, MemSpace::Rmem, layout, id.span)? else {
+                    unreachable!("alloc gives a tensor")
+                };
                 let v = self.coerce(v, ty, id.span)?;
                 let operand = self.operand(&v, ty, id.span)?;
                 let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
-                self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), at: kir::At::Offset(Int::ZERO), span: id.span });
+                self.emit(Inst::Store {
+                    value: operand,
+                    tensor: cid,
+                    ty: cell.ty.clone(),
+                    at: kir::At::Offset(Int::ZERO),
+                    span: id.span,
+                });
                 self.bind_at(id, Value::Var(cell, ty));
                 Ok(())
             }
             Pattern::Wildcard(_) => Ok(()),
             // `(n)` is `n`, as a one-entry tuple is its entry in CuTe notation.
-            Pattern::Tuple(items, _) if items.len() == 1 && !matches!(v, Value::Tuple(_)) => self.bind_pattern(&items[0], v),
+            Pattern::Tuple(items, _) if items.len() == 1 && !matches!(v, Value::Tuple(_)) => {
+                self.bind_pattern(&items[0], v)
+            }
             Pattern::Tuple(items, span) => {
                 let parts = match v {
                     Value::Tuple(parts) => parts,
                     Value::Layout(l) => vec![Value::from_int_tuple(&l.shape), Value::from_int_tuple(&l.stride)],
                     other => {
-                        return Err(Diagnostic::error(format!("cannot destructure {} into {} names", crate::diag::article(&other.kind()), items.len()), *span, "pattern here"));
+                        return Err(Diagnostic::error(
+                            format!(
+                                "cannot destructure {} into {} names",
+                                crate::diag::article(&other.kind()),
+                                items.len()
+                            ),
+                            *span,
+                            "pattern here",
+                        ));
                     }
                 };
                 if parts.len() != items.len() {
-                    return Err(Diagnostic::error(format!("this pattern has {} names but the value has {} parts", items.len(), parts.len()), *span, "pattern here"));
+                    return Err(Diagnostic::error(
+                        format!("this pattern has {} names but the value has {} parts", items.len(), parts.len()),
+                        *span,
+                        "pattern here",
+                    ));
                 }
                 for (p, v) in items.iter().zip(parts) {
                     self.bind_pattern(p, v)?;
@@ -638,7 +754,13 @@ impl<'p, 'f> Frame<'p, 'f> {
                 if let Some(t) = ty {
                     match resolve_type(t)? {
                         Ty::Scalar(want) => v = self.coerce(v, want, value.span)?,
-                        _ => return Err(Diagnostic::error("only scalar types can annotate a `let`", t.span(), "type here")),
+                        _ => {
+                            return Err(Diagnostic::error(
+                                "only scalar types can annotate a `let`",
+                                t.span(),
+                                "type here",
+                            ))
+                        }
                     }
                 }
                 done(self.bind_pattern(pattern, v))
@@ -658,7 +780,9 @@ impl<'p, 'f> Frame<'p, 'f> {
                             Ok(Flow::default())
                         }
                     }
-                    Value::Scalar(Scalar::Bool, id) if self.mode == Mode::Host => self.host_if(id, cond.span, then, els.as_deref(), *span),
+                    Value::Scalar(Scalar::Bool, id) if self.mode == Mode::Host => {
+                        self.host_if(id, cond.span, then, els.as_deref(), *span)
+                    }
                     Value::Scalar(Scalar::Bool, id) => {
                         self.need_kernel("a run-time `if`", cond.span)?;
                         let (then_insts, t) = self.runtime_region(|f| f.block(then))?;
@@ -666,17 +790,28 @@ impl<'p, 'f> Frame<'p, 'f> {
                             Some(e) => self.runtime_region(|f| f.scoped_stmt(e))?,
                             None => (Vec::new(), Flow::default()),
                         };
-                        self.emit(Inst::If { cond: Operand::Value(id), then: then_insts, els: else_insts, span: *span });
+                        self.emit(Inst::If {
+                            cond: Operand::Value(id),
+                            then: then_insts,
+                            els: else_insts,
+                            span: *span,
+                        });
                         let mut flags = t.flags;
                         flags.extend(e.flags.into_iter().filter(|f| !flags.contains(f)).collect::<Vec<_>>());
                         Ok(Flow { flags, always: t.always && e.always, jump: None })
                     }
-                    other => Err(Diagnostic::error(format!("`if` condition must be `bool`, found {}", other.kind()), cond.span, "not a bool")
-                        .with_help("compare explicitly, e.g. `x != 0`")),
+                    other => Err(Diagnostic::error(
+                        format!("`if` condition must be `bool`, found {}", other.kind()),
+                        cond.span,
+                        "not a bool",
+                    )
+                    .with_help("compare explicitly, e.g. `x != 0`")),
                 }
             }
             Stmt::Block(b) => self.block(b),
-            Stmt::For { var, start, end, step, body, span } => self.for_loop(var, start, end, step.as_ref(), body, *span),
+            Stmt::For { var, start, end, step, body, span } => {
+                self.for_loop(var, start, end, step.as_ref(), body, *span)
+            }
             Stmt::Return { value, span } => self.return_stmt(value.as_ref(), *span),
             Stmt::While { cond, body, span } => self.while_loop(cond, body, *span),
             Stmt::Break(span) => self.break_or_continue(Jump::Break, *span),
@@ -685,14 +820,27 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
     }
 
-    fn for_loop(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&(Ident, Expr)>, body: &Block, span: Span) -> R<Flow> {
+    fn for_loop(
+        &mut self,
+        var: &Ident,
+        start: &Expr,
+        end: &Expr,
+        step: Option<&(Ident, Expr)>,
+        body: &Block,
+        span: Span,
+    ) -> R<Flow> {
         let lb = self.index(start)?;
         let ub = self.index(end)?;
         let st = match step {
             None => Int::ONE,
             Some((kw, e)) => {
                 if kw.name != "step" {
-                    return Err(Diagnostic::error(format!("expected `step`, found `{}`", kw.name), kw.span, "unknown range clause").with_help("write `for i in a..b step s`"));
+                    return Err(Diagnostic::error(
+                        format!("expected `step`, found `{}`", kw.name),
+                        kw.span,
+                        "unknown range clause",
+                    )
+                    .with_help("write `for i in a..b step s`"));
                 }
                 let s = self.index(e)?;
                 if s.as_static().is_some_and(|v| v <= 0) {
@@ -707,9 +855,11 @@ impl<'p, 'f> Frame<'p, 'f> {
             // which would otherwise put the fragment in local memory (fragment_loops.rs).
             let over_fragment = || {
                 trips <= fragment_loops::FRAGMENT_UNROLL_LIMIT
-                    && fragment_loops::indexes_fragment(body, &var.name, &|n| {
-                        matches!(self.lookup(n), Some(Value::Tensor(t)) if t.ty.space == MemSpace::Rmem)
-                    })
+                    && fragment_loops::indexes_fragment(
+                        body,
+                        &var.name,
+                        &|n| matches!(self.lookup(n), Some(Value::Tensor(t)) if t.ty.space == MemSpace::Rmem),
+                    )
             };
             if trips <= UNROLL_LIMIT || self.mode != Mode::Kernel || over_fragment() {
                 if self.mode != Mode::Kernel && trips > 4096 {
@@ -748,10 +898,17 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     fn launch(&mut self, kernel: &Ident, args: &[Arg], clauses: &[LaunchClause], span: Span) -> R<()> {
         if self.mode != Mode::Host {
-            return Err(Diagnostic::error("`launch` is only allowed in host functions", span, "launch here").with_help("kernels cannot launch kernels"));
+            return Err(Diagnostic::error("`launch` is only allowed in host functions", span, "launch here")
+                .with_help("kernels cannot launch kernels"));
         }
         let Some(&f) = self.prog.functions.get(&kernel.name) else {
-            let names: Vec<&str> = self.prog.functions.values().filter(|f| f.kind == FnKind::Kernel).map(|f| f.name.name.as_str()).collect();
+            let names: Vec<&str> = self
+                .prog
+                .functions
+                .values()
+                .filter(|f| f.kind == FnKind::Kernel)
+                .map(|f| f.name.name.as_str())
+                .collect();
             let mut d = Diagnostic::error(format!("cannot find kernel `{}`", kernel.name), kernel.span, "not found");
             if let Some(s) = did_you_mean(&kernel.name, names) {
                 d = d.with_help(format!("did you mean `{s}`?"));
@@ -759,11 +916,21 @@ impl<'p, 'f> Frame<'p, 'f> {
             return Err(d);
         };
         if f.kind != FnKind::Kernel {
-            return Err(Diagnostic::error(format!("`{}` is not a kernel", kernel.name), kernel.span, "not a kernel").with_secondary(f.name.span, "defined here"));
+            return Err(Diagnostic::error(format!("`{}` is not a kernel", kernel.name), kernel.span, "not a kernel")
+                .with_secondary(f.name.span, "defined here"));
         }
         if args.len() != f.params.len() {
-            return Err(Diagnostic::error(format!("`{}` takes {} but {} given", kernel.name, crate::diag::count(f.params.len(), "argument"), if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }), span, "wrong number of arguments")
-                .with_secondary(f.name.span, "kernel defined here"));
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` takes {} but {} given",
+                    kernel.name,
+                    crate::diag::count(f.params.len(), "argument"),
+                    if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }
+                ),
+                span,
+                "wrong number of arguments",
+            )
+            .with_secondary(f.name.span, "kernel defined here"));
         }
         let mut evaluated = Vec::with_capacity(args.len());
         for a in args {
@@ -781,8 +948,12 @@ impl<'p, 'f> Frame<'p, 'f> {
             let p = &Param { ty, ..p.clone() };
             if p.is_const {
                 if !is_static_value(&v) {
-                    return Err(Diagnostic::error(format!("`const` parameter `{}` needs a compile-time value", p.name.name), a.value.span, "known only at run time")
-                        .with_secondary(p.span, "declared `const` here"));
+                    return Err(Diagnostic::error(
+                        format!("`const` parameter `{}` needs a compile-time value", p.name.name),
+                        a.value.span,
+                        "known only at run time",
+                    )
+                    .with_secondary(p.span, "declared `const` here"));
                 }
                 values.push(v);
                 continue;
@@ -799,25 +970,46 @@ impl<'p, 'f> Frame<'p, 'f> {
         for c in clauses {
             if c.name.name == "cluster" {
                 if let Some((_, first)) = cluster {
-                    return Err(Diagnostic::error("this launch has two `cluster(...)` clauses", c.span, "second cluster clause").with_secondary(first, "first one here"));
+                    return Err(Diagnostic::error(
+                        "this launch has two `cluster(...)` clauses",
+                        c.span,
+                        "second cluster clause",
+                    )
+                    .with_secondary(first, "first one here"));
                 }
                 cluster = Some((self.cluster_clause(c)?, c.span));
                 continue;
             }
             if c.name.name == "stream" {
                 let [e] = c.args.as_slice() else {
-                    return Err(Diagnostic::error("`stream` takes one stream parameter of the host function", c.span, "one stream expected")
-                        .with_help("declare `s: stream` on the host function and write `stream(s)`"));
+                    return Err(Diagnostic::error(
+                        "`stream` takes one stream parameter of the host function",
+                        c.span,
+                        "one stream expected",
+                    )
+                    .with_help("declare `s: stream` on the host function and write `stream(s)`"));
                 };
                 if let Some((_, first)) = stream {
-                    return Err(Diagnostic::error("this launch has two `stream(...)` clauses", c.span, "second stream clause").with_secondary(first, "first one here"));
+                    return Err(Diagnostic::error(
+                        "this launch has two `stream(...)` clauses",
+                        c.span,
+                        "second stream clause",
+                    )
+                    .with_secondary(first, "first one here"));
                 }
                 match self.expr(e)? {
                     Value::Stream(param) => stream = Some((param, c.span)),
-                    other => {
-                        return Err(Diagnostic::error(format!("`stream(...)` takes a `stream` parameter of the host function, found {}", crate::diag::article(&other.kind())), e.span, "not a stream")
-                            .with_help("declare a host parameter `s: stream` (the caller passes a CUDA stream) and write `stream(s)`"))
-                    }
+                    other => return Err(Diagnostic::error(
+                        format!(
+                            "`stream(...)` takes a `stream` parameter of the host function, found {}",
+                            crate::diag::article(&other.kind())
+                        ),
+                        e.span,
+                        "not a stream",
+                    )
+                    .with_help(
+                        "declare a host parameter `s: stream` (the caller passes a CUDA stream) and write `stream(s)`",
+                    )),
                 }
                 continue;
             }
@@ -825,22 +1017,35 @@ impl<'p, 'f> Frame<'p, 'f> {
             match c.name.name.as_str() {
                 "grid" | "block" => {
                     if vals.is_empty() || vals.len() > 3 {
-                        return Err(Diagnostic::error(format!("`{}` takes 1 to 3 extents", c.name.name), c.span, "wrong number of extents"));
+                        return Err(Diagnostic::error(
+                            format!("`{}` takes 1 to 3 extents", c.name.name),
+                            c.span,
+                            "wrong number of extents",
+                        ));
                     }
                     let mut dims = [Int::ONE, Int::ONE, Int::ONE];
                     for (d, v) in dims.iter_mut().zip(vals) {
                         *d = v;
                     }
-                    if c.name.name == "grid" { grid = Some(dims) } else { block = Some(dims) }
+                    if c.name.name == "grid" {
+                        grid = Some(dims)
+                    } else {
+                        block = Some(dims)
+                    }
                 }
                 "smem" => {
                     if vals.len() != 1 {
-                        return Err(Diagnostic::error("`smem` takes the number of bytes", c.span, "one value expected"));
+                        return Err(Diagnostic::error(
+                            "`smem` takes the number of bytes",
+                            c.span,
+                            "one value expected",
+                        ));
                     }
                     smem = vals[0].clone();
                 }
                 other => {
-                    let mut d = Diagnostic::error(format!("unknown launch clause `{other}`"), c.name.span, "unknown clause");
+                    let mut d =
+                        Diagnostic::error(format!("unknown launch clause `{other}`"), c.name.span, "unknown clause");
                     if let Some(s) = did_you_mean(other, ["grid", "block", "smem", "stream", "cluster"]) {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     } else {
@@ -857,28 +1062,60 @@ impl<'p, 'f> Frame<'p, 'f> {
                 (false, true) => "`grid(...)`",
                 _ => "`block(...)`",
             };
-            return Err(Diagnostic::error(format!("this launch has no {missing}"), span, "missing launch configuration")
-                .with_help("write `launch k(args) grid(x[, y, z]) block(x[, y, z]);`"));
+            return Err(Diagnostic::error(
+                format!("this launch has no {missing}"),
+                span,
+                "missing launch configuration",
+            )
+            .with_help("write `launch k(args) grid(x[, y, z]) block(x[, y, z]);`"));
         };
         if let Some(threads) = block.iter().try_fold(1i64, |acc, d| d.as_static().and_then(|v| acc.checked_mul(v))) {
             if !(1..=1024).contains(&threads) {
-                return Err(Diagnostic::error(format!("a block of {threads} threads is not possible"), span, "invalid block").with_help("a block has 1 to 1024 threads"));
+                return Err(Diagnostic::error(
+                    format!("a block of {threads} threads is not possible"),
+                    span,
+                    "invalid block",
+                )
+                .with_help("a block has 1 to 1024 threads"));
             }
         }
         let symbol = self.prog.instantiate(f, &values, span)?;
         self.record_cluster(&symbol, &f.name.name, cluster, &grid, span)?;
         // Allocations beyond the static limit live in dynamic shared memory: the launch provides it.
-        let (dynamic, needed) = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map_or((0, 0), |k| (k.dynamic_smem_bytes(), k.launch_smem_bytes()));
+        let (dynamic, needed) = self
+            .prog
+            .module
+            .kernels
+            .iter()
+            .find(|k| k.symbol == symbol)
+            .map_or((0, 0), |k| (k.dynamic_smem_bytes(), k.launch_smem_bytes()));
         // The kernel's tensors in the launch's own region must fit in it: checked here when the size
         // is static, by the runtime (the manifest's `smem` line) when it is not.
         if let Some(given) = smem.as_static() {
             if (given as u64) < needed {
-                return Err(Diagnostic::error(format!("`{}` uses {needed} bytes of the launch's shared memory but this launch gives {given}", f.name.name), span, "too little shared memory")
-                    .with_help(format!("launch it with `smem({needed})` or more (the kernel's `allocate_tensor`s need it)")));
+                return Err(Diagnostic::error(
+                    format!(
+                        "`{}` uses {needed} bytes of the launch's shared memory but this launch gives {given}",
+                        f.name.name
+                    ),
+                    span,
+                    "too little shared memory",
+                )
+                .with_help(format!(
+                    "launch it with `smem({needed})` or more (the kernel's `allocate_tensor`s need it)"
+                )));
             }
         }
         let smem = smem.add(&Int::S(dynamic as i64)).map_err(|e| layout_err(e, span))?;
-        self.steps.push(kir::HostStep::Launch(kir::Launch { kernel: symbol, args: plan, grid, block, smem_bytes: smem, stream: stream.map(|(p, _)| p), span }));
+        self.steps.push(kir::HostStep::Launch(kir::Launch {
+            kernel: symbol,
+            args: plan,
+            grid,
+            block,
+            smem_bytes: smem,
+            stream: stream.map(|(p, _)| p),
+            span,
+        }));
         Ok(())
     }
 
@@ -887,41 +1124,75 @@ impl<'p, 'f> Frame<'p, 'f> {
     fn check_kernel_arg(&mut self, p: &Param, v: Value, span: Span) -> R<(Value, PlanArg)> {
         if let Value::Tensor(t) = &v {
             let Origin::Host { param, offset } = &t.origin else { unreachable!("host tensors have host origins") };
-            let arg = PlanArg::Tensor { host_param: *param, offset: offset.clone(), dyn_leaves: t.ty.layout.dynamic_leaves() };
+            let arg = PlanArg::Tensor {
+                host_param: *param,
+                offset: offset.clone(),
+                dyn_leaves: t.ty.layout.dynamic_leaves(),
+            };
             return self.check_kernel_tensor_arg(p, v, span).map(|v| (v, arg));
         }
         if is_stream_type(&p.ty) {
             return Err(stream_param_error(p, "a kernel").with_secondary(span, "passed here"));
         }
         if let Value::Stream(_) = v {
-            return Err(Diagnostic::error(format!("a stream cannot be passed to a kernel (`{}`)", p.name.name), span, "a stream")
-                .with_secondary(p.ty.span(), "parameter type here")
-                .with_help("to launch the kernel on this stream, write the clause `stream(s)` after `block(...)`"));
+            return Err(Diagnostic::error(
+                format!("a stream cannot be passed to a kernel (`{}`)", p.name.name),
+                span,
+                "a stream",
+            )
+            .with_secondary(p.ty.span(), "parameter type here")
+            .with_help("to launch the kernel on this stream, write the clause `stream(s)` after `block(...)`"));
         }
         if declared_tensor(&p.ty)?.is_some() {
-            return Err(Diagnostic::error(format!("`{}` expects a tensor, found a {}", p.name.name, v.kind()), span, "not a tensor").with_secondary(p.ty.span(), "parameter type here"));
+            return Err(Diagnostic::error(
+                format!("`{}` expects a tensor, found a {}", p.name.name, v.kind()),
+                span,
+                "not a tensor",
+            )
+            .with_secondary(p.ty.span(), "parameter type here"));
         }
         let ty = match resolve_type(&p.ty)? {
             Ty::Scalar(s) => s,
-            other => return Err(Diagnostic::error(format!("kernel parameters of type `{other}` cannot be launched from a host function"), p.ty.span(), "unsupported parameter type")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!("kernel parameters of type `{other}` cannot be launched from a host function"),
+                    p.ty.span(),
+                    "unsupported parameter type",
+                ))
+            }
         };
         let value = scalar_plan_value(ty, &v).ok_or_else(|| {
             let found = match &v {
-                Value::Int(i) if !i.is_static() && ty.is_float() => "a run-time i32 (host functions do not convert run-time values)".to_string(),
+                Value::Int(i) if !i.is_static() && ty.is_float() => {
+                    "a run-time i32 (host functions do not convert run-time values)".to_string()
+                }
                 other => crate::diag::article(&other.kind()),
             };
-            Diagnostic::error(format!("`{}` expects {}, found {found}", p.name.name, crate::diag::article(ty.name())), span, format!("not {}", crate::diag::article(ty.name())))
-                .with_secondary(p.ty.span(), "parameter type here")
-                .with_help(match &v {
-                    Value::Scalar(..) => format!("declare the host parameter as `{}`, or convert in the kernel with `.to(...)`", ty.name()),
-                    _ => format!("pass {} value: a host parameter of that type or a literal", crate::diag::article(ty.name())),
-                })
+            Diagnostic::error(
+                format!("`{}` expects {}, found {found}", p.name.name, crate::diag::article(ty.name())),
+                span,
+                format!("not {}", crate::diag::article(ty.name())),
+            )
+            .with_secondary(p.ty.span(), "parameter type here")
+            .with_help(match &v {
+                Value::Scalar(..) => {
+                    format!("declare the host parameter as `{}`, or convert in the kernel with `.to(...)`", ty.name())
+                }
+                _ => format!(
+                    "pass {} value: a host parameter of that type or a literal",
+                    crate::diag::article(ty.name())
+                ),
+            })
         })?;
         if let (Some(c), Some((lo, hi))) = (value.as_static(), int_range(ty)) {
             if ty != Scalar::Bool && (c < lo || c > hi) {
-                return Err(Diagnostic::error(format!("{c} does not fit `{}` (`{}`)", p.name.name, ty.name()), span, "out of range")
-                    .with_secondary(p.ty.span(), "parameter type here")
-                    .with_help(format!("a `{}` holds {lo} to {hi}", ty.name())));
+                return Err(Diagnostic::error(
+                    format!("{c} does not fit `{}` (`{}`)", p.name.name, ty.name()),
+                    span,
+                    "out of range",
+                )
+                .with_secondary(p.ty.span(), "parameter type here")
+                .with_help(format!("a `{}` holds {lo} to {hi}", ty.name())));
             }
         }
         // The instance sees an index integer for `i32` and a run-time scalar otherwise.
@@ -934,7 +1205,12 @@ impl<'p, 'f> Frame<'p, 'f> {
         match (declared_tensor(&p.ty)?, &v) {
             (Some((elem, space, align, layout)), Value::Tensor(t)) => {
                 let mismatch = |what: String| {
-                    Diagnostic::error(format!("argument for `{}` does not match its type: {what}", p.name.name), span, format!("this is {}", t.ty)).with_secondary(p.ty.span(), "parameter type here")
+                    Diagnostic::error(
+                        format!("argument for `{}` does not match its type: {what}", p.name.name),
+                        span,
+                        format!("this is {}", t.ty),
+                    )
+                    .with_secondary(p.ty.span(), "parameter type here")
                 };
                 if t.ty.elem != elem {
                     return Err(mismatch(format!("element type {} is not {}", t.ty.elem.name(), elem.name())));
@@ -949,19 +1225,31 @@ impl<'p, 'f> Frame<'p, 'f> {
                 }
                 if let Some(l) = layout {
                     let fits = l.shape.congruent(&t.ty.layout.shape)
-                        && l.shape.leaves().iter().zip(t.ty.layout.shape.leaves()).chain(l.stride.leaves().iter().zip(t.ty.layout.stride.leaves())).all(|(d, a)| match d.as_static() {
-                            Some(_) => *d == a,
-                            // `?{div=N}` accepts what is known to be a multiple of N.
-                            None => d.divisibility() <= 1 || a.as_static().map_or(a.divisibility(), |v| v) % d.divisibility() == 0,
-                        });
+                        && l.shape
+                            .leaves()
+                            .iter()
+                            .zip(t.ty.layout.shape.leaves())
+                            .chain(l.stride.leaves().iter().zip(t.ty.layout.stride.leaves()))
+                            .all(|(d, a)| match d.as_static() {
+                                Some(_) => *d == a,
+                                // `?{div=N}` accepts what is known to be a multiple of N.
+                                None => {
+                                    d.divisibility() <= 1
+                                        || a.as_static().map_or(a.divisibility(), |v| v) % d.divisibility() == 0
+                                }
+                            });
                     if !fits {
                         return Err(mismatch(format!("layout {} does not fit {}", t.ty.layout, l)));
                     }
                 }
                 Ok(v)
             }
-            _ => Err(Diagnostic::error(format!("`{}` expects `{}`, found {}", p.name.name, print_type(&p.ty), crate::diag::article(&v.kind())), span, "not a scalar")
-                .with_secondary(p.ty.span(), "parameter type here")),
+            _ => Err(Diagnostic::error(
+                format!("`{}` expects `{}`, found {}", p.name.name, print_type(&p.ty), crate::diag::article(&v.kind())),
+                span,
+                "not a scalar",
+            )
+            .with_secondary(p.ty.span(), "parameter type here")),
         }
     }
 
@@ -970,24 +1258,46 @@ impl<'p, 'f> Frame<'p, 'f> {
             return match self.lookup(n) {
                 Some(Value::Var(cell, ty)) => {
                     let v = self.expr(value)?;
-                    let v = self.coerce(v, ty, value.span).map_err(|d| d.with_secondary(target.span, format!("`{n}` holds a `{}`", ty.name())))?;
+                    let v = self
+                        .coerce(v, ty, value.span)
+                        .map_err(|d| d.with_secondary(target.span, format!("`{n}` holds a `{}`", ty.name())))?;
                     let operand = self.operand(&v, ty, value.span)?;
                     let Origin::Kernel(cid) = cell.origin else { unreachable!("kernel tensors have kernel origins") };
-                    self.emit(Inst::Store { value: operand, tensor: cid, ty: cell.ty.clone(), at: kir::At::Offset(Int::ZERO), span });
+                    self.emit(Inst::Store {
+                        value: operand,
+                        tensor: cid,
+                        ty: cell.ty.clone(),
+                        at: kir::At::Offset(Int::ZERO),
+                        span,
+                    });
                     Ok(())
                 }
-                Some(_) => Err(Diagnostic::error(format!("cannot assign twice to immutable variable `{n}`"), target.span, "not `let mut`")
-                    .with_help(format!("declare it with `let mut {n} = ...`, or shadow it with `let {n} = ...`"))),
+                Some(_) => Err(Diagnostic::error(
+                    format!("cannot assign twice to immutable variable `{n}`"),
+                    target.span,
+                    "not `let mut`",
+                )
+                .with_help(format!("declare it with `let mut {n} = ...`, or shadow it with `let {n} = ...`"))),
                 None => self.name(n, target.span).map(|_| ()),
             };
         }
         let ExprKind::Index { base, index } = &target.kind else {
-            return Err(Diagnostic::error("only tensor elements and slices can be assigned", target.span, "not a tensor element")
-                .with_help("`let` bindings are immutable; write `let x = ...` again to shadow, or assign to `t[i]`"));
+            return Err(Diagnostic::error(
+                "only tensor elements and slices can be assigned",
+                target.span,
+                "not a tensor element",
+            )
+            .with_help("`let` bindings are immutable; write `let x = ...` again to shadow, or assign to `t[i]`"));
         };
         let t = match self.expr(base)? {
             Value::Tensor(t) => t,
-            other => return Err(Diagnostic::error(format!("cannot index into {}", crate::diag::article(&other.kind())), base.span, "not a tensor")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!("cannot index into {}", crate::diag::article(&other.kind())),
+                    base.span,
+                    "not a tensor",
+                ))
+            }
         };
         let crd = self.coordinate(index)?;
         check_rank(&crd, &t.ty.layout, target.span)?;
@@ -997,15 +1307,30 @@ impl<'p, 'f> Frame<'p, 'f> {
         if crd_has_under(&crd) || matches!(v, Value::Frag(..)) {
             let view = self.slice(&t, &crd, target.span)?;
             let Value::Frag(ft, fid) = v else {
-                return Err(Diagnostic::error(format!("a tensor slice takes a fragment (from `.load()`), found {}", crate::diag::article(&v.kind())), value.span, "not a fragment"));
+                return Err(Diagnostic::error(
+                    format!(
+                        "a tensor slice takes a fragment (from `.load()`), found {}",
+                        crate::diag::article(&v.kind())
+                    ),
+                    value.span,
+                    "not a fragment",
+                ));
             };
             self.store_frag(&view, &ft, fid, span)
         } else {
             // Checked here for the error's span; cute-canonicalize maps the coordinate to the offset.
             cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, target.span))?;
-            let v = self.coerce(v, t.ty.elem, value.span).map_err(|d| d.with_secondary(target.span, format!("expected `{}` because of this element", t.ty.elem.name())))?;
+            let v = self.coerce(v, t.ty.elem, value.span).map_err(|d| {
+                d.with_secondary(target.span, format!("expected `{}` because of this element", t.ty.elem.name()))
+            })?;
             let operand = self.operand(&v, t.ty.elem, value.span)?;
-            self.emit(Inst::Store { value: operand, tensor: tid, ty: t.ty.clone(), at: kir::At::Coord(cute_layout::expr::crd_value(&crd)), span });
+            self.emit(Inst::Store {
+                value: operand,
+                tensor: tid,
+                ty: t.ty.clone(),
+                at: kir::At::Coord(cute_layout::expr::crd_value(&crd)),
+                span,
+            });
             Ok(())
         }
     }
@@ -1014,11 +1339,23 @@ impl<'p, 'f> Frame<'p, 'f> {
         let Origin::Kernel(vid) = view.origin else { unreachable!("kernel tensors have kernel origins") };
         let n = view.ty.layout.size().ok().and_then(|s| s.as_static());
         if n != Some(ft.len() as i64) {
-            return Err(Diagnostic::error(format!("a fragment of {} elements cannot be stored into a tensor of layout {}", ft.len(), view.ty.layout), span, "sizes differ"));
+            return Err(Diagnostic::error(
+                format!(
+                    "a fragment of {} elements cannot be stored into a tensor of layout {}",
+                    ft.len(),
+                    view.ty.layout
+                ),
+                span,
+                "sizes differ",
+            ));
         }
         if ft.elem != view.ty.elem {
-            return Err(Diagnostic::error(format!("a fragment of {} cannot be stored into a tensor of {}", ft.elem.name(), view.ty.elem.name()), span, "element types differ")
-                .with_help(format!("convert with `.to({})`", view.ty.elem.name())));
+            return Err(Diagnostic::error(
+                format!("a fragment of {} cannot be stored into a tensor of {}", ft.elem.name(), view.ty.elem.name()),
+                span,
+                "element types differ",
+            )
+            .with_help(format!("convert with `.to({})`", view.ty.elem.name())));
         }
         self.emit(Inst::StoreFrag { value: fid, tensor: vid, ty: view.ty.clone(), span });
         Ok(())
@@ -1030,7 +1367,11 @@ impl<'p, 'f> Frame<'p, 'f> {
     pub(crate) fn index(&mut self, e: &Expr) -> R<Int> {
         match self.expr(e)? {
             Value::Int(i) => Ok(i),
-            other => Err(Diagnostic::error(format!("expected an integer, found {}", crate::diag::article(&other.kind())), e.span, "not an integer")),
+            other => Err(Diagnostic::error(
+                format!("expected an integer, found {}", crate::diag::article(&other.kind())),
+                e.span,
+                "not an integer",
+            )),
         }
     }
 
@@ -1078,7 +1419,8 @@ impl<'p, 'f> Frame<'p, 'f> {
                 if let Value::Counting { layout, origin } = &v {
                     let crd = self.coordinate(index)?;
                     check_rank(&crd, layout, e.span)?;
-                    let (kept, offset) = cute_layout::slice_and_offset(&crd, layout).map_err(|err| coord_err(err, layout, e.span))?;
+                    let (kept, offset) =
+                        cute_layout::slice_and_offset(&crd, layout).map_err(|err| coord_err(err, layout, e.span))?;
                     let at = origin.add(&offset).map_err(|err| layout_err(err, e.span))?;
                     if crd_has_under(&crd) {
                         return Ok(Value::Counting { layout: kept, origin: at });
@@ -1091,12 +1433,22 @@ impl<'p, 'f> Frame<'p, 'f> {
                     return match v {
                         Value::Tuple(items) if index.len() == 1 => {
                             let i = self.index(&index[0])?;
-                            let k = i.as_static().ok_or_else(|| Diagnostic::error("a tuple index must be static", index[0].span, "run-time index"))?;
+                            let k = i.as_static().ok_or_else(|| {
+                                Diagnostic::error("a tuple index must be static", index[0].span, "run-time index")
+                            })?;
                             items.get(k as usize).cloned().ok_or_else(|| {
-                                Diagnostic::error(format!("index {k} is out of range for a tuple of {} parts", items.len()), index[0].span, "out of range")
+                                Diagnostic::error(
+                                    format!("index {k} is out of range for a tuple of {} parts", items.len()),
+                                    index[0].span,
+                                    "out of range",
+                                )
                             })
                         }
-                        other => Err(Diagnostic::error(format!("cannot index into {}", crate::diag::article(&other.kind())), base.span, "not a tensor")),
+                        other => Err(Diagnostic::error(
+                            format!("cannot index into {}", crate::diag::article(&other.kind())),
+                            base.span,
+                            "not a tensor",
+                        )),
                     };
                 };
                 let crd = self.coordinate(index)?;
@@ -1104,12 +1456,20 @@ impl<'p, 'f> Frame<'p, 'f> {
                 if crd_has_under(&crd) {
                     return Ok(Value::Tensor(self.slice(&t, &crd, e.span)?));
                 }
-                cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                cute_layout::slice_and_offset(&crd, &t.ty.layout)
+                    .map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
                 self.need_kernel("reading memory", e.span)?;
                 let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
-                let ty = if t.ty.elem == Scalar::I32 { ValueTy::Scalar(Scalar::I32) } else { ValueTy::Scalar(t.ty.elem) };
+                let ty =
+                    if t.ty.elem == Scalar::I32 { ValueTy::Scalar(Scalar::I32) } else { ValueTy::Scalar(t.ty.elem) };
                 let dst = self.fresh(ty);
-                self.emit(Inst::Load { dst, tensor: tid, ty: t.ty.clone(), at: kir::At::Coord(cute_layout::expr::crd_value(&crd)), span: e.span });
+                self.emit(Inst::Load {
+                    dst,
+                    tensor: tid,
+                    ty: t.ty.clone(),
+                    at: kir::At::Coord(cute_layout::expr::crd_value(&crd)),
+                    span: e.span,
+                });
                 Ok(if t.ty.elem == Scalar::I32 { Value::Int(Int::var(dst, 1)) } else { Value::Scalar(t.ty.elem, dst) })
             }
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),
@@ -1140,7 +1500,8 @@ impl<'p, 'f> Frame<'p, 'f> {
         let mut names: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
         names.extend(self.prog.consts.keys().cloned());
         names.extend(["thread_idx", "block_idx", "block_dim", "grid_dim"].map(String::from));
-        let mut d = Diagnostic::error(format!("cannot find value `{n}` in this scope"), span, "not found in this scope");
+        let mut d =
+            Diagnostic::error(format!("cannot find value `{n}` in this scope"), span, "not found in this scope");
         if let Some(s) = did_you_mean(n, names.iter().map(String::as_str)) {
             d = d.with_help(format!("did you mean `{s}`?"));
         }
@@ -1149,7 +1510,8 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     fn field(&mut self, v: Value, name: &Ident) -> R<Value> {
         let unknown = |what: &str, fields: &str| {
-            Diagnostic::error(format!("no field `{}` on {what}", name.name), name.span, "unknown field").with_help(format!("the fields are {fields}"))
+            Diagnostic::error(format!("no field `{}` on {what}", name.name), name.span, "unknown field")
+                .with_help(format!("the fields are {fields}"))
         };
         match v {
             Value::Dim3(which) => {
@@ -1165,7 +1527,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                 "shape" => Ok(Value::from_int_tuple(&t.ty.layout.shape)),
                 "stride" => Ok(Value::from_int_tuple(&t.ty.layout.stride)),
                 "layout" => Ok(match t.ty.swizzle {
-                    Some(sw) => Value::Composed(Box::new(ComposedLayout { swizzle: sw, offset: Int::ZERO, layout: t.ty.layout.clone() })),
+                    Some(sw) => Value::Composed(Box::new(ComposedLayout {
+                        swizzle: sw,
+                        offset: Int::ZERO,
+                        layout: t.ty.layout.clone(),
+                    })),
                     None => Value::Layout(t.ty.layout.clone()),
                 }),
                 "element_type" => Ok(Value::Type(t.ty.elem)),
@@ -1193,7 +1559,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                 "width" => Ok(Value::Int(Int::S(8 * i64::from(t.size_bytes())))),
                 _ => Err(unknown("types", "`width` (bits; `sizeof(T)` gives bytes)")),
             },
-            other => Err(Diagnostic::error(format!("{} has no fields", crate::diag::article(&other.kind())), name.span, "unknown field")),
+            other => Err(Diagnostic::error(
+                format!("{} has no fields", crate::diag::article(&other.kind())),
+                name.span,
+                "unknown field",
+            )),
         }
     }
 
@@ -1223,7 +1593,16 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Value::Int(i) => cute_layout::Crd::Int(i.clone()),
                 Value::Under => cute_layout::Crd::Under,
                 Value::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(|i| crd(i, span)).collect::<R<_>>()?),
-                other => return Err(Diagnostic::error(format!("coordinates are integers, `_` and tuples of them, not {}", crate::diag::article(&other.kind())), span, "not a coordinate")),
+                other => {
+                    return Err(Diagnostic::error(
+                        format!(
+                            "coordinates are integers, `_` and tuples of them, not {}",
+                            crate::diag::article(&other.kind())
+                        ),
+                        span,
+                        "not a coordinate",
+                    ))
+                }
             })
         }
         if index.len() == 1 {
@@ -1237,7 +1616,8 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
         let crd = natural_coordinate(crd, &t.ty.layout.shape);
-        let (layout, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
+        let (layout, offset) =
+            cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
         self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(&crd)]), span)
     }
 
@@ -1268,7 +1648,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                                 }
                                 walk(x, out);
                             }
-                            cute_layout::int::Op::Add(x, y) | cute_layout::int::Op::Div(x, y) | cute_layout::int::Op::Mod(x, y) | cute_layout::int::Op::Min(x, y) | cute_layout::int::Op::Max(x, y) => {
+                            cute_layout::int::Op::Add(x, y)
+                            | cute_layout::int::Op::Div(x, y)
+                            | cute_layout::int::Op::Mod(x, y)
+                            | cute_layout::int::Op::Min(x, y)
+                            | cute_layout::int::Op::Max(x, y) => {
                                 walk(x, out);
                                 walk(y, out);
                             }
@@ -1282,7 +1666,8 @@ impl<'p, 'f> Frame<'p, 'f> {
             walk(&leaf, &mut found);
         }
         for (dividend, divisor) in found {
-            let require = kir::Require { dividend, divisor, what: format!("a run-time extent tiled by {divisor}"), span };
+            let require =
+                kir::Require { dividend, divisor, what: format!("a run-time extent tiled by {divisor}"), span };
             if divisor <= 1 {
                 continue;
             }
@@ -1297,7 +1682,14 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     /// A tensor over the same memory with a new layout, its base moved by `offset` elements, made by
     /// the CuTe operation `how` (which the kernel's IR keeps).
-    pub(crate) fn view(&mut self, t: &TensorVal, layout: Layout, offset: Int, how: kir::ViewHow, span: Span) -> R<TensorVal> {
+    pub(crate) fn view(
+        &mut self,
+        t: &TensorVal,
+        layout: Layout,
+        offset: Int,
+        how: kir::ViewHow,
+        span: Span,
+    ) -> R<TensorVal> {
         self.view_with(t, layout, offset, how, t.ty.swizzle, span)
     }
 
@@ -1324,13 +1716,30 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// A view whose swizzle is `swizzle`: the source's for every CuTe operation, a new one (or none)
     /// when `make_tensor` lays the memory out again. A new swizzle acts on offsets from the view's
     /// base.
-    pub(crate) fn view_with(&mut self, t: &TensorVal, layout: Layout, offset: Int, how: kir::ViewHow, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorVal> {
+    pub(crate) fn view_with(
+        &mut self,
+        t: &TensorVal,
+        layout: Layout,
+        offset: Int,
+        how: kir::ViewHow,
+        swizzle: Option<cute_layout::Swizzle>,
+        span: Span,
+    ) -> R<TensorVal> {
         self.view_as(t, t.ty.elem, layout, offset, how, swizzle, span)
     }
 
     /// A view whose elements are `elem` (the source's, but for `recast`).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn view_as(&mut self, t: &TensorVal, elem: Scalar, layout: Layout, offset: Int, how: kir::ViewHow, swizzle: Option<cute_layout::Swizzle>, span: Span) -> R<TensorVal> {
+    pub(crate) fn view_as(
+        &mut self,
+        t: &TensorVal,
+        elem: Scalar,
+        layout: Layout,
+        offset: Int,
+        how: kir::ViewHow,
+        swizzle: Option<cute_layout::Swizzle>,
+        span: Span,
+    ) -> R<TensorVal> {
         if self.mode != Mode::Const {
             self.require_whole_tiles(&layout, span);
         }
@@ -1367,7 +1776,13 @@ impl<'p, 'f> Frame<'p, 'f> {
             Value::Scalar(s, id) if *s == ty => Operand::Value(*id),
             Value::Float(x) if ty.is_float() => Operand::Float(*x),
             Value::Bool(b) if ty == Scalar::Bool => Operand::Bool(*b),
-            other => return Err(Diagnostic::error(format!("expected a value of type `{}`, found a {}", ty.name(), other.kind()), span, "wrong type")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!("expected a value of type `{}`, found a {}", ty.name(), other.kind()),
+                    span,
+                    "wrong type",
+                ))
+            }
         })
     }
 
@@ -1386,8 +1801,12 @@ impl<'p, 'f> Frame<'p, 'f> {
             (Value::Float(x), s) if s.is_float() => Ok(self.constant(s, Operand::Float(*x), span)),
             (Value::Bool(_), Scalar::Bool) => Ok(v),
             (Value::Scalar(s, _), w) if *s == w => Ok(v),
-            _ => Err(Diagnostic::error(format!("mismatched types: expected `{}`, found {}", want.name(), v.kind()), span, format!("this is {}", v.kind()))
-                .with_help(format!("convert with `.to({})`", want.name()))),
+            _ => Err(Diagnostic::error(
+                format!("mismatched types: expected `{}`, found {}", want.name(), v.kind()),
+                span,
+                format!("this is {}", v.kind()),
+            )
+            .with_help(format!("convert with `.to({})`", want.name()))),
         }
     }
 
@@ -1399,7 +1818,13 @@ impl<'p, 'f> Frame<'p, 'f> {
             Value::Float(x) => (Scalar::F64, Operand::Float(*x)),
             Value::Bool(b) => (Scalar::Bool, Operand::Bool(*b)),
             Value::Scalar(s, id) => (*s, Operand::Value(*id)),
-            other => return Err(Diagnostic::error(format!("cannot make a `{}` from a {}", ty.name(), other.kind()), span, "not a number")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!("cannot make a `{}` from a {}", ty.name(), other.kind()),
+                    span,
+                    "not a number",
+                ))
+            }
         };
         if from == ty {
             return Ok(v);
@@ -1435,7 +1860,13 @@ impl<'p, 'f> Frame<'p, 'f> {
             (UnOp::Neg, Value::Float(x)) => Ok(Value::Float(-x)),
             (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
             (UnOp::Not, v @ Value::Scalar(Scalar::Bool, _)) if self.mode == Mode::Host => {
-                self.host_not(&v).ok_or_else(|| Diagnostic::error("cannot apply `!` to this run-time `bool` in a host function", span, "not a host condition"))
+                self.host_not(&v).ok_or_else(|| {
+                    Diagnostic::error(
+                        "cannot apply `!` to this run-time `bool` in a host function",
+                        span,
+                        "not a host condition",
+                    )
+                })
             }
             (op, v @ (Value::Scalar(..) | Value::Frag(..) | Value::Int(_))) => {
                 self.need_kernel("run-time arithmetic", span)?;
@@ -1447,16 +1878,28 @@ impl<'p, 'f> Frame<'p, 'f> {
                 };
                 self.no_fp8_arith(ty, if op == UnOp::Neg { "`-`" } else { "`!`" }, span)?;
                 if op == UnOp::Neg && !(ty.is_float() || ty.is_signed()) {
-                    return Err(Diagnostic::error(format!("cannot negate a `{}`", ty.name()), span, "unsigned or bool"));
+                    return Err(Diagnostic::error(
+                        format!("cannot negate a `{}`", ty.name()),
+                        span,
+                        "unsigned or bool",
+                    ));
                 }
                 if op == UnOp::Not && ty.is_float() {
                     return Err(Diagnostic::error(format!("cannot apply `!` to `{}`", ty.name()), span, "float"));
                 }
                 let dst = self.fresh(self.result_ty(ty, frag, &v));
-                self.emit(if op == UnOp::Neg { Inst::Neg { dst, ty, frag, a, span } } else { Inst::Not { dst, ty, frag, a, span } });
+                self.emit(if op == UnOp::Neg {
+                    Inst::Neg { dst, ty, frag, a, span }
+                } else {
+                    Inst::Not { dst, ty, frag, a, span }
+                });
                 Ok(self.result_value(ty, frag, &v, dst))
             }
-            (op, v) => Err(Diagnostic::error(format!("cannot apply `{}` to a {}", if op == UnOp::Neg { "-" } else { "!" }, v.kind()), span, "unsupported operand")),
+            (op, v) => Err(Diagnostic::error(
+                format!("cannot apply `{}` to a {}", if op == UnOp::Neg { "-" } else { "!" }, v.kind()),
+                span,
+                "unsupported operand",
+            )),
         }
     }
 
@@ -1510,7 +1953,11 @@ impl<'p, 'f> Frame<'p, 'f> {
                 BinOp::Or => Ok(Value::Bool(*x || *y)),
                 BinOp::Eq => Ok(Value::Bool(x == y)),
                 BinOp::Ne | BinOp::BitXor => Ok(Value::Bool(x != y)),
-                _ => Err(Diagnostic::error(format!("cannot apply `{}` to bools", op.symbol()), span, "unsupported operation")),
+                _ => Err(Diagnostic::error(
+                    format!("cannot apply `{}` to bools", op.symbol()),
+                    span,
+                    "unsupported operation",
+                )),
             };
         }
         if let (Value::Float(_) | Value::Int(_), Value::Float(_) | Value::Int(_)) = (&a, &b) {
@@ -1530,13 +1977,21 @@ impl<'p, 'f> Frame<'p, 'f> {
             (Some(x), Some(y)) if x == y => x,
             (Some(x), None) | (None, Some(x)) => x,
             (Some(x), Some(y)) => {
-                return Err(Diagnostic::error(format!("mismatched types in `{}`: `{}` and `{}`", op.symbol(), x.name(), y.name()), span, "operands differ")
-                    .with_secondary(sa, format!("`{}`", x.name()))
-                    .with_secondary(sb, format!("`{}`", y.name()))
-                    .with_help("convert one side with `.to(T)`"));
+                return Err(Diagnostic::error(
+                    format!("mismatched types in `{}`: `{}` and `{}`", op.symbol(), x.name(), y.name()),
+                    span,
+                    "operands differ",
+                )
+                .with_secondary(sa, format!("`{}`", x.name()))
+                .with_secondary(sb, format!("`{}`", y.name()))
+                .with_help("convert one side with `.to(T)`"));
             }
             (None, None) => {
-                let d = Diagnostic::error(format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()), span, "unsupported operands");
+                let d = Diagnostic::error(
+                    format!("cannot apply `{}` to a {} and a {}", op.symbol(), a.kind(), b.kind()),
+                    span,
+                    "unsupported operands",
+                );
                 // A stream is no number: it is only named by a launch.
                 return Err(if matches!(a, Value::Stream(_)) || matches!(b, Value::Stream(_)) {
                     d.with_help("a `stream` parameter is only named in a launch's `stream(s)` clause; it cannot be computed with or compared")
@@ -1548,9 +2003,13 @@ impl<'p, 'f> Frame<'p, 'f> {
         let frag = match (&a, &b) {
             (Value::Frag(f, _), Value::Frag(g, _)) => {
                 if f.len() != g.len() {
-                    return Err(Diagnostic::error(format!("fragments of {} and {} elements cannot be combined", f.len(), g.len()), span, "sizes differ")
-                        .with_secondary(sa, format!("shape {}", f.shape))
-                        .with_secondary(sb, format!("shape {}", g.shape)));
+                    return Err(Diagnostic::error(
+                        format!("fragments of {} and {} elements cannot be combined", f.len(), g.len()),
+                        span,
+                        "sizes differ",
+                    )
+                    .with_secondary(sa, format!("shape {}", f.shape))
+                    .with_secondary(sb, format!("shape {}", g.shape)));
                 }
                 Some(f.len())
             }
@@ -1563,7 +2022,10 @@ impl<'p, 'f> Frame<'p, 'f> {
             match v {
                 Value::Frag(_, id) => Ok(Operand::Value(*id)),
                 Value::Int(i) if ty.is_float() => {
-                    let x = i.as_static().ok_or_else(|| Diagnostic::error(format!("an i32 cannot be combined with a `{}`", ty.name()), s, "i32 here").with_help(format!("convert with `.to({})`", ty.name())))?;
+                    let x = i.as_static().ok_or_else(|| {
+                        Diagnostic::error(format!("an i32 cannot be combined with a `{}`", ty.name()), s, "i32 here")
+                            .with_help(format!("convert with `.to({})`", ty.name()))
+                    })?;
                     Ok(Operand::Float(x as f64))
                 }
                 v => f.operand(v, ty, s),
@@ -1588,10 +2050,20 @@ impl<'p, 'f> Frame<'p, 'f> {
         if let Some(kop) = kop {
             let logical = matches!(op, BinOp::And | BinOp::Or);
             if logical != (ty == Scalar::Bool) && !matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) {
-                return Err(Diagnostic::error(format!("cannot apply `{}` to `{}`", op.symbol(), ty.name()), span, "unsupported operation"));
+                return Err(Diagnostic::error(
+                    format!("cannot apply `{}` to `{}`", op.symbol(), ty.name()),
+                    span,
+                    "unsupported operation",
+                ));
             }
-            if ty.is_float() && matches!(kop, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr) {
-                return Err(Diagnostic::error(format!("cannot apply `{}` to `{}`", op.symbol(), ty.name()), span, "bitwise operation on a float"));
+            if ty.is_float()
+                && matches!(kop, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr)
+            {
+                return Err(Diagnostic::error(
+                    format!("cannot apply `{}` to `{}`", op.symbol(), ty.name()),
+                    span,
+                    "bitwise operation on a float",
+                ));
             }
             let dst = self.fresh(self.result_ty(ty, frag, &like));
             self.emit(Inst::Binary { dst, op: kop, ty, frag, a: x, b: y, span });
@@ -1614,7 +2086,13 @@ impl<'p, 'f> Frame<'p, 'f> {
         // A `const` function parameter or a local bound to a function calls what it names.
         let name = match self.lookup(&callee.name) {
             Some(Value::Func(target)) => target,
-            Some(other) => return Err(Diagnostic::error(format!("`{}` is a {}, not a function", callee.name, other.kind()), callee.span, "not callable")),
+            Some(other) => {
+                return Err(Diagnostic::error(
+                    format!("`{}` is a {}, not a function", callee.name, other.kind()),
+                    callee.span,
+                    "not callable",
+                ))
+            }
             None => callee.name.clone(),
         };
         if let Some(&f) = self.prog.functions.get(&name) {
@@ -1638,7 +2116,9 @@ impl<'p, 'f> Frame<'p, 'f> {
             "tma_store" => return self.tma_store_call(args, span),
             // Same instruction as `fence_proxy_async()`, under CuTe's TMA-store name.
             "tma_store_fence" => return self.tma_store_fence_call(args, span),
-            "tma_store_arrive" | "tma_store_wait" | "cp_async_bulk_commit_group" | "cp_async_bulk_wait_group" => return self.bulk_group_call(&name, args, span),
+            "tma_store_arrive" | "tma_store_wait" | "cp_async_bulk_commit_group" | "cp_async_bulk_wait_group" => {
+                return self.bulk_group_call(&name, args, span)
+            }
             _ => {}
         }
         if builtins::is_operator(&name) {
@@ -1649,14 +2129,23 @@ impl<'p, 'f> Frame<'p, 'f> {
             // `f32(3.14)`, `i32(5)`: a run-time value of that type (CuTe DSL's `cutlass.Float32(3.14)`),
             // which compile-time `print` shows as `?`.
             if args.len() != 1 || args[0].name.is_some() {
-                return Err(Diagnostic::error(format!("`{name}(x)` takes one value"), span, "wrong number of arguments"));
+                return Err(Diagnostic::error(
+                    format!("`{name}(x)` takes one value"),
+                    span,
+                    "wrong number of arguments",
+                ));
             }
             let v = self.expr(&args[0].value)?;
             return self.dynamic_scalar(ty, v, args[0].value.span);
         }
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
-            vals.push(builtins::Arg { name: a.name.as_ref().map(|n| n.name.clone()), name_span: a.name.as_ref().map(|n| n.span), value: self.expr(&a.value)?, span: a.value.span });
+            vals.push(builtins::Arg {
+                name: a.name.as_ref().map(|n| n.name.clone()),
+                name_span: a.name.as_ref().map(|n| n.span),
+                value: self.expr(&a.value)?,
+                span: a.value.span,
+            });
         }
         builtins::call(self, &name, callee.span, vals, span)
     }
@@ -1665,7 +2154,11 @@ impl<'p, 'f> Frame<'p, 'f> {
         if builtins::is_operator(func) {
             let mut it = args.into_iter();
             let (Some(a), Some(b)) = (it.next(), it.next()) else {
-                return Err(Diagnostic::error(format!("`{func}` takes two operands"), span, "wrong number of arguments"));
+                return Err(Diagnostic::error(
+                    format!("`{func}` takes two operands"),
+                    span,
+                    "wrong number of arguments",
+                ));
             };
             return builtins::operator(self, func, a, b, span);
         }
@@ -1686,15 +2179,40 @@ impl<'p, 'f> Frame<'p, 'f> {
     /// Calls a `fn` helper by elaborating its body in place (helpers are always inlined).
     fn inline_values(&mut self, f: &Function, args: Vec<Value>, span: Span) -> R<Value> {
         if f.kind != FnKind::Device {
-            return Err(Diagnostic::error(format!("`{}` is a {} and cannot be called", f.name.name, if f.kind == FnKind::Kernel { "kernel" } else { "host function" }), span, "not callable")
-                .with_help(if f.kind == FnKind::Kernel { "kernels are started with `launch` from a host function" } else { "host functions are called from the host program" }));
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` is a {} and cannot be called",
+                    f.name.name,
+                    if f.kind == FnKind::Kernel { "kernel" } else { "host function" }
+                ),
+                span,
+                "not callable",
+            )
+            .with_help(if f.kind == FnKind::Kernel {
+                "kernels are started with `launch` from a host function"
+            } else {
+                "host functions are called from the host program"
+            }));
         }
         if args.len() != f.params.len() {
-            return Err(Diagnostic::error(format!("`{}` takes {} but {} given", f.name.name, crate::diag::count(f.params.len(), "argument"), if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }), span, "wrong number of arguments")
-                .with_secondary(f.name.span, "defined here"));
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` takes {} but {} given",
+                    f.name.name,
+                    crate::diag::count(f.params.len(), "argument"),
+                    if args.len() == 1 { "1 was".to_string() } else { format!("{} were", args.len()) }
+                ),
+                span,
+                "wrong number of arguments",
+            )
+            .with_secondary(f.name.span, "defined here"));
         }
         if self.inline_depth >= INLINE_DEPTH {
-            return Err(Diagnostic::error(format!("`{}` is inlined more than {INLINE_DEPTH} levels deep", f.name.name), span, "runaway recursion?"));
+            return Err(Diagnostic::error(
+                format!("`{}` is inlined more than {INLINE_DEPTH} levels deep", f.name.name),
+                span,
+                "runaway recursion?",
+            ));
         }
         let mut scope = HashMap::new();
         for (p, v) in f.params.iter().zip(args) {
@@ -1738,7 +2256,12 @@ impl<'p, 'f> Frame<'p, 'f> {
     fn method(&mut self, recv: Value, name: &Ident, args: &[Arg], span: Span) -> R<Value> {
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
-            vals.push(builtins::Arg { name: a.name.as_ref().map(|n| n.name.clone()), name_span: a.name.as_ref().map(|n| n.span), value: self.expr(&a.value)?, span: a.value.span });
+            vals.push(builtins::Arg {
+                name: a.name.as_ref().map(|n| n.name.clone()),
+                name_span: a.name.as_ref().map(|n| n.span),
+                value: self.expr(&a.value)?,
+                span: a.value.span,
+            });
         }
         builtins::method(self, recv, name, vals, span)
     }
@@ -1752,11 +2275,15 @@ impl<'p, 'f> Frame<'p, 'f> {
 fn natural_coordinate(crd: &cute_layout::Crd, shape: &IntTuple) -> cute_layout::Crd {
     use cute_layout::Crd;
     match (crd, shape) {
-        (Crd::Tuple(cs), IntTuple::Tuple(ss)) if cs.len() == ss.len() => Crd::Tuple(cs.iter().zip(ss).map(|(c, s)| natural_coordinate(c, s)).collect()),
+        (Crd::Tuple(cs), IntTuple::Tuple(ss)) if cs.len() == ss.len() => {
+            Crd::Tuple(cs.iter().zip(ss).map(|(c, s)| natural_coordinate(c, s)).collect())
+        }
         (Crd::Int(i), IntTuple::Tuple(_)) if !shape.is_static() => {
             fn build(i: &Int, shape: &IntTuple, stride: &mut Int, last: &mut usize, leaves: usize) -> Option<Crd> {
                 match shape {
-                    IntTuple::Tuple(items) => Some(Crd::Tuple(items.iter().map(|s| build(i, s, stride, last, leaves)).collect::<Option<_>>()?)),
+                    IntTuple::Tuple(items) => Some(Crd::Tuple(
+                        items.iter().map(|s| build(i, s, stride, last, leaves)).collect::<Option<_>>()?,
+                    )),
                     IntTuple::Int(s) => {
                         *last += 1;
                         let q = if stride.is(1) { i.clone() } else { i.floor_div(stride).ok()? };
@@ -1786,9 +2313,13 @@ fn check_rank(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
     if let cute_layout::Crd::Tuple(items) = crd {
         let rank = layout.rank();
         if items.len() != rank {
-            return Err(Diagnostic::error(format!("this tensor has rank {rank} but the coordinate has {} entries", items.len()), span, format!("{} coordinates", items.len()))
-                .with_secondary(span, format!("layout {layout}"))
-                .with_help(format!("give {rank} coordinates, or one linear index")));
+            return Err(Diagnostic::error(
+                format!("this tensor has rank {rank} but the coordinate has {} entries", items.len()),
+                span,
+                format!("{} coordinates", items.len()),
+            )
+            .with_secondary(span, format!("layout {layout}"))
+            .with_help(format!("give {rank} coordinates, or one linear index")));
         }
     }
     Ok(())
@@ -1802,7 +2333,13 @@ fn coord_err(e: cute_layout::Error, layout: &Layout, span: Span) -> Diagnostic {
 pub(crate) fn is_static_value(v: &Value) -> bool {
     match v {
         Value::Int(i) => i.is_static(),
-        Value::Float(_) | Value::Bool(_) | Value::Type(_) | Value::Func(_) | Value::Str(_) | Value::Under | Value::Unit => true,
+        Value::Float(_)
+        | Value::Bool(_)
+        | Value::Type(_)
+        | Value::Func(_)
+        | Value::Str(_)
+        | Value::Under
+        | Value::Unit => true,
         Value::Layout(l) => l.is_static(),
         Value::CopyAtom { .. } | Value::MmaAtom(_) | Value::TiledMma(_) => true,
         Value::TiledCopy { tv, tile, .. } => tv.is_static() && tile.is_static(),
@@ -1833,7 +2370,13 @@ fn static_int_op(op: BinOp, p: i64, q: i64, span: Span) -> R<Value> {
         BinOp::BitXor => Value::Int(Int::S(p ^ q)),
         BinOp::Shl => Value::Int(Int::S(u32::try_from(q).ok().and_then(|s| p.checked_shl(s)).ok_or_else(overflow)?)),
         BinOp::Shr => Value::Int(Int::S(u32::try_from(q).ok().and_then(|s| p.checked_shr(s)).ok_or_else(overflow)?)),
-        _ => return Err(Diagnostic::error(format!("cannot apply `{}` to integers", op.symbol()), span, "unsupported operation")),
+        _ => {
+            return Err(Diagnostic::error(
+                format!("cannot apply `{}` to integers", op.symbol()),
+                span,
+                "unsupported operation",
+            ))
+        }
     })
 }
 
@@ -1849,7 +2392,13 @@ fn static_float_op(op: BinOp, x: f64, y: f64, span: Span) -> R<Value> {
         BinOp::Ge => Value::Bool(x >= y),
         BinOp::Eq => Value::Bool(x == y),
         BinOp::Ne => Value::Bool(x != y),
-        _ => return Err(Diagnostic::error(format!("cannot apply `{}` to floats", op.symbol()), span, "unsupported operation")),
+        _ => {
+            return Err(Diagnostic::error(
+                format!("cannot apply `{}` to floats", op.symbol()),
+                span,
+                "unsupported operation",
+            ))
+        }
     })
 }
 

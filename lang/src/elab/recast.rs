@@ -29,13 +29,21 @@ pub(super) fn recast(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<V
         other => return Err(Diagnostic::error(format!("`{name}` takes a tensor, found {}", article(&other.kind())), p[0].span, "not a tensor")),
     };
     let Value::Type(to) = p[1].value else {
-        return Err(Diagnostic::error(format!("the new element type must be a type, found {}", article(&p[1].value.kind())), p[1].span, "not a type"));
+        return Err(Diagnostic::error(
+            format!("the new element type must be a type, found {}", article(&p[1].value.kind())),
+            p[1].span,
+            "not a type",
+        ));
     };
     f.need_kernel("recasting a tensor", span)?;
     let from = t.ty.elem;
     if from == Scalar::Bool || to == Scalar::Bool {
-        return Err(Diagnostic::error(format!("a tensor of {} cannot be recast to {}", from.name(), to.name()), span, "bool elements")
-            .with_help("bool elements are stored as bytes but only 0 and 1 are values: recast u8 or i8 tensors instead"));
+        return Err(Diagnostic::error(
+            format!("a tensor of {} cannot be recast to {}", from.name(), to.name()),
+            span,
+            "bool elements",
+        )
+        .with_help("bool elements are stored as bytes but only 0 and 1 are values: recast u8 or i8 tensors instead"));
     }
     if t.ty.swizzle.is_some() {
         return Err(Diagnostic::error(format!("a swizzled tensor cannot be recast ({})", t.ty.layout_text()), p[0].span, "swizzled")
@@ -52,13 +60,18 @@ pub(super) fn recast(f: &mut Frame, name: &str, args: &[Arg], span: Span) -> R<V
     }
     let old = &t.ty.layout;
     let bad = |why: String| {
-        Diagnostic::error(format!("cannot recast the layout {old} from {} to {}: {why}", from.name(), to.name()), p[0].span, format!("{} elements", from.name()))
-            .with_secondary(p[1].span, format!("{new_bits}-bit elements"))
+        Diagnostic::error(
+            format!("cannot recast the layout {old} from {} to {}: {why}", from.name(), to.name()),
+            p[0].span,
+            format!("{} elements", from.name()),
+        )
+        .with_secondary(p[1].span, format!("{new_bits}-bit elements"))
     };
     let layout = cute_layout::recast_layout(new_bits, old_bits, old).map_err(|e| bad(e.reason))?;
     if !cute_layout::recast_is_exact(new_bits, old_bits, old, &layout).unwrap_or(false) {
-        return Err(bad(format!("recast_layout gives {layout}, which does not cover the same memory"))
-            .with_help(format!("every contiguous run of the tensor must be whole {} elements ({new_bits} bits)", to.name())));
+        return Err(bad(format!("recast_layout gives {layout}, which does not cover the same memory")).with_help(
+            format!("every contiguous run of the tensor must be whole {} elements ({new_bits} bits)", to.name()),
+        ));
     }
     if !matches!(t.origin, Origin::Kernel(_)) {
         return Err(Diagnostic::error("internal error: a kernel tensor without a kernel origin", span, "here"));

@@ -9,14 +9,14 @@
 //! compiled if `BYTES` is static, by the runtime otherwise). Each allocator starts at the region's
 //! start, as CuTe DSL's do: two allocators in one kernel hand out the same memory.
 
+use super::builtins::Arg;
 use super::builtins::{alloc_ty, arity, named, positional};
 use super::value::{Origin, TensorVal, Value};
-use super::builtins::Arg;
 use super::{Frame, R};
 use crate::diag::Diagnostic;
 use crate::kir::{self, Inst, ValueTy};
-use crate::types::MemSpace;
 use crate::span::Span;
+use crate::types::MemSpace;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -65,20 +65,32 @@ pub(super) fn allocate_tensor(f: &mut Frame, a: &SmemAllocator, args: &[Arg], sp
     };
     let p = positional(args);
     let Value::Type(elem) = p[0].value else {
-        return Err(Diagnostic::error(format!("the element type must be a type, found {}", crate::diag::article(&p[0].value.kind())), p[0].span, "not a type"));
+        return Err(Diagnostic::error(
+            format!("the element type must be a type, found {}", crate::diag::article(&p[0].value.kind())),
+            p[0].span,
+            "not a type",
+        ));
     };
-    let (layout, swizzle) = match &p[1].value {
-        Value::Composed(c) => {
-            let (sw, off, layout) = super::swizzle::split_at_zero(c, p[1].span)?;
-            debug_assert_eq!(off, 0);
-            (layout, Some(sw))
-        }
-        Value::Layout(l) => (l.clone(), None),
-        other => {
-            return Err(Diagnostic::error(format!("`allocate_tensor` lays the memory out with a layout, found {}", crate::diag::article(&other.kind())), p[1].span, "not a layout")
-                .with_help("pass a layout (`make_layout(...)`) or a swizzled layout (`composition(make_swizzle(...), layout)`)"))
-        }
-    };
+    let (layout, swizzle) =
+        match &p[1].value {
+            Value::Composed(c) => {
+                let (sw, off, layout) = super::swizzle::split_at_zero(c, p[1].span)?;
+                debug_assert_eq!(off, 0);
+                (layout, Some(sw))
+            }
+            Value::Layout(l) => (l.clone(), None),
+            other => return Err(Diagnostic::error(
+                format!(
+                    "`allocate_tensor` lays the memory out with a layout, found {}",
+                    crate::diag::article(&other.kind())
+                ),
+                p[1].span,
+                "not a layout",
+            )
+            .with_help(
+                "pass a layout (`make_layout(...)`) or a swizzled layout (`composition(make_swizzle(...), layout)`)",
+            )),
+        };
     let ty = alloc_ty(f, elem, MemSpace::Smem, layout, swizzle, span)?;
     let bytes = kir::smem_alloc_bytes(&ty);
     // A swizzled tensor starts at a multiple of its swizzle's period (kir::smem_alloc_align).
@@ -86,8 +98,15 @@ pub(super) fn allocate_tensor(f: &mut Frame, a: &SmemAllocator, args: &[Arg], sp
     let offset = a.next().div_ceil(align) * align;
     let end = offset + bytes;
     if end > kir::MAX_SMEM {
-        return Err(Diagnostic::error(format!("this tensor would end {end} bytes into the launch's shared memory; a block has at most {}", kir::MAX_SMEM), span, "too much shared memory")
-            .with_help("use fewer pipeline stages or smaller tiles"));
+        return Err(Diagnostic::error(
+            format!(
+                "this tensor would end {end} bytes into the launch's shared memory; a block has at most {}",
+                kir::MAX_SMEM
+            ),
+            span,
+            "too much shared memory",
+        )
+        .with_help("use fewer pipeline stages or smaller tiles"));
     }
     a.0.store(end, Ordering::Relaxed);
     let dst = f.fresh(ValueTy::Tensor(ty.clone()));

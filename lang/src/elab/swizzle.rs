@@ -20,8 +20,14 @@ use cute_layout::{ComposedLayout, Int, Layout, Swizzle};
 
 fn static_int(a: &Arg, what: &str) -> R<i64> {
     match &a.value {
-        Value::Int(i) => i.as_static().ok_or_else(|| Diagnostic::error(format!("{what} must be a compile-time integer"), a.span, "known only at run time")),
-        other => Err(Diagnostic::error(format!("{what} must be an integer, found {}", article(&other.kind())), a.span, "not an integer")),
+        Value::Int(i) => i.as_static().ok_or_else(|| {
+            Diagnostic::error(format!("{what} must be a compile-time integer"), a.span, "known only at run time")
+        }),
+        other => Err(Diagnostic::error(
+            format!("{what} must be an integer, found {}", article(&other.kind())),
+            a.span,
+            "not an integer",
+        )),
     }
 }
 
@@ -29,10 +35,15 @@ fn plain_layout(a: &Arg) -> R<Layout> {
     match &a.value {
         Value::Layout(l) => Ok(l.clone()),
         Value::Tuple(_) | Value::Int(_) => {
-            let shape = a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
+            let shape =
+                a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("expected a layout", a.span, "not a layout"))?;
             Layout::col_major(shape).map_err(|e| layout_err(e, a.span))
         }
-        other => Err(Diagnostic::error(format!("expected a layout, found {}", article(&other.kind())), a.span, "not a layout")),
+        other => Err(Diagnostic::error(
+            format!("expected a layout, found {}", article(&other.kind())),
+            a.span,
+            "not a layout",
+        )),
     }
 }
 
@@ -61,10 +72,19 @@ pub(super) fn make_composed_layout(args: &[Arg], span: Span) -> R<Value> {
     named("make_composed_layout", args, "", &[])?;
     let p = positional(args);
     let Value::Swizzle(sw) = p[0].value else {
-        return Err(Diagnostic::error(format!("the outer function must be a swizzle, found {}", article(&p[0].value.kind())), p[0].span, "not a swizzle").with_help("write `make_swizzle(B, M, S)`"));
+        return Err(Diagnostic::error(
+            format!("the outer function must be a swizzle, found {}", article(&p[0].value.kind())),
+            p[0].span,
+            "not a swizzle",
+        )
+        .with_help("write `make_swizzle(B, M, S)`"));
     };
     let Value::Int(offset) = &p[1].value else {
-        return Err(Diagnostic::error(format!("the offset must be an integer, found {}", article(&p[1].value.kind())), p[1].span, "not an integer"));
+        return Err(Diagnostic::error(
+            format!("the offset must be an integer, found {}", article(&p[1].value.kind())),
+            p[1].span,
+            "not an integer",
+        ));
     };
     composed(sw, offset.clone(), plain_layout(p[2])?, span)
 }
@@ -76,8 +96,16 @@ pub(super) fn make_composed_layout(args: &[Arg], span: Span) -> R<Value> {
 pub(super) fn composition(p: &[&Arg], span: Span) -> Option<R<Value>> {
     match (&p[0].value, &p[1].value) {
         (Value::Swizzle(sw), _) => Some(plain_layout(p[1]).and_then(|l| composed(*sw, Int::ZERO, l, span))),
-        (Value::Composed(c), Value::Layout(b)) => Some(c.map(|a| cute_layout::composition(a, b)).map(|c| Value::Composed(Box::new(c))).map_err(|e| layout_err(e, span))),
-        (Value::Composed(_), other) => Some(Err(Diagnostic::error(format!("a swizzled layout composes with a layout, not {}", article(&other.kind())), p[1].span, "not a layout"))),
+        (Value::Composed(c), Value::Layout(b)) => Some(
+            c.map(|a| cute_layout::composition(a, b))
+                .map(|c| Value::Composed(Box::new(c)))
+                .map_err(|e| layout_err(e, span)),
+        ),
+        (Value::Composed(_), other) => Some(Err(Diagnostic::error(
+            format!("a swizzled layout composes with a layout, not {}", article(&other.kind())),
+            p[1].span,
+            "not a layout",
+        ))),
         _ => None,
     }
 }
@@ -93,9 +121,17 @@ pub(super) fn tile_to_shape(args: &[Arg], span: Span) -> R<Value> {
         Some(a) => Some(a),
         None => p.get(2).copied(),
     };
-    let shape = p[1].value.to_int_tuple().ok_or_else(|| Diagnostic::error(format!("the shape must be integers or tuples of integers, found {}", article(&p[1].value.kind())), p[1].span, "not a shape"))?;
+    let shape = p[1].value.to_int_tuple().ok_or_else(|| {
+        Diagnostic::error(
+            format!("the shape must be integers or tuples of integers, found {}", article(&p[1].value.kind())),
+            p[1].span,
+            "not a shape",
+        )
+    })?;
     let order = match order_arg {
-        Some(a) => Some(a.value.to_int_tuple().ok_or_else(|| Diagnostic::error("the order must be integers or tuples of integers", a.span, "not an order"))?),
+        Some(a) => Some(a.value.to_int_tuple().ok_or_else(|| {
+            Diagnostic::error("the order must be integers or tuples of integers", a.span, "not an order")
+        })?),
         None => None,
     };
     let tile = |l: &Layout| cute_layout::tile_to_shape(l, &shape, order.as_ref());
@@ -115,9 +151,16 @@ pub(super) fn swizzled_align(align: u32, sw: Swizzle, elem_bytes: u32) -> u32 {
 /// A swizzled layout as a tensor's: the swizzle and the inner layout, the offset being folded into
 /// the view's base. Refuses what cannot be memory (a dynamic offset).
 fn split(c: &ComposedLayout, span: Span) -> R<(Swizzle, i64, Layout)> {
-    let off = c.offset.as_static().ok_or_else(|| Diagnostic::error(format!("the swizzled layout {c} has a run-time offset"), span, "dynamic offset").with_help("a shared-memory tensor's swizzle needs a compile-time offset; use 0"))?;
+    let off = c.offset.as_static().ok_or_else(|| {
+        Diagnostic::error(format!("the swizzled layout {c} has a run-time offset"), span, "dynamic offset")
+            .with_help("a shared-memory tensor's swizzle needs a compile-time offset; use 0")
+    })?;
     if off < 0 {
-        return Err(Diagnostic::error(format!("the swizzled layout {c} has a negative offset"), span, "negative offset"));
+        return Err(Diagnostic::error(
+            format!("the swizzled layout {c} has a negative offset"),
+            span,
+            "negative offset",
+        ));
     }
     Ok((c.swizzle, off, c.layout.clone()))
 }
@@ -135,7 +178,12 @@ pub(super) fn make_smem_tensor(f: &mut Frame, elem: crate::types::Scalar, c: &Co
 pub(super) fn split_at_zero(c: &ComposedLayout, span: Span) -> R<(Swizzle, i64, Layout)> {
     let (sw, off, layout) = split(c, span)?;
     if off != 0 {
-        return Err(Diagnostic::error(format!("new shared memory with the swizzled layout {c}: the offset must be 0"), span, "non-zero offset").with_help("allocate with offset 0 and slice the tensor instead"));
+        return Err(Diagnostic::error(
+            format!("new shared memory with the swizzled layout {c}: the offset must be 0"),
+            span,
+            "non-zero offset",
+        )
+        .with_help("allocate with offset 0 and slice the tensor instead"));
     }
     Ok((sw, off, layout))
 }
@@ -145,7 +193,12 @@ pub(super) fn split_at_zero(c: &ComposedLayout, span: Span) -> R<(Swizzle, i64, 
 #[inline(never)]
 pub(super) fn make_tensor(f: &mut Frame, t: &TensorVal, c: &ComposedLayout, span: Span) -> R<Value> {
     if t.ty.space != MemSpace::Smem {
-        return Err(Diagnostic::error(format!("a swizzled layout lays out shared memory, not {}", t.ty.space.name()), span, "not shared memory").with_help("swizzles spread shared-memory accesses over the banks; other memory is not banked"));
+        return Err(Diagnostic::error(
+            format!("a swizzled layout lays out shared memory, not {}", t.ty.space.name()),
+            span,
+            "not shared memory",
+        )
+        .with_help("swizzles spread shared-memory accesses over the banks; other memory is not banked"));
     }
     let (sw, off, layout) = split(c, span)?;
     // The swizzle acts on offsets from the start of the allocation (the bank a 16-byte run lands in
@@ -158,7 +211,8 @@ pub(super) fn make_tensor(f: &mut Frame, t: &TensorVal, c: &ComposedLayout, span
         return Err(Diagnostic::error(format!("a swizzled layout ({c}) can lay out a whole shared allocation only"), span, "not an allocation")
             .with_help("the swizzle acts on offsets from the start of the allocation: pass the tensor `make_smem_tensor` made (not a slice or view of it), with offset 0"));
     }
-    let reach = layout.cosize().ok().and_then(|c| c.as_static()).map(|n| ((n + off + sw.size() - 1) / sw.size()) * sw.size());
+    let reach =
+        layout.cosize().ok().and_then(|c| c.as_static()).map(|n| ((n + off + sw.size() - 1) / sw.size()) * sw.size());
     let have = t.ty.layout.cosize().ok().and_then(|c| c.as_static());
     if let (Some(want), Some(have)) = (reach, have) {
         if want > have {

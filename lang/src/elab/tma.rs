@@ -11,8 +11,8 @@
 //! engine), `tma_store_arrive()` to commit and `tma_store_wait(n)` before `sC` is written again.
 
 use super::value::{Origin, Value};
-use super::{Frame, R};
 use super::{check_rank, coord_err, crd_has_under};
+use super::{Frame, R};
 use crate::ast::{Arg, ExprKind};
 use crate::diag::Diagnostic;
 use crate::kir::{self, Inst};
@@ -34,8 +34,22 @@ struct Roles {
     box_verb: &'static str,
 }
 
-const LOAD: Roles = Roles { builtin: "tma_load", usage: "tma_load(gA, sA, bars[i], (m, n))", global: "source", shared: "destination", crd_arg: "fourth", box_verb: "writes" };
-const STORE: Roles = Roles { builtin: "tma_store", usage: "tma_store(sC, gC, (m, n))", global: "destination", shared: "source", crd_arg: "third", box_verb: "reads" };
+const LOAD: Roles = Roles {
+    builtin: "tma_load",
+    usage: "tma_load(gA, sA, bars[i], (m, n))",
+    global: "source",
+    shared: "destination",
+    crd_arg: "fourth",
+    box_verb: "writes",
+};
+const STORE: Roles = Roles {
+    builtin: "tma_store",
+    usage: "tma_store(sC, gC, (m, n))",
+    global: "destination",
+    shared: "source",
+    crd_arg: "third",
+    box_verb: "reads",
+};
 
 /// What a TMA copy's operands come to: the map (an index into the kernel's maps), the shared box
 /// and the element coordinates in the map's dimension order.
@@ -49,20 +63,31 @@ struct TmaCopy {
 impl Frame<'_, '_> {
     pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
         if args.len() != 4 || args.iter().any(|a| a.name.is_some()) {
-            return Err(Diagnostic::error("`tma_load` takes 4 positional arguments", span, "wrong arguments").with_help(format!("write `{}`", LOAD.usage)));
+            return Err(Diagnostic::error("`tma_load` takes 4 positional arguments", span, "wrong arguments")
+                .with_help(format!("write `{}`", LOAD.usage)));
         }
         self.need_kernel("`tma_load`", span)?;
         let copy = self.tma_copy(&LOAD, &args[0].value, &args[1].value, &args[3].value)?;
         let (bar, offset) = self.barrier_place(&args[2].value)?;
         let Origin::Kernel(bar_id) = bar.origin else { unreachable!() };
-        self.emit(Inst::TmaLoad { tma: copy.tma, smem: copy.smem, smem_ty: copy.smem_ty, bar: bar_id, bar_ty: bar.ty, offset, coords: copy.coords, span });
+        self.emit(Inst::TmaLoad {
+            tma: copy.tma,
+            smem: copy.smem,
+            smem_ty: copy.smem_ty,
+            bar: bar_id,
+            bar_ty: bar.ty,
+            offset,
+            coords: copy.coords,
+            span,
+        });
         Ok(Value::Unit)
     }
 
     /// `tma_store(sC, gC, (m, n))`: one `cp.async.bulk.tensor` from shared to global memory.
     pub(crate) fn tma_store_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
         if args.len() != 3 || args.iter().any(|a| a.name.is_some()) {
-            return Err(Diagnostic::error("`tma_store` takes 3 positional arguments", span, "wrong arguments").with_help(format!("write `{}`", STORE.usage)));
+            return Err(Diagnostic::error("`tma_store` takes 3 positional arguments", span, "wrong arguments")
+                .with_help(format!("write `{}`", STORE.usage)));
         }
         self.need_kernel("`tma_store`", span)?;
         let copy = self.tma_copy(&STORE, &args[1].value, &args[0].value, &args[2].value)?;
@@ -75,7 +100,8 @@ impl Frame<'_, '_> {
     /// to the TMA engine, which reads the box through the async proxy.
     pub(crate) fn tma_store_fence_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
         if !args.is_empty() {
-            return Err(Diagnostic::error("`tma_store_fence` takes no arguments", span, "wrong arguments").with_help("write `tma_store_fence()`"));
+            return Err(Diagnostic::error("`tma_store_fence` takes no arguments", span, "wrong arguments")
+                .with_help("write `tma_store_fence()`"));
         }
         self.need_kernel("`tma_store_fence`", span)?;
         self.emit(Inst::Warpgroup { op: kir::WarpgroupOp::FenceProxyAsync, span });
@@ -92,7 +118,8 @@ impl Frame<'_, '_> {
         let op = match name {
             "tma_store_arrive" | "cp_async_bulk_commit_group" => {
                 if !args.is_empty() {
-                    return Err(Diagnostic::error(format!("`{name}` takes no arguments"), span, "wrong arguments").with_help(format!("write `{name}()`")));
+                    return Err(Diagnostic::error(format!("`{name}` takes no arguments"), span, "wrong arguments")
+                        .with_help(format!("write `{name}()`")));
                 }
                 kir::BulkGroupOp::Commit
             }
@@ -110,15 +137,34 @@ impl Frame<'_, '_> {
                         } else {
                             format!("write `{usage}`")
                         };
-                        return Err(Diagnostic::error(format!("`{name}` has no argument named `{key}`"), at, "unknown argument name").with_help(help));
+                        return Err(Diagnostic::error(
+                            format!("`{name}` has no argument named `{key}`"),
+                            at,
+                            "unknown argument name",
+                        )
+                        .with_help(help));
                     }
                     read = match self.expr(&a.value)? {
                         Value::Bool(b) => b,
-                        other => return Err(Diagnostic::error(format!("`read:` must be a compile-time `true` or `false`, found {}", crate::diag::article(&other.kind())), a.value.span, "not a static bool")),
+                        other => {
+                            return Err(Diagnostic::error(
+                                format!(
+                                    "`read:` must be a compile-time `true` or `false`, found {}",
+                                    crate::diag::article(&other.kind())
+                                ),
+                                a.value.span,
+                                "not a static bool",
+                            ))
+                        }
                     };
                 }
                 let [n_arg] = positional.as_slice() else {
-                    return Err(Diagnostic::error(format!("`{name}` takes 1 positional argument, the number of bulk groups left in flight"), span, "wrong arguments").with_help(format!("write `{usage}`")));
+                    return Err(Diagnostic::error(
+                        format!("`{name}` takes 1 positional argument, the number of bulk groups left in flight"),
+                        span,
+                        "wrong arguments",
+                    )
+                    .with_help(format!("write `{usage}`")));
                 };
                 let n = match self.expr(&n_arg.value)? {
                     Value::Int(i) => i.as_static().filter(|v| (0..=63).contains(v)),
@@ -138,11 +184,26 @@ impl Frame<'_, '_> {
 
     /// The checks and the map a TMA copy needs, in either direction: `g` the kernel's global tensor
     /// parameter, `s` the shared box, `crd` the tile coordinate.
-    fn tma_copy(&mut self, roles: &Roles, g_expr: &crate::ast::Expr, s_expr: &crate::ast::Expr, crd_expr: &crate::ast::Expr) -> R<TmaCopy> {
+    fn tma_copy(
+        &mut self,
+        roles: &Roles,
+        g_expr: &crate::ast::Expr,
+        s_expr: &crate::ast::Expr,
+        crd_expr: &crate::ast::Expr,
+    ) -> R<TmaCopy> {
         let Roles { builtin, global, shared, crd_arg, box_verb, .. } = *roles;
         let g = match self.expr(g_expr)? {
             Value::Tensor(t) => t,
-            other => return Err(Diagnostic::error(format!("`{builtin}`: the {global} must be a global tensor parameter of the kernel, found {}", crate::diag::article(&other.kind())), g_expr.span, "not a tensor")),
+            other => {
+                return Err(Diagnostic::error(
+                    format!(
+                        "`{builtin}`: the {global} must be a global tensor parameter of the kernel, found {}",
+                        crate::diag::article(&other.kind())
+                    ),
+                    g_expr.span,
+                    "not a tensor",
+                ))
+            }
         };
         let Origin::Kernel(gid) = g.origin else { unreachable!("kernel tensors have kernel origins") };
         let is_param = self.kernel_params.iter().any(|&p| p == gid);
@@ -152,7 +213,16 @@ impl Frame<'_, '_> {
         }
         // The shared box: a shared tensor, or a slice `sA[_, _, stage]` of one (a stage of a
         // multi-stage ring), whose allocation and offset into it are kept for the alignment check.
-        let not_shared = |v: &Value| Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory tensor, found {}", crate::diag::article(&v.kind())), s_expr.span, "not a shared tensor");
+        let not_shared = |v: &Value| {
+            Diagnostic::error(
+                format!(
+                    "`{builtin}`: the {shared} must be a shared-memory tensor, found {}",
+                    crate::diag::article(&v.kind())
+                ),
+                s_expr.span,
+                "not a shared tensor",
+            )
+        };
         let (s, within) = match &s_expr.kind {
             ExprKind::Index { base, index } => {
                 let t = match self.expr(base)? {
@@ -162,10 +232,15 @@ impl Frame<'_, '_> {
                 let crd = self.coordinate(index)?;
                 check_rank(&crd, &t.ty.layout, s_expr.span)?;
                 if !crd_has_under(&crd) {
-                    return Err(Diagnostic::error(format!("`{builtin}`: the {shared} is one element, not a box"), s_expr.span, "an element, not a slice")
-                        .with_help("slice the stage with `_` in the box's modes, as in `sA[_, _, stage]`"));
+                    return Err(Diagnostic::error(
+                        format!("`{builtin}`: the {shared} is one element, not a box"),
+                        s_expr.span,
+                        "an element, not a slice",
+                    )
+                    .with_help("slice the stage with `_` in the box's modes, as in `sA[_, _, stage]`"));
                 }
-                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|err| coord_err(err, &t.ty.layout, s_expr.span))?;
+                let (_, offset) = cute_layout::slice_and_offset(&crd, &t.ty.layout)
+                    .map_err(|err| coord_err(err, &t.ty.layout, s_expr.span))?;
                 let Origin::Kernel(base_id) = t.origin else { unreachable!("kernel tensors have kernel origins") };
                 (self.slice(&t, &crd, s_expr.span)?, Some((base_id, offset)))
             }
@@ -175,22 +250,36 @@ impl Frame<'_, '_> {
             },
         };
         if s.ty.elem != g.ty.elem {
-            return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor holds {} but the global tensor {}", s.ty.elem.name(), g.ty.elem.name()), s_expr.span, "element types differ"));
+            return Err(Diagnostic::error(
+                format!(
+                    "`{builtin}`: the shared tensor holds {} but the global tensor {}",
+                    s.ty.elem.name(),
+                    g.ty.elem.name()
+                ),
+                s_expr.span,
+                "element types differ",
+            ));
         }
         let Origin::Kernel(sid) = s.origin else { unreachable!() };
         // The global tensor's modes: flat, one of them with static stride 1 (the map's dimension 0).
         let gl = &g.ty.layout;
         let rank = gl.shape.rank();
-        let flat = matches!(&gl.shape, IntTuple::Tuple(items) if items.iter().all(|i| matches!(i, IntTuple::Int(_)))) || matches!(gl.shape, IntTuple::Int(_));
+        let flat = matches!(&gl.shape, IntTuple::Tuple(items) if items.iter().all(|i| matches!(i, IntTuple::Int(_))))
+            || matches!(gl.shape, IntTuple::Int(_));
         let leaves = gl.leaves();
-        let inner: Vec<usize> = leaves.iter().enumerate().filter(|(_, (_, st))| st.as_static() == Some(1)).map(|(i, _)| i).collect();
+        let inner: Vec<usize> =
+            leaves.iter().enumerate().filter(|(_, (_, st))| st.as_static() == Some(1)).map(|(i, _)| i).collect();
         if !flat || !(2..=5).contains(&rank) || inner.len() != 1 {
             return Err(Diagnostic::error(format!("`{builtin}`: the global tensor's layout {} must have 2 to 5 flat modes, exactly one of them with static stride 1", gl), g_expr.span, "no tensor map for this layout")
                 .with_help("type the parameter like `tensor<bf16, gmem, (?,?):(?,1), align: 16>`"));
         }
         if g.ty.align < 16 {
-            return Err(Diagnostic::error(format!("`{builtin}`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align), g_expr.span, "alignment below 16")
-                .with_help("add `align: 16` to the parameter's type"));
+            return Err(Diagnostic::error(
+                format!("`{builtin}`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align),
+                g_expr.span,
+                "alignment below 16",
+            )
+            .with_help("add `align: 16` to the parameter's type"));
         }
         let mut order = inner.clone();
         order.extend((0..rank).filter(|i| *i != inner[0]));
@@ -225,7 +314,10 @@ impl Frame<'_, '_> {
         }
         let esize = i64::from(g.ty.elem.size_bytes());
         // A mode of extent 1 has no stride to check.
-        if box_modes.iter().zip(&want).any(|((e, st), w)| *e != 1 && st != w) || box_dims.iter().any(|b| !(1..=256).contains(b)) || (box_dims[order[0]] * esize) % 16 != 0 {
+        if box_modes.iter().zip(&want).any(|((e, st), w)| *e != 1 && st != w)
+            || box_dims.iter().any(|b| !(1..=256).contains(b))
+            || (box_dims[order[0]] * esize) % 16 != 0
+        {
             return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} is not the compact box TMA {box_verb}: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), s_expr.span, "not a TMA box")
                 .with_help("allocate it like `make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)))`"));
         }
@@ -235,7 +327,12 @@ impl Frame<'_, '_> {
             Some(sw) => {
                 // On byte addresses TMA's swizzles are Swizzle<1|2|3, 4, 3> (32, 64, 128 bytes).
                 let m_bytes = i64::from(sw.base) + esize.trailing_zeros() as i64;
-                let bytes: u32 = match sw.bits { 1 => 32, 2 => 64, 3 => 128, _ => 0 };
+                let bytes: u32 = match sw.bits {
+                    1 => 32,
+                    2 => 64,
+                    3 => 128,
+                    _ => 0,
+                };
                 if m_bytes != 4 || sw.shift != 3 || bytes == 0 || inner_bytes > i64::from(bytes) {
                     return Err(Diagnostic::error(format!("`{builtin}`: the swizzle {sw} of the shared tensor is not one TMA applies (on byte addresses Swizzle<3,4,3> = 128B, <2,4,3> = 64B, <1,4,3> = 32B, with the inner box extent at most that many bytes; here {inner_bytes} bytes)"), s_expr.span, "not a TMA swizzle")
                         .with_help("for 16-bit elements use `composition(make_swizzle(3, 3, 3), make_layout((R, 64), stride: (64, 1)))`"));
@@ -262,14 +359,23 @@ impl Frame<'_, '_> {
         };
         let placed = self.specials.iter().chain(self.regions.iter().flatten()).find_map(|i| match i {
             Inst::Alloc { dst, ty, .. } if *dst == alloc_id => Some(kir::smem_alloc_align(ty)),
-            Inst::LaunchSmem { dst, offset, .. } if *dst == alloc_id => Some(if offset % need == 0 { need } else { offset & offset.wrapping_neg() }),
+            Inst::LaunchSmem { dst, offset, .. } if *dst == alloc_id => {
+                Some(if offset % need == 0 { need } else { offset & offset.wrapping_neg() })
+            }
             _ => None,
         });
         match placed {
             Some(a) if a >= need => {}
             Some(a) => {
-                return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor is {a}-byte aligned; TMA{} needs {need}", if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), s_expr.span, format!("misaligned {shared}"))
-                    .with_help(format!("allocate it at an offset that is a multiple of {need}")));
+                return Err(Diagnostic::error(
+                    format!(
+                        "`{builtin}`: the shared tensor is {a}-byte aligned; TMA{} needs {need}",
+                        if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }
+                    ),
+                    s_expr.span,
+                    format!("misaligned {shared}"),
+                )
+                .with_help(format!("allocate it at an offset that is a multiple of {need}")));
             }
             None => {
                 return Err(Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view"), s_expr.span, "not an allocation")
@@ -286,12 +392,28 @@ impl Frame<'_, '_> {
                     _ => Err(()),
                 })
                 .collect::<Result<_, _>>()
-                .map_err(|_| Diagnostic::error(format!("`{builtin}`: the tile coordinate is a tuple of integers"), crd_expr.span, "not a tile coordinate"))?,
-            _ => return Err(Diagnostic::error(format!("`{builtin}`: the tile coordinate must have {rank} integers, one per mode of the global tensor"), crd_expr.span, "wrong coordinate")),
+                .map_err(|_| {
+                    Diagnostic::error(
+                        format!("`{builtin}`: the tile coordinate is a tuple of integers"),
+                        crd_expr.span,
+                        "not a tile coordinate",
+                    )
+                })?,
+            _ => {
+                return Err(Diagnostic::error(
+                    format!(
+                        "`{builtin}`: the tile coordinate must have {rank} integers, one per mode of the global tensor"
+                    ),
+                    crd_expr.span,
+                    "wrong coordinate",
+                ))
+            }
         };
         let mut coords = Vec::new();
         for &d in &order {
-            let c = tile[d].mul(&Int::S(box_dims[d])).map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
+            let c = tile[d]
+                .mul(&Int::S(box_dims[d]))
+                .map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
             coords.push(c);
         }
         let store = roles.builtin == STORE.builtin;

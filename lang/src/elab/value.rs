@@ -40,7 +40,10 @@ pub enum Value {
     Tensor(TensorVal),
     /// A counting (identity) tensor: its "elements" are coordinates, `origin + layout(c)` with the
     /// layout's strides basis elements (`1@0`, `1@1`). Used to predicate partial tiles.
-    Counting { layout: Layout, origin: Int },
+    Counting {
+        layout: Layout,
+        origin: Int,
+    },
     Frag(FragTy, ValueId),
     /// `thread_idx`, `block_idx`, `block_dim`, `grid_dim`.
     Dim3(&'static str),
@@ -49,11 +52,28 @@ pub enum Value {
     /// A function passed by name: a `fn` item or a builtin operator such as `add`.
     Func(String),
     /// A copy atom: how one thread moves one chunk (`make_copy_atom`): element type and bits per copy.
-    CopyAtom { elem: Scalar, bits: u32, op: CopyOp },
+    CopyAtom {
+        elem: Scalar,
+        bits: u32,
+        op: CopyOp,
+    },
     /// A tiled copy: a TV layout ((thread, value) -> tile coordinate) over a tile shape.
-    TiledCopy { elem: Scalar, bits: u32, op: CopyOp, tv: Layout, tile: IntTuple },
+    TiledCopy {
+        elem: Scalar,
+        bits: u32,
+        op: CopyOp,
+        tv: Layout,
+        tile: IntTuple,
+    },
     /// One thread's part of a tiled copy (`tiled_copy.get_slice(tid)`).
-    ThrCopy { elem: Scalar, bits: u32, op: CopyOp, tv: Layout, tile: IntTuple, tid: Int },
+    ThrCopy {
+        elem: Scalar,
+        bits: u32,
+        op: CopyOp,
+        tv: Layout,
+        tile: IntTuple,
+        tid: Int,
+    },
     /// An MMA atom (`make_mma_atom`): one warp-wide tensor-core instruction and its TV layouts.
     MmaAtom(&'static cute_layout::MmaAtom),
     /// A tiled MMA (`make_tiled_mma`): an atom over a grid of warps and a tile.
@@ -111,7 +131,9 @@ impl Value {
     pub fn to_int_tuple(&self) -> Option<IntTuple> {
         match self {
             Value::Int(i) => Some(IntTuple::Int(i.clone())),
-            Value::Tuple(items) => items.iter().map(Value::to_int_tuple).collect::<Option<Vec<_>>>().map(IntTuple::Tuple),
+            Value::Tuple(items) => {
+                items.iter().map(Value::to_int_tuple).collect::<Option<Vec<_>>>().map(IntTuple::Tuple)
+            }
             _ => None,
         }
     }
@@ -146,14 +168,26 @@ impl fmt::Display for Value {
             Value::Swizzle(s) => write!(f, "{s}"),
             Value::Composed(c) => write!(f, "{c}"),
             Value::Counting { layout, origin } => {
-                let comps = origin.to_arith_tuple(&layout.basis_paths()).map(|t| t.to_string()).unwrap_or_else(|_| origin.to_string());
+                let comps = origin
+                    .to_arith_tuple(&layout.basis_paths())
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|_| origin.to_string());
                 write!(f, "ArithTuple{comps} o {layout}")
             }
-            Value::Tensor(t) => write!(f, "tensor<ptr<{}, {}, align<{}>> o {}>", t.ty.elem.name(), t.ty.space.name(), t.ty.align, t.ty.layout_text()),
+            Value::Tensor(t) => write!(
+                f,
+                "tensor<ptr<{}, {}, align<{}>> o {}>",
+                t.ty.elem.name(),
+                t.ty.space.name(),
+                t.ty.align,
+                t.ty.layout_text()
+            ),
             Value::Dim3(n) => write!(f, "{n}"),
             Value::Type(s) => write!(f, "{}", s.name()),
             Value::Func(n) => write!(f, "{n}"),
-            Value::CopyAtom { elem, bits, op: CopyOp::Universal } => write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name()),
+            Value::CopyAtom { elem, bits, op: CopyOp::Universal } => {
+                write!(f, "Copy_Atom<UniversalCopy<{bits}b>, {}>", elem.name())
+            }
             Value::CopyAtom { elem, bits, op } => write!(f, "Copy_Atom<{}<{bits}b>, {}>", op.name(), elem.name()),
             Value::TiledCopy { tv, tile, .. } => write!(f, "TiledCopy(tile {tile}, TV {tv})"),
             Value::ThrCopy { tv, tile, tid, .. } => write!(f, "ThrCopy(thread {tid} of tile {tile}, TV {tv})"),

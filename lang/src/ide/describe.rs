@@ -55,15 +55,26 @@ pub fn describe(v: &Value) -> ValueInfo {
     let (ty, facts): (String, Vec<Fact>) = match v {
         Value::Int(i) if i.is_static() => ("static integer".into(), vec![fact("value", i)]),
         // A run-time index is `?`; what is worth showing is a divisibility (`?{div=8}`).
-        Value::Int(i) => ("i32 (run time)".into(), if i.divisibility() > 1 { vec![fact("value", i)] } else { Vec::new() }),
+        Value::Int(i) => {
+            ("i32 (run time)".into(), if i.divisibility() > 1 { vec![fact("value", i)] } else { Vec::new() })
+        }
         Value::Scalar(s, _) => (format!("{} (run time)", s.name()), Vec::new()),
         Value::Float(x) => ("float literal".into(), vec![fact("value", x)]),
         Value::Bool(b) => ("bool".into(), vec![fact("value", b)]),
         Value::Str(s) => ("string".into(), vec![fact("value", format!("{s:?}"))]),
-        Value::SmemAllocator(a) => ("shared-memory allocator".into(), vec![fact("next free byte of the launch's smem", a.next().to_string())]),
+        Value::SmemAllocator(a) => {
+            ("shared-memory allocator".into(), vec![fact("next free byte of the launch's smem", a.next().to_string())])
+        }
         Value::Tuple(_) => ("tuple".into(), vec![fact("value", v)]),
         Value::Layout(l) => ("layout".into(), layout_facts(l)),
-        Value::Swizzle(sw) => ("swizzle".into(), vec![fact("value", sw), fact("unmoved runs (elements)", 1i64 << sw.base), fact("period (elements)", sw.size())]),
+        Value::Swizzle(sw) => (
+            "swizzle".into(),
+            vec![
+                fact("value", sw),
+                fact("unmoved runs (elements)", 1i64 << sw.base),
+                fact("period (elements)", sw.size()),
+            ],
+        ),
         Value::Composed(c) => {
             let mut facts = vec![fact("value", c), fact("swizzle", c.swizzle)];
             facts.extend(layout_facts(&c.layout));
@@ -86,18 +97,29 @@ pub fn describe(v: &Value) -> ValueInfo {
         Value::Dim3(name) => ("dim3".into(), vec![fact("value", name)]),
         Value::Type(s) => ("type".into(), vec![fact("value", s.name())]),
         Value::Func(name) => ("function".into(), vec![fact("value", name)]),
-        Value::CopyAtom { elem, bits, op } => ("copy atom".into(), vec![fact("atom", copy_atom(elem.name(), *bits, *op))]),
+        Value::CopyAtom { elem, bits, op } => {
+            ("copy atom".into(), vec![fact("atom", copy_atom(elem.name(), *bits, *op))])
+        }
         Value::TiledCopy { elem, bits, op, tv, tile } => (
             "tiled copy".into(),
             vec![fact("TV layout", tv), fact("tile", tile), fact("atom", copy_atom(elem.name(), *bits, *op))],
         ),
         Value::ThrCopy { elem, bits, op, tv, tile, tid } => (
             "thread slice of a tiled copy".into(),
-            vec![fact("thread", tid), fact("TV layout", tv), fact("tile", tile), fact("atom", copy_atom(elem.name(), *bits, *op))],
+            vec![
+                fact("thread", tid),
+                fact("TV layout", tv),
+                fact("tile", tile),
+                fact("atom", copy_atom(elem.name(), *bits, *op)),
+            ],
         ),
         Value::MmaAtom(atom) => {
             let [m, n, k] = atom.shape_mnk;
-            let mut facts = vec![fact("atom", atom.name), fact("instruction", atom.ptx), fact("shape (M,N,K)", format!("({m},{n},{k})"))];
+            let mut facts = vec![
+                fact("atom", atom.name),
+                fact("instruction", atom.ptx),
+                fact("shape (M,N,K)", format!("({m},{n},{k})")),
+            ];
             facts.extend(mma_tv_facts(|op| Some(atom.layout_tv(op))));
             ("MMA atom".into(), facts)
         }

@@ -8,9 +8,11 @@ mod record;
 mod resolve;
 
 pub use describe::{describe, Fact, ValueInfo};
-pub use record::{BoundValue, BoundValues, MAX_VALUES};
-pub use resolve::{builtin_functions, is_builtin_function, signature, DefKind, Definition, Index, Occurrence, Target, DIM3_NAMES};
 pub(crate) use record::Recorder;
+pub use record::{BoundValue, BoundValues, MAX_VALUES};
+pub use resolve::{
+    builtin_functions, is_builtin_function, signature, DefKind, Definition, Index, Occurrence, Target, DIM3_NAMES,
+};
 
 use crate::diag::Diagnostic;
 use crate::span::Span;
@@ -49,7 +51,10 @@ pub enum Subject {
     Method(String),
     Field(String),
     Type(Scalar),
-    NamedArg { callee: String, name: String },
+    NamedArg {
+        callee: String,
+        name: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,8 +74,9 @@ impl Parsed {
         let owner = def.owner.and_then(|o| self.index.defs.get(o)).cloned();
         let values = self.bindings.get(&def.span).cloned().unwrap_or_default();
         let instances = self.instances.get(&def.span).cloned().unwrap_or_default();
-        let no_values = (values.values.is_empty() && !matches!(def.kind, DefKind::Kernel | DefKind::Host | DefKind::Helper))
-            .then(|| self.why_no_values(owner.as_ref()));
+        let no_values = (values.values.is_empty()
+            && !matches!(def.kind, DefKind::Kernel | DefKind::Host | DefKind::Helper))
+        .then(|| self.why_no_values(owner.as_ref()));
         Subject::Definition(Box::new(DefinitionHover { def: def.clone(), owner, values, instances, no_values }))
     }
 
@@ -79,7 +85,9 @@ impl Parsed {
             Some(k) if k.kind == DefKind::Kernel && !self.instances.contains_key(&k.span) => {
                 format!("`{}` has no instance: it is generic (a tensor without a layout, or a `const` parameter) and no host function launches it", k.name)
             }
-            Some(h) if h.kind == DefKind::Helper => format!("not elaborated: `{}` is inlined where it is called, and no call reached it", h.name),
+            Some(h) if h.kind == DefKind::Helper => {
+                format!("not elaborated: `{}` is inlined where it is called, and no call reached it", h.name)
+            }
             _ => "not elaborated: a branch no instance takes, or code after an error".to_string(),
         }
     }
@@ -95,7 +103,11 @@ pub fn analyze(source: &str) -> Analysis {
     let (result, recorder) = crate::elab::elaborate_recording(&file, Recorder::on());
     let errors = result.err().unwrap_or_default();
     let warnings = unused_bindings(&index);
-    Analysis { errors, warnings, parsed: Some(Parsed { index, bindings: recorder.bindings, instances: recorder.instances }) }
+    Analysis {
+        errors,
+        warnings,
+        parsed: Some(Parsed { index, bindings: recorder.bindings, instances: recorder.instances }),
+    }
 }
 
 /// `let` bindings never used. They are [`Diagnostic`]s like the errors (which have no severity of

@@ -69,7 +69,10 @@ pub enum Target {
     Field(String),
     Type(Scalar),
     /// `name:` in a call of `callee` (a builtin function or method).
-    NamedArg { callee: String, name: String },
+    NamedArg {
+        callee: String,
+        name: String,
+    },
 }
 
 /// One name written in the file and what it refers to.
@@ -96,7 +99,13 @@ impl Index {
 
 /// Resolves every name of a parsed file.
 pub fn resolve(file: &File, source_len: usize) -> Index {
-    let mut r = Resolver { index: Index::default(), functions: HashMap::new(), consts: Vec::new(), scopes: Vec::new(), owner: None };
+    let mut r = Resolver {
+        index: Index::default(),
+        functions: HashMap::new(),
+        consts: Vec::new(),
+        scopes: Vec::new(),
+        owner: None,
+    };
     for item in &file.items {
         if let Item::Function(f) = item {
             let kind = match f.kind {
@@ -162,9 +171,25 @@ struct Resolver {
 }
 
 impl Resolver {
-    fn define(&mut self, name: &Ident, kind: DefKind, declared: Option<String>, extent: Span, scope_end: usize) -> usize {
+    fn define(
+        &mut self,
+        name: &Ident,
+        kind: DefKind,
+        declared: Option<String>,
+        extent: Span,
+        scope_end: usize,
+    ) -> usize {
         let id = self.index.defs.len();
-        self.index.defs.push(Definition { name: name.name.clone(), span: name.span, kind, declared, extent, owner: self.owner, scope_end, uses: 0 });
+        self.index.defs.push(Definition {
+            name: name.name.clone(),
+            span: name.span,
+            kind,
+            declared,
+            extent,
+            owner: self.owner,
+            scope_end,
+            uses: 0,
+        });
         self.index.occurrences.push(Occurrence { span: name.span, target: Target::Def(id) });
         id
     }
@@ -206,7 +231,12 @@ impl Resolver {
                     TypeExpr::Infer(_) => None,
                     ty => Some(print_type(ty)),
                 };
-                r.define_local(&p.name, if p.is_const { DefKind::ConstParam } else { DefKind::Param }, declared, p.span);
+                r.define_local(
+                    &p.name,
+                    if p.is_const { DefKind::ConstParam } else { DefKind::Param },
+                    declared,
+                    p.span,
+                );
             }
             if let Some(t) = &f.ret {
                 r.ty(t);

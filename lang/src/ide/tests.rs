@@ -137,7 +137,11 @@ fn names_in_scope_follow_blocks() {
     let a = analyze(TILED);
     let names = |offset| a.names_in_scope(offset).iter().map(|d| d.name.clone()).collect::<Vec<_>>();
     let in_loop = names(at(TILED, "let unused", 0, 0));
-    assert!(in_loop.contains(&"k".to_string()) && in_loop.contains(&"thr".to_string()) && in_loop.contains(&"WARPS".to_string()));
+    assert!(
+        in_loop.contains(&"k".to_string())
+            && in_loop.contains(&"thr".to_string())
+            && in_loop.contains(&"WARPS".to_string())
+    );
     let in_host = names(at(TILED, "launch", 0, 0));
     assert!(!in_host.contains(&"thr".to_string()) && in_host.contains(&"m".to_string()));
 }

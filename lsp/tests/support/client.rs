@@ -123,7 +123,8 @@ impl Client {
 
     /// The `initialize` handshake; returns the server's `initialize` result.
     pub fn initialize(&mut self, capabilities: Value) -> Value {
-        let result = self.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": capabilities }));
+        let result =
+            self.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": capabilities }));
         self.notify("initialized", json!({}));
         result
     }

@@ -28,7 +28,12 @@ fn main() -> ExitCode {
     let mut rounds = 5usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut num = |flag: &str| it.next().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).ok_or(format!("{flag} needs a positive number"));
+        let mut num = |flag: &str| {
+            it.next()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&v| v > 0)
+                .ok_or(format!("{flag} needs a positive number"))
+        };
         let r = match a.as_str() {
             "--launches" => num("--launches").map(|v| launches = v),
             "--rounds" => num("--rounds").map(|v| rounds = v),
@@ -63,7 +68,12 @@ fn main() -> ExitCode {
 }
 
 /// Median over `rounds` of the host µs per call of `calls` invocations of `f`.
-fn measure(rounds: usize, calls: usize, sync: &dyn Fn() -> Result<()>, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+fn measure(
+    rounds: usize,
+    calls: usize,
+    sync: &dyn Fn() -> Result<()>,
+    f: &mut dyn FnMut() -> Result<()>,
+) -> Result<f64> {
     let mut samples = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         sync()?;
@@ -81,7 +91,11 @@ fn measure(rounds: usize, calls: usize, sync: &dyn Fn() -> Result<()>, f: &mut d
 fn run(cubin: &str, launches: usize, rounds: usize, host_cubin: Option<&str>) -> Result<()> {
     let dev = Device::open(0)?;
     let (major, minor) = dev.compute_capability()?;
-    println!("device: {} (sm_{major}{minor}), driver CUDA {}", dev.name()?, cute_runtime::format_cuda_version(dev.driver_version()?));
+    println!(
+        "device: {} (sm_{major}{minor}), driver CUDA {}",
+        dev.name()?,
+        cute_runtime::format_cuda_version(dev.driver_version()?)
+    );
     let stream = dev.new_stream()?;
     let module = Module::load(&dev, cubin)?;
     let k = module.kernel("vector_add")?;
@@ -90,7 +104,8 @@ fn run(cubin: &str, launches: usize, rounds: usize, host_cubin: Option<&str>) ->
     let c = DeviceBuffer::<f32>::zeros(&stream, TINY_N)?;
     let cfg = LaunchConfig::linear(TINY_N as u64, TINY_N as u32)?;
     let checked = [Arg::tensor(a.view_1d()), Arg::tensor(b.view_1d()), Arg::tensor(c.view_1d())];
-    let sig = k.signature().ok_or_else(|| cute_runtime::RuntimeError::NoManifest(format!("{cubin} has no manifest")))?;
+    let sig =
+        k.signature().ok_or_else(|| cute_runtime::RuntimeError::NoManifest(format!("{cubin} has no manifest")))?;
     let flat = check_args(sig, &checked)?;
     let sync = || stream.synchronize();
 
@@ -104,7 +119,14 @@ fn run(cubin: &str, launches: usize, rounds: usize, host_cubin: Option<&str>) ->
 
     println!("tiny kernel: vector_add n={TINY_N}, grid {:?} block {:?}; {launches} back-to-back calls, median of {rounds} rounds", cfg.grid, cfg.block);
     let direct = std::env::var("CUTEC_LAUNCH").is_ok_and(|v| v == "direct");
-    println!("launch path: {}", if direct { "cuLaunchKernel (CUTEC_LAUNCH=direct)" } else { "a one-node graph per (kernel, stream); CUTEC_LAUNCH=direct for cuLaunchKernel" });
+    println!(
+        "launch path: {}",
+        if direct {
+            "cuLaunchKernel (CUTEC_LAUNCH=direct)"
+        } else {
+            "a one-node graph per (kernel, stream); CUTEC_LAUNCH=direct for cuLaunchKernel"
+        }
+    );
     let unchecked = measure(rounds, launches, &sync, &mut || k.launch(&stream, cfg, &flat))?;
     println!("launch (unchecked):         {unchecked:8.3} us/launch (host)");
     let checked_us = measure(rounds, launches, &sync, &mut || k.launch_checked(&stream, cfg, &checked))?;
@@ -152,7 +174,14 @@ fn run(cubin: &str, launches: usize, rounds: usize, host_cubin: Option<&str>) ->
 }
 
 /// Host-function call overhead: `elementwise_add` on one 16x256 f16 tile.
-fn bench_host(dev: &Device, stream: &cute_runtime::Stream, path: &str, launches: usize, rounds: usize, sync: &dyn Fn() -> Result<()>) -> Result<(f64, f64)> {
+fn bench_host(
+    dev: &Device,
+    stream: &cute_runtime::Stream,
+    path: &str,
+    launches: usize,
+    rounds: usize,
+    sync: &dyn Fn() -> Result<()>,
+) -> Result<(f64, f64)> {
     let module = Module::load(dev, path)?;
     let host = module.host("elementwise_add")?;
     let (m, n) = (16i64, 256i64);

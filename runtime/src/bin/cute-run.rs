@@ -21,8 +21,8 @@
 use std::process::ExitCode;
 
 use cute_runtime::{
-    format_cuda_version, Arg, ArgList, DType, Device, DeviceBuffer,
-    LaunchConfig, Manifest, Module, Rng, RuntimeError, Stream, TensorView,
+    format_cuda_version, Arg, ArgList, DType, Device, DeviceBuffer, LaunchConfig, Manifest, Module, Rng, RuntimeError,
+    Stream, TensorView,
 };
 
 const USAGE: &str = "\
@@ -200,14 +200,13 @@ struct VectorAddOpts {
 
 impl VectorAddOpts {
     fn parse(args: &[String]) -> Result<VectorAddOpts, String> {
-        let mut opts =
-            VectorAddOpts { cubin: String::new(), n: 1 << 24, seed: 1, iters: 20, device: 0 };
+        let mut opts = VectorAddOpts { cubin: String::new(), n: 1 << 24, seed: 1, iters: 20, device: 0 };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| {
-                it.next().ok_or_else(|| format!("{flag} needs a value")).and_then(|v| {
-                    v.parse::<u64>().map_err(|_| format!("{flag}: `{v}` is not a number"))
-                })
+                it.next()
+                    .ok_or_else(|| format!("{flag} needs a value"))
+                    .and_then(|v| v.parse::<u64>().map_err(|_| format!("{flag}: `{v}` is not a number")))
             };
             match a.as_str() {
                 "--n" => opts.n = value("--n")? as usize,
@@ -389,9 +388,11 @@ fn expect_refused(
     stream.synchronize()?;
     let untouched = c.to_host(stream)?.iter().all(|x| x.to_bits() == SENTINEL);
     Ok(match r {
-        Err(RuntimeError::ArgumentMismatch(m)) if m.contains(&format!("`{param}`")) && m.contains(what) => {
-            row(untouched, name, &if untouched { format!("refused: {m}") } else { format!("refused but output was written: {m}") })
-        }
+        Err(RuntimeError::ArgumentMismatch(m)) if m.contains(&format!("`{param}`")) && m.contains(what) => row(
+            untouched,
+            name,
+            &if untouched { format!("refused: {m}") } else { format!("refused but output was written: {m}") },
+        ),
         Err(e) => row(false, name, &format!("wrong error: {e}")),
         Ok(()) => row(false, name, "LAUNCHED (should have been refused)"),
     })
@@ -428,10 +429,25 @@ fn checked(o: &Opts) -> Result<Outcome, RuntimeError> {
         ("refuse wrong dtype", vec![va(), vb(), vc(dc.view_1d().with_dtype(DType::I32))], "c", "dtype mismatch"),
         ("refuse wrong rank", vec![va(), vb(), vc(dc.view(&[n64 / 2, 2], &[1, n64 / 2]))], "c", "rank mismatch"),
         ("refuse wrong stride", vec![va(), vb(), vc(dc.view(&[n64 / 2], &[2]))], "c", "stride mismatch"),
-        ("refuse misaligned pointer", vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr() + 2, DType::F32, n64 - 1))], "c", "misaligned pointer"),
-        ("refuse null pointer", vec![va(), vb(), vc(TensorView::contiguous_1d(0, DType::F32, n64))], "c", "null pointer"),
+        (
+            "refuse misaligned pointer",
+            vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr() + 2, DType::F32, n64 - 1))],
+            "c",
+            "misaligned pointer",
+        ),
+        (
+            "refuse null pointer",
+            vec![va(), vb(), vc(TensorView::contiguous_1d(0, DType::F32, n64))],
+            "c",
+            "null pointer",
+        ),
         ("refuse out of bounds (seed case)", vec![va(), vb(), vc(dc.view(&[n64 + 1], &[1]))], "c", "out of bounds"),
-        ("refuse i32 overflow", vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr(), DType::F32, 1 << 31))], "c", "is not a positive i32 extent"),
+        (
+            "refuse i32 overflow",
+            vec![va(), vb(), vc(TensorView::contiguous_1d(dc.ptr(), DType::F32, 1 << 31))],
+            "c",
+            "is not a positive i32 extent",
+        ),
         ("refuse scalar for tensor", vec![va(), Arg::i32(3), vc(dc.view_1d())], "b", "expects a tensor"),
     ];
     for (name, args, param, what) in cases {
@@ -439,7 +455,11 @@ fn checked(o: &Opts) -> Result<Outcome, RuntimeError> {
         all &= expect_refused(name, r, param, what, &stream, &dc)?;
     }
     let r = k.launch_checked(&stream, cfg, &[va(), vb()]);
-    all &= row(matches!(&r, Err(RuntimeError::ArgumentMismatch(m)) if m.contains("takes 3 parameters")), "refuse wrong argument count", &format!("{r:?}"));
+    all &= row(
+        matches!(&r, Err(RuntimeError::ArgumentMismatch(m)) if m.contains("takes 3 parameters")),
+        "refuse wrong argument count",
+        &format!("{r:?}"),
+    );
 
     // Static layouts: scale(a: (4,8):(8,1) align 16, b: (4,8) column-major), b = 2a.
     if let Some(path) = o.get("--static") {
@@ -449,16 +469,38 @@ fn checked(o: &Opts) -> Result<Outcome, RuntimeError> {
         let sa = DeviceBuffer::from_host(&stream, &host)?;
         let sb = DeviceBuffer::from_host(&stream, &vec![f32::from_bits(SENTINEL); 32])?;
         let scfg = LaunchConfig { grid: (1, 1, 1), block: (4, 8, 1), shared_mem_bytes: 0 };
-        let r = s.launch_checked(&stream, scfg, &[Arg::tensor(sa.view(&[4, 4], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[1, 4]))]);
+        let r = s.launch_checked(
+            &stream,
+            scfg,
+            &[Arg::tensor(sa.view(&[4, 4], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[1, 4]))],
+        );
         all &= expect_refused("refuse wrong static extent", r, "a", "static extent mismatch", &stream, &sb)?;
-        let r = s.launch_checked(&stream, scfg, &[Arg::tensor(sa.view(&[4, 8], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[4, 1]))]);
+        let r = s.launch_checked(
+            &stream,
+            scfg,
+            &[Arg::tensor(sa.view(&[4, 8], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[4, 1]))],
+        );
         all &= expect_refused("refuse wrong static stride", r, "b", "stride mismatch", &stream, &sb)?;
-        let r = s.launch_checked(&stream, scfg, &[Arg::tensor(TensorView::new(sa.ptr() + 4, DType::F32, &[4, 8], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[1, 4]))]);
+        let r = s.launch_checked(
+            &stream,
+            scfg,
+            &[
+                Arg::tensor(TensorView::new(sa.ptr() + 4, DType::F32, &[4, 8], &[8, 1])),
+                Arg::tensor(sb.view(&[4, 8], &[1, 4])),
+            ],
+        );
         all &= expect_refused("refuse align 16 violated", r, "a", "not a multiple of 16 bytes", &stream, &sb)?;
-        s.launch_checked(&stream, scfg, &[Arg::tensor(sa.view(&[4, 8], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[1, 4]))])?;
+        s.launch_checked(
+            &stream,
+            scfg,
+            &[Arg::tensor(sa.view(&[4, 8], &[8, 1])), Arg::tensor(sb.view(&[4, 8], &[1, 4]))],
+        )?;
         let got = sb.to_host(&stream)?;
         // b[m,n] (column-major: m + 4n) = 2 * a[m,n] (row-major: 8m + n).
-        let bad = (0..4).flat_map(|m| (0..8).map(move |n| (m, n))).filter(|&(m, n)| got[m + 4 * n] != 2.0 * host[8 * m + n]).count();
+        let bad = (0..4)
+            .flat_map(|m| (0..8).map(move |n| (m, n)))
+            .filter(|&(m, n)| got[m + 4 * n] != 2.0 * host[8 * m + n])
+            .count();
         all &= row(bad == 0, "checked launch scale (static)", &format!("mismatches={bad}"));
     } else {
         println!("SKIP static-layout cases (pass --static SCALE_CUBIN)");
@@ -491,7 +533,11 @@ fn graph(o: &Opts) -> Result<Outcome, RuntimeError> {
     })?;
     stream.synchronize()?;
     let untouched = dd.to_host(&stream)?.iter().all(|&x| x == 0.0);
-    all &= row(untouched && g.node_count() == 2, "capture records, does not run", &format!("nodes={} d still zero={untouched}", g.node_count()));
+    all &= row(
+        untouched && g.node_count() == 2,
+        "capture records, does not run",
+        &format!("nodes={} d still zero={untouched}", g.node_count()),
+    );
     let check = |a: &[f32], d: &[f32]| (0..n).filter(|&i| d[i].to_bits() != ((a[i] + b[i]) + b[i]).to_bits()).count();
     for _ in 0..replays {
         g.launch(&stream)?;
@@ -507,10 +553,18 @@ fn graph(o: &Opts) -> Result<Outcome, RuntimeError> {
     all &= row(bad == 0, "graph replay after new inputs", &format!("mismatches={bad}"));
     // Capturing the legacy default stream is refused with a readable error.
     let r = dev.default_stream().capture(|_| Ok(()));
-    all &= row(matches!(&r, Err(RuntimeError::InvalidArgument(m)) if m.contains("default")), "refuse capture of default stream", &format!("{:?}", r.err()));
+    all &= row(
+        matches!(&r, Err(RuntimeError::InvalidArgument(m)) if m.contains("default")),
+        "refuse capture of default stream",
+        &format!("{:?}", r.err()),
+    );
     // A refused launch inside a capture ends the capture cleanly.
     let r = stream.capture(|s| k.launch_checked(s, cfg, &[Arg::tensor(da.view_1d())]));
-    all &= row(matches!(&r, Err(RuntimeError::ArgumentMismatch(_))) && !stream.is_capturing()?, "mismatch during capture", "refused, capture ended");
+    all &= row(
+        matches!(&r, Err(RuntimeError::ArgumentMismatch(_))) && !stream.is_capturing()?,
+        "mismatch during capture",
+        "refused, capture ended",
+    );
     println!("{}", if all { "PASS" } else { "FAIL" });
     Ok(if all { Outcome::Pass } else { Outcome::Fail })
 }
@@ -546,7 +600,12 @@ fn plan_cmd(args: &[String]) -> Result<Result<Outcome, RuntimeError>, String> {
     Ok(plan_show(&o.cubin, host.as_deref(), shape.as_deref(), &scalars))
 }
 
-fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[Vec<i64>]>, scalars: &[(String, i64)]) -> Result<Outcome, RuntimeError> {
+fn plan_show(
+    cubin: &str,
+    host: Option<&str>,
+    shape: Option<&[Vec<i64>]>,
+    scalars: &[(String, i64)],
+) -> Result<Outcome, RuntimeError> {
     use cute_runtime::plan::{HostPlan, PlanArg};
     let Some(m) = Manifest::from_file(cubin)? else {
         println!("FAIL: {cubin} has no cutec manifest");
@@ -569,7 +628,8 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[Vec<i64>]>, scalar
     for h in hosts {
         println!("{h}");
         let vars = h.var_sources();
-        let names: Vec<String> = vars.iter().enumerate().map(|(k, src)| format!("${k} = {}", h.var_name(*src))).collect();
+        let names: Vec<String> =
+            vars.iter().enumerate().map(|(k, src)| format!("${k} = {}", h.var_name(*src))).collect();
         println!("  dynamic values: {}", if names.is_empty() { "(none)".to_string() } else { names.join(", ") });
         if h.loop_count() > 0 {
             let slots: Vec<String> = (vars.len()..vars.len() + h.loop_count()).map(|k| format!("${k}")).collect();
@@ -595,14 +655,18 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[Vec<i64>]>, scalar
                 }
                 let pad = "  ".repeat(depth);
                 match st {
-                    HostStep::Launch(li) => println!("{pad}launch {li} ({})", h.launches.get(*li).map_or("?", |l| l.kernel.as_str())),
+                    HostStep::Launch(li) => {
+                        println!("{pad}launch {li} ({})", h.launches.get(*li).map_or("?", |l| l.kernel.as_str()))
+                    }
                     HostStep::Print(segs) => println!("{pad}print {segs:?}"),
                     HostStep::If { cond, .. } => println!("{pad}if {cond}"),
                     HostStep::Else { .. } => println!("{pad}else"),
                     HostStep::EndIf => println!("{pad}endif"),
                     HostStep::Assert(a) => println!("{pad}assert {a}"),
                     HostStep::Require(r) => println!("{pad}require {} multiple of {} ({})", r.expr, r.divisor, r.what),
-                    HostStep::For { var, start, end, step, .. } => println!("{pad}for ${var} in {start}..{end} step {step}"),
+                    HostStep::For { var, start, end, step, .. } => {
+                        println!("{pad}for ${var} in {start}..{end} step {step}")
+                    }
                     HostStep::EndFor { .. } => println!("{pad}endfor"),
                     HostStep::Break { .. } => println!("{pad}break"),
                     HostStep::Continue { .. } => println!("{pad}continue"),
@@ -663,17 +727,19 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[Vec<i64>]>, scalar
         let mut ti = 0;
         for (i, p) in h.params.iter().enumerate() {
             match &p.kind {
-                cute_runtime::ParamKind::Tensor(_) => match cute_runtime::plan::synthetic_view(p, i, &shape[ti.min(shape.len() - 1)]) {
-                    Ok(v) => {
-                        ti += 1;
-                        println!("  call: {} = shape {:?} stride {:?}", p.name, v.shape, v.stride);
-                        args.push(Arg::tensor(v));
+                cute_runtime::ParamKind::Tensor(_) => {
+                    match cute_runtime::plan::synthetic_view(p, i, &shape[ti.min(shape.len() - 1)]) {
+                        Ok(v) => {
+                            ti += 1;
+                            println!("  call: {} = shape {:?} stride {:?}", p.name, v.shape, v.stride);
+                            args.push(Arg::tensor(v));
+                        }
+                        Err(e) => {
+                            println!("FAIL: {e}");
+                            return Ok(Outcome::Fail);
+                        }
                     }
-                    Err(e) => {
-                        println!("FAIL: {e}");
-                        return Ok(Outcome::Fail);
-                    }
-                },
+                }
                 cute_runtime::ParamKind::Scalar(d) => {
                     let Some((_, v)) = scalars.iter().find(|(k, _)| *k == p.name) else {
                         println!("FAIL: scalar parameter `{}` needs --scalar {}=VALUE", p.name, p.name);
@@ -694,8 +760,20 @@ fn plan_show(cubin: &str, host: Option<&str>, shape: Option<&[Vec<i64>]>, scalar
             Ok(launches) => {
                 for l in launches {
                     let c = l.config;
-                    let on = l.stream.and_then(|p| h.params.get(p)).map_or(String::new(), |p| format!(" stream {}", p.name));
-                    println!("  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}{on}", l.index, l.kernel, c.grid.0, c.grid.1, c.grid.2, c.block.0, c.block.1, c.block.2, c.shared_mem_bytes);
+                    let on =
+                        l.stream.and_then(|p| h.params.get(p)).map_or(String::new(), |p| format!(" stream {}", p.name));
+                    println!(
+                        "  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}{on}",
+                        l.index,
+                        l.kernel,
+                        c.grid.0,
+                        c.grid.1,
+                        c.grid.2,
+                        c.block.0,
+                        c.block.1,
+                        c.block.2,
+                        c.shared_mem_bytes
+                    );
                     for (kp, hp, off, sh, st) in &l.views {
                         println!("     {kp} = {hp} + {off}: shape {sh:?} stride {st:?}");
                     }
@@ -794,7 +872,8 @@ fn host_add(o: &Opts) -> Result<Outcome, RuntimeError> {
     }
     // A generic host function takes any of its instances' dtypes: the call selects the instance.
     let dtype = match o.get("--dtype") {
-        Some(d) => DType::from_name(d).ok_or_else(|| RuntimeError::InvalidArgument(format!("--dtype {d}: not an element type")))?,
+        Some(d) => DType::from_name(d)
+            .ok_or_else(|| RuntimeError::InvalidArgument(format!("--dtype {d}: not an element type")))?,
         None => host_dtype(&module, &names[0])?,
     };
     match dtype {
@@ -808,7 +887,16 @@ fn host_add(o: &Opts) -> Result<Outcome, RuntimeError> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String], m: i64, n: i64, iters: usize, seed: u64, dtype: DType) -> Result<Outcome, RuntimeError> {
+fn host_add_typed<T: AddElem>(
+    stream: &Stream,
+    module: &Module,
+    names: &[String],
+    m: i64,
+    n: i64,
+    iters: usize,
+    seed: u64,
+    dtype: DType,
+) -> Result<Outcome, RuntimeError> {
     let len = usize::try_from(m * n).map_err(|_| RuntimeError::InvalidArgument("M*N too large".into()))?;
     let mut rng = Rng::new(seed);
     let a: Vec<T> = (0..len).map(|_| T::random(&mut rng)).collect();
@@ -823,7 +911,10 @@ fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String]
 
     // The reference: a device-to-device copy of the same byte count (reads + writes 2x bytes).
     let memcpy_gbps = memcpy_gbps(stream, &DeviceBuffer::<T>::zeros(stream, 3 * len)?, iters)?;
-    println!("memcpy DtoD reference: {:.1} MB copied, {memcpy_gbps:.1} GB/s (2 x bytes / median of {iters})", bytes / 1e6);
+    println!(
+        "memcpy DtoD reference: {:.1} MB copied, {memcpy_gbps:.1} GB/s (2 x bytes / median of {iters})",
+        bytes / 1e6
+    );
 
     let mut all = true;
     for name in names {
@@ -838,7 +929,13 @@ fn host_add_typed<T: AddElem>(stream: &Stream, module: &Module, names: &[String]
             if c[i].bits() != want.bits() {
                 bad += 1;
                 if first.len() < 5 {
-                    first.push(format!("[{},{}]=0x{:x} want 0x{:x}", i as i64 / n, i as i64 % n, c[i].bits(), want.bits()));
+                    first.push(format!(
+                        "[{},{}]=0x{:x} want 0x{:x}",
+                        i as i64 / n,
+                        i as i64 % n,
+                        c[i].bits(),
+                        want.bits()
+                    ));
                 }
             }
         }
@@ -878,7 +975,9 @@ fn host_refuse(o: &Opts) -> Result<Outcome, RuntimeError> {
     let db = DeviceBuffer::<u8>::zeros(&stream, len * elem)?;
     let sentinel = vec![0xa5u8; len * elem];
     let dc = DeviceBuffer::from_host(&stream, &sentinel)?;
-    let view = |buf: &DeviceBuffer<u8>| Arg::tensor(TensorView::new(buf.ptr(), dtype, &[m, n], &[n, 1]).with_bytes(buf.size_bytes() as u64));
+    let view = |buf: &DeviceBuffer<u8>| {
+        Arg::tensor(TensorView::new(buf.ptr(), dtype, &[m, n], &[n, 1]).with_bytes(buf.size_bytes() as u64))
+    };
     let r = host.call(&stream, &[view(&da), view(&db), view(&dc)]);
     stream.synchronize()?;
     let untouched = dc.to_host(&stream)?.iter().all(|&x| x == 0xa5);
@@ -886,7 +985,11 @@ fn host_refuse(o: &Opts) -> Result<Outcome, RuntimeError> {
         Err(RuntimeError::ArgumentMismatch(msg)) if msg.contains("is not a multiple of the tile") => {
             println!("REFUSED: {msg}");
             let ok = untouched;
-            row(ok, &format!("refuse partial tile {name} {m}x{n}"), if ok { "nothing launched, output untouched" } else { "output was written" });
+            row(
+                ok,
+                &format!("refuse partial tile {name} {m}x{n}"),
+                if ok { "nothing launched, output untouched" } else { "output was written" },
+            );
             println!("{}", if ok { "PASS" } else { "FAIL" });
             Ok(if ok { Outcome::Pass } else { Outcome::Fail })
         }
@@ -902,7 +1005,11 @@ fn host_refuse(o: &Opts) -> Result<Outcome, RuntimeError> {
 }
 
 /// GB/s of a device-to-device copy of `src` (2 x bytes / median time): the bandwidth reference.
-fn memcpy_gbps<T: cute_runtime::DeviceElem>(stream: &Stream, src: &DeviceBuffer<T>, iters: usize) -> Result<f64, RuntimeError> {
+fn memcpy_gbps<T: cute_runtime::DeviceElem>(
+    stream: &Stream,
+    src: &DeviceBuffer<T>,
+    iters: usize,
+) -> Result<f64, RuntimeError> {
     let mut dst = DeviceBuffer::<T>::zeros(stream, src.len())?;
     dst.copy_from_device(stream, src)?; // warm-up
     let ms = f64::from(stream.median_ms(iters, || dst.copy_from_device(stream, src))?);

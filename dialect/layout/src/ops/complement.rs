@@ -31,7 +31,16 @@ pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
         let mut j = i;
         while j > 0 {
             let ord = modes[j - 1].2.known_cmp(&modes[j].2).ok_or_else(|| {
-                Error::new(OP, format!("the strides {} (leaf {}) and {} (leaf {}) cannot be ordered", modes[j - 1].2, modes[j - 1].0, modes[j].2, modes[j].0))
+                Error::new(
+                    OP,
+                    format!(
+                        "the strides {} (leaf {}) and {} (leaf {}) cannot be ordered",
+                        modes[j - 1].2,
+                        modes[j - 1].0,
+                        modes[j].2,
+                        modes[j].0
+                    ),
+                )
             })?;
             if ord.is_gt() {
                 modes.swap(j - 1, j);
@@ -57,7 +66,11 @@ pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
                 Int::S(dv / cv)
             }
             _ => d.exact_div(&current).ok_or_else(|| {
-                Error::at(OP, format!("{k} of the flattened layout"), format!("cannot decide whether {current} divides the stride {d}"))
+                Error::at(
+                    OP,
+                    format!("{k} of the flattened layout"),
+                    format!("cannot decide whether {current} divides the stride {d}"),
+                )
             })?,
         };
         out.push((new_shape, current.clone()));

@@ -25,14 +25,22 @@ pub fn logical_divide(a: &Layout, t: &Tiler) -> Result<Layout> {
 
 /// Applies a rank-2 `split` by mode and gathers the first modes into mode 0
 /// and the second modes (then A's untouched modes) into mode 1.
-pub(crate) fn hier_unzip(op: &str, split: &dyn Fn(&Layout, &Layout) -> Result<Layout>, a: &Layout, t: &Tiler) -> Result<Layout> {
+pub(crate) fn hier_unzip(
+    op: &str,
+    split: &dyn Fn(&Layout, &Layout) -> Result<Layout>,
+    a: &Layout,
+    t: &Tiler,
+) -> Result<Layout> {
     match t.view() {
         TilerView::Skip => Ok(Layout::concat(vec![Layout::leaf(1, 0), a.clone()])),
         TilerView::Leaf(b) => split(a, &b),
         TilerView::ByMode(ts) => {
             let modes = a.modes();
             if ts.len() > modes.len() {
-                return Err(Error::new(op, format!("the tiler {t} has {} modes but {a} has only {}", ts.len(), modes.len())));
+                return Err(Error::new(
+                    op,
+                    format!("the tiler {t} has {} modes but {a} has only {}", ts.len(), modes.len()),
+                ));
             }
             let mut first = Vec::new();
             let mut second = Vec::new();
@@ -86,13 +94,19 @@ mod tests {
 
     #[test]
     fn seed_examples() {
-        assert_eq!(logical_divide(&l("(4,2,3):(2,1,8)"), &t("4:2")).unwrap().to_string(), "((2,2),(2,3)):((4,1),(2,8))");
+        assert_eq!(
+            logical_divide(&l("(4,2,3):(2,1,8)"), &t("4:2")).unwrap().to_string(),
+            "((2,2),(2,3)):((4,1),(2,8))"
+        );
         let a = l("(9,(4,8)):(59,(13,1))");
         let b = t("<3:3,(2,4):(1,8)>");
         assert_eq!(logical_divide(&a, &b).unwrap().to_string(), "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))");
         assert_eq!(zipped_divide(&a, &b).unwrap().to_string(), "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))");
         assert_eq!(tiled_divide(&a, &b).unwrap().to_string(), "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))");
         assert_eq!(flat_divide(&a, &b).unwrap().to_string(), "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))");
-        assert_eq!(zipped_divide(&l("(2048,2048):(2048,1)"), &t("(1,4)")).unwrap().to_string(), "((1,4),(2048,512)):((0,1),(2048,4))");
+        assert_eq!(
+            zipped_divide(&l("(2048,2048):(2048,1)"), &t("(1,4)")).unwrap().to_string(),
+            "((1,4),(2048,512)):((0,1),(2048,4))"
+        );
     }
 }

@@ -135,7 +135,9 @@ pub fn local_partition(l: &Layout, thr: &Layout, idx: &Int) -> Result<(Layout, I
 pub fn tv_partition(l: &Layout, tv: &Layout, tile: &IntTuple, tid: &Int) -> Result<(Layout, Int)> {
     const OP: &str = "tv_partition";
     let z = zipped_divide(l, &Tiler::Shape(tile.clone())).map_err(|e| e.within(OP))?;
-    let composed = crate::ops::composition::composition_tiler(&z, &Tiler::Tuple(vec![Tiler::Layout(tv.clone()), Tiler::Skip])).map_err(|e| e.within(OP))?;
+    let composed =
+        crate::ops::composition::composition_tiler(&z, &Tiler::Tuple(vec![Tiler::Layout(tv.clone()), Tiler::Skip]))
+            .map_err(|e| e.within(OP))?;
     let crd = Crd::Tuple(vec![Crd::Tuple(vec![Crd::Int(tid.clone()), Crd::Under]), Crd::Under]);
     let (sliced, offset) = slice_and_offset(&crd, &composed).map_err(|e| e.within(OP))?;
     let mut modes = vec![sliced.mode(0)?];
@@ -225,7 +227,12 @@ mod tests {
 
     #[test]
     fn tile_and_partition() {
-        let (t, off) = local_tile(&l("(2048,2048):(2048,1)"), &Tiler::Shape(tup![16, 256]), &Crd::Tuple(vec![Crd::Int(Int::S(1)), Crd::Int(Int::S(2))])).unwrap();
+        let (t, off) = local_tile(
+            &l("(2048,2048):(2048,1)"),
+            &Tiler::Shape(tup![16, 256]),
+            &Crd::Tuple(vec![Crd::Int(Int::S(1)), Crd::Int(Int::S(2))]),
+        )
+        .unwrap();
         assert_eq!(t.to_string(), "(16,256):(2048,1)");
         assert_eq!(off, Int::S(16 * 2048 + 512));
         let (p, off) = local_partition(&l("(8,24):(1,8)"), &l("(4,8):(1,4)"), &Int::S(5)).unwrap();
@@ -235,7 +242,10 @@ mod tests {
 
     #[test]
     fn tile_to_shape_example() {
-        assert_eq!(tile_to_shape(&l("(2,2):(1,2)"), &tup![4, 6], None).unwrap().to_string(), "((2,2),(2,3)):((1,4),(2,8))");
+        assert_eq!(
+            tile_to_shape(&l("(2,2):(1,2)"), &tup![4, 6], None).unwrap().to_string(),
+            "((2,2),(2,3)):((1,4),(2,8))"
+        );
         assert!(tile_to_shape(&l("(2,4):(1,2)"), &tup![4, 6], None).is_err());
     }
 

@@ -49,12 +49,16 @@ pub fn upcast(l: &Layout, n: i64) -> Result<Layout> {
                 let by = shape_div(OP, n, dv.abs()).map_err(|e| at(e.reason))?;
                 let s2 = match s.as_static() {
                     Some(sv) => Int::S(shape_div(OP, sv, by).map_err(|e| at(format!("extent {sv}: {}", e.reason)))?),
-                    None => s.exact_div(&Int::S(by)).ok_or_else(|| at(format!("the extent {s} is not known to be a multiple of {by}")))?,
+                    None => s
+                        .exact_div(&Int::S(by))
+                        .ok_or_else(|| at(format!("the extent {s} is not known to be a multiple of {by}")))?,
                 };
                 Ok((s2, Int::S(shape_div(OP, dv, n).map_err(|e| at(e.reason))?)))
             }
             None => {
-                let d2 = d.exact_div(&Int::S(n)).ok_or_else(|| at(format!("the stride {d} is not known to be a multiple of {n}")))?;
+                let d2 = d
+                    .exact_div(&Int::S(n))
+                    .ok_or_else(|| at(format!("the stride {d} is not known to be a multiple of {n}")))?;
                 Ok((s.clone(), d2))
             }
         }
@@ -71,10 +75,19 @@ pub fn downcast(l: &Layout, n: i64) -> Result<Layout> {
     }
     no_basis(OP, l)?;
     if !l.leaves().iter().any(|(_, d)| d.is(1) || d.is(-1)) {
-        return Err(Error::new(OP, format!("{l} has no stride-1 mode: the narrower elements of one element would not be adjacent")));
+        return Err(Error::new(
+            OP,
+            format!("{l} has no stride-1 mode: the narrower elements of one element would not be adjacent"),
+        ));
     }
     let n = Int::S(n);
-    map_leaves(l, &|_, s, d| if d.is(1) || d.is(-1) { Ok((s.mul(&n)?, d.clone())) } else { Ok((s.clone(), d.mul(&n)?)) })
+    map_leaves(l, &|_, s, d| {
+        if d.is(1) || d.is(-1) {
+            Ok((s.mul(&n)?, d.clone()))
+        } else {
+            Ok((s.clone(), d.mul(&n)?))
+        }
+    })
 }
 
 /// CuTe's `recast_layout<OldType, NewType>(layout)` by the types' widths in bits (CuTe DSL's
@@ -118,7 +131,11 @@ pub fn recast_is_exact(new_bits: i64, old_bits: i64, l: &Layout, recast: &Layout
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a } else { gcd(b, a % b) }
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// CuTe's `dice(coord, layout)`: the modes paired with an integer in `coord` (a whole mode where the
