@@ -13,6 +13,11 @@
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
 use cute_layout::{Int, Layout, Swizzle};
+
+// The atoms and the shared-memory placement rules live in the algebra crate, below both the front
+// end and the passes (docs/architecture.md); the front end uses them through these names.
+pub use cute_layout::atom::copy::CopyOp;
+pub use cute_layout::atom::smem::{smem_align, smem_bytes, SMEM_ALIGN, SMEM_MAX_ALIGN};
 use std::fmt;
 
 pub type ValueId = u32;
@@ -737,102 +742,6 @@ impl Inst {
     }
 }
 
-/// The instruction a copy atom moves its chunks with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CopyOp {
-    /// Loads and stores through registers (CuTe's UniversalCopy), any memory spaces.
-    Universal,
-    /// `cp.async` from global to shared memory without registers (CuTe's SM80_CP_ASYNC_CACHE*):
-    /// `.ca` (cache at all levels; 4, 8 or 16 bytes) or `.cg` (L2 only; 16 bytes).
-    CpAsync { cache_global: bool },
-    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16` from shared memory into registers (CuTe's
-    /// SM75_U32x{1,2,4}_LDSM_N and SM75_U16x{2,4,8}_LDSM_T): a warp-wide load of 1, 2 or 4 8x8
-    /// matrices of 16-bit elements, each of the first 8*`matrices` lanes giving one 16-byte row
-    /// address and every lane receiving 2*`matrices` of its MMA operand values (made by
-    /// `make_tiled_copy_A/B`). `trans`: for an M- or N-major tile, each row 8 consecutive elements
-    /// along M or N, transposed on the way into registers.
-    Ldmatrix { matrices: u8, trans: bool },
-}
-
-/// Every copy operation, in the order messages list them.
-const COPY_OPS: [CopyOp; 9] = [
-    CopyOp::Universal,
-    CopyOp::CpAsync { cache_global: false },
-    CopyOp::CpAsync { cache_global: true },
-    CopyOp::Ldmatrix { matrices: 1, trans: false },
-    CopyOp::Ldmatrix { matrices: 2, trans: false },
-    CopyOp::Ldmatrix { matrices: 4, trans: false },
-    CopyOp::Ldmatrix { matrices: 1, trans: true },
-    CopyOp::Ldmatrix { matrices: 2, trans: true },
-    CopyOp::Ldmatrix { matrices: 4, trans: true },
-];
-
-impl CopyOp {
-    /// Whether this is one of the `ldmatrix` forms (shared memory to MMA registers, warp-wide).
-    pub fn is_ldmatrix(self) -> bool {
-        matches!(self, CopyOp::Ldmatrix { .. })
-    }
-
-    /// The values one `ldmatrix` gives each lane (2 per matrix); `None` for other copies.
-    pub fn ldmatrix_values(self) -> Option<u32> {
-        match self {
-            CopyOp::Ldmatrix { matrices, .. } => Some(2 * u32::from(matrices)),
-            _ => None,
-        }
-    }
-
-    /// The bits one copy may move (the PTX ISA's `cp-size` for `cp.async`: 4, 8 or 16 bytes with
-    /// `.ca`, 16 with `.cg`; one 16-byte row per lane for `ldmatrix`); empty for the universal copy,
-    /// which moves whole elements up to 128 bits.
-    pub fn bits(self) -> &'static [u32] {
-        match self {
-            CopyOp::Universal => &[],
-            CopyOp::CpAsync { cache_global: false } => &[32, 64, 128],
-            CopyOp::CpAsync { cache_global: true } | CopyOp::Ldmatrix { .. } => &[128],
-        }
-    }
-
-    /// The memory spaces the copy goes from and to, and how a message says it; `None` for the
-    /// universal copy (any spaces).
-    pub fn spaces(self) -> Option<(MemSpace, MemSpace, &'static str)> {
-        match self {
-            CopyOp::Universal => None,
-            CopyOp::CpAsync { .. } => Some((MemSpace::Gmem, MemSpace::Smem, "global to shared memory")),
-            CopyOp::Ldmatrix { .. } => Some((MemSpace::Smem, MemSpace::Rmem, "shared memory to registers")),
-        }
-    }
-
-    /// The name `make_copy_atom(..., op: NAME)` takes and the IR's `cute.copy` carries.
-    pub fn name(self) -> &'static str {
-        match self {
-            CopyOp::Universal => "universal",
-            CopyOp::CpAsync { cache_global: false } => "cp.async.ca",
-            CopyOp::CpAsync { cache_global: true } => "cp.async.cg",
-            CopyOp::Ldmatrix { matrices: 1, trans: false } => "ldmatrix.x1",
-            CopyOp::Ldmatrix { matrices: 2, trans: false } => "ldmatrix.x2",
-            CopyOp::Ldmatrix { trans: false, .. } => "ldmatrix.x4",
-            CopyOp::Ldmatrix { matrices: 1, trans: true } => "ldmatrix.x1.trans",
-            CopyOp::Ldmatrix { matrices: 2, trans: true } => "ldmatrix.x2.trans",
-            CopyOp::Ldmatrix { trans: true, .. } => "ldmatrix.x4.trans",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<CopyOp> {
-        COPY_OPS.into_iter().find(|o| o.name() == s)
-    }
-
-    /// Every name, quoted, for messages: `"universal", "cp.async.ca", ...`; without "universal" for
-    /// the IR, where a universal copy has no `op`.
-    pub fn names(with_universal: bool) -> String {
-        COPY_OPS
-            .iter()
-            .filter(|o| with_universal || **o != CopyOp::Universal)
-            .map(|o| format!("\"{}\"", o.name()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
 /// Where an element access goes: CuTe's `tensor[coord]` (a coordinate without `_`, mapped through
 /// the tensor's layout by `cute-canonicalize`), or an element offset from the base (a `let mut`
 /// variable's one-element cell).
@@ -957,46 +866,14 @@ pub const STATIC_SMEM_LIMIT: u64 = 48 * 1024;
 /// The most shared memory one block can have (the H100's opt-in maximum, 227 KiB).
 pub const MAX_SMEM: u64 = 227 * 1024;
 
-/// Where shared allocations start: 128 bytes, one row of the 32 banks, so that a swizzle, which
-/// acts on offsets from its allocation, spreads accesses over the banks as it would from address 0.
-pub const SMEM_ALIGN: u64 = 128;
-
-/// The most alignment a shared allocation gets (a 128-byte swizzle's period of 8 rows).
-pub const SMEM_MAX_ALIGN: u64 = 1024;
-
-/// Where an allocation of this type starts: [`SMEM_ALIGN`], and a swizzled one at a multiple of
-/// its swizzle's period in bytes (up to [`SMEM_MAX_ALIGN`]: 1024 for `S<3,3,3>` on 16-bit
-/// elements), so that the swizzle, which acts on offsets from the allocation, is also the swizzle
-/// of the absolute shared-memory address bits, as the wgmma matrix descriptors (and TMA) apply it.
+/// Where an allocation of this type starts ([`smem_align`]).
 pub fn smem_alloc_align(ty: &TensorTy) -> u64 {
     smem_align(ty.swizzle, ty.elem.size_bytes())
-}
-
-/// The alignment [`smem_alloc_align`] gives an allocation of `elem_bytes`-byte elements swizzled by
-/// `swizzle` (cute-lower-to-gpu places allocations by it, from the tensor type it reads).
-pub fn smem_align(swizzle: Option<Swizzle>, elem_bytes: u32) -> u64 {
-    match swizzle {
-        Some(sw) => (sw.size() as u64 * u64::from(elem_bytes)).clamp(SMEM_ALIGN, SMEM_MAX_ALIGN),
-        None => SMEM_ALIGN,
-    }
 }
 
 /// One allocation's bytes as placed in shared memory.
 pub fn smem_alloc_bytes(ty: &TensorTy) -> u64 {
     smem_bytes(ty.layout.cosize().ok().and_then(|c| c.as_static()).unwrap_or(0), ty.elem.size_bytes(), ty.swizzle)
-}
-
-/// The bytes an allocation of `cosize` elements of `elem_bytes` takes in shared memory: whole
-/// blocks of a swizzle's period (a swizzle maps each aligned 2^(B+M+|S|)-element block onto itself,
-/// so the rounded size holds every swizzled offset), then rounded up to [`SMEM_ALIGN`] so the next
-/// allocation starts aligned (cute-lower-to-gpu places allocations by the same rule).
-pub fn smem_bytes(cosize: i64, elem_bytes: u32, swizzle: Option<Swizzle>) -> u64 {
-    let elems = cosize.max(1) as u64;
-    let elems = match swizzle {
-        Some(sw) => elems.div_ceil(sw.size() as u64) * sw.size() as u64,
-        None => elems,
-    };
-    (elems * u64::from(elem_bytes)).div_ceil(SMEM_ALIGN) * SMEM_ALIGN
 }
 
 impl Kernel {

@@ -136,26 +136,7 @@ fn fp8_value(code: u8, mant_bits: u32, bias: i32) -> f64 {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemSpace {
-    Gmem,
-    Smem,
-    Rmem,
-}
-
-impl MemSpace {
-    pub fn name(self) -> &'static str {
-        match self {
-            MemSpace::Gmem => "gmem",
-            MemSpace::Smem => "smem",
-            MemSpace::Rmem => "rmem",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<MemSpace> {
-        [MemSpace::Gmem, MemSpace::Smem, MemSpace::Rmem].into_iter().find(|m| m.name() == name)
-    }
-}
+pub use cute_abi::MemSpace;
 
 /// One entry of a layout's shape or stride: known at compile time, or dynamic (`?`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -49,8 +49,8 @@ pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layo
 
 /// The copy operation a `cute.copy`'s `op` attribute names (the front end's own definition, so the
 /// verifier and the lowering follow the same rules); `None` for a name that is not one.
-pub(crate) fn copy_op(name: &str) -> Option<cute_lang::kir::CopyOp> {
-    cute_lang::kir::CopyOp::from_name(name).filter(|o| *o != cute_lang::kir::CopyOp::Universal)
+pub(crate) fn copy_op(name: &str) -> Option<cute_layout::atom::CopyOp> {
+    cute_layout::atom::CopyOp::from_name(name).filter(|o| *o != cute_layout::atom::CopyOp::Universal)
 }
 
 /// The widest global or shared access, in bytes (`ld.global.v4.b32`).

@@ -217,9 +217,9 @@ fn lower_func(func: Op) -> Result<(), Reported> {
                 return Err(fail(op, &format!("only shared memory can be swizzled, not {}", info.space)));
             }
             // The bytes the allocation takes (whole swizzle periods), in elements.
-            let bytes = cute_lang::kir::smem_bytes(cosize, elem_bytes, info.swizzle) as i64;
+            let bytes = cute_layout::atom::smem::smem_bytes(cosize, elem_bytes, info.swizzle) as i64;
             // Swizzled allocations start at a multiple of their swizzle's period (up to 1024 bytes).
-            let align = cute_lang::kir::smem_align(info.swizzle, elem_bytes) as i64;
+            let align = cute_layout::atom::smem::smem_align(info.swizzle, elem_bytes) as i64;
             let ptr = match info.space.as_str() {
                 "rmem" => alloca(op, &memory_elem(&info.elem), cosize),
                 "smem" => match dynamic_smem {
@@ -830,7 +830,7 @@ fn cp_async(
 /// which must be 16 contiguous, aligned bytes; only the first 8 per matrix lanes' are used) and
 /// receives one register per matrix, its MMA values in `dst` order (register j = values 2j, 2j+1).
 fn ldmatrix(b: &Builder, op: Op, name: &str, src: &Lowered, dst: &Lowered, n: usize, w: usize) -> Result<(), Reported> {
-    let Some(cute_lang::kir::CopyOp::Ldmatrix { matrices, trans }) = super::common::copy_op(name) else {
+    let Some(cute_layout::atom::CopyOp::Ldmatrix { matrices, trans }) = super::common::copy_op(name) else {
         return Err(fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")));
     };
     // `.trans` delivers the transposed 8x8 matrices: the MMA fragment of an M- or N-major tile.
@@ -1275,7 +1275,7 @@ fn dynamic_shared(func: Op, op: Op, offset: i64) -> Val {
                 ("linkage", g.attr("#llvm.linkage<external>")),
                 ("addr_space", g.attr("3 : i32")),
                 // The base of every dynamic allocation: aligned as the most any of them asks.
-                ("alignment", g.attr(&format!("{} : i64", cute_lang::kir::SMEM_MAX_ALIGN))),
+                ("alignment", g.attr(&format!("{} : i64", cute_layout::atom::smem::SMEM_MAX_ALIGN))),
             ],
             1,
         );

@@ -388,7 +388,7 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
                 op,
                 &format!(
                     "unknown copy operation \"{name}\"; the operations are {}",
-                    cute_lang::kir::CopyOp::names(false)
+                    cute_layout::atom::CopyOp::names(false)
                 ),
             )
         })?;
@@ -464,13 +464,13 @@ fn verify_launch_smem(op: Op) -> Result<(), Reported> {
         return Err(fail(op, &format!("`cute.launch_smem` needs a static layout, found {layout}")));
     }
     match ir::int_attr(op, "offset") {
-        Some(o) if o >= 0 && o as u64 % cute_lang::kir::SMEM_ALIGN == 0 => {}
+        Some(o) if o >= 0 && o as u64 % cute_layout::atom::smem::SMEM_ALIGN == 0 => {}
         Some(o) => {
             return Err(fail(
                 op,
                 &format!(
                     "`cute.launch_smem` offset {o} is not a non-negative multiple of {}",
-                    cute_lang::kir::SMEM_ALIGN
+                    cute_layout::atom::smem::SMEM_ALIGN
                 ),
             ))
         }

@@ -8,21 +8,23 @@
 //! - [`ops`]: every operation CuTe offers on layouts, returning [`Error`]s
 //!   that name the mode and the reason instead of panicking; arithmetic is
 //!   checked against the 64-bit index type.
+//! - [`atom`]: the hardware atoms (MMA, wgmma, copy) and shared-memory placement.
 //! - [`expr`]: the `eval` expression language; [`cli`]: `layout eval|show`.
 
+pub mod atom;
 pub mod cli;
 pub mod error;
 pub mod expr;
-pub mod gmma;
 pub mod int;
 pub mod int_tuple;
 pub mod layout;
-pub mod mma;
 pub mod ops;
 pub mod show;
 pub mod swizzle;
 pub mod tiler;
 
+// The atoms moved under `atom/`; their old paths stay, as the crate's users name them.
+pub use atom::{gmma, mma};
 pub use error::{Error, Result};
 pub use int::Int;
 pub use int_tuple::IntTuple;
