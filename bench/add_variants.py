@@ -5,6 +5,7 @@ choice `fast_add` makes per shape.
 
     python3 bench/add_variants.py --cubins DIR [--shapes 2048x2048,8192x8192] [--dtypes f16,f32]
 """
+
 import argparse
 import os
 import sys
@@ -23,6 +24,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     env = B.TorchEnv(torch)
     fast = cutec.load(os.path.join(a.cubins, "fast_add.cubin"))
     seed = cutec.load(os.path.join(a.cubins, "elementwise_add.cubin"))
@@ -33,8 +35,9 @@ def main():
             m, n = map(int, shp.split("x"))
             dt = dts[dname]
             nbytes = 3 * m * n * dt.itemsize
-            sets = [[torch.randn(m, n, device="cuda").to(dt) for _ in range(3)]
-                    for _ in range(B.n_rotations(nbytes, l2))]
+            sets = [
+                [torch.randn(m, n, device="cuda").to(dt) for _ in range(3)] for _ in range(B.n_rotations(nbytes, l2))
+            ]
             ref = sets[0][0] + sets[0][1]
             rows = []
 
@@ -53,12 +56,19 @@ def main():
             for t in map(int, a.threads.split(",")):
                 for ilp in map(int, a.ilp.split(",")):
                     run(f"fast_add ilp thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp(x, y, z, t, ilp))
-                    run(f"fast_add ilp8 thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp8(x, y, z, t, ilp))
+                    run(
+                        f"fast_add ilp8 thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp8(x, y, z, t, ilp)
+                    )
                     for vb in (16, 8):
-                        run(f"fast_add flat{vb} thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp, vb=vb: fast.add_flat(x, y, z, vb, t, ilp))
+                        run(
+                            f"fast_add flat{vb} thr={t} ilp={ilp}",
+                            lambda x, y, z, t=t, ilp=ilp, vb=vb: fast.add_flat(x, y, z, vb, t, ilp),
+                        )
             best = max(r[1] for r in rows if not r[0].startswith("torch"))
             torch_gbps = rows[0][1]
-            print(f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})")
+            print(
+                f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})"
+            )
             for label, gbps, us, ok, ahead in rows:
                 print(f"  {label:34s} {gbps:7.0f} GB/s {us:8.2f} us  {'ok' if ok else 'WRONG'}  ahead={ahead}")
             sys.stdout.flush()
