@@ -41,12 +41,13 @@ def main():
             ref = sets[0][0] + sets[0][1]
             rows = []
 
+            # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
             def run(label, fn):
-                sets[0][2].zero_()
-                fn(*sets[0])
+                sets[0][2].zero_()  # noqa: F821
+                fn(*sets[0])  # noqa: F821
                 torch.cuda.synchronize()
-                ok = torch.equal(sets[0][2], ref)
-                gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)
+                ok = torch.equal(sets[0][2], ref)  # noqa: F821
+                gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)  # noqa: F821
                 rows.append((label, gbps, us, ok, ahead))
 
             run("torch add(out=)", lambda x, y, z: torch.add(x, y, out=z))

@@ -359,7 +359,10 @@ def bench(env, calls, target_s=0.25, min_reps=20, max_reps=300, warmup=10, batch
         times += [s.elapsed_time(e) for s, e in evs]
         spans.append(evs[0][0].elapsed_time(evs[-1][1]) / b)
     times.sort()
-    q = lambda f: times[min(len(times) - 1, int(f * len(times)))]
+
+    def q(f):
+        return times[min(len(times) - 1, int(f * len(times)))]
+
     return {
         "median_ms": statistics.median(times),
         "min_ms": times[0],
@@ -585,7 +588,10 @@ def add_factories(env):
 
         def fac(sets, fname=fname):
             env.need("cute")
-            fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+            def fd(t):
+                return env.from_dlpack(t, assumed_align=16)
+
             conv = [tuple(fd(t) for t in s) for s in sets]
             f, cs, printed = cute_compile(env, getattr(env.S, fname), *conv[0])
 
@@ -849,11 +855,12 @@ def run_elementwise(ch, section, facs, dtypes, reference):
             for key, (impl, v, fac) in zip(keys, facs):
                 meta = {"impl": impl, "variant": v, "dtype": dname, "shape": [M, N], "bytes_per_call": per_set}
 
+                # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
                 def body(fac=fac, impl=impl, v=v):
                     if fac is None:
                         env.need(impl)
-                    calls, extra = fac(sets)
-                    a, b, c = sets[0]
+                    calls, extra = fac(sets)  # noqa: F821
+                    a, b, c = sets[0]  # noqa: F821
                     a.normal_()
                     b.normal_()
                     c.fill_(float("nan"))
@@ -915,11 +922,12 @@ def sec_reduce(ch):
         for key, (impl, v, fac) in zip(keys, todo):
             meta = {"impl": impl, "variant": v, "dtype": "float32", "shape": [M, N], "bytes_per_call": M * N * 4}
 
+            # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
             def body(fac=fac, impl=impl):
                 if fac is None:
                     env.need(impl)
-                calls, extra = fac(sets)
-                x, o = sets[0]
+                calls, extra = fac(sets)  # noqa: F821
+                x, o = sets[0]  # noqa: F821
                 x.normal_()
                 o.fill_(float("nan"))
                 out = calls[0]()
@@ -970,10 +978,10 @@ def sec_reduce_nd(ch):
             for _ in range(n_rotations(nbytes, env.l2))
         ]
         for key, (impl, v, fac) in zip(keys, facs):
-
+            # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
             def body(fac=fac):
-                calls, extra = fac(sets)
-                x, o = sets[0]
+                calls, extra = fac(sets)  # noqa: F821
+                x, o = sets[0]  # noqa: F821
                 o.fill_(float("nan"))
                 out = calls[0]()
                 env.sync()
@@ -1075,10 +1083,10 @@ def sec_gemm(ch):
                     continue
                 sets = gemm_sets(torch, env.device, M, N, K, store, env.dt(dname), env.l2)
                 for key, (impl, v) in zip(keys, impls):
-
+                    # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
                     def body(impl=impl):
                         if impl == "torch":
-                            calls = [(lambda a=a, b=b, c=c: torch.matmul(*mm(a, b), out=c)) for a, b, c in sets]
+                            calls = [(lambda a=a, b=b, c=c: torch.matmul(*mm(a, b), out=c)) for a, b, c in sets]  # noqa: F821
                         else:
                             env.need("cutec")
                             cubin, name = ("gemm_sm90", v.split()[1]) if v.startswith("sm90 ") else ("gemm_sm80", v)
@@ -1089,8 +1097,8 @@ def sec_gemm(ch):
                                 raise NotApplicable(f"{cubin}.cubin has no {name}")
                             # The host takes the logical operands A (M, K) and B (N, K): X and Y^T
                             # of the views torch multiplies.
-                            calls = [cutec_call(m.host(name), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]
-                        a, b, c = sets[0]
+                            calls = [cutec_call(m.host(name), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]  # noqa: F821
+                        a, b, c = sets[0]  # noqa: F821
                         c.fill_(float("nan"))
                         out = calls[0]()
                         env.sync()
@@ -1148,7 +1156,10 @@ def sec_compile(ch):
         return body
 
     if env.cute is not None:
-        fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+        def fd(t):
+            return env.from_dlpack(t, assumed_align=16)
+
         for v, fname in CUTE_ADD_VARIANTS.items():
             ch.case(
                 f"compile|cute|{v}",
@@ -1180,7 +1191,10 @@ def sec_compile(ch):
                 lambda f: f(env.from_dlpack(x), env.from_dlpack(o), st),
             ),
         )
-        fdt = lambda t: env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
+        def fdt(t):
+            return env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
         ch.case(
             "compile|cute|tv003+tvmffi",
             {"impl": "cute", "variant": "tv003+tvmffi", "dtype": "float16", "shape": [M, N]},
@@ -1336,7 +1350,10 @@ def sec_launch(ch):
     def mk_cute(fname, per_call_dlpack=False):
         def make():
             env.need("cute")
-            fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+            def fd(t):
+                return env.from_dlpack(t, assumed_align=16)
+
             args = (fd(a), fd(b), fd(c))
             f, _, _ = cute_compile(env, getattr(env.S, fname), *args)
             if per_call_dlpack:
@@ -1352,7 +1369,10 @@ def sec_launch(ch):
     def mk_tvm():
         env.need("cute")
         env.need("tvm_ffi")
-        fdt = lambda t: env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
+        def fdt(t):
+            return env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
         f, _, _ = cute_compile(env, env.S.elementwise_add, fdt(a), fdt(b), fdt(c), options="--enable-tvm-ffi")
         return lambda: f(a, b, c)
 
@@ -1378,7 +1398,10 @@ def sec_launch(ch):
 
     def jit_direct():
         env.need("cute")
-        fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+        def fd(t):
+            return env.from_dlpack(t, assumed_align=16)
+
         args = (fd(a), fd(b), fd(c))
         out = []
         with captured_stdout(out):
@@ -1632,7 +1655,9 @@ def summary(res, runs, cpu=False):
                     out.append((lab, lambda r, impl=impl, v=v: r.get("impl") == impl and r.get("variant") == v))
         return out
 
-    shp = lambda r: "x".join(map(str, r.get("shape") or []))
+    def shp(r):
+        return "x".join(map(str, r.get("shape") or []))
+
     short = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 
     def columns(sec, by_dtype):
@@ -1830,14 +1855,20 @@ def cpu_selftest(args):
         # layout algebra printed at trace time, no GPU
         printed = try_compile("layout algebra demo (no kernel)", _layout_demo(env), expect_binary=None)
         print("   " + printed.strip().replace("\n", "\n   "))
-        fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+        def fd(t):
+            return env.from_dlpack(t, assumed_align=16)
+
         for dname in ADD_DTYPES:
             for M, N in ADD_SHAPES + [TINY_SHAPE]:
                 a = torch.empty(M, N, dtype=env.dt(dname))
                 for v, fname in CUTE_ADD_VARIANTS.items():
                     try_compile(f"add {v} {dname} {M}x{N}", getattr(env.S, fname), fd(a), fd(a), fd(a))
                 if env.tvm_ffi is not None:
-                    fdt = lambda t: env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
+                    def fdt(t):
+                        return env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
                     try_compile(
                         f"add tv003+tvmffi {dname} {M}x{N}",
                         env.S.elementwise_add,

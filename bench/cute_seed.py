@@ -106,7 +106,7 @@ def vectorized_elementwise_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor
     gB = cute.zipped_divide(mB, (1, 4))
     gC = cute.zipped_divide(mC, (1, 4))
 
-    print(f"[DSL INFO] Tiled Tensors:")
+    print("[DSL INFO] Tiled Tensors:")
     print(f"[DSL INFO]   gA = {gA}")
     print(f"[DSL INFO]   gB = {gB}")
     print(f"[DSL INFO]   gC = {gC}")
@@ -146,7 +146,7 @@ def elementwise_add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv
     tidfrgB = cute.composition(blkB, tv_layout)
     tidfrgC = cute.composition(blkC, tv_layout)
 
-    print(f"Composed with TV layout:")
+    print("Composed with TV layout:")
     print(f"  tidfrgA: {tidfrgA.type}")
 
     # --------------------------------
@@ -184,7 +184,7 @@ def elementwise_add(
     gB = cute.zipped_divide(mB, tiler_mn)  # ((TileM, TileN), (RestM, RestN))
     gC = cute.zipped_divide(mC, tiler_mn)  # ((TileM, TileN), (RestM, RestN))
 
-    print(f"Tiled Input Tensors:")
+    print("Tiled Input Tensors:")
     print(f"  gA: {gA.type}")
     print(f"  gB: {gB.type}")
     print(f"  gC: {gC.type}")

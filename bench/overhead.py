@@ -48,7 +48,6 @@ def main():
     # The generic host function: each call selects its f32 instance by the arguments' dtypes.
     plan = cutec.manifest(os.path.join(a.cubins, "elementwise_add.cubin")).host("elementwise_add")
     m, n = 16, 256
-    nbytes = m * n * 4
 
     def views(shape=(m, n)):
         return [cutec.TensorView(fake_ptr(k), "f32", shape, nbytes=shape[0] * shape[1] * 4) for k in range(3)]

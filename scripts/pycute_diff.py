@@ -27,7 +27,6 @@ Exit status 0 when F == 0.
 """
 
 import argparse
-import itertools
 import os
 import random
 import subprocess
@@ -276,8 +275,8 @@ def gen_case(rng):
         ours = "(" + ",".join("_" if c is None else str(c) for c in crd) + ")"
 
         def py():
-            l, off = pc.slice_and_offset(crd, A)
-            return (l, off)
+            layout, off = pc.slice_and_offset(crd, A)
+            return (layout, off)
 
         return op, f"slice({lay(A)}, {ours})", py, None
     if op == "coalesce":
@@ -474,8 +473,8 @@ def parse_ours(line):
     if line.startswith("error:"):
         return "error", line
     if " offset=" in line:
-        l, off = line.split(" offset=")
-        return "ok", (parse_value(l), int(off))
+        value, off = line.split(" offset=")
+        return "ok", (parse_value(value), int(off))
     return "ok", parse_value(line)
 
 

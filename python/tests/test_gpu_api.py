@@ -42,7 +42,7 @@ def test_module_object(add, cubin):
     # Version 3: the naive and vectorized kernels divide by run-time extents (fastdiv lines).
     assert "elementwise_add" in dir(add) and add.manifest.startswith("cutec-manifest 3\n")
     with pytest.raises(AttributeError, match="has no host function 'nope'"):
-        add.nope
+        _ = add.nope
     with pytest.raises(cutec.NotFound):
         add.host("nope")
     with open(cubin("elementwise_add"), "rb") as f:

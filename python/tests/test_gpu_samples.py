@@ -426,8 +426,8 @@ def test_row_sum_both_branches(gpu, load, shape, kernel):
     x = torch.rand(shape, device="cuda") * 2 - 1
     buf, out = guarded(torch, (shape[0],), torch.float32)
     # The branch this shape takes (checked offline by the same plan), then the sums against torch.
-    (l,) = f.check(x, out)
-    assert l["kernel"] == kernel, (shape, l["kernel"])
+    (launch,) = f.check(x, out)
+    assert launch["kernel"] == kernel, (shape, launch["kernel"])
     f(x, out)
     torch.cuda.synchronize()
     assert_row_sums(x, out, buf, (shape[0],))
@@ -451,9 +451,9 @@ def test_fast_row_sum(gpu, load, shape):
     x = torch.rand(shape, device="cuda") * 2 - 1
     buf, out = guarded(torch, (shape[0],), torch.float32)
     # Lanes per row up to 1024 columns, a block per row above (the plan, checked offline).
-    (l,) = f.check(x, out)
+    (launch,) = f.check(x, out)
     want = "lanes_row_sum_v4_kernel" if shape[1] <= 1024 else "block_row_sum_v4_kernel"
-    assert l["kernel"].startswith(want), (shape, l["kernel"])
+    assert launch["kernel"].startswith(want), (shape, launch["kernel"])
     f(x, out)
     torch.cuda.synchronize()
     assert_row_sums(x, out, buf, (shape[0],))
@@ -473,9 +473,9 @@ def test_row_sum_v4(gpu, load, threads, ilp):
             continue  # the two big shapes only with a few configurations
         x = torch.rand(shape, device="cuda") * 2 - 1
         buf, out = guarded(torch, (shape[0],), torch.float32)
-        (l,) = f.check(x, out, threads, ilp)
+        (launch,) = f.check(x, out, threads, ilp)
         want = "lanes_row_sum_v4_kernel" if threads <= 32 else "block_row_sum_v4_kernel"
-        assert l["kernel"].startswith(want), (threads, ilp, shape, l["kernel"])
+        assert launch["kernel"].startswith(want), (threads, ilp, shape, launch["kernel"])
         f(x, out, threads, ilp)
         torch.cuda.synchronize()
         assert_row_sums(x, out, buf, (shape[0],))
@@ -621,7 +621,7 @@ def test_layout_algebra_on_the_device(gpu, load, capfd):
 
     m = load("layout_algebra")
     for (name, args), want in LAYOUT_OUTPUT.items():
-        assert run_printing(gpu, capfd, lambda: getattr(m, name)(*args)) == want, name
+        assert run_printing(gpu, capfd, lambda name=name, args=args: getattr(m, name)(*args)) == want, name
 
 
 NUMERIC = {
@@ -734,7 +734,7 @@ def test_tensors_print(gpu, load, capfd):
     lines = out.splitlines()
     want = ["Verbose output:"] + [f"\t({i},{j})= {3 * i + j}.000000" for i in range(4) for j in range(3)]
     it = iter(lines)
-    assert all(any(l == w for l in it) for w in want), out
+    assert all(any(line == w for line in it) for w in want), out
     assert all(lines.count(w) == 1 for w in want)
     # Example 3: column 0, then row 1.
     out = run_printing(torch, capfd, lambda: m.tensor_print_example3(x))

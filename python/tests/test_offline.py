@@ -100,10 +100,15 @@ def test_load_without_a_driver_is_unavailable(cubin):
 
 
 def test_accepted_call_returns_its_launches(ew):
-    (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048)) for k in range(3)))
-    assert (l["kernel"], l["grid"], l["block"], l["smem"]) == ("elementwise_add_kernel", (1024, 1, 1), (128, 1, 1), 0)
-    assert l["args"][0] == ("ptr", fake_ptr(0))
-    assert [v["host_param"] for v in l["views"]] == ["mA", "mB", "mC"]
+    (launch,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048)) for k in range(3)))
+    assert (launch["kernel"], launch["grid"], launch["block"], launch["smem"]) == (
+        "elementwise_add_kernel",
+        (1024, 1, 1),
+        (128, 1, 1),
+        0,
+    )
+    assert launch["args"][0] == ("ptr", fake_ptr(0))
+    assert [v["host_param"] for v in launch["views"]] == ["mA", "mB", "mC"]
     (n,) = ew.host("naive_elementwise_add").check(*(view(k, (16, 256)) for k in range(3)))
     assert n["grid"][0] * n["block"][0] == 16 * 256
 
@@ -167,9 +172,9 @@ def test_generic_hosts_pick_the_instance_by_dtype(ew):
         ("f32", 4, "elementwise_add_kernel_1"),
         ("bf16", 8, "elementwise_add_kernel_2"),
     ]:
-        (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048), dtype) for k in range(3)))
+        (launch,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048), dtype) for k in range(3)))
         # The seed's TV tile is (16, 256) for every element type: 2048 * 2048 / (16 * 256) blocks.
-        assert (l["kernel"], l["grid"][0]) == (kernel, 2048 * 2048 // (16 * 256))
+        assert (launch["kernel"], launch["grid"][0]) == (kernel, 2048 * 2048 // (16 * 256))
         # The seed's vectorized tile is (1, 4) for every element type.
         (v,) = ew.host("vectorized_elementwise_add").check(*(view(k, (64, 1024), dtype) for k in range(3)))
         assert v["views"][0]["shape"][:2] == [1, 4]
@@ -216,10 +221,10 @@ def test_generic_scalars_take_the_selected_instances_type():
     assert m.hosts == ["scale"]
     scale = m.host("scale")
     # A Python float becomes a T of the instance the tensor selects: f16 bits, or an f32.
-    (l,) = scale.check(view(0, (64,), "f16"), 1.5)
-    assert (l["kernel"], l["args"][-1]) == ("k0", ("b16", 0x3E00))
-    (l,) = scale.check(view(0, (64,), "f32"), 1.5)
-    assert (l["kernel"], l["args"][-1]) == ("k1", ("f32", 1.5))
+    (launch,) = scale.check(view(0, (64,), "f16"), 1.5)
+    assert (launch["kernel"], launch["args"][-1]) == ("k0", ("b16", 0x3E00))
+    (launch,) = scale.check(view(0, (64,), "f32"), 1.5)
+    assert (launch["kernel"], launch["args"][-1]) == ("k1", ("f32", 1.5))
     scale.prepare(view(0, (64,), "f32"), 1.5)
     scale.prepare(view(0, (64,), "f16"), 1.5)
     assert "has no instance for T = bf16 (from `x`)" in refusal(scale.check, view(0, (64,), "bf16"), 1.5)
@@ -264,7 +269,7 @@ def test_cluster_grids_are_checked(cubin):
     clusters is refused by the plan, naming the grid and the cluster; `exchange` asserts its length."""
     m = cutec.manifest(cubin("cluster_exchange"))
     plan = m.host("cluster_map")
-    (l,) = plan.check(view(0, (4, 6, 8), "i32"))
+    (launch,) = plan.check(view(0, (4, 6, 8), "i32"))
     for shape, grid in [((3, 6, 8), "(6, 3, 1)"), ((4, 5, 8), "(5, 4, 1)")]:
         msg = refusal(plan.check, view(0, shape, "i32"))
         assert (
@@ -290,8 +295,11 @@ def test_host_if_picks_the_kernel_by_the_row_length(cubin):
         ((3, 8192), "block_row_sum_kernel", 3, 256),
         ((2, 1 << 20), "block_row_sum_kernel", 2, 1024),
     ]:
-        (l,) = plan.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
-        assert (l["kernel"], l["grid"], l["block"]) == (kernel, (grid, 1, 1), (block, 1, 1)), (rows, cols)
+        (launch,) = plan.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
+        assert (launch["kernel"], launch["grid"], launch["block"]) == (kernel, (grid, 1, 1), (block, 1, 1)), (
+            rows,
+            cols,
+        )
     # The host's assert applies whichever branch is taken.
     for cols in (16, 4096):
         assert "assert failed: out needs one entry per row of x (size(out) = 6, M = 5)" in refusal(
@@ -314,11 +322,14 @@ def test_fast_row_sum_picks_by_row_length(cubin):
         ((4096, 4096), "block_row_sum_v4_kernel", 4096, 512),
         ((3, 8192), "block_row_sum_v4_kernel", 3, 512),
     ]:
-        (l,) = fast.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
-        assert l["kernel"].startswith(kernel) and (l["grid"], l["block"]) == ((grid, 1, 1), (block, 1, 1)), (
+        (launch,) = fast.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
+        assert launch["kernel"].startswith(kernel) and (launch["grid"], launch["block"]) == (
+            (grid, 1, 1),
+            (block, 1, 1),
+        ), (
             rows,
             cols,
-            l,
+            launch,
         )
     for threads, ilp, kernel, grid, block in [
         (8, 2, "lanes", 1, 128),
@@ -326,11 +337,11 @@ def test_fast_row_sum_picks_by_row_length(cubin):
         (64, 1, "block", 7, 64),
         (1024, 8, "block", 7, 1024),
     ]:
-        (l,) = v4.check(view(0, (7, 1020), "f32"), view(1, (7,), "f32"), threads, ilp)
-        assert l["kernel"].startswith(f"{kernel}_row_sum_v4_kernel") and (l["grid"], l["block"]) == (
+        (launch,) = v4.check(view(0, (7, 1020), "f32"), view(1, (7,), "f32"), threads, ilp)
+        assert launch["kernel"].startswith(f"{kernel}_row_sum_v4_kernel") and (launch["grid"], launch["block"]) == (
             (grid, 1, 1),
             (block, 1, 1),
-        ), (threads, ilp, l)
+        ), (threads, ilp, launch)
     assert "shape entry 1 = 6 must be a multiple of 4" in refusal(
         fast.check, view(0, (4, 6), "f32"), view(1, (4,), "f32")
     )
@@ -353,11 +364,15 @@ def test_host_loops_launch_once_per_chunk(cubin):
         launches = chunked.check(a, b, c, chunk)
         want = [(r, min(chunk, rows - r)) for r in range(0, rows, chunk)]
         assert len(launches) == len(want), (rows, cols, chunk)
-        for l, (r, n) in zip(launches, want):
+        for launch, (r, n) in zip(launches, want):
             # After the three tensors (pointer and three i32 each): r0 and rows, then the kernel's
             # fast divisor of the row length.
-            assert l["kernel"] == "add_rows" and l["args"][12:14] == [("i32", r), ("i32", n)], (rows, chunk, l)
-            assert l["grid"] == (-(-(n * cols) // 256), 1, 1) and l["block"] == (256, 1, 1)
+            assert launch["kernel"] == "add_rows" and launch["args"][12:14] == [("i32", r), ("i32", n)], (
+                rows,
+                chunk,
+                launch,
+            )
+            assert launch["grid"] == (-(-(n * cols) // 256), 1, 1) and launch["block"] == (256, 1, 1)
     a, b, c = (view(k, (100, 300), "f32") for k in range(3))
     for chunk in (0, -32):
         assert f"the step of a loop must be positive, but chunk = {chunk}" in refusal(chunked.check, a, b, c, chunk)
@@ -367,10 +382,10 @@ def test_host_loops_launch_once_per_chunk(cubin):
     launches = tiled.check(a, b, c)
     tiles = [(ti, tj) for ti in range(rows // 16) for tj in range(cols // 64)]
     assert len(launches) == len(tiles)
-    for l, (ti, tj) in zip(launches, tiles):
+    for launch, (ti, tj) in zip(launches, tiles):
         off = 4 * (ti * 16 * cols + tj * 64)
-        assert l["args"][:2] == [("ptr", fake_ptr(0) + off), ("i32", cols)], (ti, tj)
-        assert l["args"][4] == ("ptr", fake_ptr(2) + off)
+        assert launch["args"][:2] == [("ptr", fake_ptr(0) + off), ("i32", cols)], (ti, tj)
+        assert launch["args"][4] == ("ptr", fake_ptr(2) + off)
     for shape in ((40, 192), (8, 64), (48, 100)):
         assert "assert failed: a must be made of whole 16 x 64 tiles" in refusal(
             tiled.check, *(view(k, shape, "f32") for k in range(3))
@@ -380,8 +395,8 @@ def test_host_loops_launch_once_per_chunk(cubin):
 def test_predicated_add_accepts_any_shape(cubin):
     plan = cutec.manifest(cubin("predicated_add")).host("predicated_add")
     for m, n in ((1, 1), (3, 5), (1023, 33), (4, 32), (4096, 4097)):
-        (l,) = plan.check(*(view(k, (m, n), "f32") for k in range(3)))
-        assert (l["grid"], l["block"]) == ((-(-m // 4), -(-n // 32), 1), (32, 4, 1)), (m, n)
+        (launch,) = plan.check(*(view(k, (m, n), "f32") for k in range(3)))
+        assert (launch["grid"], launch["block"]) == ((-(-m // 4), -(-n // 32), 1), (32, 4, 1)), (m, n)
 
 
 def test_static_extents_and_asserts(cubin):
@@ -423,8 +438,8 @@ def test_kernel_signatures_check_launches(cubin):
 def test_cuda_array_interface(ew):
     add = ew.host("elementwise_add").check
     cai = [ArrayInterface(fake_ptr(k), (2048, 2048)) for k in range(3)]
-    (l,) = add(*cai)
-    assert l["args"][0] == ("ptr", fake_ptr(0))
+    (launch,) = add(*cai)
+    assert launch["args"][0] == ("ptr", fake_ptr(0))
     # Byte strides become element strides; a transposed layout is then refused by the manifest.
     t = ArrayInterface(fake_ptr(2), (2048, 2048), strides=(4096, 4))
     assert "stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view" in refusal(
@@ -456,8 +471,8 @@ def test_dlpack_capsules(ew, versioned):
     ts = [
         DLPackTensor(fake_ptr(k), (2048, 2048), versioned=versioned, strides=(2048, 1) if k else None) for k in range(3)
     ]
-    (l,) = add(*ts)
-    assert [a for a in l["args"] if a[0] == "ptr"] == [("ptr", fake_ptr(k)) for k in range(3)]
+    (launch,) = add(*ts)
+    assert [a for a in launch["args"] if a[0] == "ptr"] == [("ptr", fake_ptr(k)) for k in range(3)]
     # Offline: the producer is asked for no synchronization (stream=-1).
     assert ts[0].streams_seen == [-1]
     off = DLPackTensor(fake_ptr(2) + 256, (2048, 2048), byte_offset=256)
@@ -477,9 +492,9 @@ def test_dlpack_capsules(ew, versioned):
 def test_dlpack_exchange_api_is_the_fast_path(ew):
     add = ew.host("elementwise_add").check
     before = ExchangeTensor.calls
-    (l,) = add(*(ExchangeTensor(fake_ptr(k), (2048, 2048)) for k in range(3)))
+    (launch,) = add(*(ExchangeTensor(fake_ptr(k), (2048, 2048)) for k in range(3)))
     assert ExchangeTensor.calls == before + 3
-    assert l["args"][5] == ("ptr", fake_ptr(1))
+    assert launch["args"][5] == ("ptr", fake_ptr(1))
     bf16 = ExchangeTensor(fake_ptr(2), (2048, 2048), dtype="bf16")
     assert add(bf16, bf16, bf16)[0]["kernel"] == "elementwise_add_kernel_2"  # the bf16 instance
     assert "the host expects f16 elements but the view has bf16" in refusal(
@@ -496,10 +511,12 @@ def test_fp8_tensors_select_their_instances(cubin):
     ]
     n = 4096
     for q in ("f8e4m3", "f8e5m2"):
-        (l,) = m.host("quantize").check(view(0, (n,), "bf16"), view(1, (n,), q), 0.5)
-        assert l["grid"][0] == n // 16 // 128
+        (launch,) = m.host("quantize").check(view(0, (n,), "bf16"), view(1, (n,), q), 0.5)
+        assert launch["grid"][0] == n // 16 // 128
         assert m.host("dequantize").check(view(0, (n,), q), view(1, (n,), "f32"), 2.0)
-        (l,) = m.host("quantize").check(DLPackTensor(fake_ptr(0), (n,), "f16"), DLPackTensor(fake_ptr(1), (n,), q), 1.0)
+        (launch,) = m.host("quantize").check(
+            DLPackTensor(fake_ptr(0), (n,), "f16"), DLPackTensor(fake_ptr(1), (n,), q), 1.0
+        )
     assert cutec.TensorView(fake_ptr(0), "torch.float8_e4m3fn", (16,)).dtype == "f8e4m3"
     assert cutec.TensorView(fake_ptr(0), "float8_e5m2", (16,)).dtype == "f8e5m2"
     # 16 fp8 per thread: the length must be a multiple of 16.
@@ -697,17 +714,17 @@ def test_host_scalars_take_the_parameter_type(cubin):
     m = cutec.manifest(cubin("control_flow"))
     axpb, collatz, sums = m.host("axpb").check, m.host("collatz").check, m.host("sum_positive").check
     x, y = view(0, (1000,), "f32"), view(1, (1000,), "f32")
-    (l,) = axpb(x, y, 1.5, -2)
+    (launch,) = axpb(x, y, 1.5, -2)
     # The f32 parameters reach the kernel as their bits, after the two tensors (pointer, extent).
-    assert l["args"][4:] == [("f32", 1.5), ("f32", -2.0)]
+    assert launch["args"][4:] == [("f32", 1.5), ("f32", -2.0)]
     assert refusal(axpb, x, y, "1.5", 2.0) == (
         PREFIX
         + "host `axpb` parameter `a` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
         "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView"
     )
     n, s = view(0, (64,), "i32"), view(1, (64,), "i32")
-    (l,) = collatz(n, s, 4000000000)
-    assert l["args"][-1] == ("u32", 4000000000)
+    (launch,) = collatz(n, s, 4000000000)
+    assert launch["args"][-1] == ("u32", 4000000000)
     assert refusal(collatz, n, s, -1) == (
         PREFIX
         + "host `collatz` parameter `limit` (argument 2): -1 does not fit the parameter's type u32 (0..=4294967295)"
@@ -717,8 +734,8 @@ def test_host_scalars_take_the_parameter_type(cubin):
         + "host `collatz` parameter `limit` (argument 2): dtype mismatch: the host expects a u32 scalar but got a f64 scalar"
     )
     rows, out = view(0, (10, 8), "f32"), view(1, (10,), "f32")
-    (l,) = sums(rows, out, 0.5, True)
-    assert l["args"][-2:][1] == ("b8", 1)
+    (launch,) = sums(rows, out, 0.5, True)
+    assert launch["args"][-2:][1] == ("b8", 1)
     assert refusal(sums, rows, out, 0.5, 2) == (
         PREFIX + "host `sum_positive` parameter `negate` (argument 3): 2 does not fit the parameter's type bool (0..=1)"
     )
@@ -756,8 +773,8 @@ def test_host_stream_parameters(cubin):
     # 2 to the call's stream.
     for s1, s2 in [(TorchLikeStream(0x1000), ProtocolStream(0x2000)), (0x1000, 0), (0, 0)]:
         launches = p.check(x, y2, y3, y4, s1, s2)
-        assert [l["stream"] for l in launches] == [4, 5, None]
-        assert [l["args"][-1] for l in launches] == [("f32", 2.0), ("f32", 3.0), ("f32", 4.0)]
+        assert [launch["stream"] for launch in launches] == [4, 5, None]
+        assert [launch["args"][-1] for launch in launches] == [("f32", 2.0), ("f32", 3.0), ("f32", 4.0)]
     takes = (
         "a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) "
         "or a CUstream handle as an int (0 is the legacy default stream)"
