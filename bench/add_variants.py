@@ -5,6 +5,7 @@ choice `fast_add` makes per shape.
 
     python3 bench/add_variants.py --cubins DIR [--shapes 2048x2048,8192x8192] [--dtypes f16,f32]
 """
+
 import argparse
 import os
 import sys
@@ -23,6 +24,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     env = B.TorchEnv(torch)
     fast = cutec.load(os.path.join(a.cubins, "fast_add.cubin"))
     seed = cutec.load(os.path.join(a.cubins, "elementwise_add.cubin"))
@@ -33,17 +35,19 @@ def main():
             m, n = map(int, shp.split("x"))
             dt = dts[dname]
             nbytes = 3 * m * n * dt.itemsize
-            sets = [[torch.randn(m, n, device="cuda").to(dt) for _ in range(3)]
-                    for _ in range(B.n_rotations(nbytes, l2))]
+            sets = [
+                [torch.randn(m, n, device="cuda").to(dt) for _ in range(3)] for _ in range(B.n_rotations(nbytes, l2))
+            ]
             ref = sets[0][0] + sets[0][1]
             rows = []
 
+            # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
             def run(label, fn):
-                sets[0][2].zero_()
-                fn(*sets[0])
+                sets[0][2].zero_()  # noqa: F821
+                fn(*sets[0])  # noqa: F821
                 torch.cuda.synchronize()
-                ok = torch.equal(sets[0][2], ref)
-                gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)
+                ok = torch.equal(sets[0][2], ref)  # noqa: F821
+                gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)  # noqa: F821
                 rows.append((label, gbps, us, ok, ahead))
 
             run("torch add(out=)", lambda x, y, z: torch.add(x, y, out=z))
@@ -53,12 +57,19 @@ def main():
             for t in map(int, a.threads.split(",")):
                 for ilp in map(int, a.ilp.split(",")):
                     run(f"fast_add ilp thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp(x, y, z, t, ilp))
-                    run(f"fast_add ilp8 thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp8(x, y, z, t, ilp))
+                    run(
+                        f"fast_add ilp8 thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp: fast.add_ilp8(x, y, z, t, ilp)
+                    )
                     for vb in (16, 8):
-                        run(f"fast_add flat{vb} thr={t} ilp={ilp}", lambda x, y, z, t=t, ilp=ilp, vb=vb: fast.add_flat(x, y, z, vb, t, ilp))
+                        run(
+                            f"fast_add flat{vb} thr={t} ilp={ilp}",
+                            lambda x, y, z, t=t, ilp=ilp, vb=vb: fast.add_flat(x, y, z, vb, t, ilp),
+                        )
             best = max(r[1] for r in rows if not r[0].startswith("torch"))
             torch_gbps = rows[0][1]
-            print(f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})")
+            print(
+                f"== add {dname} {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, best cutec {best:.0f} ({best / torch_gbps:.2f})"
+            )
             for label, gbps, us, ok, ahead in rows:
                 print(f"  {label:34s} {gbps:7.0f} GB/s {us:8.2f} us  {'ok' if ok else 'WRONG'}  ahead={ahead}")
             sys.stdout.flush()

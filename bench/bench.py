@@ -74,7 +74,16 @@ T0 = time.time()
 
 SECTIONS = ["compile", "copy", "add", "apply", "reduce", "reduce_nd", "gemm", "launch"]
 # soft time shares (s) per section; unused time carries over to later sections
-SECTION_SHARE = {"compile": 50, "copy": 10, "add": 120, "apply": 50, "reduce": 70, "reduce_nd": 20, "gemm": 40, "launch": 40}
+SECTION_SHARE = {
+    "compile": 50,
+    "copy": 10,
+    "add": 120,
+    "apply": 50,
+    "reduce": 70,
+    "reduce_nd": 20,
+    "gemm": 40,
+    "launch": 40,
+}
 
 ADD_SHAPES = [(2048, 2048), (8192, 8192), (16384, 16384)]
 ADD_DTYPES = ["float16", "float32"]
@@ -82,7 +91,7 @@ REDUCE_SHAPES = [(4096, 4096), (16384, 8192), (65536, 256), (16384, 1024)]
 REDUCE_ND_SHAPES = [(64, 256, 1024), (1024, 256, 64)]
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 COPY_BYTES = 1 << 30
-TINY_SHAPE = (16, 256)          # smallest shape every CuTe add variant accepts
+TINY_SHAPE = (16, 256)  # smallest shape every CuTe add variant accepts
 
 # tiny stand-ins for --cpu-flow (same divisibility as the real shapes)
 CPU_ADD_SHAPES = [(16, 256), (32, 512)]
@@ -91,7 +100,7 @@ CPU_REDUCE_ND_SHAPES = [(2, 256, 4)]
 CPU_GEMM_SHAPES = [(128, 256, 64)]
 CPU_COPY_BYTES = 1 << 20
 
-CUTE_ADD_VARIANTS = {            # variant -> function name in cute_seed.py
+CUTE_ADD_VARIANTS = {  # variant -> function name in cute_seed.py
     "naive003": "naive_elementwise_add",
     "vec003": "vectorized_elementwise_add",
     "tv003": "elementwise_add",
@@ -107,13 +116,13 @@ GEMM_LAYOUTS = {
     "nt": (lambda M, N, K: ((K, M), (K, N)), lambda a, b: (a.t(), b)),
     "nn": (lambda M, N, K: ((K, M), (N, K)), lambda a, b: (a.t(), b.t())),
 }
-CUTEC_ADD_HOSTS = {              # variant -> host function in samples/elementwise_add{,_f32}.cute
+CUTEC_ADD_HOSTS = {  # variant -> host function in samples/elementwise_add{,_f32}.cute
     "naive": "naive_elementwise_add",
     "vec": "vectorized_elementwise_add",
     "tv": "elementwise_add",
 }
 
-TOL = {"float16": 2e-3, "float32": 1e-5, "reduce": 1e-4, "bfloat16": 4 * 2.0 ** -7}
+TOL = {"float16": 2e-3, "float32": 1e-5, "reduce": 1e-4, "bfloat16": 4 * 2.0**-7}
 
 
 def log(*a):
@@ -166,6 +175,7 @@ class Env:
         self.import_err = {}
         t = time.time()
         import torch
+
         self.torch = torch
         self.import_s["torch"] = time.time() - t
         self.device = "cpu" if cpu else "cuda"
@@ -176,6 +186,7 @@ class Env:
             t = time.time()
             import triton
             import triton_peers
+
             self.triton, self.TP = triton, triton_peers
             self.import_s["triton"] = time.time() - t
         except Exception as e:
@@ -188,15 +199,18 @@ class Env:
             import cutlass.cute as cute
             from cutlass.cute.runtime import from_dlpack
             import cuda.bindings.driver as cudrv
+
             self.import_s["cutlass"] = time.time() - t
             t = time.time()
             import cute_seed
+
             self.import_s["cute_seed"] = time.time() - t
             self.cutlass, self.cute, self.from_dlpack, self.cudrv, self.S = cutlass, cute, from_dlpack, cudrv, cute_seed
         except Exception as e:
             self.import_err["cutlass"] = f"{type(e).__name__}: {e}"
         try:
             import tvm_ffi
+
             self.tvm_ffi = tvm_ffi
         except Exception as e:
             self.import_err["tvm_ffi"] = f"{type(e).__name__}: {e}"
@@ -205,6 +219,7 @@ class Env:
         try:
             t = time.time()
             import cutec
+
             self.import_s["cutec"] = time.time() - t
             if not os.environ.get("CUTEC_CUBINS"):
                 raise RuntimeError("no --cubins folder given")
@@ -241,13 +256,20 @@ class Env:
 
     def meta(self):
         torch = self.torch
-        m = {"python": sys.version.split()[0], "torch": torch.__version__,
-             "torch_cuda": torch.version.cuda, "import_s": self.import_s,
-             "import_err": self.import_err, "l2_bytes": self.l2, "cpu_mode": self.cpu}
+        m = {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "torch_cuda": torch.version.cuda,
+            "import_s": self.import_s,
+            "import_err": self.import_err,
+            "l2_bytes": self.l2,
+            "cpu_mode": self.cpu,
+        }
         if self.triton is not None:
             m["triton"] = self.triton.__version__
         try:
             import importlib.metadata as im
+
             for d in ("cutec", "nvidia-cutlass-dsl", "cuda-bindings", "cuda-python", "apache-tvm-ffi", "numpy"):
                 try:
                     m[d] = im.version(d)
@@ -258,6 +280,7 @@ class Env:
         if self.cute is not None:
             try:
                 from cutlass.base_dsl.env_manager import get_cuda_toolkit_path
+
                 m["cute_cuda_toolkit"] = get_cuda_toolkit_path()
             except Exception:
                 pass
@@ -265,9 +288,12 @@ class Env:
             m["cutlass_file"] = getattr(self.cutlass, "__file__", None)
         if not self.cpu:
             p = torch.cuda.get_device_properties(0)
-            m.update(device=torch.cuda.get_device_name(0), sm_count=p.multi_processor_count,
-                     capability=list(torch.cuda.get_device_capability(0)),
-                     total_mem_gib=round(p.total_memory / 2**30, 1))
+            m.update(
+                device=torch.cuda.get_device_name(0),
+                sm_count=p.multi_processor_count,
+                capability=list(torch.cuda.get_device_capability(0)),
+                total_mem_gib=round(p.total_memory / 2**30, 1),
+            )
             try:
                 m["driver"] = torch._C._cuda_getDriverVersion()
             except Exception:
@@ -278,7 +304,7 @@ class Env:
 # ----------------------------------------------------------------------------
 # timing
 # ----------------------------------------------------------------------------
-SLEEP_HZ = 2.0e9   # cycles per second assumed for torch.cuda._sleep (upper bound of H100 SM clock)
+SLEEP_HZ = 2.0e9  # cycles per second assumed for torch.cuda._sleep (upper bound of H100 SM clock)
 
 
 def queue_timed(torch, calls, first, count, spin_ms):
@@ -333,18 +359,29 @@ def bench(env, calls, target_s=0.25, min_reps=20, max_reps=300, warmup=10, batch
         times += [s.elapsed_time(e) for s, e in evs]
         spans.append(evs[0][0].elapsed_time(evs[-1][1]) / b)
     times.sort()
-    q = lambda f: times[min(len(times) - 1, int(f * len(times)))]
-    return {"median_ms": statistics.median(times), "min_ms": times[0], "p10_ms": q(0.1),
-            "p90_ms": q(0.9), "mean_ms": sum(times) / len(times), "reps": len(times),
-            "n_buffer_sets": n, "host_enqueue_us": t_host * 1e6,
-            "queue_ahead_frac": (ahead / nb) if nb else None,
-            # first start to last end of a batch / calls: back-to-back throughput incl. gaps
-            "batch_span_ms_per_call": statistics.median(spans) if spans else None}
+
+    def q(f):
+        return times[min(len(times) - 1, int(f * len(times)))]
+
+    return {
+        "median_ms": statistics.median(times),
+        "min_ms": times[0],
+        "p10_ms": q(0.1),
+        "p90_ms": q(0.9),
+        "mean_ms": sum(times) / len(times),
+        "reps": len(times),
+        "n_buffer_sets": n,
+        "host_enqueue_us": t_host * 1e6,
+        "queue_ahead_frac": (ahead / nb) if nb else None,
+        # first start to last end of a batch / calls: back-to-back throughput incl. gaps
+        "batch_span_ms_per_call": statistics.median(spans) if spans else None,
+    }
 
 
 class TorchEnv:
     """What bench() needs of the harness's Env, for scripts that time on their own with torch
     already imported (bench/add_variants.py, bench/row_sum_variants.py): CUDA only."""
+
     cpu = False
 
     def __init__(self, torch):
@@ -434,7 +471,7 @@ class Child:
             self.emit(rec)
             return rec
         self.emit(dict(key=key + "#started", section=self.section))
-        if os.environ.get("BENCH_PEERS_CRASH_AT") == key:     # test hook for the relaunch path
+        if os.environ.get("BENCH_PEERS_CRASH_AT") == key:  # test hook for the relaunch path
             os._exit(7)
         t = time.time()
         try:
@@ -446,18 +483,23 @@ class Child:
         except NotApplicable as e:
             rec.update(status="n/a", error=str(e))
         except Exception as e:
-            rec.update(status="error", error=f"{type(e).__name__}: {' '.join(str(e).split())[:600]}",
-                       traceback=traceback.format_exc()[-3000:])
+            rec.update(
+                status="error",
+                error=f"{type(e).__name__}: {' '.join(str(e).split())[:600]}",
+                traceback=traceback.format_exc()[-3000:],
+            )
         rec["wall_s"] = round(time.time() - t, 3)
         self.emit(rec)
         self.print_rec(rec)
         if rec["status"] not in ("ok", "skipped", "n/a") and not self.env.cpu:
-            try:   # sticky CUDA error? then this process is useless: exit, parent relaunches
+            try:  # sticky CUDA error? then this process is useless: exit, parent relaunches
                 self.env.torch.cuda.synchronize()
             except Exception as e:
                 self.dead = True
                 rec["sticky"] = True
-                rec["error"] = f"[CUDA context unusable afterwards: {' '.join(str(e).split())[:200]}] " + rec.get("error", "")
+                rec["error"] = f"[CUDA context unusable afterwards: {' '.join(str(e).split())[:200]}] " + rec.get(
+                    "error", ""
+                )
                 self.emit(rec)
                 log(f"!!! CUDA context unusable after {key}: {e}; child exits for a relaunch")
                 sys.exit(3)
@@ -467,8 +509,11 @@ class Child:
     def print_rec(r):
         st = r.get("status")
         tag = {"ok": "  ", "MISMATCH": "!!! MISMATCH", "error": "!! ERROR", "skipped": "-- skipped"}.get(st, st)
-        parts = [f"{r.get('impl', '')}:{r.get('variant', '')}", r.get("dtype", ""),
-                 "x".join(map(str, r["shape"])) if r.get("shape") else ""]
+        parts = [
+            f"{r.get('impl', '')}:{r.get('variant', '')}",
+            r.get("dtype", ""),
+            "x".join(map(str, r["shape"])) if r.get("shape") else "",
+        ]
         s = " ".join(p for p in parts if p)
         if r.get("relerr") is not None:
             s += f" relerr={r['relerr']:.2e}"
@@ -512,33 +557,53 @@ def add_factories(env):
     # allocates its result, and the caching allocator hands back the same block each call, so
     # that output stays in L2 across the rotation (2341 vs 1966 GB/s at f16 2048^2 on the H100):
     # shown, but not a peer.
-    out = [("torch", "add(out=)", lambda sets: ([(lambda a=a, b=b, c=c: torch.add(a, b, out=c)) for a, b, c in sets], {})),
-           ("torch", "a+b", lambda sets: ([(lambda a=a, b=b: a + b) for a, b, c in sets],
-                                          {"not_a_peer": "allocates its output: the same L2-resident block every call"}))]
+    out = [
+        ("torch", "add(out=)", lambda sets: ([(lambda a=a, b=b, c=c: torch.add(a, b, out=c)) for a, b, c in sets], {})),
+        (
+            "torch",
+            "a+b",
+            lambda sets: (
+                [(lambda a=a, b=b: a + b) for a, b, c in sets],
+                {"not_a_peer": "allocates its output: the same L2-resident block every call"},
+            ),
+        ),
+    ]
     if env.TP is not None:
         for blk, nw in env.TP.ADD_CONFIGS:
+
             def fac(sets, blk=blk, nw=nw):
                 def mk(a, b, c):
                     def run():
                         env.TP.launch_add(a, b, c, blk, nw)
                         return c
+
                     return run
+
                 return [mk(*s) for s in sets], {}
+
             out.append(("triton", f"B{blk}w{nw}", fac))
     else:
         out.append(("triton", "*", None))
     for v, fname in CUTE_ADD_VARIANTS.items():
+
         def fac(sets, fname=fname):
             env.need("cute")
-            fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+            def fd(t):
+                return env.from_dlpack(t, assumed_align=16)
+
             conv = [tuple(fd(t) for t in s) for s in sets]
             f, cs, printed = cute_compile(env, getattr(env.S, fname), *conv[0])
+
             def mk(ct, c):
                 def run():
                     f(*ct)
                     return c
+
                 return run
+
             return [mk(ct, s[2]) for ct, s in zip(conv, sets)], {"compile_s": cs, "compile_stdout": printed[:2000]}
+
         out.append(("cute", v, fac))
 
     def fac_tvm(sets):
@@ -546,18 +611,23 @@ def add_factories(env):
         env.need("tvm_ffi")
         a0 = [env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True) for t in sets[0]]
         f, cs, printed = cute_compile(env, env.S.elementwise_add, *a0, options="--enable-tvm-ffi")
+
         def mk(a, b, c):
             def run():
                 f(a, b, c)
                 return c
+
             return run
+
         return [mk(*s) for s in sets], {"compile_s": cs}
+
     out.append(("cute", "tv003+tvmffi", fac_tvm))
 
     # cutec: the same three seed kernels (samples/elementwise_add.cute, generic: one cubin, the call
     # picks the f16 or f32 instance), compiled ahead of time, and samples/predicated_add.cute (f32, any shape)
     # and samples/fast_add.cute's `fast_add` (block size and vectors per thread picked by size).
     for v, host in list(CUTEC_ADD_HOSTS.items()) + [("predicated", "predicated_add"), ("fast", "fast_add")]:
+
         def fac_cutec(sets, host=host):
             env.need("cutec")
             f16 = sets[0][0].dtype == env.torch.float16
@@ -565,6 +635,7 @@ def add_factories(env):
                 raise NotApplicable("samples/predicated_add.cute is f32 only")
             cubin = host if host in ("predicated_add", "fast_add") else "elementwise_add"
             return [cutec_call(env.cutec.host(cubin, host), s) for s in sets], {}
+
         out.append(("cutec", v, fac_cutec))
     return out
 
@@ -576,6 +647,7 @@ def cutec_call(h, tensors, out_index=-1):
     def run():
         h(*tensors)
         return out
+
     return run
 
 
@@ -594,22 +666,30 @@ def apply_factories(env):
                     if relu:
                         torch.relu_(c)
                     return c
+
                 return run
+
             return [mk(*s) for s in sets], {}
+
         return fac
+
     out = []
     for relu in (False, True):
         op = "mul_relu" if relu else "mul"
         out.append(("torch", f"{op}", torch_mul(relu)))
         if env.TP is not None:
             for blk, nw in env.TP.ADD_CONFIGS:
+
                 def fac(sets, blk=blk, nw=nw, relu=relu):
                     def mk(a, b, c):
                         def run():
                             env.TP.launch_mul(a, b, c, blk, nw, relu)
                             return c
+
                         return run
+
                     return [mk(*s) for s in sets], {}
+
                 out.append(("triton", f"{op} B{blk}w{nw}", fac))
         else:
             out.append(("triton", f"{op} *", None))
@@ -618,6 +698,7 @@ def apply_factories(env):
             env.need("cutec")
             h = env.cutec.host("elementwise_apply", f"elementwise_{op}")
             return [cutec_call(h, s) for s in sets], {}
+
         out.append(("cutec", op, fac_cutec))
 
         # samples/fast_add.cute's launch of the same operation (picked by size)
@@ -625,6 +706,7 @@ def apply_factories(env):
             env.need("cutec")
             h = env.cutec.host("fast_add", f"fast_{op}")
             return [cutec_call(h, s) for s in sets], {}
+
         out.append(("cutec", f"fast_{op}", fac_cutec_fast))
     return out
 
@@ -634,27 +716,35 @@ def reduce_factories(env):
     out = [("torch", "sum(-1)", lambda sets: ([(lambda x=x: torch.sum(x, dim=-1)) for x, o in sets], {}))]
     if env.TP is not None:
         for bm, bn, nw in env.TP.ROWSUM_CONFIGS:
+
             def fac(sets, bm=bm, bn=bn, nw=nw):
                 def mk(x, o):
                     def run():
                         env.TP.launch_row_sum(x, o, bm, bn, nw)
                         return o
+
                     return run
+
                 return [mk(*s) for s in sets], {}
+
             out.append(("triton", f"M{bm}N{bn}w{nw}", fac))
     else:
         out.append(("triton", "*", None))
 
     def fac_simple(sets):
         env.need("cute")
-        conv = [(env.from_dlpack(x), env.from_dlpack(o)) for x, o in sets]   # seed: no assumed_align
+        conv = [(env.from_dlpack(x), env.from_dlpack(o)) for x, o in sets]  # seed: no assumed_align
         f, cs, printed = cute_compile(env, env.S.reduce_sum, *conv[0])
+
         def mk(ct, o):
             def run():
                 f(*ct)
                 return o
+
             return run
+
         return [mk(ct, s[1]) for ct, s in zip(conv, sets)], {"compile_s": cs}
+
     out.append(("cute", "simple000", fac_simple))
 
     def fac_tiled(sets):
@@ -664,34 +754,44 @@ def reduce_factories(env):
         st = env.stream()
         conv = [(env.from_dlpack(x), env.from_dlpack(o)) for x, o in sets]
         f, cs, printed = cute_compile(env, obj, *conv[0], st)
+
         def mk(ct, o):
             def run():
                 f(*ct, st)
                 return o
+
             return run
+
         return [mk(ct, s[1]) for ct, s in zip(conv, sets)], {"compile_s": cs}
+
     out.append(("cute", "tiledcopy000", fac_tiled))
 
     # row_sum picks its kernel by the row length at run time (a warp per row up to 1024 columns);
     # fast_row_sum (same cubin) reads 16-byte vectors, lanes or a block per row picked from N.
-    for cubin, host in (("reduce_sum", "reduce_sum"), ("reduce_sum_tiled_copy", "reduce_rows"),
-                        ("reduce_sum_compositional", "reduce_compositional"), ("row_sum", "row_sum"),
-                        ("row_sum", "fast_row_sum")):
+    for cubin, host in (
+        ("reduce_sum", "reduce_sum"),
+        ("reduce_sum_tiled_copy", "reduce_rows"),
+        ("reduce_sum_compositional", "reduce_compositional"),
+        ("row_sum", "row_sum"),
+        ("row_sum", "fast_row_sum"),
+    ):
+
         def fac_cutec_reduce(sets, cubin=cubin, host=host):
             env.need("cutec")
             return [cutec_call(env.cutec.host(cubin, host), s) for s in sets], {}
+
         out.append(("cutec", host, fac_cutec_reduce))
     return out
 
 
 def triton_applicable(variant, M, N, env):
-    if variant in ("reduce_rows", "reduce_compositional"):   # cutec: N = 1024, M a multiple of 4
+    if variant in ("reduce_rows", "reduce_compositional"):  # cutec: N = 1024, M a multiple of 4
         return N == 1024 and M % 4 == 0
     if env.TP is None or variant == "*":
         return True
     if variant.startswith("M"):
-        bm = int(variant[1:variant.index("N")])
-        bn = int(variant[variant.index("N") + 1:variant.index("w")])
+        bm = int(variant[1 : variant.index("N")])
+        bn = int(variant[variant.index("N") + 1 : variant.index("w")])
         return bn <= N and bm <= M
     return True
 
@@ -715,6 +815,7 @@ def sec_copy(ch):
         r["gbps"] = 2 * nbytes / (r["median_ms"] * 1e-3) / 1e9
         r["relerr"] = 0.0
         return r
+
     ch.case("copy|torch", {"impl": "torch", "variant": "copy_", "bytes": nbytes, "dtype": "float32"}, body)
 
 
@@ -723,7 +824,7 @@ def run_elementwise(ch, section, facs, dtypes, reference):
     float64 result."""
     env, torch = ch.env, ch.env.torch
     shapes = CPU_ADD_SHAPES if env.cpu else ADD_SHAPES
-    for (M, N) in shapes:
+    for M, N in shapes:
         for dname in dtypes:
             keys = [f"{section}|{impl}|{v}|{dname}|{M}x{N}" for impl, v, _ in facs]
             if all(k in ch.done for k in keys):
@@ -735,24 +836,31 @@ def run_elementwise(ch, section, facs, dtypes, reference):
             sets = []
             try:
                 for _ in range(nrot):
-                    sets.append((torch.randn(M, N, device=env.device, dtype=dt),
-                                 torch.randn(M, N, device=env.device, dtype=dt),
-                                 torch.empty(M, N, device=env.device, dtype=dt)))
+                    sets.append(
+                        (
+                            torch.randn(M, N, device=env.device, dtype=dt),
+                            torch.randn(M, N, device=env.device, dtype=dt),
+                            torch.empty(M, N, device=env.device, dtype=dt),
+                        )
+                    )
             except Exception as e:
                 sets = None
                 for k, (impl, v, _) in zip(keys, facs):
-                    ch.case(k, {"impl": impl, "variant": v, "dtype": dname, "shape": [M, N]},
-                            lambda e=e: _raise(RuntimeError(f"input allocation failed: {e}")))
+                    ch.case(
+                        k,
+                        {"impl": impl, "variant": v, "dtype": dname, "shape": [M, N]},
+                        lambda e=e: _raise(RuntimeError(f"input allocation failed: {e}")),
+                    )
                 continue
             for key, (impl, v, fac) in zip(keys, facs):
-                meta = {"impl": impl, "variant": v, "dtype": dname, "shape": [M, N],
-                        "bytes_per_call": per_set}
+                meta = {"impl": impl, "variant": v, "dtype": dname, "shape": [M, N], "bytes_per_call": per_set}
 
+                # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
                 def body(fac=fac, impl=impl, v=v):
                     if fac is None:
                         env.need(impl)
-                    calls, extra = fac(sets)
-                    a, b, c = sets[0]
+                    calls, extra = fac(sets)  # noqa: F821
+                    a, b, c = sets[0]  # noqa: F821
                     a.normal_()
                     b.normal_()
                     c.fill_(float("nan"))
@@ -765,9 +873,14 @@ def run_elementwise(ch, section, facs, dtypes, reference):
                     if not err <= TOL[dname]:
                         raise Mismatch(f"relerr {err:.3e} > {TOL[dname]:.0e}", err)
                     r = bench(env, calls)
-                    r.update(extra, relerr=err, equal_to_rounded_reference=exact,
-                             gbps=per_set / (r["median_ms"] * 1e-3) / 1e9)
+                    r.update(
+                        extra,
+                        relerr=err,
+                        equal_to_rounded_reference=exact,
+                        gbps=per_set / (r["median_ms"] * 1e-3) / 1e9,
+                    )
                     return r
+
                 ch.case(key, meta, body)
             del sets
             if not env.cpu:
@@ -779,15 +892,16 @@ def sec_add(ch):
 
 
 def sec_apply(ch):
-    run_elementwise(ch, "apply", apply_factories(ch.env), ["float16"],
-                    lambda v, a, b: (a * b).relu() if "relu" in v else a * b)
+    run_elementwise(
+        ch, "apply", apply_factories(ch.env), ["float16"], lambda v, a, b: (a * b).relu() if "relu" in v else a * b
+    )
 
 
 def sec_reduce(ch):
     env, torch = ch.env, ch.env.torch
     shapes = CPU_REDUCE_SHAPES if env.cpu else REDUCE_SHAPES
     facs = reduce_factories(env)
-    for (M, N) in shapes:
+    for M, N in shapes:
         todo = [(impl, v, fac) for impl, v, fac in facs if triton_applicable(v, M, N, env)]
         keys = [f"reduce|{impl}|{v}|float32|{M}x{N}" for impl, v, _ in todo]
         if all(k in ch.done for k in keys):
@@ -799,17 +913,21 @@ def sec_reduce(ch):
         except Exception as e:
             sets = None
             for key, (impl, v, _) in zip(keys, todo):
-                ch.case(key, {"impl": impl, "variant": v, "dtype": "float32", "shape": [M, N]},
-                        lambda e=e: _raise(RuntimeError(f"input allocation failed: {e}")))
+                ch.case(
+                    key,
+                    {"impl": impl, "variant": v, "dtype": "float32", "shape": [M, N]},
+                    lambda e=e: _raise(RuntimeError(f"input allocation failed: {e}")),
+                )
             continue
         for key, (impl, v, fac) in zip(keys, todo):
             meta = {"impl": impl, "variant": v, "dtype": "float32", "shape": [M, N], "bytes_per_call": M * N * 4}
 
+            # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
             def body(fac=fac, impl=impl):
                 if fac is None:
                     env.need(impl)
-                calls, extra = fac(sets)
-                x, o = sets[0]
+                calls, extra = fac(sets)  # noqa: F821
+                x, o = sets[0]  # noqa: F821
                 x.normal_()
                 o.fill_(float("nan"))
                 out = calls[0]()
@@ -820,6 +938,7 @@ def sec_reduce(ch):
                 r = bench(env, calls)
                 r.update(extra, relerr=err, gbps=M * N * 4 / (r["median_ms"] * 1e-3) / 1e9)
                 return r
+
             ch.case(key, meta, body)
         del sets
         if not env.cpu:
@@ -839,22 +958,30 @@ def sec_reduce_nd(ch):
         def fac(sets):
             env.need("cutec")
             return [cutec_call(env.cutec.host("reduce_sum_nd", host), s) for s in sets], {}
+
         return fac
+
     # reduce_nd: the seed's kernel (a warp per output, strided reads); reduce_mid: coalesced.
-    facs = [("torch", "sum(1)", fac_torch), ("cutec", "reduce_nd", fac_cutec("reduce_nd")),
-            ("cutec", "reduce_mid", fac_cutec("reduce_mid"))]
+    facs = [
+        ("torch", "sum(1)", fac_torch),
+        ("cutec", "reduce_nd", fac_cutec("reduce_nd")),
+        ("cutec", "reduce_mid", fac_cutec("reduce_mid")),
+    ]
     for shape in shapes:
         B, R, A = shape
         keys = [f"reduce_nd|{impl}|{v}|float32|{B}x{R}x{A}" for impl, v, _ in facs]
         if all(k in ch.done for k in keys):
             continue
         nbytes = B * R * A * 4
-        sets = [(torch.randn(shape, device=env.device), torch.empty(B, A, device=env.device))
-                for _ in range(n_rotations(nbytes, env.l2))]
+        sets = [
+            (torch.randn(shape, device=env.device), torch.empty(B, A, device=env.device))
+            for _ in range(n_rotations(nbytes, env.l2))
+        ]
         for key, (impl, v, fac) in zip(keys, facs):
+            # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
             def body(fac=fac):
-                calls, extra = fac(sets)
-                x, o = sets[0]
+                calls, extra = fac(sets)  # noqa: F821
+                x, o = sets[0]  # noqa: F821
                 o.fill_(float("nan"))
                 out = calls[0]()
                 env.sync()
@@ -864,7 +991,12 @@ def sec_reduce_nd(ch):
                 r = bench(env, calls)
                 r.update(extra, relerr=err, gbps=nbytes / (r["median_ms"] * 1e-3) / 1e9)
                 return r
-            ch.case(key, {"impl": impl, "variant": v, "dtype": "float32", "shape": list(shape), "bytes_per_call": nbytes}, body)
+
+            ch.case(
+                key,
+                {"impl": impl, "variant": v, "dtype": "float32", "shape": list(shape), "bytes_per_call": nbytes},
+                body,
+            )
         del sets
         if not env.cpu:
             torch.cuda.empty_cache()
@@ -875,9 +1007,14 @@ def gemm_sets(torch, device, M, N, K, store, dt, l2):
     of them that consecutive calls miss the L2; entries scaled so that C's entries are O(1)."""
     sa, sb = store(M, N, K)
     per_set = (M * K + N * K + M * N) * dt.itemsize
-    return [((torch.randn(sa, device=device) * K ** -0.25).to(dt),
-             (torch.randn(sb, device=device) * K ** -0.25).to(dt),
-             torch.empty(M, N, device=device, dtype=dt)) for _ in range(n_rotations(per_set, l2))]
+    return [
+        (
+            (torch.randn(sa, device=device) * K**-0.25).to(dt),
+            (torch.randn(sb, device=device) * K**-0.25).to(dt),
+            torch.empty(M, N, device=device, dtype=dt),
+        )
+        for _ in range(n_rotations(per_set, l2))
+    ]
 
 
 def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
@@ -898,14 +1035,23 @@ def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
                 ref = x @ y
                 del x, y
                 # Per implementation, one call per operand set (the views made once, not per call).
-                impls = [("torch.matmul", [(lambda x=x, y=y, c=c: torch.matmul(x, y, out=c)) for x, y, c in
-                                           ((*mm(p, q), c) for p, q, c in sets)])]
+                impls = [
+                    (
+                        "torch.matmul",
+                        [
+                            (lambda x=x, y=y, c=c: torch.matmul(x, y, out=c))
+                            for x, y, c in ((*mm(p, q), c) for p, q, c in sets)
+                        ],
+                    )
+                ]
                 host = f"gemm_{layout}_{dname}"
                 for label, m in mods:
                     if host in m.hosts:
                         f = m.host(host)
                         # The host takes the logical operands A (M, K) and B (N, K).
-                        impls.append((label, [cutec_call(f, (x, y.t(), c)) for x, y, c in ((*mm(p, q), c) for p, q, c in sets)]))
+                        impls.append(
+                            (label, [cutec_call(f, (x, y.t(), c)) for x, y, c in ((*mm(p, q), c) for p, q, c in sets)])
+                        )
                 errs = {}
                 for label, calls in impls:
                     c = sets[0][2]
@@ -924,7 +1070,7 @@ def sec_gemm(ch):
     GEMM host functions, on the same operands in the same layout; TFLOP/s."""
     env, torch = ch.env, ch.env.torch
     shapes = CPU_GEMM_SHAPES if env.cpu else GEMM_SHAPES
-    for (M, N, K) in shapes:
+    for M, N, K in shapes:
         for layout, (store, mm) in GEMM_LAYOUTS.items():
             for dname, short in (("bfloat16", "bf16"), ("float16", "f16")):
                 host = f"gemm_{layout}_{short}"
@@ -937,9 +1083,10 @@ def sec_gemm(ch):
                     continue
                 sets = gemm_sets(torch, env.device, M, N, K, store, env.dt(dname), env.l2)
                 for key, (impl, v) in zip(keys, impls):
+                    # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
                     def body(impl=impl):
                         if impl == "torch":
-                            calls = [(lambda a=a, b=b, c=c: torch.matmul(*mm(a, b), out=c)) for a, b, c in sets]
+                            calls = [(lambda a=a, b=b, c=c: torch.matmul(*mm(a, b), out=c)) for a, b, c in sets]  # noqa: F821
                         else:
                             env.need("cutec")
                             cubin, name = ("gemm_sm90", v.split()[1]) if v.startswith("sm90 ") else ("gemm_sm80", v)
@@ -950,8 +1097,8 @@ def sec_gemm(ch):
                                 raise NotApplicable(f"{cubin}.cubin has no {name}")
                             # The host takes the logical operands A (M, K) and B (N, K): X and Y^T
                             # of the views torch multiplies.
-                            calls = [cutec_call(m.host(name), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]
-                        a, b, c = sets[0]
+                            calls = [cutec_call(m.host(name), (mm(a, b)[0], mm(a, b)[1].t(), c)) for a, b, c in sets]  # noqa: F821
+                        a, b, c = sets[0]  # noqa: F821
                         c.fill_(float("nan"))
                         out = calls[0]()
                         env.sync()
@@ -963,6 +1110,7 @@ def sec_gemm(ch):
                         r = bench(env, calls, min_reps=10, max_reps=60)
                         r.update(relerr=err, tflops=2.0 * M * N * K / (r["median_ms"] * 1e-3) / 1e12)
                         return r
+
                     ch.case(key, {"impl": impl, "variant": v, "dtype": dname, "shape": [M, N, K]}, body)
                 del sets
                 if not env.cpu:
@@ -975,8 +1123,9 @@ def sec_compile(ch):
     first one also pays the DSL's one-time setup), and Triton first calls with a
     fresh cache dir."""
     env, torch = ch.env, ch.env.torch
-    ch.emit({"key": "meta", "section": "compile", "meta": env.meta(),
-             "adaptations": getattr(env.S, "ADAPTATIONS", None)})
+    ch.emit(
+        {"key": "meta", "section": "compile", "meta": env.meta(), "adaptations": getattr(env.S, "ADAPTATIONS", None)}
+    )
     M, N = CPU_ADD_SHAPES[0] if env.cpu else (2048, 2048)
     a = torch.randn(M, N, device=env.device, dtype=torch.float16)
     b = torch.randn_like(a)
@@ -996,31 +1145,66 @@ def sec_compile(ch):
             env.sync()
             first_call = time.perf_counter() - t
             f2, t2, _ = cute_compile(env, fn, *args(), **kw)
-            return {"first_s": t1, "second_s": t2, "first_call_s": first_call,
-                    "process_first_compile": was_first, "compile_stdout": printed[:2000]}
+            return {
+                "first_s": t1,
+                "second_s": t2,
+                "first_call_s": first_call,
+                "process_first_compile": was_first,
+                "compile_stdout": printed[:2000],
+            }
+
         return body
 
     if env.cute is not None:
-        fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+        def fd(t):
+            return env.from_dlpack(t, assumed_align=16)
+
         for v, fname in CUTE_ADD_VARIANTS.items():
-            ch.case(f"compile|cute|{v}", {"impl": "cute", "variant": v, "dtype": "float16", "shape": [M, N]},
-                    cute_twice(getattr(env.S, fname), lambda: (fd(a), fd(b), fd(c)), {},
-                               lambda f: f(fd(a), fd(b), fd(c))))
+            ch.case(
+                f"compile|cute|{v}",
+                {"impl": "cute", "variant": v, "dtype": "float16", "shape": [M, N]},
+                cute_twice(getattr(env.S, fname), lambda: (fd(a), fd(b), fd(c)), {}, lambda f: f(fd(a), fd(b), fd(c))),
+            )
         RM, RN = CPU_REDUCE_SHAPES[0] if env.cpu else (4096, 4096)
         x = torch.randn(RM, RN, device=env.device)
         o = torch.empty(RM, device=env.device)
-        ch.case("compile|cute|simple000", {"impl": "cute", "variant": "simple000", "dtype": "float32", "shape": [RM, RN]},
-                cute_twice(env.S.reduce_sum, lambda: (env.from_dlpack(x), env.from_dlpack(o)), {},
-                           lambda f: f(env.from_dlpack(x), env.from_dlpack(o))))
+        ch.case(
+            "compile|cute|simple000",
+            {"impl": "cute", "variant": "simple000", "dtype": "float32", "shape": [RM, RN]},
+            cute_twice(
+                env.S.reduce_sum,
+                lambda: (env.from_dlpack(x), env.from_dlpack(o)),
+                {},
+                lambda f: f(env.from_dlpack(x), env.from_dlpack(o)),
+            ),
+        )
         st = env.stream()
         obj = env.S.ReduceSumTiledCopy((RM, RN), env.cutlass.Float32, dim=-1)
-        ch.case("compile|cute|tiledcopy000", {"impl": "cute", "variant": "tiledcopy000", "dtype": "float32", "shape": [RM, RN]},
-                cute_twice(obj, lambda: (env.from_dlpack(x), env.from_dlpack(o), st), {},
-                           lambda f: f(env.from_dlpack(x), env.from_dlpack(o), st)))
-        fdt = lambda t: env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
-        ch.case("compile|cute|tv003+tvmffi", {"impl": "cute", "variant": "tv003+tvmffi", "dtype": "float16", "shape": [M, N]},
-                cute_twice(env.S.elementwise_add, lambda: (fdt(a), fdt(b), fdt(c)), {"options": "--enable-tvm-ffi"},
-                           lambda f: f(a, b, c)))
+        ch.case(
+            "compile|cute|tiledcopy000",
+            {"impl": "cute", "variant": "tiledcopy000", "dtype": "float32", "shape": [RM, RN]},
+            cute_twice(
+                obj,
+                lambda: (env.from_dlpack(x), env.from_dlpack(o), st),
+                {},
+                lambda f: f(env.from_dlpack(x), env.from_dlpack(o), st),
+            ),
+        )
+
+        def fdt(t):
+            return env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
+        ch.case(
+            "compile|cute|tv003+tvmffi",
+            {"impl": "cute", "variant": "tv003+tvmffi", "dtype": "float16", "shape": [M, N]},
+            cute_twice(
+                env.S.elementwise_add,
+                lambda: (fdt(a), fdt(b), fdt(c)),
+                {"options": "--enable-tvm-ffi"},
+                lambda f: f(a, b, c),
+            ),
+        )
     else:
         ch.case("compile|cute|*", {"impl": "cute", "variant": "*"}, lambda: env.need("cute"))
 
@@ -1038,17 +1222,31 @@ def sec_compile(ch):
             t2 = time.perf_counter() - t
             check()
             nfiles = sum(len(fs) for _, _, fs in os.walk(cache)) if cache and os.path.isdir(cache) else None
-            return {"first_s": t1, "second_s": t2, "compile_s": t1 - t2, "cache_dir": cache,
-                    "cache_files_after": nfiles}
+            return {
+                "first_s": t1,
+                "second_s": t2,
+                "compile_s": t1 - t2,
+                "cache_dir": cache,
+                "cache_files_after": nfiles,
+            }
+
         return body
 
     def chk_add():
         err = relerr(c, a.double() + b.double())
         if not err <= TOL["float16"]:
             raise Mismatch(f"relerr {err:.3e}", err)
-    ch.case("compile|triton|add_B1024w4", {"impl": "triton", "variant": "add B1024w4 (first Triton kernel in process)",
-                                            "dtype": "float16", "shape": [M, N]},
-            triton_first(lambda: env.TP.launch_add(a, b, c, 1024, 4), chk_add))
+
+    ch.case(
+        "compile|triton|add_B1024w4",
+        {
+            "impl": "triton",
+            "variant": "add B1024w4 (first Triton kernel in process)",
+            "dtype": "float16",
+            "shape": [M, N],
+        },
+        triton_first(lambda: env.TP.launch_add(a, b, c, 1024, 4), chk_add),
+    )
     RM, RN = CPU_REDUCE_SHAPES[0] if env.cpu else (4096, 4096)
     xr = torch.randn(RM, RN, device=env.device)
     orr = torch.empty(RM, device=env.device)
@@ -1057,10 +1255,13 @@ def sec_compile(ch):
         err = relerr(orr, xr.double().sum(-1))
         if not err <= TOL["reduce"]:
             raise Mismatch(f"relerr {err:.3e}", err)
+
     bn = min(1024, RN)
-    ch.case("compile|triton|rowsum", {"impl": "triton", "variant": f"row_sum M1N{bn}w4 (second kernel)",
-                                       "dtype": "float32", "shape": [RM, RN]},
-            triton_first(lambda: env.TP.launch_row_sum(xr, orr, 1, bn, 4), chk_red))
+    ch.case(
+        "compile|triton|rowsum",
+        {"impl": "triton", "variant": f"row_sum M1N{bn}w4 (second kernel)", "dtype": "float32", "shape": [RM, RN]},
+        triton_first(lambda: env.TP.launch_row_sum(xr, orr, 1, bn, 4), chk_red),
+    )
 
 
 def host_rounds(fn, sync, n, rounds, max_s=10.0, warmup=20):
@@ -1089,8 +1290,13 @@ def host_rounds(fn, sync, n, rounds, max_s=10.0, warmup=20):
         calls += k
         if max_s and time.perf_counter() - start > max_s:
             break
-    return {"per_call_us": statistics.median(per), "enqueue_us": statistics.median(enq), "calls": calls,
-            "rounds": len(per), "per_call_rounds_us": per}
+    return {
+        "per_call_us": statistics.median(per),
+        "enqueue_us": statistics.median(enq),
+        "calls": calls,
+        "rounds": len(per),
+        "per_call_rounds_us": per,
+    }
 
 
 def sec_launch(ch):
@@ -1123,27 +1329,39 @@ def sec_launch(ch):
                 g = bench(env, [fn], target_s=0.05)
                 r["gpu_median_us"] = g["median_ms"] * 1e3
             return r
-        ch.case(f"launch|{impl}|{variant}", {"impl": impl, "variant": variant, "dtype": "float32", "shape": [M, N]}, body)
 
-    run_case("add(out=c)", "torch", lambda: (lambda: torch.add(a, b, out=c)))
-    ch.case("launch|torch|a+b(alloc)", {"impl": "torch", "variant": "a+b(alloc)", "dtype": "float32", "shape": [M, N]},
-            lambda: host_loop(lambda: a + b))
+        ch.case(
+            f"launch|{impl}|{variant}", {"impl": impl, "variant": variant, "dtype": "float32", "shape": [M, N]}, body
+        )
+
+    run_case("add(out=c)", "torch", lambda: lambda: torch.add(a, b, out=c))
+    ch.case(
+        "launch|torch|a+b(alloc)",
+        {"impl": "torch", "variant": "a+b(alloc)", "dtype": "float32", "shape": [M, N]},
+        lambda: host_loop(lambda: a + b),
+    )
 
     def mk_triton():
         env.need("triton")
         return lambda: env.TP.launch_add(a, b, c, 1024, 4)
+
     run_case("add B1024w4", "triton", mk_triton)
 
     def mk_cute(fname, per_call_dlpack=False):
         def make():
             env.need("cute")
-            fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+            def fd(t):
+                return env.from_dlpack(t, assumed_align=16)
+
             args = (fd(a), fd(b), fd(c))
             f, _, _ = cute_compile(env, getattr(env.S, fname), *args)
             if per_call_dlpack:
                 return lambda: f(fd(a), fd(b), fd(c))
             return lambda: f(*args)
+
         return make
+
     run_case("tv003 compiled", "cute", mk_cute("elementwise_add"))
     run_case("tv003 compiled+from_dlpack/call", "cute", mk_cute("elementwise_add", True))
     run_case("naive003 compiled", "cute", mk_cute("naive_elementwise_add"))
@@ -1151,58 +1369,82 @@ def sec_launch(ch):
     def mk_tvm():
         env.need("cute")
         env.need("tvm_ffi")
-        fdt = lambda t: env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
+        def fdt(t):
+            return env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
         f, _, _ = cute_compile(env, env.S.elementwise_add, fdt(a), fdt(b), fdt(c), options="--enable-tvm-ffi")
         return lambda: f(a, b, c)
+
     run_case("tv003 tvm-ffi(torch tensors)", "cute", mk_tvm)
 
     def mk_cutec(views=False, explicit_stream=False):
         def make():
             env.need("cutec")
-            h = env.cutec.host("elementwise_add", "elementwise_add")    # the f32 instance, picked per call
-            if views:    # raw pointers, no tensor protocol: the extension's floor
+            h = env.cutec.host("elementwise_add", "elementwise_add")  # the f32 instance, picked per call
+            if views:  # raw pointers, no tensor protocol: the extension's floor
                 args = [env.cutec.cutec.TensorView(t.data_ptr(), "f32", t.shape, t.stride()) for t in (a, b, c)]
                 return lambda: h(*args)
             if explicit_stream:
                 s = torch.cuda.current_stream().cuda_stream
                 return lambda: h(a, b, c, stream=s)
-            return lambda: h(a, b, c)    # torch tensors, torch's current stream: what a user writes
+            return lambda: h(a, b, c)  # torch tensors, torch's current stream: what a user writes
+
         return make
+
     run_case("tv host call (torch tensors)", "cutec", mk_cutec())
     run_case("tv host call (torch tensors, stream=int)", "cutec", mk_cutec(explicit_stream=True))
     run_case("tv host call (cutec.TensorView args)", "cutec", mk_cutec(views=True))
 
     def jit_direct():
         env.need("cute")
-        fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+        def fd(t):
+            return env.from_dlpack(t, assumed_align=16)
+
         args = (fd(a), fd(b), fd(c))
         out = []
         with captured_stdout(out):
             t = time.perf_counter()
-            env.S.elementwise_add(*args)          # first direct call: compiles (+ file cache)
+            env.S.elementwise_add(*args)  # first direct call: compiles (+ file cache)
             env.sync()
             first = time.perf_counter() - t
             r = host_loop(lambda: env.S.elementwise_add(*args), n=50, rounds=1, max_s=10.0)
         check()
         r["first_direct_call_s"] = first
         return r
-    ch.case("launch|cute|tv003 direct @cute.jit call", {"impl": "cute", "variant": "tv003 direct @cute.jit call",
-                                                         "dtype": "float32", "shape": [M, N]}, jit_direct)
+
+    ch.case(
+        "launch|cute|tv003 direct @cute.jit call",
+        {"impl": "cute", "variant": "tv003 direct @cute.jit call", "dtype": "float32", "shape": [M, N]},
+        jit_direct,
+    )
 
 
-SECTION_FN = {"compile": sec_compile, "copy": sec_copy, "add": sec_add, "apply": sec_apply, "reduce": sec_reduce,
-              "reduce_nd": sec_reduce_nd, "gemm": sec_gemm, "launch": sec_launch}
+SECTION_FN = {
+    "compile": sec_compile,
+    "copy": sec_copy,
+    "add": sec_add,
+    "apply": sec_apply,
+    "reduce": sec_reduce,
+    "reduce_nd": sec_reduce_nd,
+    "gemm": sec_gemm,
+    "launch": sec_launch,
+}
 
 
 def child_main(args):
     env = Env(cpu=args.cpu)
     if args.cpu:
         import warnings
+
         warnings.filterwarnings("ignore", message=".*CUDA_TOOLKIT_PATH.*")
     ch = Child(args, env)
-    log(f"child {args.child}: torch {env.torch.__version__}, triton "
+    log(
+        f"child {args.child}: torch {env.torch.__version__}, triton "
         f"{getattr(env.triton, '__version__', None)}, cutlass {'ok' if env.cute else env.import_err.get('cutlass')}, "
-        f"tvm_ffi {'ok' if env.tvm_ffi else 'absent'}; {len(ch.done)} records already in part file")
+        f"tvm_ffi {'ok' if env.tvm_ffi else 'absent'}; {len(ch.done)} records already in part file"
+    )
     SECTION_FN[args.child](ch)
     return 0
 
@@ -1234,9 +1476,20 @@ def run_sections(args, workdir):
             if time.time() > sec_deadline - 2:
                 break
             n_before = len(read_part(part))
-            cmd = [sys.executable, os.path.abspath(__file__), "--child", sec, "--part", part,
-                   "--deadline", str(sec_deadline), "--launch-calls", str(args.launch_calls),
-                   "--launch-rounds", str(args.launch_rounds)]
+            cmd = [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--child",
+                sec,
+                "--part",
+                part,
+                "--deadline",
+                str(sec_deadline),
+                "--launch-calls",
+                str(args.launch_calls),
+                "--launch-rounds",
+                str(args.launch_rounds),
+            ]
             if args.cpu:
                 cmd.append("--cpu")
             log(f"=== section {sec} (attempt {attempt + 1}, {sec_deadline - time.time():.0f}s left for it)")
@@ -1254,12 +1507,21 @@ def run_sections(args, workdir):
             crashed = sorted(started - finished)
             with open(part, "a") as f:
                 for k in crashed:
-                    f.write(json.dumps({"key": k, "section": sec, "status": "crashed",
-                                        "error": f"child process died in this case (rc={rc})",
-                                        **parse_key(k)}) + "\n")
+                    f.write(
+                        json.dumps(
+                            {
+                                "key": k,
+                                "section": sec,
+                                "status": "crashed",
+                                "error": f"child process died in this case (rc={rc})",
+                                **parse_key(k),
+                            }
+                        )
+                        + "\n"
+                    )
             log(f"!!! section {sec} child exited rc={rc}; crashed in: {crashed or 'none'}")
             if len(recs) == n_before and not crashed:
-                break     # no progress: do not loop
+                break  # no progress: do not loop
         carry = max(0.0, sec_deadline - time.time())
     return runs
 
@@ -1289,7 +1551,7 @@ def collect(workdir, sections):
                 continue
             if not k or k.endswith("#started"):
                 continue
-            keep[k] = r           # last record of a key wins
+            keep[k] = r  # last record of a key wins
         out[sec] = list(keep.values())
     return out
 
@@ -1314,7 +1576,11 @@ def annotate_ratios(res):
         for r in recs:
             if r.get("impl") != "cutec" or r.get(field) is None:
                 continue
-            peers = [p for p in recs if p.get("impl") != "cutec" and not p.get("not_a_peer") and p.get(field) and cell(p) == cell(r)]
+            peers = [
+                p
+                for p in recs
+                if p.get("impl") != "cutec" and not p.get("not_a_peer") and p.get(field) and cell(p) == cell(r)
+            ]
             if peers:
                 best = max(peers, key=lambda p: p[field])
                 r["best_peer"] = f"{best['impl']}:{best['variant']}"
@@ -1331,21 +1597,27 @@ def fmt_cell(r, field="gbps"):
             return "?"
         ratio = f" ({r['ratio_to_best_peer']:.2f})" if r.get("ratio_to_best_peer") is not None else ""
         return (f"{v:.1f}" if field == "tflops" else f"{v:.0f}") + ratio
-    return {"MISMATCH": "MISMATCH", "error": "ERR", "skipped": "skip", "crashed": "CRASH", "n/a": "n/a"}.get(st, str(st))
+    return {"MISMATCH": "MISMATCH", "error": "ERR", "skipped": "skip", "crashed": "CRASH", "n/a": "n/a"}.get(
+        st, str(st)
+    )
 
 
 def summary(res, runs, cpu=False):
     L = []
     m = res.get("meta", {})
     L.append("=" * 100)
-    L.append(f"cutec bench: {m.get('device', 'cpu' if cpu else '?')} | torch {m.get('torch')} | triton {m.get('triton')} | "
-             f"cutec {m.get('cutec')} | cutlass-dsl {m.get('nvidia-cutlass-dsl')} | cuda-bindings {m.get('cuda-bindings')} | "
-             f"tvm-ffi {m.get('apache-tvm-ffi')} | L2 {m.get('l2_bytes', 0) / 2**20:.0f} MiB")
+    L.append(
+        f"cutec bench: {m.get('device', 'cpu' if cpu else '?')} | torch {m.get('torch')} | triton {m.get('triton')} | "
+        f"cutec {m.get('cutec')} | cutlass-dsl {m.get('nvidia-cutlass-dsl')} | cuda-bindings {m.get('cuda-bindings')} | "
+        f"tvm-ffi {m.get('apache-tvm-ffi')} | L2 {m.get('l2_bytes', 0) / 2**20:.0f} MiB"
+    )
     if m.get("import_err"):
         L.append(f"import errors: {m['import_err']}")
     for r in res.get("copy", []):
-        L.append(f"copy {r.get('bytes', 0) / 2**30:.3g} GiB torch copy_: {fmt_cell(r)} GB/s "
-                 f"(median {r.get('median_ms', 0) or 0:.3f} ms, read+write)")
+        L.append(
+            f"copy {r.get('bytes', 0) / 2**30:.3g} GiB torch copy_: {fmt_cell(r)} GB/s "
+            f"(median {r.get('median_ms', 0) or 0:.3f} ms, read+write)"
+        )
 
     def table(sec, title, cols, rows_of, field="gbps"):
         recs = res.get(sec, [])
@@ -1373,7 +1645,9 @@ def summary(res, runs, cpu=False):
                 lab = "triton:best" + (f" {op}" if op else "")
                 if lab not in seen:
                     seen.append(lab)
-                    out.append((lab, lambda r, op=op: r.get("impl") == "triton" and op_of_config(r.get("variant") or "") == op))
+                    out.append(
+                        (lab, lambda r, op=op: r.get("impl") == "triton" and op_of_config(r.get("variant") or "") == op)
+                    )
             else:
                 lab = f"{impl}:{v}" + (" (not a peer)" if r.get("not_a_peer") else "")
                 if lab not in seen:
@@ -1381,7 +1655,9 @@ def summary(res, runs, cpu=False):
                     out.append((lab, lambda r, impl=impl, v=v: r.get("impl") == impl and r.get("variant") == v))
         return out
 
-    shp = lambda r: "x".join(map(str, r.get("shape") or []))
+    def shp(r):
+        return "x".join(map(str, r.get("shape") or []))
+
     short = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 
     def columns(sec, by_dtype):
@@ -1396,13 +1672,16 @@ def summary(res, runs, cpu=False):
         cols.sort(key=lambda c: (c[2][0] or "", [int(v) for v in c[2][1].split("x") if v.isdigit()]))
         return cols
 
-    L.append("cells: GB/s (TFLOP/s for gemm), median; for cutec, (ratio to the best peer in the cell: torch, Triton or CuTe DSL)")
+    L.append(
+        "cells: GB/s (TFLOP/s for gemm), median; for cutec, (ratio to the best peer in the cell: torch, Triton or CuTe DSL)"
+    )
     for sec, title, by_dtype, field in (
-            ("add", "add C=A+B  GB/s = 3*numel*bytes/t (f16:2048 = fp16 2048x2048)", True, "gbps"),
-            ("apply", "apply C=A*B, relu(A*B) fp16  GB/s = 3*numel*2/t", True, "gbps"),
-            ("reduce", "row sum fp32  GB/s = M*N*4/t", False, "gbps"),
-            ("reduce_nd", "sum over mode 1 of BxRxA fp32  GB/s = B*R*A*4/t", False, "gbps"),
-            ("gemm", "gemm C=A@B  TFLOP/s = 2*M*N*K/t (bf16:4096 = bf16 4096^3)", True, "tflops")):
+        ("add", "add C=A+B  GB/s = 3*numel*bytes/t (f16:2048 = fp16 2048x2048)", True, "gbps"),
+        ("apply", "apply C=A*B, relu(A*B) fp16  GB/s = 3*numel*2/t", True, "gbps"),
+        ("reduce", "row sum fp32  GB/s = M*N*4/t", False, "gbps"),
+        ("reduce_nd", "sum over mode 1 of BxRxA fp32  GB/s = B*R*A*4/t", False, "gbps"),
+        ("gemm", "gemm C=A@B  TFLOP/s = 2*M*N*K/t (bf16:4096 = bf16 4096^3)", True, "tflops"),
+    ):
         table(sec, title, columns(sec, by_dtype), rows, field)
 
     best_tr = {}
@@ -1413,18 +1692,24 @@ def summary(res, runs, cpu=False):
                 if k not in best_tr or r["gbps"] > best_tr[k]["gbps"]:
                     best_tr[k] = r
     if best_tr:
-        L.append("triton best config: " + "; ".join(f"{k[0]} {short.get(k[1], k[1])}:{k[2]}={v['variant']}"
-                                                    for k, v in best_tr.items()))
+        L.append(
+            "triton best config: "
+            + "; ".join(f"{k[0]} {short.get(k[1], k[1])}:{k[2]}={v['variant']}" for k, v in best_tr.items())
+        )
     comp = res.get("compile", [])
     if comp:
         L.append("compile wall s (first / second compile; first call after compile):")
         for r in comp:
             if r.get("status") != "ok":
-                L.append(f"  {r.get('impl')}:{r.get('variant')}: {fmt_cell(r)} {' '.join(str(r.get('error', '')).split())[:140]}")
+                L.append(
+                    f"  {r.get('impl')}:{r.get('variant')}: {fmt_cell(r)} {' '.join(str(r.get('error', '')).split())[:140]}"
+                )
                 continue
             if r.get("impl") == "cute":
-                L.append(f"  cute:{r['variant']:14s} {r['first_s']:.3f} / {r['second_s']:.3f}; first call "
-                         f"{r.get('first_call_s', 0):.3f}{'  (first compile in process)' if r.get('process_first_compile') else ''}")
+                L.append(
+                    f"  cute:{r['variant']:14s} {r['first_s']:.3f} / {r['second_s']:.3f}; first call "
+                    f"{r.get('first_call_s', 0):.3f}{'  (first compile in process)' if r.get('process_first_compile') else ''}"
+                )
             else:
                 L.append(f"  triton:{r['variant']}: first call {r['first_s']:.3f}, second {r['second_s']:.4f}")
         ims = m.get("import_s", {})
@@ -1432,26 +1717,45 @@ def summary(res, runs, cpu=False):
             L.append("  import s: " + ", ".join(f"{k} {v:.2f}" for k, v in ims.items()))
     lau = res.get("launch", [])
     if lau:
-        L.append(f"host launch overhead, tiny {TINY_SHAPE[0]}x{TINY_SHAPE[1]} fp32 add, back-to-back calls, median round: "
-                 "us/call incl. final sync | enqueue only | GPU median")
-        goal = [r for r in lau if r.get("impl") == "cutec" and r.get("variant") == "tv host call (torch tensors)"
-                and r.get("status") == "ok"]
+        L.append(
+            f"host launch overhead, tiny {TINY_SHAPE[0]}x{TINY_SHAPE[1]} fp32 add, back-to-back calls, median round: "
+            "us/call incl. final sync | enqueue only | GPU median"
+        )
+        goal = [
+            r
+            for r in lau
+            if r.get("impl") == "cutec"
+            and r.get("variant") == "tv host call (torch tensors)"
+            and r.get("status") == "ok"
+        ]
         if goal:
             us = goal[0]["per_call_us"]
-            L.append(f"  cutec goal <= 4 us per call from Python with torch tensors: {us:.2f} us, {'MET' if us <= 4.0 else 'NOT MET'}")
+            L.append(
+                f"  cutec goal <= 4 us per call from Python with torch tensors: {us:.2f} us, {'MET' if us <= 4.0 else 'NOT MET'}"
+            )
         for r in lau:
             if r.get("status") == "ok":
                 g = r.get("gpu_median_us")
-                L.append(f"  {r['impl'] + ':' + r['variant']:42s} {r['per_call_us']:9.2f} | {r['enqueue_us']:9.2f} | "
-                         f"{(f'{g:.2f}' if g is not None else '-'):>7s}  (n={r.get('calls')}, {r.get('rounds', 1)} rounds)")
+                L.append(
+                    f"  {r['impl'] + ':' + r['variant']:42s} {r['per_call_us']:9.2f} | {r['enqueue_us']:9.2f} | "
+                    f"{(f'{g:.2f}' if g is not None else '-'):>7s}  (n={r.get('calls')}, {r.get('rounds', 1)} rounds)"
+                )
             else:
-                L.append(f"  {r.get('impl', '') + ':' + r.get('variant', ''):42s} {fmt_cell(r)} {' '.join(str(r.get('error', '')).split())[:120]}")
-    lag = [r for sec in ("copy", "add", "reduce") for r in res.get(sec, [])
-           if r.get("status") == "ok" and (r.get("queue_ahead_frac") is not None) and r["queue_ahead_frac"] < 1.0]
+                L.append(
+                    f"  {r.get('impl', '') + ':' + r.get('variant', ''):42s} {fmt_cell(r)} {' '.join(str(r.get('error', '')).split())[:120]}"
+                )
+    lag = [
+        r
+        for sec in ("copy", "add", "reduce")
+        for r in res.get(sec, [])
+        if r.get("status") == "ok" and (r.get("queue_ahead_frac") is not None) and r["queue_ahead_frac"] < 1.0
+    ]
     if lag:
-        L.append(f"timing note: {len(lag)} measurement(s) where the GPU caught up with the host inside a batch "
-                 f"(host launch time may be in those numbers): " + ", ".join(
-                     f"{r.get('impl')}:{r.get('variant')}:{r.get('dtype', '')[-2:]}:{shp(r)}" for r in lag[:8]))
+        L.append(
+            f"timing note: {len(lag)} measurement(s) where the GPU caught up with the host inside a batch "
+            f"(host launch time may be in those numbers): "
+            + ", ".join(f"{r.get('impl')}:{r.get('variant')}:{r.get('dtype', '')[-2:]}:{shp(r)}" for r in lag[:8])
+        )
     bad = [r for sec in SECTIONS for r in res.get(sec, []) if r.get("status") not in ("ok", "n/a")]
     L.append(f"cases: {sum(len(res.get(s, [])) for s in SECTIONS)} recorded, {len(bad)} not ok")
     for r in bad[:25]:
@@ -1467,8 +1771,10 @@ def parent_main(args):
     workdir = args.workdir or os.path.join("/tmp", f"bench_peers_{os.getpid()}")
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir, exist_ok=True)
-    log(f"bench_peers parent: sections {args.sections}, budget {args.time_budget}s, parts in {workdir}, "
-        f"TRITON_CACHE_DIR={os.environ.get('TRITON_CACHE_DIR')} (cleared)")
+    log(
+        f"bench_peers parent: sections {args.sections}, budget {args.time_budget}s, parts in {workdir}, "
+        f"TRITON_CACHE_DIR={os.environ.get('TRITON_CACHE_DIR')} (cleared)"
+    )
     runs = run_sections(args, workdir)
     res = collect(workdir, args.sections)
     annotate_ratios(res)
@@ -1493,6 +1799,7 @@ def parent_main(args):
 # ----------------------------------------------------------------------------
 def cpu_selftest(args):
     import warnings
+
     warnings.filterwarnings("ignore", message=".*CUDA_TOOLKIT_PATH.*")
     env = Env(cpu=True)
     torch = env.torch
@@ -1509,8 +1816,9 @@ def cpu_selftest(args):
         seen = {}
 
         def fake_jit(self, module, opt_level=2, shared_libs=()):
-            seen["binary"] = "kernels_binary" in str(module)   # the embedded cubin/fatbin global
+            seen["binary"] = "kernels_binary" in str(module)  # the embedded cubin/fatbin global
             raise ReachedJit("compiled; stopped where the JIT needs a GPU")
+
         C.Compiler.jit = fake_jit
 
         def try_compile(name, fn, *a, expect_binary=True, **kw):
@@ -1527,10 +1835,18 @@ def cpu_selftest(args):
                 while c is not None:
                     chain.append(f"{type(c).__name__}: {str(c)[:300]}")
                     c = c.__cause__ or c.__context__
-                ok = any("ReachedJit" in x for x in chain) and (expect_binary is None or seen.get("binary") == expect_binary)
-                res = (("ok (sm_90a cubin built; stopped at the JIT step)" if expect_binary else
-                        "ok (traced and lowered; stopped at the JIT step)") if ok
-                       else f"FAIL binary={seen.get('binary')} " + " <- ".join(chain)[:1200])
+                ok = any("ReachedJit" in x for x in chain) and (
+                    expect_binary is None or seen.get("binary") == expect_binary
+                )
+                res = (
+                    (
+                        "ok (sm_90a cubin built; stopped at the JIT step)"
+                        if expect_binary
+                        else "ok (traced and lowered; stopped at the JIT step)"
+                    )
+                    if ok
+                    else f"FAIL binary={seen.get('binary')} " + " <- ".join(chain)[:1200]
+                )
             print(f"  {name:44s} {time.perf_counter() - t:6.2f}s {res}")
             if not ok:
                 fails.append(name)
@@ -1539,17 +1855,29 @@ def cpu_selftest(args):
         # layout algebra printed at trace time, no GPU
         printed = try_compile("layout algebra demo (no kernel)", _layout_demo(env), expect_binary=None)
         print("   " + printed.strip().replace("\n", "\n   "))
-        fd = lambda t: env.from_dlpack(t, assumed_align=16)
+
+        def fd(t):
+            return env.from_dlpack(t, assumed_align=16)
+
         for dname in ADD_DTYPES:
-            for (M, N) in ADD_SHAPES + [TINY_SHAPE]:
+            for M, N in ADD_SHAPES + [TINY_SHAPE]:
                 a = torch.empty(M, N, dtype=env.dt(dname))
                 for v, fname in CUTE_ADD_VARIANTS.items():
                     try_compile(f"add {v} {dname} {M}x{N}", getattr(env.S, fname), fd(a), fd(a), fd(a))
                 if env.tvm_ffi is not None:
-                    fdt = lambda t: env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
-                    try_compile(f"add tv003+tvmffi {dname} {M}x{N}", env.S.elementwise_add, fdt(a), fdt(a), fdt(a),
-                                options="--enable-tvm-ffi")
-        for (M, N) in REDUCE_SHAPES:
+
+                    def fdt(t):
+                        return env.from_dlpack(t, assumed_align=16, enable_tvm_ffi=True)
+
+                    try_compile(
+                        f"add tv003+tvmffi {dname} {M}x{N}",
+                        env.S.elementwise_add,
+                        fdt(a),
+                        fdt(a),
+                        fdt(a),
+                        options="--enable-tvm-ffi",
+                    )
+        for M, N in REDUCE_SHAPES:
             x = torch.empty(M, N)
             o = torch.empty(M)
             try_compile(f"reduce simple000 {M}x{N}", env.S.reduce_sum, env.from_dlpack(x), env.from_dlpack(o))
@@ -1569,11 +1897,13 @@ def cpu_selftest(args):
                     TP.launch_add(a, b, c, blk, nw)
                     err = relerr(c, a.double() + b.double())
                     ok = err <= TOL[dname] and torch.equal(c, a + b)
-                    print(f"  triton add {dname} n={n} B{blk}w{nw}: relerr {err:.2e} equal_to_torch "
-                          f"{torch.equal(c, a + b)} {'ok' if ok else 'FAIL'}")
+                    print(
+                        f"  triton add {dname} n={n} B{blk}w{nw}: relerr {err:.2e} equal_to_torch "
+                        f"{torch.equal(c, a + b)} {'ok' if ok else 'FAIL'}"
+                    )
                     if not ok:
                         fails.append(f"triton add {dname} {n} {blk}")
-        for (M, N) in [(64, 256), (8, 4096), (5, 1000)]:
+        for M, N in [(64, 256), (8, 4096), (5, 1000)]:
             x = torch.randn(M, N)
             for bm, bn, nw in TP.ROWSUM_CONFIGS:
                 if bn > max(N, 256) or bm > M:
@@ -1586,21 +1916,57 @@ def cpu_selftest(args):
                 if not ok:
                     fails.append(f"triton rowsum {M}x{N} {bm},{bn}")
     # table formatting on synthetic records
-    fake = {"meta": {"device": "FAKE", "torch": torch.__version__, "l2_bytes": env.l2},
-            "copy": [{"status": "ok", "gbps": 2900.0, "median_ms": 0.74, "bytes": COPY_BYTES}],
-            "add": [], "reduce": [], "compile": [], "launch": []}
-    for (M, N) in ADD_SHAPES:
+    fake = {
+        "meta": {"device": "FAKE", "torch": torch.__version__, "l2_bytes": env.l2},
+        "copy": [{"status": "ok", "gbps": 2900.0, "median_ms": 0.74, "bytes": COPY_BYTES}],
+        "add": [],
+        "reduce": [],
+        "compile": [],
+        "launch": [],
+    }
+    for M, N in ADD_SHAPES:
         for dname in ADD_DTYPES:
-            for impl, v in [("torch", "a+b"), ("triton", "B1024w4"), ("triton", "B4096w8"), ("cute", "tv003"),
-                            ("cute", "naive003")]:
-                fake["add"].append({"key": f"add|{impl}|{v}|{dname}|{M}x{N}", "impl": impl, "variant": v,
-                                    "dtype": dname, "shape": [M, N],
-                                    "status": "ok" if v != "naive003" else "MISMATCH",
-                                    "gbps": 1000.0 + M / 100, "error": "relerr 1e-1"})
-    fake["compile"].append({"impl": "cute", "variant": "tv003", "status": "ok", "first_s": 1.2, "second_s": 0.4,
-                            "first_call_s": 0.01, "process_first_compile": True})
-    fake["launch"].append({"impl": "cute", "variant": "tv003 compiled", "status": "ok", "per_call_us": 12.0,
-                           "enqueue_us": 11.0, "gpu_median_us": 2.1, "calls": 1000})
+            for impl, v in [
+                ("torch", "a+b"),
+                ("triton", "B1024w4"),
+                ("triton", "B4096w8"),
+                ("cute", "tv003"),
+                ("cute", "naive003"),
+            ]:
+                fake["add"].append(
+                    {
+                        "key": f"add|{impl}|{v}|{dname}|{M}x{N}",
+                        "impl": impl,
+                        "variant": v,
+                        "dtype": dname,
+                        "shape": [M, N],
+                        "status": "ok" if v != "naive003" else "MISMATCH",
+                        "gbps": 1000.0 + M / 100,
+                        "error": "relerr 1e-1",
+                    }
+                )
+    fake["compile"].append(
+        {
+            "impl": "cute",
+            "variant": "tv003",
+            "status": "ok",
+            "first_s": 1.2,
+            "second_s": 0.4,
+            "first_call_s": 0.01,
+            "process_first_compile": True,
+        }
+    )
+    fake["launch"].append(
+        {
+            "impl": "cute",
+            "variant": "tv003 compiled",
+            "status": "ok",
+            "per_call_us": 12.0,
+            "enqueue_us": 11.0,
+            "gpu_median_us": 2.1,
+            "calls": 1000,
+        }
+    )
     txt = summary(fake, [{"section": "add", "attempt": 1, "rc": 0, "wall_s": 1.0}], cpu=True)
     print(txt)
     print(f"selftest: {len(fails)} failures" + (f": {fails}" if fails else ""))
@@ -1620,6 +1986,7 @@ def _layout_demo(env):
         val = cute.make_layout((4, 8), stride=(8, 1))
         tiler, tv = cute.make_layout_tv(thr, val)
         print("make_layout_tv((4,32):(32,1), (4,8):(8,1)) =", tiler, tv)
+
     return layout_demo
 
 
@@ -1627,19 +1994,33 @@ def _layout_demo(env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="JSON file for the full results")
-    ap.add_argument("--cubins", help="folder of the samples' cubins (cutec rows are ERR without it; also $CUTEC_CUBINS)")
-    ap.add_argument("--sections", default=",".join(SECTIONS),
-                    help=f"comma-separated subset of {','.join(SECTIONS)} (default: all, in this order)")
-    ap.add_argument("--time-budget", type=float, default=400.0,
-                    help="seconds for all sections together (default 400; children are killed past it)")
+    ap.add_argument(
+        "--cubins", help="folder of the samples' cubins (cutec rows are ERR without it; also $CUTEC_CUBINS)"
+    )
+    ap.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated subset of {','.join(SECTIONS)} (default: all, in this order)",
+    )
+    ap.add_argument(
+        "--time-budget",
+        type=float,
+        default=400.0,
+        help="seconds for all sections together (default 400; children are killed past it)",
+    )
     ap.add_argument("--max-attempts", type=int, default=3, help="child relaunches per section after a crash")
     ap.add_argument("--launch-calls", type=int, default=1000, help="calls per round of the launch section")
-    ap.add_argument("--launch-rounds", type=int, default=7,
-                    help="rounds of the launch section: its figures are the median round (the GPU machines' "
-                         "host times move by 2x from one round to the next)")
+    ap.add_argument(
+        "--launch-rounds",
+        type=int,
+        default=7,
+        help="rounds of the launch section: its figures are the median round (the GPU machines' "
+        "host times move by 2x from one round to the next)",
+    )
     ap.add_argument("--workdir", help="where the per-section JSON-lines parts go (default /tmp/bench_peers_PID)")
-    ap.add_argument("--triton-cache-dir", default="/tmp/tc_fresh",
-                    help="TRITON_CACHE_DIR, emptied at start (default /tmp/tc_fresh)")
+    ap.add_argument(
+        "--triton-cache-dir", default="/tmp/tc_fresh", help="TRITON_CACHE_DIR, emptied at start (default /tmp/tc_fresh)"
+    )
     ap.add_argument("--cpu-selftest", action="store_true", help="CPU-only checks (see module doc)")
     ap.add_argument("--cpu-flow", action="store_true", help="whole flow on tiny CPU tensors (see module doc)")
     # child-only
@@ -1661,7 +2042,7 @@ def main():
     if args.cpu or args.cpu_selftest:
         os.environ["TRITON_INTERPRET"] = "1"
         os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
-    if args.cubins:     # children inherit it
+    if args.cubins:  # children inherit it
         os.environ["CUTEC_CUBINS"] = os.path.abspath(args.cubins)
     if args.child:
         return child_main(args)

@@ -10,6 +10,7 @@ above the wall time says how much of it ran in parallel, and it is the steadier 
 machine is shared. Then one more run with `--timings` shows where the time went. A sample's
 `// cutec-build: --arch ARCH` line picks its target, as scripts/gpu-suite/build.sh does.
 """
+
 import argparse
 import os
 import resource
@@ -63,10 +64,15 @@ def main():
             walls = sorted(w for w, _ in runs)
             cpu = statistics.median(c for _, c in runs)
             name = os.path.relpath(sample, ROOT)
-            print(f"{name}: median {statistics.median(walls):.3f} s (min {walls[0]:.3f}, max {walls[-1]:.3f}), "
-                  f"CPU {cpu:.2f} s")
+            print(
+                f"{name}: median {statistics.median(walls):.3f} s (min {walls[0]:.3f}, max {walls[-1]:.3f}), "
+                f"CPU {cpu:.2f} s"
+            )
             report = subprocess.run(cmd + ["--timings"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            print("".join(line + "\n" for line in report.stderr.splitlines() if line.startswith(("timings", "  "))), end="")
+            print(
+                "".join(line + "\n" for line in report.stderr.splitlines() if line.startswith(("timings", "  "))),
+                end="",
+            )
 
 
 if __name__ == "__main__":

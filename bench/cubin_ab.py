@@ -9,6 +9,7 @@ ptxas' register allocation both ways: it says which way the kernels run.
 Each cell times every folder's cubin once per round, round-robin (the clocks move with power from
 one second to the next), and reports the median over the rounds and its ratio to the first folder.
 """
+
 import argparse
 import os
 import statistics
@@ -25,15 +26,23 @@ ROW_SUM = [("row_sum", "row_sum"), ("row_sum", "fast_row_sum"), ("reduce_sum_til
 
 def add_case(torch, dt, M, N, l2):
     per_set = 3 * M * N * torch.empty((), dtype=dt).element_size()
-    sets = [(torch.randn(M, N, device="cuda", dtype=dt), torch.randn(M, N, device="cuda", dtype=dt),
-             torch.empty(M, N, device="cuda", dtype=dt)) for _ in range(B.n_rotations(per_set, l2))]
+    sets = [
+        (
+            torch.randn(M, N, device="cuda", dtype=dt),
+            torch.randn(M, N, device="cuda", dtype=dt),
+            torch.empty(M, N, device="cuda", dtype=dt),
+        )
+        for _ in range(B.n_rotations(per_set, l2))
+    ]
     a, b, _ = sets[0]
     return sets, (a.double() + b.double()), per_set, B.TOL[str(dt).removeprefix("torch.")]
 
 
 def row_sum_case(torch, dt, M, N, l2):
     per_set = M * N * 4 + M * 4
-    sets = [(torch.randn(M, N, device="cuda"), torch.empty(M, device="cuda")) for _ in range(B.n_rotations(per_set, l2))]
+    sets = [
+        (torch.randn(M, N, device="cuda"), torch.empty(M, device="cuda")) for _ in range(B.n_rotations(per_set, l2))
+    ]
     return sets, sets[0][0].double().sum(-1), M * N * 4, B.TOL["reduce"]
 
 
@@ -51,6 +60,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     env = B.TorchEnv(torch)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     labels = [os.path.basename(os.path.normpath(d)) for d in a.dirs]

@@ -11,6 +11,7 @@ CuTe DSL left in its dump folder to OUTDIR, one per kernel and dtype. As in the 
 bench.py), `from_dlpack` marks nothing dynamic: CuTe DSL compiles for the static 2048x2048 shape,
 where cutec's cubin takes any shape its host function accepts.
 """
+
 import argparse
 import glob
 import os
@@ -33,11 +34,13 @@ def main():
     os.environ["CUTE_DSL_DUMP_DIR"] = dump
     sys.path.insert(0, HERE)
     import bench
-    bench.activate_target_site()    # the CuTe DSL wheel's .pth, when installed with --target
+
+    bench.activate_target_site()  # the CuTe DSL wheel's .pth, when installed with --target
     import torch
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
     import cute_seed as S
+
     dts = {"f16": torch.float16, "f32": torch.float32}
     for dname in a.dtypes.split(","):
         t = [torch.randn(2048, 2048, device="cuda").to(dts[dname]) for _ in range(3)]

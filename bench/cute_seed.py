@@ -60,17 +60,12 @@ def naive_elementwise_add_kernel(
 
 
 @cute.jit
-def naive_elementwise_add(
-    mA: cute.Tensor,
-    mB: cute.Tensor,
-    mC: cute.Tensor
-):
+def naive_elementwise_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
     num_threads_per_block = 256
 
     m, n = mA.shape
     kernel = naive_elementwise_add_kernel(mA, mB, mC)
-    kernel.launch(grid=((m * n) // num_threads_per_block, 1, 1),
-                  block=(num_threads_per_block, 1, 1))
+    kernel.launch(grid=((m * n) // num_threads_per_block, 1, 1), block=(num_threads_per_block, 1, 1))
 
 
 # =============================================================================
@@ -89,7 +84,7 @@ def vectorized_elementwise_add_kernel(
     thread_idx = bidx * bdim + tidx
 
     # Map thread index to logical index of input tensor
-    m, n = gA.shape[1]       # thread-domain
+    m, n = gA.shape[1]  # thread-domain
     ni = thread_idx % n
     mi = thread_idx // n
 
@@ -104,18 +99,14 @@ def vectorized_elementwise_add_kernel(
 
 
 @cute.jit
-def vectorized_elementwise_add(
-    mA: cute.Tensor,
-    mB: cute.Tensor,
-    mC: cute.Tensor
-):
+def vectorized_elementwise_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
     threads_per_block = 256
 
     gA = cute.zipped_divide(mA, (1, 4))
     gB = cute.zipped_divide(mB, (1, 4))
     gC = cute.zipped_divide(mC, (1, 4))
 
-    print(f"[DSL INFO] Tiled Tensors:")
+    print("[DSL INFO] Tiled Tensors:")
     print(f"[DSL INFO]   gA = {gA}")
     print(f"[DSL INFO]   gB = {gB}")
     print(f"[DSL INFO]   gC = {gC}")
@@ -130,18 +121,13 @@ def vectorized_elementwise_add(
 # Seed 003: "TV Layout"
 # =============================================================================
 @cute.kernel
-def elementwise_add_kernel(
-    gA: cute.Tensor,
-    gB: cute.Tensor,
-    gC: cute.Tensor,
-    tv_layout: cute.Layout
-):
+def elementwise_add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv_layout: cute.Layout):
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
 
-    #--------------------------------
+    # --------------------------------
     # slice for thread-block level view
-    #--------------------------------
+    # --------------------------------
     blk_coord = ((None, None), bidx)
 
     # logical coord -> address
@@ -149,9 +135,9 @@ def elementwise_add_kernel(
     blkB = gB[blk_coord]  # (TileM, TileN) -> physical address
     blkC = gC[blk_coord]  # (TileM, TileN) -> physical address
 
-    #--------------------------------
+    # --------------------------------
     # compose for thread-index & value-index to physical mapping
-    #--------------------------------
+    # --------------------------------
     # blockA:    (TileM, TileN) -> physical address
     # tv_layout: (tid, vid)     -> (TileM, TileN)
     # tidfrgA = blkA o tv_layout
@@ -160,12 +146,12 @@ def elementwise_add_kernel(
     tidfrgB = cute.composition(blkB, tv_layout)
     tidfrgC = cute.composition(blkC, tv_layout)
 
-    print(f"Composed with TV layout:")
+    print("Composed with TV layout:")
     print(f"  tidfrgA: {tidfrgA.type}")
 
-    #--------------------------------
+    # --------------------------------
     # slice for thread-level view
-    #--------------------------------
+    # --------------------------------
     # `None` represent slice of the entire per-thread data
     thr_coord = (tidx, None)
 
@@ -198,16 +184,14 @@ def elementwise_add(
     gB = cute.zipped_divide(mB, tiler_mn)  # ((TileM, TileN), (RestM, RestN))
     gC = cute.zipped_divide(mC, tiler_mn)  # ((TileM, TileN), (RestM, RestN))
 
-    print(f"Tiled Input Tensors:")
+    print("Tiled Input Tensors:")
     print(f"  gA: {gA.type}")
     print(f"  gB: {gB.type}")
     print(f"  gC: {gC.type}")
 
     # Launch the kernel asynchronously
     # Async token(s) can also be specified as dependencies
-    elementwise_add_kernel(
-        gA, gB, gC, tv_layout
-    ).launch(
+    elementwise_add_kernel(gA, gB, gC, tv_layout).launch(
         grid=[cute.size(gC, mode=[1]), 1, 1],
         block=[cute.size(tv_layout, mode=[0]), 1, 1],
     )
@@ -241,8 +225,7 @@ def naive_elementwise_add_004(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor)
 
     m, n = mA.shape
     kernel = naive_elementwise_add_kernel_004(mA, mB, mC)
-    kernel.launch(grid=((m * n) // num_threads_per_block, 1, 1),
-                  block=(num_threads_per_block, 1, 1))
+    kernel.launch(grid=((m * n) // num_threads_per_block, 1, 1), block=(num_threads_per_block, 1, 1))
 
 
 # =============================================================================
@@ -343,7 +326,11 @@ def _invoke_reduce_sum(gInput, dim=-1):
     gOutput = torch.empty((sz,), dtype=gInput.dtype, device=gInput.device)
     b_ = from_dlpack(gOutput)
 
-    kernel_fn = cute.compile(reduce_sum, a_, b_,)
+    kernel_fn = cute.compile(
+        reduce_sum,
+        a_,
+        b_,
+    )
     kernel_fn(a_, b_)
     return gOutput
 
@@ -358,7 +345,7 @@ class ReduceSumTiledCopy:
         self.num_warps = 4
         self.warp_size = 32
         self.threads_per_block = self.num_warps * self.warp_size
-        self.NEG_INF = Float32(float('-inf'))
+        self.NEG_INF = Float32(float("-inf"))
         self.dim = dim
         self.reduce_size = self.shape[self.dim]
         self.blocks = self.shape[0] if dim != 0 else self.shape[-1]
@@ -374,8 +361,8 @@ class ReduceSumTiledCopy:
         # dimension handled by this thread block
         tiler_mn = (
             (self.num_warps, blocks_over_reduce_dim * self.warp_size)
-            if self.dim == -1 else
-            (blocks_over_reduce_dim * self.warp_size, self.num_warps)
+            if self.dim == -1
+            else (blocks_over_reduce_dim * self.warp_size, self.num_warps)
         )
 
         # copy atom answers how should a single thread load its data
@@ -389,12 +376,8 @@ class ReduceSumTiledCopy:
         tiled_copy = cute.make_tiled_copy_tv(copy_atom, thr_layout, val_layout)
 
         blocks = cute.ceil_div(self.blocks, self.num_warps)
-        self.kernel(
-            gInput, gOutput, tiler_mn, tiled_copy
-        ).launch(
-            grid=(blocks, 1, 1),
-            block=(self.threads_per_block, 1, 1),
-            stream=stream
+        self.kernel(gInput, gOutput, tiler_mn, tiled_copy).launch(
+            grid=(blocks, 1, 1), block=(self.threads_per_block, 1, 1), stream=stream
         )
 
     @cute.kernel

@@ -24,6 +24,7 @@ spin) see for either kernel: use bench.py or gemm_variants.py for TFLOP/s and th
 calls back to back, one CUDA event pair each, TFLOP/s per 8 calls, so that one sees when each
 kernel meets the power limit and how far its rate falls there (docs/tutorial.md §17.2).
 """
+
 import argparse
 import os
 import statistics
@@ -34,7 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
-SMS = 132          # H100 SXM; read from the device below
+SMS = 132  # H100 SXM; read from the device below
 PEAK_ITERS = 2000  # k-blocks per call of mma_peak (about 1.5 ms at 1.7 GHz)
 
 
@@ -42,8 +43,11 @@ def sustained(torch, fn, seconds):
     """(mean SM MHz, ms per call, mean W) while fn runs back to back for `seconds`: nvidia-smi
     samples the clock every 20 ms; the first quarter of the samples (the clock settling) is
     dropped, and the calls are timed over the same span."""
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits",
-                            "-lms", "20"], stdout=subprocess.PIPE, text=True)
+    smi = subprocess.Popen(
+        ["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits", "-lms", "20"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(0.2)
         start = time.time()
@@ -68,7 +72,7 @@ def sustained(torch, fn, seconds):
     finally:
         smi.terminate()
     rows = [tuple(map(float, line.split(","))) for line in smi.communicate()[0].split("\n") if line.count(",") == 1]
-    rows = rows[len(rows) // 4:]
+    rows = rows[len(rows) // 4 :]
     if not rows:
         sys.exit("nvidia-smi gave no clock samples: no rates measured")
     return statistics.mean(r[0] for r in rows), ms, statistics.mean(r[1] for r in rows)
@@ -89,7 +93,7 @@ def burst(torch, calls, flop, n=80, idle_s=0.5):
     evs = B.queue_timed(torch, calls, 0, n, spin_ms=3.0)
     torch.cuda.synchronize()
     rates = [flop / (s.elapsed_time(e) * 1e-3) / 1e12 for s, e in evs]
-    return [statistics.mean(rates[i:i + n // 10]) for i in range(0, n, n // 10)]
+    return [statistics.mean(rates[i : i + n // 10]) for i in range(0, n, n // 10)]
 
 
 def checked_cells(a, torch, cutec):
@@ -121,6 +125,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
 
     if a.burst:
@@ -135,12 +140,17 @@ def main():
     err = ((pc[:128].double() - ref).abs().max() / ref.abs().max()).item()
     if not err < 1e-5 or not torch.equal(pc[:128], pc[-128:]):
         sys.exit(f"mma_peak is wrong (relerr {err:.2e}): no rates measured")
-    pk, ptf, pmhz, pw = per_clock(torch, lambda: peak(pa, pb, pc, PEAK_ITERS),
-                                  SMS * PEAK_ITERS * 2 * 128 * 256 * 16, a.seconds)
-    print(f"mma.sync issue rate (bench/kernels/mma_peak.cute, registers only): {pk:.0f} FLOP/clk/SM "
-          f"({ptf:.0f} TFLOP/s at {pmhz:.0f} MHz, {pw:.0f} W; {SMS} SMs)")
+    pk, ptf, pmhz, pw = per_clock(
+        torch, lambda: peak(pa, pb, pc, PEAK_ITERS), SMS * PEAK_ITERS * 2 * 128 * 256 * 16, a.seconds
+    )
+    print(
+        f"mma.sync issue rate (bench/kernels/mma_peak.cute, registers only): {pk:.0f} FLOP/clk/SM "
+        f"({ptf:.0f} TFLOP/s at {pmhz:.0f} MHz, {pw:.0f} W; {SMS} SMs)"
+    )
 
-    print(f"{'cell':22s} {'implementation':16s} {'FLOP/clk/SM':>11s} {'of mma.sync':>11s} {'TFLOP/s':>8s} {'MHz':>6s} {'W':>5s}")
+    print(
+        f"{'cell':22s} {'implementation':16s} {'FLOP/clk/SM':>11s} {'of mma.sync':>11s} {'TFLOP/s':>8s} {'MHz':>6s} {'W':>5s}"
+    )
     for cell, flop, impls in checked_cells(a, torch, cutec):
         for label, calls in impls:
             it = [0]
@@ -148,6 +158,7 @@ def main():
             def rotating(calls=calls, it=it):
                 it[0] += 1
                 calls[it[0] % len(calls)]()
+
             k, tf, mhz, w = per_clock(torch, rotating, flop, a.seconds)
             share = "" if label == "torch.matmul" else f"{k / pk:.0%}"
             print(f"{cell:22s} {label:16s} {k:11.0f} {share:>11s} {tf:8.1f} {mhz:6.0f} {w:5.0f}")

@@ -8,6 +8,7 @@ reference first. The experiment behind the sample's choices.
 Clocks move with power and temperature from one second to the next, so each cell times every
 implementation once per round, round-robin, and reports the median over the rounds.
 """
+
 import argparse
 import os
 import statistics
@@ -27,6 +28,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     env = B.TorchEnv(torch)
     mods = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p)) for p in a.cubins]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -37,12 +39,17 @@ def main():
             for label, calls in impls:
                 r = B.bench(env, calls, min_reps=10, max_reps=40)
                 rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
-        rows = [(label, statistics.median(rates[label]), errs[label] <= tol, errs[label], rates[label]) for label, _ in impls]
+        rows = [
+            (label, statistics.median(rates[label]), errs[label] <= tol, errs[label], rates[label])
+            for label, _ in impls
+        ]
         base = rows[0][1]
         print(f"== {layout} {dname} {s}x{s}x{s}")
         for label, tf, ok, err, each in rows:
             spread = " ".join(f"{x:.0f}" for x in each)
-            print(f"  {label:20s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  {'ok' if ok else 'WRONG'} relerr {err:.2e}  rounds: {spread}")
+            print(
+                f"  {label:20s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  {'ok' if ok else 'WRONG'} relerr {err:.2e}  rounds: {spread}"
+            )
 
 
 if __name__ == "__main__":

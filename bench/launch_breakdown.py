@@ -11,6 +11,7 @@ its prepare row is the launch as Python sees it (through the kernel's graph, or 
 with CUTEC_LAUNCH=direct); compare it with `cute-bench-launch`'s unchecked launch from Rust in the
 same run.
 """
+
 import argparse
 import os
 import sys
@@ -26,6 +27,7 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     path = os.path.join(a.cubins, "elementwise_add.cubin")
     plan = cutec.manifest(path).host("elementwise_add")
     host = cutec.load(path).host("elementwise_add")

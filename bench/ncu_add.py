@@ -1,8 +1,10 @@
 """One torch add and one cutec add of the same f16 tensors, for ncu to compare (see bench/add_variants.py)."""
+
 import os
 import sys
 import torch
 import cutec
+
 m, n = (int(x) for x in (sys.argv[1] if len(sys.argv) > 1 else "2048x2048").split("x"))
 dt = torch.float16 if (sys.argv[2] if len(sys.argv) > 2 else "f16") == "f16" else torch.float32
 cub = os.environ.get("CUTEC_CUBINS", "cubin")

@@ -15,6 +15,7 @@ cache missed on every call (shapes cycling beyond its capacity), and for scale a
 function taking three arguments and `Plan.check` (which converts the launches to dicts). Median of
 7 rounds of N calls.
 """
+
 import argparse
 import os
 import statistics
@@ -47,7 +48,6 @@ def main():
     # The generic host function: each call selects its f32 instance by the arguments' dtypes.
     plan = cutec.manifest(os.path.join(a.cubins, "elementwise_add.cubin")).host("elementwise_add")
     m, n = 16, 256
-    nbytes = m * n * 4
 
     def views(shape=(m, n)):
         return [cutec.TensorView(fake_ptr(k), "f32", shape, nbytes=shape[0] * shape[1] * 4) for k in range(3)]
@@ -55,12 +55,26 @@ def main():
     rows = [
         ("python call of def f(a, b, c): pass", lambda a, b, c: None, [views()]),
         ("prepare, cutec.TensorView x3", plan.prepare, [views()]),
-        ("prepare, __cuda_array_interface__ x3", plan.prepare, [[ArrayInterface(fake_ptr(k), (m, n), "<f4") for k in range(3)]]),
-        ("prepare, __dlpack__ capsules x3", plan.prepare, [[DLPackTensor(fake_ptr(k), (m, n), "f32") for k in range(3)]]),
-        ("prepare, DLPack exchange API x3 (ctypes callback)", plan.prepare,
-         [[ExchangeTensor(fake_ptr(k), (m, n), "f32") for k in range(3)]]),
-        ("prepare, cache missed every call (TensorView x3)", plan.prepare,
-         [views((16 * (i + 1), n)) for i in range(12)]),
+        (
+            "prepare, __cuda_array_interface__ x3",
+            plan.prepare,
+            [[ArrayInterface(fake_ptr(k), (m, n), "<f4") for k in range(3)]],
+        ),
+        (
+            "prepare, __dlpack__ capsules x3",
+            plan.prepare,
+            [[DLPackTensor(fake_ptr(k), (m, n), "f32") for k in range(3)]],
+        ),
+        (
+            "prepare, DLPack exchange API x3 (ctypes callback)",
+            plan.prepare,
+            [[ExchangeTensor(fake_ptr(k), (m, n), "f32") for k in range(3)]],
+        ),
+        (
+            "prepare, cache missed every call (TensorView x3)",
+            plan.prepare,
+            [views((16 * (i + 1), n)) for i in range(12)],
+        ),
         ("check (evaluation + launches as dicts)", plan.check, [views()]),
     ]
     print(f"host-side cost per call, elementwise_add f32 {m}x{n}, ns (median of 7 x {a.calls} calls); no launch")

@@ -12,6 +12,7 @@ threads 4, 8, 16, 32 are lanes per row (the lanes-per-row kernel, blocks of 128 
     python3 bench/row_sum_variants.py --cubins DIR [--shapes 4096x4096,65536x256]
         [--threads 16,32,128,256] [--ilp 1,2,4,8] [--all]
 """
+
 import argparse
 import os
 import sys
@@ -19,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
-TOL = 1e-5   # relative error against the float64 sum (bench.relerr)
+TOL = 1e-5  # relative error against the float64 sum (bench.relerr)
 
 
 def sensible(threads, ilp, n):
@@ -38,30 +39,35 @@ def main():
     a = ap.parse_args()
     import torch
     import cutec
+
     env = B.TorchEnv(torch)
     mod = cutec.load(os.path.join(a.cubins, "row_sum.cubin"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for shp in a.shapes.split(","):
         m, n = map(int, shp.split("x"))
         nbytes = m * n * 4
-        sets = [(torch.randn(m, n, device="cuda"), torch.empty(m, device="cuda"))
-                for _ in range(B.n_rotations(nbytes + m * 4, l2))]
+        sets = [
+            (torch.randn(m, n, device="cuda"), torch.empty(m, device="cuda"))
+            for _ in range(B.n_rotations(nbytes + m * 4, l2))
+        ]
         ref = sets[0][0].double().sum(-1)
         rows = []
 
+        # `sets` is bound here (ruff's F821 says not): the loop ends with `del sets`, which frees the tensors.
         def run(label, fn):
-            x, o = sets[0]
+            x, o = sets[0]  # noqa: F821
             o.fill_(float("nan"))
             out = fn(x, o)
             torch.cuda.synchronize()
             err = B.relerr(out, ref)
-            gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)
+            gbps, us, ahead = B.rotated_rate(env, fn, sets, nbytes)  # noqa: F821
             rows.append((label, gbps, us, err, ahead))
 
         def host(f, *extra):
             def call(x, o):
                 f(x, o, *extra)
                 return o
+
             return call
 
         run("torch sum(-1)", lambda x, o: torch.sum(x, dim=-1))
@@ -74,11 +80,15 @@ def main():
                     run(f"row_sum_v4 thr={t} ilp={ilp} ({kind})", host(mod.row_sum_v4, t, ilp))
         torch_gbps = rows[0][1]
         best = max(rows[1:], key=lambda r: r[1] if r[3] <= TOL else -1)
-        print(f"== row sum f32 {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, "
-              f"best cutec {best[1]:.0f} ({best[1] / torch_gbps:.3f}): {best[0]}")
+        print(
+            f"== row sum f32 {m}x{n} ({len(sets)} rotating sets); torch {torch_gbps:.0f} GB/s, "
+            f"best cutec {best[1]:.0f} ({best[1] / torch_gbps:.3f}): {best[0]}"
+        )
         for label, gbps, us, err, ahead in rows:
-            print(f"  {label:40s} {gbps:7.0f} GB/s {us:8.2f} us  relerr {err:.1e} "
-                  f"{'ok' if err <= TOL else 'WRONG'}  ahead={ahead}")
+            print(
+                f"  {label:40s} {gbps:7.0f} GB/s {us:8.2f} us  relerr {err:.1e} "
+                f"{'ok' if err <= TOL else 'WRONG'}  ahead={ahead}"
+            )
         sys.stdout.flush()
         del sets
         torch.cuda.empty_cache()

@@ -43,8 +43,7 @@ def mul_kernel(a_ptr, b_ptr, c_ptr, n_elements, BLOCK: tl.constexpr, EVEN: tl.co
 
 
 @triton.jit
-def row_sum_kernel(x_ptr, out_ptr, M, N, stride_m,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, EVEN_N: tl.constexpr):
+def row_sum_kernel(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, EVEN_N: tl.constexpr):
     """out[m] = sum_n x[m, n] (fp32 accumulate); one program per BLOCK_M rows,
     looping over N in BLOCK_N chunks with a [BLOCK_M, BLOCK_N] accumulator."""
     pid = tl.program_id(0)
@@ -58,8 +57,7 @@ def row_sum_kernel(x_ptr, out_ptr, M, N, stride_m,
         if EVEN_N:
             x = tl.load(row_ptr + cols[None, :], mask=row_mask[:, None], other=0.0)
         else:
-            x = tl.load(row_ptr + cols[None, :],
-                        mask=row_mask[:, None] & (cols[None, :] < N), other=0.0)
+            x = tl.load(row_ptr + cols[None, :], mask=row_mask[:, None] & (cols[None, :] < N), other=0.0)
         acc += x.to(tl.float32)
     s = tl.sum(acc, axis=1)
     tl.store(out_ptr + rows, s, mask=row_mask)
@@ -71,8 +69,16 @@ ADD_CONFIGS = [(1024, 4), (2048, 4), (2048, 8), (4096, 4), (4096, 8)]
 # (BLOCK_M, BLOCK_N, num_warps) candidates swept for the row sum; a candidate
 # is used only where BLOCK_N <= N and BLOCK_M <= M.
 ROWSUM_CONFIGS = [
-    (1, 1024, 4), (1, 2048, 8), (1, 4096, 8), (2, 1024, 4), (4, 1024, 8),
-    (4, 512, 4), (8, 256, 4), (16, 256, 4), (32, 256, 8), (64, 256, 8),
+    (1, 1024, 4),
+    (1, 2048, 8),
+    (1, 4096, 8),
+    (2, 1024, 4),
+    (4, 1024, 8),
+    (4, 512, 4),
+    (8, 256, 4),
+    (16, 256, 4),
+    (32, 256, 8),
+    (64, 256, 8),
 ]
 
 
@@ -91,8 +97,9 @@ def launch_mul(a, b, c, block, num_warps, relu):
 def launch_row_sum(x, out, block_m, block_n, num_warps):
     M, N = x.shape
     grid = (triton.cdiv(M, block_m),)
-    row_sum_kernel[grid](x, out, M, N, x.stride(0), BLOCK_M=block_m, BLOCK_N=block_n,
-                         EVEN_N=(N % block_n == 0), num_warps=num_warps)
+    row_sum_kernel[grid](
+        x, out, M, N, x.stride(0), BLOCK_M=block_m, BLOCK_N=block_n, EVEN_N=(N % block_n == 0), num_warps=num_warps
+    )
 
 
 def rowsum_configs_for(M, N):

@@ -12,6 +12,7 @@ failure, and the input is kept in --keep.
 
 Ends with `fuzz-ir: N cases, M crashes`.
 """
+
 import argparse
 import glob
 import os
@@ -20,10 +21,36 @@ import re
 import subprocess
 import sys
 
-TOKENS = ["(", ")", ",", "?", "_", "0", "1", "2", "4", "8", "16", "-1", ":", "@", "<", ">",
-          "?{div=8}", "x", "999999999999", "(_,_)", "((?,_),?)", "S<3,4,3> o 0 o ", "gmem", "rmem"]
-PIPELINES = [["--pass", "cute-canonicalize"],
-             ["--pass", "cute-canonicalize", "--pass", "cute-vectorize", "--pass", "cute-lower-to-gpu"]]
+TOKENS = [
+    "(",
+    ")",
+    ",",
+    "?",
+    "_",
+    "0",
+    "1",
+    "2",
+    "4",
+    "8",
+    "16",
+    "-1",
+    ":",
+    "@",
+    "<",
+    ">",
+    "?{div=8}",
+    "x",
+    "999999999999",
+    "(_,_)",
+    "((?,_),?)",
+    "S<3,4,3> o 0 o ",
+    "gmem",
+    "rmem",
+]
+PIPELINES = [
+    ["--pass", "cute-canonicalize"],
+    ["--pass", "cute-canonicalize", "--pass", "cute-vectorize", "--pass", "cute-lower-to-gpu"],
+]
 
 
 def random_text(rng):

@@ -27,7 +27,6 @@ Exit status 0 when F == 0.
 """
 
 import argparse
-import itertools
 import os
 import random
 import subprocess
@@ -200,12 +199,35 @@ def gen_case(rng):
     A = gen_layout(rng)
     op = rng.choice(
         [
-            "size", "cosize", "eval", "eval_hier", "coalesce", "coalesce_profile", "filter",
-            "composition", "composition", "composition_random", "composition_bymode",
-            "complement", "complement", "right_inverse", "left_inverse",
-            "logical_divide", "logical_divide", "zipped_divide", "tiled_divide",
-            "logical_product", "logical_product", "zipped_product", "tiled_product",
-            "crd2idx", "idx2crd", "slice", "crd2idx_int", "idx2crd_strided", "take",
+            "size",
+            "cosize",
+            "eval",
+            "eval_hier",
+            "coalesce",
+            "coalesce_profile",
+            "filter",
+            "composition",
+            "composition",
+            "composition_random",
+            "composition_bymode",
+            "complement",
+            "complement",
+            "right_inverse",
+            "left_inverse",
+            "logical_divide",
+            "logical_divide",
+            "zipped_divide",
+            "tiled_divide",
+            "logical_product",
+            "logical_product",
+            "zipped_product",
+            "tiled_product",
+            "crd2idx",
+            "idx2crd",
+            "slice",
+            "crd2idx_int",
+            "idx2crd_strided",
+            "take",
         ]
     )
     if op == "size":
@@ -253,8 +275,8 @@ def gen_case(rng):
         ours = "(" + ",".join("_" if c is None else str(c) for c in crd) + ")"
 
         def py():
-            l, off = pc.slice_and_offset(crd, A)
-            return (l, off)
+            layout, off = pc.slice_and_offset(crd, A)
+            return (layout, off)
 
         return op, f"slice({lay(A)}, {ours})", py, None
     if op == "coalesce":
@@ -270,7 +292,12 @@ def gen_case(rng):
     if op == "composition_bymode":
         if not isinstance(A.shape, tuple):
             B = gen_compact_of_size(rng, pc.size(A))
-            return "composition", f"composition({lay(A)}, {lay(B)})", lambda: pc.composition(A, B), ("composition", A, B)
+            return (
+                "composition",
+                f"composition({lay(A)}, {lay(B)})",
+                lambda: pc.composition(A, B),
+                ("composition", A, B),
+            )
         T = tuple(gen_compact_of_size(rng, pc.size(A[i])) for i in range(rng.randint(1, len(A.shape))))
         return op, f"composition({lay(A)}, {tiler(T)})", lambda: pc.composition(A, T), ("bymode_composition", A, T)
     if op == "complement":
@@ -446,8 +473,8 @@ def parse_ours(line):
     if line.startswith("error:"):
         return "error", line
     if " offset=" in line:
-        l, off = line.split(" offset=")
-        return "ok", (parse_value(l), int(off))
+        value, off = line.split(" offset=")
+        return "ok", (parse_value(value), int(off))
     return "ok", parse_value(line)
 
 
@@ -464,7 +491,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--bin", default=None, help="cute-layout or cutec binary (default: target/{release,debug}/cute-layout)")
+    ap.add_argument(
+        "--bin", default=None, help="cute-layout or cutec binary (default: target/{release,debug}/cute-layout)"
+    )
     ap.add_argument("--chunk", type=int, default=50000, help="cases per eval - process")
     ap.add_argument("--max-report", type=int, default=30)
     args = ap.parse_args()
@@ -518,7 +547,15 @@ def main():
                 if reported < args.max_report:
                     reported += 1
                     r = ref[1]
-                    rs = lay(r) if is_layout(r) else (f"{lay(r[0])} offset={r[1]}" if isinstance(r, tuple) and len(r) == 2 and is_layout(r[0]) else str(r))
+                    rs = (
+                        lay(r)
+                        if is_layout(r)
+                        else (
+                            f"{lay(r[0])} offset={r[1]}"
+                            if isinstance(r, tuple) and len(r) == 2 and is_layout(r[0])
+                            else str(r)
+                        )
+                    )
                     print(f"MISMATCH {expr}\n   ours:   {line}\n   pycute: {rs}")
         done += n
     for op in sorted(per_op):

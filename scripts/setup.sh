@@ -3,7 +3,7 @@
 # LLVM/MLIR 22 from Debian's packages, ptxas (PyPI nvidia-cuda-nvcc, into .tools/python), libdevice for
 # math functions (PyPI nvidia-nvvm),
 # lit and the pycute reference (PyPI nvidia-cutlass, also into .tools/python); maturin and pytest for
-# the Python extension into .tools/pyext.
+# the Python extension into .tools/pyext; ruff (PyPI) into .tools/ruff.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +44,13 @@ if [ ! -x "$PYEXT/bin/maturin" ] || [ ! -d "$PYEXT/pytest" ]; then
     echo "setup: installing maturin and pytest (the Python extension's wheel and tests) into $PYEXT"
     python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$PYEXT" --upgrade \
         maturin==1.16.0 pytest==9.0.2
+fi
+# Ruff lints and formats the repository's Python (ruff.toml; scripts/test.sh checks both). Its own folder
+# too: its bin/ would replace the other folders' bin/.
+RUFF=.tools/ruff
+if [ ! -x "$RUFF/bin/ruff" ] || [ "$("$RUFF/bin/ruff" --version)" != "ruff 0.17.6" ]; then
+    echo "setup: installing ruff 0.17.6 into $RUFF"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$RUFF" --upgrade ruff==0.17.6
 fi
 "$PY/nvidia/cu13/bin/ptxas" --version | tail -1
 echo "setup: done"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
 # pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, the
-# Python extension's tests (its wheel built and installed; the tests that need a GPU skip here) and
-# the VS Code extension's checks (when npm is present).
+# Python extension's tests (its wheel built and installed; the tests that need a GPU skip here), ruff
+# over the repository's Python and the VS Code extension's checks (when npm is present).
 # Installs what it needs first (scripts/setup.sh).
 # Ends with one line: `summary: N passed, N failed, N skipped`.
 set -uo pipefail
@@ -71,6 +71,17 @@ else
     tail -20 "$log/wheel.txt"
     echo "python: the wheel could not be built or installed"
     add 0 1 0
+fi
+
+echo "== python lint (ruff check, ruff format --check)"
+# One check: the repository's Python (ruff.toml says which files and rules) lints clean and is formatted.
+ruff_ok=1
+.tools/ruff/bin/ruff check -q . >"$log/ruff.txt" 2>&1 || ruff_ok=0
+.tools/ruff/bin/ruff format --check -q . >>"$log/ruff.txt" 2>&1 || ruff_ok=0
+if [ "$ruff_ok" -eq 1 ]; then
+    echo "ruff: ok"; add 1 0 0
+else
+    tail -40 "$log/ruff.txt"; echo "ruff: FAILED (.tools/ruff/bin/ruff check --fix . and ruff format . fix most)"; add 0 1 0
 fi
 
 echo "== VS Code extension (editors/vscode: npm ci, compile, lint, grammar test)"

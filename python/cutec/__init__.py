@@ -50,9 +50,25 @@ except Exception:  # not installed as a distribution (a source checkout on sys.p
     __version__ = "0+unknown"
 
 __all__ = [
-    "CompileError", "Error", "HostFunction", "KernelFunction", "KernelSignature", "Manifest", "Module",
-    "NotFound", "Plan", "Refused", "TensorView", "Unavailable", "compile", "device_count",
-    "driver_available", "find_compiler", "load", "manifest", "parse_manifest",
+    "CompileError",
+    "Error",
+    "HostFunction",
+    "KernelFunction",
+    "KernelSignature",
+    "Manifest",
+    "Module",
+    "NotFound",
+    "Plan",
+    "Refused",
+    "TensorView",
+    "Unavailable",
+    "compile",
+    "device_count",
+    "driver_available",
+    "find_compiler",
+    "load",
+    "manifest",
+    "parse_manifest",
 ]
 
 
@@ -127,15 +143,19 @@ class Module:
         unusable = self.__dict__.get("_unusable", {})
         if name in unusable:
             raise unusable[name]
-        raise AttributeError(f"cutec module {self._native.label} has no host function {name!r}; "
-                             f"host functions: {', '.join(self._native.hosts) or '(none)'}")
+        raise AttributeError(
+            f"cutec module {self._native.label} has no host function {name!r}; "
+            f"host functions: {', '.join(self._native.hosts) or '(none)'}"
+        )
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._native.hosts))
 
     def __repr__(self):
-        return (f"<cutec.Module {self._native.label} on cuda:{self._native.device} ({self._native.arch}): "
-                f"hosts {', '.join(self._native.hosts) or '(none)'}>")
+        return (
+            f"<cutec.Module {self._native.label} on cuda:{self._native.device} ({self._native.arch}): "
+            f"hosts {', '.join(self._native.hosts) or '(none)'}>"
+        )
 
 
 def load(source, device=0):
@@ -173,8 +193,11 @@ def compile(source, arch="sm_90", device=0, output=None, compiler=None):
         except OSError as e:
             raise Error(f"cannot run the cutec compiler {exe!r}: {e}") from e
         if r.returncode != 0:
-            raise CompileError(f"cutec build {source} --arch {arch} failed (exit {r.returncode}):\n{r.stderr.strip()}",
-                               stderr=r.stderr, returncode=r.returncode)
+            raise CompileError(
+                f"cutec build {source} --arch {arch} failed (exit {r.returncode}):\n{r.stderr.strip()}",
+                stderr=r.stderr,
+                returncode=r.returncode,
+            )
         with open(out, "rb") as f:
             image = f.read()
     return load(image if output is None else out, device)

@@ -60,12 +60,17 @@ def cubin(tmp_path_factory):
         if name not in built:
             exe = find_compiler()
             if exe is None:
-                pytest.skip("no cubins: set CUTEC_CUBINS=DIR, or build the compiler (cargo build -p cutec) or put cutec on PATH")
+                pytest.skip(
+                    "no cubins: set CUTEC_CUBINS=DIR, or build the compiler (cargo build -p cutec) or put cutec on PATH"
+                )
             if out is None:
                 out = tmp_path_factory.mktemp("cubins")
             p = out / f"{name}.cubin"
-            r = subprocess.run([exe, "build", str(SAMPLES / f"{name}.cute"), "--arch", sample_arch(name), "-o", str(p)],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [exe, "build", str(SAMPLES / f"{name}.cute"), "--arch", sample_arch(name), "-o", str(p)],
+                capture_output=True,
+                text=True,
+            )
             if r.returncode != 0:
                 pytest.fail(f"cutec build samples/{name}.cute failed:\n{r.stderr}")
             built[name] = p

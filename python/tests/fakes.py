@@ -29,8 +29,9 @@ def row_major(shape):
 
 class ArrayInterface:
     def __init__(self, ptr, shape, typestr="<f2", strides=None, **extra):
-        self.__cuda_array_interface__ = dict(data=(ptr, False), shape=tuple(shape), typestr=typestr,
-                                             strides=strides, version=3, **extra)
+        self.__cuda_array_interface__ = dict(
+            data=(ptr, False), shape=tuple(shape), typestr=typestr, strides=strides, version=3, **extra
+        )
 
 
 class DLDevice(C.Structure):
@@ -42,8 +43,15 @@ class DLDataType(C.Structure):
 
 
 class DLTensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32), ("dtype", DLDataType),
-                ("shape", C.POINTER(C.c_int64)), ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
+    _fields_ = [
+        ("data", C.c_void_p),
+        ("device", DLDevice),
+        ("ndim", C.c_int32),
+        ("dtype", DLDataType),
+        ("shape", C.POINTER(C.c_int64)),
+        ("strides", C.POINTER(C.c_int64)),
+        ("byte_offset", C.c_uint64),
+    ]
 
 
 class DLManagedTensor(C.Structure):
@@ -55,8 +63,13 @@ class DLPackVersion(C.Structure):
 
 
 class DLManagedTensorVersioned(C.Structure):
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p),
-                ("flags", C.c_uint64), ("dl_tensor", DLTensor)]
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", C.c_void_p),
+        ("deleter", C.c_void_p),
+        ("flags", C.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
 
 
 _capsule_new = C.pythonapi.PyCapsule_New
@@ -67,8 +80,16 @@ _capsule_new.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
 DLTENSOR, DLTENSOR_VERSIONED, EXCHANGE_API = b"dltensor", b"dltensor_versioned", b"dlpack_exchange_api"
 
 CUDA, CPU = 2, 1
-DTYPES = {"f16": (2, 16), "bf16": (4, 16), "f32": (2, 32), "i32": (0, 32), "c64": (5, 64),
-          "f8e4m3": (10, 8), "f8e5m2": (12, 8), "f8e4m3fnuz": (11, 8)}
+DTYPES = {
+    "f16": (2, 16),
+    "bf16": (4, 16),
+    "f32": (2, 32),
+    "i32": (0, 32),
+    "c64": (5, 64),
+    "f8e4m3": (10, 8),
+    "f8e5m2": (12, 8),
+    "f8e4m3fnuz": (11, 8),
+}
 
 
 def dltensor(ptr, shape, dtype="f16", strides=None, device=(CUDA, 0), byte_offset=0, keep=None):
@@ -78,9 +99,15 @@ def dltensor(ptr, shape, dtype="f16", strides=None, device=(CUDA, 0), byte_offse
     strides_arr = None if strides is None else (C.c_int64 * max(n, 1))(*strides)
     keep.extend([shape_arr, strides_arr])
     code, bits = DTYPES[dtype]
-    t = DLTensor(ptr - byte_offset, DLDevice(*device), n, DLDataType(code, bits, 1),
-                 C.cast(shape_arr, C.POINTER(C.c_int64)),
-                 C.cast(strides_arr, C.POINTER(C.c_int64)) if strides_arr is not None else None, byte_offset)
+    t = DLTensor(
+        ptr - byte_offset,
+        DLDevice(*device),
+        n,
+        DLDataType(code, bits, 1),
+        C.cast(shape_arr, C.POINTER(C.c_int64)),
+        C.cast(strides_arr, C.POINTER(C.c_int64)) if strides_arr is not None else None,
+        byte_offset,
+    )
     return t
 
 
@@ -115,9 +142,14 @@ CURRENT_STREAM = C.CFUNCTYPE(C.c_int, C.c_int32, C.c_int32, C.POINTER(C.c_void_p
 
 
 class ExchangeAPI(C.Structure):
-    _fields_ = [("header", ExchangeHeader), ("managed_tensor_allocator", C.c_void_p),
-                ("managed_tensor_from_py_object_no_sync", C.c_void_p), ("managed_tensor_to_py_object_no_sync", C.c_void_p),
-                ("dltensor_from_py_object_no_sync", FROM_PY), ("current_work_stream", CURRENT_STREAM)]
+    _fields_ = [
+        ("header", ExchangeHeader),
+        ("managed_tensor_allocator", C.c_void_p),
+        ("managed_tensor_from_py_object_no_sync", C.c_void_p),
+        ("managed_tensor_to_py_object_no_sync", C.c_void_p),
+        ("dltensor_from_py_object_no_sync", FROM_PY),
+        ("current_work_stream", CURRENT_STREAM),
+    ]
 
 
 class ExchangeTensor:

@@ -32,9 +32,9 @@ def tensor_prints(out):
             continue
         header = lines[i]
         # The values start at the header's `[` if it has one (the layout before it is not data).
-        texts = ([header[header.index("["):]] if "[" in header else []) + lines[i + 1:]
+        texts = ([header[header.index("[") :]] if "[" in header else []) + lines[i + 1 :]
         depth, opened, rows, used = 0, False, [], 0
-        for used, text in enumerate(texts, 1):
+        for used, text in enumerate(texts, 1):  # noqa: B007 (read after the loop)
             if not opened and "[" not in text:
                 continue
             opened = True

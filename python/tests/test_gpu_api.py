@@ -42,16 +42,24 @@ def test_module_object(add, cubin):
     # Version 3: the naive and vectorized kernels divide by run-time extents (fastdiv lines).
     assert "elementwise_add" in dir(add) and add.manifest.startswith("cutec-manifest 3\n")
     with pytest.raises(AttributeError, match="has no host function 'nope'"):
-        add.nope
+        _ = add.nope
     with pytest.raises(cutec.NotFound):
         add.host("nope")
     with open(cubin("elementwise_add"), "rb") as f:
         assert cutec.load(f.read()).hosts == add.hosts
 
 
-@pytest.mark.parametrize("wrap", [lambda t: t, OnlyDLPack, OnlyArrayInterface,
-                                  lambda t: cutec.TensorView(t.data_ptr(), t.dtype, t.shape, t.stride(),
-                                                             t.untyped_storage().nbytes(), t.device.index)])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda t: t,
+        OnlyDLPack,
+        OnlyArrayInterface,
+        lambda t: cutec.TensorView(
+            t.data_ptr(), t.dtype, t.shape, t.stride(), t.untyped_storage().nbytes(), t.device.index
+        ),
+    ],
+)
 def test_every_protocol_reads_torch_memory(gpu, add, wrap):
     torch = gpu
     a, b, c = tensors(torch)
@@ -96,12 +104,12 @@ def test_stream_order_on_many_streams(gpu, add):
     outs = []
     for i, s in enumerate(streams):
         with torch.cuda.stream(s):
-            torch.cuda._sleep(20_000)             # the stream is still busy when the calls queue
+            torch.cuda._sleep(20_000)  # the stream is still busy when the calls queue
             for k in range(4):
                 a = torch.full_like(b, float(10 * i + k))
                 c = torch.full_like(b, float("nan"))
                 add.elementwise_add(a, b, c)
-                outs.append((i, k, c * 2))        # torch reads c on the same stream
+                outs.append((i, k, c * 2))  # torch reads c on the same stream
     torch.cuda.synchronize()
     for i, k, d in outs:
         assert torch.equal(d, (b + (10 * i + k)) * 2), (i, k)
@@ -125,17 +133,17 @@ def test_repeated_and_alternating_arguments(gpu, add):
     with torch.cuda.stream(s):
         for step in range(6):
             for a, b, c in (small, small, large, small):
-                a.add_(1.0)                       # new contents, same pointers
+                a.add_(1.0)  # new contents, same pointers
                 c.fill_(float("nan"))
                 add.elementwise_add(a, b, c)
-                assert torch.equal(c, a + b), step   # torch reads c on the same stream
+                assert torch.equal(c, a + b), step  # torch reads c on the same stream
     torch.cuda.synchronize()
 
 
 def test_graph_capture_and_replay(gpu, add):
     torch = gpu
     a, b, c = tensors(torch)
-    add.elementwise_add(a, b, c)              # warm-up: kernels looked up, parameters queried
+    add.elementwise_add(a, b, c)  # warm-up: kernels looked up, parameters queried
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
@@ -153,8 +161,10 @@ def test_device_memory_refusals(gpu, add):
     a, b, c = tensors(torch)
     with pytest.raises(cutec.Refused) as e:
         add.elementwise_add(a, b, c.cpu())
-    assert str(e.value) == ("kernel argument mismatch: host `elementwise_add` parameter `mC` (argument 2): the tensor is in cpu "
-                            'memory; cutec kernels take CUDA device memory (move it with .cuda() or .to("cuda"))')
+    assert str(e.value) == (
+        "kernel argument mismatch: host `elementwise_add` parameter `mC` (argument 2): the tensor is in cpu "
+        'memory; cutec kernels take CUDA device memory (move it with .cuda() or .to("cuda"))'
+    )
     flat = torch.empty(256 * 1024 + 1, device="cuda")
     with pytest.raises(cutec.Refused, match="misaligned pointer"):
         add.elementwise_add(a, b, flat[1:].view(256, 1024))
@@ -166,7 +176,10 @@ def test_device_memory_refusals(gpu, add):
 def test_kernel_launch_forms(gpu, cubin):
     torch = gpu
     k = cutec.load(cubin("vector_add")).kernel("vector_add")
-    assert k.signature == "vector_add(a: tensor<f32, gmem, ?:1, align: 4>, b: tensor<f32, gmem, ?:1, align: 4>, c: tensor<f32, gmem, ?:1, align: 4>)"
+    assert (
+        k.signature
+        == "vector_add(a: tensor<f32, gmem, ?:1, align: 4>, b: tensor<f32, gmem, ?:1, align: 4>, c: tensor<f32, gmem, ?:1, align: 4>)"
+    )
     a, b = torch.rand(1000, device="cuda"), torch.rand(1000, device="cuda")
     for grid, block in ((4, 256), ((4,), (256,)), ((4, 1, 1), [256, 1, 1])):
         c = torch.full_like(a, float("nan"))
@@ -185,7 +198,7 @@ def test_cupy_arrays(gpu, add):
     a = cp.random.standard_normal((256, 1024), dtype=cp.float32)
     b = cp.random.standard_normal((256, 1024), dtype=cp.float32)
     c = cp.full_like(a, cp.nan)
-    stream = cp.cuda.get_current_stream()   # CuPy's stream: passed explicitly (torch's is the default)
+    stream = cp.cuda.get_current_stream()  # CuPy's stream: passed explicitly (torch's is the default)
     add.elementwise_add(a, b, c, stream=stream)
     stream.synchronize()
     assert bool(cp.array_equal(c, a + b))
@@ -193,7 +206,8 @@ def test_cupy_arrays(gpu, add):
 
 def test_jax_arrays_as_inputs(gpu, add):
     import os
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")   # leave memory to torch
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave memory to torch
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
     if not any(d.platform == "gpu" for d in jax.devices()):
@@ -219,9 +233,9 @@ def test_host_launches_on_stream_parameters(gpu, cubin):
     for a, b in [(s1, s2), (s1.cuda_stream, s2.cuda_stream), (s1, 0)]:
         for y in ys:
             y.fill_(float("nan"))
-        torch.cuda.synchronize()              # x and the NaNs written before s1 and s2 read them
-        m.scale3(x, *ys, a, b)                # y4 on torch's current stream
-        torch.cuda.synchronize()              # the launches are not ordered with each other
+        torch.cuda.synchronize()  # x and the NaNs written before s1 and s2 read them
+        m.scale3(x, *ys, a, b)  # y4 on torch's current stream
+        torch.cuda.synchronize()  # the launches are not ordered with each other
         for y, k in zip(ys, (2.0, 3.0, 4.0)):
             assert torch.equal(y, x * k)
     with pytest.raises(cutec.Refused, match="parameter `s2` \\(argument 5\\): None is not a stream"):
@@ -237,7 +251,7 @@ def test_host_stream_parameters_under_graph_capture(gpu, cubin):
     x = torch.rand(n, device="cuda")
     ys = [torch.empty(n, device="cuda") for _ in range(3)]
     s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
-    m.scale3(x, *ys, s1, s2)                  # warm-up outside the capture
+    m.scale3(x, *ys, s1, s2)  # warm-up outside the capture
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
@@ -257,7 +271,9 @@ def test_host_stream_parameters_under_graph_capture(gpu, cubin):
             assert torch.equal(y, x * k)
     # s1 not forked into the capture: refused before anything is launched.
     g2 = torch.cuda.CUDAGraph()
-    with pytest.raises(cutec.Refused, match="stream parameter `s1` .* is not capturing but the call's stream .* is capturing"):
+    with pytest.raises(
+        cutec.Refused, match="stream parameter `s1` .* is not capturing but the call's stream .* is capturing"
+    ):
         with torch.cuda.graph(g2):
             m.scale3(x, *ys, s1, s1)
     torch.cuda.synchronize()

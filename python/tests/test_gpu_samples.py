@@ -32,6 +32,7 @@ def load(gpu, cubin):
         if name not in cache:
             cache[name] = cutec.load(cubin(name))
         return cache[name]
+
     return get
 
 
@@ -39,12 +40,13 @@ def guarded(torch, shape, dtype, fill=float("nan")):
     """(buffer, view): a tensor of `shape` inside a buffer with GUARD elements before and after."""
     n = math.prod(shape)
     buf = torch.full((GUARD + n + GUARD,), fill, device="cuda", dtype=dtype)
-    return buf, buf[GUARD:GUARD + n].view(shape)
+    return buf, buf[GUARD : GUARD + n].view(shape)
 
 
 def guards_untouched(buf, n):
     import torch
-    return bool(torch.isnan(buf[:GUARD]).all()) and bool(torch.isnan(buf[GUARD + n:]).all())
+
+    return bool(torch.isnan(buf[:GUARD]).all()) and bool(torch.isnan(buf[GUARD + n :]).all())
 
 
 def assert_refused_untouched(torch, call, out, *args):
@@ -52,12 +54,14 @@ def assert_refused_untouched(torch, call, out, *args):
     with pytest.raises(cutec.Refused) as e:
         call(*args)
     torch.cuda.synchronize()
-    assert torch.equal(out.isnan(), before.isnan()) and torch.equal(out.nan_to_num(), before.nan_to_num()), \
+    assert torch.equal(out.isnan(), before.isnan()) and torch.equal(out.nan_to_num(), before.nan_to_num()), (
         f"refused ({e.value}) but the output was written"
+    )
     return str(e.value)
 
 
 # ---- vector_add: a checked kernel launch ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n", [1, 1000003, 1 << 24])
 def test_vector_add(gpu, load, n):
@@ -68,8 +72,9 @@ def test_vector_add(gpu, load, n):
     k(a, b, c, grid=(n + 255) // 256, block=256)
     torch.cuda.synchronize()
     assert torch.equal(c, a + b) and guards_untouched(buf, n)
-    assert "dtype mismatch: the kernel expects f32 elements but the view has f16" in \
-        assert_refused_untouched(torch, lambda: k(a, b, c.half(), grid=1, block=256), c)
+    assert "dtype mismatch: the kernel expects f32 elements but the view has f16" in assert_refused_untouched(
+        torch, lambda: k(a, b, c.half(), grid=1, block=256), c
+    )
 
 
 # ---- elementwise adds (three generic host functions, each for f16, f32 and bf16) --------------------
@@ -126,7 +131,9 @@ def test_elementwise_add_refuses_other_dtypes(gpu, load, host):
     a = torch.randn(16, 256, device="cuda", dtype=torch.float64)
     c = torch.full_like(a, float("nan"))
     msg = assert_refused_untouched(torch, f, c, a, a, c)
-    assert f"host `{host}` has no instance for T = f64 (from `mA`); it was compiled for T = f16; T = f32; T = bf16" in msg
+    assert (
+        f"host `{host}` has no instance for T = f64 (from `mA`); it was compiled for T = f16; T = f32; T = bf16" in msg
+    )
     # Mixing element types where the source says they agree (all three are `tensor<T, ...>`).
     h = torch.randn(16, 256, device="cuda", dtype=torch.float16)
     c = torch.full((16, 256), float("nan"), device="cuda", dtype=torch.float32)
@@ -138,6 +145,7 @@ def test_elementwise_add_refuses_other_dtypes(gpu, load, host):
 
 
 # ---- fast_add: the add tuned per shape (a host `if` picks the block and vectors per thread) ---------
+
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
 def test_fast_add(gpu, load, dtype):
@@ -201,9 +209,11 @@ def test_fast_mul(gpu, load, host):
 
 # ---- elementwise_apply: mul and mul+relu in f16 ------------------------------------------------------
 
+
 def f16_ordinal(h):
     """f16 values as integers ordered like the values (+0 and -0 equal): ulp distances."""
     import torch
+
     i = h.view(torch.int16).int()
     return torch.where(i < 0, -(i & 0x7FFF), i)
 
@@ -237,6 +247,7 @@ def test_elementwise_apply(gpu, load, host):
 
 # ---- predicated_add: any shape ----------------------------------------------------------------------
 
+
 def test_predicated_add(gpu, load):
     torch = gpu
     f = load("predicated_add").predicated_add
@@ -252,6 +263,7 @@ def test_predicated_add(gpu, load):
 
 # ---- control_flow: early return, while, break, continue; f32/f64/u32/bool host parameters ---------
 
+
 @pytest.mark.parametrize("a,b", [(1.5, -0.25), (-3.0, 2.0), (0.0, 7.0)])
 def test_axpb_float_scalars(gpu, load, a, b):
     torch = gpu
@@ -264,7 +276,7 @@ def test_axpb_float_scalars(gpu, load, a, b):
         # One multiply and one add (or one fma) in f32: at most two roundings, each within half an
         # ulp of |a * x| + |b|.
         ref = x.double() * a + b
-        tol = 2.0 ** -23 * ((x.double() * a).abs() + abs(b)) + 1e-30
+        tol = 2.0**-23 * ((x.double() * a).abs() + abs(b)) + 1e-30
         assert bool(((y.double() - ref).abs() <= tol).all()), (n, a, b)
         # Threads past the end returned early: nothing outside y was written.
         assert guards_untouched(buf, n), n
@@ -329,7 +341,7 @@ def test_sum_positive_continue(gpu, load, scale, negate):
         f(x, out, scale, negate)
         torch.cuda.synchronize()
         ref = x.clamp(min=0).double().sum(1) * scale * (-1 if negate else 1)
-        tol = 8 * 2.0 ** -23 * x.abs().double().sum(1) * abs(scale) + 1e-30
+        tol = 8 * 2.0**-23 * x.abs().double().sum(1) * abs(scale) + 1e-30
         assert bool(((out.double() - ref).abs() <= tol).all()), (m, scale, negate)
         assert guards_untouched(buf, m), m
 
@@ -339,9 +351,30 @@ def test_sum_positive_continue(gpu, load, scale, negate):
 REDUCE = {
     "reduce_sum": ("reduce_sum", [(1, 1), (7, 33), (1000, 1000), (1024, 4096), (513, 8192), (2, 131072)], []),
     "reduce_rows": ("reduce_sum_tiled_copy", [(4, 1024), (1000, 1024), (4096, 1024)], [(1001, 1024), (6, 1024)]),
-    "reduce_compositional": ("reduce_sum_compositional", [(4, 1024), (1000, 1024), (4096, 1024)], [(1001, 1024), (6, 1024)]),
-    "reduce_nd": ("reduce_sum_nd", [(1, 256, 1), (3, 256, 1), (1, 256, 5), (5, 256, 3), (7, 256, 33), (64, 256, 64), (2, 256, 1000)], []),
-    "reduce_mid": ("reduce_sum_nd", [(1, 256, 1), (3, 256, 1), (1, 256, 5), (5, 256, 3), (7, 256, 33), (64, 256, 64), (2, 256, 1000), (64, 256, 1024)], []),
+    "reduce_compositional": (
+        "reduce_sum_compositional",
+        [(4, 1024), (1000, 1024), (4096, 1024)],
+        [(1001, 1024), (6, 1024)],
+    ),
+    "reduce_nd": (
+        "reduce_sum_nd",
+        [(1, 256, 1), (3, 256, 1), (1, 256, 5), (5, 256, 3), (7, 256, 33), (64, 256, 64), (2, 256, 1000)],
+        [],
+    ),
+    "reduce_mid": (
+        "reduce_sum_nd",
+        [
+            (1, 256, 1),
+            (3, 256, 1),
+            (1, 256, 5),
+            (5, 256, 3),
+            (7, 256, 33),
+            (64, 256, 64),
+            (2, 256, 1000),
+            (64, 256, 1024),
+        ],
+        [],
+    ),
 }
 
 
@@ -349,7 +382,7 @@ def assert_row_sums(x, out, buf, out_shape):
     """`out` holds the sums of `x` over mode 1 (f32 within rounding) and nothing past it was written."""
     ref = x.double().sum(1)
     # The worst case of an f32 summation tree of depth N/32 + 16 (N: the reduced extent).
-    tol = (x.shape[1] / 32 + 16) * 2.0 ** -24 * x.double().abs().sum(1)
+    tol = (x.shape[1] / 32 + 16) * 2.0**-24 * x.double().abs().sum(1)
     err = (out.double() - ref).abs()
     assert bool((err <= tol).all()), (tuple(x.shape), float((err / tol).max()))
     assert guards_untouched(buf, math.prod(out_shape)), tuple(x.shape)
@@ -375,18 +408,26 @@ def test_reductions(gpu, load, host):
 
 # ---- row_sum: a host `if` picks the kernel by the row length ---------------------------------------
 
-@pytest.mark.parametrize("shape,kernel", [
-    ((1, 1), "warp_row_sum_kernel"), ((5, 33), "warp_row_sum_kernel"), ((1001, 1024), "warp_row_sum_kernel"),
-    ((3, 1025), "block_row_sum_kernel"), ((513, 8192), "block_row_sum_kernel"), ((2, 131072), "block_row_sum_kernel"),
-])
+
+@pytest.mark.parametrize(
+    "shape,kernel",
+    [
+        ((1, 1), "warp_row_sum_kernel"),
+        ((5, 33), "warp_row_sum_kernel"),
+        ((1001, 1024), "warp_row_sum_kernel"),
+        ((3, 1025), "block_row_sum_kernel"),
+        ((513, 8192), "block_row_sum_kernel"),
+        ((2, 131072), "block_row_sum_kernel"),
+    ],
+)
 def test_row_sum_both_branches(gpu, load, shape, kernel):
     torch = gpu
     f = load("row_sum").row_sum
     x = torch.rand(shape, device="cuda") * 2 - 1
     buf, out = guarded(torch, (shape[0],), torch.float32)
     # The branch this shape takes (checked offline by the same plan), then the sums against torch.
-    (l,) = f.check(x, out)
-    assert l["kernel"] == kernel, (shape, l["kernel"])
+    (launch,) = f.check(x, out)
+    assert launch["kernel"] == kernel, (shape, launch["kernel"])
     f(x, out)
     torch.cuda.synchronize()
     assert_row_sums(x, out, buf, (shape[0],))
@@ -410,9 +451,9 @@ def test_fast_row_sum(gpu, load, shape):
     x = torch.rand(shape, device="cuda") * 2 - 1
     buf, out = guarded(torch, (shape[0],), torch.float32)
     # Lanes per row up to 1024 columns, a block per row above (the plan, checked offline).
-    (l,) = f.check(x, out)
+    (launch,) = f.check(x, out)
     want = "lanes_row_sum_v4_kernel" if shape[1] <= 1024 else "block_row_sum_v4_kernel"
-    assert l["kernel"].startswith(want), (shape, l["kernel"])
+    assert launch["kernel"].startswith(want), (shape, launch["kernel"])
     f(x, out)
     torch.cuda.synchronize()
     assert_row_sums(x, out, buf, (shape[0],))
@@ -429,12 +470,12 @@ def test_row_sum_v4(gpu, load, threads, ilp):
     f = load("row_sum").row_sum_v4
     for shape in shapes(V4_SHAPES):
         if shape[0] * shape[1] > 1 << 22 and (threads, ilp) not in [(32, 8), (512, 8), (16, 4), (256, 4)]:
-            continue   # the two big shapes only with a few configurations
+            continue  # the two big shapes only with a few configurations
         x = torch.rand(shape, device="cuda") * 2 - 1
         buf, out = guarded(torch, (shape[0],), torch.float32)
-        (l,) = f.check(x, out, threads, ilp)
+        (launch,) = f.check(x, out, threads, ilp)
         want = "lanes_row_sum_v4_kernel" if threads <= 32 else "block_row_sum_v4_kernel"
-        assert l["kernel"].startswith(want), (threads, ilp, shape, l["kernel"])
+        assert launch["kernel"].startswith(want), (threads, ilp, shape, launch["kernel"])
         f(x, out, threads, ilp)
         torch.cuda.synchronize()
         assert_row_sums(x, out, buf, (shape[0],))
@@ -464,10 +505,15 @@ def test_row_sum_v4_refusals(gpu, load):
     # Knobs without a kernel: threads must be 4, 8, 16, 32 or a multiple of 32 in 64..1024; ilp 1, 2, 4, 8.
     for threads, ilp in [(48, 2), (2048, 2), (0, 2), (2, 1), (32, 3), (128, 16)]:
         msg = assert_refused_untouched(torch, m_.row_sum_v4, out, x, out, threads, ilp)
-        assert ("threads must be" in msg) if ilp in (1, 2, 4, 8) else ("ilp must be 1, 2, 4 or 8" in msg), (threads, ilp, msg)
+        assert ("threads must be" in msg) if ilp in (1, 2, 4, 8) else ("ilp must be 1, 2, 4 or 8" in msg), (
+            threads,
+            ilp,
+            msg,
+        )
 
 
 # ---- chunked_add: host run-time loops, one launch per chunk of rows ---------------------------------
+
 
 @pytest.mark.parametrize("rows,cols,chunk", [(1, 1, 1), (100, 300, 32), (96, 300, 32), (1000, 77, 7), (3, 4096, 1000)])
 def test_chunked_add_loops_at_run_time(gpu, load, rows, cols, chunk):
@@ -528,6 +574,7 @@ def test_tiled_add_nested_loops(gpu, load, rows, cols):
 
 # ---- printf samples ------------------------------------------------------------------------------
 
+
 def run_printing(torch, capfd, fn):
     flushed_stdout(capfd)
     fn()
@@ -543,7 +590,7 @@ def test_hello_world(gpu, load, capfd):
 def test_cuda_graph_captures_host_calls(gpu, load, capfd):
     torch = gpu
     host = load("cuda_graph").hello_world
-    out = run_printing(torch, capfd, host)            # warm-up, outside the capture
+    out = run_printing(torch, capfd, host)  # warm-up, outside the capture
     assert out == "Hello world\n"
     g = torch.cuda.CUDAGraph()
     side = torch.cuda.Stream()
@@ -574,16 +621,32 @@ def test_layout_algebra_on_the_device(gpu, load, capfd):
 
     m = load("layout_algebra")
     for (name, args), want in LAYOUT_OUTPUT.items():
-        assert run_printing(gpu, capfd, lambda: getattr(m, name)(*args)) == want, name
+        assert run_printing(gpu, capfd, lambda name=name, args=args: getattr(m, name)(*args)) == want, name
 
 
 NUMERIC = {
     "run_bar": ["a(dynamic) = 3.140000", "b(dynamic) = 5"],
-    "run_type_conversion": ["Int32(42) => Float32(42.000000)", "Float32(3.140000) => Int32(3)", "Int32(127) => Int8(127)",
-                            "Int32(300) => Int8(44) (truncated due to range limitation)"],
-    "run_operator_demo": ["a: Int32(10), b: Int32(3)", "x: Float32(5.500000)", "a + b = 13", "x * 2 = 11.000000",
-                          "a + x = 15.500000 (Int32 + Float32 promotes to Float32)", "a / b = 3", "x / 2.0 = 2.750000",
-                          "a > b = 1", "a & b = 2", "-a = -10", "~a = -11", "-7 / 2 = -4, -7 % 2 = 1", "7 / -2 = -3, 7 % -2 = 1"],
+    "run_type_conversion": [
+        "Int32(42) => Float32(42.000000)",
+        "Float32(3.140000) => Int32(3)",
+        "Int32(127) => Int8(127)",
+        "Int32(300) => Int8(44) (truncated due to range limitation)",
+    ],
+    "run_operator_demo": [
+        "a: Int32(10), b: Int32(3)",
+        "x: Float32(5.500000)",
+        "a + b = 13",
+        "x * 2 = 11.000000",
+        "a + x = 15.500000 (Int32 + Float32 promotes to Float32)",
+        "a / b = 3",
+        "x / 2.0 = 2.750000",
+        "a > b = 1",
+        "a & b = 2",
+        "-a = -10",
+        "~a = -11",
+        "-7 / 2 = -4, -7 % 2 = 1",
+        "7 / -2 = -3, 7 % -2 = 1",
+    ],
 }
 
 
@@ -610,7 +673,11 @@ def test_tensor_ssa(gpu, load, capfd):
     same = lambda v, n=3: [float(v)] * n  # noqa: E731
 
     res = torch.full((3, 4), float("nan"), device="cuda")
-    run_printing(torch, capfd, lambda: m.run_load_and_store(res, torch.ones(3, 4, device="cuda"), torch.ones(3, 4, device="cuda")))
+    run_printing(
+        torch,
+        capfd,
+        lambda: m.run_load_and_store(res, torch.ones(3, 4, device="cuda"), torch.ones(3, 4, device="cuda")),
+    )
     assert torch.equal(res, torch.full((3, 4), 2.0, device="cuda"))
 
     src = torch.arange(24, device="cuda", dtype=torch.float32).view(4, 2, 3)
@@ -643,7 +710,9 @@ def test_tensor_ssa(gpu, load, capfd):
     assert vals[0] == same(2) and vals[2] == same(16) and all(abs(v - math.sin(4)) < 1e-5 for v in vals[1])
     assert res.tolist() == same(16)  # the last store: exp2(4)
 
-    out = run_printing(torch, capfd, lambda: m.kernel("reduction_op")(f32(1, 2, 3, 4, 5, 6).view(2, 3), grid=1, block=1))
+    out = run_printing(
+        torch, capfd, lambda: m.kernel("reduction_op")(f32(1, 2, 3, 4, 5, 6).view(2, 3), grid=1, block=1)
+    )
     assert "21.000000" in out.splitlines() and tensor_values(out) == [[6.0, 15.0], [6.0, 8.0, 10.0]]
 
 
@@ -657,6 +726,7 @@ def test_tensors_print(gpu, load, capfd):
     assert out.splitlines().count("Basic output:") == 1
     rows = [[float(6 * i + 2 * j + k) for j in range(3)] for k in range(2) for i in range(4)]
     from printed import tensor_prints
+
     assert tensor_prints(out) == [rows], out
     # Example 2 (verbose): one line per coordinate of arange(12) as (4,3):(3,1).
     x = torch.arange(12, device="cuda", dtype=torch.float32).view(4, 3)
@@ -664,7 +734,7 @@ def test_tensors_print(gpu, load, capfd):
     lines = out.splitlines()
     want = ["Verbose output:"] + [f"\t({i},{j})= {3 * i + j}.000000" for i in range(4) for j in range(3)]
     it = iter(lines)
-    assert all(any(l == w for l in it) for w in want), out
+    assert all(any(line == w for line in it) for w in want), out
     assert all(lines.count(w) == 1 for w in want)
     # Example 3: column 0, then row 1.
     out = run_printing(torch, capfd, lambda: m.tensor_print_example3(x))
@@ -673,6 +743,7 @@ def test_tensors_print(gpu, load, capfd):
 
 
 # ---- tensor cores -------------------------------------------------------------------------------
+
 
 def tf32_truncated(torch, x):
     # The tensor cores read a tf32 operand from a 32-bit register and ignore its low 13 mantissa bits.
@@ -685,7 +756,7 @@ MMA_ATOMS = [
     # f32 accumulation of 16 exact bf16 products.
     ("mma_16x8x16", (16, 16), (8, 16), "bfloat16", "float32", 1e-5),
     # f16 accumulation: each of the 16 adds rounds to 11 bits.
-    ("mma_16x8x16_f16", (16, 16), (8, 16), "float16", "float16", 2.0 ** -7),
+    ("mma_16x8x16_f16", (16, 16), (8, 16), "float16", "float16", 2.0**-7),
     # f32 accumulation of 8 exact tf32 products (the reference clears the bits the hardware ignores).
     ("mma_16x8x8_tf32", (16, 8), (8, 8), "float32", "float32", 1e-5),
     # The bf16 MMA with A and B through shared memory: ldmatrix.x4 (A) and ldmatrix.x2 (B).
@@ -747,10 +818,18 @@ def test_wgmma_atom(gpu, load, sample, host, sa, sb, sc, din):
 # first the host's checks accept on a one-tile probe), and C = X @ Y of the stored operands.
 GEMM_LAYOUTS = {
     "tn": (lambda M, N, K: ((M, K), (N, K)), [lambda a, b: (a, b)], lambda a, b: (a, b.t())),
-    "nn": (lambda M, N, K: ((K, M), (N, K)), [lambda a, b: (a, b), lambda a, b: (a.t(), b)], lambda a, b: (a.t(), b.t())),
-    "nt": (lambda M, N, K: ((K, M), (K, N)), [lambda a, b: (a, b), lambda a, b: (a.t(), b.t())], lambda a, b: (a.t(), b)),
+    "nn": (
+        lambda M, N, K: ((K, M), (N, K)),
+        [lambda a, b: (a, b), lambda a, b: (a.t(), b)],
+        lambda a, b: (a.t(), b.t()),
+    ),
+    "nt": (
+        lambda M, N, K: ((K, M), (K, N)),
+        [lambda a, b: (a, b), lambda a, b: (a.t(), b.t())],
+        lambda a, b: (a.t(), b),
+    ),
 }
-GEMM_TOL = {"bfloat16": 4 * 2.0 ** -7, "float16": 4 * 2.0 ** -10, "float32": 1e-3}
+GEMM_TOL = {"bfloat16": 4 * 2.0**-7, "float16": 4 * 2.0**-10, "float32": 1e-3}
 
 
 def gemm_hosts(cubin):
@@ -766,8 +845,17 @@ def gemm_hosts(cubin):
 
 
 # The tails come first, so that the sanitizer run (the first two shapes) covers predication.
-GEMM_SHAPES = [(100, 200, 72), (128, 256, 64), (256, 512, 192), (128, 128, 128), (1, 8, 8), (1000, 1000, 1000),
-               (200, 264, 136), (4096, 4096, 4104), (4096, 4096, 4096)]
+GEMM_SHAPES = [
+    (100, 200, 72),
+    (128, 256, 64),
+    (256, 512, 192),
+    (128, 128, 128),
+    (1, 8, 8),
+    (1000, 1000, 1000),
+    (200, 264, 136),
+    (4096, 4096, 4104),
+    (4096, 4096, 4096),
+]
 
 
 @pytest.mark.parametrize("shape", shapes(GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
@@ -784,8 +872,8 @@ def test_gemm(gpu, load, cubin, shape):
         store, views, mm = GEMM_LAYOUTS[layout]
         host = m.host(name)
         sa, sb = store(M, N, K)
-        a = (torch.randn(sa, device="cuda") * K ** -0.25).to(getattr(torch, din))
-        b = (torch.randn(sb, device="cuda") * K ** -0.25).to(getattr(torch, din))
+        a = (torch.randn(sa, device="cuda") * K**-0.25).to(getattr(torch, din))
+        b = (torch.randn(sb, device="cuda") * K**-0.25).to(getattr(torch, din))
         buf, c = guarded(torch, (M, N), getattr(torch, dout))
         chosen = None
         for v in views:
@@ -811,8 +899,18 @@ def test_gemm(gpu, load, cubin, shape):
 # accumulation, C of the input type or f32. Tails (200x264x136, 100x200x72, 1x8x8, 1000x1000x1000,
 # K = 8 and 4104: one k-tile and a partial last k-tile) are zero-filled by TMA and predicated in the
 # epilogue; 8192x128x64 runs more blocks than the GPU holds at once.
-GEMM90_SHAPES = [(200, 264, 136), (100, 200, 72), (128, 128, 128), (1, 8, 8), (256, 512, 192), (1000, 1000, 1000),
-                 (4096, 4096, 4096), (136, 264, 4104), (8192, 128, 64), (8192, 8192, 8192)]
+GEMM90_SHAPES = [
+    (200, 264, 136),
+    (100, 200, 72),
+    (128, 128, 128),
+    (1, 8, 8),
+    (256, 512, 192),
+    (1000, 1000, 1000),
+    (4096, 4096, 4096),
+    (136, 264, 4104),
+    (8192, 128, 64),
+    (8192, 8192, 8192),
+]
 
 
 @pytest.mark.parametrize("shape", shapes(GEMM90_SHAPES), ids=lambda s: "x".join(map(str, s)))
@@ -825,8 +923,8 @@ def test_gemm_sm90(gpu, load, shape):
         for dout, suffix in ((din, ""), ("float32", "_f32")):
             name = f"gemm_tn_{short}{suffix}"
             host = m.host(name)
-            a = (torch.randn(M, K, device="cuda") * K ** -0.25).to(getattr(torch, din))
-            b = (torch.randn(N, K, device="cuda") * K ** -0.25).to(getattr(torch, din))
+            a = (torch.randn(M, K, device="cuda") * K**-0.25).to(getattr(torch, din))
+            b = (torch.randn(N, K, device="cuda") * K**-0.25).to(getattr(torch, din))
             buf, c = guarded(torch, (M, N), getattr(torch, dout))
             host(a, b, c)
             torch.cuda.synchronize()
@@ -965,8 +1063,19 @@ def test_cluster_map_registers(gpu, load, gy, gx):
     load("cluster_exchange").cluster_map(out)
     torch.cuda.synchronize()
     y, x = torch.meshgrid(torch.arange(gy), torch.arange(gx), indexing="ij")
-    want = torch.stack([x // 2, y // 2, x % 2, y % 2, (x % 2) + 2 * (y % 2),
-                        torch.full_like(x, gx // 2), torch.full_like(x, gy // 2), torch.full_like(x, 4)], dim=-1)
+    want = torch.stack(
+        [
+            x // 2,
+            y // 2,
+            x % 2,
+            y % 2,
+            (x % 2) + 2 * (y % 2),
+            torch.full_like(x, gx // 2),
+            torch.full_like(x, gy // 2),
+            torch.full_like(x, 4),
+        ],
+        dim=-1,
+    )
     assert torch.equal(out.cpu(), want.to(torch.int32))
 
 
@@ -1133,10 +1242,10 @@ def test_fp8_quantize_dequantize(gpu, load, n):
                 torch.cuda.synchronize()
                 want = (x.float() * scale).clamp(-fmax, fmax).to(dq)
                 assert torch.equal(out, want.view(torch.uint8)), (src, q, scale, n)
-                assert bool((buf[:GUARD] == 0).all()) and bool((buf[GUARD + n:] == 0).all())
+                assert bool((buf[:GUARD] == 0).all()) and bool((buf[GUARD + n :] == 0).all())
             # Saturation: past the largest finite value gives it (0x7e / 0x7b, with the sign).
             if n >= 8:
-                sat = {"f8e4m3": 0x7e, "f8e5m2": 0x7b}[q]
+                sat = {"f8e4m3": 0x7E, "f8e5m2": 0x7B}[q]
                 m.quantize(x, fp8_arg(torch, out.view(dq), q), 1.0)
                 torch.cuda.synchronize()
                 assert out[4].item() == sat and out[5].item() == 0x80 | sat, (src, q)

@@ -26,7 +26,11 @@ def view(k, shape, dtype="f16", strides=None, nbytes="exact", offset=0):
 def refusal(fn, *args):
     with pytest.raises(cutec.Refused) as e:
         fn(*args)
-    assert e.value.status in ("CUTE_ERROR_ARGUMENT_MISMATCH", "CUTE_ERROR_INVALID_LAUNCH", "CUTE_ERROR_INVALID_ARGUMENT")
+    assert e.value.status in (
+        "CUTE_ERROR_ARGUMENT_MISMATCH",
+        "CUTE_ERROR_INVALID_LAUNCH",
+        "CUTE_ERROR_INVALID_ARGUMENT",
+    )
     return str(e.value)
 
 
@@ -36,6 +40,7 @@ def ew(cubin):
 
 
 # ---- manifests -----------------------------------------------------------------------------------
+
 
 def test_manifest_lists_hosts_and_kernels(cubin, ew):
     # Version 3: the naive and vectorized kernels divide by the row length with a multiplier and
@@ -73,8 +78,10 @@ def test_manifest_absent_and_unreadable(tmp_path):
 def test_unknown_names_are_not_found(ew):
     with pytest.raises(cutec.NotFound) as e:
         ew.host("nope")
-    assert str(e.value) == ("no host function `nope` in the manifest; host functions: "
-                            "naive_elementwise_add, vectorized_elementwise_add, elementwise_add")
+    assert str(e.value) == (
+        "no host function `nope` in the manifest; host functions: "
+        "naive_elementwise_add, vectorized_elementwise_add, elementwise_add"
+    )
     assert e.value.status == "CUTE_ERROR_NOT_FOUND"
     with pytest.raises(cutec.NotFound, match="kernel `nope` not found in module; available kernels: "):
         ew.kernel("nope")
@@ -91,11 +98,17 @@ def test_load_without_a_driver_is_unavailable(cubin):
 
 # ---- calls checked against the manifest ------------------------------------------------------------
 
+
 def test_accepted_call_returns_its_launches(ew):
-    (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048)) for k in range(3)))
-    assert (l["kernel"], l["grid"], l["block"], l["smem"]) == ("elementwise_add_kernel", (1024, 1, 1), (128, 1, 1), 0)
-    assert l["args"][0] == ("ptr", fake_ptr(0))
-    assert [v["host_param"] for v in l["views"]] == ["mA", "mB", "mC"]
+    (launch,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048)) for k in range(3)))
+    assert (launch["kernel"], launch["grid"], launch["block"], launch["smem"]) == (
+        "elementwise_add_kernel",
+        (1024, 1, 1),
+        (128, 1, 1),
+        0,
+    )
+    assert launch["args"][0] == ("ptr", fake_ptr(0))
+    assert [v["host_param"] for v in launch["views"]] == ["mA", "mB", "mC"]
     (n,) = ew.host("naive_elementwise_add").check(*(view(k, (16, 256)) for k in range(3)))
     assert n["grid"][0] * n["block"][0] == 16 * 256
 
@@ -106,53 +119,87 @@ def test_every_refusal_names_the_parameter(ew):
     # The f16 instance's checks (the tensors' dtype selected it) name it.
     host = "host `elementwise_add<f16>` parameter"
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), "f32")) == (
-        PREFIX + "host `elementwise_add`: mixed element types for `T`: `mA` is f16 but `mC` is f32 (both are declared `tensor<T, ...>`)")
-    assert refusal(add, ok[0], ok[1]) == PREFIX + "host `elementwise_add<f16>` takes 3 parameters (mA, mB, mC) but 2 arguments were given"
+        PREFIX
+        + "host `elementwise_add`: mixed element types for `T`: `mA` is f16 but `mC` is f32 (both are declared `tensor<T, ...>`)"
+    )
+    assert (
+        refusal(add, ok[0], ok[1])
+        == PREFIX + "host `elementwise_add<f16>` takes 3 parameters (mA, mB, mC) but 2 arguments were given"
+    )
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), offset=8)) == (
-        PREFIX + f"{host} `mC` (argument 2): misaligned pointer: {fake_ptr(2) + 8:#x} is not a multiple of 16 bytes (the host's `align: 16`)")
+        PREFIX
+        + f"{host} `mC` (argument 2): misaligned pointer: {fake_ptr(2) + 8:#x} is not a multiple of 16 bytes (the host's `align: 16`)"
+    )
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), nbytes=1000)) == (
-        PREFIX + f"{host} `mC` (argument 2): out of bounds: shape [2048, 2048] stride [2048, 1] reaches 8388608 bytes but the view's memory holds 1000")
-    assert refusal(add, ok[0], ok[1], cutec.TensorView(0, "f16", (2048, 2048))) == PREFIX + f"{host} `mC` (argument 2): null pointer"
+        PREFIX
+        + f"{host} `mC` (argument 2): out of bounds: shape [2048, 2048] stride [2048, 1] reaches 8388608 bytes but the view's memory holds 1000"
+    )
+    assert (
+        refusal(add, ok[0], ok[1], cutec.TensorView(0, "f16", (2048, 2048)))
+        == PREFIX + f"{host} `mC` (argument 2): null pointer"
+    )
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2044))) == (
         PREFIX + f"{host} `mC` (argument 2): divisibility: shape entry 1 = 2044 must be a multiple of 8 "
-        "(the host declares `?{div=8}` in (?,?):(?,1))")
+        "(the host declares `?{div=8}` in (?,?):(?,1))"
+    )
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), strides=(2048, 2))) == (
-        PREFIX + f"{host} `mC` (argument 2): stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view")
+        PREFIX
+        + f"{host} `mC` (argument 2): stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view"
+    )
     assert refusal(add, ok[0], ok[1], view(2, (2048, 2048), strides=(1, 2048))) == (
-        PREFIX + f"{host} `mC` (argument 2): divisibility: stride entry 0 = 1 must be a multiple of 8 (the host declares `?{{div=8}}` in (?,?):(?,1))")
+        PREFIX
+        + f"{host} `mC` (argument 2): divisibility: stride entry 0 = 1 must be a multiple of 8 (the host declares `?{{div=8}}` in (?,?):(?,1))"
+    )
     assert refusal(add, ok[0], ok[1], view(2, (4, 2048, 2048))).startswith(
-        PREFIX + f"{host} `mC` (argument 2): rank mismatch: the kernel expects a rank-2 tensor with layout (?,?):(?,1)")
+        PREFIX + f"{host} `mC` (argument 2): rank mismatch: the kernel expects a rank-2 tensor with layout (?,?):(?,1)"
+    )
     assert refusal(add, ok[0], ok[1], 7) == (
-        PREFIX + f"{host} `mC` (argument 2): the host expects a tensor (tensor<f16, gmem, (?,?{{div=8}}):(?{{div=8}},1), align: 16>) but got a i64 scalar")
+        PREFIX
+        + f"{host} `mC` (argument 2): the host expects a tensor (tensor<f16, gmem, (?,?{{div=8}}):(?{{div=8}},1), align: 16>) but got a i64 scalar"
+    )
     # Read before an instance is selected: named by the generic name.
     assert refusal(add, ok[0], ok[1], "c") == (
-        PREFIX + "host `elementwise_add` parameter `mC` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
-        "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView")
+        PREFIX
+        + "host `elementwise_add` parameter `mC` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
+        "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView"
+    )
 
 
 def test_generic_hosts_pick_the_instance_by_dtype(ew):
     """samples/elementwise_add.cute: `host elementwise_add<T: f16 | f32 | bf16>`, one cubin."""
-    for dtype, vec, kernel in [("f16", 8, "elementwise_add_kernel"), ("f32", 4, "elementwise_add_kernel_1"),
-                               ("bf16", 8, "elementwise_add_kernel_2")]:
-        (l,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048), dtype) for k in range(3)))
+    for dtype, vec, kernel in [
+        ("f16", 8, "elementwise_add_kernel"),
+        ("f32", 4, "elementwise_add_kernel_1"),
+        ("bf16", 8, "elementwise_add_kernel_2"),
+    ]:
+        (launch,) = ew.host("elementwise_add").check(*(view(k, (2048, 2048), dtype) for k in range(3)))
         # The seed's TV tile is (16, 256) for every element type: 2048 * 2048 / (16 * 256) blocks.
-        assert (l["kernel"], l["grid"][0]) == (kernel, 2048 * 2048 // (16 * 256))
+        assert (launch["kernel"], launch["grid"][0]) == (kernel, 2048 * 2048 // (16 * 256))
         # The seed's vectorized tile is (1, 4) for every element type.
         (v,) = ew.host("vectorized_elementwise_add").check(*(view(k, (64, 1024), dtype) for k in range(3)))
         assert v["views"][0]["shape"][:2] == [1, 4]
         assert v["grid"][0] == 64 * 1024 // (4 * 256)
         # The row length must be a multiple of 16 bytes of elements (`?{div=16 / sizeof(T)}`).
-        assert f"must be a multiple of {vec}" in refusal(ew.host("elementwise_add").check, *(view(k, (16, 256 + vec // 2), dtype) for k in range(3)))
+        assert f"must be a multiple of {vec}" in refusal(
+            ew.host("elementwise_add").check, *(view(k, (16, 256 + vec // 2), dtype) for k in range(3))
+        )
         # An instance by its own name takes its type only.
         assert ew.host(f"elementwise_add<{dtype}>").check(*(view(k, (16, 256), dtype) for k in range(3)))
     for host in ("naive_elementwise_add", "vectorized_elementwise_add", "elementwise_add"):
         assert refusal(ew.host(host).check, *(view(k, (16, 256), "f64") for k in range(3))) == (
-            PREFIX + f"host `{host}` has no instance for T = f64 (from `mA`); it was compiled for T = f16; T = f32; T = bf16 "
-            f"(`{host}<...>` in the source lists the types to compile for)")
-        assert refusal(ew.host(host).check, view(0, (16, 256), "bf16"), view(1, (16, 256), "f16"), view(2, (16, 256), "bf16")) == (
-            PREFIX + f"host `{host}`: mixed element types for `T`: `mA` is bf16 but `mB` is f16 (both are declared `tensor<T, ...>`)")
-    assert "dtype mismatch: the host expects f32 elements but the view has f16" in \
-        refusal(ew.host("elementwise_add<f32>").check, *(view(k, (16, 256)) for k in range(3)))
+            PREFIX
+            + f"host `{host}` has no instance for T = f64 (from `mA`); it was compiled for T = f16; T = f32; T = bf16 "
+            f"(`{host}<...>` in the source lists the types to compile for)"
+        )
+        assert refusal(
+            ew.host(host).check, view(0, (16, 256), "bf16"), view(1, (16, 256), "f16"), view(2, (16, 256), "bf16")
+        ) == (
+            PREFIX
+            + f"host `{host}`: mixed element types for `T`: `mA` is bf16 but `mB` is f16 (both are declared `tensor<T, ...>`)"
+        )
+    assert "dtype mismatch: the host expects f32 elements but the view has f16" in refusal(
+        ew.host("elementwise_add<f32>").check, *(view(k, (16, 256)) for k in range(3))
+    )
     with pytest.raises(cutec.NotFound):
         ew.host("elementwise_add<f64>")
 
@@ -160,11 +207,13 @@ def test_generic_hosts_pick_the_instance_by_dtype(ew):
 # Two instances of `host scale<T: f16 | f32>(x: tensor<T, gmem, (?):(1)>, a: T)`: the scalar is a `T`.
 SCALE = "".join(
     f"kernel k{i}\nparam x tensor elem={t} space=gmem align={n} rank=1 shape=? stride=1\nparam a scalar elem={t}\nend\n"
-    for i, (t, n) in enumerate([("f16", 2), ("f32", 4)])) + "".join(
+    for i, (t, n) in enumerate([("f16", 2), ("f32", 4)])
+) + "".join(
     f"host scale<{t}>\nparam x tensor elem={t} space=gmem align={n} rank=1 shape=? stride=1\nparam a scalar elem={t}\n"
     f"instance scale\ntypearg T {t} x\nlaunches k{i}\nlaunch k{i}\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\n"
     f"arg tensor 0 | 0 | $0\narg scalar {t} | $1\nendlaunch\nend\n"
-    for i, (t, n) in enumerate([("f16", 2), ("f32", 4)]))
+    for i, (t, n) in enumerate([("f16", 2), ("f32", 4)])
+)
 
 
 def test_generic_scalars_take_the_selected_instances_type():
@@ -172,10 +221,10 @@ def test_generic_scalars_take_the_selected_instances_type():
     assert m.hosts == ["scale"]
     scale = m.host("scale")
     # A Python float becomes a T of the instance the tensor selects: f16 bits, or an f32.
-    (l,) = scale.check(view(0, (64,), "f16"), 1.5)
-    assert (l["kernel"], l["args"][-1]) == ("k0", ("b16", 0x3E00))
-    (l,) = scale.check(view(0, (64,), "f32"), 1.5)
-    assert (l["kernel"], l["args"][-1]) == ("k1", ("f32", 1.5))
+    (launch,) = scale.check(view(0, (64,), "f16"), 1.5)
+    assert (launch["kernel"], launch["args"][-1]) == ("k0", ("b16", 0x3E00))
+    (launch,) = scale.check(view(0, (64,), "f32"), 1.5)
+    assert (launch["kernel"], launch["args"][-1]) == ("k1", ("f32", 1.5))
     scale.prepare(view(0, (64,), "f32"), 1.5)
     scale.prepare(view(0, (64,), "f16"), 1.5)
     assert "has no instance for T = bf16 (from `x`)" in refusal(scale.check, view(0, (64,), "bf16"), 1.5)
@@ -190,17 +239,22 @@ def test_partial_tiles_and_requires_are_refused(cubin, ew):
     tiles = [view(k, (1000, 2048)) for k in range(3)]
     assert refusal(ew.host("elementwise_add").check, *tiles) == (
         PREFIX + "host `elementwise_add<f16>`: mA extent 1000 (mode 0) is not a multiple of the tile 16 "
-        "(a run-time extent tiled by 16); this kernel has no tail handling")
+        "(a run-time extent tiled by 16); this kernel has no tail handling"
+    )
     apply = cutec.manifest(cubin("elementwise_apply"))
     for name in ("elementwise_mul", "elementwise_mul_relu"):
         assert apply.host(name).check(*(view(k, (1008, 2304)) for k in range(3)))
-        assert "mA extent 1000 (mode 1) is not a multiple of the tile 256" in \
-            refusal(apply.host(name).check, *(view(k, (2048, 1000)) for k in range(3)))
-        assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in \
-            refusal(apply.host(name).check, *(view(k, (1000, 2048)) for k in range(3)))
+        assert "mA extent 1000 (mode 1) is not a multiple of the tile 256" in refusal(
+            apply.host(name).check, *(view(k, (2048, 1000)) for k in range(3))
+        )
+        assert "mA extent 1000 (mode 0) is not a multiple of the tile 16" in refusal(
+            apply.host(name).check, *(view(k, (1000, 2048)) for k in range(3))
+        )
     comp = cutec.manifest(cubin("reduce_sum_compositional")).host("reduce_compositional")
     assert comp.check(view(0, (1000, 1024), "f32"), view(1, (1000,), "f32"))
-    assert "gInput extent 6 (mode 0) is not a multiple of the tile 4" in refusal(comp.check, view(0, (6, 1024), "f32"), view(1, (6,), "f32"))
+    assert "gInput extent 6 (mode 0) is not a multiple of the tile 4" in refusal(
+        comp.check, view(0, (6, 1024), "f32"), view(1, (6,), "f32")
+    )
     nd = cutec.manifest(cubin("reduce_sum_nd")).host("reduce_nd")
     assert nd.check(view(0, (5, 256, 3), "f32"), view(1, (5, 3), "f32"))
     # reduce_rows: the launched kernel's own require (4 rows per block).
@@ -215,11 +269,13 @@ def test_cluster_grids_are_checked(cubin):
     clusters is refused by the plan, naming the grid and the cluster; `exchange` asserts its length."""
     m = cutec.manifest(cubin("cluster_exchange"))
     plan = m.host("cluster_map")
-    (l,) = plan.check(view(0, (4, 6, 8), "i32"))
+    (launch,) = plan.check(view(0, (4, 6, 8), "i32"))
     for shape, grid in [((3, 6, 8), "(6, 3, 1)"), ((4, 5, 8), "(5, 4, 1)")]:
         msg = refusal(plan.check, view(0, shape, "i32"))
-        assert f"kernel `cluster_map_kernel` runs in thread-block clusters of (2, 2, 1) blocks, but the grid {grid} " \
-               "is not a multiple of that in every dimension" in msg, msg
+        assert (
+            f"kernel `cluster_map_kernel` runs in thread-block clusters of (2, 2, 1) blocks, but the grid {grid} "
+            "is not a multiple of that in every dimension" in msg
+        ), msg
     ex = m.host("exchange")
     assert ex.check(view(0, (1024,), "f32"), view(1, (1024,), "f32"))
     assert "whole clusters of 2 blocks of 256" in refusal(ex.check, view(0, (768,), "f32"), view(1, (768,), "f32"))
@@ -239,12 +295,16 @@ def test_host_if_picks_the_kernel_by_the_row_length(cubin):
         ((3, 8192), "block_row_sum_kernel", 3, 256),
         ((2, 1 << 20), "block_row_sum_kernel", 2, 1024),
     ]:
-        (l,) = plan.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
-        assert (l["kernel"], l["grid"], l["block"]) == (kernel, (grid, 1, 1), (block, 1, 1)), (rows, cols)
+        (launch,) = plan.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
+        assert (launch["kernel"], launch["grid"], launch["block"]) == (kernel, (grid, 1, 1), (block, 1, 1)), (
+            rows,
+            cols,
+        )
     # The host's assert applies whichever branch is taken.
     for cols in (16, 4096):
-        assert "assert failed: out needs one entry per row of x (size(out) = 6, M = 5)" in \
-            refusal(plan.check, view(0, (5, cols), "f32"), view(1, (6,), "f32"))
+        assert "assert failed: out needs one entry per row of x (size(out) = 6, M = 5)" in refusal(
+            plan.check, view(0, (5, cols), "f32"), view(1, (6,), "f32")
+        )
 
 
 def test_fast_row_sum_picks_by_row_length(cubin):
@@ -253,25 +313,45 @@ def test_fast_row_sum_picks_by_row_length(cubin):
     m = cutec.manifest(cubin("row_sum"))
     fast, v4 = m.host("fast_row_sum"), m.host("row_sum_v4")
     for (rows, cols), kernel, grid, block in [
-        ((1, 4), "lanes_row_sum_v4_kernel", 1, 128),          # 4 lanes per row, 32 rows per block
-        ((4096, 128), "lanes_row_sum_v4_kernel", 256, 128),    # 8 lanes per row, 16 rows per block
-        ((65536, 256), "lanes_row_sum_v4_kernel", 16384, 128), # a warp per row, 4 rows per block
+        ((1, 4), "lanes_row_sum_v4_kernel", 1, 128),  # 4 lanes per row, 32 rows per block
+        ((4096, 128), "lanes_row_sum_v4_kernel", 256, 128),  # 8 lanes per row, 16 rows per block
+        ((65536, 256), "lanes_row_sum_v4_kernel", 16384, 128),  # a warp per row, 4 rows per block
         ((5, 512), "lanes_row_sum_v4_kernel", 2, 128),
         ((16384, 1024), "lanes_row_sum_v4_kernel", 4096, 128),
-        ((7, 2048), "block_row_sum_v4_kernel", 7, 256),        # a block per row
+        ((7, 2048), "block_row_sum_v4_kernel", 7, 256),  # a block per row
         ((4096, 4096), "block_row_sum_v4_kernel", 4096, 512),
         ((3, 8192), "block_row_sum_v4_kernel", 3, 512),
     ]:
-        (l,) = fast.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
-        assert l["kernel"].startswith(kernel) and (l["grid"], l["block"]) == ((grid, 1, 1), (block, 1, 1)), (rows, cols, l)
-    for threads, ilp, kernel, grid, block in [(8, 2, "lanes", 1, 128), (32, 8, "lanes", 2, 128), (64, 1, "block", 7, 64), (1024, 8, "block", 7, 1024)]:
-        (l,) = v4.check(view(0, (7, 1020), "f32"), view(1, (7,), "f32"), threads, ilp)
-        assert l["kernel"].startswith(f"{kernel}_row_sum_v4_kernel") and (l["grid"], l["block"]) == ((grid, 1, 1), (block, 1, 1)), (threads, ilp, l)
-    assert "shape entry 1 = 6 must be a multiple of 4" in refusal(fast.check, view(0, (4, 6), "f32"), view(1, (4,), "f32"))
+        (launch,) = fast.check(view(0, (rows, cols), "f32"), view(1, (rows,), "f32"))
+        assert launch["kernel"].startswith(kernel) and (launch["grid"], launch["block"]) == (
+            (grid, 1, 1),
+            (block, 1, 1),
+        ), (
+            rows,
+            cols,
+            launch,
+        )
+    for threads, ilp, kernel, grid, block in [
+        (8, 2, "lanes", 1, 128),
+        (32, 8, "lanes", 2, 128),
+        (64, 1, "block", 7, 64),
+        (1024, 8, "block", 7, 1024),
+    ]:
+        (launch,) = v4.check(view(0, (7, 1020), "f32"), view(1, (7,), "f32"), threads, ilp)
+        assert launch["kernel"].startswith(f"{kernel}_row_sum_v4_kernel") and (launch["grid"], launch["block"]) == (
+            (grid, 1, 1),
+            (block, 1, 1),
+        ), (threads, ilp, launch)
+    assert "shape entry 1 = 6 must be a multiple of 4" in refusal(
+        fast.check, view(0, (4, 6), "f32"), view(1, (4,), "f32")
+    )
     assert "out needs one entry per row of x" in refusal(fast.check, view(0, (5, 256), "f32"), view(1, (4,), "f32"))
-    assert "threads must be 4, 8, 16, 32 or a multiple of 32 from 64 to 1024 (threads % WARP = 16)" in \
-        refusal(v4.check, view(0, (4, 256), "f32"), view(1, (4,), "f32"), 48, 2)
-    assert "ilp must be 1, 2, 4 or 8 (ilp = 3)" in refusal(v4.check, view(0, (4, 256), "f32"), view(1, (4,), "f32"), 16, 3)
+    assert "threads must be 4, 8, 16, 32 or a multiple of 32 from 64 to 1024 (threads % WARP = 16)" in refusal(
+        v4.check, view(0, (4, 256), "f32"), view(1, (4,), "f32"), 48, 2
+    )
+    assert "ilp must be 1, 2, 4 or 8 (ilp = 3)" in refusal(
+        v4.check, view(0, (4, 256), "f32"), view(1, (4,), "f32"), 16, 3
+    )
 
 
 def test_host_loops_launch_once_per_chunk(cubin):
@@ -284,11 +364,15 @@ def test_host_loops_launch_once_per_chunk(cubin):
         launches = chunked.check(a, b, c, chunk)
         want = [(r, min(chunk, rows - r)) for r in range(0, rows, chunk)]
         assert len(launches) == len(want), (rows, cols, chunk)
-        for l, (r, n) in zip(launches, want):
+        for launch, (r, n) in zip(launches, want):
             # After the three tensors (pointer and three i32 each): r0 and rows, then the kernel's
             # fast divisor of the row length.
-            assert l["kernel"] == "add_rows" and l["args"][12:14] == [("i32", r), ("i32", n)], (rows, chunk, l)
-            assert l["grid"] == (-(-(n * cols) // 256), 1, 1) and l["block"] == (256, 1, 1)
+            assert launch["kernel"] == "add_rows" and launch["args"][12:14] == [("i32", r), ("i32", n)], (
+                rows,
+                chunk,
+                launch,
+            )
+            assert launch["grid"] == (-(-(n * cols) // 256), 1, 1) and launch["block"] == (256, 1, 1)
     a, b, c = (view(k, (100, 300), "f32") for k in range(3))
     for chunk in (0, -32):
         assert f"the step of a loop must be positive, but chunk = {chunk}" in refusal(chunked.check, a, b, c, chunk)
@@ -298,27 +382,31 @@ def test_host_loops_launch_once_per_chunk(cubin):
     launches = tiled.check(a, b, c)
     tiles = [(ti, tj) for ti in range(rows // 16) for tj in range(cols // 64)]
     assert len(launches) == len(tiles)
-    for l, (ti, tj) in zip(launches, tiles):
+    for launch, (ti, tj) in zip(launches, tiles):
         off = 4 * (ti * 16 * cols + tj * 64)
-        assert l["args"][:2] == [("ptr", fake_ptr(0) + off), ("i32", cols)], (ti, tj)
-        assert l["args"][4] == ("ptr", fake_ptr(2) + off)
+        assert launch["args"][:2] == [("ptr", fake_ptr(0) + off), ("i32", cols)], (ti, tj)
+        assert launch["args"][4] == ("ptr", fake_ptr(2) + off)
     for shape in ((40, 192), (8, 64), (48, 100)):
-        assert "assert failed: a must be made of whole 16 x 64 tiles" in refusal(tiled.check, *(view(k, shape, "f32") for k in range(3)))
+        assert "assert failed: a must be made of whole 16 x 64 tiles" in refusal(
+            tiled.check, *(view(k, shape, "f32") for k in range(3))
+        )
 
 
 def test_predicated_add_accepts_any_shape(cubin):
     plan = cutec.manifest(cubin("predicated_add")).host("predicated_add")
     for m, n in ((1, 1), (3, 5), (1023, 33), (4, 32), (4096, 4097)):
-        (l,) = plan.check(*(view(k, (m, n), "f32") for k in range(3)))
-        assert (l["grid"], l["block"]) == ((-(-m // 4), -(-n // 32), 1), (32, 4, 1)), (m, n)
+        (launch,) = plan.check(*(view(k, (m, n), "f32") for k in range(3)))
+        assert (launch["grid"], launch["block"]) == ((-(-m // 4), -(-n // 32), 1), (32, 4, 1)), (m, n)
 
 
 def test_static_extents_and_asserts(cubin):
     copy = cutec.manifest(cubin("four_ways_copy")).host("cute_copy_1")
     assert copy.check(view(0, (8, 128), "f32"))
     assert refusal(copy.check, view(0, (8, 64), "f32")) == (
-        PREFIX + "host `cute_copy_1` parameter `mA` (argument 0): static extent mismatch: shape entry 1 is 128 in the host "
-        "(layout (8,128):(128,1)) but 64 in the view")
+        PREFIX
+        + "host `cute_copy_1` parameter `mA` (argument 0): static extent mismatch: shape entry 1 is 128 in the host "
+        "(layout (8,128):(128,1)) but 64 in the view"
+    )
     gemm = cutec.manifest(cubin("gemm_sm80"))
     tn = gemm.host("gemm_tn_bf16")
     a, b, c = view(0, (256, 128), "bf16"), view(1, (256, 128), "bf16"), view(2, (256, 256), "bf16")
@@ -331,29 +419,48 @@ def test_kernel_signatures_check_launches(cubin):
     k = cutec.manifest(cubin("vector_add")).kernel("vector_add")
     assert k.abi == "(u64 a, i32 a.shape[0], u64 b, i32 b.shape[0], u64 c, i32 c.shape[0])"
     assert k.check(*(view(i, (1000,), "f32") for i in range(3))) == [
-        ("ptr", fake_ptr(0)), ("i32", 1000), ("ptr", fake_ptr(1)), ("i32", 1000), ("ptr", fake_ptr(2)), ("i32", 1000)]
+        ("ptr", fake_ptr(0)),
+        ("i32", 1000),
+        ("ptr", fake_ptr(1)),
+        ("i32", 1000),
+        ("ptr", fake_ptr(2)),
+        ("i32", 1000),
+    ]
     assert refusal(k.check, view(0, (1000,), "f32"), view(1, (1000,), "f32"), view(2, (1000,), "f16")) == (
-        PREFIX + "kernel `vector_add` parameter `c` (argument 2): dtype mismatch: the kernel expects f32 elements but the view has f16")
+        PREFIX
+        + "kernel `vector_add` parameter `c` (argument 2): dtype mismatch: the kernel expects f32 elements but the view has f16"
+    )
 
 
 # ---- the tensor protocols -------------------------------------------------------------------------
 
+
 def test_cuda_array_interface(ew):
     add = ew.host("elementwise_add").check
     cai = [ArrayInterface(fake_ptr(k), (2048, 2048)) for k in range(3)]
-    (l,) = add(*cai)
-    assert l["args"][0] == ("ptr", fake_ptr(0))
+    (launch,) = add(*cai)
+    assert launch["args"][0] == ("ptr", fake_ptr(0))
     # Byte strides become element strides; a transposed layout is then refused by the manifest.
     t = ArrayInterface(fake_ptr(2), (2048, 2048), strides=(4096, 4))
-    assert "stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view" in refusal(add, cai[0], cai[1], t)
+    assert "stride mismatch: stride entry 1 is 1 in the host (layout (?,?):(?,1)) but 2 in the view" in refusal(
+        add, cai[0], cai[1], t
+    )
     cases = [
         (ArrayInterface(fake_ptr(2), (2048, 2048), typestr=">f2"), 'typestr ">f2" is big-endian'),
         (ArrayInterface(fake_ptr(2), (2048, 2048), typestr="<c8"), 'typestr "<c8" has no cutec element type'),
-        (ArrayInterface(fake_ptr(2), (2048, 2048), strides=(4097, 2)), "byte stride 4097 is not a multiple of the element size 2"),
-        (ArrayInterface(fake_ptr(2), (2048, 2048), mask=object()), "masked arrays (a __cuda_array_interface__ with a mask) are not supported"),
+        (
+            ArrayInterface(fake_ptr(2), (2048, 2048), strides=(4097, 2)),
+            "byte stride 4097 is not a multiple of the element size 2",
+        ),
+        (
+            ArrayInterface(fake_ptr(2), (2048, 2048), mask=object()),
+            "masked arrays (a __cuda_array_interface__ with a mask) are not supported",
+        ),
     ]
     for obj, why in cases:
-        assert refusal(add, cai[0], cai[1], obj) == PREFIX + f"host `elementwise_add` parameter `mC` (argument 2): {why}"
+        assert (
+            refusal(add, cai[0], cai[1], obj) == PREFIX + f"host `elementwise_add` parameter `mC` (argument 2): {why}"
+        )
     f32 = ArrayInterface(fake_ptr(2), (2048, 2048), typestr="<f4")
     assert "mixed element types for `T`: `mA` is f16 but `mC` is f32" in refusal(add, cai[0], cai[1], f32)
 
@@ -361,58 +468,78 @@ def test_cuda_array_interface(ew):
 @pytest.mark.parametrize("versioned", [False, True])
 def test_dlpack_capsules(ew, versioned):
     add = ew.host("elementwise_add").check
-    ts = [DLPackTensor(fake_ptr(k), (2048, 2048), versioned=versioned, strides=(2048, 1) if k else None) for k in range(3)]
-    (l,) = add(*ts)
-    assert [a for a in l["args"] if a[0] == "ptr"] == [("ptr", fake_ptr(k)) for k in range(3)]
+    ts = [
+        DLPackTensor(fake_ptr(k), (2048, 2048), versioned=versioned, strides=(2048, 1) if k else None) for k in range(3)
+    ]
+    (launch,) = add(*ts)
+    assert [a for a in launch["args"] if a[0] == "ptr"] == [("ptr", fake_ptr(k)) for k in range(3)]
     # Offline: the producer is asked for no synchronization (stream=-1).
     assert ts[0].streams_seen == [-1]
     off = DLPackTensor(fake_ptr(2) + 256, (2048, 2048), byte_offset=256)
     assert add(ts[0], ts[1], off)[0]["args"][10] == ("ptr", fake_ptr(2) + 256)
     cpu = DLPackTensor(fake_ptr(2), (2048, 2048), device=(1, 0))
     assert refusal(add, ts[0], ts[1], cpu) == (
-        PREFIX + "host `elementwise_add` parameter `mC` (argument 2): the tensor is in cpu memory; cutec kernels take CUDA "
-        'device memory (move it with .cuda() or .to("cuda"))')
+        PREFIX
+        + "host `elementwise_add` parameter `mC` (argument 2): the tensor is in cpu memory; cutec kernels take CUDA "
+        'device memory (move it with .cuda() or .to("cuda"))'
+    )
     c64 = DLPackTensor(fake_ptr(2), (2048, 2048), dtype="c64")
-    assert refusal(add, ts[0], ts[1], c64).endswith("DLPack type code 5 (complex) with 64 bits has no cutec element type")
+    assert refusal(add, ts[0], ts[1], c64).endswith(
+        "DLPack type code 5 (complex) with 64 bits has no cutec element type"
+    )
 
 
 def test_dlpack_exchange_api_is_the_fast_path(ew):
     add = ew.host("elementwise_add").check
     before = ExchangeTensor.calls
-    (l,) = add(*(ExchangeTensor(fake_ptr(k), (2048, 2048)) for k in range(3)))
+    (launch,) = add(*(ExchangeTensor(fake_ptr(k), (2048, 2048)) for k in range(3)))
     assert ExchangeTensor.calls == before + 3
-    assert l["args"][5] == ("ptr", fake_ptr(1))
+    assert launch["args"][5] == ("ptr", fake_ptr(1))
     bf16 = ExchangeTensor(fake_ptr(2), (2048, 2048), dtype="bf16")
-    assert add(bf16, bf16, bf16)[0]["kernel"] == "elementwise_add_kernel_2"    # the bf16 instance
-    assert "the host expects f16 elements but the view has bf16" in refusal(ew.host("elementwise_add<f16>").check, bf16, bf16, bf16)
+    assert add(bf16, bf16, bf16)[0]["kernel"] == "elementwise_add_kernel_2"  # the bf16 instance
+    assert "the host expects f16 elements but the view has bf16" in refusal(
+        ew.host("elementwise_add<f16>").check, bf16, bf16, bf16
+    )
 
 
 def test_fp8_tensors_select_their_instances(cubin):
     """samples/fp8_convert.cute: `quantize<T: f32 | f16 | bf16, Q: f8e4m3 | f8e5m2>`; the fp8 dtypes
     from names (torch's `float8_e4m3fn`, `float8_e5m2`) and from DLPack codes 10 and 12."""
     m = cutec.manifest(cubin("fp8_convert"))
-    assert m.host("quantize").instances == [f"quantize<{t},{q}>" for t in ("f32", "f16", "bf16") for q in ("f8e4m3", "f8e5m2")]
+    assert m.host("quantize").instances == [
+        f"quantize<{t},{q}>" for t in ("f32", "f16", "bf16") for q in ("f8e4m3", "f8e5m2")
+    ]
     n = 4096
     for q in ("f8e4m3", "f8e5m2"):
-        (l,) = m.host("quantize").check(view(0, (n,), "bf16"), view(1, (n,), q), 0.5)
-        assert l["grid"][0] == n // 16 // 128
+        (launch,) = m.host("quantize").check(view(0, (n,), "bf16"), view(1, (n,), q), 0.5)
+        assert launch["grid"][0] == n // 16 // 128
         assert m.host("dequantize").check(view(0, (n,), q), view(1, (n,), "f32"), 2.0)
-        (l,) = m.host("quantize").check(DLPackTensor(fake_ptr(0), (n,), "f16"), DLPackTensor(fake_ptr(1), (n,), q), 1.0)
+        (launch,) = m.host("quantize").check(
+            DLPackTensor(fake_ptr(0), (n,), "f16"), DLPackTensor(fake_ptr(1), (n,), q), 1.0
+        )
     assert cutec.TensorView(fake_ptr(0), "torch.float8_e4m3fn", (16,)).dtype == "f8e4m3"
     assert cutec.TensorView(fake_ptr(0), "float8_e5m2", (16,)).dtype == "f8e5m2"
     # 16 fp8 per thread: the length must be a multiple of 16.
-    assert "must be a multiple of 16" in refusal(m.host("quantize").check, view(0, (n + 8,), "f32"), view(1, (n + 8,), "f8e4m3"), 1.0)
-    assert "dtype mismatch: the host expects f8e4m3 elements but the view has f8e5m2" in \
-        refusal(m.host("quantize<f32,f8e4m3>").check, view(0, (n,), "f32"), view(1, (n,), "f8e5m2"), 1.0)
-    assert refusal(m.host("quantize").check, view(0, (n,), "f32"), DLPackTensor(fake_ptr(1), (n,), "f8e4m3fnuz"), 1.0).endswith(
-        "DLPack type code 11 (float8 (a variant cutec does not have: it has e4m3fn and e5m2)) with 8 bits has no cutec element type")
+    assert "must be a multiple of 16" in refusal(
+        m.host("quantize").check, view(0, (n + 8,), "f32"), view(1, (n + 8,), "f8e4m3"), 1.0
+    )
+    assert "dtype mismatch: the host expects f8e4m3 elements but the view has f8e5m2" in refusal(
+        m.host("quantize<f32,f8e4m3>").check, view(0, (n,), "f32"), view(1, (n,), "f8e5m2"), 1.0
+    )
+    assert refusal(
+        m.host("quantize").check, view(0, (n,), "f32"), DLPackTensor(fake_ptr(1), (n,), "f8e4m3fnuz"), 1.0
+    ).endswith(
+        "DLPack type code 11 (float8 (a variant cutec does not have: it has e4m3fn and e5m2)) with 8 bits has no cutec element type"
+    )
 
 
 def test_tensor_views():
     v = cutec.TensorView(fake_ptr(0), "torch.bfloat16", (4, 8))
     assert (v.dtype, v.strides, v.nbytes, v.device) == ("bf16", [8, 1], None, None)
-    assert repr(cutec.TensorView(0x100, "float32", (2,), nbytes=8, device=1)) == \
-        "TensorView(ptr=0x100, dtype='f32', shape=[2], strides=[1], nbytes=8, device=1)"
+    assert (
+        repr(cutec.TensorView(0x100, "float32", (2,), nbytes=8, device=1))
+        == "TensorView(ptr=0x100, dtype='f32', shape=[2], strides=[1], nbytes=8, device=1)"
+    )
     with pytest.raises(ValueError, match='unknown dtype "complex64"; cutec\'s element types: i8, i16'):
         cutec.TensorView(0x100, "complex64", (2,))
     with pytest.raises(TypeError, match="1 strides for 2 extents"):
@@ -437,17 +564,32 @@ end
 def test_scalars_take_the_parameter_type():
     k = cutec.parse_manifest(SCALARS).kernel("k")
     # The kernel ABI's values: 16-bit and 8-bit slots, f32 as its bits in a 32-bit slot.
-    assert k.check(0.5, 1.0, 2, -1, 7, True) == [("b16", 0x3800), ("b16", 0x3F80), ("u32", 0x40000000), ("b8", 0xFF), ("u32", 7), ("b8", 1)]
+    assert k.check(0.5, 1.0, 2, -1, 7, True) == [
+        ("b16", 0x3800),
+        ("b16", 0x3F80),
+        ("u32", 0x40000000),
+        ("b8", 0xFF),
+        ("u32", 7),
+        ("b8", 1),
+    ]
     assert k.check(1, 1, 1.5, 0, 0, 0)[:3] == [("b16", 0x3C00), ("b16", 0x3F80), ("u32", 0x3FC00000)]
     assert refusal(k.check, 0.5, 1.0, 2, 300, 7, True) == (
-        PREFIX + "kernel `k` parameter `x` (argument 3): 300 does not fit the parameter's type i8 (-128..=127)")
+        PREFIX + "kernel `k` parameter `x` (argument 3): 300 does not fit the parameter's type i8 (-128..=127)"
+    )
     assert refusal(k.check, 0.5, 1.0, 2, -1, -7, True) == (
-        PREFIX + "kernel `k` parameter `u` (argument 4): -7 does not fit the parameter's type u32 (0..=4294967295)")
+        PREFIX + "kernel `k` parameter `u` (argument 4): -7 does not fit the parameter's type u32 (0..=4294967295)"
+    )
     assert refusal(k.check, 0.5, 1.0, 2, 1.5, 7, True) == (
-        PREFIX + "kernel `k` parameter `x` (argument 3): dtype mismatch: the kernel expects a i8 scalar but got a f64 scalar")
-    assert refusal(k.check, 0.5, 1.0, 2, -1, 7, 3) == PREFIX + "kernel `k` parameter `p` (argument 5): 3 does not fit the parameter's type bool (0..=1)"
+        PREFIX
+        + "kernel `k` parameter `x` (argument 3): dtype mismatch: the kernel expects a i8 scalar but got a f64 scalar"
+    )
+    assert (
+        refusal(k.check, 0.5, 1.0, 2, -1, 7, 3)
+        == PREFIX + "kernel `k` parameter `p` (argument 5): 3 does not fit the parameter's type bool (0..=1)"
+    )
     assert refusal(k.check, 0.5, 1.0, view(0, (4,), "f32"), -1, 7, True) == (
-        PREFIX + "kernel `k` parameter `f` (argument 2): the kernel expects a f32 scalar but got a f32 tensor view")
+        PREFIX + "kernel `k` parameter `f` (argument 2): the kernel expects a f32 scalar but got a f32 tensor view"
+    )
 
 
 # ---- host functions that only print: run without a device --------------------------------------------
@@ -455,10 +597,16 @@ def test_scalars_take_the_parameter_type():
 LAYOUT_OUTPUT = {
     ("coalesce_example", (6,)): ">?? Original: (2,(1,6)):(1,(6,2))\n>?? Coalesced: 12:1\n",
     ("composition_example", (8,)): ">?? Layout A: (6,2):(8,2)\n>?? Composition R: ((2,2),3):((24,2),8)\n",
-    ("bymode_composition_example", (12, 4, 8, 59, 13, 1)):
-        ">?? Layout A: (12,(4,8)):(59,(13,1))\n>?? By-mode Composition Result: (3,(4,2)):(59,(13,1))\n",
-    ("bymode_coalesce_example", ()): "", ("composition_static", ()): "", ("logical_divide_1d_example", ()): "",
-    ("logical_divide_2d_example", ()): "", ("product_examples", ()): "", ("tv_layout_example", ()): "",
+    (
+        "bymode_composition_example",
+        (12, 4, 8, 59, 13, 1),
+    ): ">?? Layout A: (12,(4,8)):(59,(13,1))\n>?? By-mode Composition Result: (3,(4,2)):(59,(13,1))\n",
+    ("bymode_coalesce_example", ()): "",
+    ("composition_static", ()): "",
+    ("logical_divide_1d_example", ()): "",
+    ("logical_divide_2d_example", ()): "",
+    ("product_examples", ()): "",
+    ("tv_layout_example", ()): "",
 }
 
 
@@ -473,21 +621,26 @@ def test_printing_prints(cubin):
     m = cutec.manifest(cubin("printing"))
     assert m.host("print_example").run(8) == ">?? 8\n>?? 2\n>?? (8,2):(1,8)\n"
     assert m.host("format_string_example").run(8) == ""
-    assert refusal(m.host("print_example").run, 2 ** 40) == (
-        PREFIX + "host `print_example` parameter `a` (argument 0): 1099511627776 does not fit the parameter's type i32 (-2147483648..=2147483647)")
+    assert refusal(m.host("print_example").run, 2**40) == (
+        PREFIX
+        + "host `print_example` parameter `a` (argument 0): 1099511627776 does not fit the parameter's type i32 (-2147483648..=2147483647)"
+    )
     with pytest.raises(cutec.Refused) as e:
         cutec.manifest(cubin("hello_world")).host("hello_world").run()
-    assert str(e.value) == ("invalid argument: host `hello_world` launches hello_kernel: it needs a device "
-                            "(load the module and call Module::host)")
+    assert str(e.value) == (
+        "invalid argument: host `hello_world` launches hello_kernel: it needs a device "
+        "(load the module and call Module::host)"
+    )
 
 
 # ---- cutec.compile -----------------------------------------------------------------------------------
+
 
 def test_compile_reports_the_compilers_diagnostics(tmp_path):
     bad = tmp_path / "bad.cute"
     bad.write_text("kernel k( {\n")
     fake = tmp_path / "cutec"
-    fake.write_text("#!/bin/sh\necho \"error: expected a parameter\" >&2\nexit 1\n")
+    fake.write_text('#!/bin/sh\necho "error: expected a parameter" >&2\nexit 1\n')
     fake.chmod(0o755)
     with pytest.raises(cutec.CompileError) as e:
         cutec.compile(bad, compiler=str(fake))
@@ -521,14 +674,17 @@ def test_imports_without_torch():
 
 # ---- reading printed output (the GPU tests' helper) ---------------------------------------------------
 
+
 def test_print_tensor_forms():
     from printed import tensor_prints, tensor_values
 
     assert tensor_prints("x\ntensor o 3:1, data=\n  [ 1.0,  2.0, ]\nafter [9]\n") == [[[1.0, 2.0]]]
     assert tensor_prints("tensor<f32> o 2:1 [1.5, -2e1]\n") == [[[1.5, -20.0]]]
     assert tensor_prints("tensor o (2,2):(1,2)\n[[ 1, 2 ],\n [ 3, 4 ]]\n[5]\n") == [[[1.0, 2.0], [3.0, 4.0]]]
-    two = ("21.000000\ntensor(f32, rmem, align<16>) o 2:1, data=\n       [ 6.000000,  15.000000, ]\n"
-           "tensor(f32, rmem, align<16>) o 3:1, data=\n       [ -6.000000,  8.5e1,  10.000000, ]\n")
+    two = (
+        "21.000000\ntensor(f32, rmem, align<16>) o 2:1, data=\n       [ 6.000000,  15.000000, ]\n"
+        "tensor(f32, rmem, align<16>) o 3:1, data=\n       [ -6.000000,  8.5e1,  10.000000, ]\n"
+    )
     assert tensor_values(two) == [[6.0, 15.0], [-6.0, 85.0, 10.0]]
     with pytest.raises(ValueError, match="no closed"):
         tensor_prints("tensor o 2:1\n[ 1, 2,\n")
@@ -553,31 +709,40 @@ def test_a_producer_calling_back_does_not_deadlock(cubin):
 
 # ---- host functions with scalar parameters of every type (samples/control_flow.cute) ---------------
 
+
 def test_host_scalars_take_the_parameter_type(cubin):
     m = cutec.manifest(cubin("control_flow"))
     axpb, collatz, sums = m.host("axpb").check, m.host("collatz").check, m.host("sum_positive").check
     x, y = view(0, (1000,), "f32"), view(1, (1000,), "f32")
-    (l,) = axpb(x, y, 1.5, -2)
+    (launch,) = axpb(x, y, 1.5, -2)
     # The f32 parameters reach the kernel as their bits, after the two tensors (pointer, extent).
-    assert l["args"][4:] == [("f32", 1.5), ("f32", -2.0)]
+    assert launch["args"][4:] == [("f32", 1.5), ("f32", -2.0)]
     assert refusal(axpb, x, y, "1.5", 2.0) == (
-        PREFIX + "host `axpb` parameter `a` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
-        "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView")
+        PREFIX
+        + "host `axpb` parameter `a` (argument 2): a str is not a tensor: pass a CUDA tensor (torch, CuPy, JAX: anything with "
+        "__dlpack__ or __cuda_array_interface__) or a cutec.TensorView"
+    )
     n, s = view(0, (64,), "i32"), view(1, (64,), "i32")
-    (l,) = collatz(n, s, 4000000000)
-    assert l["args"][-1] == ("u32", 4000000000)
+    (launch,) = collatz(n, s, 4000000000)
+    assert launch["args"][-1] == ("u32", 4000000000)
     assert refusal(collatz, n, s, -1) == (
-        PREFIX + "host `collatz` parameter `limit` (argument 2): -1 does not fit the parameter's type u32 (0..=4294967295)")
+        PREFIX
+        + "host `collatz` parameter `limit` (argument 2): -1 does not fit the parameter's type u32 (0..=4294967295)"
+    )
     assert refusal(collatz, n, s, 2.5) == (
-        PREFIX + "host `collatz` parameter `limit` (argument 2): dtype mismatch: the host expects a u32 scalar but got a f64 scalar")
+        PREFIX
+        + "host `collatz` parameter `limit` (argument 2): dtype mismatch: the host expects a u32 scalar but got a f64 scalar"
+    )
     rows, out = view(0, (10, 8), "f32"), view(1, (10,), "f32")
-    (l,) = sums(rows, out, 0.5, True)
-    assert l["args"][-2:][1] == ("b8", 1)
+    (launch,) = sums(rows, out, 0.5, True)
+    assert launch["args"][-2:][1] == ("b8", 1)
     assert refusal(sums, rows, out, 0.5, 2) == (
-        PREFIX + "host `sum_positive` parameter `negate` (argument 3): 2 does not fit the parameter's type bool (0..=1)")
+        PREFIX + "host `sum_positive` parameter `negate` (argument 3): 2 does not fit the parameter's type bool (0..=1)"
+    )
 
 
 # ---- host functions with `stream` parameters (samples/two_streams.cute) ---------------------------
+
 
 class TorchLikeStream:
     """What torch.cuda.Stream offers: the raw handle as `.cuda_stream`."""
@@ -608,19 +773,29 @@ def test_host_stream_parameters(cubin):
     # 2 to the call's stream.
     for s1, s2 in [(TorchLikeStream(0x1000), ProtocolStream(0x2000)), (0x1000, 0), (0, 0)]:
         launches = p.check(x, y2, y3, y4, s1, s2)
-        assert [l["stream"] for l in launches] == [4, 5, None]
-        assert [l["args"][-1] for l in launches] == [("f32", 2.0), ("f32", 3.0), ("f32", 4.0)]
-    takes = ("a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) "
-             "or a CUstream handle as an int (0 is the legacy default stream)")
+        assert [launch["stream"] for launch in launches] == [4, 5, None]
+        assert [launch["args"][-1] for launch in launches] == [("f32", 2.0), ("f32", 3.0), ("f32", 4.0)]
+    takes = (
+        "a stream object (torch.cuda.Stream, or anything with .cuda_stream, __cuda_stream__() or .ptr) "
+        "or a CUstream handle as an int (0 is the legacy default stream)"
+    )
     arg = PREFIX + "host `scale3` parameter `s2` (argument 5): "
     assert refusal(p.check, x, y2, y3, y4, 0, None) == arg + f"None is not a stream; pass {takes}"
     assert refusal(p.check, x, y2, y3, y4, 0, True) == arg + f"a bool is not a stream; pass {takes}"
     assert refusal(p.check, x, y2, y3, y4, 0, -1) == arg + f"expects {takes}, not a int"
     assert refusal(p.check, x, y2, y3, y4, 0, 1.5) == arg + f"expects {takes}, not a float"
-    assert refusal(p.check, x, y2, y3, y4, 0, view(9, (4,), "f32")) == arg + f"a tensor (TensorView) is not a stream; pass {takes}"
-    assert refusal(p.check, x, y2, y3, y4, 0, DLPackTensor(fake_ptr(9), (4,), "f32")) == arg + f"a tensor (DLPackTensor) is not a stream; pass {takes}"
+    assert (
+        refusal(p.check, x, y2, y3, y4, 0, view(9, (4,), "f32"))
+        == arg + f"a tensor (TensorView) is not a stream; pass {takes}"
+    )
+    assert (
+        refusal(p.check, x, y2, y3, y4, 0, DLPackTensor(fake_ptr(9), (4,), "f32"))
+        == arg + f"a tensor (DLPackTensor) is not a stream; pass {takes}"
+    )
     assert refusal(p.check, x, y2, y3, y4, 0, TorchLikeStream("s")) == arg + f"expects {takes}, not a TorchLikeStream"
     # A stream where a tensor goes: not a tensor.
-    assert "parameter `y4` (argument 3): a TorchLikeStream is not a tensor" in refusal(p.check, x, y2, y3, TorchLikeStream(1), 0, 0)
+    assert "parameter `y4` (argument 3): a TorchLikeStream is not a tensor" in refusal(
+        p.check, x, y2, y3, TorchLikeStream(1), 0, 0
+    )
     # Too few arguments: the runtime counts them.
     assert "takes 6 parameters (x, y2, y3, y4, s1, s2) but 5 arguments were given" in refusal(p.check, x, y2, y3, y4, 0)

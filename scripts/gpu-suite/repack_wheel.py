@@ -1,6 +1,7 @@
 """Rewrites a wheel with LZMA-compressed members (same files, same RECORD: hashes are of the
 uncompressed contents), so the CuTe DSL wheel and cutec's files fit in one 64 MiB device carry.
 pip reads LZMA members (Python's zipfile does). Usage: repack_wheel.py WHEEL (in place)."""
+
 import os
 import sys
 import zipfile

@@ -5,6 +5,7 @@ and prints its exit status.
 
     python3 lsp_session.py FILE [--hover L:C]... [--definition L:C]... -- cutec lsp
 """
+
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import sys
 
 def main():
     split = sys.argv.index("--")
-    args, server = sys.argv[1:split], sys.argv[split + 1:]
+    args, server = sys.argv[1:split], sys.argv[split + 1 :]
     path, queries = args[0], list(zip(args[1::2], args[2::2]))
     proc = subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     next_id = [0]
@@ -46,7 +47,12 @@ def main():
     request("initialize", dict(processId=None, rootUri=None, capabilities={}))
     send(dict(method="initialized", params={}))
     with open(path, encoding="utf-8") as f:
-        send(dict(method="textDocument/didOpen", params=dict(textDocument=dict(uri=uri, languageId="cute", version=1, text=f.read()))))
+        send(
+            dict(
+                method="textDocument/didOpen",
+                params=dict(textDocument=dict(uri=uri, languageId="cute", version=1, text=f.read())),
+            )
+        )
     published = receive(lambda m: m.get("method") == "textDocument/publishDiagnostics")
     print("diagnostics:", json.dumps(published["params"]["diagnostics"], sort_keys=True))
     for kind, at in queries:
