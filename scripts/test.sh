@@ -2,7 +2,8 @@
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
 # pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, the
 # Python extension's tests (its wheel built and installed; the tests that need a GPU skip here), ruff
-# over the repository's Python and the VS Code extension's checks (when npm is present).
+# over the repository's Python, rustfmt and clippy over the Rust, the architecture invariants
+# (scripts/check-architecture.sh) and the VS Code extension's checks (when npm is present).
 # Installs what it needs first (scripts/setup.sh).
 # Ends with one line: `summary: N passed, N failed, N skipped`.
 set -uo pipefail
@@ -82,6 +83,37 @@ if [ "$ruff_ok" -eq 1 ]; then
     echo "ruff: ok"; add 1 0 0
 else
     tail -40 "$log/ruff.txt"; echo "ruff: FAILED (.tools/ruff/bin/ruff check --fix . and ruff format . fix most)"; add 0 1 0
+fi
+
+echo "== rust format (cargo fmt --check, rustfmt.toml)"
+# One check: every Rust file of the four cargo workspaces (the main one, python/, examples/rust-build,
+# lang/fuzz) is as rustfmt writes it.
+fmt_ok=1
+for ws in . python examples/rust-build lang/fuzz; do
+    (cd "$ws" && cargo fmt --all --check) >>"$log/fmt.txt" 2>&1 || fmt_ok=0
+done
+if [ "$fmt_ok" -eq 1 ]; then
+    echo "rustfmt: ok"; add 1 0 0
+else
+    grep -E "^Diff in" "$log/fmt.txt" | head -20; echo "rustfmt: FAILED (run cargo fmt --all in each workspace)"; add 0 1 0
+fi
+
+echo "== rust lints (cargo clippy --workspace --all-targets -- -D warnings)"
+if cargo clippy -q --workspace --all-targets -- -D warnings >"$log/clippy.txt" 2>&1; then
+    echo "clippy: ok"; add 1 0 0
+else
+    grep -E "^(error|warning)" -A5 "$log/clippy.txt" | head -60; echo "clippy: FAILED"; add 0 1 0
+fi
+
+echo "== architecture invariants (scripts/check-architecture.sh, docs/architecture.md)"
+# One test per invariant: the script prints `check-architecture: N passed, N failed`.
+bash scripts/check-architecture.sh 2>&1 | tee "$log/arch.txt" | grep -v "^ok "
+line=$(grep -E "^check-architecture: [0-9]+ passed, [0-9]+ failed" "$log/arch.txt" | tail -1)
+if [ -n "$line" ]; then
+    ap=$(echo "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/'); af=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    add "$ap" "$af" 0
+else
+    add 0 1 0
 fi
 
 echo "== VS Code extension (editors/vscode: npm ci, compile, lint, grammar test)"
