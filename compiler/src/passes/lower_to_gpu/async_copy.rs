@@ -12,8 +12,8 @@ use crate::passes::ptx_asm::{PtxAsm, Reg};
 /// silently different instruction). Unpredicated, NVVM's op. With a predicate, inline PTX with the
 /// `ignore-src` predicate operand (PTX 7.5) set where the predicate is false: nothing is read and
 /// the chunk is zero-filled. NVVM's op has only the `src-size` form of that, a `selp` of 16 or 0
-/// bytes which ptxas turns back into a predicate (a SEL and an ISETP per chunk: 24 of the 280
-/// instructions of gemm_sm80's k-tile loop); the predicate goes to the LDGSTS as it is.
+/// bytes which ptxas turns back into a predicate (a SEL and an ISETP per chunk, a large part of a
+/// GEMM's k-tile loop: docs/pipeline.md has the counts); the predicate goes to the LDGSTS as it is.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cp_async(
     b: &Builder,

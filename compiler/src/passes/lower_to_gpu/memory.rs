@@ -6,14 +6,15 @@ use super::swizzle::apply_swizzle;
 use super::{add, async_copy, bind_leaves, materialize, mul, Int, Kernel, Lowered, NAME};
 use crate::ir::{self, Builder, Op, Val};
 use crate::passes::common::{copy_op, fail, tensor_info, vector_width, Reported};
+use cute_abi::DType;
 
-/// The type an element has in memory: `i1` values are stored one per byte, and 8-bit floats as
-/// bytes (LLVM has no such types: their values are bit-cast at loads and stores).
+/// The type an element of MLIR type `elem` has in memory ([`DType::mlir_memory_name`]): `i1`
+/// values are stored one per byte, and 8-bit floats as bytes (LLVM has no such types: their values
+/// are bit-cast at loads and stores).
 pub(super) fn memory_elem(elem: &str) -> String {
-    if matches!(elem, "i1" | "f8E4M3FN" | "f8E5M2") {
-        "i8".to_string()
-    } else {
-        elem.to_string()
+    match DType::ALL.into_iter().find(|d| d.mlir_name() == elem) {
+        Some(d) => d.mlir_memory_name().to_string(),
+        None => elem.to_string(),
     }
 }
 

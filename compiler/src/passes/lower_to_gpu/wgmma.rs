@@ -82,8 +82,8 @@ pub(super) fn wgmma_accumulators(func: Op) -> Vec<Op> {
 /// PTX ISA leaves undefined. It costs no instruction.
 ///
 /// The registers are loaded and stored one at a time: loaded as one vector, each fence gave LLVM's
-/// InstCombine an insertelement chain as long as the fragment, quadratic in its length (0.1 s per
-/// kernel of samples/gemm_sm90.cute, whose accumulators are 128 floats).
+/// InstCombine an insertelement chain as long as the fragment, quadratic in its length (a GEMM's
+/// accumulators are 128 floats; docs/pipeline.md has the build times of samples/gemm_sm90.cute).
 fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     let (ptr, n, elem) = root;
     let n = *n as usize;
