@@ -51,7 +51,7 @@ fn lower(op: Op) -> Result<(), Reported> {
         (atom.values(o) * bits / 32) as usize
     };
     let (na, nb, nc) = (count(MmaOperand::A), count(MmaOperand::B), count(MmaOperand::C));
-    let c_f32 = is_f32_register(&atom, MmaOperand::C);
+    let c_f32 = is_f32_register(atom, MmaOperand::C);
     let a = registers32(&b, ir::operand(op, 0), na, false);
     let bb = registers32(&b, ir::operand(op, 1), nb, false);
     let c = registers32(&b, ir::operand(op, 2), nc, c_f32);

@@ -56,7 +56,7 @@ impl PtxAsm {
     pub(crate) fn outputs(&mut self, reg: Reg, n: usize) -> Range<usize> {
         debug_assert!(self.inputs.is_empty(), "outputs are numbered before inputs");
         let first = self.outputs.len();
-        self.outputs.extend(std::iter::repeat(reg).take(n));
+        self.outputs.extend(std::iter::repeat_n(reg, n));
         first..first + n
     }
 

@@ -105,7 +105,7 @@ pub(super) fn frag_shape(op: Op, t: &Lowered, width_attr: &str) -> Result<(usize
         }
     }
     let width = ir::int_attr(op, width_attr).unwrap_or(1).max(1) as usize;
-    if n as usize % width != 0 {
+    if !(n as usize).is_multiple_of(width) {
         return Err(fail(op, &format!("vector width {width} does not divide the fragment's {n} elements")));
     }
     // A recorded width is a claim about contiguity and alignment: never trust more than is proven.

@@ -10,6 +10,7 @@
 //! - `cute.load_frag`/`cute.store_frag` move a whole static-size tensor to or from a vector, in
 //!   chunks of the width `cute-vectorize` recorded (`vector = N`, 1 if absent), each chunk's offset
 //!   the layout's crd2idx at a static coordinate (static parts folded).
+//!
 //! Index arithmetic is i32, as in CuTe; offsets are sign-extended to i64 for addressing.
 //!
 //! One file per family of ops (Triton's `*OpToLLVM` layout): this file holds the pass, the kernel
@@ -288,6 +289,6 @@ fn add(b: &Builder, x: Int, y: Int) -> Int {
 }
 
 /// The lowered view or allocation that operand `i` of `op` is, if it is one.
-fn operand_view<'a>(tensors: &'a [Lowered], op: Op, i: usize) -> Option<&'a Lowered> {
+fn operand_view(tensors: &[Lowered], op: Op, i: usize) -> Option<&Lowered> {
     tensors.iter().find(|t| ir::same_value(t.value, ir::operand(op, i)))
 }

@@ -88,7 +88,7 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     let (ptr, n, elem) = root;
     let n = *n as usize;
     let f32_regs = elem == "f32";
-    if !(f32_regs || n % 2 == 0) {
+    if !(f32_regs || n.is_multiple_of(2)) {
         return;
     }
     let nr = if f32_regs { n } else { n / 2 };
