@@ -90,8 +90,8 @@ pub fn parse_attr(ctx: MlirContext, text: &str) -> Option<MlirAttribute> {
 /// Memos for the text round trips our passes make (printing a type to read its layout, since the C
 /// API cannot read a dynamic type's parameters; parsing the layout; parsing a type or attribute from
 /// its text): the same few dozen types are printed and parsed thousands of times per kernel, and
-/// without the memos that was most of `cute-verify`'s and `cute-canonicalize`'s time (per GEMM
-/// kernel of samples/gemm_sm80.cute 0.015 and 0.017 s; with them 0.004 and 0.007 s). Types and
+/// without the memos that was most of `cute-verify`'s and `cute-canonicalize`'s time (the figures
+/// are in docs/pipeline.md, "Memos for the text round trips of our passes"). Types and
 /// attributes are uniqued and immortal in their context, so a handle stays valid as long as the
 /// context does; the memos live for one pass run ([`memo::scope`], which our pass wrapper opens),
 /// when the context certainly does, and are per thread, as the handles' users are. Outside a scope

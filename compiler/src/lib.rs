@@ -3,7 +3,7 @@
 
 pub mod codegen;
 pub mod header;
-pub mod ir;
+pub(crate) mod ir;
 pub mod lower;
 pub mod manifest;
 pub mod passes;

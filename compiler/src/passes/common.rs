@@ -2,6 +2,7 @@
 //! the widest vector access a layout proves. No pass imports another pass; they all import this.
 
 use crate::ir::{self, Op};
+use cute_abi::DType;
 use cute_dialect::TensorTypeInfo;
 use cute_layout::{Int, Layout};
 use std::str::FromStr;
@@ -13,16 +14,6 @@ pub(crate) struct Reported;
 pub(crate) fn fail(op: Op, message: &str) -> Reported {
     ir::emit_error(ir::location(op), message);
     Reported
-}
-
-pub(crate) fn element_bytes(elem: &str) -> Option<u32> {
-    Some(match elem {
-        "i1" | "i8" | "f8E4M3FN" | "f8E5M2" => 1,
-        "i16" | "f16" | "bf16" => 2,
-        "i32" | "f32" => 4,
-        "i64" | "f64" => 8,
-        _ => return None,
-    })
 }
 
 /// The layout in a type: CuTe notation whose every `?` is its own run-time value (a `?name` shared
@@ -42,8 +33,8 @@ pub(crate) fn tensor_info(op: Op, printed: &str) -> Result<(TensorTypeInfo, Layo
         TensorTypeInfo::parse(printed).ok_or_else(|| fail(op, &format!("expected a !cute.tensor, found {printed}")))?;
     let layout = type_layout(&info.layout)
         .map_err(|e| fail(op, &format!("invalid layout \"{}\" in {printed}: {e}", info.layout)))?;
-    let bytes =
-        element_bytes(&info.elem).ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
+    let bytes = DType::mlir_size_bytes(&info.elem)
+        .ok_or_else(|| fail(op, &format!("unsupported element type `{}`", info.elem)))?;
     Ok((info, layout, bytes))
 }
 

@@ -12,7 +12,8 @@
 //! Why inline PTX rather than `nvgpu.mma.sync`: docs/design.md (g).
 
 use super::common::{fail, Reported};
-use crate::ir::{self, Builder, Op, Val};
+use super::ptx_asm::{from_registers32, operand_list, registers32, PtxAsm, Reg};
+use crate::ir::{self, Builder, Op};
 use cute_layout::{MmaAtom, MmaOperand};
 use melior::pass::Pass;
 
@@ -40,23 +41,6 @@ fn is_f32_register(atom: &MmaAtom, op: MmaOperand) -> bool {
     op == MmaOperand::C && atom.c == "f32"
 }
 
-/// A fragment as the scalars the instruction takes: f32 values, or b32 registers.
-fn registers(b: &Builder, v: Val, n: usize, as_f32: bool) -> Vec<Val> {
-    let elem_ty = if as_f32 { "f32" } else { "i32" };
-    let packed = if as_f32 { v } else { b.cast("vector.bitcast", v, &format!("vector<{n}xi32>")) };
-    (0..n)
-        .map(|i| {
-            let e = b.create(
-                "vector.extract",
-                &[packed],
-                &[b.ty(elem_ty)],
-                &[("static_position", b.attr(&format!("array<i64: {i}>")))],
-            );
-            ir::result(e, 0)
-        })
-        .collect()
-}
-
 fn lower(op: Op) -> Result<(), Reported> {
     let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.mma` needs an `atom` attribute"))?;
     let atom = MmaAtom::by_name(&name).ok_or_else(|| fail(op, &format!("{NAME}: unknown MMA atom \"{name}\"")))?;
@@ -67,58 +51,27 @@ fn lower(op: Op) -> Result<(), Reported> {
         (atom.values(o) * bits / 32) as usize
     };
     let (na, nb, nc) = (count(MmaOperand::A), count(MmaOperand::B), count(MmaOperand::C));
-    let c_f32 = is_f32_register(&atom, MmaOperand::C);
-    let a = registers(&b, ir::operand(op, 0), na, false);
-    let bb = registers(&b, ir::operand(op, 1), nb, false);
-    let c = registers(&b, ir::operand(op, 2), nc, c_f32);
+    let c_f32 = is_f32_register(atom, MmaOperand::C);
+    let a = registers32(&b, ir::operand(op, 0), na, false);
+    let bb = registers32(&b, ir::operand(op, 1), nb, false);
+    let c = registers32(&b, ir::operand(op, 2), nc, c_f32);
 
-    let list = |from: usize, n: usize| (from..from + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
-    let asm = format!(
+    let mut asm = PtxAsm::default();
+    let d = asm.outputs(if c_f32 { Reg::F32 } else { Reg::B32 }, nc);
+    let a_at: Vec<usize> = a.into_iter().map(|v| asm.input(v, Reg::B32)).collect();
+    let b_at: Vec<usize> = bb.into_iter().map(|v| asm.input(v, Reg::B32)).collect();
+    let c_at: Vec<usize> = d.clone().zip(c).map(|(output, v)| asm.tied(v, output)).collect();
+    let text = format!(
         "{} {{{}}}, {{{}}}, {{{}}}, {{{}}};",
         atom.ptx,
-        list(0, nc),
-        list(nc, na),
-        list(nc + na, nb),
-        list(nc + na + nb, nc)
+        operand_list(d),
+        operand_list(a_at),
+        operand_list(b_at),
+        operand_list(c_at)
     );
-    let reg = if c_f32 { "f" } else { "r" };
-    let mut constraints: Vec<String> = (0..nc).map(|_| format!("={reg}")).collect();
-    constraints.extend((0..na + nb).map(|_| "r".to_string()));
-    constraints.extend((0..nc).map(|i| i.to_string()));
-    let elem = if c_f32 { "f32" } else { "i32" };
-    let struct_ty = format!("!llvm.struct<({})>", vec![elem; nc].join(", "));
-    let mut operands = a;
-    operands.extend(bb);
-    operands.extend(c);
-    let inline = b.create(
-        "llvm.inline_asm",
-        &operands,
-        &[b.ty(&struct_ty)],
-        &[
-            ("asm_string", b.attr(&format!("\"{asm}\""))),
-            ("constraints", b.attr(&format!("\"{}\"", constraints.join(",")))),
-        ],
-    );
-    let out: Vec<Val> = (0..nc)
-        .map(|i| {
-            ir::result(
-                b.create(
-                    "llvm.extractvalue",
-                    &[ir::result(inline, 0)],
-                    &[b.ty(elem)],
-                    &[("position", b.attr(&format!("array<i64: {i}>")))],
-                ),
-                0,
-            )
-        })
-        .collect();
+    let result = asm.build(&b, &text).ok_or_else(|| fail(op, "internal error: mma without results"))?;
     let d_ty = ir::type_to_string(ir::value_type(ir::result(op, 0)));
-    let d = if c_f32 {
-        ir::result(b.create("vector.from_elements", &out, &[b.ty(&d_ty)], &[]), 0)
-    } else {
-        let packed = ir::result(b.create("vector.from_elements", &out, &[b.ty(&format!("vector<{nc}xi32>"))], &[]), 0);
-        b.cast("vector.bitcast", packed, &d_ty)
-    };
+    let d = from_registers32(&b, result, nc, &d_ty, c_f32);
     ir::replace_uses(op, &[d]);
     ir::erase(op);
     Ok(())

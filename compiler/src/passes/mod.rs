@@ -6,6 +6,7 @@ pub(crate) mod common;
 pub(crate) mod known_bits;
 pub mod lower_mma;
 pub mod lower_to_gpu;
+pub(crate) mod ptx_asm;
 pub mod slice_vectors;
 pub mod vectorize;
 pub mod verify;

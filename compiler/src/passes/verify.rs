@@ -12,6 +12,7 @@
 use super::algebra::{self, Folder, TiledCopyType};
 use super::common::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
+use cute_abi::DType;
 use cute_layout::Layout;
 use melior::pass::Pass;
 
@@ -334,7 +335,7 @@ fn verify_tma_store(op: Op) -> Result<(), Reported> {
             _ => None,
         })
         .collect();
-    let bytes = i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
+    let bytes = i64::from(DType::mlir_size_bytes(&src.elem).unwrap_or(0));
     let box_ok = modes.is_some_and(|m| {
         m.iter().all(|(e, _)| (1..=256).contains(e))
             && m.iter().any(|(e, st)| *st == 1 && *e > 1 && (e * bytes) % 16 == 0)
@@ -407,12 +408,12 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
             ));
         }
         if copy.is_ldmatrix() {
-            if super::common::element_bytes(&src.elem) != Some(2) {
+            if DType::mlir_size_bytes(&src.elem) != Some(2) {
                 return Err(fail(op, &format!("{name} moves 16-bit elements, not {}", src.elem)));
             }
         } else {
-            let bytes = ir::int_attr(op, "max_vector").unwrap_or(0)
-                * i64::from(super::common::element_bytes(&src.elem).unwrap_or(0));
+            let bytes =
+                ir::int_attr(op, "max_vector").unwrap_or(0) * i64::from(DType::mlir_size_bytes(&src.elem).unwrap_or(0));
             if !copy.bits().iter().any(|&b| i64::from(b / 8) == bytes) {
                 return Err(fail(
                     op,
@@ -485,7 +486,7 @@ fn verify_launch_smem(op: Op) -> Result<(), Reported> {
 /// A swizzle keeps runs of 2^M elements together and nothing longer: a swizzled tensor claiming a
 /// larger alignment would let wider accesses straddle two runs that the swizzle sends apart.
 fn swizzled_alignment(op: Op, info: &cute_dialect::TensorTypeInfo, sw: cute_layout::Swizzle) -> Result<(), Reported> {
-    let bytes = super::common::element_bytes(&info.elem).unwrap_or(1);
+    let bytes = DType::mlir_size_bytes(&info.elem).unwrap_or(1);
     let run = (1u64 << sw.base.min(20)) * u64::from(bytes);
     if u64::from(info.align) > run.max(u64::from(bytes)) {
         return Err(fail(op, &format!("a tensor swizzled by {sw} claims {}-byte alignment, but the swizzle keeps only {run}-byte runs together", info.align)));
@@ -546,7 +547,7 @@ fn verify_copy_atom(op: Op) -> Result<(), Reported> {
     let (elem, bits) = algebra::copy_atom_type(&printed)
         .ok_or_else(|| fail(op, &format!("expected a !cute.copy_atom, found {printed}")))?;
     let elem_bits =
-        super::common::element_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
+        DType::mlir_size_bytes(&elem).ok_or_else(|| fail(op, &format!("unsupported element type `{elem}`")))? * 8;
     if bits == 0 || bits % elem_bits != 0 || bits > 128 {
         return Err(fail(
             op,

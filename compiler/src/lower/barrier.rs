@@ -1,0 +1,46 @@
+//! Barriers: the block's `__syncthreads`, named barriers, and mbarriers in shared memory.
+
+use super::{mlir_tensor, v, KernelWriter};
+use cute_lang::kir::Inst;
+use cute_lang::types::Scalar;
+
+impl KernelWriter<'_> {
+    /// Block, named and memory barriers.
+    pub(super) fn barrier(&mut self, inst: &Inst) {
+        match inst {
+            Inst::Barrier { span } => {
+                let loc = self.loc(*span);
+                self.line(&format!("gpu.barrier {loc}"));
+            }
+            Inst::NamedBarrier { id, threads, arrive, span } => {
+                let i = self.operand(id, Scalar::I32, None, *span);
+                let n = self.operand(threads, Scalar::I32, None, *span);
+                let loc = self.loc(*span);
+                if *arrive {
+                    // `nvvm.barrier.arrive` has no LLVM translation in MLIR 22 (only
+                    // `convert-nvvm-to-llvm` lowers it): call the intrinsic it stands for.
+                    self.line(&format!("llvm.call_intrinsic \"llvm.nvvm.barrier.cta.arrive.aligned.count\"({i}, {n}) : (i32, i32) -> () {loc}"));
+                } else {
+                    // The generic form: MLIR 22's custom parser of `nvvm.barrier` mistakes a
+                    // trailing `loc(...)` for more of the op.
+                    self.line(&format!("\"nvvm.barrier\"({i}, {n}) <{{operandSegmentSizes = array<i32: 1, 1, 0>}}> : (i32, i32) -> () {loc}"));
+                }
+            }
+            Inst::Mbarrier { op, tensor, ty, offset, arg, span } => {
+                let off = self.int(offset, *span);
+                let (a, at) = match arg {
+                    Some(x) => (format!(", {}", self.operand(x, Scalar::I32, None, *span)), ", i32"),
+                    None => (String::new(), ""),
+                };
+                let loc = self.loc(*span);
+                self.line(&format!(
+                    "\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}",
+                    v(*tensor),
+                    op.kind(),
+                    mlir_tensor(ty)
+                ));
+            }
+            _ => unreachable!("`inst` sends only barriers here"),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Memory barriers in shared memory (`cute.mbarrier`): init, arrive, arrive with an expected
+//! transaction count, and the parity wait.
+
+use super::memory::gep;
+use super::{Int, Lowered, NAME};
+use crate::ir::{self, Builder, Op};
+use crate::passes::common::{fail, Reported};
+use crate::passes::ptx_asm::{PtxAsm, Reg};
+
+/// `cute.mbarrier` on the barrier's shared-memory address: `nvvm.mbarrier.init`,
+/// `nvvm.mbarrier.arrive` and `nvvm.mbarrier.arrive.expect_tx` (LLVM intrinsics), and the wait as a
+/// `mbarrier.try_wait.parity` loop in inline PTX. Inline PTX for the wait rather than
+/// `nvvm.mbarrier.try_wait.parity`: that op is lowered (to the same loop) only by
+/// `convert-nvvm-to-llvm`, which our pipeline does not run; docs/design.md (p).
+pub(super) fn mbarrier(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported> {
+    let kind = ir::string_attr(op, "kind").unwrap_or_default();
+    let bar = gep(b, t, Int::Dyn(ir::operand(op, 1)));
+    match kind.as_str() {
+        "init" => {
+            b.create("nvvm.mbarrier.init", &[bar, ir::operand(op, 2)], &[], &[]);
+        }
+        "arrive" => {
+            b.create("nvvm.mbarrier.arrive", &[bar], &[b.ty("i64")], &[]);
+        }
+        "arrive_expect_tx" => {
+            b.create("nvvm.mbarrier.arrive.expect_tx", &[bar, ir::operand(op, 2)], &[b.ty("i64")], &[]);
+        }
+        "wait" => {
+            // The PTX ISA's try_wait with a suspend-time hint, as CUTLASS's `ClusterBarrier::wait`.
+            // One line: the PTX joiner (ptx_join.rs) takes a `}` alone on a line for the end of a function.
+            // A shared-window address fits 32 bits (CUTLASS's `cast_smem_ptr_to_uint`).
+            let addr = b.cast("llvm.ptrtoint", bar, "i32");
+            let mut asm = PtxAsm::default();
+            let (a, parity) = (asm.input(addr, Reg::B32), asm.input(ir::operand(op, 2), Reg::B32));
+            asm.clobbers_memory();
+            asm.has_side_effects();
+            asm.build(b, &format!("{{ .reg .pred p; LAB_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [${a}], ${parity}, 10000000; @p bra.uni DONE; bra.uni LAB_WAIT; DONE: }}"));
+        }
+        other => return Err(fail(op, &format!("{NAME}: `cute.mbarrier` kind \"{other}\" is unknown"))),
+    }
+    Ok(())
+}
