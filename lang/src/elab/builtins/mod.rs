@@ -419,6 +419,20 @@ mod tests {
         assert_eq!(a, b);
     }
 
+    /// Every method has its row in docs/language.md §8, as `x.name(...)` or as a bare `name` after
+    /// its row's first form (the LSP checks the functions both ways).
+    #[test]
+    fn every_method_is_documented() {
+        let reference = include_str!("../../../../docs/language.md");
+        let builtins = reference.split("\n## 8.").nth(1).and_then(|s| s.split("\n## 9.").next()).unwrap_or("");
+        let missing: Vec<&str> = METHODS
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .filter(|m| !builtins.contains(&format!(".{m}(")) && !builtins.contains(&format!("`{m}`")))
+            .collect();
+        assert!(missing.is_empty(), "methods without a row in docs/language.md §8: {missing:?}");
+    }
+
     #[test]
     fn math_builtins_are_the_math_functions() {
         for fun in crate::kir::MathFn::ALL {
