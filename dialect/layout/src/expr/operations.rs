@@ -7,10 +7,10 @@ pub(super) fn op_layout_tv(a: &Args) -> Result<Value> {
     let v = a.v;
     let Some(op) = tv_operand(a.op) else { return Err(unknown(a.op)) };
     a.count(1, 1)?;
-    return match &v[0] {
+    match &v[0] {
         Value::MmaAtom(atom) => Ok(Value::Layout(atom.layout_tv(op))),
         _ => lay(a.tiled_mma(0)?.layout_tv(op)),
-    };
+    }
 }
 pub(super) fn op_make_mma_atom(a: &Args) -> Result<Value> {
     let name = a.op;
@@ -110,25 +110,25 @@ pub(super) fn op_select(a: &Args) -> Result<Value> {
     let v = a.v;
     a.count(2, 64)?;
     let idx = a.indices(1)?;
-    right_action(&v[0], &a, &|l| l.select(&idx))
+    right_action(&v[0], a, &|l| l.select(&idx))
 }
 pub(super) fn op_take(a: &Args) -> Result<Value> {
     let v = a.v;
     a.count(3, 3)?;
     let (b, e) = (a.index(1)?, a.index(2)?);
-    right_action(&v[0], &a, &|l| l.take(b, e))
+    right_action(&v[0], a, &|l| l.take(b, e))
 }
 pub(super) fn op_group_modes(a: &Args) -> Result<Value> {
     let v = a.v;
     a.count(3, 3)?;
     let (b, e) = (a.index(1)?, a.index(2)?);
-    right_action(&v[0], &a, &|l| l.group_modes(b, e))
+    right_action(&v[0], a, &|l| l.group_modes(b, e))
 }
 pub(super) fn op_flatten(a: &Args) -> Result<Value> {
     let v = a.v;
     a.count(1, 1)?;
     match &v[0] {
-        Value::Layout(_) | Value::Composed(_) => right_action(&v[0], &a, &|l| Ok(l.flatten())),
+        Value::Layout(_) | Value::Composed(_) => right_action(&v[0], a, &|l| Ok(l.flatten())),
         other => {
             Ok(int_tuple_value(&other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?.flatten()))
         }
@@ -212,10 +212,10 @@ pub(super) fn op_coalesce(a: &Args) -> Result<Value> {
     a.count(1, 2)?;
     let f: fn(&Layout) -> Result<Layout> = if name == "coalesce" { coalesce } else { filter };
     match v.len() {
-        1 => right_action(&v[0], &a, &f),
+        1 => right_action(&v[0], a, &f),
         _ => {
             let p = a.tuple(1)?;
-            right_action(&v[0], &a, &|l| if name == "coalesce" { coalesce_by(l, &p) } else { filter_by(l, &p) })
+            right_action(&v[0], a, &|l| if name == "coalesce" { coalesce_by(l, &p) } else { filter_by(l, &p) })
         }
     }
 }
@@ -235,10 +235,10 @@ pub(super) fn op_composition(a: &Args) -> Result<Value> {
             let b = b.to_layout().ok_or_else(|| a.bad(1, "a layout"))?;
             composed(name, *s, Int::ZERO, b)
         }
-        (x, Value::Layout(b)) => right_action(x, &a, &|l| composition(l, b)),
+        (x, Value::Layout(b)) => right_action(x, a, &|l| composition(l, b)),
         (x, _) => {
             let t = a.tiler(1)?;
-            right_action(x, &a, &|l| composition_tiler(l, &t))
+            right_action(x, a, &|l| composition_tiler(l, &t))
         }
     }
 }
@@ -271,7 +271,7 @@ pub(super) fn op_logical_divide(a: &Args) -> Result<Value> {
         "tiled_divide" => tiled_divide,
         _ => flat_divide,
     };
-    right_action(&v[0], &a, &|l| f(l, &t))
+    right_action(&v[0], a, &|l| f(l, &t))
 }
 /// Products and tile_to_shape of a composed layout act on its inner
 /// layout (CuTe's overloads for ComposedLayout): a swizzle atom tiled
@@ -287,14 +287,14 @@ pub(super) fn op_logical_product(a: &Args) -> Result<Value> {
         "tiled_product" => tiled_product,
         _ => flat_product,
     };
-    layout_or_composed(&v[0], &a, &|l| f(l, &t))
+    layout_or_composed(&v[0], a, &|l| f(l, &t))
 }
 pub(super) fn op_blocked_product(a: &Args) -> Result<Value> {
     let name = a.op;
     let v = a.v;
     a.count(2, 2)?;
     let y = a.layout(1)?;
-    layout_or_composed(&v[0], &a, &|x| {
+    layout_or_composed(&v[0], a, &|x| {
         if name == "blocked_product" {
             blocked_product(x, &y)
         } else {
@@ -307,7 +307,7 @@ pub(super) fn op_tile_to_shape(a: &Args) -> Result<Value> {
     a.count(2, 3)?;
     let ord = if v.len() == 3 { Some(a.tuple(2)?) } else { None };
     let shape = a.tuple(1)?;
-    layout_or_composed(&v[0], &a, &|l| tile_to_shape(l, &shape, ord.as_ref()))
+    layout_or_composed(&v[0], a, &|l| tile_to_shape(l, &shape, ord.as_ref()))
 }
 pub(super) fn op_make_swizzle(a: &Args) -> Result<Value> {
     a.count(3, 3)?;
@@ -360,7 +360,7 @@ pub(super) fn op_upcast(a: &Args) -> Result<Value> {
     a.count(2, 2)?;
     let n = a.static_int(1)?;
     let f: fn(&Layout, i64) -> Result<Layout> = if name == "upcast" { upcast } else { downcast };
-    right_action(&v[0], &a, &|l| f(l, n))
+    right_action(&v[0], a, &|l| f(l, n))
 }
 pub(super) fn op_recast_layout(a: &Args) -> Result<Value> {
     // CuTe DSL's recast_layout(new_type_bits, old_type_bits, layout).
@@ -380,7 +380,7 @@ pub(super) fn op_with_shape(a: &Args) -> Result<Value> {
     let v = a.v;
     a.count(2, 2)?;
     let s = Layout::col_major(a.tuple(1)?)?;
-    right_action(&v[0], &a, &|l| composition(l, &s))
+    right_action(&v[0], a, &|l| composition(l, &s))
 }
 pub(super) fn op_product(a: &Args) -> Result<Value> {
     a.count(1, 1)?;

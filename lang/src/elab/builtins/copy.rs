@@ -243,7 +243,7 @@ pub(crate) fn copy_with(
     };
     f.need_kernel("`copy`", span)?;
     let n = ns.unwrap_or(0);
-    register_budget("a copy", n as i64, s.ty.elem, span)?;
+    register_budget("a copy", n, s.ty.elem, span)?;
     let op = atom.map_or(CopyOp::Universal, |(_, op, _)| op);
     if let Some((from, to, direction)) = op.spaces().filter(|(from, to, _)| s.ty.space != *from || d.ty.space != *to) {
         let atom_span = atom.map_or(span, |(_, _, s)| s);
@@ -313,7 +313,7 @@ pub(super) fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &T
 /// `tiled_copy.get_slice(thread_index)`: one thread's part of a tiled copy.
 pub(super) fn get_slice(recv: &Value, args: &[Arg], span: Span) -> R<Value> {
     let Value::TiledCopy { elem, bits, op, tv, tile } = recv else { unreachable!("a tiled copy") };
-    arity("get_slice", &args, 1, 1, span, "tiled_copy.get_slice(thread_index)")?;
+    arity("get_slice", args, 1, 1, span, "tiled_copy.get_slice(thread_index)")?;
     let Value::Int(tid) = &args[0].value else {
         return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
     };
@@ -323,7 +323,7 @@ pub(super) fn get_slice(recv: &Value, args: &[Arg], span: Span) -> R<Value> {
 /// `thr_copy.retile_D(fragment)` and friends.
 pub(super) fn retile(f: &mut Frame, recv: &Value, name: &str, args: &[Arg], span: Span) -> R<Value> {
     let (Value::ThrCopy { tv, .. } | Value::TiledCopy { tv, .. }) = recv else { unreachable!("a copy") };
-    arity(&name, &args, 1, 1, span, &format!("thr_copy.{}(fragment)", name))?;
+    arity(name, args, 1, 1, span, &format!("thr_copy.{}(fragment)", name))?;
     // The destination's values per thread: an ldmatrix gives 2 per matrix (its TV layout
     // describes the 8-element source rows), other copies as many as their TV layout has.
     let values = match &recv {
@@ -338,7 +338,7 @@ pub(super) fn retile(f: &mut Frame, recv: &Value, name: &str, args: &[Arg], span
 /// `thr_copy.partition_S(tensor)` and `partition_D`.
 pub(super) fn partition(f: &mut Frame, recv: &Value, name: &str, args: &[Arg], span: Span) -> R<Value> {
     let Value::ThrCopy { elem, bits, tv, tile, tid, .. } = recv else { unreachable!("a thread's copy") };
-    arity(&name, &args, 1, 1, span, &format!("thr_copy.{}(tensor)", name))?;
+    arity(name, args, 1, 1, span, &format!("thr_copy.{}(tensor)", name))?;
     let layout = match &args[0].value {
         Value::Tensor(t) => t.ty.layout.clone(),
         Value::Counting { layout, .. } => layout.clone(),

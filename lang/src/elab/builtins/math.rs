@@ -236,7 +236,7 @@ pub(super) fn reduce(
         "min" => Some(BinaryOp::Min),
         _ => None,
     };
-    if let (true, Some(bop), false) = (kept.is_empty() && ft.len() > 0, builtin, ft.elem == Scalar::Bool) {
+    if let (true, Some(bop), false) = (kept.is_empty() && !ft.is_empty(), builtin, ft.elem == Scalar::Bool) {
         let init = match init {
             Some(v) => {
                 let v = f.coerce(v, ft.elem, span)?;
@@ -337,8 +337,8 @@ pub(super) fn convert(f: &mut Frame, v: Value, to: Scalar, span: Span) -> R<Valu
 /// `fragment.reduce(op, init: value, profile: 0)`.
 pub(super) fn reduce_method(f: &mut Frame, ft: &FragTy, fid: ValueId, args: &[Arg], span: Span) -> R<Value> {
     let usage = "fragment.reduce(op, init: value, profile: 0)";
-    arity("reduce", &args, 1, 2, span, usage)?;
-    let pos = positional(&args);
+    arity("reduce", args, 1, 2, span, usage)?;
+    let pos = positional(args);
     let Value::Func(op) = &pos[0].value else {
         return Err(Diagnostic::error(
             "`reduce` takes an operation first (`add`, `mul`, `max`, `min`)",
@@ -346,17 +346,17 @@ pub(super) fn reduce_method(f: &mut Frame, ft: &FragTy, fid: ValueId, args: &[Ar
             "not a function",
         ));
     };
-    let init = match (pos.get(1).copied(), named("reduce", &args, "init", &["init", "profile"])?) {
+    let init = match (pos.get(1).copied(), named("reduce", args, "init", &["init", "profile"])?) {
         (Some(a), _) | (None, Some(a)) => Some(a.value.clone()),
         (None, None) => None,
     };
-    let profile = named("reduce", &args, "profile", &["init", "profile"])?;
+    let profile = named("reduce", args, "profile", &["init", "profile"])?;
     reduce(f, op, ft, fid, init, profile, span)
 }
 
 /// `x.to(T)`.
 pub(super) fn to(f: &mut Frame, recv: Value, args: &[Arg], span: Span) -> R<Value> {
-    arity("to", &args, 1, 1, span, "x.to(T)")?;
+    arity("to", args, 1, 1, span, "x.to(T)")?;
     let Value::Type(to) = args[0].value else {
         return Err(Diagnostic::error(
             format!("`to` takes a type, found {}", crate::diag::article(&args[0].value.kind())),

@@ -164,13 +164,13 @@ pub(super) fn fill(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<
     let ft = FragTy { elem: t.ty.elem, shape: t.ty.layout.shape.clone() };
     let dst = f.fresh(ValueTy::Frag(ft.clone()));
     f.emit(Inst::FromElements { dst, ty: ft.elem, elems: vec![x; n as usize], span });
-    f.store_frag(&t, &ft, dst, span)?;
+    f.store_frag(t, &ft, dst, span)?;
     Ok(Value::Unit)
 }
 
 /// `t.load()`: a static-size tensor as a register fragment.
 pub(super) fn load(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
-    arity("load", &args, 0, 0, span, "t.load()")?;
+    arity("load", args, 0, 0, span, "t.load()")?;
     f.need_kernel("`load`", span)?;
     let n = t.ty.layout.size().ok().and_then(|s| s.as_static());
     let Some(n) = n else {
@@ -191,7 +191,7 @@ pub(super) fn load(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<
 
 /// `t.store(fragment)`.
 pub(super) fn store(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R<Value> {
-    arity("store", &args, 1, 1, span, "t.store(fragment)")?;
+    arity("store", args, 1, 1, span, "t.store(fragment)")?;
     f.need_kernel("`store`", span)?;
     let Value::Frag(ft, fid) = &args[0].value else {
         return Err(Diagnostic::error(
@@ -200,6 +200,6 @@ pub(super) fn store(f: &mut Frame, t: &TensorVal, args: &[Arg], span: Span) -> R
             "not a fragment",
         ));
     };
-    f.store_frag(&t, ft, *fid, span)?;
+    f.store_frag(t, ft, *fid, span)?;
     Ok(Value::Unit)
 }
