@@ -223,6 +223,22 @@ mod tests {
         assert!(missing.is_empty(), "builtins without a row in docs/language.md §8: {missing:?}");
     }
 
+    /// docs/language.md §8 documents only what exists: every function it names is a builtin, an
+    /// operator, a CUDA index value or a scalar type's conversion (`f32(x)`).
+    #[test]
+    fn every_documented_function_is_a_builtin() {
+        let dim3 = cute_lang::ide::DIM3_NAMES;
+        let mut unknown: Vec<&str> = docs()
+            .functions
+            .keys()
+            .map(String::as_str)
+            .filter(|f| !cute_lang::ide::is_builtin_function(f) && !dim3.contains(f))
+            .filter(|f| cute_lang::types::Scalar::from_name(f).is_none())
+            .collect();
+        unknown.sort_unstable();
+        assert!(unknown.is_empty(), "docs/language.md §8 documents functions that do not exist: {unknown:?}");
+    }
+
     #[test]
     fn rows_name_functions_methods_and_fields() {
         let d = docs();

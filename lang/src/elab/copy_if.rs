@@ -14,7 +14,8 @@
 //! which zero-fills its chunk (its PTX `ignore-src` predicate is set: nothing is read), so a shared-memory
 //! tile's out-of-range part holds zeros for the MMA.
 
-use super::builtins::{arity, copy_with, named, positional, Arg};
+use super::builtins::args::{arity, named, positional, Arg};
+use super::builtins::copy_with;
 use super::value::{Origin, TensorVal, Value};
 use super::{layout_err, Frame, R};
 use crate::ast::BinOp;

@@ -5,7 +5,8 @@
 //! uses. `gemm` unrolls CuTe's loop over the fragments' (M, N, K) modes into one `Inst::Mma` per atom
 //! call, on register fragments sliced from the register tensors.
 
-use super::builtins::{alloc, arity, named, positional, Arg};
+use super::builtins::alloc;
+use super::builtins::args::{arity, named, positional, Arg};
 use super::value::{Origin, TensorVal, Value};
 use super::{layout_err, Frame, R};
 use crate::diag::Diagnostic;

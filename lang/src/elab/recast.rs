@@ -3,7 +3,7 @@
 //! f16 as u32 pairs. The layout is CuTe's `recast_layout` of the tensor's; the view has the same
 //! base, so it must be aligned for the new type, and it must cover exactly the same memory.
 
-use super::builtins::{arity, named, positional, Arg};
+use super::builtins::args::{arity, named, positional, Arg};
 use super::value::{Origin, TensorVal, Value};
 use super::{Frame, R};
 use crate::diag::{article, Diagnostic};

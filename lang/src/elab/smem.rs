@@ -9,8 +9,9 @@
 //! compiled if `BYTES` is static, by the runtime otherwise). Each allocator starts at the region's
 //! start, as CuTe DSL's do: two allocators in one kernel hand out the same memory.
 
-use super::builtins::Arg;
-use super::builtins::{alloc_ty, arity, named, positional};
+use super::builtins::alloc_ty;
+use super::builtins::args::Arg;
+use super::builtins::args::{arity, named, positional};
 use super::value::{Origin, TensorVal, Value};
 use super::{Frame, R};
 use crate::diag::Diagnostic;

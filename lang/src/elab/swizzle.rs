@@ -8,7 +8,7 @@
 //! stay together only within the swizzle's unmoved runs of 2^M elements, so a swizzled tensor's
 //! alignment is capped there and every vector width follows from it.
 
-use super::builtins::{arity, named, positional, Arg};
+use super::builtins::args::{arity, named, positional, Arg};
 use super::value::{TensorVal, Value};
 use super::{layout_err, Frame, R};
 use crate::diag::{article, Diagnostic};

@@ -412,11 +412,11 @@ impl Resolver {
 
 /// Whether `name` is a builtin function (`size`, `assert`, the operators `add`, ...).
 pub fn is_builtin_function(name: &str) -> bool {
-    builtins::FUNCTIONS.contains(&name) || builtins::is_operator(name)
+    builtins::builtin(name).is_some() || builtins::is_operator(name)
 }
 
 /// Every builtin function name (the operators included).
 pub fn builtin_functions() -> impl Iterator<Item = &'static str> {
     let operators = ["add", "sub", "mul", "div"];
-    builtins::FUNCTIONS.iter().copied().chain(operators.into_iter().filter(|o| builtins::is_operator(o)))
+    builtins::function_names().chain(operators.into_iter().filter(|o| builtins::is_operator(o)))
 }

@@ -21,6 +21,8 @@
 //! underscore (keep this mode). Each `?` is a fresh dynamic value; `?n`
 //! (no space between) names one, so `(?n,4):(1,?n)` uses the same value twice.
 
+mod operations;
+
 use crate::error::{Error, Result};
 use crate::int::Int;
 use crate::int_tuple::IntTuple;
@@ -757,73 +759,99 @@ fn right_action(v: &Value, a: &Args, f: &dyn Fn(&Layout) -> Result<Layout>) -> R
     }
 }
 
-/// Every operation the expression language knows, with its arity; used by
-/// `help` and the docs test.
-pub const OPERATIONS: &[&str] = &[
-    "size",
-    "cosize",
-    "rank",
-    "depth",
-    "shape",
-    "stride",
-    "get",
-    "select",
-    "take",
-    "group_modes",
-    "flatten",
-    "append",
-    "prepend",
-    "make_layout",
-    "make_layout_left",
-    "make_layout_right",
-    "make_ordered_layout",
-    "make_identity_layout",
-    "make_identity_tensor",
-    "crd2idx",
-    "idx2crd",
-    "eval",
-    "coalesce",
-    "filter",
-    "filter_zeros",
-    "composition",
-    "complement",
-    "right_inverse",
-    "left_inverse",
-    "logical_divide",
-    "zipped_divide",
-    "tiled_divide",
-    "flat_divide",
-    "logical_product",
-    "zipped_product",
-    "tiled_product",
-    "flat_product",
-    "blocked_product",
-    "raked_product",
-    "tile_to_shape",
-    "local_tile",
-    "local_partition",
-    "make_layout_tv",
-    "max_common_vector",
-    "max_common_layout",
-    "slice",
-    "with_shape",
-    "product",
-    "product_each",
-    "leaves",
-    "make_swizzle",
-    "Swizzle",
-    "make_composed_layout",
-    "make_mma_atom",
-    "make_tiled_mma",
-    "layout_tv_A",
-    "layout_tv_B",
-    "layout_tv_C",
-    "tile_shape",
-    "dice",
-    "upcast",
-    "downcast",
-    "recast_layout",
+/// One operation of the expression language.
+pub struct Operation {
+    pub name: &'static str,
+    /// Other names it answers to (`compose` for `composition`, ...).
+    pub aliases: &'static [&'static str],
+    /// A tensor operation: on a tensor it gives a view of the same memory (`cute.NAME`, which the
+    /// compiler folds into a `cute.view` by applying the operation to the tensor's layout).
+    pub view: bool,
+    run: fn(&Args) -> Result<Value>,
+}
+
+/// Every operation the expression language knows (the MMA operands' `layout_tv_X` also answer to
+/// `tv_layout_X` and `get_layoutX_TV`).
+pub const OPERATIONS: &[Operation] = &[
+    Operation { name: "size", aliases: &[], view: false, run: operations::op_size },
+    Operation { name: "cosize", aliases: &[], view: false, run: operations::op_cosize },
+    Operation { name: "rank", aliases: &[], view: false, run: operations::op_rank },
+    Operation { name: "depth", aliases: &[], view: false, run: operations::op_rank },
+    Operation { name: "shape", aliases: &[], view: false, run: operations::op_shape },
+    Operation { name: "stride", aliases: &[], view: false, run: operations::op_shape },
+    Operation { name: "get", aliases: &["mode"], view: true, run: operations::op_get },
+    Operation { name: "select", aliases: &[], view: true, run: operations::op_select },
+    Operation { name: "take", aliases: &[], view: false, run: operations::op_take },
+    Operation { name: "group_modes", aliases: &["group"], view: true, run: operations::op_group_modes },
+    Operation { name: "flatten", aliases: &[], view: true, run: operations::op_flatten },
+    Operation { name: "append", aliases: &[], view: false, run: operations::op_append },
+    Operation { name: "prepend", aliases: &[], view: false, run: operations::op_append },
+    Operation { name: "make_layout", aliases: &[], view: false, run: operations::op_make_layout },
+    Operation { name: "make_layout_left", aliases: &["col_major"], view: false, run: operations::op_make_layout_left },
+    Operation {
+        name: "make_layout_right",
+        aliases: &["row_major"],
+        view: false,
+        run: operations::op_make_layout_right,
+    },
+    Operation { name: "make_ordered_layout", aliases: &[], view: false, run: operations::op_make_ordered_layout },
+    Operation { name: "make_identity_layout", aliases: &[], view: false, run: operations::op_make_identity_layout },
+    Operation { name: "make_identity_tensor", aliases: &[], view: false, run: operations::op_make_identity_tensor },
+    Operation { name: "crd2idx", aliases: &[], view: false, run: operations::op_crd2idx },
+    Operation { name: "idx2crd", aliases: &[], view: false, run: operations::op_idx2crd },
+    Operation { name: "eval", aliases: &["call"], view: false, run: operations::op_eval },
+    Operation { name: "coalesce", aliases: &[], view: true, run: operations::op_coalesce },
+    Operation { name: "filter", aliases: &[], view: false, run: operations::op_coalesce },
+    Operation { name: "filter_zeros", aliases: &[], view: false, run: operations::op_filter_zeros },
+    Operation { name: "composition", aliases: &["compose"], view: true, run: operations::op_composition },
+    Operation { name: "complement", aliases: &[], view: false, run: operations::op_complement },
+    Operation { name: "right_inverse", aliases: &[], view: false, run: operations::op_right_inverse },
+    Operation { name: "left_inverse", aliases: &[], view: false, run: operations::op_left_inverse },
+    Operation { name: "logical_divide", aliases: &[], view: true, run: operations::op_logical_divide },
+    Operation { name: "zipped_divide", aliases: &[], view: true, run: operations::op_logical_divide },
+    Operation { name: "tiled_divide", aliases: &[], view: true, run: operations::op_logical_divide },
+    Operation { name: "flat_divide", aliases: &[], view: true, run: operations::op_logical_divide },
+    Operation { name: "logical_product", aliases: &[], view: true, run: operations::op_logical_product },
+    Operation { name: "zipped_product", aliases: &[], view: true, run: operations::op_logical_product },
+    Operation { name: "tiled_product", aliases: &[], view: true, run: operations::op_logical_product },
+    Operation { name: "flat_product", aliases: &[], view: true, run: operations::op_logical_product },
+    Operation { name: "blocked_product", aliases: &[], view: false, run: operations::op_blocked_product },
+    Operation { name: "raked_product", aliases: &[], view: false, run: operations::op_blocked_product },
+    Operation { name: "tile_to_shape", aliases: &[], view: false, run: operations::op_tile_to_shape },
+    Operation { name: "local_tile", aliases: &[], view: true, run: operations::op_local_tile },
+    Operation { name: "local_partition", aliases: &[], view: true, run: operations::op_local_partition },
+    Operation { name: "make_layout_tv", aliases: &[], view: false, run: operations::op_make_layout_tv },
+    Operation { name: "max_common_vector", aliases: &[], view: false, run: operations::op_max_common_vector },
+    Operation { name: "max_common_layout", aliases: &[], view: false, run: operations::op_max_common_layout },
+    Operation { name: "slice", aliases: &[], view: true, run: operations::op_slice },
+    Operation { name: "with_shape", aliases: &[], view: false, run: operations::op_with_shape },
+    Operation { name: "product", aliases: &[], view: false, run: operations::op_product },
+    Operation { name: "product_each", aliases: &[], view: false, run: operations::op_product_each },
+    Operation { name: "leaves", aliases: &[], view: false, run: operations::op_leaves },
+    Operation { name: "make_swizzle", aliases: &[], view: false, run: operations::op_make_swizzle },
+    Operation { name: "Swizzle", aliases: &[], view: false, run: operations::op_make_swizzle },
+    Operation { name: "make_composed_layout", aliases: &[], view: false, run: operations::op_make_composed_layout },
+    Operation { name: "make_mma_atom", aliases: &[], view: false, run: operations::op_make_mma_atom },
+    Operation { name: "make_tiled_mma", aliases: &[], view: false, run: operations::op_make_tiled_mma },
+    Operation { name: "layout_tv_A", aliases: &[], view: false, run: operations::op_layout_tv },
+    Operation { name: "layout_tv_B", aliases: &[], view: false, run: operations::op_layout_tv },
+    Operation { name: "layout_tv_C", aliases: &[], view: false, run: operations::op_layout_tv },
+    Operation { name: "tile_shape", aliases: &[], view: false, run: operations::op_tile_shape },
+    Operation { name: "dice", aliases: &[], view: false, run: operations::op_dice },
+    Operation { name: "upcast", aliases: &[], view: false, run: operations::op_upcast },
+    Operation { name: "downcast", aliases: &[], view: false, run: operations::op_upcast },
+    Operation { name: "recast_layout", aliases: &[], view: false, run: operations::op_recast_layout },
 ];
+
+/// The operation called `name` (or one of its aliases).
+pub fn operation(name: &str) -> Option<&'static Operation> {
+    OPERATIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+}
+
+/// Whether `name` is a tensor operation that gives a view (see [`Operation::view`]).
+pub fn is_view_operation(name: &str) -> bool {
+    operation(name).is_some_and(|o| o.view)
+}
 
 /// Applies one operation of the language to values (which may hold dynamic integers): what a
 /// compiler pass uses to fold an algebra op whose arguments it has in hand.
@@ -886,366 +914,17 @@ impl Value {
 
 fn call(name: &str, v: &[Value]) -> Result<Value> {
     let a = Args { op: name, v };
-    if let Some(op) = tv_operand(name) {
-        // CuTe's get_layoutA_TV: (thread, value) -> column-major coordinate in the operand's tile.
-        a.count(1, 1)?;
-        return match &v[0] {
-            Value::MmaAtom(atom) => Ok(Value::Layout(atom.layout_tv(op))),
-            _ => lay(a.tiled_mma(0)?.layout_tv(op)),
-        };
+    if tv_operand(name).is_some() {
+        return operations::op_layout_tv(&a);
     }
-    match name {
-        "make_mma_atom" => {
-            // make_mma_atom(ab_type, acc_type, (M,N,K)[, a_src: "rmem" | "smem"]), or
-            // make_mma_atom(CuTe name).
-            a.count(1, 4)?;
-            match v.len() {
-                1 => match &v[0] {
-                    Value::Name(n) => MmaAtom::by_name(n).map(Value::MmaAtom).ok_or_else(|| {
-                        let names: Vec<&str> = MmaAtom::all().iter().map(|x| x.name).collect();
-                        Error::new(name, format!("no MMA atom is named '{n}'; the atoms are {}", names.join(", ")))
-                    }),
-                    _ => Err(a.bad(0, "an atom's CuTe name")),
-                },
-                3 => Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?)),
-                // CuTe DSL's `a_src=OperandSource.RMEM`: the wgmma atom with A from registers.
-                4 => match &v[3] {
-                    Value::Name(s) if s == "rmem" => {
-                        Ok(Value::MmaAtom(MmaAtom::find_rs(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?))
-                    }
-                    Value::Name(s) if s == "smem" => {
-                        Ok(Value::MmaAtom(MmaAtom::find(a.elem(0)?, a.elem(1)?, a.mnk(2)?)?))
-                    }
-                    _ => Err(a.bad(3, "a_src: \"rmem\" (A from registers, wgmma RS atoms) or \"smem\"")),
-                },
-                _ => Err(Error::new(
-                    name,
-                    "takes (ab_type, acc_type, (M,N,K)[, a_src: \"rmem\"]) or an atom's CuTe name",
-                )),
-            }
-        }
-        "make_tiled_mma" => {
-            // make_tiled_mma(atom, atom_layout (M,N,K) [, permutation (M,N,K) tile sizes]).
-            a.count(2, 3)?;
-            let Value::MmaAtom(atom) = &v[0] else { return Err(a.bad(0, "an MMA atom (make_mma_atom)")) };
-            let perm = if v.len() == 3 { Some(a.mnk(2)?) } else { None };
-            Ok(Value::TiledMma(TiledMma::new(atom, a.mnk(1)?, perm)?))
-        }
-        "tile_shape" => {
-            // CuTe's tile_shape(tiled_mma): the (M,N,K) tile one step of the tiled MMA covers.
-            a.count(1, 1)?;
-            Ok(Value::Tuple(a.tiled_mma(0)?.tile.iter().map(|&x| Value::Int(Int::S(x))).collect()))
-        }
-        "size" if matches!(v.first(), Some(Value::MmaAtom(_) | Value::TiledMma(_))) => {
-            // CuTe's size(tiled_mma): its threads.
-            a.count(1, 1)?;
-            Ok(Value::Int(Int::S(a.tiled_mma(0)?.threads())))
-        }
-        "size" => {
-            a.count(1, 8)?;
-            let x = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };
-            match &x {
-                Value::Composed(c) => c.size().map(Value::Int),
-                Value::Tiler(_) => Err(a.bad(0, "a layout or a shape")),
-                other => {
-                    if let Some(t) = other.to_int_tuple() {
-                        t.product().map(Value::Int)
-                    } else {
-                        other.to_layout().ok_or_else(|| a.bad(0, "a layout or a shape"))?.size().map(Value::Int)
-                    }
-                }
-            }
-        }
-        "cosize" => {
-            a.count(1, 1)?;
-            match &v[0] {
-                Value::Composed(c) => c.cosize().map(Value::Int),
-                _ => a.layout(0)?.cosize().map(Value::Int),
-            }
-        }
-        "rank" | "depth" => {
-            a.count(1, 8)?;
-            let x = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };
-            let t = match &x {
-                Value::Layout(l) => l.shape.clone(),
-                Value::Composed(c) => c.layout.shape.clone(),
-                other => other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?,
-            };
-            Ok(Value::Int(Int::S(if name == "rank" { t.rank() } else { t.depth() } as i64)))
-        }
-        "shape" | "stride" => {
-            a.count(1, 8)?;
-            let l = if v.len() > 1 { get_path(&v[0], &a.indices(1)?)? } else { v[0].clone() };
-            let l = match l {
-                Value::Composed(c) => c.layout,
-                other => other.to_layout().ok_or_else(|| a.bad(0, "a layout"))?,
-            };
-            Ok(int_tuple_value(if name == "shape" { &l.shape } else { &l.stride }))
-        }
-        "get" | "mode" => {
-            a.count(2, 9)?;
-            get_path(&v[0], &a.indices(1)?)
-        }
-        "select" => {
-            a.count(2, 64)?;
-            let idx = a.indices(1)?;
-            right_action(&v[0], &a, &|l| l.select(&idx))
-        }
-        "take" => {
-            a.count(3, 3)?;
-            let (b, e) = (a.index(1)?, a.index(2)?);
-            right_action(&v[0], &a, &|l| l.take(b, e))
-        }
-        "group_modes" | "group" => {
-            a.count(3, 3)?;
-            let (b, e) = (a.index(1)?, a.index(2)?);
-            right_action(&v[0], &a, &|l| l.group_modes(b, e))
-        }
-        "flatten" => {
-            a.count(1, 1)?;
-            match &v[0] {
-                Value::Layout(_) | Value::Composed(_) => right_action(&v[0], &a, &|l| Ok(l.flatten())),
-                other => Ok(int_tuple_value(
-                    &other.to_int_tuple().ok_or_else(|| a.bad(0, "a layout or an IntTuple"))?.flatten(),
-                )),
-            }
-        }
-        "append" | "prepend" => {
-            a.count(2, 2)?;
-            let (l, x) = (a.layout(0)?, a.layout(1)?);
-            lay(Ok(if name == "append" { l.append(&x) } else { l.prepend(&x) }))
-        }
-        "make_layout" => {
-            a.count(1, 64)?;
-            if v.iter().any(|x| matches!(x, Value::Layout(_))) {
-                return lay(Ok(Layout::concat((0..v.len()).map(|i| a.layout(i)).collect::<Result<_>>()?)));
-            }
-            match v.len() {
-                1 => lay(Layout::col_major(a.tuple(0)?)),
-                2 => lay(Layout::new(a.tuple(0)?, a.tuple(1)?)),
-                _ => Err(Error::new(name, "takes a shape and an optional stride, or layouts to concatenate")),
-            }
-        }
-        "make_layout_left" | "col_major" => {
-            a.count(1, 1)?;
-            lay(Layout::col_major(a.tuple(0)?))
-        }
-        "make_layout_right" | "row_major" => {
-            a.count(1, 1)?;
-            lay(Layout::row_major(a.tuple(0)?))
-        }
-        "make_ordered_layout" => {
-            a.count(2, 2)?;
-            lay(Layout::ordered(a.tuple(0)?, &a.tuple(1)?))
-        }
-        "make_identity_layout" => {
-            a.count(1, 1)?;
-            lay(Layout::identity(a.tuple(0)?))
-        }
-        "make_identity_tensor" => {
-            // CuTe's counting tensor: origin ArithTuple(0,...) and the
-            // identity layout; slicing and tiling move the origin.
-            a.count(1, 1)?;
-            Ok(Value::Sliced(Layout::identity(a.tuple(0)?)?, Int::ZERO))
-        }
-        "crd2idx" => {
-            a.count(2, 3)?;
-            let crd = a.tuple(0)?;
-            let s = a.tuple(1)?;
-            let d = if v.len() == 3 { a.tuple(2)? } else { Layout::col_major(s.clone())?.stride };
-            crd2idx(&crd, &s, &d).map(Value::Int)
-        }
-        "idx2crd" => {
-            a.count(2, 3)?;
-            let idx = a.tuple(0)?;
-            let s = a.tuple(1)?;
-            let r = if v.len() == 3 { idx2crd_strided(&idx, &s, &a.tuple(2)?)? } else { idx2crd(&idx, &s)? };
-            Ok(int_tuple_value(&r))
-        }
-        "eval" | "call" => {
-            a.count(2, 2)?;
-            let crd = a.tuple(1)?;
-            match &v[0] {
-                Value::Composed(c) => c.eval(&crd).map(Value::Int),
-                Value::Swizzle(s) => match a.int(1)? {
-                    Int::S(x) => Ok(Value::Int(Int::S(s.apply(x)))),
-                    _ => Err(Error::new(name, "a swizzle of a dynamic index cannot be folded")),
-                },
-                Value::Sliced(l, off) => Ok(int_tuple_value(&l.eval_coord(&crd, Some(off))?)),
-                _ => Ok(int_tuple_value(&a.layout(0)?.eval_coord(&crd, None)?)),
-            }
-        }
-        "coalesce" | "filter" => {
-            a.count(1, 2)?;
-            let f: fn(&Layout) -> Result<Layout> = if name == "coalesce" { coalesce } else { filter };
-            match v.len() {
-                1 => right_action(&v[0], &a, &f),
-                _ => {
-                    let p = a.tuple(1)?;
-                    right_action(&v[0], &a, &|l| if name == "coalesce" { coalesce_by(l, &p) } else { filter_by(l, &p) })
-                }
-            }
-        }
-        "filter_zeros" => {
-            a.count(1, 1)?;
-            lay(filter_zeros(&a.layout(0)?))
-        }
-        "composition" | "compose" => {
-            a.count(2, 2)?;
-            match (&v[0], &v[1]) {
-                // CuTe's composition(Swizzle, Layout) = S o 0 o L; a sliced
-                // layout brings its origin in as the offset.
-                (Value::Swizzle(s), Value::Sliced(l, off)) => composed(name, *s, off.clone(), l.clone()),
-                (Value::Swizzle(s), b) => {
-                    let b = b.to_layout().ok_or_else(|| a.bad(1, "a layout"))?;
-                    composed(name, *s, Int::ZERO, b)
-                }
-                (x, Value::Layout(b)) => right_action(x, &a, &|l| composition(l, b)),
-                (x, _) => {
-                    let t = a.tiler(1)?;
-                    right_action(x, &a, &|l| composition_tiler(l, &t))
-                }
-            }
-        }
-        "complement" => {
-            a.count(1, 2)?;
-            let l = a.layout(0)?;
-            if v.len() == 1 {
-                return lay(complement_default(&l));
-            }
-            let cot = a.tuple(1)?.product()?;
-            lay(complement(&l, &cot))
-        }
-        "right_inverse" => {
-            a.count(1, 1)?;
-            lay(right_inverse(&a.layout(0)?))
-        }
-        "left_inverse" => {
-            a.count(1, 1)?;
-            lay(left_inverse(&a.layout(0)?))
-        }
-        "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide" => {
-            a.count(2, 2)?;
-            let t = a.tiler(1)?;
-            let f: fn(&Layout, &Tiler) -> Result<Layout> = match name {
-                "logical_divide" => logical_divide,
-                "zipped_divide" => zipped_divide,
-                "tiled_divide" => tiled_divide,
-                _ => flat_divide,
-            };
-            right_action(&v[0], &a, &|l| f(l, &t))
-        }
-        // Products and tile_to_shape of a composed layout act on its inner
-        // layout (CuTe's overloads for ComposedLayout): a swizzle atom tiled
-        // over a tile keeps its swizzle.
-        "logical_product" | "zipped_product" | "tiled_product" | "flat_product" => {
-            a.count(2, 2)?;
-            let t = a.tiler(1)?;
-            let f: fn(&Layout, &Tiler) -> Result<Layout> = match name {
-                "logical_product" => logical_product,
-                "zipped_product" => zipped_product,
-                "tiled_product" => tiled_product,
-                _ => flat_product,
-            };
-            layout_or_composed(&v[0], &a, &|l| f(l, &t))
-        }
-        "blocked_product" | "raked_product" => {
-            a.count(2, 2)?;
-            let y = a.layout(1)?;
-            layout_or_composed(&v[0], &a, &|x| {
-                if name == "blocked_product" {
-                    blocked_product(x, &y)
-                } else {
-                    raked_product(x, &y)
-                }
-            })
-        }
-        "tile_to_shape" => {
-            a.count(2, 3)?;
-            let ord = if v.len() == 3 { Some(a.tuple(2)?) } else { None };
-            let shape = a.tuple(1)?;
-            layout_or_composed(&v[0], &a, &|l| tile_to_shape(l, &shape, ord.as_ref()))
-        }
-        "make_swizzle" | "Swizzle" => {
-            a.count(3, 3)?;
-            Ok(Value::Swizzle(Swizzle::new(a.static_int(0)?, a.static_int(1)?, a.static_int(2)?)?))
-        }
-        "make_composed_layout" => {
-            // CuTe's argument order: the outer function (the swizzle, applied
-            // last), the offset, the inner layout (applied first).
-            a.count(3, 3)?;
-            let off = a.int(1)?;
-            composed(name, a.swizzle(0)?, off, a.layout(2)?)
-        }
-        "local_tile" => {
-            a.count(3, 3)?;
-            let (l, off) = local_tile(&a.layout(0)?, &a.tiler(1)?, &a.crd(2)?)?;
-            Ok(Value::Sliced(l, base_offset(&v[0]).add(&off)?))
-        }
-        "local_partition" => {
-            a.count(3, 3)?;
-            let (l, off) = local_partition(&a.layout(0)?, &a.layout(1)?, &a.int(2)?)?;
-            Ok(Value::Sliced(l, base_offset(&v[0]).add(&off)?))
-        }
-        "slice" => {
-            a.count(2, 2)?;
-            let (l, off) = slice_and_offset(&a.crd(1)?, &a.layout(0)?)?;
-            Ok(Value::Sliced(l, base_offset(&v[0]).add(&off)?))
-        }
-        "make_layout_tv" => {
-            a.count(2, 2)?;
-            let (tiler, tv) = make_layout_tv(&a.layout(0)?, &a.layout(1)?)?;
-            Ok(Value::Tuple(vec![int_tuple_value(&tiler), Value::Layout(tv)]))
-        }
-        "dice" => {
-            // CuTe DSL's dice(src, dicer): the modes of src paired with an integer in dicer.
-            a.count(2, 2)?;
-            let crd = a.crd(1)?;
-            match &v[0] {
-                Value::Tuple(_) | Value::Int(_) => Ok(int_tuple_value(&dice_tuple(&crd, &a.tuple(0)?)?)),
-                _ => lay(dice(&crd, &a.layout(0)?)),
-            }
-        }
-        "upcast" | "downcast" => {
-            a.count(2, 2)?;
-            let n = a.static_int(1)?;
-            let f: fn(&Layout, i64) -> Result<Layout> = if name == "upcast" { upcast } else { downcast };
-            right_action(&v[0], &a, &|l| f(l, n))
-        }
-        "recast_layout" => {
-            // CuTe DSL's recast_layout(new_type_bits, old_type_bits, layout).
-            a.count(3, 3)?;
-            let (new_bits, old_bits) = (a.static_int(0)?, a.static_int(1)?);
-            lay(recast_layout(new_bits, old_bits, &a.layout(2)?))
-        }
-        "max_common_vector" => {
-            a.count(2, 2)?;
-            max_common_vector(&a.layout(0)?, &a.layout(1)?).map(Value::Int)
-        }
-        "max_common_layout" => {
-            a.count(2, 2)?;
-            lay(max_common_layout(&a.layout(0)?, &a.layout(1)?))
-        }
-        "with_shape" => {
-            a.count(2, 2)?;
-            let s = Layout::col_major(a.tuple(1)?)?;
-            right_action(&v[0], &a, &|l| composition(l, &s))
-        }
-        "product" => {
-            a.count(1, 1)?;
-            a.tuple(0)?.product().map(Value::Int)
-        }
-        "product_each" => {
-            a.count(1, 1)?;
-            Ok(int_tuple_value(&a.tuple(0)?.product_each()?))
-        }
-        "leaves" => {
-            a.count(1, 1)?;
-            let l = a.layout(0)?;
-            Ok(Value::Tuple(l.leaves().into_iter().map(|(s, d)| Value::Layout(Layout::leaf(s, d))).collect()))
-        }
-        _ => Err(Error::new("eval", format!("unknown operation '{name}'"))),
+    match operation(name) {
+        Some(op) => (op.run)(&a),
+        None => Err(unknown(name)),
     }
+}
+
+fn unknown(name: &str) -> Error {
+    Error::new("eval", format!("unknown operation '{name}'"))
 }
 
 fn get_path(v: &Value, path: &[usize]) -> Result<Value> {

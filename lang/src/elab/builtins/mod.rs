@@ -1,0 +1,442 @@
+//! The builtin functions and methods: the layout algebra, tensor views, fragments, copies, warps,
+//! math and printing, each declared once in [`BUILTINS`] (methods in [`METHODS`]).
+//!
+//! Layout operations accept a layout or a tensor; on a tensor they act on its layout and give a view
+//! of the same memory (CuTe's `zipped_divide(mA, tiler)` and friends).
+//!
+//! Adding a builtin: one row in [`BUILTINS`] and its handler in the family's file (`layout.rs`,
+//! `tensor.rs`, `copy.rs`, `warp.rs`, `math.rs`, `print.rs`, or the feature files `mma.rs`,
+//! `swizzle.rs`, `copy_if.rs`, ... of `elab/`), and its row in docs/language.md §8 (the LSP's hover
+//! and completion read it there; a test checks the two agree).
+
+mod alloc;
+pub(crate) mod args;
+mod copy;
+mod layout;
+mod math;
+mod print;
+mod tensor;
+mod warp;
+
+use super::value::{TensorVal, Value};
+use super::{Frame, R};
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::span::Span;
+use args::{arity, named};
+
+pub(crate) use alloc::{alloc, alloc_ty, alloc_with};
+pub use args::Arg;
+pub(crate) use copy::copy_with;
+pub use math::{is_operator, operator};
+
+/// Where a builtin may be called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Allowed {
+    /// Kernels, host functions and `const` initializers (run-time values still need a kernel).
+    Anywhere,
+    /// Kernels only, checked from the table right after the argument count.
+    Kernel,
+    /// Kernels only, checked by the handler once it has read its arguments (their errors come first).
+    KernelAfterArgs,
+}
+
+/// The target feature a builtin's instructions need (descriptive: the target check lives elsewhere).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Feature {
+    /// `cp.async` and `ldmatrix` (sm_80).
+    CpAsync,
+    /// `wgmma`, `setmaxnreg` and the async-proxy fence (sm_90).
+    Wgmma,
+    /// Transaction barriers (sm_90).
+    Mbarrier,
+    /// The Tensor Memory Accelerator (sm_90).
+    Tma,
+    /// Thread-block clusters and distributed shared memory (sm_90).
+    Clusters,
+}
+
+/// A builtin's handler: the name it was called by, the evaluated arguments, the call's span.
+pub(crate) type Handler = fn(&mut Frame, &str, Vec<Arg>, Span) -> R<Value>;
+
+/// How a builtin runs.
+#[derive(Clone, Copy)]
+pub(crate) enum Run {
+    /// A handler of evaluated arguments, called by [`call`].
+    Values(Handler),
+    /// Dispatched by `Frame::call` before its arguments are evaluated: they are places (`bars[i]`,
+    /// `sA[i, j]`) or a condition with its text (`assert`), not values.
+    Places,
+}
+
+/// One builtin function. Its documentation is its row in docs/language.md §8.
+#[derive(Clone, Copy)]
+pub(crate) struct Builtin {
+    pub name: &'static str,
+    /// The signature, as the help of an argument-count error writes it.
+    pub usage: &'static str,
+    /// The positional argument count, checked before the handler runs; `None` where the handler
+    /// checks it (its checks come in another order, or the count depends on the arguments).
+    pub arity: Option<(usize, usize)>,
+    /// The named arguments, checked right after the count; `None` where the handler reads them.
+    pub named: Option<&'static [&'static str]>,
+    pub allowed: Allowed,
+    /// Not read yet: the typed target's feature check (issue 29, item 2) is to use it.
+    #[allow(dead_code)]
+    pub needs: Option<Feature>,
+    pub run: Run,
+}
+
+const fn f(name: &'static str, usage: &'static str, run: Handler) -> Builtin {
+    Builtin { name, usage, arity: None, named: None, allowed: Allowed::Anywhere, needs: None, run: Run::Values(run) }
+}
+
+const fn places(name: &'static str, usage: &'static str, needs: Option<Feature>) -> Builtin {
+    Builtin { name, usage, arity: None, named: None, allowed: Allowed::KernelAfterArgs, needs, run: Run::Places }
+}
+
+impl Builtin {
+    const fn arity(self, min: usize, max: usize) -> Builtin {
+        Builtin { arity: Some((min, max)), ..self }
+    }
+    const fn no_named(self) -> Builtin {
+        Builtin { named: Some(&[]), ..self }
+    }
+    const fn kernel(self) -> Builtin {
+        Builtin { allowed: Allowed::Kernel, ..self }
+    }
+    const fn kernel_after_args(self) -> Builtin {
+        Builtin { allowed: Allowed::KernelAfterArgs, ..self }
+    }
+    const fn needs(self, feature: Feature) -> Builtin {
+        Builtin { needs: Some(feature), ..self }
+    }
+}
+
+use Feature::{Clusters, CpAsync, Mbarrier, Tma, Wgmma};
+
+/// Every builtin function.
+#[rustfmt::skip]
+pub(crate) const BUILTINS: &[Builtin] = &[
+    f("size", "size(x)", layout::size_like).arity(1, 1),
+    f("cosize", "cosize(x)", layout::size_like).arity(1, 1),
+    f("rank", "rank(x)", layout::size_like).arity(1, 1),
+    f("depth", "depth(x)", layout::size_like).arity(1, 1),
+    f("make_layout", "make_layout(shape, stride: stride)", layout::make_layout).arity(1, 1),
+    f("make_ordered_layout", "make_ordered_layout(shape, order: order)", layout::make_ordered_layout).arity(1, 1),
+    f("make_layout_tv", "make_layout_tv(thr_layout, val_layout)", layout::make_layout_tv).arity(2, 2).no_named(),
+    f("make_tensor", "make_tensor(tensor, layout)", tensor::make_tensor).arity(2, 2),
+    f("composition", "composition(a, b)", layout::composition).arity(2, 2),
+    f("complement", "complement(layout, cotarget)", layout::complement).arity(1, 2),
+    f("right_inverse", "right_inverse(layout)", layout::inverse_or_flatten).arity(1, 1),
+    f("left_inverse", "left_inverse(layout)", layout::inverse_or_flatten).arity(1, 1),
+    f("coalesce", "coalesce(layout[, profile])", layout::coalesce).arity(1, 2),
+    f("filter", "filter(layout)", layout::inverse_or_flatten).arity(1, 1),
+    f("logical_divide", "logical_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("zipped_divide", "zipped_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("tiled_divide", "tiled_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("flat_divide", "flat_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("logical_product", "logical_product(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("zipped_product", "zipped_product(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("tiled_product", "tiled_product(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("flat_product", "flat_product(x, tiler)", layout::divide_or_product).arity(2, 2),
+    f("blocked_product", "blocked_product(a, b)", layout::blocked_raked_product).arity(2, 2),
+    f("raked_product", "raked_product(a, b)", layout::blocked_raked_product).arity(2, 2),
+    f("select", "select(x, modes)", layout::select).arity(2, 2),
+    f("group_modes", "group_modes(x, begin, end)", layout::group_modes).arity(3, 3),
+    f("flatten", "flatten(layout)", layout::inverse_or_flatten).arity(1, 1),
+    f("get", "get(x, mode)", layout::get).arity(2, 2),
+    f("local_tile", "local_tile(tensor, tiler, coord)", layout::local_tile).arity(3, 3),
+    f("local_partition", "local_partition(tensor, thread_layout, thread_index)", layout::local_partition).arity(3, 3),
+    f("print", "print(\"x = {}\", x)", print::print),
+    f("printf", "printf(\"x = {}\\n\", x)", print::printf),
+    f("sync_threads", "sync_threads()", warp::sync_threads).arity(0, 0).kernel(),
+    f("min", "min(a, b)", math::min_max_call).arity(2, 2),
+    f("max", "max(a, b)", math::min_max_call).arity(2, 2),
+    f("make_identity_tensor", "make_identity_tensor(shape)", layout::make_identity_tensor).arity(1, 1),
+    f("where", "where(condition, a, b)", math::where_call).arity(3, 3),
+    f("make_rmem_tensor", "make_rmem_tensor(shape, element_type)", tensor::make_rmem_tensor).arity(2, 2).kernel_after_args(),
+    f("make_rmem_tensor_like", "make_rmem_tensor_like(tensor[, element_type])", tensor::make_rmem_tensor_like).arity(1, 2).kernel_after_args(),
+    f("make_fragment", "make_fragment(shape, element_type)", tensor::make_rmem_tensor).arity(2, 2).kernel_after_args(),
+    f("make_fragment_like", "make_fragment_like(tensor[, element_type])", tensor::make_rmem_tensor_like).arity(1, 2).kernel_after_args(),
+    f("make_smem_tensor", "make_smem_tensor(element_type, layout)", tensor::make_smem_tensor).arity(2, 2).kernel_after_args(),
+    f("smem_allocator", "smem_allocator()", |f, _, a, s| super::smem::smem_allocator(f, &a, s)).kernel_after_args(),
+    f("basic_copy", "basic_copy(src, dst)", copy::copy_call).kernel_after_args(),
+    f("autovec_copy", "autovec_copy(src, dst)", copy::copy_call).kernel_after_args(),
+    f("copy", "copy(src, dst)", copy::copy_call).kernel_after_args(),
+    f("make_copy_atom", "make_copy_atom(element_type, bits: N, op: ...)", copy::make_copy_atom),
+    f("make_tiled_copy", "make_tiled_copy(copy_atom, tv_layout, tile)", copy::make_tiled_copy).arity(3, 3),
+    f("make_tiled_copy_tv", "make_tiled_copy_tv(copy_atom, thr_layout, val_layout)", copy::make_tiled_copy).arity(3, 3),
+    f("print_tensor", "print_tensor(tensor, verbose: false)", print::print_tensor_call).arity(1, 1).kernel_after_args(),
+    f("ceil_div", "ceil_div(a, b)", math::ceil_div).arity(2, 2),
+    f("lane_idx", "lane_idx()", warp::lane_or_warp_idx).arity(0, 0),
+    f("warp_idx", "warp_idx()", warp::lane_or_warp_idx).arity(0, 0),
+    f("shuffle_xor", "shuffle_xor(value, offset)", warp::shuffle_call).arity(2, 2).kernel_after_args(),
+    f("shuffle_down", "shuffle_down(value, offset)", warp::shuffle_call).arity(2, 2).kernel_after_args(),
+    f("shuffle_up", "shuffle_up(value, offset)", warp::shuffle_call).arity(2, 2).kernel_after_args(),
+    f("shuffle_idx", "shuffle_idx(value, offset)", warp::shuffle_call).arity(2, 2).kernel_after_args(),
+    f("warp_reduce", "warp_reduce(op, value)", warp::warp_reduce).kernel_after_args(),
+    f("warp_reduction_sum", "warp_reduction_sum(value)", warp::warp_reduce).kernel_after_args(),
+    f("warp_reduction_max", "warp_reduction_max(value)", warp::warp_reduce).kernel_after_args(),
+    f("full_like", "full_like(fragment, value)", tensor::full_like).kernel_after_args(),
+    f("zeros_like", "zeros_like(fragment)", tensor::full_like).kernel_after_args(),
+    f("sqrt", "sqrt(x)", math::math_call).arity(1, 1),
+    f("rsqrt", "rsqrt(x)", math::math_call).arity(1, 1),
+    f("exp", "exp(x)", math::math_call).arity(1, 1),
+    f("exp2", "exp2(x)", math::math_call).arity(1, 1),
+    f("log", "log(x)", math::math_call).arity(1, 1),
+    f("log2", "log2(x)", math::math_call).arity(1, 1),
+    f("log10", "log10(x)", math::math_call).arity(1, 1),
+    f("sin", "sin(x)", math::math_call).arity(1, 1),
+    f("cos", "cos(x)", math::math_call).arity(1, 1),
+    f("tan", "tan(x)", math::math_call).arity(1, 1),
+    f("tanh", "tanh(x)", math::math_call).arity(1, 1),
+    f("erf", "erf(x)", math::math_call).arity(1, 1),
+    f("floor", "floor(x)", math::math_call).arity(1, 1),
+    f("ceil", "ceil(x)", math::math_call).arity(1, 1),
+    f("round", "round(x)", math::math_call).arity(1, 1),
+    f("abs", "abs(x)", math::math_call).arity(1, 1),
+    f("make_mma_atom", "make_mma_atom(ab_type, acc_type, (M, N, K))", |_, _, a, s| super::mma::make_mma_atom(&a, s)),
+    f("make_tiled_mma", "make_tiled_mma(atom, atom_layout)", |_, _, a, s| super::mma::make_tiled_mma(&a, s)),
+    f("gemm", "gemm(tiled_mma, d, a, b, c)", |f, _, a, s| super::mma::gemm(f, &a, s)).kernel_after_args(),
+    f("cp_async_commit_group", "cp_async_commit_group()", copy::async_copy_group).kernel_after_args().needs(CpAsync),
+    f("cp_async_wait_group", "cp_async_wait_group(n)", copy::async_copy_group).kernel_after_args().needs(CpAsync),
+    f("make_tiled_copy_A", "make_tiled_copy_A(copy_atom, tiled_mma)", |_, n, a, s| super::mma::make_tiled_copy_ab(n, &a, s)),
+    f("make_tiled_copy_B", "make_tiled_copy_B(copy_atom, tiled_mma)", |_, n, a, s| super::mma::make_tiled_copy_ab(n, &a, s)),
+    f("make_tiled_copy_C", "make_tiled_copy_C(copy_atom, tiled_mma)", |_, _, a, s| super::mma::make_tiled_copy_c(&a, s)),
+    places("assert", "assert(condition, \"message\")", None),
+    f("make_swizzle", "make_swizzle(b, m, s)", |_, _, a, s| super::swizzle::make_swizzle(&a, s)),
+    f("make_composed_layout", "make_composed_layout(swizzle, offset, layout)", |_, _, a, s| super::swizzle::make_composed_layout(&a, s)),
+    f("tile_to_shape", "tile_to_shape(atom, shape[, order])", |_, _, a, s| super::swizzle::tile_to_shape(&a, s)),
+    f("copy_if", "copy_if(tiled_copy, pred, src, dst)", |f, _, a, s| super::copy_if::copy_if(f, &a, s)).kernel_after_args(),
+    f("elem_less", "elem_less(a, b)", |f, _, a, s| super::copy_if::elem_less(f, &a, s)),
+    f("crd2idx", "crd2idx(coord, shape[, stride]) or crd2idx(coord, layout)", layout::crd2idx).arity(2, 3).no_named(),
+    f("idx2crd", "idx2crd(index, shape[, stride])", layout::idx2crd).arity(2, 3).no_named(),
+    f("take", "take(x, begin, end)", layout::take).arity(3, 3),
+    f("dice", "dice(x, coord)", layout::dice).arity(2, 2),
+    f("filter_zeros", "filter_zeros(x)", layout::filter_zeros).arity(1, 1),
+    f("max_common_vector", "max_common_vector(a, b)", layout::max_common).arity(2, 2),
+    f("max_common_layout", "max_common_layout(a, b)", layout::max_common).arity(2, 2),
+    f("recast_layout", "recast_layout(new_type, old_type, layout)", layout::recast_layout).arity(3, 3),
+    f("recast", "recast(T, tensor)", |f, n, a, s| super::recast::recast(f, n, &a, s)),
+    f("recast_tensor", "recast_tensor(tensor, T)", |f, n, a, s| super::recast::recast(f, n, &a, s)),
+    f("sizeof", "sizeof(T)", tensor::sizeof).arity(1, 1).no_named(),
+    f("warpgroup_fence", "warpgroup_fence()", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    f("warpgroup_commit_group", "warpgroup_commit_group()", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    f("warpgroup_wait_group", "warpgroup_wait_group(n)", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    f("fence_proxy_async", "fence_proxy_async()", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    places("mbarrier_init", "mbarrier_init(bars[i], count)", Some(Mbarrier)),
+    f("mbarrier_init_fence", "mbarrier_init_fence()", warp::warpgroup_sync).kernel_after_args().needs(Mbarrier),
+    places("mbarrier_arrive", "mbarrier_arrive(bars[i])", Some(Mbarrier)),
+    places("mbarrier_arrive_and_expect_tx", "mbarrier_arrive_and_expect_tx(bars[i], bytes)", Some(Mbarrier)),
+    places("mbarrier_wait", "mbarrier_wait(bars[i], phase)", Some(Mbarrier)),
+    places("tma_load", "tma_load(tma, dst, coord, bars[i])", Some(Tma)),
+    places("tma_store", "tma_store(tma, src, coord)", Some(Tma)),
+    places("tma_store_fence", "tma_store_fence()", Some(Tma)),
+    places("tma_store_arrive", "tma_store_arrive()", Some(Tma)),
+    places("tma_store_wait", "tma_store_wait(n)", Some(Tma)),
+    places("cp_async_bulk_commit_group", "cp_async_bulk_commit_group()", Some(Tma)),
+    places("cp_async_bulk_wait_group", "cp_async_bulk_wait_group(n, read: r)", Some(Tma)),
+    f("warpgroup_reg_alloc", "warpgroup_reg_alloc(registers)", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    f("warpgroup_reg_dealloc", "warpgroup_reg_dealloc(registers)", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    f("barrier", "barrier(barrier_id: 1, number_of_threads: 256)", warp::named_barrier).kernel_after_args(),
+    f("barrier_arrive", "barrier_arrive(barrier_id: 1, number_of_threads: 256)", warp::named_barrier).kernel_after_args(),
+    places("cluster_idx", "let (cx, cy, cz) = cluster_idx();", Some(Clusters)),
+    places("cluster_dim", "let (nx, ny, nz) = cluster_dim();", Some(Clusters)),
+    places("block_idx_in_cluster", "let (bx, by, bz) = block_idx_in_cluster();", Some(Clusters)),
+    places("block_in_cluster_dim", "let (cx, cy, cz) = block_in_cluster_dim();", Some(Clusters)),
+    places("block_rank_in_cluster", "block_rank_in_cluster()", Some(Clusters)),
+    places("cluster_arrive", "cluster_arrive();", Some(Clusters)),
+    places("cluster_arrive_relaxed", "cluster_arrive_relaxed();", Some(Clusters)),
+    places("cluster_wait", "cluster_wait();", Some(Clusters)),
+    places("cluster_sync", "cluster_sync();", Some(Clusters)),
+    places("dsmem_load", "dsmem_load(sA[i, j], rank)", Some(Clusters)),
+    places("dsmem_store", "dsmem_store(sA[i, j], rank, value)", Some(Clusters)),
+];
+
+/// Every builtin function's name, for "did you mean" help and the IDE.
+pub(crate) fn function_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
+/// The builtin called `name`.
+pub(crate) fn builtin(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Span) -> R<Value> {
+    let Some(Builtin { usage, arity: count, named: keys, allowed, run: Run::Values(run), .. }) = builtin(name) else {
+        return Err(not_found(f, name, name_span));
+    };
+    if let Some((min, max)) = count {
+        arity(name, &args, *min, *max, span, usage)?;
+    }
+    if let Some(keys) = keys {
+        named(name, &args, "", keys)?;
+    }
+    if *allowed == Allowed::Kernel {
+        f.need_kernel(&format!("`{name}`"), span)?;
+    }
+    run(f, name, args, span)
+}
+
+fn not_found(f: &Frame, name: &str, name_span: Span) -> Diagnostic {
+    let mut d = Diagnostic::error(format!("cannot find function `{name}`"), name_span, "not found");
+    let mut candidates: Vec<&str> = function_names().collect();
+    let fns: Vec<String> = f.prog.functions.keys().cloned().collect();
+    candidates.extend(fns.iter().map(String::as_str));
+    if let Some(s) = did_you_mean(name, candidates) {
+        d = d.with_help(format!("did you mean `{s}`?"));
+    }
+    d
+}
+
+/// The receivers of builtin methods, as the "no method" help groups them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    Tensor,
+    TiledMma,
+    ThrMma,
+    Fragment,
+    TiledCopy,
+    ThrCopy,
+    SmemAllocator,
+    /// Any value (`x.to(T)`).
+    Any,
+}
+
+/// The methods of each receiver (the "no method" help lists them in this order). The methods of a
+/// thread's MMA slice are [`super::mma::THR_MMA_METHODS`].
+pub(crate) const METHODS: &[(Receiver, &[&str])] = &[
+    (Receiver::Tensor, &["load", "store", "fill"]),
+    (Receiver::TiledMma, &["get_slice"]),
+    (Receiver::ThrMma, super::mma::THR_MMA_METHODS),
+    (Receiver::Fragment, &["reduce", "to"]),
+    (Receiver::TiledCopy, &["get_slice", "retile"]),
+    (Receiver::ThrCopy, &["partition_S", "partition_D", "retile_D", "retile_S"]),
+    (Receiver::SmemAllocator, &["allocate_tensor"]),
+    (Receiver::Any, &["to"]),
+];
+
+impl Receiver {
+    fn of(v: &Value) -> Receiver {
+        match v {
+            Value::Tensor(_) => Receiver::Tensor,
+            Value::TiledMma(_) => Receiver::TiledMma,
+            Value::ThrMma(..) => Receiver::ThrMma,
+            Value::Frag(..) => Receiver::Fragment,
+            Value::TiledCopy { .. } => Receiver::TiledCopy,
+            Value::ThrCopy { .. } => Receiver::ThrCopy,
+            Value::SmemAllocator(_) => Receiver::SmemAllocator,
+            _ => Receiver::Any,
+        }
+    }
+
+    fn methods(self) -> &'static [&'static str] {
+        METHODS.iter().find(|(r, _)| *r == self).map_or(&[], |(_, m)| m)
+    }
+}
+
+pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Arg>, span: Span) -> R<Value> {
+    match (name.name.as_str(), &recv) {
+        ("load", Value::Tensor(t)) => tensor::load(f, t, &args, span),
+        ("store", Value::Tensor(t)) => {
+            let t: TensorVal = t.clone();
+            tensor::store(f, &t, &args, span)
+        }
+        ("get_slice", Value::TiledCopy { .. }) => copy::get_slice(&recv, &args, span),
+        ("get_slice", Value::TiledMma(tiled)) => {
+            arity("get_slice", &args, 1, 1, span, "tiled_mma.get_slice(thread_index)")?;
+            let Value::Int(tid) = &args[0].value else {
+                return Err(Diagnostic::error("`get_slice` takes the thread index", args[0].span, "not an integer"));
+            };
+            Ok(Value::ThrMma(Box::new((tiled.clone(), tid.clone()))))
+        }
+        (m, Value::ThrMma(slice)) if super::mma::THR_MMA_METHODS.contains(&m) => {
+            let (tiled, tid) = (slice.0.clone(), slice.1.clone());
+            super::mma::thr_mma_method(f, &tiled, &tid, m, &args, span)
+        }
+        ("fill", Value::Tensor(t)) => {
+            let t: TensorVal = t.clone();
+            tensor::fill(f, &t, &args, span)
+        }
+        ("retile_D" | "retile_S" | "retile", Value::ThrCopy { .. } | Value::TiledCopy { .. }) => {
+            copy::retile(f, &recv, &name.name, &args, span)
+        }
+        ("partition_S" | "partition_D", Value::ThrCopy { .. }) => copy::partition(f, &recv, &name.name, &args, span),
+        ("reduce", Value::Frag(ft, fid)) => math::reduce_method(f, ft, *fid, &args, span),
+        ("allocate_tensor", Value::SmemAllocator(a)) => super::smem::allocate_tensor(f, a, &args, span),
+        ("to", _) => math::to(f, recv, &args, span),
+        (m, v) => {
+            let methods = Receiver::of(v).methods();
+            let d = Diagnostic::error(
+                format!("no method `{m}` on {}", crate::diag::article(&v.kind())),
+                name.span,
+                "unknown method",
+            );
+            Err(match did_you_mean(m, methods.iter().copied()) {
+                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                None => d.with_help(format!(
+                    "the methods here are {}",
+                    methods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                )),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = function_names().collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len(), "a builtin is declared twice");
+    }
+
+    /// `Frame::call` dispatches these before evaluating the arguments: the table must say so.
+    #[test]
+    fn place_builtins_are_the_ones_the_elaborator_dispatches() {
+        let places: Vec<&str> = BUILTINS.iter().filter(|b| matches!(b.run, Run::Places)).map(|b| b.name).collect();
+        let mut dispatched: Vec<&str> = vec![
+            "assert",
+            "tma_load",
+            "tma_store",
+            "tma_store_fence",
+            "tma_store_arrive",
+            "tma_store_wait",
+            "cp_async_bulk_commit_group",
+            "cp_async_bulk_wait_group",
+        ];
+        dispatched.extend(function_names().filter(|n| super::super::mbarrier::op_of(n).is_some()));
+        dispatched.extend(super::super::cluster::BUILTINS);
+        let (mut a, mut b) = (places.clone(), dispatched);
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b);
+    }
+
+    /// Every method has its row in docs/language.md §8, as `x.name(...)` or as a bare `name` after
+    /// its row's first form (the LSP checks the functions both ways).
+    #[test]
+    fn every_method_is_documented() {
+        let reference = include_str!("../../../../docs/language.md");
+        let builtins = reference.split("\n## 8.").nth(1).and_then(|s| s.split("\n## 9.").next()).unwrap_or("");
+        let missing: Vec<&str> = METHODS
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .filter(|m| !builtins.contains(&format!(".{m}(")) && !builtins.contains(&format!("`{m}`")))
+            .collect();
+        assert!(missing.is_empty(), "methods without a row in docs/language.md §8: {missing:?}");
+    }
+
+    #[test]
+    fn math_builtins_are_the_math_functions() {
+        for fun in crate::kir::MathFn::ALL {
+            assert!(builtin(fun.name()).is_some(), "{} is not in the table", fun.name());
+        }
+    }
+}
