@@ -5,7 +5,7 @@ use cute_layout::expr::eval_str;
 
 #[test]
 fn docs_table_examples_hold() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/layout-algebra.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/layout-algebra.md");
     let Ok(doc) = std::fs::read_to_string(path) else {
         eprintln!("{path} not found; skipped");
         return;
@@ -37,7 +37,7 @@ fn docs_table_examples_hold() {
 /// the CLI itself (trailing spaces aside).
 #[test]
 fn docs_transcripts_hold() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/layout-algebra.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/layout-algebra.md");
     let Ok(doc) = std::fs::read_to_string(path) else {
         eprintln!("{path} not found; skipped");
         return;
