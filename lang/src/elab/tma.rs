@@ -11,7 +11,7 @@
 //! engine), `tma_store_arrive()` to commit and `tma_store_wait(n)` before `sC` is written again.
 
 use super::value::{Origin, Value};
-use super::{check_rank, coord_err, crd_has_under};
+use super::view::{check_rank, coord_err, crd_has_under};
 use super::{Frame, R};
 use crate::ast::{Arg, ExprKind};
 use crate::diag::Diagnostic;
