@@ -153,7 +153,7 @@ impl Frame<'_, '_> {
                 Ok(Ty::Scalar(s)) => self.coerce(v, s, span)?,
                 _ => v,
             };
-            self.prog.recorder.binding(p.name.span, &v);
+            self.prog.observer.binding(p.name.span, &v);
             scope.insert(p.name.name.clone(), v);
         }
         // A helper sees its parameters, the file's consts and builtins: not its caller's locals.

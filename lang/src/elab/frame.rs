@@ -112,9 +112,9 @@ impl<'p, 'f> Frame<'p, 'f> {
         }
     }
 
-    /// Binds a name written at `at` (a parameter, a pattern, a loop variable), telling the recorder.
+    /// Binds a name written at `at` (a parameter, a pattern, a loop variable), telling the observer.
     pub(super) fn bind_at(&mut self, name: &Ident, v: Value) {
-        self.prog.recorder.binding(name.span, &v);
+        self.prog.observer.binding(name.span, &v);
         self.bind(&name.name, v);
     }
 

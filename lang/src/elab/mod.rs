@@ -45,8 +45,6 @@ use flow::FnCtx;
 pub(crate) use frame::{Frame, Mode};
 pub use value::{Origin, TensorVal, Value};
 
-use crate::ide::Recorder;
-
 use crate::ast::*;
 use crate::check::resolve_type;
 use crate::diag::Diagnostic;
@@ -63,14 +61,37 @@ pub(crate) fn layout_err(e: cute_layout::Error, span: Span) -> Diagnostic {
     Diagnostic::error(format!("layout algebra: {e}"), span, "in this operation")
 }
 
-/// Elaborates a parsed file into KIR: every kernel instance and every host function.
-pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
-    elaborate_recording(file, Recorder::off()).0
+/// What elaboration reports as it goes, besides the module it makes: the editor records each
+/// binding's values per kernel instance or host function with it.
+pub(crate) trait Observer {
+    /// The name written at `at` (a parameter, a pattern, a loop variable, a `const`) is bound to `v`.
+    fn binding(&mut self, at: Span, v: &Value);
+    /// Elaboration enters the instance `symbol` of the kernel whose name is written at `kernel`.
+    fn enter_instance(&mut self, kernel: Span, symbol: &str);
+    /// Elaboration enters the host function (or instance of a generic one) `name`.
+    fn enter_host(&mut self, name: &str);
+    /// Elaboration leaves the kernel instance or host function it entered last.
+    fn leave(&mut self);
 }
 
-/// Elaborates a file, telling `recorder` the value of every binding as it is made (for the editor:
-/// [`crate::ide`]). What was recorded before an error is kept.
-pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<kir::Module, Vec<Diagnostic>>, Recorder) {
+/// The compiler's observer: it ignores everything.
+struct Unobserved;
+
+impl Observer for Unobserved {
+    fn binding(&mut self, _: Span, _: &Value) {}
+    fn enter_instance(&mut self, _: Span, _: &str) {}
+    fn enter_host(&mut self, _: &str) {}
+    fn leave(&mut self) {}
+}
+
+/// Elaborates a parsed file into KIR: every kernel instance and every host function.
+pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
+    elaborate_observed(file, &mut Unobserved)
+}
+
+/// Elaborates a file, telling `observer` the value of every binding as it is made (for the
+/// editor). What was observed before an error stays observed.
+pub(crate) fn elaborate_observed(file: &File, observer: &mut dyn Observer) -> Result<kir::Module, Vec<Diagnostic>> {
     let mut prog = Program {
         functions: HashMap::new(),
         consts: HashMap::new(),
@@ -78,7 +99,7 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
         instances: HashMap::new(),
         symbols: HashMap::new(),
         diags: Vec::new(),
-        recorder,
+        observer,
         cluster_launches: HashMap::new(),
     };
     for item in &file.items {
@@ -100,7 +121,7 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
                 let r = Frame::new(&mut prog, Mode::Const).const_item(c);
                 match r {
                     Ok(v) => {
-                        prog.recorder.binding(c.name.span, &v);
+                        prog.observer.binding(c.name.span, &v);
                         prog.consts.insert(c.name.name.clone(), v);
                     }
                     Err(d) => prog.diags.push(d),
@@ -115,7 +136,7 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
         }
     }
     if !prog.diags.is_empty() {
-        return (Err(prog.diags), prog.recorder);
+        return Err(prog.diags);
     }
     for f in file.functions() {
         let r = match f.kind {
@@ -130,8 +151,11 @@ pub(crate) fn elaborate_recording(file: &File, recorder: Recorder) -> (Result<ki
     if prog.diags.is_empty() {
         prog.diags.extend(launch_bounds::apply(&mut prog.module));
     }
-    let result = if prog.diags.is_empty() { Ok(prog.module) } else { Err(prog.diags) };
-    (result, prog.recorder)
+    if prog.diags.is_empty() {
+        Ok(prog.module)
+    } else {
+        Err(prog.diags)
+    }
 }
 
 /// A kernel that can be compiled without a launch: no `const` parameters, every tensor typed fully.
@@ -149,7 +173,8 @@ struct Program<'f> {
     /// Instances made of each kernel so far, to number the symbols.
     symbols: HashMap<String, usize>,
     diags: Vec<Diagnostic>,
-    recorder: Recorder,
+    /// Told of every binding as it is made (for the editor); borrowed, like the file, for `'f`.
+    observer: &'f mut dyn Observer,
     /// Per kernel instance (symbol), the cluster shape of its first launch and where it was given
     /// (one shape per instance: [`cluster`]).
     cluster_launches: HashMap<String, (Option<[u32; 3]>, Span)>,
@@ -267,9 +292,9 @@ impl<'f> Program<'f> {
         let symbol = if *n == 0 { f.name.name.clone() } else { format!("{}_{}", f.name.name, n) };
         *n += 1;
         self.instances.insert(key, symbol.clone());
-        self.recorder.enter_instance(f.name.span, &symbol);
+        self.observer.enter_instance(f.name.span, &symbol);
         let kernel = Frame::new(self, Mode::Kernel).kernel(f, args, &symbol);
-        self.recorder.leave();
+        self.observer.leave();
         let kernel = kernel.map_err(|d| {
             if at != f.name.span {
                 d.with_secondary(at, format!("in `{}` as launched here", f.name.name))
@@ -298,17 +323,17 @@ impl<'f> Program<'f> {
     /// A host function; a generic one once per combination of its listed element types.
     fn host(&mut self, f: &'f Function) -> R<()> {
         if f.type_params.is_empty() {
-            self.recorder.enter_host(&f.name.name);
+            self.observer.enter_host(&f.name.name);
             let host = Frame::new(self, Mode::Host).host(f, &Vec::new());
-            self.recorder.leave();
+            self.observer.leave();
             self.module.hosts.push(host?);
             return Ok(());
         }
         for b in generics::host_instances(f) {
             let name = generics::instance_name(f, &b);
-            self.recorder.enter_host(&name);
+            self.observer.enter_host(&name);
             let host = Frame::new(self, Mode::Host).host(f, &b);
-            self.recorder.leave();
+            self.observer.leave();
             let mut host = host.map_err(|d| {
                 let list = b.iter().map(|(n, s)| format!("{n} = {}", s.name())).collect::<Vec<_>>().join(", ");
                 d.with_secondary(f.name.span, format!("in `{}` with {list}", f.name.name))

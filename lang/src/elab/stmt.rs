@@ -227,7 +227,7 @@ impl Frame<'_, '_> {
                     trips.max(0) as usize,
                     |f, k| {
                         let i = Value::Int(Int::S(a + s * k as i64));
-                        f.prog.recorder.binding(var.span, &i);
+                        f.prog.observer.binding(var.span, &i);
                         f.scopes.push(HashMap::from([(var.name.clone(), i)]));
                         let r = f.block(body);
                         f.scopes.pop();
@@ -242,7 +242,7 @@ impl Frame<'_, '_> {
         }
         self.need_kernel("a loop with run-time bounds", span)?;
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
-        self.prog.recorder.binding(var.span, &Value::Int(Int::var(iv, 1)));
+        self.prog.observer.binding(var.span, &Value::Int(Int::var(iv, 1)));
         let (insts, stop, l) = self.runtime_loop_body(|f| {
             f.scopes.push(HashMap::from([(var.name.clone(), Value::Int(Int::var(iv, 1)))]));
             let r = f.block(body);
