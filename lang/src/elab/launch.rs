@@ -5,7 +5,7 @@
 use super::expr::{is_static_value, static_f64};
 use super::value::{Origin, Value};
 use super::{declared_tensor, generics, is_stream_type, layout_err, stream_param_error, Frame, Mode, R};
-use crate::ast::{Arg, FnKind, Ident, LaunchClause, Param};
+use crate::ast::{Arg, FnKind, Function, Ident, LaunchClause, Param};
 use crate::check::resolve_type;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::kir::{self, PlanArg, ValueId};
@@ -14,8 +14,38 @@ use crate::span::Span;
 use crate::types::{Scalar, Ty};
 use cute_layout::{Int, Layout};
 
-impl Frame<'_, '_> {
+/// What a launch's clauses give: the grid and block, the bytes of shared memory of the launch's own
+/// region, and the stream and cluster shape with where each was written.
+struct LaunchClauses {
+    grid: [Int; 3],
+    block: [Int; 3],
+    smem: Int,
+    stream: Option<(usize, Span)>,
+    cluster: Option<([u32; 3], Span)>,
+}
+
+impl<'f> Frame<'_, 'f> {
     pub(super) fn launch(&mut self, kernel: &Ident, args: &[Arg], clauses: &[LaunchClause], span: Span) -> R<()> {
+        let f = self.launched_kernel(kernel, args, span)?;
+        let (values, plan) = self.launch_args(f, args)?;
+        let LaunchClauses { grid, block, smem, stream, cluster } = self.launch_clauses(clauses, span)?;
+        let symbol = self.prog.instantiate(f, &values, span)?;
+        self.record_cluster(&symbol, &f.name.name, cluster, &grid, span)?;
+        let smem = self.launch_smem(&symbol, f, smem, span)?;
+        self.steps.push(kir::HostStep::Launch(kir::Launch {
+            kernel: symbol,
+            args: plan,
+            grid,
+            block,
+            smem_bytes: smem,
+            stream: stream.map(|(p, _)| p),
+            span,
+        }));
+        Ok(())
+    }
+
+    /// The kernel a `launch` names, checked to be one and to be given as many arguments as it takes.
+    fn launched_kernel(&self, kernel: &Ident, args: &[Arg], span: Span) -> R<&'f Function> {
         if self.mode != Mode::Host {
             return Err(Diagnostic::error("`launch` is only allowed in host functions", span, "launch here")
                 .with_help("kernels cannot launch kernels"));
@@ -51,6 +81,12 @@ impl Frame<'_, '_> {
             )
             .with_secondary(f.name.span, "kernel defined here"));
         }
+        Ok(f)
+    }
+
+    /// A launch's arguments: the values the kernel instance is elaborated with, and what the plan
+    /// passes for its non-`const` parameters.
+    fn launch_args(&mut self, f: &Function, args: &[Arg]) -> R<(Vec<Value>, Vec<PlanArg>)> {
         let mut evaluated = Vec::with_capacity(args.len());
         for a in args {
             evaluated.push(self.expr(&a.value)?);
@@ -81,6 +117,11 @@ impl Frame<'_, '_> {
             plan.push(arg);
             values.push(v);
         }
+        Ok((values, plan))
+    }
+
+    /// A launch's clauses, each given at most once; `grid` and `block` are required.
+    fn launch_clauses(&mut self, clauses: &[LaunchClause], span: Span) -> R<LaunchClauses> {
         let mut grid = None;
         let mut block = None;
         let mut smem = Int::ZERO;
@@ -100,36 +141,7 @@ impl Frame<'_, '_> {
                 continue;
             }
             if c.name.name == "stream" {
-                let [e] = c.args.as_slice() else {
-                    return Err(Diagnostic::error(
-                        "`stream` takes one stream parameter of the host function",
-                        c.span,
-                        "one stream expected",
-                    )
-                    .with_help("declare `s: stream` on the host function and write `stream(s)`"));
-                };
-                if let Some((_, first)) = stream {
-                    return Err(Diagnostic::error(
-                        "this launch has two `stream(...)` clauses",
-                        c.span,
-                        "second stream clause",
-                    )
-                    .with_secondary(first, "first one here"));
-                }
-                match self.expr(e)? {
-                    Value::Stream(param) => stream = Some((param, c.span)),
-                    other => return Err(Diagnostic::error(
-                        format!(
-                            "`stream(...)` takes a `stream` parameter of the host function, found {}",
-                            crate::diag::article(&other.kind())
-                        ),
-                        e.span,
-                        "not a stream",
-                    )
-                    .with_help(
-                        "declare a host parameter `s: stream` (the caller passes a CUDA stream) and write `stream(s)`",
-                    )),
-                }
+                stream = Some((self.stream_clause(c, stream.map(|(_, first)| first))?, c.span));
                 continue;
             }
             let vals: Vec<Int> = c.args.iter().map(|e| self.index(e)).collect::<R<_>>()?;
@@ -188,18 +200,43 @@ impl Frame<'_, '_> {
             )
             .with_help("write `launch k(args) grid(x[, y, z]) block(x[, y, z]);`"));
         };
-        if let Some(threads) = block.iter().try_fold(1i64, |acc, d| d.as_static().and_then(|v| acc.checked_mul(v))) {
-            if !(1..=1024).contains(&threads) {
-                return Err(Diagnostic::error(
-                    format!("a block of {threads} threads is not possible"),
-                    span,
-                    "invalid block",
-                )
-                .with_help("a block has 1 to 1024 threads"));
-            }
+        check_block_threads(&block, span)?;
+        Ok(LaunchClauses { grid, block, smem, stream, cluster })
+    }
+
+    /// The host parameter index of the stream a `stream(s)` clause names; `first` is where an
+    /// earlier one was written.
+    fn stream_clause(&mut self, c: &LaunchClause, first: Option<Span>) -> R<usize> {
+        let [e] = c.args.as_slice() else {
+            return Err(Diagnostic::error(
+                "`stream` takes one stream parameter of the host function",
+                c.span,
+                "one stream expected",
+            )
+            .with_help("declare `s: stream` on the host function and write `stream(s)`"));
+        };
+        if let Some(first) = first {
+            return Err(Diagnostic::error("this launch has two `stream(...)` clauses", c.span, "second stream clause")
+                .with_secondary(first, "first one here"));
         }
-        let symbol = self.prog.instantiate(f, &values, span)?;
-        self.record_cluster(&symbol, &f.name.name, cluster, &grid, span)?;
+        match self.expr(e)? {
+            Value::Stream(param) => Ok(param),
+            other => Err(Diagnostic::error(
+                format!(
+                    "`stream(...)` takes a `stream` parameter of the host function, found {}",
+                    crate::diag::article(&other.kind())
+                ),
+                e.span,
+                "not a stream",
+            )
+            .with_help("declare a host parameter `s: stream` (the caller passes a CUDA stream) and write `stream(s)`")),
+        }
+    }
+
+    /// The dynamic shared memory a launch of the instance `symbol` gives: the bytes of its `smem`
+    /// clause, which must hold the kernel's tensors in the launch's own region, and the kernel's
+    /// allocations beyond the static limit.
+    fn launch_smem(&mut self, symbol: &str, f: &Function, smem: Int, span: Span) -> R<Int> {
         // Allocations beyond the static limit live in dynamic shared memory: the launch provides it.
         let (dynamic, needed) = self
             .prog
@@ -226,16 +263,7 @@ impl Frame<'_, '_> {
             }
         }
         let smem = smem.add(&Int::S(dynamic as i64)).map_err(|e| layout_err(e, span))?;
-        self.steps.push(kir::HostStep::Launch(kir::Launch {
-            kernel: symbol,
-            args: plan,
-            grid,
-            block,
-            smem_bytes: smem,
-            stream: stream.map(|(p, _)| p),
-            span,
-        }));
-        Ok(())
+        Ok(smem)
     }
 
     /// Checks a launch argument against the kernel parameter's declared type: the value the
@@ -445,6 +473,21 @@ impl Frame<'_, '_> {
             }
         }
     }
+}
+
+/// A block's thread count, when it is static, must be possible: 1 to 1024.
+fn check_block_threads(block: &[Int; 3], span: Span) -> R<()> {
+    if let Some(threads) = block.iter().try_fold(1i64, |acc, d| d.as_static().and_then(|v| acc.checked_mul(v))) {
+        if !(1..=1024).contains(&threads) {
+            return Err(Diagnostic::error(
+                format!("a block of {threads} threads is not possible"),
+                span,
+                "invalid block",
+            )
+            .with_help("a block has 1 to 1024 threads"));
+        }
+    }
+    Ok(())
 }
 
 /// What a launch plan passes for a scalar argument `v` to a kernel parameter of type `ty`: an
