@@ -12,10 +12,10 @@
 //! expressions over the host parameters' dynamic values, evaluated by the runtime at call time.
 //!
 //! This file holds the entry point, the program (its functions, `const`s and kernel instances) and
-//! the binding of a kernel's or host function's parameters. A [`Frame`] elaborates one function
-//! ([`frame`]): its statements ([`stmt`], jumps in [`flow`] and [`host_flow`]), expressions
-//! ([`expr`]), calls ([`call`]), tensor coordinates and views ([`view`]) and launches
-//! ([`launch`]); the builtins and each hardware feature have a file of their own.
+//! the binding of a kernel's or host function's parameters. A `Frame` elaborates one function
+//! (`frame.rs`): its statements (`stmt.rs`, jumps in `flow.rs` and `host_flow.rs`), expressions
+//! (`expr.rs`), calls (`call.rs`), tensor coordinates and views (`view.rs`) and launches
+//! (`launch.rs`); the builtins and each hardware feature have a file of their own.
 
 mod asserts;
 pub(crate) mod builtins;
