@@ -209,7 +209,7 @@ impl Frame<'_, '_> {
     ) -> R<super::flow::Flow> {
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
         let i = Value::Int(Int::var(iv, 1));
-        self.prog.recorder.binding(var.span, &i);
+        self.prog.observer.binding(var.span, &i);
         self.loops.push(LoopCtx::host());
         let body = self.host_branch(|f| {
             f.scopes.push(HashMap::from([(var.name.clone(), i)]));

@@ -8,7 +8,8 @@
 //! 8 bytes into it (cute-verify checks the operand again on the `cute.mbarrier` op).
 
 use super::value::{Origin, TensorVal, Value};
-use super::{check_rank, coord_err, crd_has_under, Frame, R};
+use super::view::{check_rank, coord_err, crd_has_under};
+use super::{Frame, R};
 use crate::ast::{Arg, Expr, ExprKind};
 use crate::diag::Diagnostic;
 use crate::kir::{Inst, MbarrierOp, Operand};

@@ -10,12 +10,12 @@
 //! in bulk groups: `tma_store_fence()` before it (the threads' writes of `sC` visible to the TMA
 //! engine), `tma_store_arrive()` to commit and `tma_store_wait(n)` before `sC` is written again.
 
-use super::value::{Origin, Value};
-use super::{check_rank, coord_err, crd_has_under};
+use super::value::{Origin, TensorVal, Value};
+use super::view::{check_rank, coord_err, crd_has_under};
 use super::{Frame, R};
-use crate::ast::{Arg, ExprKind};
+use crate::ast::{Arg, Expr, ExprKind};
 use crate::diag::Diagnostic;
-use crate::kir::{self, Inst};
+use crate::kir::{self, Inst, ValueId};
 use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::{Int, IntTuple};
@@ -184,14 +184,37 @@ impl Frame<'_, '_> {
 
     /// The checks and the map a TMA copy needs, in either direction: `g` the kernel's global tensor
     /// parameter, `s` the shared box, `crd` the tile coordinate.
-    fn tma_copy(
-        &mut self,
-        roles: &Roles,
-        g_expr: &crate::ast::Expr,
-        s_expr: &crate::ast::Expr,
-        crd_expr: &crate::ast::Expr,
-    ) -> R<TmaCopy> {
-        let Roles { builtin, global, shared, crd_arg, box_verb, .. } = *roles;
+    fn tma_copy(&mut self, roles: &Roles, g_expr: &Expr, s_expr: &Expr, crd_expr: &Expr) -> R<TmaCopy> {
+        let builtin = roles.builtin;
+        let (g, gid) = self.tma_global(roles, g_expr)?;
+        let (s, within) = self.tma_shared(roles, s_expr)?;
+        if s.ty.elem != g.ty.elem {
+            return Err(Diagnostic::error(
+                format!(
+                    "`{builtin}`: the shared tensor holds {} but the global tensor {}",
+                    s.ty.elem.name(),
+                    g.ty.elem.name()
+                ),
+                s_expr.span,
+                "element types differ",
+            ));
+        }
+        let Origin::Kernel(sid) = s.origin else { unreachable!() };
+        let order = map_order(builtin, &g, g_expr.span)?;
+        let esize = i64::from(g.ty.elem.size_bytes());
+        let box_dims = compact_box(roles, &s, &order, esize, s_expr.span)?;
+        let swizzle_bytes = box_swizzle_bytes(builtin, &s, box_dims[order[0]] * esize, esize, s_expr.span)?;
+        self.check_box_placement(roles, within, sid, swizzle_bytes, esize, s_expr.span)?;
+        let coords = self.tile_coords(builtin, crd_expr, &order, &box_dims)?;
+        let store = roles.builtin == STORE.builtin;
+        let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes, store };
+        let tma = self.tma_map(desc);
+        Ok(TmaCopy { tma, smem: sid, smem_ty: s.ty, coords })
+    }
+
+    /// The global tensor of a TMA copy: a global tensor parameter of the kernel itself, and its value id.
+    fn tma_global(&mut self, roles: &Roles, g_expr: &Expr) -> R<(TensorVal, ValueId)> {
+        let Roles { builtin, global, crd_arg, .. } = *roles;
         let g = match self.expr(g_expr)? {
             Value::Tensor(t) => t,
             other => {
@@ -211,6 +234,13 @@ impl Frame<'_, '_> {
             return Err(Diagnostic::error(format!("`{builtin}`: the {global} must be a global tensor parameter of the kernel itself (not a view or tile of one): the tensor map describes the whole tensor"), g_expr.span, "not a kernel tensor parameter")
                 .with_help(format!("pass the parameter and give the tile's coordinate as the {crd_arg} argument")));
         }
+        Ok((g, gid))
+    }
+
+    /// The shared box of a TMA copy, and for a slice of a shared tensor the allocation it slices and
+    /// its offset into it.
+    fn tma_shared(&mut self, roles: &Roles, s_expr: &Expr) -> R<(TensorVal, Option<(ValueId, Int)>)> {
+        let Roles { builtin, shared, .. } = *roles;
         // The shared box: a shared tensor, or a slice `sA[_, _, stage]` of one (a stage of a
         // multi-stage ring), whose allocation and offset into it are kept for the alignment check.
         let not_shared = |v: &Value| {
@@ -249,97 +279,20 @@ impl Frame<'_, '_> {
                 other => return Err(not_shared(&other)),
             },
         };
-        if s.ty.elem != g.ty.elem {
-            return Err(Diagnostic::error(
-                format!(
-                    "`{builtin}`: the shared tensor holds {} but the global tensor {}",
-                    s.ty.elem.name(),
-                    g.ty.elem.name()
-                ),
-                s_expr.span,
-                "element types differ",
-            ));
-        }
-        let Origin::Kernel(sid) = s.origin else { unreachable!() };
-        // The global tensor's modes: flat, one of them with static stride 1 (the map's dimension 0).
-        let gl = &g.ty.layout;
-        let rank = gl.shape.rank();
-        let flat = matches!(&gl.shape, IntTuple::Tuple(items) if items.iter().all(|i| matches!(i, IntTuple::Int(_))))
-            || matches!(gl.shape, IntTuple::Int(_));
-        let leaves = gl.leaves();
-        let inner: Vec<usize> =
-            leaves.iter().enumerate().filter(|(_, (_, st))| st.as_static() == Some(1)).map(|(i, _)| i).collect();
-        if !flat || !(2..=5).contains(&rank) || inner.len() != 1 {
-            return Err(Diagnostic::error(format!("`{builtin}`: the global tensor's layout {} must have 2 to 5 flat modes, exactly one of them with static stride 1", gl), g_expr.span, "no tensor map for this layout")
-                .with_help("type the parameter like `tensor<bf16, gmem, (?,?):(?,1), align: 16>`"));
-        }
-        if g.ty.align < 16 {
-            return Err(Diagnostic::error(
-                format!("`{builtin}`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align),
-                g_expr.span,
-                "alignment below 16",
-            )
-            .with_help("add `align: 16` to the parameter's type"));
-        }
-        let mut order = inner.clone();
-        order.extend((0..rank).filter(|i| *i != inner[0]));
-        // The box: the shared tensor's shape, static, laid out compactly with the map's dimension
-        // 0 fastest (as TMA writes it).
-        // Each mode is coalesced first: a stage of `tile_to_shape(atom, (R, C, STAGES))` has modes
-        // like `(8,16):(64,512)`, which is the box extent 128 at stride 64.
-        let sl = &s.ty.layout;
-        let box_modes: Option<Vec<(i64, i64)>> = if sl.shape.rank() == rank {
-            sl.modes()
-                .iter()
-                .map(|m| {
-                    let c = cute_layout::coalesce(m).ok()?;
-                    match c.leaves().as_slice() {
-                        [(sh, st)] => Some((sh.as_static()?, if sh.is(1) { 0 } else { st.as_static()? })),
-                        _ => None,
-                    }
-                })
-                .collect()
-        } else {
-            None
-        };
-        let Some(box_modes) = box_modes.filter(|b| b.len() == rank) else {
-            return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} must have the global tensor's {rank} modes, each one static extent at one stride (the box)", sl), s_expr.span, "not a box"));
-        };
-        let box_dims: Vec<i64> = box_modes.iter().map(|m| m.0).collect();
-        let mut stride = 1i64;
-        let mut want = vec![0i64; rank];
-        for &d in &order {
-            want[d] = stride;
-            stride *= box_dims[d];
-        }
-        let esize = i64::from(g.ty.elem.size_bytes());
-        // A mode of extent 1 has no stride to check.
-        if box_modes.iter().zip(&want).any(|((e, st), w)| *e != 1 && st != w)
-            || box_dims.iter().any(|b| !(1..=256).contains(b))
-            || (box_dims[order[0]] * esize) % 16 != 0
-        {
-            return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} is not the compact box TMA {box_verb}: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), s_expr.span, "not a TMA box")
-                .with_help("allocate it like `make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)))`"));
-        }
-        let inner_bytes = box_dims[order[0]] * esize;
-        let swizzle_bytes = match s.ty.swizzle {
-            None => 0,
-            Some(sw) => {
-                // On byte addresses TMA's swizzles are Swizzle<1|2|3, 4, 3> (32, 64, 128 bytes).
-                let m_bytes = i64::from(sw.base) + esize.trailing_zeros() as i64;
-                let bytes: u32 = match sw.bits {
-                    1 => 32,
-                    2 => 64,
-                    3 => 128,
-                    _ => 0,
-                };
-                if m_bytes != 4 || sw.shift != 3 || bytes == 0 || inner_bytes > i64::from(bytes) {
-                    return Err(Diagnostic::error(format!("`{builtin}`: the swizzle {sw} of the shared tensor is not one TMA applies (on byte addresses Swizzle<3,4,3> = 128B, <2,4,3> = 64B, <1,4,3> = 32B, with the inner box extent at most that many bytes; here {inner_bytes} bytes)"), s_expr.span, "not a TMA swizzle")
-                        .with_help("for 16-bit elements use `composition(make_swizzle(3, 3, 3), make_layout((R, 64), stride: (64, 1)))`"));
-                }
-                bytes
-            }
-        };
+        Ok((s, within))
+    }
+
+    /// Checks that the box is placed as TMA requires.
+    fn check_box_placement(
+        &self,
+        roles: &Roles,
+        within: Option<(ValueId, Int)>,
+        sid: ValueId,
+        swizzle_bytes: u32,
+        esize: i64,
+        span: Span,
+    ) -> R<()> {
+        let Roles { builtin, shared, .. } = *roles;
         // The destination: a shared allocation, or a slice of one at an offset that keeps the
         // alignment, aligned as TMA requires (128 bytes, and the swizzle's repeat, 8 rows of it:
         // 1024 bytes for 128B, which is also the swizzle's period, so the slice is swizzled as a
@@ -350,7 +303,7 @@ impl Frame<'_, '_> {
             Some((base, offset)) => {
                 let bytes = offset.divisibility().unsigned_abs().saturating_mul(esize as u64);
                 if bytes % need != 0 {
-                    return Err(Diagnostic::error(format!("`{builtin}`: the slice starts {} elements into its shared tensor, which is not known to be a multiple of {need} bytes (TMA{} needs {need}-byte aligned boxes)", offset, if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), s_expr.span, "misaligned slice")
+                    return Err(Diagnostic::error(format!("`{builtin}`: the slice starts {} elements into its shared tensor, which is not known to be a multiple of {need} bytes (TMA{} needs {need}-byte aligned boxes)", offset, if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }), span, "misaligned slice")
                         .with_help("slice whole stages of a buffer whose stage size is a multiple of that, as in `sA[_, _, stage]` of `tile_to_shape(atom, (R, C, STAGES))`"));
                 }
                 *base
@@ -372,17 +325,22 @@ impl Frame<'_, '_> {
                         "`{builtin}`: the shared tensor is {a}-byte aligned; TMA{} needs {need}",
                         if swizzle_bytes > 0 { format!(" with a {swizzle_bytes}B swizzle") } else { String::new() }
                     ),
-                    s_expr.span,
+                    span,
                     format!("misaligned {shared}"),
                 )
                 .with_help(format!("allocate it at an offset that is a multiple of {need}")));
             }
             None => {
-                return Err(Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view"), s_expr.span, "not an allocation")
+                return Err(Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view"), span, "not an allocation")
                     .with_help("allocate the stages as one tensor and pass a stage, as in `sA[_, _, stage]`"));
             }
         }
-        // The tile coordinate, times the box: element coordinates, in the map's dimension order.
+        Ok(())
+    }
+
+    /// The tile coordinate, times the box: element coordinates, in the map's dimension order.
+    fn tile_coords(&mut self, builtin: &str, crd_expr: &Expr, order: &[usize], box_dims: &[i64]) -> R<Vec<Int>> {
+        let rank = order.len();
         let crd = self.coordinate(std::slice::from_ref(crd_expr))?;
         let tile: Vec<Int> = match &crd {
             cute_layout::Crd::Tuple(items) if items.len() == rank => items
@@ -410,27 +368,126 @@ impl Frame<'_, '_> {
             }
         };
         let mut coords = Vec::new();
-        for &d in &order {
+        for &d in order {
             let c = tile[d]
                 .mul(&Int::S(box_dims[d]))
                 .map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
             coords.push(c);
         }
-        let store = roles.builtin == STORE.builtin;
-        let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes, store };
+        Ok(coords)
+    }
+
+    /// The index of the kernel's tensor map `desc`, added unless the kernel has it.
+    fn tma_map(&mut self, desc: kir::TmaDesc) -> usize {
         // One map per (tensor, box, swizzle): a load and a store of the same tile share it (the
         // encoding has no direction; the zero fill only applies to loads). A map any store
         // writes through is marked, for the runtime's 16-byte row check.
-        let tma = match self.tmas.iter().position(|t| t.same_map(&desc)) {
+        match self.tmas.iter().position(|t| t.same_map(&desc)) {
             Some(i) => {
-                self.tmas[i].store |= store;
+                self.tmas[i].store |= desc.store;
                 i
             }
             None => {
                 self.tmas.push(desc);
                 self.tmas.len() - 1
             }
-        };
-        Ok(TmaCopy { tma, smem: sid, smem_ty: s.ty, coords })
+        }
     }
+}
+
+/// The order of the map's dimensions over the global tensor's modes: the modes must be flat (2 to
+/// 5 of them), exactly one with static stride 1 (the map's dimension 0), and the tensor 16-byte
+/// aligned.
+fn map_order(builtin: &str, g: &TensorVal, g_span: Span) -> R<Vec<usize>> {
+    // The global tensor's modes: flat, one of them with static stride 1 (the map's dimension 0).
+    let gl = &g.ty.layout;
+    let rank = gl.shape.rank();
+    let flat = matches!(&gl.shape, IntTuple::Tuple(items) if items.iter().all(|i| matches!(i, IntTuple::Int(_))))
+        || matches!(gl.shape, IntTuple::Int(_));
+    let leaves = gl.leaves();
+    let inner: Vec<usize> =
+        leaves.iter().enumerate().filter(|(_, (_, st))| st.as_static() == Some(1)).map(|(i, _)| i).collect();
+    if !flat || !(2..=5).contains(&rank) || inner.len() != 1 {
+        return Err(Diagnostic::error(format!("`{builtin}`: the global tensor's layout {} must have 2 to 5 flat modes, exactly one of them with static stride 1", gl), g_span, "no tensor map for this layout")
+            .with_help("type the parameter like `tensor<bf16, gmem, (?,?):(?,1), align: 16>`"));
+    }
+    if g.ty.align < 16 {
+        return Err(Diagnostic::error(
+            format!("`{builtin}`: the global tensor must be 16-byte aligned (`align: 16`), it is {}", g.ty.align),
+            g_span,
+            "alignment below 16",
+        )
+        .with_help("add `align: 16` to the parameter's type"));
+    }
+    let mut order = inner.clone();
+    order.extend((0..rank).filter(|i| *i != inner[0]));
+    Ok(order)
+}
+
+/// The box's extent in each of the global tensor's modes, checked to be the compact box TMA writes
+/// or reads.
+fn compact_box(roles: &Roles, s: &TensorVal, order: &[usize], esize: i64, s_span: Span) -> R<Vec<i64>> {
+    let Roles { builtin, box_verb, .. } = *roles;
+    let rank = order.len();
+    // The box: the shared tensor's shape, static, laid out compactly with the map's dimension
+    // 0 fastest (as TMA writes it).
+    // Each mode is coalesced first: a stage of `tile_to_shape(atom, (R, C, STAGES))` has modes
+    // like `(8,16):(64,512)`, which is the box extent 128 at stride 64.
+    let sl = &s.ty.layout;
+    let box_modes: Option<Vec<(i64, i64)>> = if sl.shape.rank() == rank {
+        sl.modes()
+            .iter()
+            .map(|m| {
+                let c = cute_layout::coalesce(m).ok()?;
+                match c.leaves().as_slice() {
+                    [(sh, st)] => Some((sh.as_static()?, if sh.is(1) { 0 } else { st.as_static()? })),
+                    _ => None,
+                }
+            })
+            .collect()
+    } else {
+        None
+    };
+    let Some(box_modes) = box_modes.filter(|b| b.len() == rank) else {
+        return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} must have the global tensor's {rank} modes, each one static extent at one stride (the box)", sl), s_span, "not a box"));
+    };
+    let box_dims: Vec<i64> = box_modes.iter().map(|m| m.0).collect();
+    let mut stride = 1i64;
+    let mut want = vec![0i64; rank];
+    for &d in order {
+        want[d] = stride;
+        stride *= box_dims[d];
+    }
+    // A mode of extent 1 has no stride to check.
+    if box_modes.iter().zip(&want).any(|((e, st), w)| *e != 1 && st != w)
+        || box_dims.iter().any(|b| !(1..=256).contains(b))
+        || (box_dims[order[0]] * esize) % 16 != 0
+    {
+        return Err(Diagnostic::error(format!("`{builtin}`: the shared tensor's layout {} is not the compact box TMA {box_verb}: expected strides {:?} (the global tensor's stride-1 mode fastest), extents 1 to 256, the inner extent a multiple of 16 bytes", sl, want), s_span, "not a TMA box")
+            .with_help("allocate it like `make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)))`"));
+    }
+    Ok(box_dims)
+}
+
+/// The bytes of the TMA swizzle the box's swizzle is (0 for none); `inner_bytes` is the box's
+/// extent in the map's dimension 0, in bytes.
+fn box_swizzle_bytes(builtin: &str, s: &TensorVal, inner_bytes: i64, esize: i64, s_span: Span) -> R<u32> {
+    Ok(match s.ty.swizzle {
+        None => 0,
+        Some(sw) => {
+            // On byte addresses TMA's swizzles are Swizzle<1|2|3, 4, 3> (32, 64, 128 bytes).
+            let m_bytes = i64::from(sw.base) + esize.trailing_zeros() as i64;
+            let bytes: u32 = match sw.bits {
+                1 => 32,
+                2 => 64,
+                3 => 128,
+                _ => 0,
+            };
+            if m_bytes != 4 || sw.shift != 3 || bytes == 0 || inner_bytes > i64::from(bytes) {
+                return Err(Diagnostic::error(format!("`{builtin}`: the swizzle {sw} of the shared tensor is not one TMA applies (on byte addresses Swizzle<3,4,3> = 128B, <2,4,3> = 64B, <1,4,3> = 32B, with the inner box extent at most that many bytes; here {inner_bytes} bytes)"), s_span, "not a TMA swizzle")
+                    .with_help("for 16-bit elements use `composition(make_swizzle(3, 3, 3), make_layout((R, 64), stride: (64, 1)))`"));
+            }
+            bytes
+        }
+    })
 }

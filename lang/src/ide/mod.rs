@@ -1,7 +1,7 @@
 //! What an editor asks of the front end: the diagnostics of a file, what each name refers to and
 //! what elaboration computed for it (types, layouts, TV layouts, per kernel instance), where it is
-//! defined, and which names are in scope. One call, [`analyze`], runs the whole front end with the
-//! recorder on; the queries then answer from its results. No MLIR here.
+//! defined, and which names are in scope. One call, [`analyze`], runs the whole front end with a
+//! recorder observing elaboration; the queries then answer from its results. No MLIR here.
 
 mod describe;
 mod record;
@@ -100,7 +100,8 @@ pub fn analyze(source: &str) -> Analysis {
         Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), parsed: None },
     };
     let index = resolve::resolve(&file, source.len());
-    let (result, recorder) = crate::elab::elaborate_recording(&file, Recorder::on());
+    let mut recorder = Recorder::default();
+    let result = crate::elab::elaborate_observed(&file, &mut recorder);
     let errors = result.err().unwrap_or_default();
     let warnings = unused_bindings(&index);
     Analysis {

@@ -3,10 +3,10 @@
 //! Elaboration runs a kernel once per instance, a helper once per call and an unrolled loop body
 //! once per trip, so one name may be bound to many values: the recorder keeps each distinct one
 //! (up to [`MAX_VALUES`]) with the kernel instance or host function it was computed in. The
-//! compiler's path runs with the recorder off, which records nothing.
+//! recorder is elaboration's [`Observer`]; the compiler's path elaborates with none.
 
 use super::describe::{describe, ValueInfo};
-use crate::elab::Value;
+use crate::elab::{Observer, Value};
 use crate::span::Span;
 use std::collections::HashMap;
 
@@ -29,8 +29,8 @@ pub struct BoundValues {
     pub truncated: bool,
 }
 
+#[derive(Default)]
 pub(crate) struct Recorder {
-    on: bool,
     /// The host function or kernel instance being elaborated, innermost last (a launch elaborates
     /// its kernel in the middle of its host function).
     context: Vec<String>,
@@ -40,38 +40,8 @@ pub(crate) struct Recorder {
     pub(crate) instances: HashMap<Span, Vec<String>>,
 }
 
-impl Recorder {
-    /// A recorder that records nothing: the compiler's path.
-    pub(crate) fn off() -> Self {
-        Recorder { on: false, context: Vec::new(), bindings: HashMap::new(), instances: HashMap::new() }
-    }
-
-    pub(crate) fn on() -> Self {
-        Recorder { on: true, ..Recorder::off() }
-    }
-
-    pub(crate) fn enter_instance(&mut self, kernel: Span, symbol: &str) {
-        if self.on {
-            self.instances.entry(kernel).or_default().push(symbol.to_string());
-            self.context.push(format!("kernel instance `{symbol}`"));
-        }
-    }
-
-    pub(crate) fn enter_host(&mut self, name: &str) {
-        if self.on {
-            self.context.push(format!("host `{name}`"));
-        }
-    }
-
-    pub(crate) fn leave(&mut self) {
-        self.context.pop();
-    }
-
-    /// The name written at `at` is bound to `v`.
-    pub(crate) fn binding(&mut self, at: Span, v: &Value) {
-        if !self.on {
-            return;
-        }
+impl Observer for Recorder {
+    fn binding(&mut self, at: Span, v: &Value) {
         let entry = self.bindings.entry(at).or_default();
         let bound = BoundValue { context: self.context.last().cloned(), value: describe(v) };
         if entry.values.contains(&bound) {
@@ -82,5 +52,18 @@ impl Recorder {
         } else {
             entry.truncated = true;
         }
+    }
+
+    fn enter_instance(&mut self, kernel: Span, symbol: &str) {
+        self.instances.entry(kernel).or_default().push(symbol.to_string());
+        self.context.push(format!("kernel instance `{symbol}`"));
+    }
+
+    fn enter_host(&mut self, name: &str) {
+        self.context.push(format!("host `{name}`"));
+    }
+
+    fn leave(&mut self) {
+        self.context.pop();
     }
 }
