@@ -61,7 +61,9 @@ mod write;
 use std::fmt;
 
 pub use expr::{CmpOp, Cond, EvalError, Expr, Inexact};
-pub use plan::{format_print, write_print, Assert, HostSig, HostStep, LaunchPlan, PlanArg, PrintSeg, TypeArgSig};
+pub use plan::{
+    format_print, write_print, Assert, HostSig, HostStep, LaunchPlan, PlanArg, PrintSeg, StepNesting, TypeArgSig,
+};
 pub use signature::{
     tma_elem_bytes, var_name_of, var_sources_of, IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig,
     VarSource,

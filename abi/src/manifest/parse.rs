@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::expr::{Cond, Expr};
-use super::plan::{parse_print, Assert, HostSig, HostStep, LaunchPlan, TypeArgSig};
+use super::plan::{parse_print, Assert, HostSig, HostStep, LaunchPlan, StepNesting, TypeArgSig};
 use super::signature::{IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig};
 use super::{Manifest, ManifestError, MANIFEST_VERSION};
 use crate::{DType, MemSpace};
@@ -74,106 +74,26 @@ fn parse_param(line_no: usize, fields: &[&str]) -> Result<ParamSig, ManifestErro
     Ok(ParamSig { name, kind })
 }
 
-/// A block of a host plan the reader has opened and not closed yet.
-#[derive(Debug)]
-enum Block {
-    /// An `if` (its step index) and its `else` once read.
-    If { at: usize, els: Option<usize> },
-    /// A `for` (its step index) and the `break`/`continue` steps inside it, whose targets are
-    /// set when it closes.
-    For { at: usize, jumps: Vec<usize> },
-}
-
 /// One `if COND`, `else`, `endif`, `for $K | START | END | STEP`, `endfor`, `break` or `continue`
-/// record of a host block: appends the step, keeps `open` (the blocks not closed yet) and sets the
-/// jump targets when a block closes. Blocks nest: an `endif` closes an `if`, an `endfor` a `for`,
-/// and `break`/`continue` belong to the innermost `for`.
-fn branch_record(h: &mut HostSig, open: &mut Vec<Block>, kw: &str, rest: &str) -> Result<(), String> {
-    let here = h.steps.len();
+/// record of a host block: its step, appended through `open` (the blocks not closed yet), which
+/// sets the jump targets.
+fn branch_record(h: &mut HostSig, open: &mut StepNesting, kw: &str, rest: &str) -> Result<(), String> {
     if !matches!(kw, "if" | "for") && !rest.trim().is_empty() {
         return Err(format!("`{kw}` takes nothing, found `{}`", rest.trim()));
     }
-    match kw {
-        "if" => {
-            let cond = Cond::parse(rest).map_err(|e| format!("`if`: {e}"))?;
-            h.steps.push(HostStep::If { cond, else_at: here + 1 });
-            open.push(Block::If { at: here, els: None });
-        }
-        "else" => {
-            let Some(Block::If { at, els }) = open.last_mut() else { return Err("`else` without `if`".into()) };
-            if els.is_some() {
-                return Err("a second `else` for one `if`".into());
-            }
-            *els = Some(here);
-            if let Some(HostStep::If { else_at, .. }) = h.steps.get_mut(*at) {
-                *else_at = here + 1;
-            }
-            h.steps.push(HostStep::Else { end_at: here + 1 });
-        }
-        "endif" => {
-            let Some(Block::If { at, els }) = open.pop() else {
-                return Err(if open.is_empty() {
-                    "`endif` without `if`".into()
-                } else {
-                    "`endif` closes a `for` (expected `endfor`)".into()
-                });
-            };
-            match els {
-                Some(e) => {
-                    if let Some(HostStep::Else { end_at }) = h.steps.get_mut(e) {
-                        *end_at = here;
-                    }
-                }
-                None => {
-                    if let Some(HostStep::If { else_at, .. }) = h.steps.get_mut(at) {
-                        *else_at = here;
-                    }
-                }
-            }
-            h.steps.push(HostStep::EndIf);
-        }
+    let step = match kw {
+        "if" => HostStep::If { cond: Cond::parse(rest).map_err(|e| format!("`if`: {e}"))?, else_at: 0 },
+        "else" => HostStep::Else { end_at: 0 },
+        "endif" => HostStep::EndIf,
         "for" => {
             let (var, start, end, step) = parse_for(rest).map_err(|e| format!("`for`: {e}"))?;
-            h.steps.push(HostStep::For { var, start, end, step, end_at: here + 1 });
-            open.push(Block::For { at: here, jumps: Vec::new() });
+            HostStep::For { var, start, end, step, end_at: 0 }
         }
-        "endfor" => {
-            let Some(Block::For { at, jumps }) = open.pop() else {
-                return Err(if open.is_empty() {
-                    "`endfor` without `for`".into()
-                } else {
-                    "`endfor` closes an `if` (expected `endif`)".into()
-                });
-            };
-            if let Some(HostStep::For { end_at, .. }) = h.steps.get_mut(at) {
-                *end_at = here + 1;
-            }
-            for j in jumps {
-                match h.steps.get_mut(j) {
-                    Some(HostStep::Break { end_at }) => *end_at = here + 1,
-                    Some(HostStep::Continue { endfor_at }) => *endfor_at = here,
-                    _ => {}
-                }
-            }
-            h.steps.push(HostStep::EndFor { for_at: at });
-        }
-        _ => {
-            // `break` / `continue`: of the innermost `for`, through any `if`s inside it.
-            let Some(jumps) = open.iter_mut().rev().find_map(|b| match b {
-                Block::For { jumps, .. } => Some(jumps),
-                Block::If { .. } => None,
-            }) else {
-                return Err(format!("`{kw}` outside a `for`"));
-            };
-            jumps.push(here);
-            h.steps.push(if kw == "break" {
-                HostStep::Break { end_at: here + 1 }
-            } else {
-                HostStep::Continue { endfor_at: here }
-            });
-        }
-    }
-    Ok(())
+        "endfor" => HostStep::EndFor { for_at: 0 },
+        "break" => HostStep::Break { end_at: 0 },
+        _ => HostStep::Continue { endfor_at: 0 },
+    };
+    open.push(h, step)
 }
 
 /// The fields after `for`: `$K | START | END | STEP`.
@@ -194,7 +114,7 @@ fn parse_for(rest: &str) -> Result<(usize, Expr, Expr, Expr), String> {
 enum Open {
     Kernel(KernelSig),
     /// A host, its open `launch`, and its open `if`s and `for`s.
-    Host(HostSig, Option<LaunchPlan>, Vec<Block>),
+    Host(HostSig, Option<LaunchPlan>, StepNesting),
 }
 
 /// The reader's state between lines.
@@ -310,7 +230,7 @@ impl Reader {
                 let name = fields.get(1).ok_or_else(|| perr(no, format!("`{kw}` without a name")))?;
                 self.smem_seen = false;
                 self.open = Some(if kw == "host" {
-                    Open::Host(HostSig::new(name), None, Vec::new())
+                    Open::Host(HostSig::new(name), None, StepNesting::default())
                 } else {
                     Open::Kernel(KernelSig {
                         name: name.to_string(),
@@ -388,11 +308,10 @@ impl Reader {
             }
             Some("end") => match self.open.take() {
                 Some(Open::Host(mut h, _, ifs)) => {
-                    let unclosed_ifs = ifs.iter().filter(|b| matches!(b, Block::If { .. })).count();
+                    let (unclosed_ifs, unclosed_fors) = ifs.unclosed();
                     if unclosed_ifs > 0 {
                         h.plan_error.get_or_insert(format!("line {no}: {unclosed_ifs} `if` not closed with `endif`"));
                     }
-                    let unclosed_fors = ifs.len() - unclosed_ifs;
                     if unclosed_fors > 0 {
                         h.plan_error
                             .get_or_insert(format!("line {no}: {unclosed_fors} `for` not closed with `endfor`"));
@@ -426,13 +345,15 @@ impl Reader {
                         Some(&[_, _, _]) => {
                             return Err(perr(no, format!("kernel `{}`: a second `cluster` line", k.name)))
                         }
-                        _ => return Err(perr(
-                            no,
-                            format!(
+                        _ => {
+                            return Err(perr(
+                                no,
+                                format!(
                                 "kernel `{}`: bad `cluster` line `{line}` (expected `cluster X Y Z`, each at least 1)",
                                 k.name
                             ),
-                        )),
+                            ))
+                        }
                     }
                 }
             }

@@ -176,6 +176,123 @@ pub enum HostStep {
     },
 }
 
+/// A block of a host plan opened and not closed yet.
+#[derive(Debug)]
+enum Block {
+    /// An `if` (its step index) and its `else` once read.
+    If { at: usize, els: Option<usize> },
+    /// A `for` (its step index) and the `break`/`continue` steps inside it, whose targets are
+    /// set when it closes.
+    For { at: usize, jumps: Vec<usize> },
+}
+
+/// The blocks of a host plan not closed yet while its steps are appended in order: each jump
+/// target is set when its block closes. Blocks nest: an `endif` closes an `if`, an `endfor` a
+/// `for`, and `break`/`continue` belong to the innermost `for`. The reader and cutec both build
+/// plans with it.
+#[derive(Debug, Default)]
+pub struct StepNesting(Vec<Block>);
+
+impl StepNesting {
+    /// Whether every block is closed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many `if`s and `for`s are open.
+    pub fn unclosed(&self) -> (usize, usize) {
+        let ifs = self.0.iter().filter(|b| matches!(b, Block::If { .. })).count();
+        (ifs, self.0.len() - ifs)
+    }
+
+    /// Appends `step` to `h`'s steps (its jump targets, if any, are set here).
+    pub fn push(&mut self, h: &mut HostSig, step: HostStep) -> Result<(), String> {
+        let here = h.steps.len();
+        let open = &mut self.0;
+        match step {
+            HostStep::If { cond, .. } => {
+                h.steps.push(HostStep::If { cond, else_at: here + 1 });
+                open.push(Block::If { at: here, els: None });
+            }
+            HostStep::Else { .. } => {
+                let Some(Block::If { at, els }) = open.last_mut() else { return Err("`else` without `if`".into()) };
+                if els.is_some() {
+                    return Err("a second `else` for one `if`".into());
+                }
+                *els = Some(here);
+                if let Some(HostStep::If { else_at, .. }) = h.steps.get_mut(*at) {
+                    *else_at = here + 1;
+                }
+                h.steps.push(HostStep::Else { end_at: here + 1 });
+            }
+            HostStep::EndIf => {
+                let Some(Block::If { at, els }) = open.pop() else {
+                    return Err(if open.is_empty() {
+                        "`endif` without `if`".into()
+                    } else {
+                        "`endif` closes a `for` (expected `endfor`)".into()
+                    });
+                };
+                match els {
+                    Some(e) => {
+                        if let Some(HostStep::Else { end_at }) = h.steps.get_mut(e) {
+                            *end_at = here;
+                        }
+                    }
+                    None => {
+                        if let Some(HostStep::If { else_at, .. }) = h.steps.get_mut(at) {
+                            *else_at = here;
+                        }
+                    }
+                }
+                h.steps.push(HostStep::EndIf);
+            }
+            HostStep::For { var, start, end, step, .. } => {
+                h.steps.push(HostStep::For { var, start, end, step, end_at: here + 1 });
+                open.push(Block::For { at: here, jumps: Vec::new() });
+            }
+            HostStep::EndFor { .. } => {
+                let Some(Block::For { at, jumps }) = open.pop() else {
+                    return Err(if open.is_empty() {
+                        "`endfor` without `for`".into()
+                    } else {
+                        "`endfor` closes an `if` (expected `endif`)".into()
+                    });
+                };
+                if let Some(HostStep::For { end_at, .. }) = h.steps.get_mut(at) {
+                    *end_at = here + 1;
+                }
+                for j in jumps {
+                    match h.steps.get_mut(j) {
+                        Some(HostStep::Break { end_at }) => *end_at = here + 1,
+                        Some(HostStep::Continue { endfor_at }) => *endfor_at = here,
+                        _ => {}
+                    }
+                }
+                h.steps.push(HostStep::EndFor { for_at: at });
+            }
+            HostStep::Break { .. } | HostStep::Continue { .. } => {
+                let kw = if matches!(step, HostStep::Break { .. }) { "break" } else { "continue" };
+                // Of the innermost `for`, through any `if`s inside it.
+                let Some(jumps) = open.iter_mut().rev().find_map(|b| match b {
+                    Block::For { jumps, .. } => Some(jumps),
+                    Block::If { .. } => None,
+                }) else {
+                    return Err(format!("`{kw}` outside a `for`"));
+                };
+                jumps.push(here);
+                h.steps.push(if kw == "break" {
+                    HostStep::Break { end_at: here + 1 }
+                } else {
+                    HostStep::Continue { endfor_at: here }
+                });
+            }
+            other => h.steps.push(other),
+        }
+        Ok(())
+    }
+}
+
 /// The text of a host `print` step for the call's dynamic values.
 pub fn format_print(segs: &[PrintSeg], vars: &[i64]) -> std::result::Result<String, EvalError> {
     let mut out = String::new();
