@@ -110,7 +110,9 @@ fn parse_for(rest: &str) -> Result<(usize, Expr, Expr, Expr), String> {
     Ok((var, e("start", start)?, e("end", end)?, e("step", step)?))
 }
 
-/// The block the reader is in: a kernel, or a host (with its open `launch`, if any).
+/// The block the reader is in: a kernel, or a host (with its open `launch`, if any). One per
+/// reader, so the size of its variants does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Open {
     Kernel(KernelSig),
     /// A host, its open `launch`, and its open `if`s and `for`s.
