@@ -160,23 +160,12 @@ fn kernel(k: &Kernel, fast_divisors: &[String]) -> KernelSig {
 /// cannot be written (never produced by elaboration) is left out: the block then names only the
 /// kernels it launches, and the runtime refuses to call it (unusable rather than wrong).
 fn host(h: &cute_lang::kir::Host) -> HostSig {
-    let mut sig = HostSig {
-        name: h.name.clone(),
-        params: params(&h.params),
-        launches: Vec::new(),
-        launches_kernels: Vec::new(),
-        plan_error: None,
-        requires: Vec::new(),
-        asserts: Vec::new(),
-        steps: Vec::new(),
-        generic: h.instance.as_ref().map(|i| i.generic.clone()),
-        type_args: h
-            .instance
-            .iter()
-            .flat_map(|i| &i.type_args)
-            .map(|ta| TypeArgSig { name: ta.name.clone(), dtype: ta.ty, params: ta.params.clone() })
-            .collect(),
-    };
+    let mut sig = HostSig::new(&h.name);
+    sig.params = params(&h.params);
+    sig.generic = h.instance.as_ref().map(|i| i.generic.clone());
+    let type_args = h.instance.iter().flat_map(|i| &i.type_args);
+    sig.type_args =
+        type_args.map(|ta| TypeArgSig { name: ta.name.clone(), dtype: ta.ty, params: ta.params.clone() }).collect();
     let vars = crate::plan::host_vars(h);
     let top = HostBranch { requires: h.requires.clone(), asserts: h.asserts.clone(), steps: h.steps.clone() };
     let mut plan = sig.clone();

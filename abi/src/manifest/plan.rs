@@ -530,7 +530,8 @@ impl TypeArgSig {
 }
 
 impl HostSig {
-    pub(super) fn new(name: &str) -> HostSig {
+    /// A host function named `name` with nothing in it yet.
+    pub fn new(name: &str) -> HostSig {
         HostSig {
             name: name.to_string(),
             params: Vec::new(),
