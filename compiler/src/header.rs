@@ -42,14 +42,9 @@ fn c_ident(name: &str) -> String {
     s
 }
 
-/// `CUTE_DTYPE_F32`, ...
-fn dtype_const(s: Scalar) -> String {
-    format!("CUTE_DTYPE_{}", s.name().to_ascii_uppercase())
-}
-
 /// The C type of a scalar parameter and the `cute_arg` constructor for it.
 fn c_scalar(s: Scalar) -> (&'static str, String) {
-    let d = dtype_const(s);
+    let d = s.c_name();
     match s {
         Scalar::I8 => ("int8_t", format!("cute_arg_scalar_i({d}, %)")),
         Scalar::I16 => ("int16_t", format!("cute_arg_scalar_i({d}, %)")),
@@ -110,7 +105,7 @@ fn entry_decls(entry: Entry, symbol: &str, params: &[Param], out: &mut String) {
                 let mut view_params = vec!["uint64_t ptr".to_string()];
                 let mut body = format!(
                     "    cute_tensor t;\n    memset(&t, 0, sizeof t);\n    t.ptr = ptr;\n    t.dtype = {};\n    t.nleaves = {};\n    t.bytes = bytes;\n",
-                    dtype_const(t.elem),
+                    t.elem.c_name(),
                     shape.len()
                 );
                 for (what, leaves) in [("shape", &shape), ("stride", &stride)] {

@@ -1,5 +1,6 @@
-//! The kernel manifest cutec embeds in every cubin (format: `docs/runtime.md`,
-//! reader: `runtime/src/manifest.rs`).
+//! The kernel manifest cutec embeds in every cubin: the module's kernels and host functions as
+//! cute-abi's manifest types, written by cute-abi's one writer (format: `docs/runtime.md` and
+//! `cute_abi::manifest`; reader: the same crate, through the runtime).
 //!
 //! The manifest is versioned, line-based UTF-8 text describing each kernel's
 //! parameters (element type, memory space, alignment, rank, shape and stride
@@ -9,71 +10,38 @@
 //! initializer as an `OBJECT` symbol in `.nv.global.init`; the runtime reads
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
-use cute_lang::kir::{HostBranch, HostStep, Module, Param, ParamKind, ValueId};
+use cute_abi::manifest::{
+    HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, ParamKind as AbiParamKind, ParamSig,
+    StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_CLUSTER,
+    MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS, MANIFEST_VERSION_TMA,
+    MANIFEST_VERSION_TMA_STORE,
+};
+use cute_lang::kir::{HostBranch, HostStep, Kernel, Module, Param, ParamKind, TensorTy, ValueId};
 use cute_layout::IntTuple;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The name of the global holding the manifest.
-pub const MANIFEST_SYMBOL: &str = "__cutec_manifest";
-/// The manifest format's major version.
-pub const MANIFEST_VERSION: u32 = 1;
-/// The version of a manifest whose host functions branch at run time (`if` ... `endif` in a
-/// `host` block): a runtime that does not know the records must not read the plan, as it would
-/// carry out every branch.
-pub const MANIFEST_VERSION_HOST_FLOW: u32 = 2;
-/// The version of a manifest with a `fastdiv` line in a kernel block: such a kernel takes two
-/// more parameters per line, which a runtime that skipped the line would not pass.
-pub const MANIFEST_VERSION_FAST_DIV: u32 = 3;
-/// The version of a manifest with a `tma` line in a kernel block: such a kernel takes a 128-byte
-/// tensor map per line that a runtime that skipped the line would not pass.
-pub const MANIFEST_VERSION_TMA: u32 = 4;
-/// The version of a manifest with a `cluster` line in a kernel block: a runtime that skipped the
-/// line would not refuse grids that are not whole clusters (the driver would, without saying why).
-pub const MANIFEST_VERSION_CLUSTER: u32 = 5;
-/// The version of a manifest whose host functions loop at run time (`for` ... `endfor`, `break`,
-/// `continue` in a `host` block): a runtime that skipped the records would make each launch of a
-/// loop body once, with its loop variable unbound.
-pub const MANIFEST_VERSION_HOST_LOOPS: u32 = 6;
-/// The version of a manifest with a `tma ... store=1` line: TMA stores write whole 16-byte chunks,
-/// and a runtime that ignored the attribute would not refuse a tensor whose rows end inside one
-/// (the store would write past them).
-pub const MANIFEST_VERSION_TMA_STORE: u32 = 7;
+pub use cute_abi::manifest::MANIFEST_SYMBOL;
 
-/// A shape or stride in CuTe notation: `?` for a dynamic entry, `?{div=N}` where the kernel relies
-/// on it being a multiple of N (the runtime refuses a value that is not).
-pub fn tuple_text(t: &IntTuple) -> String {
-    match t {
-        IntTuple::Int(i) => i.as_static().map_or_else(|| i.to_string(), |v| v.to_string()),
-        IntTuple::Tuple(items) => format!("({})", items.iter().map(tuple_text).collect::<Vec<_>>().join(",")),
-    }
-}
-
-fn params(ps: &[Param], out: &mut String) {
-    for p in ps {
-        match &p.kind {
-            ParamKind::Scalar(s) => {
-                let _ = writeln!(out, "param {} scalar elem={}", p.name, s.name());
-            }
-            // A host function's CUDA stream: no `$k`, never passed to a kernel; launches name it
-            // with a `stream P` line (P: its index among the host's parameters).
-            ParamKind::Stream => {
-                let _ = writeln!(out, "param {} stream", p.name);
-            }
-            ParamKind::Tensor { ty, .. } => {
-                let _ = writeln!(
-                    out,
-                    "param {} tensor elem={} space={} align={} rank={} shape={} stride={}",
-                    p.name,
-                    ty.elem.name(),
-                    ty.space.name(),
-                    ty.align,
-                    ty.layout.shape.rank(),
-                    tuple_text(&ty.layout.shape),
-                    tuple_text(&ty.layout.stride)
-                );
-            }
-        }
+/// The lowest version that can hold the module's manifest: each version adds records an older
+/// runtime must not skip (`cute_abi::manifest`'s version constants say which).
+fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
+    let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
+    let loops = module.hosts.iter().any(|h| h.steps.iter().any(HostStep::has_loop));
+    if module.kernels.iter().any(|k| k.tmas.iter().any(|t| t.store)) {
+        MANIFEST_VERSION_TMA_STORE
+    } else if loops {
+        MANIFEST_VERSION_HOST_LOOPS
+    } else if module.kernels.iter().any(|k| k.cluster.is_some()) {
+        MANIFEST_VERSION_CLUSTER
+    } else if module.kernels.iter().any(|k| !k.tmas.is_empty()) {
+        MANIFEST_VERSION_TMA
+    } else if fast_divisors.iter().any(|d| !d.is_empty()) {
+        MANIFEST_VERSION_FAST_DIV
+    } else if branches {
+        MANIFEST_VERSION_HOST_FLOW
+    } else {
+        MANIFEST_VERSION_BASE
     }
 }
 
@@ -100,139 +68,190 @@ fn params(ps: &[Param], out: &mut String) {
 /// it). A generic host function has one block per instance, named `NAME<f16>`, with an
 /// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
-    let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
-    let loops = module.hosts.iter().any(|h| h.steps.iter().any(HostStep::has_loop));
-    let version = if module.kernels.iter().any(|k| k.tmas.iter().any(|t| t.store)) {
-        MANIFEST_VERSION_TMA_STORE
-    } else if loops {
-        MANIFEST_VERSION_HOST_LOOPS
-    } else if module.kernels.iter().any(|k| k.cluster.is_some()) {
-        MANIFEST_VERSION_CLUSTER
-    } else if module.kernels.iter().any(|k| !k.tmas.is_empty()) {
-        MANIFEST_VERSION_TMA
-    } else if fast_divisors.iter().any(|d| !d.is_empty()) {
-        MANIFEST_VERSION_FAST_DIV
-    } else if branches {
-        MANIFEST_VERSION_HOST_FLOW
-    } else {
-        MANIFEST_VERSION
+    let kernels =
+        module.kernels.iter().enumerate().map(|(ki, k)| kernel(k, fast_divisors.get(ki).map_or(&[], Vec::as_slice)));
+    let m = Manifest {
+        version: version(module, fast_divisors),
+        arch: Some(arch.to_string()),
+        kernels: kernels.collect(),
+        hosts: module.hosts.iter().map(host).collect(),
+        text: String::new(),
     };
-    let mut out = format!("cutec-manifest {version}\narch {arch}\n");
-    for (ki, k) in module.kernels.iter().enumerate() {
-        let _ = writeln!(out, "kernel {}", k.symbol);
-        params(&k.params, &mut out);
-        // The dynamic shared memory every launch must provide (the kernel's shared-memory tensors
-        // when they exceed the 48 KiB static limit, and what its `allocate_tensor`s take of the
-        // launch's own region); the runtime refuses a launch that gives less.
-        let smem = k.min_dynamic_smem_bytes();
-        if smem > 0 {
-            let _ = writeln!(out, "smem {smem}");
-        }
-        // The thread-block cluster shape the kernel is compiled for (`.reqnctapercluster`): the
-        // runtime refuses grids that are not whole clusters before launching.
-        if let Some(c) = &k.cluster {
-            let _ = writeln!(out, "cluster {} {} {}", c.dims[0], c.dims[1], c.dims[2]);
-        }
-        let vars = crate::plan::kernel_vars(k);
-        for r in &k.requires {
-            if let Some(line) = crate::plan::require_line(r, &vars) {
-                out.push_str(&line);
-            }
-        }
-        // Each run-time divisor the kernel divides by with a multiplier and a shift: the runtime
-        // evaluates EXPR over the kernel's `$k` at launch and passes the two values after the
-        // declared parameters, in the order of these lines.
-        for d in fast_divisors.get(ki).into_iter().flatten() {
-            let _ = writeln!(out, "fastdiv {d}");
-        }
-        // Each TMA tensor map the kernel takes after those (a 128-byte `CUtensorMap` by value),
-        // encoded by the runtime at launch from the tensor parameter's argument.
-        for t in &k.tmas {
-            let list = |v: &[String]| if v.len() == 1 { v[0].clone() } else { format!("({})", v.join(",")) };
-            let _ = writeln!(
-                out,
-                "tma {} elem={} order={} box={} swizzle={}{}",
-                k.params[t.param].name,
-                t.elem.name(),
-                list(&t.order.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
-                list(&t.box_dims.iter().map(|o| o.to_string()).collect::<Vec<_>>()),
-                t.swizzle_bytes,
-                if t.store { " store=1" } else { "" }
-            );
-        }
-        out.push_str("end\n");
-    }
-    for h in &module.hosts {
-        let _ = writeln!(out, "host {}", h.name);
-        params(&h.params, &mut out);
-        // An instance of a generic host function: which one, and each type argument with the
-        // parameters it types (the runtime selects the instance by their dtypes).
-        if let Some(inst) = &h.instance {
-            let _ = writeln!(out, "instance {}", inst.generic);
-            for ta in &inst.type_args {
-                let names: Vec<&str> =
-                    ta.params.iter().filter_map(|i| h.params.get(*i)).map(|p| p.name.as_str()).collect();
-                let _ = writeln!(out, "typearg {} {} {}", ta.name, ta.ty.name(), names.join(" "));
-            }
-        }
-        let vars = crate::plan::host_vars(h);
-        // The checks before anything is launched, then the plan the runtime carries out when the
-        // host function is called, step by step.
-        let top = HostBranch { requires: h.requires.clone(), asserts: h.asserts.clone(), steps: h.steps.clone() };
-        branch_lines(&top, &vars, &mut out);
-        out.push_str("end\n");
-    }
-    out
+    m.to_text()
 }
 
-/// A host block's (or one `if` branch's, or one loop body's) `require` and `assert` lines, then its
-/// steps; a run-time `if` is `if COND`, its branch, `else` and the other branch when there is one,
-/// then `endif`; a run-time loop is `for ...`, its body, then `endfor`.
-fn branch_lines(b: &HostBranch, vars: &HashMap<ValueId, usize>, out: &mut String) {
-    for r in &b.requires {
-        if let Some(line) = crate::plan::require_line(r, vars) {
-            out.push_str(&line);
+/// A shape or stride: `None` for a dynamic entry, with the divisor the kernel relies on it being a
+/// multiple of (the runtime refuses a value that is not), in flattened order in `divs`.
+fn tuple(t: &IntTuple, divs: &mut Vec<i64>) -> AbiTuple {
+    match t {
+        IntTuple::Int(i) => {
+            divs.push(if i.is_static() { 1 } else { i.divisibility().max(1) });
+            AbiTuple::Leaf(i.as_static())
+        }
+        IntTuple::Tuple(items) => AbiTuple::Node(items.iter().map(|x| tuple(x, divs)).collect()),
+    }
+}
+
+fn tensor(ty: &TensorTy) -> TensorSig {
+    let (mut shape_div, mut stride_div) = (Vec::new(), Vec::new());
+    let shape = tuple(&ty.layout.shape, &mut shape_div);
+    let stride = tuple(&ty.layout.stride, &mut stride_div);
+    TensorSig {
+        elem: ty.elem,
+        space: ty.space,
+        align: ty.align,
+        shape_leaves: shape.leaves(),
+        stride_leaves: stride.leaves(),
+        shape,
+        stride,
+        shape_div,
+        stride_div,
+    }
+}
+
+fn params(ps: &[Param]) -> Vec<ParamSig> {
+    let kind = |p: &Param| match &p.kind {
+        ParamKind::Scalar(s) => AbiParamKind::Scalar(*s),
+        // A host function's CUDA stream: no `$k`, never passed to a kernel; launches name it
+        // by its index among the host's parameters.
+        ParamKind::Stream => AbiParamKind::Stream,
+        ParamKind::Tensor { ty, .. } => AbiParamKind::Tensor(tensor(ty)),
+    };
+    ps.iter().map(|p| ParamSig { name: p.name.clone(), kind: kind(p) }).collect()
+}
+
+/// A kernel: its parameters; the dynamic shared memory every launch must provide (the kernel's
+/// shared-memory tensors when they exceed the 48 KiB static limit, and what its
+/// `allocate_tensor`s take of the launch's own region), which the runtime refuses a launch to give
+/// less of; the thread-block cluster shape it is compiled for (`.reqnctapercluster`: the runtime
+/// refuses grids that are not whole clusters); its launch conditions; each run-time divisor it
+/// divides by with a multiplier and a shift (the runtime evaluates it over the kernel's `$k` at
+/// launch and passes the two values after the declared parameters, in this order); and each TMA
+/// tensor map it takes after those (a 128-byte `CUtensorMap` by value, encoded by the runtime at
+/// launch from the tensor parameter's argument).
+fn kernel(k: &Kernel, fast_divisors: &[String]) -> KernelSig {
+    let vars = crate::plan::kernel_vars(k);
+    let tma = |t: &cute_lang::kir::TmaDesc| TmaSig {
+        param: t.param,
+        elem: t.elem,
+        order: t.order.clone(),
+        box_dims: t.box_dims.iter().map(|&b| u32::try_from(b).unwrap_or(0)).collect(),
+        swizzle_bytes: t.swizzle_bytes,
+        store: t.store,
+    };
+    KernelSig {
+        name: k.symbol.clone(),
+        params: params(&k.params),
+        requires: k.requires.iter().filter_map(|r| crate::plan::require(r, &vars)).collect(),
+        dynamic_smem_bytes: u32::try_from(k.min_dynamic_smem_bytes()).unwrap_or(u32::MAX),
+        // Written by `crate::plan::expr_text`, so always readable.
+        fast_divisors: fast_divisors
+            .iter()
+            .map(|d| cute_abi::manifest::Expr::parse(d).expect("a fast divisor cutec wrote"))
+            .collect(),
+        tmas: k.tmas.iter().map(tma).collect(),
+        cluster: k.cluster.as_ref().map_or([1, 1, 1], |c| c.dims),
+    }
+}
+
+/// A host function: its parameters; for an instance of a generic host function, which one and
+/// each type argument with the parameters it types (the runtime selects the instance by their
+/// dtypes); the checks before anything is launched; then its plan, step by step. A plan that
+/// cannot be written (never produced by elaboration) is left out: the block then names only the
+/// kernels it launches, and the runtime refuses to call it (unusable rather than wrong).
+fn host(h: &cute_lang::kir::Host) -> HostSig {
+    let mut sig = HostSig::new(&h.name);
+    sig.params = params(&h.params);
+    sig.generic = h.instance.as_ref().map(|i| i.generic.clone());
+    let type_args = h.instance.iter().flat_map(|i| &i.type_args);
+    sig.type_args =
+        type_args.map(|ta| TypeArgSig { name: ta.name.clone(), dtype: ta.ty, params: ta.params.clone() }).collect();
+    let vars = crate::plan::host_vars(h);
+    let top = HostBranch { requires: h.requires.clone(), asserts: h.asserts.clone(), steps: h.steps.clone() };
+    let mut plan = sig.clone();
+    if branch(&top, &vars, &mut plan, &mut StepNesting::default(), true).is_some() {
+        return plan;
+    }
+    launched_kernels(&h.steps, &mut sig.launches_kernels);
+    sig
+}
+
+/// The kernels a host's steps launch, in order (what a host without a plan names).
+fn launched_kernels(steps: &[HostStep], out: &mut Vec<String>) {
+    for st in steps {
+        match st {
+            HostStep::Launch(l) => out.push(l.kernel.clone()),
+            HostStep::If { then, els, .. } => {
+                launched_kernels(&then.steps, out);
+                launched_kernels(&els.steps, out);
+            }
+            HostStep::For { body, .. } => launched_kernels(&body.steps, out),
+            HostStep::Print(_) | HostStep::Break | HostStep::Continue => {}
+        }
+    }
+}
+
+/// A host block's (or one `if` branch's, or one loop body's) checks, then its steps: the host's
+/// own checks run before anything is launched, a branch's when it is taken. A run-time `if` is
+/// its condition, its branch, and the other branch when there is one; a run-time loop is its
+/// bounds and its body. `None`: something that cannot be written.
+fn branch(
+    b: &HostBranch,
+    vars: &HashMap<ValueId, usize>,
+    h: &mut HostSig,
+    nesting: &mut StepNesting,
+    top: bool,
+) -> Option<()> {
+    use crate::plan;
+    let push = |h: &mut HostSig, nesting: &mut StepNesting, st: Step| nesting.push(h, st).ok();
+    for r in b.requires.iter().filter_map(|r| plan::require(r, vars)) {
+        if top {
+            h.requires.push(r);
+        } else {
+            push(h, nesting, Step::Require(r))?;
         }
     }
     for a in &b.asserts {
-        out.push_str(&crate::plan::assert_line(a, vars));
+        let a = plan::assert(a, vars)?;
+        if top {
+            h.asserts.push(a);
+        } else {
+            push(h, nesting, Step::Assert(a))?;
+        }
     }
     for step in &b.steps {
         match step {
             HostStep::Launch(l) => {
-                let _ = writeln!(out, "launches {}", l.kernel);
-                if let Some(lines) = crate::plan::launch_lines(l, vars) {
-                    out.push_str(&lines);
-                }
+                h.launches_kernels.push(l.kernel.clone());
+                h.launches.push(plan::launch(l, vars)?);
+                push(h, nesting, Step::Launch(h.launches.len() - 1))?;
             }
             HostStep::Print(segs) => {
-                if let Some(line) = crate::plan::print_line(segs, vars) {
-                    out.push_str(&line);
+                if let Some(segs) = plan::print(segs, vars) {
+                    push(h, nesting, Step::Print(segs))?;
                 }
             }
             HostStep::If { cond, then, els, .. } => {
-                let _ = writeln!(out, "if {}", crate::plan::cond_text(cond, vars));
-                branch_lines(then, vars, out);
+                push(h, nesting, Step::If { cond: plan::cond(cond, vars)?, else_at: 0 })?;
+                branch(then, vars, h, nesting, false)?;
                 if !els.is_empty() {
-                    out.push_str("else\n");
-                    branch_lines(els, vars, out);
+                    push(h, nesting, Step::Else { end_at: 0 })?;
+                    branch(els, vars, h, nesting, false)?;
                 }
-                out.push_str("endif\n");
+                push(h, nesting, Step::EndIf)?;
             }
-            // A run-time loop: `for $K | START | END | STEP`, its body, `endfor`. A bound that
-            // cannot be written leaves `for` without them, which the runtime refuses (the host
-            // is then unusable rather than wrong).
             HostStep::For { var, start, end, step, body, .. } => {
-                out.push_str(
-                    &crate::plan::for_line(*var, start, end, step, vars).unwrap_or_else(|| "for\n".to_string()),
-                );
-                branch_lines(body, vars, out);
-                out.push_str("endfor\n");
+                let e = |i| plan::expr(i, vars);
+                let (start, end, step) = (e(start)?, e(end)?, e(step)?);
+                push(h, nesting, Step::For { var: *vars.get(var)?, start, end, step, end_at: 0 })?;
+                branch(body, vars, h, nesting, false)?;
+                push(h, nesting, Step::EndFor { for_at: 0 })?;
             }
-            HostStep::Break => out.push_str("break\n"),
-            HostStep::Continue => out.push_str("continue\n"),
+            HostStep::Break => push(h, nesting, Step::Break { end_at: 0 })?,
+            HostStep::Continue => push(h, nesting, Step::Continue { endfor_at: 0 })?,
         }
     }
+    Some(())
 }
 
 /// The MLIR text of the `llvm.mlir.global` op holding `text`, to place inside

@@ -8,7 +8,8 @@
 
 use crate::error::{Result, RuntimeError};
 use crate::launch::KernelArg;
-use crate::manifest::{DType, KernelSig, ParamKind, ParamSig, Space, TensorSig};
+use cute_abi::manifest::{var_sources_of, KernelSig, ParamKind, ParamSig, TensorSig};
+use cute_abi::{DType, MemSpace as Space};
 
 /// A tensor as the host sees it: a device pointer, an element type, and the
 /// shape and stride leaves in flattened mode order (in elements). `bytes`,
@@ -315,7 +316,7 @@ pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) 
     if !sig.requires.is_empty() || !sig.fast_divisors.is_empty() {
         // The kernel's `$k` are its dynamic ABI values: every flat argument but the pointers.
         let vars = crate::fastdiv::vars_of(out);
-        let sources = crate::plan::var_sources_of(&sig.params);
+        let sources = var_sources_of(&sig.params);
         for r in &sig.requires {
             r.check(&vars, &sig.params, &sources)
                 .map_err(|m| RuntimeError::ArgumentMismatch(format!("kernel `{}`: {m}", sig.name)))?;

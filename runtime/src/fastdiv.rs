@@ -14,7 +14,7 @@
 //! parameters only.
 
 use crate::launch::KernelArg;
-use crate::manifest::{KernelSig, ParamKind};
+use cute_abi::manifest::{KernelSig, ParamKind};
 
 /// The multiplier and shift for dividing by `d`, or `None` when `d` is not in `1..=2^31-1` (the
 /// kernel's index math is `i32`; a divisor outside that range is refused, never launched).

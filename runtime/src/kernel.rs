@@ -14,6 +14,7 @@ use crate::graph_launch::GraphLaunches;
 use crate::launch::{check_params, KernelArg, LaunchConfig, PackedArgs, DEFAULT_MAX_DYNAMIC_SMEM};
 use crate::manifest::KernelSig;
 use crate::module::Module;
+use crate::tma::TmaEncode;
 
 /// Arguments packed on the stack by `launch` (more use the heap).
 const INLINE_ARGS: usize = 32;

@@ -6,27 +6,13 @@
 //! its fast divisors, one `.param .align 64 .b8 [128]` each. They are never given by the caller:
 //! every launch ([`crate::Kernel::launch`], which host calls, checked launches, the C API and
 //! Python all go through) encodes them from the launch's arguments for the tensor parameter
-//! `PARAM` (pointer, extents, strides) with `cuTensorMapEncodeTiled`. [`TmaSig::encoding`] is the
+//! `PARAM` (pointer, extents, strides) with `cuTensorMapEncodeTiled`. [`TmaEncode::encoding`] is the
 //! pure part (what the driver gets, and the checks TMA needs), tested without a GPU.
 
 use crate::launch::KernelArg;
-use crate::manifest::{DType, KernelSig, ParamKind, Space};
-
-/// One `tma` line: the tensor map of tensor parameter `param` (an index into the kernel's
-/// parameters).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TmaSig {
-    pub param: usize,
-    pub elem: DType,
-    /// The tensor's modes, innermost (stride 1) first: the map's dimensions.
-    pub order: Vec<usize>,
-    /// The box (the shared-memory tile), per mode of the tensor.
-    pub box_dims: Vec<u32>,
-    /// 0, 32, 64 or 128 (bytes).
-    pub swizzle_bytes: u32,
-    /// `store=1` (version 7): a `tma_store` writes through the map.
-    pub store: bool,
-}
+pub use cute_abi::manifest::TmaSig;
+use cute_abi::manifest::{tma_elem_bytes, KernelSig, ParamKind};
+use cute_abi::DType;
 
 /// What `cuTensorMapEncodeTiled` is given, in the map's dimension order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,85 +26,19 @@ pub struct TmaEncoding {
     pub swizzle_bytes: u32,
 }
 
-fn list(s: &str) -> Option<Vec<u64>> {
-    let s = s.strip_prefix('(').and_then(|s| s.strip_suffix(')')).unwrap_or(s);
-    s.split(',').map(|x| x.trim().parse::<u64>().ok()).collect()
-}
-
-fn elem_bytes(d: DType) -> Option<u64> {
-    Some(match d {
-        DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::Bool => 1,
-        DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
-        DType::I32 | DType::U32 | DType::F32 => 4,
-        DType::I64 | DType::U64 | DType::F64 => 8,
-        DType::TF32 => return None,
-    })
-}
-
-impl TmaSig {
-    /// Parses the fields after `tma` against the kernel's parameters read so far.
-    pub fn parse(fields: &[&str], sig: &KernelSig) -> Result<TmaSig, String> {
-        let (name, attrs) = fields.split_first().ok_or("expected `tma PARAM elem=T order=(..) box=(..) swizzle=S`")?;
-        let param = sig
-            .params
-            .iter()
-            .position(|p| p.name == *name)
-            .ok_or_else(|| format!("`{name}` is not a parameter of the kernel"))?;
-        let ParamKind::Tensor(t) = &sig.params[param].kind else {
-            return Err(format!("`{name}` is not a tensor parameter"));
-        };
-        if t.space != Space::Gmem {
-            return Err(format!("`{name}` is not a global-memory tensor"));
-        }
-        let get = |k: &str| {
-            attrs
-                .iter()
-                .find_map(|a| a.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
-                .ok_or_else(|| format!("missing `{k}=`"))
-        };
-        let elem = DType::from_name(get("elem")?).ok_or("unknown `elem`")?;
-        if elem != t.elem || elem_bytes(elem).is_none() {
-            return Err(format!(
-                "`elem={}` is not the tensor's element type {} or has no tensor-map type",
-                elem.name(),
-                t.elem.name()
-            ));
-        }
-        let order: Vec<usize> = list(get("order")?).ok_or("bad `order`")?.into_iter().map(|o| o as usize).collect();
-        let box_dims: Vec<u32> =
-            list(get("box")?).ok_or("bad `box`")?.into_iter().map(|b| u32::try_from(b).unwrap_or(0)).collect();
-        let swizzle_bytes = get("swizzle")?.parse::<u32>().map_err(|_| "bad `swizzle`")?;
-        let store = match get("store") {
-            Err(_) | Ok("0") => false,
-            Ok("1") => true,
-            Ok(_) => return Err("bad `store` (0 or 1)".into()),
-        };
-        let rank = t.shape_leaves.len();
-        let mut sorted = order.clone();
-        sorted.sort_unstable();
-        if t.rank() != rank
-            || !(2..=5).contains(&rank)
-            || sorted != (0..rank).collect::<Vec<_>>()
-            || box_dims.len() != rank
-        {
-            return Err(format!("`order` and `box` must be a permutation and a box of the tensor's 2 to 5 flat modes (it has {rank} leaves)"));
-        }
-        if t.stride_leaves[order[0]] != Some(1) {
-            return Err("the first mode of `order` must have static stride 1".into());
-        }
-        if box_dims.iter().any(|b| !(1..=256).contains(b)) || ![0, 32, 64, 128].contains(&swizzle_bytes) {
-            return Err("box extents must be 1 to 256 and `swizzle` 0, 32, 64 or 128".into());
-        }
-        Ok(TmaSig { param, elem, order, box_dims, swizzle_bytes, store })
-    }
-
+/// The tensor map of a `tma` record for one launch (the record and its parsing: [`TmaSig`]).
+pub trait TmaEncode {
     /// The map for a launch whose flat kernel-ABI arguments are `args` (the declared parameters'
     /// values first), with TMA's requirements checked: a 16-byte aligned address, strides that
     /// are multiples of 16 bytes below 2^40, extents 1 to 2^32, the box's inner extent a multiple
     /// of 16 bytes and at most the swizzle span; for a map a TMA store writes through, rows whose
     /// length is a multiple of 16 bytes (TMA stores write whole 16-byte chunks: one that a row
     /// ends inside would be written past the row's end, into its padding or past the tensor).
-    pub fn encoding(&self, sig: &KernelSig, args: &[KernelArg]) -> Result<TmaEncoding, String> {
+    fn encoding(&self, sig: &KernelSig, args: &[KernelArg]) -> Result<TmaEncoding, String>;
+}
+
+impl TmaEncode for TmaSig {
+    fn encoding(&self, sig: &KernelSig, args: &[KernelArg]) -> Result<TmaEncoding, String> {
         let mut at = 0usize;
         for p in &sig.params[..self.param] {
             at += match &p.kind {
@@ -152,7 +72,7 @@ impl TmaSig {
         };
         let shape = take(&t.shape_leaves)?;
         let stride = take(&t.stride_leaves)?;
-        let eb = elem_bytes(self.elem).unwrap_or(1);
+        let eb = tma_elem_bytes(self.elem).unwrap_or(1);
         let what = |m: &str| format!("tensor map of `{}`: {m}", p.name);
         if address % 16 != 0 {
             return Err(what(&format!("the address {address:#x} is not 16-byte aligned, as TMA requires")));

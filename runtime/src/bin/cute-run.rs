@@ -20,6 +20,7 @@
 
 use std::process::ExitCode;
 
+use cute_runtime::tma::TmaEncode;
 use cute_runtime::{
     format_cuda_version, Arg, ArgList, DType, Device, DeviceBuffer, LaunchConfig, Manifest, Module, Rng, RuntimeError,
     Stream, TensorView,
