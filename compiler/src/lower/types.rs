@@ -3,22 +3,11 @@
 use cute_lang::kir::{FragTy, TensorTy, ValueTy};
 use cute_lang::types::Scalar;
 
-/// The MLIR spelling of a scalar type. Unsigned integers are signless in MLIR; the ops chosen for
-/// them (divui, cmpi ult, ...) carry the signedness. tf32 is stored and computed as f32.
+/// The MLIR spelling of a scalar type ([`cute_abi::DType::mlir_name`]: unsigned integers are
+/// signless in MLIR, and the ops chosen for them (divui, cmpi ult, ...) carry the signedness; tf32
+/// is stored and computed as f32).
 pub fn mlir_scalar(s: Scalar) -> &'static str {
-    match s {
-        Scalar::I8 | Scalar::U8 => "i8",
-        Scalar::I16 | Scalar::U16 => "i16",
-        Scalar::I32 | Scalar::U32 => "i32",
-        Scalar::I64 | Scalar::U64 => "i64",
-        Scalar::F16 => "f16",
-        Scalar::BF16 => "bf16",
-        Scalar::TF32 | Scalar::F32 => "f32",
-        Scalar::F64 => "f64",
-        Scalar::F8E4M3 => "f8E4M3FN",
-        Scalar::F8E5M2 => "f8E5M2",
-        Scalar::Bool => "i1",
-    }
+    s.mlir_name()
 }
 
 pub fn mlir_tensor(t: &TensorTy) -> String {
