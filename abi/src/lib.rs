@@ -10,6 +10,6 @@ mod arch;
 mod dtype;
 mod mem_space;
 
-pub use arch::{Arch, Feature};
+pub use arch::{Arch, Feature, UnknownArch};
 pub use dtype::DType;
 pub use mem_space::MemSpace;
