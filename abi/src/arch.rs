@@ -6,6 +6,7 @@
 //! line all come from the one value parsed from `--arch`.
 
 use std::fmt;
+use std::str::FromStr;
 
 /// A compilation target: an NVIDIA compute capability, with or without its arch-specific
 /// (`a`) instructions.
@@ -111,6 +112,34 @@ impl fmt::Display for Arch {
     }
 }
 
+/// A target name that is none of [`Arch::ALL`]'s; its message lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownArch(pub String);
+
+impl fmt::Display for UnknownArch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown target `{}`; the targets are {}", self.0, Arch::names())
+    }
+}
+
+impl std::error::Error for UnknownArch {}
+
+impl FromStr for Arch {
+    type Err = UnknownArch;
+
+    fn from_str(name: &str) -> Result<Arch, UnknownArch> {
+        Arch::from_name(name).ok_or_else(|| UnknownArch(name.to_string()))
+    }
+}
+
+impl TryFrom<&str> for Arch {
+    type Error = UnknownArch;
+
+    fn try_from(name: &str) -> Result<Arch, UnknownArch> {
+        name.parse()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +150,9 @@ mod tests {
             assert_eq!(Arch::from_name(a.name()), Some(a));
         }
         assert_eq!(Arch::from_name("sm_100a"), None);
+        assert_eq!("sm_90a".parse(), Ok(Arch::Sm90a));
+        let unknown = "sm_75".parse::<Arch>().unwrap_err();
+        assert_eq!(unknown.to_string(), "unknown target `sm_75`; the targets are sm_80, sm_90, sm_90a");
         assert_eq!(Arch::names(), "sm_80, sm_90, sm_90a");
         assert_eq!(Arch::default(), Arch::Sm90);
     }

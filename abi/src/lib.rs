@@ -11,6 +11,6 @@ mod dtype;
 pub mod manifest;
 mod mem_space;
 
-pub use arch::{Arch, Feature};
+pub use arch::{Arch, Feature, UnknownArch};
 pub use dtype::DType;
 pub use mem_space::MemSpace;

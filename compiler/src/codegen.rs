@@ -14,6 +14,7 @@ use crate::lower::CuteText;
 use crate::pipeline::{module_to_ptx, CompileError, Session};
 use crate::ptx_join;
 use crate::timings::{KernelTimes, Timings};
+use cute_abi::Arch;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,7 @@ struct Job {
     index: usize,
     text: String,
     file_name: String,
-    arch: String,
+    arch: Arch,
     libdevice: Option<PathBuf>,
 }
 
@@ -120,7 +121,7 @@ fn work(queue: &Mutex<Receiver<Job>>, report: &Sender<Outcome>) {
         let Ok(job) = job else { return };
         let mut times = KernelTimes::default();
         let result = match &session {
-            Ok(s) => module_to_ptx(s, &job.text, &job.file_name, &job.arch, job.libdevice.as_deref(), &mut times),
+            Ok(s) => module_to_ptx(s, &job.text, &job.file_name, job.arch, job.libdevice.as_deref(), &mut times),
             Err(e) => Err(CompileError::Internal(format!("cannot create an MLIR context: {e:?}"))),
         };
         if report.send((job.index, result, times)).is_err() {
@@ -135,7 +136,7 @@ pub fn ptx(
     workers: &Workers,
     cute: &CuteText,
     file_name: &str,
-    arch: &str,
+    arch: Arch,
     libdevice: Option<&Path>,
     timings: &mut Timings,
 ) -> Result<String, CompileError> {
@@ -144,7 +145,7 @@ pub fn ptx(
         index,
         text,
         file_name: file_name.to_string(),
-        arch: arch.to_string(),
+        arch,
         libdevice: if math { libdevice.map(Path::to_path_buf) } else { None },
     };
     let whole_program = |stage: &str, timings: &mut Timings| {

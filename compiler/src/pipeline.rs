@@ -5,6 +5,7 @@ use crate::ir;
 use crate::passes;
 use crate::ptxas;
 use crate::timings::{KernelTimes, Timings};
+use cute_abi::{Arch, UnknownArch};
 use cute_lang::diag::Diagnostic;
 use melior::ir::operation::OperationLike;
 pub use melior::ir::Module;
@@ -50,23 +51,17 @@ impl Stage {
 /// The target a source file asks to be built for with a line `// cutec-build: --arch ARCH` (the
 /// samples that need sm_90a; scripts/gpu-suite/build.sh and the Python tests' fixture read the
 /// same line), else sm_90. `cutec build` itself does not read it: the `--arch` option decides.
-pub fn source_arch(source: &str) -> &str {
-    source.lines().find_map(|l| l.trim().strip_prefix("// cutec-build: --arch ")).map(str::trim).unwrap_or("sm_90")
-}
-
-/// GPU architectures cutec targets.
-pub const ARCHES: [&str; 3] = ["sm_90", "sm_90a", "sm_80"];
-
-#[derive(Clone, Debug)]
-pub struct Options {
-    pub arch: String,
-    pub ptxas: Option<PathBuf>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { arch: "sm_90".into(), ptxas: None }
+pub fn source_arch(source: &str) -> Result<Arch, UnknownArch> {
+    match source.lines().find_map(|l| l.trim().strip_prefix("// cutec-build: --arch ")) {
+        Some(name) => name.trim().parse(),
+        None => Ok(Arch::default()),
     }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub arch: Arch,
+    pub ptxas: Option<PathBuf>,
 }
 
 pub enum Output {
@@ -89,12 +84,14 @@ pub enum CompileError {
 /// is divided out once per copy, constants are not shared): the conversions then walk 43% of the
 /// ops (samples/gemm_sm80.cute), and the PTX is the same. No `convert-vector-to-scf`: our passes
 /// make no vector transfers, and the pass cost a tenth of this pipeline to find none.
-fn llvm_pipeline(arch: &str, libdevice: Option<&Path>) -> String {
+fn llvm_pipeline(arch: Arch, libdevice: Option<&Path>) -> String {
     let link = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
     format!(
-        "nvvm-attach-target{{chip={arch} O=3 features=+ptx80{link}}},\
+        "nvvm-attach-target{{chip={} O=3 features={}{link}}},\
          gpu.module(cse,convert-scf-to-cf,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-arith-to-llvm,canonicalize,cse,reconcile-unrealized-casts),\
-         ensure-debug-info-scope-on-llvm-func{{emission-kind=DebugDirectivesOnly}}"
+         ensure-debug-info-scope-on-llvm-func{{emission-kind=DebugDirectivesOnly}}",
+        arch.name(),
+        arch.ptx_features()
     )
 }
 
@@ -295,18 +292,11 @@ fn compile_stage(
     options: &Options,
     timings: &mut Timings,
 ) -> Result<(Output, Vec<String>), CompileError> {
-    if !ARCHES.contains(&options.arch.as_str()) {
-        return Err(CompileError::Internal(format!(
-            "unsupported architecture `{}`; use one of {}",
-            options.arch,
-            ARCHES.join(", ")
-        )));
-    }
     // The threads that compile kernels make their MLIR contexts while the front end runs.
     let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
     let (file, kir) = timings.time("front end", || cute_lang::front_end(source)).map_err(CompileError::Source)?;
     if stage != Stage::Ast {
-        cute_lang::check_arch(&kir, &options.arch).map_err(CompileError::Source)?;
+        cute_lang::check_arch(&kir, options.arch).map_err(CompileError::Source)?;
     }
     let prints = kir.prints.clone();
     let done = |o: Output| Ok((o, prints.clone()));
@@ -316,7 +306,8 @@ fn compile_stage(
     }
     if stage == Stage::Manifest {
         // Lowering decides which run-time divisors get a multiplier and a shift (`fastdiv` lines).
-        let cute = crate::lower::lower_to_cute(&kir, file_name, source, &options.arch).map_err(CompileError::Source)?;
+        let cute =
+            crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name()).map_err(CompileError::Source)?;
         return done(Output::Text(cute.manifest_text));
     }
     if stage == Stage::Header {
@@ -329,7 +320,7 @@ fn compile_stage(
         None
     };
     let cute = timings
-        .time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, &options.arch))
+        .time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name()))
         .map_err(CompileError::Source)?;
     let libdevice = if stage >= Stage::Llvm && cute.uses_math() {
         Some(ptxas::find_libdevice().map_err(CompileError::Internal)?)
@@ -337,12 +328,12 @@ fn compile_stage(
         None
     };
     if let Some(mut workers) = workers {
-        let ptx = crate::codegen::ptx(&workers, &cute, file_name, &options.arch, libdevice.as_deref(), timings)?;
+        let ptx = crate::codegen::ptx(&workers, &cute, file_name, options.arch, libdevice.as_deref(), timings)?;
         // The threads free their contexts while ptxas runs.
         workers.close();
         let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
         let cubin =
-            timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, &options.arch)).map_err(CompileError::Ptxas)?;
+            timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch)).map_err(CompileError::Ptxas)?;
         return done(Output::Binary(cubin));
     }
     // The text stages print the program as one module.
@@ -357,7 +348,7 @@ fn compile_stage(
         return done(print(&module));
     }
     timings.time("llvm passes", || {
-        session.run_passes(&mut module, &[llvm_pipeline(&options.arch, libdevice.as_deref())])
+        session.run_passes(&mut module, &[llvm_pipeline(options.arch, libdevice.as_deref())])
     })?;
     let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
@@ -369,7 +360,7 @@ pub(crate) fn module_to_ptx(
     session: &Session,
     text: &str,
     file_name: &str,
-    arch: &str,
+    arch: Arch,
     libdevice: Option<&Path>,
     times: &mut KernelTimes,
 ) -> Result<String, CompileError> {
@@ -443,7 +434,8 @@ mod tests {
         for path in samples {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
-            let options = Options { arch: source_arch(&source).to_string(), ..Options::default() };
+            let options =
+                Options { arch: source_arch(&source).unwrap_or_else(|e| panic!("{name}: {e}")), ..Options::default() };
             let cute =
                 text(compile(&source, &name, Stage::Cute, &options).unwrap_or_else(|e| panic!("{name}: {e:?}")).output);
             let direct = text(compile(&source, &name, Stage::Gpu, &options).unwrap().output);

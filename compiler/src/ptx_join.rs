@@ -286,8 +286,8 @@ mod tests {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
             let (_, kir) = cute_lang::front_end(&source).unwrap();
-            let arch = crate::pipeline::source_arch(&source);
-            let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch).unwrap();
+            let arch = crate::pipeline::source_arch(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch.name()).unwrap();
             let libdevice = cute.uses_math().then(|| crate::ptxas::find_libdevice().unwrap());
             let ptx = |text: &str, math: bool| {
                 let library = if math { libdevice.as_deref() } else { None };

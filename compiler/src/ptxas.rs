@@ -4,6 +4,7 @@
 //! `scripts/setup.sh` (`.tools/python/nvidia/cu13/bin/ptxas`, looked for beside the cutec executable's
 //! ancestors and the source tree it was built from), then `PATH`.
 
+use cute_abi::Arch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -89,7 +90,7 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf, PtxasError> {
 }
 
 /// Assembles PTX into a cubin for `arch` (e.g. `sm_90a`), keeping line info for profilers.
-pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, PtxasError> {
+pub fn assemble(ptxas: &Path, ptx: &str, arch: Arch) -> Result<Vec<u8>, PtxasError> {
     let failed = |message: String| PtxasError::Failed { path: ptxas.to_path_buf(), message };
     let dir = std::env::temp_dir().join(format!("cutec-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -98,7 +99,7 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, PtxasErr
     let result = (|| {
         std::fs::write(&input, ptx).map_err(|e| failed(format!("cannot write {}: {e}", input.display())))?;
         let out = Command::new(ptxas)
-            .arg(format!("-arch={arch}"))
+            .arg(format!("-arch={}", arch.name()))
             // ptxas optimizes the kernels of a module on as many threads as there are CPUs.
             .args(["-O3", "-lineinfo", "--split-compile", "0", "-o"])
             .arg(&output)

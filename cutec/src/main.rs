@@ -1,8 +1,10 @@
 //! `cutec`: the command-line driver. Argument parsing, file I/O and printing only; the work is in
 //! the `cute-lang`, `cute-layout`, `cute-compiler` and `cute-lsp` crates.
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use cute_abi::Arch;
 use cute_compiler::{compile, CompileError, Options, Output, Session, Stage};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,13 @@ fn parse_stage(name: &str) -> Result<Stage, String> {
     })
 }
 
+/// `--arch` takes the names of [`Arch::ALL`] and nothing else: clap lists them in `--help` and
+/// refuses another name with the list, as a usage error (cute-abi stays free of clap).
+fn arch_parser() -> impl TypedValueParser<Value = Arch> {
+    PossibleValuesParser::new(Arch::ALL.map(Arch::name))
+        .map(|name| Arch::from_name(&name).expect("clap accepts only the names of Arch::ALL"))
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Compile a .cute file to a cubin (or print an intermediate stage with --emit).
@@ -34,9 +43,9 @@ enum Command {
         /// The stage to produce: ast, cute, gpu, llvm, ptx or cubin.
         #[arg(long, value_parser = parse_stage, default_value = "cubin")]
         emit: Stage,
-        /// Target architecture: sm_90 (default), sm_90a or sm_80.
-        #[arg(long, default_value = "sm_90")]
-        arch: String,
+        /// The target: sm_90 (Hopper and later), sm_90a (adds wgmma and setmaxnreg; Hopper only) or sm_80 (Ampere).
+        #[arg(long, value_parser = arch_parser(), default_value_t = Arch::default())]
+        arch: Arch,
         /// Path to ptxas (default: $CUTEC_PTXAS, the project-local install, then PATH).
         #[arg(long)]
         ptxas: Option<PathBuf>,

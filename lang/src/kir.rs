@@ -12,6 +12,7 @@
 
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
+use cute_abi::Feature;
 use cute_layout::{Int, Layout, Swizzle};
 
 // The atoms and the shared-memory placement rules live in the algebra crate, below both the front
@@ -740,6 +741,80 @@ impl Inst {
             _ => Vec::new(),
         }
     }
+
+    /// The target feature this instruction needs, with what it is for the diagnostic that refuses
+    /// it on a target without the feature (crate::target). `None` for what every target has
+    /// (`fence_proxy_async` among them).
+    pub fn required_feature(&self) -> Option<FeatureUse> {
+        // A conversion of a constant is folded by code generation (`KernelWriter::convert` in
+        // compiler/src/lower.rs): no instruction, so no feature.
+        fn folds(a: &Operand, from: Scalar, frag: Option<usize>) -> bool {
+            frag.is_none()
+                && match a {
+                    Operand::Float(_) | Operand::Bool(_) => true,
+                    Operand::Int(i) => i.is_static() && from != Scalar::I32,
+                    Operand::Value(_) => false,
+                }
+        }
+        let (feature, what, span) = match self {
+            Inst::Wgmma { atom, span, .. } => {
+                (Feature::Wgmma, format!("`gemm` with {} is a Hopper wgmma instruction", atom.name), span)
+            }
+            Inst::Warpgroup { op, span } => match op {
+                WarpgroupOp::RegAlloc(_) | WarpgroupOp::RegDealloc(_) => (
+                    Feature::Setmaxnreg,
+                    format!("`{}` (setmaxnreg) is a Hopper register re-allocation instruction", op.builtin()),
+                    span,
+                ),
+                WarpgroupOp::FenceProxyAsync => return None,
+                WarpgroupOp::FenceMbarrierInit => {
+                    (Feature::MbarrierTx, format!("`{}` is a Hopper mbarrier instruction", op.builtin()), span)
+                }
+                WarpgroupOp::Fence | WarpgroupOp::CommitGroup | WarpgroupOp::WaitGroup(_) => {
+                    (Feature::Wgmma, format!("`{}` is a Hopper wgmma instruction", op.builtin()), span)
+                }
+            },
+            // mbarrier waits (`try_wait`), transaction counts and the init fence are sm_90 instructions.
+            Inst::Mbarrier { op, span, .. } => {
+                (Feature::MbarrierTx, format!("`{}` is a Hopper mbarrier instruction", op.builtin()), span)
+            }
+            Inst::TmaLoad { span, .. } => (Feature::Tma, "`tma_load` is a Hopper TMA instruction".to_string(), span),
+            Inst::TmaStore { span, .. } => (Feature::Tma, "`tma_store` is a Hopper TMA instruction".to_string(), span),
+            Inst::BulkGroup { op, span } => {
+                (Feature::Tma, format!("`{}` is a Hopper TMA instruction", op.builtin()), span)
+            }
+            Inst::ClusterBarrier { op, span } => {
+                (Feature::Clusters, format!("`{}` is a Hopper thread-block cluster instruction", op.builtin()), span)
+            }
+            Inst::DsmemLoad { span, .. } | Inst::DsmemStore { span, .. } => (
+                Feature::Clusters,
+                "distributed shared memory (`dsmem_load`/`dsmem_store`) is a Hopper thread-block cluster feature"
+                    .to_string(),
+                span,
+            ),
+            Inst::Special { which, span, .. } if which.is_cluster() => (
+                Feature::Clusters,
+                "the cluster registers (`cluster_idx()`, `block_rank_in_cluster()`, ...) are a Hopper thread-block cluster feature"
+                    .to_string(),
+                span,
+            ),
+            Inst::Convert { from, to, frag, a, span, .. } if (from.is_fp8() || to.is_fp8()) && !folds(a, *from, *frag) => (
+                Feature::Fp8Convert,
+                format!("the conversion from `{}` to `{}` is an 8-bit float conversion instruction", from.name(), to.name()),
+                span,
+            ),
+            _ => return None,
+        };
+        Some(FeatureUse { feature, what, span: *span })
+    }
+}
+
+/// A use of a target [`Feature`]: what uses it ("`tma_load` is a Hopper TMA instruction") and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FeatureUse {
+    pub feature: Feature,
+    pub what: String,
+    pub span: Span,
 }
 
 /// Where an element access goes: CuTe's `tensor[coord]` (a coordinate without `_`, mapped through

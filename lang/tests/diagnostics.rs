@@ -5,6 +5,7 @@
 //! Update the snapshots with `INSTA_UPDATE=always cargo test -p cute-lang --test diagnostics`, then
 //! read every changed `.snap` file: the message, the span and the help must still be right.
 
+use cute_abi::Arch;
 use cute_lang::{diag::render, front_end};
 
 /// The rendered errors of `src`, from the front end run on a 64 MiB stack as `cutec` runs it (a
@@ -400,8 +401,8 @@ fn every_case_renders_a_located_error() {
 fn wgmma_needs_sm_90a() {
     let src = "kernel k(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    warpgroup_fence();\n    warpgroup_commit_group();\n    warpgroup_wait_group(0);\n}\n\nhost run(a: tensor<bf16, gmem, (64,16):(16,1)>) {\n    launch k(a) grid(1) block(128);\n}\n";
     let (_, module) = front_end(src).expect("the front end accepts it");
-    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
-    let ds = cute_lang::check_arch(&module, "sm_90").expect_err("sm_90 has no wgmma");
+    assert!(cute_lang::check_arch(&module, Arch::Sm90a).is_ok());
+    let ds = cute_lang::check_arch(&module, Arch::Sm90).expect_err("sm_90 has no wgmma");
     insta::assert_snapshot!(render("test.cute", src, &ds));
 }
 
@@ -411,13 +412,13 @@ fn wgmma_needs_sm_90a() {
 fn tma_store_needs_sm_90() {
     let src = "kernel k(g: tensor<bf16, gmem, (?,?):(?{div=8},1), align: 16>) {\n    let s = make_smem_tensor(bf16, make_layout((64, 64), stride: (64, 1)));\n    tma_store_fence();\n    sync_threads();\n    if thread_idx.x == 0 {\n        tma_store(s, g, (block_idx.y, block_idx.x));\n        tma_store_arrive();\n        tma_store_wait(0);\n    }\n}\n";
     let (_, module) = front_end(src).expect("the front end accepts it");
-    assert!(cute_lang::check_arch(&module, "sm_90").is_ok());
-    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
-    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no TMA");
+    assert!(cute_lang::check_arch(&module, Arch::Sm90).is_ok());
+    assert!(cute_lang::check_arch(&module, Arch::Sm90a).is_ok());
+    let ds = cute_lang::check_arch(&module, Arch::Sm80).expect_err("sm_80 has no TMA");
     insta::assert_snapshot!(render("test.cute", src, &ds));
     let wait_only = "kernel k(g: tensor<f32, gmem, (?):(1)>) {\n    tma_store_wait(1);\n}\n";
     let (_, module) = front_end(wait_only).expect("the front end accepts it");
-    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no bulk groups");
+    let ds = cute_lang::check_arch(&module, Arch::Sm80).expect_err("sm_80 has no bulk groups");
     assert!(ds[0].message.contains("`tma_store_wait` is a Hopper TMA instruction"), "{}", ds[0].message);
 }
 
@@ -426,9 +427,9 @@ fn tma_store_needs_sm_90() {
 fn mbarrier_needs_sm_90() {
     let src = "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(2));\n    mbarrier_init(bars[0], 1);\n    mbarrier_init_fence();\n    mbarrier_wait(bars[0], 0);\n}\n\nhost run(x: tensor<f32, gmem, (?):(1)>) {\n    launch k(x) grid(1) block(32) smem(128);\n}\n";
     let (_, module) = front_end(src).expect("the front end accepts it");
-    assert!(cute_lang::check_arch(&module, "sm_90").is_ok());
-    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
-    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no mbarrier try_wait");
+    assert!(cute_lang::check_arch(&module, Arch::Sm90).is_ok());
+    assert!(cute_lang::check_arch(&module, Arch::Sm90a).is_ok());
+    let ds = cute_lang::check_arch(&module, Arch::Sm80).expect_err("sm_80 has no mbarrier try_wait");
     insta::assert_snapshot!(render("test.cute", src, &ds));
 }
 
@@ -438,13 +439,13 @@ fn mbarrier_needs_sm_90() {
 fn clusters_need_sm_90() {
     let src = "kernel k(x: tensor<i32, gmem, (?):(1)>) {\n    cluster_sync();\n    x[block_idx.x] = block_rank_in_cluster();\n}\n\nhost run(x: tensor<i32, gmem, (?):(1)>) {\n    launch k(x) grid(size(x)) block(32) cluster(2);\n}\n";
     let (_, module) = front_end(src).expect("the front end accepts it");
-    assert!(cute_lang::check_arch(&module, "sm_90").is_ok());
-    assert!(cute_lang::check_arch(&module, "sm_90a").is_ok());
-    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no clusters");
+    assert!(cute_lang::check_arch(&module, Arch::Sm90).is_ok());
+    assert!(cute_lang::check_arch(&module, Arch::Sm90a).is_ok());
+    let ds = cute_lang::check_arch(&module, Arch::Sm80).expect_err("sm_80 has no clusters");
     insta::assert_snapshot!(render("test.cute", src, &ds));
     // Without a launch (the kernel compiled on its own): the first cluster builtin.
     let src = "kernel k(x: tensor<i32, gmem, (?):(1)>) {\n    x[block_idx.x] = block_rank_in_cluster();\n}\n";
     let (_, module) = front_end(src).expect("the front end accepts it");
-    let ds = cute_lang::check_arch(&module, "sm_80").expect_err("sm_80 has no cluster registers");
+    let ds = cute_lang::check_arch(&module, Arch::Sm80).expect_err("sm_80 has no cluster registers");
     insta::assert_snapshot!("clusters_need_sm_90_builtin", render("test.cute", src, &ds));
 }
