@@ -1,5 +1,11 @@
 //! The layout builtins: queries, construction and the algebra (CuTe's `layout.hpp` and
 //! `cute.core`), on layouts or on tensors, where they give views of the same memory.
+//!
+//! The algebra itself is `cute_layout::expr`'s, the one the passes re-run: a builtin reads its
+//! arguments with the language's readers (their diagnostics), converts them to `expr` values and
+//! calls the operation of the same name through [`apply_to`]. The builtins that are nothing more
+//! are rows of [`super::BUILTINS`] with the generic [`algebra`] handler and a list of [`Reader`]s;
+//! the others keep a handler of their own for what differs, said at each.
 
 use super::args::{
     int_tuple, layout_of, modes_list, named, positional, static_usize, tiler_of, type_bits, value_crd, Arg,
@@ -28,6 +34,102 @@ pub(super) fn index_values(ix: &[usize]) -> Vec<XValue> {
     ix.iter().map(|&i| XValue::Int(Int::S(i as i64))).collect()
 }
 
+/// Reads one argument of an algebra builtin as an `expr` value, with the language's diagnostic
+/// when it is not what the operation takes.
+pub(super) type Reader = fn(&Arg) -> R<XValue>;
+
+/// The readers of [`Reader`]s, named after what they read.
+pub(super) mod read {
+    use super::*;
+
+    /// A layout, or the layout of a tensor (the operation's first argument: then the result is a view).
+    pub(in crate::elab::builtins) fn layout(a: &Arg) -> R<XValue> {
+        layout_of(a).map(XValue::Layout)
+    }
+    pub(in crate::elab::builtins) fn tiler(a: &Arg) -> R<XValue> {
+        tiler_of(&a.value, a.span).map(|t| expr::tiler_to_value(&t))
+    }
+    pub(in crate::elab::builtins) fn shape(a: &Arg) -> R<XValue> {
+        int_tuple(a, "a shape").map(|t| expr::int_tuple_value(&t))
+    }
+    pub(in crate::elab::builtins) fn profile(a: &Arg) -> R<XValue> {
+        int_tuple(a, "a profile").map(|t| expr::int_tuple_value(&t))
+    }
+    pub(in crate::elab::builtins) fn index(a: &Arg) -> R<XValue> {
+        int_tuple(a, "an index").map(|t| expr::int_tuple_value(&t))
+    }
+    pub(in crate::elab::builtins) fn stride(a: &Arg) -> R<XValue> {
+        int_tuple(a, "a stride").map(|t| expr::int_tuple_value(&t))
+    }
+    /// An element width in bits, from a type or an integer.
+    pub(in crate::elab::builtins) fn bits(a: &Arg) -> R<XValue> {
+        type_bits(a).map(|b| XValue::Int(Int::S(b)))
+    }
+    pub(in crate::elab::builtins) fn cotarget(a: &Arg) -> R<XValue> {
+        match &a.value {
+            Value::Int(i) => Ok(XValue::Int(i.clone())),
+            other => Err(Diagnostic::error(
+                format!("the cotarget is an integer, not {}", crate::diag::article(&other.kind())),
+                a.span,
+                "not an integer",
+            )),
+        }
+    }
+    pub(in crate::elab::builtins) fn begin(a: &Arg) -> R<XValue> {
+        static_usize(a, "`begin`").map(|b| XValue::Int(Int::S(b as i64)))
+    }
+    pub(in crate::elab::builtins) fn end(a: &Arg) -> R<XValue> {
+        static_usize(a, "`end`").map(|e| XValue::Int(Int::S(e as i64)))
+    }
+}
+
+/// The generic handler: the positional arguments read by `readers`, then [`apply_to`]; a view
+/// operation of `expr` (`Operation::view`) on a tensor is a view made by the same operation.
+pub(super) fn algebra(f: &mut Frame, name: &str, readers: &[Reader], args: Vec<Arg>, span: Span) -> R<Value> {
+    let p = positional(&args);
+    let xargs = p.iter().zip(readers).map(|(a, read)| read(a)).collect::<R<Vec<_>>>()?;
+    algebra_on(f, p[0], name, &xargs, span)
+}
+
+/// The one path of the algebra builtins: `expr`'s operation `op` on `args`, its error at `span`.
+/// With `how`, the result is a layout of `first` (a view of it when it is a tensor); without, a value.
+fn apply_to(f: &mut Frame, first: &Arg, op: &str, args: &[XValue], how: Option<ViewHow>, span: Span) -> R<Value> {
+    match (apply(op, args, span)?, how) {
+        (XValue::Layout(l), Some(how)) => rewrap(f, first, l, Int::ZERO, how, span),
+        (XValue::Sliced(l, offset), Some(how)) => rewrap(f, first, l, offset, how, span),
+        (r, _) => Ok(from_expr(r)),
+    }
+}
+
+/// `expr`'s operation `op` on `args`, its error at `span`.
+fn apply(op: &str, args: &[XValue], span: Span) -> R<XValue> {
+    expr::apply(op, args).map_err(|e| layout_err(e, span))
+}
+
+/// An `expr` result as a value of the language: a sliced layout (`make_identity_tensor`'s) is a
+/// counting tensor.
+fn from_expr(v: XValue) -> Value {
+    match v {
+        XValue::Int(i) => Value::Int(i),
+        XValue::Tuple(items) => Value::Tuple(items.into_iter().map(from_expr).collect()),
+        XValue::Layout(l) => Value::Layout(l),
+        XValue::Sliced(layout, origin) => Value::Counting { layout, origin },
+        XValue::Composed(c) => Value::Composed(Box::new(c)),
+        XValue::Swizzle(s) => Value::Swizzle(s),
+        XValue::Under => Value::Under,
+        other => unreachable!("no layout builtin gives {other}"),
+    }
+}
+
+/// [`apply_to`] with the view `expr` says the operation makes, if any: its arguments after the first.
+fn algebra_on(f: &mut Frame, first: &Arg, name: &str, args: &[XValue], span: Span) -> R<Value> {
+    let how = expr::is_view_operation(name).then(|| ViewHow::algebra(name, args[1..].to_vec()));
+    apply_to(f, first, name, args, how, span)
+}
+
+/// Own handler: the named `mode:` argument (a path through `Layout::get`, whose errors name the
+/// path: `expr`'s `size(x, modes...)` walks another way), fragments, a tiled MMA's threads and a
+/// swizzled layout's inner layout; the query of the layout is `expr`'s.
 pub(super) fn size_like(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let lerr = |e| layout_err(e, span);
     let mode = named(name, &args, "mode", &["mode"])?;
@@ -43,156 +145,47 @@ pub(super) fn size_like(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) 
         let path = modes_list(m)?;
         l = l.get(&path).map_err(lerr)?;
     }
-    Ok(Value::Int(match name {
-        "size" => l.size().map_err(lerr)?,
-        "cosize" => l.cosize().map_err(lerr)?,
-        "rank" => Int::S(l.rank() as i64),
-        _ => Int::S(l.depth() as i64),
-    }))
+    apply(name, &[XValue::Layout(l)], span).map(from_expr)
 }
 
+/// Own handler: the stride is a named argument, and an error of the layout it makes is reported at it.
 pub(super) fn make_layout(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let shape = int_tuple(positional(&args)[0], "a shape")?;
+    let shape = read::shape(positional(&args)[0])?;
     match named(name, &args, "stride", &["stride"])? {
-        Some(s) => {
-            let stride = int_tuple(s, "a stride")?;
-            Layout::new(shape, stride).map(Value::Layout).map_err(|e| layout_err(e, s.span))
-        }
-        None => Layout::col_major(shape).map(Value::Layout).map_err(lerr),
+        Some(s) => apply(name, &[shape, read::stride(s)?], s.span).map(from_expr),
+        None => apply(name, &[shape], span).map(from_expr),
     }
 }
 
+/// Own handler: the order is a named argument, which it needs.
 pub(super) fn make_ordered_layout(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let shape = int_tuple(positional(&args)[0], "a shape")?;
+    let shape = read::shape(positional(&args)[0])?;
     let order = named(name, &args, "order", &["order"])?
         .ok_or_else(|| Diagnostic::error("`make_ordered_layout` needs `order:`", span, "missing order"))?;
-    Layout::ordered(shape, &int_tuple(order, "an order")?).map(Value::Layout).map_err(lerr)
+    let order = expr::int_tuple_value(&int_tuple(order, "an order")?);
+    apply(name, &[shape, order], span).map(from_expr)
 }
 
-pub(super) fn make_layout_tv(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let (tiler, tv) = cute_layout::make_layout_tv(&layout_of(p[0])?, &layout_of(p[1])?).map_err(lerr)?;
-    Ok(Value::Tuple(vec![Value::from_int_tuple(&tiler), Value::Layout(tv)]))
-}
-
-pub(super) fn make_identity_tensor(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let shape = int_tuple(positional(&args)[0], "a shape")?;
-    Ok(Value::Counting { layout: Layout::identity(shape).map_err(lerr)?, origin: Int::ZERO })
-}
-
-pub(super) fn composition(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    if let Some(r) = crate::elab::swizzle::composition(&p, span) {
+/// Own handler only for a swizzle or a swizzled layout (`elab/swizzle.rs`, with its own
+/// diagnostics); the rest is generic.
+pub(super) fn composition(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
+    if let Some(r) = crate::elab::swizzle::composition(&positional(&args), span) {
         return r;
     }
-    let a = layout_of(p[0])?;
-    let (r, arg) = match &p[1].value {
-        Value::Layout(b) => (cute_layout::composition(&a, b), XValue::Layout(b.clone())),
-        v => {
-            let t = tiler_of(v, p[1].span)?;
-            (cute_layout::composition_tiler(&a, &t), expr::tiler_to_value(&t))
-        }
-    };
-    rewrap(f, p[0], r.map_err(lerr)?, Int::ZERO, ViewHow::algebra("composition", vec![arg]), span)
+    algebra(f, name, &[read::layout, read::tiler], args, span)
 }
 
-pub(super) fn complement(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let l = layout_of(p[0])?;
-    let r = match p.get(1) {
-        Some(n) => match &n.value {
-            Value::Int(i) => cute_layout::complement(&l, i),
-            other => {
-                return Err(Diagnostic::error(
-                    format!("the cotarget is an integer, not {}", crate::diag::article(&other.kind())),
-                    n.span,
-                    "not an integer",
-                ))
-            }
-        },
-        None => cute_layout::complement_default(&l),
-    };
-    r.map(Value::Layout).map_err(lerr)
-}
-
-pub(super) fn inverse_or_flatten(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let l = layout_of(p[0])?;
-    let r = match name {
-        "right_inverse" => cute_layout::right_inverse(&l),
-        "left_inverse" => cute_layout::left_inverse(&l),
-        "filter" => cute_layout::filter(&l),
-        _ => Ok(l.flatten()),
-    }
-    .map_err(lerr)?;
-    Ok(if name == "flatten" {
-        rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("flatten", vec![]), span)?
-    } else {
-        Value::Layout(r)
-    })
-}
-
-pub(super) fn coalesce(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let l = layout_of(p[0])?;
-    let (r, args) = match p.get(1) {
-        Some(prof) => {
-            let prof = int_tuple(prof, "a profile")?;
-            (cute_layout::coalesce_by(&l, &prof), vec![expr::int_tuple_value(&prof)])
-        }
-        None => (cute_layout::coalesce(&l), vec![]),
-    };
-    rewrap(f, p[0], r.map_err(lerr)?, Int::ZERO, ViewHow::algebra("coalesce", args), span)
-}
-
-pub(super) fn divide_or_product(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let a = layout_of(p[0])?;
-    let t = tiler_of(&p[1].value, p[1].span)?;
-    let r = match name {
-        "logical_divide" => cute_layout::logical_divide(&a, &t),
-        "zipped_divide" => cute_layout::zipped_divide(&a, &t),
-        "tiled_divide" => cute_layout::tiled_divide(&a, &t),
-        "flat_divide" => cute_layout::flat_divide(&a, &t),
-        "logical_product" => cute_layout::logical_product(&a, &t),
-        "zipped_product" => cute_layout::zipped_product(&a, &t),
-        "tiled_product" => cute_layout::tiled_product(&a, &t),
-        _ => cute_layout::flat_product(&a, &t),
-    }
-    .map_err(lerr)?;
-    rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra(name, vec![expr::tiler_to_value(&t)]), span)
-}
-
-pub(super) fn blocked_raked_product(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let (a, b) = (layout_of(p[0])?, layout_of(p[1])?);
-    let r = if name == "blocked_product" {
-        cute_layout::blocked_product(&a, &b)
-    } else {
-        cute_layout::raked_product(&a, &b)
-    }
-    .map_err(lerr)?;
-    Ok(Value::Layout(r))
-}
-
-pub(super) fn select(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler: the view gives the modes one by one (as the passes print them), while `expr` is
+/// given them as one list, which may be empty; the modes are read before the layout.
+pub(super) fn select(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
     let modes = modes_list(p[1])?;
-    let r = layout_of(p[0])?.select(&modes).map_err(lerr)?;
-    rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("select", index_values(&modes)), span)
+    let args = [read::layout(p[0])?, XValue::Tuple(index_values(&modes))];
+    apply_to(f, p[0], name, &args, Some(ViewHow::algebra(name, index_values(&modes))), span)
 }
 
+/// Own handler: `get` of a layout reports a bad mode by its whole path (`Layout::get`), where
+/// `expr`'s `get` walks values one index at a time with other errors.
 pub(super) fn get(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let lerr = |e| layout_err(e, span);
     let p = positional(&args);
@@ -201,16 +194,15 @@ pub(super) fn get(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<V
     rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("get", index_values(&path)), span)
 }
 
-pub(super) fn group_modes(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler only for the order of its diagnostics: `begin` and `end` are read before the layout.
+pub(super) fn group_modes(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
-    let (b, e) = (static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?);
-    let r = layout_of(p[0])?.group_modes(b, e).map_err(lerr)?;
-    rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("group_modes", index_values(&[b, e])), span)
+    let (b, e) = (read::begin(p[1])?, read::end(p[2])?);
+    algebra_on(f, p[0], name, &[read::layout(p[0])?, b, e], span)
 }
 
-pub(super) fn local_tile(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler: on a tensor, its tiles must cover it (checked before the algebra).
+pub(super) fn local_tile(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
     let l = layout_of(p[0])?;
     let t = tiler_of(&p[1].value, p[1].span)?;
@@ -220,12 +212,12 @@ pub(super) fn local_tile(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span)
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &t, span)?;
     }
-    let (r, off) = cute_layout::local_tile(&l, &t, &crd).map_err(lerr)?;
-    let how = ViewHow::algebra("local_tile", vec![expr::tiler_to_value(&t), expr::crd_value(&crd)]);
-    rewrap(f, p[0], r, off, how, span)
+    algebra_on(f, p[0], name, &[XValue::Layout(l), expr::tiler_to_value(&t), expr::crd_value(&crd)], span)
 }
 
-pub(super) fn local_partition(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
+/// Own handler: the thread index must be an integer (its own diagnostic), and on a tensor the
+/// threads' tiles must cover it (checked before the algebra).
+pub(super) fn local_partition(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let lerr = |e| layout_err(e, span);
     let p = positional(&args);
     let l = layout_of(p[0])?;
@@ -237,13 +229,12 @@ pub(super) fn local_partition(f: &mut Frame, _name: &str, args: Vec<Arg>, span: 
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &tiler, span)?;
     }
-    let (r, off) = cute_layout::local_partition(&l, &thr, idx).map_err(lerr)?;
-    let how = ViewHow::algebra("local_partition", vec![XValue::Layout(thr.clone()), XValue::Int(idx.clone())]);
-    rewrap(f, p[0], r, off, how, span)
+    algebra_on(f, p[0], name, &[XValue::Layout(l), XValue::Layout(thr), XValue::Int(idx.clone())], span)
 }
 
-pub(super) fn crd2idx(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler: the layout form (`crd2idx(coord, layout)`, no stride, no basis strides) and the
+/// default stride's error at the shape; the index itself is `expr`'s.
+pub(super) fn crd2idx(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
     let crd = int_tuple(p[0], "a coordinate")?;
     let (shape, stride) = match (&p[1].value, p.get(2)) {
@@ -269,66 +260,38 @@ pub(super) fn crd2idx(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -
             (shape, stride)
         }
     };
-    cute_layout::crd2idx(&crd, &shape, &stride).map(Value::Int).map_err(lerr)
+    let args = [&crd, &shape, &stride].map(expr::int_tuple_value);
+    apply(name, &args, span).map(from_expr)
 }
 
-pub(super) fn idx2crd(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let idx = int_tuple(p[0], "an index")?;
-    let shape = int_tuple(p[1], "a shape")?;
-    let r = match p.get(2) {
-        Some(d) => cute_layout::idx2crd_strided(&idx, &shape, &int_tuple(d, "a stride")?),
-        None => cute_layout::idx2crd(&idx, &shape),
-    };
-    Ok(Value::from_int_tuple(&r.map_err(lerr)?))
-}
-
-pub(super) fn take(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler: CuTe's take<B,E> is select<B, ..., E-1>, so on a tensor it is a `select` view
+/// (`expr`'s `take` is no view operation); `begin` and `end` are read before the layout.
+pub(super) fn take(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
     let (b, e) = (static_usize(p[1], "`begin`")?, static_usize(p[2], "`end`")?);
-    let r = layout_of(p[0])?.take(b, e).map_err(lerr)?;
-    // CuTe's take<B,E> is select<B, ..., E-1>: the same view op.
-    rewrap(f, p[0], r, Int::ZERO, ViewHow::algebra("select", index_values(&(b..e).collect::<Vec<_>>())), span)
+    let args = [read::layout(p[0])?, XValue::Int(Int::S(b as i64)), XValue::Int(Int::S(e as i64))];
+    let how = ViewHow::algebra("select", index_values(&(b..e).collect::<Vec<_>>()));
+    apply_to(f, p[0], name, &args, Some(how), span)
 }
 
-pub(super) fn dice(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler only for the order of its diagnostics: the coordinate is read before the shape or
+/// layout it dices.
+pub(super) fn dice(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
-    let crd = value_crd(&p[1].value, p[1].span)?;
-    match &p[0].value {
-        Value::Int(_) | Value::Tuple(_) => {
-            let t = int_tuple(p[0], "a shape")?;
-            Ok(Value::from_int_tuple(&cute_layout::dice_tuple(&crd, &t).map_err(lerr)?))
-        }
-        _ => cute_layout::dice(&crd, &layout_of(p[0])?).map(Value::Layout).map_err(lerr),
-    }
+    let crd = expr::crd_value(&value_crd(&p[1].value, p[1].span)?);
+    let x = match &p[0].value {
+        Value::Int(_) | Value::Tuple(_) => read::shape(p[0])?,
+        _ => read::layout(p[0])?,
+    };
+    algebra_on(f, p[0], name, &[x, crd], span)
 }
 
-pub(super) fn filter_zeros(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
+/// Own handler: on a tensor, the same memory seen through the filtered layout (CuTe's
+/// `filter_zeros(tensor)`: its broadcast modes read one element), a `make_view` of it.
+pub(super) fn filter_zeros(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     let p = positional(&args);
-    let r = cute_layout::filter_zeros(&layout_of(p[0])?).map_err(lerr)?;
-    // On a tensor, the same memory seen through the filtered layout (CuTe's
-    // `filter_zeros(tensor)`): its broadcast modes read one element.
+    let XValue::Layout(r) = apply(name, &[read::layout(p[0])?], span)? else {
+        unreachable!("expr's filter_zeros gives a layout")
+    };
     rewrap(f, p[0], r.clone(), Int::ZERO, ViewHow::algebra("make_view", vec![XValue::Layout(r)]), span)
-}
-
-pub(super) fn max_common(_f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let (a, b) = (layout_of(p[0])?, layout_of(p[1])?);
-    if name == "max_common_vector" {
-        cute_layout::max_common_vector(&a, &b).map(Value::Int).map_err(lerr)
-    } else {
-        cute_layout::max_common_layout(&a, &b).map(Value::Layout).map_err(lerr)
-    }
-}
-
-pub(super) fn recast_layout(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
-    let lerr = |e| layout_err(e, span);
-    let p = positional(&args);
-    let (new_bits, old_bits) = (type_bits(p[0])?, type_bits(p[1])?);
-    cute_layout::recast_layout(new_bits, old_bits, &layout_of(p[2])?).map(Value::Layout).map_err(lerr)
 }

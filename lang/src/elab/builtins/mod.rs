@@ -7,7 +7,9 @@
 //! Adding a builtin: one row in [`BUILTINS`] and its handler in the family's file (`layout.rs`,
 //! `tensor.rs`, `copy.rs`, `warp.rs`, `math.rs`, `print.rs`, or the feature files `mma.rs`,
 //! `swizzle.rs`, `copy_if.rs`, ... of `elab/`), and its row in docs/language.md §8 (the LSP's hover
-//! and completion read it there; a test checks the two agree).
+//! and completion read it there; a test checks the two agree). An operation of the layout algebra
+//! is one entry in `cute_layout::expr::OPERATIONS` (which the passes re-run) and here a row made by
+//! `algebra(name, usage, readers)`: no handler of its own.
 
 mod alloc;
 pub(crate) mod args;
@@ -23,6 +25,7 @@ use super::{Frame, R};
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::span::Span;
 use args::{arity, named};
+use layout::read;
 
 pub(crate) use alloc::{alloc, alloc_ty, alloc_with};
 pub use args::Arg;
@@ -63,6 +66,10 @@ pub(crate) type Handler = fn(&mut Frame, &str, Vec<Arg>, Span) -> R<Value>;
 pub(crate) enum Run {
     /// A handler of evaluated arguments, called by [`call`].
     Values(Handler),
+    /// An operation of `cute_layout::expr`'s table (`expr::OPERATIONS`) of the same name, nothing
+    /// more: its positional arguments read by these readers (their diagnostics), then the
+    /// operation, a view of a tensor where `expr` says it is one ([`layout::algebra`]).
+    Algebra(&'static [layout::Reader]),
     /// Dispatched by `Frame::call` before its arguments are evaluated: they are places (`bars[i]`,
     /// `sA[i, j]`) or a condition with its text (`assert`), not values.
     Places,
@@ -88,6 +95,12 @@ pub(crate) struct Builtin {
 
 const fn f(name: &'static str, usage: &'static str, run: Handler) -> Builtin {
     Builtin { name, usage, arity: None, named: None, allowed: Allowed::Anywhere, needs: None, run: Run::Values(run) }
+}
+
+const fn algebra(name: &'static str, usage: &'static str, readers: &'static [layout::Reader]) -> Builtin {
+    // One reader an argument; a row with optional trailing arguments says its arity.
+    let arity = Some((readers.len(), readers.len()));
+    Builtin { name, usage, arity, named: None, allowed: Allowed::Anywhere, needs: None, run: Run::Algebra(readers) }
 }
 
 const fn places(name: &'static str, usage: &'static str, needs: Option<Feature>) -> Builtin {
@@ -123,27 +136,27 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("depth", "depth(x)", layout::size_like).arity(1, 1),
     f("make_layout", "make_layout(shape, stride: stride)", layout::make_layout).arity(1, 1),
     f("make_ordered_layout", "make_ordered_layout(shape, order: order)", layout::make_ordered_layout).arity(1, 1),
-    f("make_layout_tv", "make_layout_tv(thr_layout, val_layout)", layout::make_layout_tv).arity(2, 2).no_named(),
+    algebra("make_layout_tv", "make_layout_tv(thr_layout, val_layout)", &[read::layout, read::layout]).no_named(),
     f("make_tensor", "make_tensor(tensor, layout)", tensor::make_tensor).arity(2, 2),
     f("composition", "composition(a, b)", layout::composition).arity(2, 2),
-    f("complement", "complement(layout, cotarget)", layout::complement).arity(1, 2),
-    f("right_inverse", "right_inverse(layout)", layout::inverse_or_flatten).arity(1, 1),
-    f("left_inverse", "left_inverse(layout)", layout::inverse_or_flatten).arity(1, 1),
-    f("coalesce", "coalesce(layout[, profile])", layout::coalesce).arity(1, 2),
-    f("filter", "filter(layout)", layout::inverse_or_flatten).arity(1, 1),
-    f("logical_divide", "logical_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("zipped_divide", "zipped_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("tiled_divide", "tiled_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("flat_divide", "flat_divide(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("logical_product", "logical_product(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("zipped_product", "zipped_product(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("tiled_product", "tiled_product(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("flat_product", "flat_product(x, tiler)", layout::divide_or_product).arity(2, 2),
-    f("blocked_product", "blocked_product(a, b)", layout::blocked_raked_product).arity(2, 2),
-    f("raked_product", "raked_product(a, b)", layout::blocked_raked_product).arity(2, 2),
+    algebra("complement", "complement(layout, cotarget)", &[read::layout, read::cotarget]).arity(1, 2),
+    algebra("right_inverse", "right_inverse(layout)", &[read::layout]),
+    algebra("left_inverse", "left_inverse(layout)", &[read::layout]),
+    algebra("coalesce", "coalesce(layout[, profile])", &[read::layout, read::profile]).arity(1, 2),
+    algebra("filter", "filter(layout)", &[read::layout]),
+    algebra("logical_divide", "logical_divide(x, tiler)", &[read::layout, read::tiler]),
+    algebra("zipped_divide", "zipped_divide(x, tiler)", &[read::layout, read::tiler]),
+    algebra("tiled_divide", "tiled_divide(x, tiler)", &[read::layout, read::tiler]),
+    algebra("flat_divide", "flat_divide(x, tiler)", &[read::layout, read::tiler]),
+    algebra("logical_product", "logical_product(x, tiler)", &[read::layout, read::tiler]),
+    algebra("zipped_product", "zipped_product(x, tiler)", &[read::layout, read::tiler]),
+    algebra("tiled_product", "tiled_product(x, tiler)", &[read::layout, read::tiler]),
+    algebra("flat_product", "flat_product(x, tiler)", &[read::layout, read::tiler]),
+    algebra("blocked_product", "blocked_product(a, b)", &[read::layout, read::layout]),
+    algebra("raked_product", "raked_product(a, b)", &[read::layout, read::layout]),
     f("select", "select(x, modes)", layout::select).arity(2, 2),
     f("group_modes", "group_modes(x, begin, end)", layout::group_modes).arity(3, 3),
-    f("flatten", "flatten(layout)", layout::inverse_or_flatten).arity(1, 1),
+    algebra("flatten", "flatten(layout)", &[read::layout]),
     f("get", "get(x, mode)", layout::get).arity(2, 2),
     f("local_tile", "local_tile(tensor, tiler, coord)", layout::local_tile).arity(3, 3),
     f("local_partition", "local_partition(tensor, thread_layout, thread_index)", layout::local_partition).arity(3, 3),
@@ -152,7 +165,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("sync_threads", "sync_threads()", warp::sync_threads).arity(0, 0).kernel(),
     f("min", "min(a, b)", math::min_max_call).arity(2, 2),
     f("max", "max(a, b)", math::min_max_call).arity(2, 2),
-    f("make_identity_tensor", "make_identity_tensor(shape)", layout::make_identity_tensor).arity(1, 1),
+    algebra("make_identity_tensor", "make_identity_tensor(shape)", &[read::shape]),
     f("where", "where(condition, a, b)", math::where_call).arity(3, 3),
     f("make_rmem_tensor", "make_rmem_tensor(shape, element_type)", tensor::make_rmem_tensor).arity(2, 2).kernel_after_args(),
     f("make_rmem_tensor_like", "make_rmem_tensor_like(tensor[, element_type])", tensor::make_rmem_tensor_like).arity(1, 2).kernel_after_args(),
@@ -210,13 +223,13 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("copy_if", "copy_if(tiled_copy, pred, src, dst)", |f, _, a, s| super::copy_if::copy_if(f, &a, s)).kernel_after_args(),
     f("elem_less", "elem_less(a, b)", |f, _, a, s| super::copy_if::elem_less(f, &a, s)),
     f("crd2idx", "crd2idx(coord, shape[, stride]) or crd2idx(coord, layout)", layout::crd2idx).arity(2, 3).no_named(),
-    f("idx2crd", "idx2crd(index, shape[, stride])", layout::idx2crd).arity(2, 3).no_named(),
+    algebra("idx2crd", "idx2crd(index, shape[, stride])", &[read::index, read::shape, read::stride]).arity(2, 3).no_named(),
     f("take", "take(x, begin, end)", layout::take).arity(3, 3),
     f("dice", "dice(x, coord)", layout::dice).arity(2, 2),
     f("filter_zeros", "filter_zeros(x)", layout::filter_zeros).arity(1, 1),
-    f("max_common_vector", "max_common_vector(a, b)", layout::max_common).arity(2, 2),
-    f("max_common_layout", "max_common_layout(a, b)", layout::max_common).arity(2, 2),
-    f("recast_layout", "recast_layout(new_type, old_type, layout)", layout::recast_layout).arity(3, 3),
+    algebra("max_common_vector", "max_common_vector(a, b)", &[read::layout, read::layout]),
+    algebra("max_common_layout", "max_common_layout(a, b)", &[read::layout, read::layout]),
+    algebra("recast_layout", "recast_layout(new_type, old_type, layout)", &[read::bits, read::bits, read::layout]),
     f("recast", "recast(T, tensor)", |f, n, a, s| super::recast::recast(f, n, &a, s)),
     f("recast_tensor", "recast_tensor(tensor, T)", |f, n, a, s| super::recast::recast(f, n, &a, s)),
     f("sizeof", "sizeof(T)", tensor::sizeof).arity(1, 1).no_named(),
@@ -264,7 +277,9 @@ pub(crate) fn builtin(name: &str) -> Option<&'static Builtin> {
 }
 
 pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Span) -> R<Value> {
-    let Some(Builtin { usage, arity: count, named: keys, allowed, run: Run::Values(run), .. }) = builtin(name) else {
+    let Some(Builtin { usage, arity: count, named: keys, allowed, run, .. }) =
+        builtin(name).filter(|b| !matches!(b.run, Run::Places))
+    else {
         return Err(not_found(f, name, name_span));
     };
     if let Some((min, max)) = count {
@@ -276,7 +291,11 @@ pub fn call(f: &mut Frame, name: &str, name_span: Span, args: Vec<Arg>, span: Sp
     if *allowed == Allowed::Kernel {
         f.need_kernel(&format!("`{name}`"), span)?;
     }
-    run(f, name, args, span)
+    match run {
+        Run::Values(run) => run(f, name, args, span),
+        Run::Algebra(readers) => layout::algebra(f, name, readers, args, span),
+        Run::Places => unreachable!("`Frame::call` dispatches the builtins of places"),
+    }
 }
 
 fn not_found(f: &Frame, name: &str, name_span: Span) -> Diagnostic {
@@ -431,6 +450,18 @@ mod tests {
             .filter(|m| !builtins.contains(&format!(".{m}(")) && !builtins.contains(&format!("`{m}`")))
             .collect();
         assert!(missing.is_empty(), "methods without a row in docs/language.md §8: {missing:?}");
+    }
+
+    /// The generic rows run `expr`'s operation of their name, with one reader an argument.
+    #[test]
+    fn algebra_rows_are_expr_operations() {
+        for b in BUILTINS {
+            if let Run::Algebra(readers) = b.run {
+                assert!(cute_layout::expr::operation(b.name).is_some(), "`{}` is no operation of expr", b.name);
+                let (min, max) = b.arity.expect("an algebra row has an arity");
+                assert!(min >= 1 && max == readers.len(), "`{}` reads {} arguments", b.name, readers.len());
+            }
+        }
     }
 
     #[test]
