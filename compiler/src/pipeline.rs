@@ -81,9 +81,9 @@ pub enum CompileError {
 
 /// The upstream passes from the lowered `gpu` form to NVVM/LLVM inside the gpu.module. `cse` runs
 /// first because our lowering writes each access's index arithmetic afresh (a thread's coordinate
-/// is divided out once per copy, constants are not shared): the conversions then walk 43% of the
-/// ops (samples/gemm_sm80.cute), and the PTX is the same. No `convert-vector-to-scf`: our passes
-/// make no vector transfers, and the pass cost a tenth of this pipeline to find none.
+/// is divided out once per copy, constants are not shared): the conversions then walk far fewer
+/// ops, and the PTX is the same (docs/pipeline.md, "Build time", has the figures). No
+/// `convert-vector-to-scf`: our passes make no vector transfers, so it could only cost time.
 fn llvm_pipeline(arch: Arch, libdevice: Option<&Path>) -> String {
     let link = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
     format!(

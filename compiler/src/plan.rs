@@ -13,7 +13,7 @@
 
 use cute_abi::manifest::{self as abi, Expr};
 use cute_lang::kir::{
-    Assert, CmpOp, FmtSeg, Host, HostCond, HostStep, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId,
+    Assert, FmtSeg, Host, HostCond, HostStep, Kernel, Launch, Param, ParamKind, PlanArg, Require, ValueId,
 };
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
@@ -164,23 +164,12 @@ pub fn require(r: &Require, vars: &HashMap<ValueId, usize>) -> Option<abi::Requi
 }
 
 /// The plan's comparison for the front end's.
-fn cmp(op: CmpOp) -> abi::CmpOp {
-    match op {
-        CmpOp::Eq => abi::CmpOp::Eq,
-        CmpOp::Ne => abi::CmpOp::Ne,
-        CmpOp::Lt => abi::CmpOp::Lt,
-        CmpOp::Le => abi::CmpOp::Le,
-        CmpOp::Gt => abi::CmpOp::Gt,
-        CmpOp::Ge => abi::CmpOp::Ge,
-    }
-}
-
 /// A host `assert` over run-time values: the runtime refuses a call where it does not hold,
 /// naming the message and the two sides' source text and values.
 pub fn assert(a: &Assert, vars: &HashMap<ValueId, usize>) -> Option<abi::Assert> {
     Some(abi::Assert {
         lhs: expr(&a.lhs, vars)?,
-        op: cmp(a.op),
+        op: a.op,
         rhs: expr(&a.rhs, vars)?,
         message: a.message.clone(),
         lhs_text: a.lhs_text.clone(),
@@ -191,7 +180,7 @@ pub fn assert(a: &Assert, vars: &HashMap<ValueId, usize>) -> Option<abi::Assert>
 /// A host `if` condition over the plan's integer expressions.
 pub fn cond(c: &HostCond, vars: &HashMap<ValueId, usize>) -> Option<abi::Cond> {
     Some(match c {
-        HostCond::Cmp { lhs, op, rhs } => abi::Cond::Cmp(cmp(*op), expr(lhs, vars)?, expr(rhs, vars)?),
+        HostCond::Cmp { lhs, op, rhs } => abi::Cond::Cmp(*op, expr(lhs, vars)?, expr(rhs, vars)?),
         HostCond::And(a, b) => abi::Cond::And(vec![cond(a, vars)?, cond(b, vars)?]),
         HostCond::Or(a, b) => abi::Cond::Or(vec![cond(a, vars)?, cond(b, vars)?]),
         HostCond::Not(a) => abi::Cond::Not(Box::new(cond(a, vars)?)),

@@ -205,41 +205,8 @@ pub enum BinaryOp {
     Max,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-impl CmpOp {
-    /// The `.cute` operator (also the plan's `assert` line syntax).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-        }
-    }
-
-    /// Whether `a op b` holds.
-    pub fn holds(self, a: i64, b: i64) -> bool {
-        match self {
-            CmpOp::Lt => a < b,
-            CmpOp::Le => a <= b,
-            CmpOp::Gt => a > b,
-            CmpOp::Ge => a >= b,
-            CmpOp::Eq => a == b,
-            CmpOp::Ne => a != b,
-        }
-    }
-}
+/// A comparison of integers: the manifest's (host `assert`s and conditions are written into it).
+pub use cute_abi::manifest::CmpOp;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inst {

@@ -607,7 +607,6 @@ fn plan_show(
     shape: Option<&[Vec<i64>]>,
     scalars: &[(String, i64)],
 ) -> Result<Outcome, RuntimeError> {
-    use cute_runtime::plan::{HostPlan, PlanArg};
     let Some(m) = Manifest::from_file(cubin)? else {
         println!("FAIL: {cubin} has no cutec manifest");
         return Ok(Outcome::Fail);
@@ -645,163 +644,189 @@ fn plan_show(
         for a in &h.asserts {
             println!("  assert {a}");
         }
-        use cute_runtime::HostStep;
-        if h.steps.iter().any(|st| matches!(st, HostStep::If { .. } | HostStep::For { .. })) {
-            // A plan that branches or loops: its steps, indented by depth (launches by number, below).
-            println!("  steps:");
-            let mut depth = 2;
-            for st in &h.steps {
-                if matches!(st, HostStep::Else { .. } | HostStep::EndIf | HostStep::EndFor { .. }) {
-                    depth -= 1;
-                }
-                let pad = "  ".repeat(depth);
-                match st {
-                    HostStep::Launch(li) => {
-                        println!("{pad}launch {li} ({})", h.launches.get(*li).map_or("?", |l| l.kernel.as_str()))
-                    }
-                    HostStep::Print(segs) => println!("{pad}print {segs:?}"),
-                    HostStep::If { cond, .. } => println!("{pad}if {cond}"),
-                    HostStep::Else { .. } => println!("{pad}else"),
-                    HostStep::EndIf => println!("{pad}endif"),
-                    HostStep::Assert(a) => println!("{pad}assert {a}"),
-                    HostStep::Require(r) => println!("{pad}require {} multiple of {} ({})", r.expr, r.divisor, r.what),
-                    HostStep::For { var, start, end, step, .. } => {
-                        println!("{pad}for ${var} in {start}..{end} step {step}")
-                    }
-                    HostStep::EndFor { .. } => println!("{pad}endfor"),
-                    HostStep::Break { .. } => println!("{pad}break"),
-                    HostStep::Continue { .. } => println!("{pad}continue"),
-                }
-                if matches!(st, HostStep::If { .. } | HostStep::Else { .. } | HostStep::For { .. }) {
-                    depth += 1;
-                }
-            }
-        } else {
-            for st in &h.steps {
-                if let HostStep::Print(segs) = st {
-                    println!("  print {segs:?}");
-                }
-            }
-        }
-        for (li, l) in h.launches.iter().enumerate() {
-            match m.kernel(&l.kernel) {
-                Some(k) => println!("  launch {li}: {k}"),
-                None => println!("  launch {li}: {} (not in the manifest)", l.kernel),
-            }
-            println!("    grid  {} | {} | {}", l.grid[0], l.grid[1], l.grid[2]);
-            println!("    block {} | {} | {}", l.block[0], l.block[1], l.block[2]);
-            match m.kernel(&l.kernel).map_or(0, |k| k.dynamic_smem_bytes) {
-                0 => println!("    smem  {}", l.smem),
-                need => println!("    smem  {} (the kernel needs at least {need} B)", l.smem),
-            }
-            if let Some(p) = l.stream {
-                println!("    stream {}", h.params.get(p).map_or("?", |p| p.name.as_str()));
-            }
-            let kparams = m.kernel(&l.kernel).map(|k| k.params.clone()).unwrap_or_default();
-            for (ai, a) in l.args.iter().enumerate() {
-                let pname = kparams.get(ai).map_or("?", |p| p.name.as_str());
-                match a {
-                    PlanArg::Tensor { host_param, offset, dyn_leaves } => {
-                        let hp = h.params.get(*host_param).map_or("?", |p| p.name.as_str());
-                        let d: Vec<String> = dyn_leaves.iter().map(ToString::to_string).collect();
-                        println!("    arg {pname} = {hp} + {offset} elements; dynamic entries: {}", d.join(" | "));
-                    }
-                    PlanArg::Scalar { ty, value } => println!("    arg {pname} = {ty} {value}"),
-                }
-            }
-        }
+        print_steps(h);
+        print_launch_records(&m, h);
         let Some(shape) = shape else { continue };
-        // Evaluate for row-major tensors of `shape` (fake, aligned pointers; nothing runs).
-        let plan = match HostPlan::new(&m, &h.name) {
-            Ok(p) => p,
-            Err(e) => {
-                println!("FAIL: {e}");
-                return Ok(Outcome::Fail);
-            }
-        };
-        let tensors = h.params.iter().filter(|p| matches!(p.kind, cute_runtime::ParamKind::Tensor(_))).count();
-        if shape.len() != 1 && shape.len() != tensors {
-            println!("FAIL: --shape gives {} shapes but `{}` has {tensors} tensor parameters (give one shape, or one per tensor)", shape.len(), h.name);
+        if let Outcome::Fail = evaluate_shown(&m, h, shape, scalars)? {
             return Ok(Outcome::Fail);
         }
-        let mut args = Vec::new();
-        let mut ti = 0;
-        for (i, p) in h.params.iter().enumerate() {
-            match &p.kind {
-                cute_runtime::ParamKind::Tensor(_) => {
-                    match cute_runtime::plan::synthetic_view(p, i, &shape[ti.min(shape.len() - 1)]) {
-                        Ok(v) => {
-                            ti += 1;
-                            println!("  call: {} = shape {:?} stride {:?}", p.name, v.shape, v.stride);
-                            args.push(Arg::tensor(v));
-                        }
-                        Err(e) => {
-                            println!("FAIL: {e}");
-                            return Ok(Outcome::Fail);
-                        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A plan's steps: indented by depth where it branches or loops (launches by number), else its prints.
+fn print_steps(h: &cute_runtime::HostSig) {
+    use cute_runtime::HostStep;
+    if h.steps.iter().any(|st| matches!(st, HostStep::If { .. } | HostStep::For { .. })) {
+        // A plan that branches or loops: its steps, indented by depth (launches by number, below).
+        println!("  steps:");
+        let mut depth = 2;
+        for st in &h.steps {
+            if matches!(st, HostStep::Else { .. } | HostStep::EndIf | HostStep::EndFor { .. }) {
+                depth -= 1;
+            }
+            let pad = "  ".repeat(depth);
+            match st {
+                HostStep::Launch(li) => {
+                    println!("{pad}launch {li} ({})", h.launches.get(*li).map_or("?", |l| l.kernel.as_str()))
+                }
+                HostStep::Print(segs) => println!("{pad}print {segs:?}"),
+                HostStep::If { cond, .. } => println!("{pad}if {cond}"),
+                HostStep::Else { .. } => println!("{pad}else"),
+                HostStep::EndIf => println!("{pad}endif"),
+                HostStep::Assert(a) => println!("{pad}assert {a}"),
+                HostStep::Require(r) => println!("{pad}require {} multiple of {} ({})", r.expr, r.divisor, r.what),
+                HostStep::For { var, start, end, step, .. } => {
+                    println!("{pad}for ${var} in {start}..{end} step {step}")
+                }
+                HostStep::EndFor { .. } => println!("{pad}endfor"),
+                HostStep::Break { .. } => println!("{pad}break"),
+                HostStep::Continue { .. } => println!("{pad}continue"),
+            }
+            if matches!(st, HostStep::If { .. } | HostStep::Else { .. } | HostStep::For { .. }) {
+                depth += 1;
+            }
+        }
+    } else {
+        for st in &h.steps {
+            if let HostStep::Print(segs) = st {
+                println!("  print {segs:?}");
+            }
+        }
+    }
+}
+
+/// Each launch record of a plan: the kernel, its grid, block, shared memory, stream and arguments.
+fn print_launch_records(m: &Manifest, h: &cute_runtime::HostSig) {
+    use cute_runtime::plan::PlanArg;
+    for (li, l) in h.launches.iter().enumerate() {
+        match m.kernel(&l.kernel) {
+            Some(k) => println!("  launch {li}: {k}"),
+            None => println!("  launch {li}: {} (not in the manifest)", l.kernel),
+        }
+        println!("    grid  {} | {} | {}", l.grid[0], l.grid[1], l.grid[2]);
+        println!("    block {} | {} | {}", l.block[0], l.block[1], l.block[2]);
+        match m.kernel(&l.kernel).map_or(0, |k| k.dynamic_smem_bytes) {
+            0 => println!("    smem  {}", l.smem),
+            need => println!("    smem  {} (the kernel needs at least {need} B)", l.smem),
+        }
+        if let Some(p) = l.stream {
+            println!("    stream {}", h.params.get(p).map_or("?", |p| p.name.as_str()));
+        }
+        let kparams = m.kernel(&l.kernel).map(|k| k.params.clone()).unwrap_or_default();
+        for (ai, a) in l.args.iter().enumerate() {
+            let pname = kparams.get(ai).map_or("?", |p| p.name.as_str());
+            match a {
+                PlanArg::Tensor { host_param, offset, dyn_leaves } => {
+                    let hp = h.params.get(*host_param).map_or("?", |p| p.name.as_str());
+                    let d: Vec<String> = dyn_leaves.iter().map(ToString::to_string).collect();
+                    println!("    arg {pname} = {hp} + {offset} elements; dynamic entries: {}", d.join(" | "));
+                }
+                PlanArg::Scalar { ty, value } => println!("    arg {pname} = {ty} {value}"),
+            }
+        }
+    }
+}
+
+/// Evaluates a host function's plan for row-major tensors of `shape` (fake, aligned pointers;
+/// nothing runs) and prints the launches it would make.
+fn evaluate_shown(
+    m: &Manifest,
+    h: &cute_runtime::HostSig,
+    shape: &[Vec<i64>],
+    scalars: &[(String, i64)],
+) -> Result<Outcome, RuntimeError> {
+    use cute_runtime::plan::HostPlan;
+    // Evaluate for row-major tensors of `shape` (fake, aligned pointers; nothing runs).
+    let plan = match HostPlan::new(m, &h.name) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("FAIL: {e}");
+            return Ok(Outcome::Fail);
+        }
+    };
+    let tensors = h.params.iter().filter(|p| matches!(p.kind, cute_runtime::ParamKind::Tensor(_))).count();
+    if shape.len() != 1 && shape.len() != tensors {
+        println!("FAIL: --shape gives {} shapes but `{}` has {tensors} tensor parameters (give one shape, or one per tensor)", shape.len(), h.name);
+        return Ok(Outcome::Fail);
+    }
+    let mut args = Vec::new();
+    let mut ti = 0;
+    for (i, p) in h.params.iter().enumerate() {
+        match &p.kind {
+            cute_runtime::ParamKind::Tensor(_) => {
+                match cute_runtime::plan::synthetic_view(p, i, &shape[ti.min(shape.len() - 1)]) {
+                    Ok(v) => {
+                        ti += 1;
+                        println!("  call: {} = shape {:?} stride {:?}", p.name, v.shape, v.stride);
+                        args.push(Arg::tensor(v));
+                    }
+                    Err(e) => {
+                        println!("FAIL: {e}");
+                        return Ok(Outcome::Fail);
                     }
                 }
-                cute_runtime::ParamKind::Scalar(d) => {
-                    let Some((_, v)) = scalars.iter().find(|(k, _)| *k == p.name) else {
-                        println!("FAIL: scalar parameter `{}` needs --scalar {}=VALUE", p.name, p.name);
-                        return Ok(Outcome::Fail);
-                    };
-                    println!("  call: {} = {v}", p.name);
-                    args.push(Arg::Scalar(*d, *v as u64));
+            }
+            cute_runtime::ParamKind::Scalar(d) => {
+                let Some((_, v)) = scalars.iter().find(|(k, _)| *k == p.name) else {
+                    println!("FAIL: scalar parameter `{}` needs --scalar {}=VALUE", p.name, p.name);
+                    return Ok(Outcome::Fail);
+                };
+                println!("  call: {} = {v}", p.name);
+                args.push(Arg::Scalar(*d, *v as u64));
+            }
+            // Nothing is launched: a fake handle per stream parameter.
+            cute_runtime::ParamKind::Stream => {
+                let fake = 0x5000 + i as u64;
+                println!("  call: {} = stream {fake:#x}", p.name);
+                args.push(Arg::Stream(fake));
+            }
+        }
+    }
+    match plan.evaluate(&args) {
+        Ok(launches) => {
+            for l in launches {
+                let c = l.config;
+                let on =
+                    l.stream.and_then(|p| h.params.get(p)).map_or(String::new(), |p| format!(" stream {}", p.name));
+                println!(
+                    "  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}{on}",
+                    l.index,
+                    l.kernel,
+                    c.grid.0,
+                    c.grid.1,
+                    c.grid.2,
+                    c.block.0,
+                    c.block.1,
+                    c.block.2,
+                    c.shared_mem_bytes
+                );
+                for (kp, hp, off, sh, st) in &l.views {
+                    println!("     {kp} = {hp} + {off}: shape {sh:?} stride {st:?}");
                 }
-                // Nothing is launched: a fake handle per stream parameter.
-                cute_runtime::ParamKind::Stream => {
-                    let fake = 0x5000 + i as u64;
-                    println!("  call: {} = stream {fake:#x}", p.name);
-                    args.push(Arg::Stream(fake));
+                let flat: Vec<String> = l.args.iter().map(|a| format!("{a:?}")).collect();
+                println!("     abi: ({})", flat.join(", "));
+                // The TMA tensor maps the launch would encode (`tma` lines), as the driver gets them.
+                for t in m.kernel(&l.kernel).map(|k| k.tmas.as_slice()).unwrap_or_default() {
+                    let k = m.kernel(&l.kernel).expect("the kernel has tma lines");
+                    match t.encoding(k, &l.args) {
+                        Ok(e) => println!(
+                            "     tensor map {}: {} dims {:?} strides {:?} B box {:?} swizzle {}",
+                            k.params[t.param].name,
+                            e.elem.name(),
+                            e.dims,
+                            e.strides,
+                            e.box_dims,
+                            if e.swizzle_bytes == 0 { "none".to_string() } else { format!("{}B", e.swizzle_bytes) }
+                        ),
+                        Err(e) => println!("     tensor map {}: REFUSED at launch: {e}", k.params[t.param].name),
+                    }
                 }
             }
         }
-        match plan.evaluate(&args) {
-            Ok(launches) => {
-                for l in launches {
-                    let c = l.config;
-                    let on =
-                        l.stream.and_then(|p| h.params.get(p)).map_or(String::new(), |p| format!(" stream {}", p.name));
-                    println!(
-                        "  => launch {}: {} grid ({}, {}, {}) block ({}, {}, {}) smem {}{on}",
-                        l.index,
-                        l.kernel,
-                        c.grid.0,
-                        c.grid.1,
-                        c.grid.2,
-                        c.block.0,
-                        c.block.1,
-                        c.block.2,
-                        c.shared_mem_bytes
-                    );
-                    for (kp, hp, off, sh, st) in &l.views {
-                        println!("     {kp} = {hp} + {off}: shape {sh:?} stride {st:?}");
-                    }
-                    let flat: Vec<String> = l.args.iter().map(|a| format!("{a:?}")).collect();
-                    println!("     abi: ({})", flat.join(", "));
-                    // The TMA tensor maps the launch would encode (`tma` lines), as the driver gets them.
-                    for t in m.kernel(&l.kernel).map(|k| k.tmas.as_slice()).unwrap_or_default() {
-                        let k = m.kernel(&l.kernel).expect("the kernel has tma lines");
-                        match t.encoding(k, &l.args) {
-                            Ok(e) => println!(
-                                "     tensor map {}: {} dims {:?} strides {:?} B box {:?} swizzle {}",
-                                k.params[t.param].name,
-                                e.elem.name(),
-                                e.dims,
-                                e.strides,
-                                e.box_dims,
-                                if e.swizzle_bytes == 0 { "none".to_string() } else { format!("{}B", e.swizzle_bytes) }
-                            ),
-                            Err(e) => println!("     tensor map {}: REFUSED at launch: {e}", k.params[t.param].name),
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                println!("REFUSED: {e}");
-                return Ok(Outcome::Fail);
-            }
+        Err(e) => {
+            println!("REFUSED: {e}");
+            return Ok(Outcome::Fail);
         }
     }
     Ok(Outcome::Pass)
