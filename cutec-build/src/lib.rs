@@ -30,6 +30,9 @@
 //! built from (a path fixed at compile time, for in-tree use). A missing
 //! `cutec` or a compile error fails the build with cutec's own diagnostics.
 
+// The doc example is a build script: its `fn main` is the point of showing it.
+#![allow(clippy::needless_doctest_main)]
+
 pub use cute_abi::Arch;
 use std::env;
 use std::fmt::Write as _;

@@ -574,7 +574,7 @@ impl Int {
         if let Some(ord) = self.known_cmp(o) {
             return pick(ord != Ordering::Greater);
         }
-        let pos = |x: &Int| x.as_static().map_or(true, |v| v > 0);
+        let pos = |x: &Int| x.as_static().is_none_or(|v| v > 0);
         if pos(self) && pos(o) {
             if self.divides(o) == Some(true) {
                 return pick(true);
@@ -719,6 +719,20 @@ impl fmt::Display for Int {
     }
 }
 
+/// The alignment (bytes, a power of two) of `base + offset` elements of `elem_bytes` each when `base`
+/// is `base_align`-aligned: the base's, unless the offset (a number, or its known divisibility)
+/// proves less. The front end types views with it and cute-verify checks their types with it.
+pub fn offset_alignment(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
+    let div = match offset.as_static() {
+        Some(v) => v,
+        None => offset.divisibility(),
+    };
+    match div.checked_mul(i64::from(elem_bytes)) {
+        Some(0) | None => base_align,
+        Some(bytes) => (1u32 << bytes.unsigned_abs().trailing_zeros().min(31)).min(base_align),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -788,19 +802,5 @@ mod tests {
         assert_eq!(big.eval(&|_| Some(9)), Some(9));
         let sub = big.subst(&mut |_, _| Ok(Int::S(5))).unwrap();
         assert_eq!(sub, Int::S(5));
-    }
-}
-
-/// The alignment (bytes, a power of two) of `base + offset` elements of `elem_bytes` each when `base`
-/// is `base_align`-aligned: the base's, unless the offset (a number, or its known divisibility)
-/// proves less. The front end types views with it and cute-verify checks their types with it.
-pub fn offset_alignment(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
-    let div = match offset.as_static() {
-        Some(v) => v,
-        None => offset.divisibility(),
-    };
-    match div.checked_mul(i64::from(elem_bytes)) {
-        Some(0) | None => base_align,
-        Some(bytes) => (1u32 << bytes.unsigned_abs().trailing_zeros().min(31)).min(base_align),
     }
 }

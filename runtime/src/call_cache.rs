@@ -113,12 +113,12 @@ impl CallCache {
     pub fn new(plan: &HostPlan) -> CallCache {
         let sig = plan.sig();
         let kernel_params = (0..sig.launches.len()).filter_map(|i| plan.kernel_sig(i)).flat_map(|k| k.params.iter());
-        let aligns = sig.params.iter().chain(kernel_params).filter_map(|p| match &p.kind {
+        let mut aligns = sig.params.iter().chain(kernel_params).filter_map(|p| match &p.kind {
             ParamKind::Tensor(t) => Some(u64::from(t.align)),
             ParamKind::Scalar(_) | ParamKind::Stream => None,
         });
         // Alignments are powers of two (the manifest reader refuses others): their lcm is their max.
-        let modulus = aligns.fold(Some(1u64), |m, a| m.filter(|_| a.is_power_of_two()).map(|m| m.max(a)));
+        let modulus = aligns.try_fold(1u64, |m, a| a.is_power_of_two().then(|| m.max(a)));
         CallCache { modulus, entries: Vec::new(), next: 0 }
     }
 

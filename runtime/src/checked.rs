@@ -265,7 +265,7 @@ pub(crate) fn check_tensor_ref(
             _ => {}
         }
     }
-    if view.ptr % u64::from(sig.align) != 0 {
+    if !view.ptr.is_multiple_of(u64::from(sig.align)) {
         return Err(err(format!(
             "misaligned pointer: {:#x} is not a multiple of {} bytes (the {role}'s `align: {}`)",
             view.ptr, sig.align, sig.align

@@ -111,7 +111,7 @@ pub(crate) mod tests {
         s[16..24].copy_from_slice(&(data.len() as u64).to_le_bytes());
         symtab.extend_from_slice(&s);
         f.extend_from_slice(&symtab);
-        while f.len() % 8 != 0 {
+        while !f.len().is_multiple_of(8) {
             f.push(0);
         }
         let shoff = f.len() as u64;

@@ -31,7 +31,7 @@ pub fn magic(d: i64) -> Option<(u32, u32)> {
     }
     let d = d as u64;
     let l = 64 - (d - 1).leading_zeros();
-    let m = ((1u64 << (31 + l)) + d - 1) / d;
+    let m = (1u64 << (31 + l)).div_ceil(d);
     Some((u32::try_from(m).ok()?, l))
 }
 

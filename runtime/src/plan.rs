@@ -99,6 +99,10 @@ fn float_kernel_arg(d: DType, bits: u64) -> KernelArg {
     }
 }
 
+/// A tensor view a launch passes, for display: (kernel parameter, host parameter, element offset,
+/// shape leaves, stride leaves).
+pub type ShownView = (String, String, i64, Vec<i64>, Vec<i64>);
+
 /// One evaluated launch (what [`HostPlan::evaluate`] returns).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlannedLaunch {
@@ -110,9 +114,8 @@ pub struct PlannedLaunch {
     pub config: LaunchConfig,
     /// The flat kernel-ABI arguments.
     pub args: Vec<KernelArg>,
-    /// The tensor views passed, for display: (kernel parameter, host parameter, element offset,
-    /// shape leaves, stride leaves).
-    pub views: Vec<(String, String, i64, Vec<i64>, Vec<i64>)>,
+    /// The tensor views passed, for display.
+    pub views: Vec<ShownView>,
     /// The host's `stream` parameter (index) the launch goes to; `None`: the call's stream.
     pub stream: Option<usize>,
 }

@@ -94,7 +94,7 @@ impl TmaEncode for TmaSig {
             }
         }
         let row_bytes = dims[0] * eb;
-        if self.store && row_bytes % 16 != 0 {
+        if self.store && !row_bytes.is_multiple_of(16) {
             return Err(what(&format!(
                 "its rows are {} elements = {row_bytes} bytes (mode {}); TMA stores write whole 16-byte chunks, so a store would write past the end of each row: the extent must be a multiple of {} elements",
                 dims[0],
@@ -104,7 +104,7 @@ impl TmaEncode for TmaSig {
         }
         let box_dims: Vec<u32> = self.order.iter().map(|&m| self.box_dims[m]).collect();
         let inner = u64::from(box_dims[0]) * eb;
-        if inner % 16 != 0 || (self.swizzle_bytes > 0 && inner > u64::from(self.swizzle_bytes)) {
+        if !inner.is_multiple_of(16) || (self.swizzle_bytes > 0 && inner > u64::from(self.swizzle_bytes)) {
             return Err(what(&format!("the box's inner extent is {inner} bytes; it must be a multiple of 16 bytes and at most the swizzle's {} bytes", self.swizzle_bytes)));
         }
         Ok(TmaEncoding { elem: self.elem, address, dims, strides, box_dims, swizzle_bytes: self.swizzle_bytes })

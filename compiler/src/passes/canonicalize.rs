@@ -159,13 +159,15 @@ fn canonical_layout(op: Op) -> Result<Op, Reported> {
         if let Entry::Static(1) = leaf.shape {
             continue;
         }
-        if let (Some(last), Leaf { shape: Entry::Static(s1), stride: Entry::Static(d1) }) = (out.last_mut(), &leaf) {
-            if let Leaf { shape: Entry::Static(s0), stride: Entry::Static(d0) } = last {
-                if s0.checked_mul(*d0) == Some(*d1) {
-                    if let Some(s) = s0.checked_mul(*s1) {
-                        *s0 = s;
-                        continue;
-                    }
+        if let (
+            Some(Leaf { shape: Entry::Static(s0), stride: Entry::Static(d0) }),
+            Leaf { shape: Entry::Static(s1), stride: Entry::Static(d1) },
+        ) = (out.last_mut(), &leaf)
+        {
+            if s0.checked_mul(*d0) == Some(*d1) {
+                if let Some(s) = s0.checked_mul(*s1) {
+                    *s0 = s;
+                    continue;
                 }
             }
         }

@@ -465,7 +465,7 @@ fn verify_launch_smem(op: Op) -> Result<(), Reported> {
         return Err(fail(op, &format!("`cute.launch_smem` needs a static layout, found {layout}")));
     }
     match ir::int_attr(op, "offset") {
-        Some(o) if o >= 0 && o as u64 % cute_layout::atom::smem::SMEM_ALIGN == 0 => {}
+        Some(o) if o >= 0 && (o as u64).is_multiple_of(cute_layout::atom::smem::SMEM_ALIGN) => {}
         Some(o) => {
             return Err(fail(
                 op,

@@ -97,7 +97,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Inst::Copy { src, dst, .. } => &[*src, *dst],
                 _ => &[],
             };
-            for id in accessed.to_vec() {
+            for &id in accessed {
                 self.commit_requires(id);
             }
         }

@@ -165,7 +165,7 @@ pub(crate) fn deduce(f: &Function, args: &[(&Value, Span)]) -> R<Bindings> {
     for tp in &f.type_params {
         let mut bound: Option<(Scalar, &Param, Span)> = None;
         for (p, (v, span)) in f.params.iter().zip(args) {
-            if p.is_const || !elem_name(&p.ty).is_some_and(|e| e.name == tp.name.name) {
+            if p.is_const || elem_name(&p.ty).is_none_or(|e| e.name != tp.name.name) {
                 continue;
             }
             let Value::Tensor(t) = v else { continue };

@@ -55,7 +55,7 @@ pub(super) fn apply(module: &mut Module) -> Vec<Diagnostic> {
             continue;
         }
         let threads: u32 = want.iter().product();
-        if threads % 128 != 0 {
+        if !threads.is_multiple_of(128) {
             diags.push(
                 Diagnostic::error(format!("kernel `{}` re-allocates registers per warpgroup, but its block of {threads} threads is not whole warpgroups", k.source_name), first.span, "not a multiple of 128 threads")
                     .with_secondary(used, "registers re-allocated here")

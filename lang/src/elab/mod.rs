@@ -180,8 +180,11 @@ struct Program<'f> {
     cluster_launches: HashMap<String, (Option<[u32; 3]>, Span)>,
 }
 
+/// A declared tensor type's element type, memory space, alignment and layout (if written).
+type DeclaredTensor = (Scalar, MemSpace, Option<u32>, Option<Layout>);
+
 /// A tensor type as a parameter declares it, with the dynamic entries still `?`.
-fn declared_tensor(ty: &TypeExpr) -> R<Option<(Scalar, MemSpace, Option<u32>, Option<Layout>)>> {
+fn declared_tensor(ty: &TypeExpr) -> R<Option<DeclaredTensor>> {
     Ok(crate::check::tensor_parts(ty)?
         .map(|(elem, space, align, layout)| (elem, space, align, layout.as_ref().map(to_layout))))
 }

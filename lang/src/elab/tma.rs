@@ -229,7 +229,7 @@ impl Frame<'_, '_> {
             }
         };
         let Origin::Kernel(gid) = g.origin else { unreachable!("kernel tensors have kernel origins") };
-        let is_param = self.kernel_params.iter().any(|&p| p == gid);
+        let is_param = self.kernel_params.contains(&gid);
         if !is_param || g.ty.space != MemSpace::Gmem {
             return Err(Diagnostic::error(format!("`{builtin}`: the {global} must be a global tensor parameter of the kernel itself (not a view or tile of one): the tensor map describes the whole tensor"), g_expr.span, "not a kernel tensor parameter")
                 .with_help(format!("pass the parameter and give the tile's coordinate as the {crd_arg} argument")));

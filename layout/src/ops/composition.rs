@@ -106,8 +106,7 @@ fn compose_leaf(flat: &[(Int, Int)], s: &Int, d: &Int) -> std::result::Result<La
         if new_shape.divides(&rest_s) == Some(true) {
             m = new_shape.clone();
             rest_s = rest_s.exact_div(&new_shape).ok_or("internal: exact division failed")?;
-        } else if rest_s.known_cmp(&new_shape).map_or(false, |o| o.is_le()) || rest_s.divides(&new_shape) == Some(true)
-        {
+        } else if rest_s.known_cmp(&new_shape).is_some_and(|o| o.is_le()) || rest_s.divides(&new_shape) == Some(true) {
             m = rest_s.clone();
             rest_s = Int::ONE;
         } else if new_shape.is_static() && rest_s.is_static() {

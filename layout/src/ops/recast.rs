@@ -18,7 +18,10 @@ fn shape_div(op: &str, a: i64, b: i64) -> Result<i64> {
     Ok(if a % b == 0 { a / b } else { (a * b).signum() })
 }
 
-fn map_leaves(l: &Layout, f: &dyn Fn(usize, &Int, &Int) -> Result<(Int, Int)>) -> Result<Layout> {
+/// A function of a leaf's index, shape and stride, giving its new shape and stride.
+type LeafMap<'a> = dyn Fn(usize, &Int, &Int) -> Result<(Int, Int)> + 'a;
+
+fn map_leaves(l: &Layout, f: &LeafMap<'_>) -> Result<Layout> {
     let (mut shapes, mut strides) = (Vec::new(), Vec::new());
     for (k, (s, d)) in l.leaves().into_iter().enumerate() {
         let (s, d) = f(k, &s, &d)?;

@@ -468,7 +468,7 @@ fn checked(o: &Opts) -> Result<Outcome, RuntimeError> {
         let s = m2.kernel("scale")?;
         let host: Vec<f32> = (0..32).map(|i| i as f32).collect();
         let sa = DeviceBuffer::from_host(&stream, &host)?;
-        let sb = DeviceBuffer::from_host(&stream, &vec![f32::from_bits(SENTINEL); 32])?;
+        let sb = DeviceBuffer::from_host(&stream, &[f32::from_bits(SENTINEL); 32])?;
         let scfg = LaunchConfig { grid: (1, 1, 1), block: (4, 8, 1), shared_mem_bytes: 0 };
         let r = s.launch_checked(
             &stream,
