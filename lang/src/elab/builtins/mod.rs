@@ -25,6 +25,7 @@ use super::{Frame, R};
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::span::Span;
 use args::{arity, named};
+use cute_abi::Feature;
 use layout::read;
 
 pub(crate) use alloc::{alloc, alloc_ty, alloc_with};
@@ -41,21 +42,6 @@ pub(crate) enum Allowed {
     Kernel,
     /// Kernels only, checked by the handler once it has read its arguments (their errors come first).
     KernelAfterArgs,
-}
-
-/// The target feature a builtin's instructions need (descriptive: the target check lives elsewhere).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Feature {
-    /// `cp.async` and `ldmatrix` (sm_80).
-    CpAsync,
-    /// `wgmma`, `setmaxnreg` and the async-proxy fence (sm_90).
-    Wgmma,
-    /// Transaction barriers (sm_90).
-    Mbarrier,
-    /// The Tensor Memory Accelerator (sm_90).
-    Tma,
-    /// Thread-block clusters and distributed shared memory (sm_90).
-    Clusters,
 }
 
 /// A builtin's handler: the name it was called by, the evaluated arguments, the call's span.
@@ -87,7 +73,9 @@ pub(crate) struct Builtin {
     /// The named arguments, checked right after the count; `None` where the handler reads them.
     pub named: Option<&'static [&'static str]>,
     pub allowed: Allowed,
-    /// Not read yet: the typed target's feature check (issue 29, item 2) is to use it.
+    /// The target feature its instructions need, for readers of the table (docs, the editor). The
+    /// check itself runs on the kernel IR, where the instructions are (`lang/src/target.rs`,
+    /// `kir::Inst::required_feature`), since a builtin's arguments decide some of them.
     #[allow(dead_code)]
     pub needs: Option<Feature>,
     pub run: Run,
@@ -125,7 +113,7 @@ impl Builtin {
     }
 }
 
-use Feature::{Clusters, CpAsync, Mbarrier, Tma, Wgmma};
+use Feature::{Clusters, MbarrierTx, Setmaxnreg, Tma, Wgmma};
 
 /// Every builtin function.
 #[rustfmt::skip]
@@ -211,8 +199,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("make_mma_atom", "make_mma_atom(ab_type, acc_type, (M, N, K))", |_, _, a, s| super::mma::make_mma_atom(&a, s)),
     f("make_tiled_mma", "make_tiled_mma(atom, atom_layout)", |_, _, a, s| super::mma::make_tiled_mma(&a, s)),
     f("gemm", "gemm(tiled_mma, d, a, b, c)", |f, _, a, s| super::mma::gemm(f, &a, s)).kernel_after_args(),
-    f("cp_async_commit_group", "cp_async_commit_group()", copy::async_copy_group).kernel_after_args().needs(CpAsync),
-    f("cp_async_wait_group", "cp_async_wait_group(n)", copy::async_copy_group).kernel_after_args().needs(CpAsync),
+    f("cp_async_commit_group", "cp_async_commit_group()", copy::async_copy_group).kernel_after_args(),
+    f("cp_async_wait_group", "cp_async_wait_group(n)", copy::async_copy_group).kernel_after_args(),
     f("make_tiled_copy_A", "make_tiled_copy_A(copy_atom, tiled_mma)", |_, n, a, s| super::mma::make_tiled_copy_ab(n, &a, s)),
     f("make_tiled_copy_B", "make_tiled_copy_B(copy_atom, tiled_mma)", |_, n, a, s| super::mma::make_tiled_copy_ab(n, &a, s)),
     f("make_tiled_copy_C", "make_tiled_copy_C(copy_atom, tiled_mma)", |_, _, a, s| super::mma::make_tiled_copy_c(&a, s)),
@@ -236,12 +224,12 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("warpgroup_fence", "warpgroup_fence()", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
     f("warpgroup_commit_group", "warpgroup_commit_group()", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
     f("warpgroup_wait_group", "warpgroup_wait_group(n)", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
-    f("fence_proxy_async", "fence_proxy_async()", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
-    places("mbarrier_init", "mbarrier_init(bars[i], count)", Some(Mbarrier)),
-    f("mbarrier_init_fence", "mbarrier_init_fence()", warp::warpgroup_sync).kernel_after_args().needs(Mbarrier),
-    places("mbarrier_arrive", "mbarrier_arrive(bars[i])", Some(Mbarrier)),
-    places("mbarrier_arrive_and_expect_tx", "mbarrier_arrive_and_expect_tx(bars[i], bytes)", Some(Mbarrier)),
-    places("mbarrier_wait", "mbarrier_wait(bars[i], phase)", Some(Mbarrier)),
+    f("fence_proxy_async", "fence_proxy_async()", warp::warpgroup_sync).kernel_after_args(),
+    places("mbarrier_init", "mbarrier_init(bars[i], count)", Some(MbarrierTx)),
+    f("mbarrier_init_fence", "mbarrier_init_fence()", warp::warpgroup_sync).kernel_after_args().needs(MbarrierTx),
+    places("mbarrier_arrive", "mbarrier_arrive(bars[i])", Some(MbarrierTx)),
+    places("mbarrier_arrive_and_expect_tx", "mbarrier_arrive_and_expect_tx(bars[i], bytes)", Some(MbarrierTx)),
+    places("mbarrier_wait", "mbarrier_wait(bars[i], phase)", Some(MbarrierTx)),
     places("tma_load", "tma_load(tma, dst, coord, bars[i])", Some(Tma)),
     places("tma_store", "tma_store(tma, src, coord)", Some(Tma)),
     places("tma_store_fence", "tma_store_fence()", Some(Tma)),
@@ -249,8 +237,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     places("tma_store_wait", "tma_store_wait(n)", Some(Tma)),
     places("cp_async_bulk_commit_group", "cp_async_bulk_commit_group()", Some(Tma)),
     places("cp_async_bulk_wait_group", "cp_async_bulk_wait_group(n, read: r)", Some(Tma)),
-    f("warpgroup_reg_alloc", "warpgroup_reg_alloc(registers)", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
-    f("warpgroup_reg_dealloc", "warpgroup_reg_dealloc(registers)", warp::warpgroup_sync).kernel_after_args().needs(Wgmma),
+    f("warpgroup_reg_alloc", "warpgroup_reg_alloc(registers)", warp::warpgroup_sync).kernel_after_args().needs(Setmaxnreg),
+    f("warpgroup_reg_dealloc", "warpgroup_reg_dealloc(registers)", warp::warpgroup_sync).kernel_after_args().needs(Setmaxnreg),
     f("barrier", "barrier(barrier_id: 1, number_of_threads: 256)", warp::named_barrier).kernel_after_args(),
     f("barrier_arrive", "barrier_arrive(barrier_id: 1, number_of_threads: 256)", warp::named_barrier).kernel_after_args(),
     places("cluster_idx", "let (cx, cy, cz) = cluster_idx();", Some(Clusters)),
