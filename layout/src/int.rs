@@ -24,6 +24,12 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+/// How many factors a dynamic product may have. Each product holds its factors, so the prefix
+/// products of `n` dynamic extents (a compact layout's strides) hold `n * n / 2` of them, and an
+/// operation that multiplies a value by itself doubles them; bounding a product bounds both. Real
+/// products have a few factors.
+pub const MAX_FACTORS: usize = 256;
+
 #[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Int {
     /// A static value.
@@ -364,6 +370,12 @@ impl Int {
                     return Err(Error::new(
                         "arithmetic",
                         format!("the product {self} * {o} of two basis elements is not an arithmetic tuple"),
+                    ));
+                }
+                if a.factors.len() + b.factors.len() > MAX_FACTORS {
+                    return Err(Error::new(
+                        "arithmetic",
+                        format!("a product of more than {MAX_FACTORS} run-time values is not supported"),
                     ));
                 }
                 let mut f: Vec<Atom> = a.factors.iter().chain(b.factors.iter()).cloned().collect();

@@ -255,11 +255,29 @@ enum Ast {
     Name(String),
 }
 
+/// How deep brackets, calls and composed layouts may nest before parsing is refused, as the
+/// `.cute` parser bounds its brackets (`cute_lang::parse::MAX_NESTING`). The parser, the evaluation
+/// and every operation on the result recurse once a level, so unbounded nesting (a type string in
+/// `cutec opt`, a line of `eval -`) would overflow the thread's stack. A level takes up to about
+/// 10 KiB of stack in a debug build, so the limit is lower than the `.cute` parser's 256: 64
+/// levels fit a spawned thread's 2 MiB; real layouts are a few levels deep.
+pub const MAX_NESTING: usize = 64;
+
+/// How many dynamic values (`?`) one input may hold. Every dynamic stride, cosize or offset is an
+/// expression over them (a compact layout's strides are the prefix products, a cosize the sum of
+/// every mode's span), so their count bounds the size and depth of the expressions the operations
+/// build and walk recursively; real layouts hold a handful.
+pub const MAX_DYNAMIC: usize = 1024;
+
 struct Parser {
     toks: Vec<(Tok, usize)>,
     pos: usize,
     names: HashMap<String, u32>,
     next_id: u32,
+    /// How many brackets, calls and composed layouts enclose the current position.
+    depth: usize,
+    /// How many `?`s have been read.
+    dynamic: usize,
 }
 
 impl Parser {
@@ -293,6 +311,17 @@ impl Parser {
             Err(self.err(&format!("expected '{c}'")))
         }
     }
+    /// Parses one level deeper (a bracket's contents, a call's arguments, a composed layout's
+    /// inner layout) with `f`, refusing to go past [`MAX_NESTING`]; `col` is where the level opens.
+    fn nested<T>(&mut self, col: usize, f: impl FnOnce(&mut Parser) -> Result<T>) -> Result<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(Error::new("parse", format!("nesting deeper than {MAX_NESTING} levels at column {col}")));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
     fn int(&mut self) -> Result<i64> {
         match self.peek() {
             Some(Tok::Int(v)) => {
@@ -305,6 +334,7 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Ast> {
+        let col = self.col();
         let t = self.term()?;
         if let Ast::Swizzle(..) = t {
             if self.peek() == Some(&Tok::Name("o".into())) {
@@ -314,7 +344,7 @@ impl Parser {
                     return Err(self.err("expected 'o' after the offset of a composed layout"));
                 }
                 self.pos += 1;
-                let inner = self.expr()?;
+                let inner = self.nested(col, Parser::expr)?;
                 return Ok(Ast::Composed(Box::new(t), Box::new(off), Box::new(inner)));
             }
         }
@@ -396,6 +426,13 @@ impl Parser {
             }
             Some(Tok::Sym('?')) => {
                 self.pos += 1;
+                self.dynamic += 1;
+                if self.dynamic > MAX_DYNAMIC {
+                    return Err(Error::new(
+                        "parse",
+                        format!("more than {MAX_DYNAMIC} dynamic values ('?') at column {col}"),
+                    ));
+                }
                 // `?n` names a value only when the name follows the `?` at
                 // once, so that `S<3,3,3> o ? o L` (a printed composed layout
                 // with a dynamic offset) reads the `o` as the operator.
@@ -435,7 +472,7 @@ impl Parser {
             }
             Some(Tok::Sym('(')) => {
                 self.pos += 1;
-                Ok(Ast::Tuple(self.list(')')?))
+                Ok(Ast::Tuple(self.nested(col, |p| p.list(')'))?))
             }
             Some(Tok::Str(s)) => {
                 self.pos += 1;
@@ -444,11 +481,11 @@ impl Parser {
             Some(Tok::Sym('[')) => {
                 // Python-style lists, as in cute.select(l, [0,1,3,2]).
                 self.pos += 1;
-                Ok(Ast::Tuple(self.list(']')?))
+                Ok(Ast::Tuple(self.nested(col, |p| p.list(']'))?))
             }
             Some(Tok::Sym('<')) => {
                 self.pos += 1;
-                Ok(Ast::Angle(self.list('>')?))
+                Ok(Ast::Angle(self.nested(col, |p| p.list('>'))?))
             }
             Some(Tok::Name(n)) => {
                 self.pos += 1;
@@ -467,7 +504,7 @@ impl Parser {
                 }
                 if self.peek() == Some(&Tok::Sym('(')) {
                     self.pos += 1;
-                    let args = self.args()?;
+                    let args = self.nested(col, Parser::args)?;
                     let name = n.strip_prefix("cute.").unwrap_or(&n).to_string();
                     return Ok(Ast::Call(name, args, col));
                 }
@@ -491,7 +528,7 @@ fn tok_text(t: &Tok) -> String {
 }
 
 fn parse(src: &str) -> Result<Ast> {
-    let mut p = Parser { toks: lex(src)?, pos: 0, names: HashMap::new(), next_id: 0 };
+    let mut p = Parser { toks: lex(src)?, pos: 0, names: HashMap::new(), next_id: 0, depth: 0, dynamic: 0 };
     let e = p.expr()?;
     if p.pos != p.toks.len() {
         return Err(p.err("unexpected input after the expression"));
@@ -989,6 +1026,7 @@ pub fn tiler_to_value(t: &Tiler) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::int::MAX_FACTORS;
 
     fn ev(s: &str) -> String {
         eval_str(s).map(|v| v.to_string()).unwrap_or_else(|e| format!("error: {e}"))
@@ -1090,6 +1128,91 @@ mod tests {
         assert!(ev("layout_tv_A((4,8):(8,1))").contains("must be an MMA atom or a tiled MMA"));
         assert!(ev("size(bf16)").contains("not a name"));
         assert!(ev("make_mma_atom(\"bf16").contains("unterminated string"));
+    }
+
+    /// `open` nested `n` times around `inner`, closed by `close`.
+    fn nest(open: &str, inner: &str, close: &str, n: usize) -> String {
+        format!("{}{inner}{}", open.repeat(n), close.repeat(n))
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_at_every_entry_point() {
+        let start = std::time::Instant::now();
+        let deep = nest("(", "4", ")", 100_000);
+        let limit = format!("nesting deeper than {MAX_NESTING} levels");
+        for err in [
+            eval_str(&deep).map(|_| ()),
+            Layout::from_str(&format!("{deep}:{deep}")).map(|_| ()),
+            IntTuple::from_str(&deep).map(|_| ()),
+            Tiler::from_str(&nest("<", "4:1", ">", 100_000)).map(|_| ()),
+            ComposedLayout::from_str(&format!("S<1,2,3> o 0 o {deep}:1")).map(|_| ()),
+            eval_str(&nest("[", "1", "]", 100_000)).map(|_| ()),
+            eval_str(&nest("size(", "4:1", ")", 100_000)).map(|_| ()),
+            eval_str(&format!("{}4:1", "S<1,2,3> o 0 o ".repeat(100_000))).map(|_| ()),
+            // The issue's case: a composition with a tiler nested 8,192 deep.
+            eval_str(&format!("composition(8:1, {})", nest("<", "2:1", ">", 8192))).map(|_| ()),
+        ] {
+            let err = err.unwrap_err();
+            assert!(err.to_string().contains(&limit), "{err}");
+        }
+        assert!(start.elapsed().as_secs() < 20, "deep inputs took {:?}", start.elapsed());
+    }
+
+    #[test]
+    fn nesting_up_to_the_limit_parses() {
+        let n = MAX_NESTING;
+        let shape = nest("(", "4", ")", n);
+        assert_eq!(Layout::from_str(&format!("{shape}:{}", nest("(", "1", ")", n))).unwrap().size().unwrap(), 4.into());
+        assert_eq!(IntTuple::from_str(&shape).unwrap().depth(), n);
+        assert!(Tiler::from_str(&nest("<", "4:1", ">", n)).is_ok());
+        let inner = format!("{}:{}", nest("(", "4", ")", n - 1), nest("(", "1", ")", n - 1));
+        assert!(ComposedLayout::from_str(&format!("S<1,2,3> o 0 o {inner}")).is_ok());
+        assert_eq!(ev(&nest("size(", "4:1", ")", n)), "4");
+        // A composed layout inside a composed layout is refused after parsing, one past the limit before.
+        let chain = |k: usize| ev(&format!("{}4:1", "S<1,2,3> o 0 o ".repeat(k)));
+        assert!(!chain(n).contains("nesting deeper"), "{}", chain(n));
+        assert!(chain(n + 1).contains("nesting deeper"), "{}", chain(n + 1));
+    }
+
+    #[test]
+    fn dynamic_values_are_bounded() {
+        let many = |n: usize| vec!["?"; n].join(",");
+        assert!(ev(&format!("size(({}))", many(MAX_DYNAMIC + 1))).contains("more than 1024 dynamic values"));
+        // A compact layout's strides are the prefix products of its extents.
+        assert!(ev(&format!("make_layout(({}))", many(MAX_FACTORS + 2))).contains("more than 256 run-time values"));
+        assert_eq!(ev(&format!("coalesce(make_layout(({})))", many(MAX_FACTORS))), "?:1");
+    }
+
+    /// 16 KB inputs of 2,000 modes (a layout, a tiler, their composition and divisions) take
+    /// linear work: milliseconds in a release build. The bound is loose, for a loaded machine
+    /// and a debug build; a quadratic path took seconds at this size.
+    #[test]
+    fn wide_inputs_are_fast() {
+        let n = 2000;
+        // Mostly 1s, 40 modes of 2, so that the size fits the index type.
+        let shape: Vec<i64> = (0..n).map(|i| if i % 50 == 0 { 2 } else { 1 }).collect();
+        let mut stride = Vec::new();
+        let mut acc = 1i64;
+        for s in &shape {
+            stride.push(acc);
+            acc *= s;
+        }
+        let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let l = format!("({}):({})", join(&shape), join(&stride));
+        let t = format!("<{}>", shape.iter().map(|s| format!("{s}:1")).collect::<Vec<_>>().join(","));
+        let start = std::time::Instant::now();
+        for e in [
+            format!("composition({l}, {l})"),
+            format!("composition({l}, {t})"),
+            format!("logical_divide({l}, {t})"),
+            format!("zipped_divide({l}, {t})"),
+            format!("coalesce({l})"),
+            format!("right_inverse({l})"),
+            format!("blocked_product({l}, 1:1)"),
+        ] {
+            assert!(!ev(&e).starts_with("error"), "{e}: {}", ev(&e));
+        }
+        assert!(start.elapsed().as_secs() < 10, "wide inputs took {:?}", start.elapsed());
     }
 
     #[test]
