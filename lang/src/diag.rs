@@ -42,12 +42,23 @@ impl Diagnostic {
 /// Renders diagnostics as plain text (`error: ...` then `┌─ file:line:col` and the source snippet).
 pub fn render(file_name: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = termcolor::NoColor::new(Vec::new());
-    emit(&mut out, file_name, source, diagnostics);
+    render_into(&mut out, file_name, source, diagnostics);
     String::from_utf8_lossy(&out.into_inner()).into_owned()
 }
 
 /// Writes diagnostics to a terminal-capable writer (colour where the writer supports it).
+///
+/// They are rendered into a buffer (with ANSI colours where the writer takes colour, as a
+/// terminal stream writes them) and written at once: codespan writes a few bytes at a time, and
+/// an unbuffered stderr made that one `write` per character of a long source line.
 pub fn emit(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &str, diagnostics: &[Diagnostic]) {
+    let mut buffer = if writer.supports_color() { termcolor::Buffer::ansi() } else { termcolor::Buffer::no_color() };
+    render_into(&mut buffer, file_name, source, diagnostics);
+    let _ = writer.write_all(buffer.as_slice());
+    let _ = writer.flush();
+}
+
+fn render_into(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &str, diagnostics: &[Diagnostic]) {
     let file = SimpleFile::new(file_name, source);
     let config = term::Config::default();
     for d in diagnostics {
@@ -167,6 +178,60 @@ mod tests {
         assert_eq!(did_you_mean("thread_id", ["thread_idx", "block_idx"]), Some("thread_idx"));
         assert_eq!(did_you_mean("zzz", ["thread_idx"]), None);
         assert_eq!(did_you_mean("f23", ["f32", "f16"]), Some("f32"));
+    }
+
+    /// A writer that counts its `write` calls, taking colour or not as a terminal stream would.
+    struct CountingWriter {
+        bytes: Vec<u8>,
+        writes: usize,
+        color: bool,
+    }
+
+    impl std::io::Write for CountingWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl termcolor::WriteColor for CountingWriter {
+        fn supports_color(&self) -> bool {
+            self.color
+        }
+        fn set_color(&mut self, spec: &termcolor::ColorSpec) -> std::io::Result<()> {
+            if self.color {
+                termcolor::Ansi::new(&mut *self).set_color(spec)?;
+            }
+            Ok(())
+        }
+        fn reset(&mut self) -> std::io::Result<()> {
+            if self.color {
+                termcolor::Ansi::new(&mut *self).reset()?;
+            }
+            Ok(())
+        }
+    }
+
+    /// An error on a 1 MB line is written with one `write`, the same bytes (and colours) as
+    /// rendering straight to the writer gives.
+    #[test]
+    fn emit_writes_once() {
+        let source = format!("let x = {};\n", "a".repeat(1 << 20));
+        let diags = [Diagnostic::error("unknown name", Span::new(8, 8 + (1 << 20)), "here").with_help("rename it")];
+        for color in [false, true] {
+            let mut direct = CountingWriter { bytes: Vec::new(), writes: 0, color };
+            render_into(&mut direct, "big.cute", &source, &diags);
+            let mut out = CountingWriter { bytes: Vec::new(), writes: 0, color };
+            emit(&mut out, "big.cute", &source, &diags);
+            assert_eq!(out.writes, 1, "color {color}");
+            assert!(direct.writes > 1000, "color {color}: {} writes", direct.writes);
+            assert_eq!(out.bytes, direct.bytes, "color {color}");
+            assert_eq!(color, out.bytes.contains(&0x1b), "color {color}");
+        }
     }
 
     #[test]
