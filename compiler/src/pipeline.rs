@@ -77,6 +77,8 @@ pub enum CompileError {
     Mlir(Vec<String>),
     Ptxas(ptxas::PtxasError),
     Internal(String),
+    /// A pass of ours panicked: a bug in the compiler, caught at the pass boundary.
+    PassPanic(passes::PassPanic),
 }
 
 /// The upstream passes from the lowered `gpu` form to NVVM/LLVM inside the gpu.module. `cse` runs
@@ -163,6 +165,18 @@ impl Session {
         CompileError::Mlir(d)
     }
 
+    /// The error of a pass manager run that failed: a pass's panic, else MLIR's diagnostics.
+    fn pass_failure(&self) -> CompileError {
+        match passes::take_panic() {
+            Some(panic) => {
+                // The panic's own diagnostic, which says the same.
+                self.take_diagnostics();
+                CompileError::PassPanic(panic)
+            }
+            None => self.mlir_error("a pass failed"),
+        }
+    }
+
     /// Parses textual IR (the `cute` dialect and upstream dialects) and verifies it.
     pub fn parse(&self, text: &str, name: &str) -> Result<Module<'_>, CompileError> {
         // Parse through the C API that takes a buffer name, so errors say `file:line:col`.
@@ -188,7 +202,7 @@ impl Session {
     /// Runs a list of passes: each entry is one of ours by name or an upstream pipeline element.
     /// The IR is verified after each pass, so an invalid rewrite is reported at the pass that made it.
     pub fn run_passes(&self, module: &mut Module, pipeline: &[String]) -> Result<(), CompileError> {
-        self.pass_manager(pipeline)?.run(module).map_err(|_| self.mlir_error("a pass failed"))
+        self.pass_manager(pipeline)?.run(module).map_err(|_| self.pass_failure())
     }
 
     /// Runs a list of passes without verifying the IR between them: where the IR is verified once
@@ -197,7 +211,7 @@ impl Session {
     pub fn run_passes_unverified(&self, module: &mut Module, pipeline: &[String]) -> Result<(), CompileError> {
         let pm = self.pass_manager(pipeline)?;
         pm.enable_verifier(false);
-        pm.run(module).map_err(|_| self.mlir_error("a pass failed"))
+        pm.run(module).map_err(|_| self.pass_failure())
     }
 
     /// Verifies the module (every op's invariants and verifier, dominance).
@@ -417,6 +431,26 @@ mod tests {
             Output::Text(t) => t,
             Output::Binary(_) => panic!("expected text"),
         }
+    }
+
+    /// A pass that panics fails the pass manager with the panic, naming the pass, instead of
+    /// aborting the process (a panic cannot unwind through MLIR's C++ frames).
+    #[test]
+    fn a_panicking_pass_is_an_internal_error() {
+        static ID: passes::PassId = passes::PassId(0);
+        let session = Session::new().unwrap();
+        let mut module = session.parse("module {}", "empty.mlir").unwrap();
+        let pm = PassManager::new(&session.context);
+        pm.add_pass(passes::external(&ID, "test-panic", "panics", |_| panic!("the test's panic")));
+        match pm.run(&mut module).map_err(|_| session.pass_failure()) {
+            Err(CompileError::PassPanic(p)) => {
+                assert_eq!((p.pass, p.message.as_str()), ("test-panic", "the test's panic"));
+            }
+            other => panic!("expected the pass's panic, got {:?}", other.err()),
+        }
+        // Nothing is left over for the next run.
+        assert!(session.take_diagnostics().is_empty() && passes::take_panic().is_none());
+        session.run_passes(&mut module, &[passes::canonicalize::NAME.to_string()]).unwrap();
     }
 
     /// Every sample's `--emit=cute` output re-parses, holds no foldable op once canonicalized, and

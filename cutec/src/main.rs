@@ -117,20 +117,53 @@ fn write_output(path: Option<&Path>, output: &Output) -> Result<(), String> {
     }
 }
 
-fn report(err: CompileError, file_name: &str, source: &str) -> String {
+/// Why `cutec` stops: the message for stderr (empty when already printed) and the exit status.
+struct Failure {
+    message: String,
+    status: u8,
+}
+
+/// The exit status of an internal compiler error, as a panic anywhere else in `cutec` gives.
+const INTERNAL_ERROR_STATUS: u8 = 101;
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure { message, status: 1 }
+    }
+}
+
+/// `source_file` names the `.cute` file being built, for the help on reproducing a pass's panic
+/// from its IR; `None` where the input is already IR (`cutec opt`).
+fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<&Path>) -> Failure {
     match err {
         CompileError::Source(diags) => {
             let mut stderr = stderr_stream();
             cute_lang::diag::emit(&mut stderr, file_name, source, &diags);
-            String::new()
+            String::new().into()
         }
-        CompileError::Mlir(lines) => lines.join("\n"),
-        CompileError::Ptxas(e) => format!("error: {e}"),
-        CompileError::Internal(m) => format!("error: {m}"),
+        CompileError::Mlir(lines) => lines.join("\n").into(),
+        CompileError::Ptxas(e) => format!("error: {e}").into(),
+        CompileError::Internal(m) => format!("error: {m}").into(),
+        CompileError::PassPanic(p) => {
+            let mut message = format!("error: internal compiler error in the pass `{}`: {}", p.pass, p.message);
+            if let Some(file) = source_file {
+                let ir = file.with_extension("mlir");
+                let passes = cute_compiler::pipeline::cute_passes();
+                let upto = passes.iter().position(|n| n == p.pass).map_or(0, |i| i + 1);
+                let opt: String = passes[..upto].iter().map(|n| format!(" --pass {n}")).collect();
+                message.push_str(&format!(
+                    "\n  help: to reproduce it on the IR: `cutec build --emit=cute {} -o {}`, then `cutec opt {}{opt}`",
+                    file.display(),
+                    ir.display(),
+                    ir.display()
+                ));
+            }
+            Failure { message, status: INTERNAL_ERROR_STATUS }
+        }
     }
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Build { file, output, emit, arch, ptxas, timings } => {
             let source = read_source(&file)?;
@@ -138,9 +171,12 @@ fn run(cli: Cli) -> Result<(), String> {
             let options = Options { arch, ptxas };
             let stage = emit;
             if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
-                return Err("error: `--emit=cubin` needs an output file\n  help: pass `-o FILE.cubin`".into());
+                return Err(
+                    String::from("error: `--emit=cubin` needs an output file\n  help: pass `-o FILE.cubin`").into()
+                );
             }
-            let compiled = compile(&source, &name, stage, &options).map_err(|e| report(e, &name, &source))?;
+            let compiled =
+                compile(&source, &name, stage, &options).map_err(|e| report(e, &name, &source, Some(&file)))?;
             // Compile-time `print` output goes to stderr, so stdout holds only the emitted stage.
             for line in &compiled.prints {
                 eprintln!("{line}");
@@ -148,7 +184,7 @@ fn run(cli: Cli) -> Result<(), String> {
             if timings {
                 eprint!("{}", compiled.timings.report());
             }
-            write_output(output.as_deref(), &compiled.output)
+            Ok(write_output(output.as_deref(), &compiled.output)?)
         }
         Command::Check { files } => {
             let mut failed = false;
@@ -170,7 +206,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 }
             }
             if failed {
-                Err(String::new())
+                Err(String::new().into())
             } else {
                 Ok(())
             }
@@ -183,15 +219,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 return Ok(());
             }
             let source = read_source(&file)?;
-            let session = Session::new().map_err(|e| report(e, "", ""))?;
+            let session = Session::new().map_err(|e| report(e, "", "", None))?;
             let name = file.display().to_string();
-            let mut module = session.parse(&source, &name).map_err(|e| report(e, &name, &source))?;
-            session.run_passes(&mut module, &passes).map_err(|e| report(e, &name, &source))?;
+            let mut module = session.parse(&source, &name).map_err(|e| report(e, &name, &source, None))?;
+            session.run_passes(&mut module, &passes).map_err(|e| report(e, &name, &source, None))?;
             use cute_compiler::pipeline::Module;
             let text = format!("{}\n", Module::as_operation(&module));
-            write_output(output.as_deref(), &Output::Text(text))
+            Ok(write_output(output.as_deref(), &Output::Text(text))?)
         }
-        Command::Lsp => cute_lsp::run_stdio().map_err(|e| format!("error: {e}")),
+        Command::Lsp => Ok(cute_lsp::run_stdio().map_err(|e| format!("error: {e}"))?),
         Command::Layout { args } => {
             let stdin = std::io::stdin();
             let mut input = stdin.lock();
@@ -199,7 +235,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let mut err = std::io::stderr().lock();
             match cute_layout::cli::run(&args, &mut input, &mut out, &mut err) {
                 0 => Ok(()),
-                _ => Err(String::new()),
+                _ => Err(String::new().into()),
             }
         }
     }
@@ -223,12 +259,12 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(message)) => {
+        Ok(Err(Failure { message, status })) => {
             if !message.is_empty() {
                 eprintln!("{message}");
             }
-            ExitCode::FAILURE
+            ExitCode::from(status)
         }
-        Err(_) => ExitCode::from(101),
+        Err(_) => ExitCode::from(INTERNAL_ERROR_STATUS),
     }
 }

@@ -22,8 +22,36 @@ use melior::pass::{create_external, ExternalPass, Pass};
 #[repr(align(8))]
 pub(crate) struct PassId(#[allow(dead_code)] pub u8);
 
+/// A panic caught in a pass: the pass's name and the panic's message.
+#[derive(Debug)]
+pub struct PassPanic {
+    pub pass: &'static str,
+    pub message: String,
+}
+
+thread_local! {
+    /// The panic the last pass run on this thread caught, for the pass manager's caller to report
+    /// (our passes anchor on `builtin.module`, so they run on the thread that runs the manager).
+    static CAUGHT: std::cell::RefCell<Option<PassPanic>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The panic a pass on this thread caught since the last call, if any.
+pub(crate) fn take_panic() -> Option<PassPanic> {
+    CAUGHT.with(|c| c.borrow_mut().take())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "a panic without a message".into(),
+    }
+}
+
 /// Wraps a pass body (run on the whole `builtin.module`) as an MLIR pass; a body that returns
-/// `Err` has reported its errors and makes the pass manager fail.
+/// `Err` has reported its errors and makes the pass manager fail. MLIR calls the body from C++,
+/// which a panic cannot unwind through (the process would abort): a panic fails the pass instead,
+/// with an error at the module and the panic kept for [`take_panic`].
 pub(crate) fn external(
     id: &'static PassId,
     name: &'static str,
@@ -32,8 +60,19 @@ pub(crate) fn external(
 ) -> Pass {
     create_external(
         move |op: melior::ir::OperationRef<'_, '_>, pass: ExternalPass<'_>| {
-            if crate::ir::memo::scope(|| run(op.to_raw())).is_err() {
-                pass.signal_failure();
+            let op = op.to_raw();
+            match std::panic::catch_unwind(|| crate::ir::memo::scope(|| run(op))) {
+                Ok(Ok(())) => {}
+                Ok(Err(Reported)) => pass.signal_failure(),
+                Err(payload) => {
+                    let message = panic_message(payload.as_ref());
+                    crate::ir::emit_error(
+                        crate::ir::location(op),
+                        &format!("internal compiler error in the pass `{name}`: {message}"),
+                    );
+                    CAUGHT.with(|c| *c.borrow_mut() = Some(PassPanic { pass: name, message }));
+                    pass.signal_failure();
+                }
             }
         },
         TypeId::create(id),

@@ -2,7 +2,7 @@
 //! compile time when the operands are known; and the typing of literals as run-time values.
 
 use super::value::{Origin, Value};
-use super::view::{check_rank, coord_err, crd_has_under};
+use super::view::{check_rank, coord_err, crd_has_under, element_offset};
 use super::{builtins, layout_err, Frame, Mode, R};
 use crate::ast::{BinOp, Expr, ExprKind, FnKind, Ident, UnOp};
 use crate::diag::{did_you_mean, Diagnostic};
@@ -101,8 +101,7 @@ impl Frame<'_, '_> {
                 if crd_has_under(&crd) {
                     return Ok(Value::Tensor(self.slice(&t, &crd, e.span)?));
                 }
-                cute_layout::slice_and_offset(&crd, &t.ty.layout)
-                    .map_err(|err| coord_err(err, &t.ty.layout, e.span))?;
+                element_offset(&crd, &t.ty.layout, e.span)?;
                 self.need_kernel("reading memory", e.span)?;
                 let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
                 let ty =
@@ -234,7 +233,22 @@ impl Frame<'_, '_> {
     /// A run-time operand of scalar type `ty` for a value.
     pub(crate) fn operand(&mut self, v: &Value, ty: Scalar, span: Span) -> R<Operand> {
         Ok(match v {
-            Value::Int(i) if ty == Scalar::I32 || i.is_static() => Operand::Int(i.clone()),
+            Value::Int(i) if ty == Scalar::I32 || i.is_static() => {
+                if let (Some(x), Some((lo, hi))) = (i.as_static(), ty.integer_range()) {
+                    // The lowering writes the constant as `x : ty`, which takes the type's bit
+                    // patterns (signed or unsigned); past those it is an error here, at the value.
+                    let bits = 8 * ty.size_bytes();
+                    if ty != Scalar::Bool && bits < 64 && !(-(1i64 << (bits - 1))..(1i64 << bits)).contains(&x) {
+                        return Err(Diagnostic::error(
+                            format!("{x} does not fit in `{}`", ty.name()),
+                            span,
+                            "out of range",
+                        )
+                        .with_help(format!("{} holds {lo} to {hi}", crate::diag::article(ty.name()))));
+                    }
+                }
+                Operand::Int(i.clone())
+            }
             Value::Scalar(s, id) if *s == ty => Operand::Value(*id),
             Value::Float(x) if ty.is_float() => Operand::Float(*x),
             Value::Bool(b) if ty == Scalar::Bool => Operand::Bool(*b),

@@ -4,7 +4,7 @@
 
 use super::flow::{Flow, Jump};
 use super::value::{Origin, TensorVal, Value};
-use super::view::{check_rank, coord_err, crd_has_under};
+use super::view::{check_rank, crd_has_under, element_offset};
 use super::{builtins, fragment_loops, Frame, Mode, R};
 use crate::ast::{Block, Expr, ExprKind, Ident, Pattern, Stmt};
 use crate::check::resolve_type;
@@ -320,7 +320,7 @@ impl Frame<'_, '_> {
             self.store_frag(&view, &ft, fid, span)
         } else {
             // Checked here for the error's span; cute-canonicalize maps the coordinate to the offset.
-            cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, target.span))?;
+            element_offset(&crd, &t.ty.layout, target.span)?;
             let v = self.coerce(v, t.ty.elem, value.span).map_err(|d| {
                 d.with_secondary(target.span, format!("expected `{}` because of this element", t.ty.elem.name()))
             })?;

@@ -46,8 +46,7 @@ impl Frame<'_, '_> {
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
         let crd = natural_coordinate(crd, &t.ty.layout.shape);
-        let (layout, offset) =
-            cute_layout::slice_and_offset(&crd, &t.ty.layout).map_err(|e| coord_err(e, &t.ty.layout, span))?;
+        let (layout, offset) = element_offset(&crd, &t.ty.layout, span)?;
         self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(&crd)]), span)
     }
 
@@ -187,4 +186,29 @@ pub(super) fn check_rank(crd: &cute_layout::Crd, layout: &Layout, span: Span) ->
 pub(super) fn coord_err(e: cute_layout::Error, layout: &Layout, span: Span) -> Diagnostic {
     Diagnostic::error(format!("this coordinate does not fit the tensor: {e}"), span, format!("layout {layout}"))
         .with_help("give one coordinate per mode (nested like the shape), or one linear index")
+}
+
+/// The element offset of a coordinate in a tensor's layout, and the layout of what it leaves free
+/// (`slice_and_offset`), refused where the kernel's 32-bit index arithmetic could not hold it: a
+/// static offset, or with a run-time coordinate a static stride, that does not fit in 32 bits
+/// (the lowering makes each an `i32` constant).
+pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<(Layout, Int)> {
+    let (sliced, offset) = cute_layout::slice_and_offset(crd, layout).map_err(|e| coord_err(e, layout, span))?;
+    let fits = |v: i64| (i64::from(i32::MIN)..=i64::from(u32::MAX)).contains(&v);
+    let too_large = match offset.as_static() {
+        Some(v) => (!fits(v)).then(|| format!("the element offset {v}")),
+        None => layout.leaves().into_iter().find_map(|(_, d)| match d {
+            Int::S(v) if !fits(v) => Some(format!("the stride {v}")),
+            _ => None,
+        }),
+    };
+    match too_large {
+        Some(what) => Err(Diagnostic::error(
+            format!("{what} is out of the 32-bit index range the kernel computes in"),
+            span,
+            format!("layout {layout}"),
+        )
+        .with_help("kernels index memory with 32-bit integers: keep offsets and strides below 2^31 elements, e.g. by indexing a tile of the tensor (`local_tile`)")),
+        None => Ok((sliced, offset)),
+    }
 }
