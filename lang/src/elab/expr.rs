@@ -235,10 +235,9 @@ impl Frame<'_, '_> {
         Ok(match v {
             Value::Int(i) if ty == Scalar::I32 || i.is_static() => {
                 if let (Some(x), Some((lo, hi))) = (i.as_static(), ty.integer_range()) {
-                    // The lowering writes the constant as `x : ty`, which takes the type's bit
-                    // patterns (signed or unsigned); past those it is an error here, at the value.
-                    let bits = 8 * ty.size_bytes();
-                    if ty != Scalar::Bool && bits < 64 && !(-(1i64 << (bits - 1))..(1i64 << bits)).contains(&x) {
+                    // A value outside the type's range would be written as another bit pattern
+                    // (2147483648 as an i32 is -2147483648): an error here, at the value.
+                    if ty != Scalar::Bool && !(lo..=hi).contains(&i128::from(x)) {
                         return Err(Diagnostic::error(
                             format!("{x} does not fit in `{}`", ty.name()),
                             span,

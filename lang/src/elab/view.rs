@@ -190,11 +190,11 @@ pub(super) fn coord_err(e: cute_layout::Error, layout: &Layout, span: Span) -> D
 
 /// The element offset of a coordinate in a tensor's layout, and the layout of what it leaves free
 /// (`slice_and_offset`), refused where the kernel's 32-bit index arithmetic could not hold it: a
-/// static offset, or with a run-time coordinate a static stride, that does not fit in 32 bits
-/// (the lowering makes each an `i32` constant).
+/// static offset, or with a run-time coordinate a static stride, outside the `i32` range (the
+/// lowering makes each an `i32` constant, and a larger one would wrap to another address).
 pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<(Layout, Int)> {
     let (sliced, offset) = cute_layout::slice_and_offset(crd, layout).map_err(|e| coord_err(e, layout, span))?;
-    let fits = |v: i64| (i64::from(i32::MIN)..=i64::from(u32::MAX)).contains(&v);
+    let fits = |v: i64| i32::try_from(v).is_ok();
     let too_large = match offset.as_static() {
         Some(v) => (!fits(v)).then(|| format!("the element offset {v}")),
         None => layout.leaves().into_iter().find_map(|(_, d)| match d {
