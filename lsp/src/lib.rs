@@ -11,12 +11,13 @@ mod docs;
 mod hover;
 mod line_index;
 mod server;
+mod transport;
 
 pub use server::DEBOUNCE;
 
 /// Runs the language server on stdin and stdout until the client shuts it down.
 pub fn run_stdio() -> Result<(), String> {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let (connection, writer) = transport::stdio();
     // The front end walks programs recursively: give it the stack `cutec` gives itself.
     let server = std::thread::Builder::new()
         .name("cutec-lsp".into())
@@ -24,5 +25,5 @@ pub fn run_stdio() -> Result<(), String> {
         .spawn(move || server::run(connection))
         .map_err(|e| format!("cannot start the server thread: {e}"))?;
     server.join().map_err(|_| "the server thread failed".to_string())??;
-    io_threads.join().map_err(|e| format!("stdio: {e}"))
+    writer.join().map_err(|_| "the stdout thread failed".to_string())
 }
