@@ -151,8 +151,8 @@ fn read_frame(input: &mut impl BufRead) -> Frame {
     }
 }
 
-/// The message in `body`, or the error reply to send for it (none for a bad response or notification
-/// that cannot be answered... except a parse error, answered with a null id as the specification says).
+/// The message in `body`, or the error reply to send for it: none for a response (the server sends
+/// no requests) or a notification that does not fit its method (a notification has no reply).
 fn decode(body: &[u8], ids: &Ids) -> Result<Message, Option<Value>> {
     let text = String::from_utf8_lossy(body);
     let value = serde_json::from_str::<Value>(&text)
@@ -247,17 +247,20 @@ fn write_all(mut output: impl Write, ids: &Ids, from_server: &Receiver<Message>,
                 Err(_) => break,
             }
         };
-        let body = value.to_string();
-        let written = write!(output, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| output.flush());
-        if written.is_err() {
+        if write_frame(&mut output, &value).is_err() {
             break; // The client went away.
         }
     }
     // Replies the reader queued before the server finished.
     for reply in error_replies.try_iter() {
-        let body = reply.to_string();
-        let _ = write!(output, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| output.flush());
+        let _ = write_frame(&mut output, &reply);
     }
+}
+
+fn write_frame(output: &mut impl Write, message: &Value) -> std::io::Result<()> {
+    let body = message.to_string();
+    write!(output, "Content-Length: {}\r\n\r\n{body}", body.len())?;
+    output.flush()
 }
 
 fn to_json(message: Message, ids: &Ids) -> Value {

@@ -16,6 +16,9 @@ const SEED: &str = include_str!("../../samples/elementwise_add.cute");
 /// How soon the server must answer a valid request after garbage, or while analysing.
 const PROMPT: Duration = Duration::from_millis(100);
 
+/// The id and error code a message is answered with; `None` for a message that gets no reply.
+type Reply = Option<(Value, i64)>;
+
 fn frame(body: &[u8]) -> Vec<u8> {
     let mut framed = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     framed.extend_from_slice(body);
@@ -62,7 +65,7 @@ fn protocol_garbage_is_answered_and_the_server_keeps_answering() {
     c.notification("textDocument/publishDiagnostics");
 
     // (garbage, the id and error code it is answered with, if any)
-    let cases: Vec<(&str, Vec<u8>, Option<(Value, i64)>)> = vec![
+    let cases: Vec<(&str, Vec<u8>, Reply)> = vec![
         ("bad JSON", frame(b"{\"jsonrpc\": \"2.0\", \"id\": "), Some((Value::Null, -32700))),
         ("a body not UTF-8", frame(b"\xff\xfe{\x80}"), Some((Value::Null, -32700))),
         ("a non-numeric Content-Length", b"Content-Length: lots\r\n\r\n".to_vec(), Some((Value::Null, -32700))),
