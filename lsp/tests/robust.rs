@@ -40,6 +40,18 @@ fn answered_promptly(c: &mut Client, id: Value, since: Instant, after: &str) {
     assert!(c.alive(), "the server exited after {after}");
 }
 
+/// A server, initialized, with [`SEED`] open and analysed at [`URI`].
+fn started_with_seed() -> Client {
+    let mut c = Client::start(SERVER, &[]);
+    c.initialize(json!({}));
+    c.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": URI, "languageId": "cute", "version": 1, "text": SEED } }),
+    );
+    c.notification("textDocument/publishDiagnostics");
+    c
+}
+
 #[test]
 fn bad_initialize_is_an_invalid_params_error_and_the_client_may_retry() {
     let mut c = Client::start(SERVER, &[]);
@@ -56,13 +68,7 @@ fn bad_initialize_is_an_invalid_params_error_and_the_client_may_retry() {
 
 #[test]
 fn protocol_garbage_is_answered_and_the_server_keeps_answering() {
-    let mut c = Client::start(SERVER, &[]);
-    c.initialize(json!({}));
-    c.notify(
-        "textDocument/didOpen",
-        json!({ "textDocument": { "uri": URI, "languageId": "cute", "version": 1, "text": SEED } }),
-    );
-    c.notification("textDocument/publishDiagnostics");
+    let mut c = started_with_seed();
 
     // (garbage, the id and error code it is answered with, if any)
     let cases: Vec<(&str, Vec<u8>, Reply)> = vec![
@@ -139,13 +145,7 @@ fn slow_program() -> String {
 
 #[test]
 fn a_slow_analysis_delays_no_answer_and_its_stale_result_is_dropped() {
-    let mut c = Client::start(SERVER, &[]);
-    c.initialize(json!({}));
-    c.notify(
-        "textDocument/didOpen",
-        json!({ "textDocument": { "uri": URI, "languageId": "cute", "version": 1, "text": SEED } }),
-    );
-    c.notification("textDocument/publishDiagnostics");
+    let mut c = started_with_seed();
     let change = |c: &mut Client, version: i32, text: &str| {
         c.notify(
             "textDocument/didChange",
