@@ -18,7 +18,8 @@ pub use server::DEBOUNCE;
 /// Runs the language server on stdin and stdout until the client shuts it down.
 pub fn run_stdio() -> Result<(), String> {
     let (connection, writer) = transport::stdio();
-    // The front end walks programs recursively: give it the stack `cutec` gives itself.
+    // Analyses run on threads of their own (server.rs); the answers walk their recursive results,
+    // so the loop keeps the stack `cutec` gives itself.
     let server = std::thread::Builder::new()
         .name("cutec-lsp".into())
         .stack_size(64 << 20)
