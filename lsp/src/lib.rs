@@ -11,18 +11,20 @@ mod docs;
 mod hover;
 mod line_index;
 mod server;
+mod transport;
 
 pub use server::DEBOUNCE;
 
 /// Runs the language server on stdin and stdout until the client shuts it down.
 pub fn run_stdio() -> Result<(), String> {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
-    // The front end walks programs recursively: give it the stack `cutec` gives itself.
+    let (connection, writer) = transport::stdio();
+    // Analyses run on threads of their own (server.rs); the answers walk their recursive results,
+    // so the loop keeps the stack `cutec` gives itself.
     let server = std::thread::Builder::new()
         .name("cutec-lsp".into())
         .stack_size(64 << 20)
         .spawn(move || server::run(connection))
         .map_err(|e| format!("cannot start the server thread: {e}"))?;
     server.join().map_err(|_| "the server thread failed".to_string())??;
-    io_threads.join().map_err(|e| format!("stdio: {e}"))
+    writer.join().map_err(|_| "the stdout thread failed".to_string())
 }

@@ -2,16 +2,21 @@
 //! answers to the editor's requests.
 //!
 //! Diagnostics are debounced: a change is analysed once no further change to that document has
-//! arrived for [`DEBOUNCE`], so a burst of keystrokes costs one run of the front end, and a
-//! request about a document with a change still waiting analyses it first (answers always match
-//! the text the editor shows). Opening a document analyses it at once. One thread does it all:
-//! the front end takes milliseconds on a 1,000-line file, far less than a keystroke's interval.
+//! arrived for [`DEBOUNCE`], so a burst of keystrokes costs one run of the front end. Opening a
+//! document analyses it at once.
+//!
+//! The front end runs on a thread of its own per analysis (at most one per document), never on
+//! the loop's: a file that takes long to elaborate must not freeze the answers to other messages.
+//! A request about a document whose analysis is not finished waits for it at most
+//! [`REQUEST_WAIT`] (answers match the text the editor shows whenever the front end is quick), then
+//! answers from the last finished analysis. A result for a text that has changed since is dropped
+//! and the newest text analysed instead.
 
 use crate::completion::complete;
 use crate::diagnostics::{to_lsp, Kind};
 use crate::hover::markdown;
 use crate::line_index::{Encoding, LineIndex};
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{Receiver, Sender};
 use cute_lang::ide::{analyze, Analysis, DefKind};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
@@ -21,32 +26,54 @@ use lsp_types::request::{Completion, DocumentSymbolRequest, GotoDefinition, Hove
 use lsp_types::*;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a document must stay unchanged before it is analysed.
 pub const DEBOUNCE: Duration = Duration::from_millis(15);
 
+/// How long a request waits for its document's analysis before answering from the previous one.
+const REQUEST_WAIT: Duration = Duration::from_millis(40);
+
 struct Document {
     version: i32,
     text: String,
-    lines: LineIndex,
-    /// The front end's results for `text`; `None` while a change waits for [`DEBOUNCE`].
-    analysis: Option<Outcome>,
+    lines: Arc<LineIndex>,
+    /// Which text this is: analyses of other generations are stale.
+    generation: u64,
+    /// The latest finished analysis, of `text` or of an earlier text.
+    analysed: Option<Analysed>,
     /// The latest analysis of a version that parsed, for completion while the text does not.
-    last_parsed: Option<Rc<Analysis>>,
-    /// When the waiting change is to be analysed.
+    last_parsed: Option<Arc<Analysis>>,
+    /// When the text is to be analysed; `None` once its analysis has started.
     due: Option<Instant>,
+    /// Whether an analysis of this document is running on its thread.
+    running: bool,
+}
+
+/// A finished analysis with the text it analysed (positions in answers refer to that text).
+struct Analysed {
+    generation: u64,
+    text: Arc<str>,
+    lines: Arc<LineIndex>,
+    outcome: Outcome,
 }
 
 /// An analysis, or the message of a panic in the front end (a bug, reported as a diagnostic so the
 /// server keeps running).
-type Outcome = Result<Rc<Analysis>, String>;
+type Outcome = Result<Arc<Analysis>, String>;
+
+/// What an analysis thread sends back: the document, the generation of the text it analysed, and
+/// the outcome.
+type Finished = (Uri, u64, Outcome);
 
 struct Server {
-    sender: crossbeam_channel::Sender<Message>,
+    sender: Sender<Message>,
     encoding: Encoding,
     documents: HashMap<Uri, Document>,
+    generations: u64,
+    finished_sender: Sender<Finished>,
+    finished: Receiver<Finished>,
 }
 
 pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -69,35 +96,34 @@ pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
 
 /// Runs the server on `connection` until the client shuts it down or goes away.
 pub fn run(connection: Connection) -> Result<(), String> {
-    let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
-    let params: InitializeParams =
-        serde_json::from_value(params).map_err(|e| format!("bad initialize parameters: {e}"))?;
-    // UTF-8 positions are what the front end counts in; UTF-16 is the protocol's default.
-    let offers_utf8 = params
-        .capabilities
-        .general
-        .and_then(|g| g.position_encodings)
-        .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
-    let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
-    let result = serde_json::json!({
-        "capabilities": capabilities(encoding),
-        "serverInfo": { "name": "cutec lsp", "version": env!("CARGO_PKG_VERSION") },
-    });
-    connection.initialize_finish(id, result).map_err(|e| e.to_string())?;
-    let mut server = Server { sender: connection.sender.clone(), encoding, documents: HashMap::new() };
+    let Some(encoding) = initialize(&connection) else { return Ok(()) };
+    let (finished_sender, finished) = crossbeam_channel::unbounded();
+    let mut server = Server {
+        sender: connection.sender.clone(),
+        encoding,
+        documents: HashMap::new(),
+        generations: 0,
+        finished_sender,
+        finished,
+    };
     loop {
-        let next_due = server.documents.values().filter_map(|d| d.due).min();
-        let received = match next_due {
-            Some(due) => connection.receiver.recv_timeout(due.saturating_duration_since(Instant::now())),
-            None => connection.receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        let message = match received {
-            Ok(message) => message,
-            Err(RecvTimeoutError::Timeout) => {
+        let next_due = server.documents.values().filter(|d| !d.running).filter_map(|d| d.due).min();
+        let timeout = next_due.map_or(Duration::from_secs(3600), |due| due.saturating_duration_since(Instant::now()));
+        let message = crossbeam_channel::select! {
+            recv(connection.receiver) -> message => match message {
+                Ok(message) => message,
+                Err(_) => return Ok(()),
+            },
+            recv(server.finished) -> finished => {
+                if let Ok(finished) = finished {
+                    server.install(finished);
+                }
+                continue;
+            },
+            default(timeout) => {
                 server.analyze_due();
                 continue;
-            }
-            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            },
         };
         match message {
             Message::Request(request) => {
@@ -113,8 +139,50 @@ pub fn run(connection: Connection) -> Result<(), String> {
     }
 }
 
+/// Answers requests until a valid `initialize` (the handshake); `None` if the client goes away first.
+/// A bad `initialize` is answered with an invalid-params error, and the client may try again.
+fn initialize(connection: &Connection) -> Option<Encoding> {
+    loop {
+        let request = match connection.receiver.recv().ok()? {
+            Message::Request(request) => request,
+            Message::Notification(n) if n.method == "exit" => return None,
+            _ => continue,
+        };
+        if request.method != "initialize" {
+            let message = "the server is not initialized yet".to_string();
+            let _ = connection
+                .sender
+                .send(Response::new_err(request.id, ErrorCode::ServerNotInitialized as i32, message).into());
+            continue;
+        }
+        let params = match serde_json::from_value::<InitializeParams>(request.params) {
+            Ok(params) => params,
+            Err(e) => {
+                let message = format!("bad initialize parameters: {e}");
+                let _ = connection
+                    .sender
+                    .send(Response::new_err(request.id, ErrorCode::InvalidParams as i32, message).into());
+                continue;
+            }
+        };
+        // UTF-8 positions are what the front end counts in; UTF-16 is the protocol's default.
+        let offers_utf8 = params
+            .capabilities
+            .general
+            .and_then(|g| g.position_encodings)
+            .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
+        let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+        let result = serde_json::json!({
+            "capabilities": capabilities(encoding),
+            "serverInfo": { "name": "cutec lsp", "version": env!("CARGO_PKG_VERSION") },
+        });
+        let _ = connection.sender.send(Response::new_ok(request.id, result).into());
+        return Some(encoding);
+    }
+}
+
 fn analyze_guarded(text: &str) -> Outcome {
-    catch_unwind(AssertUnwindSafe(|| analyze(text))).map(Rc::new).map_err(|panic| {
+    catch_unwind(AssertUnwindSafe(|| analyze(text))).map(Arc::new).map_err(|panic| {
         let message =
             panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         message.unwrap_or_else(|| "the front end panicked".into())
@@ -132,8 +200,7 @@ impl Server {
             DidOpenTextDocument::METHOD => {
                 if let Ok(p) = n.extract::<DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD) {
                     let doc = p.text_document;
-                    self.set_text(doc.uri.clone(), doc.version, doc.text, None);
-                    self.analyze(&doc.uri);
+                    self.set_text(doc.uri, doc.version, doc.text, Instant::now());
                 }
             }
             DidChangeTextDocument::METHOD => {
@@ -144,7 +211,7 @@ impl Server {
                             p.text_document.uri,
                             p.text_document.version,
                             change.text,
-                            Some(Instant::now() + DEBOUNCE),
+                            Instant::now() + DEBOUNCE,
                         );
                     }
                 }
@@ -159,39 +226,68 @@ impl Server {
         }
     }
 
-    fn set_text(&mut self, uri: Uri, version: i32, text: String, due: Option<Instant>) {
-        let lines = LineIndex::new(&text, self.encoding);
-        let last_parsed = self.documents.remove(&uri).and_then(|d| d.last_parsed);
-        self.documents.insert(uri, Document { version, text, lines, analysis: None, last_parsed, due });
+    fn set_text(&mut self, uri: Uri, version: i32, text: String, due: Instant) {
+        let lines = Arc::new(LineIndex::new(&text, self.encoding));
+        self.generations += 1;
+        let generation = self.generations;
+        let (analysed, last_parsed, running) = match self.documents.remove(&uri) {
+            Some(d) => (d.analysed, d.last_parsed, d.running),
+            None => (None, None, false),
+        };
+        let doc = Document { version, text, lines, generation, analysed, last_parsed, due: Some(due), running };
+        self.documents.insert(uri, doc);
     }
 
     fn analyze_due(&mut self) {
         let now = Instant::now();
-        let due: Vec<Uri> =
-            self.documents.iter().filter(|(_, d)| d.due.is_some_and(|t| t <= now)).map(|(u, _)| u.clone()).collect();
+        let due: Vec<Uri> = self
+            .documents
+            .iter()
+            .filter(|(_, d)| !d.running && d.due.is_some_and(|t| t <= now))
+            .map(|(u, _)| u.clone())
+            .collect();
         for uri in due {
-            self.analyze(&uri);
+            self.start(&uri);
         }
     }
 
-    /// Runs the front end on the document's text unless that is done, and publishes its diagnostics.
-    fn analyze(&mut self, uri: &Uri) {
+    /// Starts analysing the document's text on a thread of its own, unless one of its analyses
+    /// runs (the text is then analysed when that one finishes).
+    fn start(&mut self, uri: &Uri) {
         let Some(doc) = self.documents.get_mut(uri) else { return };
-        if doc.analysis.is_some() {
+        if doc.running || doc.due.is_none() {
             return;
         }
-        let outcome = analyze_guarded(&doc.text);
-        doc.due = None;
+        let (text, generation, uri, finished) =
+            (doc.text.clone(), doc.generation, uri.clone(), self.finished_sender.clone());
+        // The front end walks programs recursively: give it the stack `cutec` gives itself.
+        let spawned =
+            std::thread::Builder::new().name("cutec-lsp-analysis".into()).stack_size(64 << 20).spawn(move || {
+                let _ = finished.send((uri, generation, analyze_guarded(&text)));
+            });
+        if spawned.is_ok() {
+            doc.running = true;
+            doc.due = None;
+        }
+    }
+
+    /// Takes a finished analysis: the document's if its text has not changed since (and publishes
+    /// its diagnostics), dropped otherwise.
+    fn install(&mut self, (uri, generation, outcome): Finished) {
+        let Some(doc) = self.documents.get_mut(&uri) else { return };
+        doc.running = false;
+        if generation != doc.generation {
+            return; // Stale: the newer text is due and the loop starts it.
+        }
         if let Ok(a) = &outcome {
             if a.parsed() {
                 doc.last_parsed = Some(a.clone());
             }
         }
-        doc.analysis = Some(outcome.clone());
         let diagnostics = match &outcome {
             Ok(a) => {
-                let errors = a.errors.iter().map(|d| to_lsp(d, Kind::Error, uri, &doc.text, &doc.lines));
-                errors.chain(a.warnings.iter().map(|d| to_lsp(d, Kind::Unused, uri, &doc.text, &doc.lines))).collect()
+                let errors = a.errors.iter().map(|d| to_lsp(d, Kind::Error, &uri, &doc.text, &doc.lines));
+                errors.chain(a.warnings.iter().map(|d| to_lsp(d, Kind::Unused, &uri, &doc.text, &doc.lines))).collect()
             }
             Err(panic) => vec![lsp_types::Diagnostic {
                 severity: Some(DiagnosticSeverity::ERROR),
@@ -200,8 +296,26 @@ impl Server {
                 ..Default::default()
             }],
         };
+        let text: Arc<str> = doc.text.as_str().into();
+        let lines = doc.lines.clone();
+        doc.analysed = Some(Analysed { generation, text, lines, outcome });
         let version = doc.version;
-        self.publish(uri.clone(), diagnostics, Some(version));
+        self.publish(uri, diagnostics, Some(version));
+    }
+
+    /// Waits at most [`REQUEST_WAIT`] for the analysis of the document's current text, taking
+    /// whatever other analyses finish meanwhile.
+    fn analyze(&mut self, uri: &Uri) {
+        self.start(uri);
+        let deadline = Instant::now() + REQUEST_WAIT;
+        while self.documents.get(uri).is_some_and(|d| d.analysed.as_ref().is_none_or(|a| a.generation != d.generation))
+        {
+            match self.finished.recv_deadline(deadline) {
+                Ok(finished) => self.install(finished),
+                Err(_) => return,
+            }
+            self.start(uri);
+        }
     }
 
     fn publish(&self, uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
@@ -209,11 +323,11 @@ impl Server {
         self.send(Notification::new(PublishDiagnostics::METHOD.into(), params));
     }
 
-    /// The document, analysed, with the byte offset of `position` in it.
-    fn at(&mut self, uri: &Uri, position: Position) -> Option<(&Document, usize)> {
+    /// The document's latest analysis, with the byte offset of `position` in the text it analysed.
+    fn at(&mut self, uri: &Uri, position: Position) -> Option<(&Analysed, usize)> {
         self.analyze(uri);
-        let doc = self.documents.get(uri)?;
-        Some((doc, doc.lines.offset(&doc.text, position)))
+        let analysed = self.documents.get(uri)?.analysed.as_ref()?;
+        Some((analysed, analysed.lines.offset(&analysed.text, position)))
     }
 
     fn request(&mut self, request: Request) {
@@ -257,35 +371,31 @@ impl Server {
         }
     }
 
-    fn analysis(doc: &Document) -> Option<&Analysis> {
-        doc.analysis.as_ref()?.as_ref().ok().map(|a| &**a)
-    }
-
     fn hover(&mut self, uri: &Uri, position: Position) -> Option<Hover> {
-        let (doc, offset) = self.at(uri, position)?;
-        let hover = Self::analysis(doc)?.hover(offset)?;
+        let (done, offset) = self.at(uri, position)?;
+        let hover = done.outcome.as_ref().ok()?.hover(offset)?;
         Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,
                 value: markdown(&hover.subject),
             }),
-            range: Some(doc.lines.range(&doc.text, hover.span.start, hover.span.end)),
+            range: Some(done.lines.range(&done.text, hover.span.start, hover.span.end)),
         })
     }
 
     fn definition(&mut self, uri: &Uri, position: Position) -> Option<GotoDefinitionResponse> {
-        let (doc, offset) = self.at(uri, position)?;
-        let def = Self::analysis(doc)?.definition(offset)?;
+        let (done, offset) = self.at(uri, position)?;
+        let def = done.outcome.as_ref().ok()?.definition(offset)?;
         Some(GotoDefinitionResponse::Scalar(Location::new(
             uri.clone(),
-            doc.lines.range(&doc.text, def.span.start, def.span.end),
+            done.lines.range(&done.text, def.span.start, def.span.end),
         )))
     }
 
     fn symbols(&mut self, uri: &Uri) -> Option<DocumentSymbolResponse> {
         self.analyze(uri);
-        let doc = self.documents.get(uri)?;
-        let items = Self::analysis(doc)?.items();
+        let done = self.documents.get(uri)?.analysed.as_ref()?;
+        let items = done.outcome.as_ref().ok()?.items();
         #[allow(deprecated)] // `deprecated` is a required field, superseded by `tags`.
         let symbols = items
             .into_iter()
@@ -295,8 +405,8 @@ impl Server {
                 kind: if d.kind == DefKind::Const { SymbolKind::CONSTANT } else { SymbolKind::FUNCTION },
                 tags: None,
                 deprecated: None,
-                range: doc.lines.range(&doc.text, d.extent.start, d.extent.end),
-                selection_range: doc.lines.range(&doc.text, d.span.start, d.span.end),
+                range: done.lines.range(&done.text, d.extent.start, d.extent.end),
+                selection_range: done.lines.range(&done.text, d.span.start, d.span.end),
                 children: None,
             })
             .collect();
@@ -304,8 +414,13 @@ impl Server {
     }
 
     fn completion(&mut self, uri: &Uri, position: Position) -> Option<CompletionResponse> {
-        let (doc, offset) = self.at(uri, position)?;
-        let current = Self::analysis(doc).filter(|a| a.parsed());
+        self.analyze(uri);
+        let doc = self.documents.get(uri)?;
+        let offset = doc.lines.offset(&doc.text, position);
+        // Only an analysis of the text shown tells what the cursor is in; an older one still
+        // knows the names.
+        let done = doc.analysed.as_ref().filter(|a| a.generation == doc.generation);
+        let current = done.and_then(|a| a.outcome.as_ref().ok()).map(|a| &**a).filter(|a| a.parsed());
         let names = current.or(doc.last_parsed.as_deref());
         Some(CompletionResponse::Array(complete(&doc.text, offset, names, current.is_some())))
     }

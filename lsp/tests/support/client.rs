@@ -68,7 +68,24 @@ impl Client {
         Client { child, stdin, incoming, pending: VecDeque::new(), next_id: 1, transcript: Vec::new() }
     }
 
-    fn send(&mut self, message: Value) {
+    /// Sends `bytes` as they are: a message framed by hand, or protocol garbage.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).expect("write to the server");
+        self.stdin.flush().expect("flush to the server");
+        self.transcript.push(("-->", Value::String(String::from_utf8_lossy(bytes).into_owned())));
+    }
+
+    /// Waits for the response whose id is `id` and returns it with when it arrived.
+    pub fn response(&mut self, id: &Value) -> (Instant, Value) {
+        self.receive(&format!("response {id}"), |m| m.get("id") == Some(id) && m.get("method").is_none())
+    }
+
+    /// Whether the server process is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().expect("the server's status").is_none()
+    }
+
+    pub fn send(&mut self, message: Value) {
         let body = message.to_string();
         write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write to the server");
         self.stdin.flush().expect("flush to the server");
@@ -147,6 +164,14 @@ impl Client {
             out.push_str("\n\n");
         }
         out
+    }
+}
+
+impl Drop for Client {
+    /// A test that fails leaves no server running (one may be analysing a slow file).
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
