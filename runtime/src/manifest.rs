@@ -279,6 +279,12 @@ mod tests {
         assert_eq!(Manifest::from_cubin(b"// ptx text").unwrap(), None);
         let other = crate::elf::tests::tiny_elf("something_else", b"x");
         assert_eq!(Manifest::from_cubin(&other).unwrap(), None);
+        // One NUL terminator is no part of the text; a second NUL byte is a damaged manifest.
+        let terminated = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{TEXT}\0").as_bytes());
+        assert_eq!(Manifest::from_cubin(&terminated).unwrap().unwrap().text, TEXT);
+        let twice = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{TEXT}\0\0").as_bytes());
+        let e = Manifest::from_cubin(&twice).unwrap_err().to_string();
+        assert!(e.ends_with(&format!("a NUL byte at byte {}: the manifest is damaged", TEXT.len())), "{e}");
     }
 
     #[test]
