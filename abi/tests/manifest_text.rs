@@ -30,3 +30,16 @@ fn every_sample_manifest_reads_and_writes_back_the_same_text() {
         assert_eq!(Manifest { text: String::new(), ..again }, Manifest { text: String::new(), ..m }, "{name}");
     }
 }
+
+#[test]
+fn a_nul_byte_is_a_damaged_manifest() {
+    let (_, text) = SAMPLES[1];
+    let at = text.find("\nkernel").unwrap() + 1;
+    let damaged = format!("{}\0{}", &text[..at], &text[at..]);
+    let line = text[..at].lines().count() + 1;
+    let e = Manifest::parse(&damaged).unwrap_err();
+    assert_eq!(e.line, line);
+    assert_eq!(e.message, format!("a NUL byte at byte {at}: the manifest is damaged"));
+    // Even as its last byte: a reader of the embedded symbol strips the one terminator first.
+    assert!(Manifest::parse(&format!("{text}\0")).is_err());
+}

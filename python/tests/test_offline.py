@@ -75,6 +75,22 @@ def test_manifest_absent_and_unreadable(tmp_path):
         cutec.manifest(42)
 
 
+def test_a_nul_byte_is_a_damaged_manifest(cubin, ew):
+    # One rule in Rust, C and Python: the manifest is the symbol's bytes (less one terminator);
+    # any other NUL byte is a damaged manifest, refused with the same message as from C.
+    with open(cubin("elementwise_add"), "rb") as f:
+        data = bytearray(f.read())
+    at = ew.text.index("\n") + 1
+    data[data.index(b"cutec-manifest ") + at] = 0
+    message = f"cutec manifest line 2: a NUL byte at byte {at}: the manifest is damaged"
+    with pytest.raises(cutec.Error) as e:
+        cutec.manifest(bytes(data))
+    assert e.value.status == "CUTE_ERROR_INVALID_IMAGE" and message in str(e.value)
+    with pytest.raises(cutec.Error) as e:
+        cutec.parse_manifest(ew.text[:at] + "\0" + ew.text[at + 1 :])
+    assert message in str(e.value)
+
+
 def test_unknown_names_are_not_found(ew):
     with pytest.raises(cutec.NotFound) as e:
         ew.host("nope")

@@ -135,7 +135,9 @@ int cute_module_load_file(const cute_device* device, const char* path, cute_modu
 int cute_module_load_data(const cute_device* device, const void* data, size_t len, cute_module** out);
 void cute_module_release(cute_module* module);
 const char* cute_module_manifest(const cute_module* module); /* NULL when the image has none */
-int cute_manifest_read_file(const char* path, char** out);  /* host only, no GPU; *out NULL if none */
+/* Host only, no GPU. *out NULL: a cubin (ELF) without a manifest. An unreadable file is
+   CUTE_ERROR_IO; an empty or non-ELF file or a damaged manifest CUTE_ERROR_INVALID_IMAGE. */
+int cute_manifest_read_file(const char* path, char** out);
 void cute_string_free(char* s);
 int cute_module_kernel(const cute_module* module, const char* name, cute_kernel** out);
 void cute_kernel_release(cute_kernel* kernel);

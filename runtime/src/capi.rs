@@ -521,14 +521,18 @@ pub unsafe extern "C" fn cute_module_manifest(module: *const cute_module) -> *co
 
 /// Reads the manifest of a cubin file on the host (no GPU needed). On
 /// success `*out` is a string to free with `cute_string_free`, or NULL when
-/// the file has no manifest.
+/// the file is a cubin (ELF) without a manifest. A file that cannot be read is
+/// `CUTE_ERROR_IO`; an empty or non-ELF file, a malformed ELF or a damaged
+/// manifest (one with a NUL byte before its end, among others) is
+/// `CUTE_ERROR_INVALID_IMAGE`, with the reason in `cute_last_error()`.
 #[no_mangle]
 pub unsafe extern "C" fn cute_manifest_read_file(path: *const c_char, out: *mut *mut c_char) -> c_int {
     guard(|| {
         let out = unsafe { out_ptr(out, "out") }?;
         *out = std::ptr::null_mut();
         let path = unsafe { c_str(path, "path") }?;
-        if let Some(m) = Manifest::from_file(path)? {
+        if let Some(m) = Manifest::from_cubin_file(path)? {
+            // The reader refuses a manifest with a NUL byte, so this cannot fail.
             *out = CString::new(m.text).map_err(|_| invalid("manifest contains NUL"))?.into_raw();
         }
         Ok(())

@@ -19,6 +19,13 @@ pub fn is_elf(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\x7fELF")
 }
 
+/// The first bytes of `bytes` in hex (`7f 45 4c 46 ...`), for messages about an image of an
+/// unknown kind.
+pub(crate) fn leading_bytes(bytes: &[u8]) -> String {
+    let head: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    head.join(" ")
+}
+
 /// The initializer bytes of the symbol `name` (an object with a size, in a
 /// section with file contents), or `None` when the file has no such symbol.
 pub fn symbol_bytes<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>> {

@@ -94,6 +94,10 @@ impl From<cute_abi::manifest::Manifest> for Manifest {
     }
 }
 
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })
+}
+
 impl Manifest {
     /// Parses manifest text ([`cute_abi::manifest::Manifest::parse`]).
     pub fn parse(text: &str) -> Result<Manifest> {
@@ -102,8 +106,14 @@ impl Manifest {
             .map_err(|e| RuntimeError::InvalidImage(e.to_string()))
     }
 
-    /// Reads the manifest embedded in a cubin's bytes; `Ok(None)` when the
-    /// image has none (not an ELF, or not built by a manifest-writing cutec).
+    /// Reads the manifest embedded in an image's bytes; `Ok(None)` when the
+    /// image has none: not an ELF (PTX text, a fatbin or other bytes, which
+    /// [`crate::Module`] loads or refuses on its own), or a cubin not built by a
+    /// manifest-writing cutec. A malformed ELF or a damaged manifest is an error.
+    ///
+    /// The manifest text is the symbol's bytes less one trailing NUL terminator,
+    /// if it has one; any other NUL byte is a damaged manifest
+    /// ([`Manifest::parse`] refuses it), so Rust, Python and C read the same text.
     pub fn from_cubin(bytes: &[u8]) -> Result<Option<Manifest>> {
         if !elf::is_elf(bytes) {
             return Ok(None);
@@ -115,11 +125,29 @@ impl Manifest {
         Manifest::parse(text).map(Some)
     }
 
-    /// Reads the manifest of the cubin file `path`.
+    /// Reads the manifest of the image file `path` ([`Manifest::from_cubin`]: `Ok(None)` for a
+    /// file that is not an ELF).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Option<Manifest>> {
+        Manifest::from_cubin(&read(path.as_ref())?)
+    }
+
+    /// Reads the manifest of the cubin file `path`, which must be a cubin: an empty or non-ELF
+    /// file is an error (`RuntimeError::InvalidImage`), unlike [`Manifest::from_file`], so a
+    /// caller that gets only `None` back (the C ABI) cannot take a wrong file for a cubin without
+    /// a manifest. `Ok(None)`: an ELF cubin with no manifest.
+    pub fn from_cubin_file(path: impl AsRef<Path>) -> Result<Option<Manifest>> {
         let path = path.as_ref();
-        let bytes =
-            std::fs::read(path).map_err(|e| RuntimeError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let bytes = read(path)?;
+        if !elf::is_elf(&bytes) {
+            let found = match bytes.is_empty() {
+                true => "it is empty".to_string(),
+                false => format!("it starts with {}", elf::leading_bytes(&bytes)),
+            };
+            return Err(RuntimeError::InvalidImage(format!(
+                "{} is not a cubin (an ELF file, starting with 7f 45 4c 46): {found}",
+                path.display()
+            )));
+        }
         Manifest::from_cubin(&bytes)
     }
 
@@ -251,6 +279,12 @@ mod tests {
         assert_eq!(Manifest::from_cubin(b"// ptx text").unwrap(), None);
         let other = crate::elf::tests::tiny_elf("something_else", b"x");
         assert_eq!(Manifest::from_cubin(&other).unwrap(), None);
+        // One NUL terminator is no part of the text; a second NUL byte is a damaged manifest.
+        let terminated = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{TEXT}\0").as_bytes());
+        assert_eq!(Manifest::from_cubin(&terminated).unwrap().unwrap().text, TEXT);
+        let twice = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{TEXT}\0\0").as_bytes());
+        let e = Manifest::from_cubin(&twice).unwrap_err().to_string();
+        assert!(e.ends_with(&format!("a NUL byte at byte {}: the manifest is damaged", TEXT.len())), "{e}");
     }
 
     #[test]

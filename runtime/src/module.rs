@@ -82,12 +82,11 @@ pub fn classify_image(bytes: &[u8]) -> Result<ImageKind> {
     if text.contains(".version") && text.contains(".target") {
         return Ok(ImageKind::Ptx);
     }
-    let magic: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
     Err(RuntimeError::InvalidImage(format!(
         "expected a cubin (ELF, starts with 7f 45 4c 46), a fatbin or PTX text; \
          the image ({} bytes) starts with {}",
         bytes.len(),
-        magic.join(" ")
+        crate::elf::leading_bytes(bytes)
     )))
 }
 

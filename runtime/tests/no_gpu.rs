@@ -168,3 +168,26 @@ fn cli_exit_codes() {
         assert!(text.contains("SKIP"), "{text}");
     }
 }
+
+#[test]
+fn plan_and_manifest_read_a_cubin_without_a_gpu() {
+    let cubin = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/vector_add.sm_90.elf");
+    // HOST is optional: without it, every host function's plan (this cubin has none).
+    let (code, text) = run_cli(&["plan", cubin]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(text, format!("(no host functions in {cubin})\n"));
+    let (code, text) = run_cli(&["plan", cubin, "nope"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.starts_with("FAIL: no host function `nope`"), "{text}");
+    for bad in [&["plan", cubin, "h", "extra"][..], &["plan", cubin, "--shape", "8"], &["plan"]] {
+        let (code, text) = run_cli(bad);
+        assert_eq!(code, 2, "{bad:?}: {text}");
+    }
+    // A file that is not a cubin is said to be one, not a cubin without a manifest.
+    let ptx = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/vector_add.ptx");
+    for cmd in ["plan", "manifest"] {
+        let (code, text) = run_cli(&[cmd, ptx]);
+        assert_eq!(code, 1, "{text}");
+        assert!(text.starts_with(&format!("FAIL: invalid kernel image: {ptx} is not a cubin")), "{text}");
+    }
+}

@@ -128,8 +128,14 @@ struct Reader {
 }
 
 impl Manifest {
-    /// Parses manifest text.
+    /// Parses manifest text. A NUL byte anywhere in it marks a damaged manifest (the writer
+    /// never emits one, and a C reader would see the text end there): refused, whichever
+    /// language reads it, rather than read up to or past it.
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        if let Some(at) = text.find('\0') {
+            let line = text[..at].matches('\n').count() + 1;
+            return Err(perr(line, format!("a NUL byte at byte {at}: the manifest is damaged")));
+        }
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
         let (_, first) = lines.next().ok_or_else(|| perr(1, "empty manifest"))?;
         let version = first

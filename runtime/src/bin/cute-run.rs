@@ -18,6 +18,7 @@
 //! Exit codes: 0 PASS, 1 FAIL (or runtime error), 2 usage error,
 //! 77 SKIP (no CUDA driver/GPU on this machine).
 
+use std::ops::RangeInclusive;
 use std::process::ExitCode;
 
 use cute_runtime::tma::TmaEncode;
@@ -83,7 +84,7 @@ fn main() -> ExitCode {
             Ok(o) => host_add(&o),
             Err(msg) => return usage_error(&msg),
         },
-        Some("host-refuse") => match Opts::parse_n(&args[1..], &["--m", "--n"], 2) {
+        Some("host-refuse") => match Opts::parse_n(&args[1..], &["--m", "--n"], 2..=2) {
             Ok(o) => host_refuse(&o),
             Err(msg) => return usage_error(&msg),
         },
@@ -138,7 +139,7 @@ fn info() -> Result<Outcome, RuntimeError> {
 }
 
 fn manifest(cubin: &str) -> Result<Outcome, RuntimeError> {
-    match Manifest::from_file(cubin)? {
+    match Manifest::from_cubin_file(cubin)? {
         Some(m) => {
             print!("{}", m.text);
             Ok(Outcome::Pass)
@@ -328,10 +329,12 @@ struct Opts {
 
 impl Opts {
     fn parse(args: &[String], flags: &[&str]) -> Result<Opts, String> {
-        Opts::parse_n(args, flags, 1)
+        Opts::parse_n(args, flags, 1..=1)
     }
-    /// Up to `max_pos` positional arguments (the first is the cubin).
-    fn parse_n(args: &[String], flags: &[&str], max_pos: usize) -> Result<Opts, String> {
+    /// `positional` positional arguments, counting the cubin (the first): from its start (those
+    /// needed) to its end (those allowed).
+    fn parse_n(args: &[String], flags: &[&str], positional: RangeInclusive<usize>) -> Result<Opts, String> {
+        let (min_pos, max_pos) = (*positional.start(), *positional.end());
         let mut o = Opts { cubin: String::new(), positional: Vec::new(), values: Vec::new() };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -351,8 +354,8 @@ impl Opts {
         if o.cubin.is_empty() {
             return Err("a CUBIN path is needed".into());
         }
-        if o.positional.len() + 1 < max_pos {
-            return Err(format!("{} positional arguments are needed", max_pos));
+        if o.positional.len() + 1 < min_pos {
+            return Err(format!("{min_pos} positional arguments are needed"));
         }
         Ok(o)
     }
@@ -573,7 +576,8 @@ fn graph(o: &Opts) -> Result<Outcome, RuntimeError> {
 // ---- host functions ----------------------------------------------------------------------------
 
 fn plan_cmd(args: &[String]) -> Result<Result<Outcome, RuntimeError>, String> {
-    let o = Opts::parse_n(args, &["--shape", "--scalar"], 2)?;
+    // CUBIN [HOST]: without a host, every host function's plan.
+    let o = Opts::parse_n(args, &["--shape", "--scalar"], 1..=2)?;
     let host = o.positional.first().cloned();
     // One shape for every tensor parameter (`2048x4096`), or one per tensor parameter in order,
     // separated by commas (`4096x4096,4096` for a matrix and a vector).
@@ -607,7 +611,7 @@ fn plan_show(
     shape: Option<&[Vec<i64>]>,
     scalars: &[(String, i64)],
 ) -> Result<Outcome, RuntimeError> {
-    let Some(m) = Manifest::from_file(cubin)? else {
+    let Some(m) = Manifest::from_cubin_file(cubin)? else {
         println!("FAIL: {cubin} has no cutec manifest");
         return Ok(Outcome::Fail);
     };
