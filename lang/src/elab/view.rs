@@ -219,7 +219,7 @@ pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span
 /// A static coordinate outside its mode's static extent (or below 0) is refused: the layout maps
 /// it anyway, to an address outside the tensor, that no launch check can see (the manifest gives
 /// the shape, not the accesses). A coordinate in a run-time mode is only checked against 0.
-fn check_in_bounds(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
+pub(super) fn check_in_bounds(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
     let Some((index, extent, mode)) = out_of_bounds(crd, &layout.shape, &mut Vec::new()) else {
         return Ok(());
     };
