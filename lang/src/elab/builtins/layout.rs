@@ -231,8 +231,10 @@ pub(super) fn local_partition(f: &mut Frame, name: &str, args: Vec<Arg>, span: S
         return Err(Diagnostic::error("the thread index must be an integer", p[2].span, "not an integer"));
     };
     let tiler = Tiler::Shape(thr.shape.product_each().map_err(lerr)?);
+    // A static thread index past the threads would address memory outside the tensor.
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &tiler, span)?;
+        check_in_bounds(&cute_layout::Crd::Int(idx.clone()), &thr, p[2].span)?;
     }
     algebra_on(f, p[0], name, &[XValue::Layout(l), XValue::Layout(thr), XValue::Int(idx.clone())], span)
 }
