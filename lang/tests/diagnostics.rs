@@ -166,6 +166,8 @@ cases! {
     stream_passed_to_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    a[0] = 1.0;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>, s: stream) {\n    launch k(a, s) grid(1) block(1);\n}\n";
     launch_missing_block => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8);");
     launch_impossible_block => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(64, 32);");
+    launch_grid_extent_out_of_range => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8, 65536) block(32);");
+    launch_negative_block_extents => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(-1, -1);");
     launch_too_many_extents => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8, 1, 1, 1) block(32);");
     launch_smem_arguments => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(8) block(32) smem(1024, 16);");
     launch_arg_dtype_mismatch => host3("kernel k(src: tensor<f16, gmem>, dst: tensor<f32, gmem>) {\n}", "    launch k(mA, mB) grid(1) block(32);");
@@ -377,6 +379,8 @@ cases! {
         "kernel add<T: f16 | bf16>(a: tensor<T, gmem>, c: tensor<T, gmem>) {{\n    c[thread_idx.x] = a[thread_idx.x];\n}}\n\n\
          host run(x: tensor<f32, gmem, (?):(1)>, y: tensor<f32, gmem, (?):(1)>) {{\n    launch add(x, y) grid(1) block(32);\n}}\n"
     );
+    index_outside_static_shape => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    a[100] = 1.0;\n}\n";
+    coordinate_outside_static_mode => "kernel k(a: tensor<f32, gmem, (4,8):(8,1)>) {\n    let v = make_rmem_tensor((4, 8), f32);\n    v[1, 2] = a[4, 2];\n}\n";
     generic_host_instance_error => "kernel k<T>(a: tensor<T, gmem>) {\n    a[0] = a[1] + 1.5;\n}\n\nhost h<T: f32 | i32>(a: tensor<T, gmem, (?):(1)>) {\n    launch k(a) grid(1) block(1);\n}\n";
     generic_div_not_static => "const VEC = true;\n\nhost h(a: tensor<f32, gmem, (?{div=VEC}):(1)>) {\n}\n";
     sizeof_not_a_type => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    print(\"{}\", sizeof(3));\n}\n";

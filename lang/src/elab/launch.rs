@@ -159,9 +159,10 @@ impl<'f> Frame<'_, 'f> {
                         *d = v;
                     }
                     if c.name.name == "grid" {
+                        check_extents(&GRID_LIMITS, &dims, &c.args)?;
                         grid = Some(dims)
                     } else {
-                        block = Some(dims)
+                        block = Some((dims, &c.args))
                     }
                 }
                 "smem" => {
@@ -200,7 +201,9 @@ impl<'f> Frame<'_, 'f> {
             )
             .with_help("write `launch k(args) grid(x[, y, z]) block(x[, y, z]);`"));
         };
+        let (block, block_args) = block;
         check_block_threads(&block, span)?;
+        check_extents(&BLOCK_LIMITS, &block, block_args)?;
         Ok(LaunchClauses { grid, block, smem, stream, cluster })
     }
 
@@ -485,6 +488,35 @@ fn check_block_threads(block: &[Int; 3], span: Span) -> R<()> {
                 "invalid block",
             )
             .with_help("a block has 1 to 1024 threads"));
+        }
+    }
+    Ok(())
+}
+
+/// What a `grid` or `block` clause launches, and its largest extent in x, y and z (CUDA's limits).
+struct ExtentLimits {
+    clause: &'static str,
+    unit: &'static str,
+    max: [i64; 3],
+}
+const GRID_LIMITS: ExtentLimits = ExtentLimits { clause: "grid", unit: "blocks", max: [i32::MAX as i64, 65535, 65535] };
+const BLOCK_LIMITS: ExtentLimits = ExtentLimits { clause: "block", unit: "threads", max: [1024, 1024, 64] };
+
+/// Each static extent of a `grid` or `block` clause (written as `args`) must be one CUDA can
+/// launch, 1 to its axis' limit: otherwise the launch would be refused only when it runs.
+fn check_extents(limits: &ExtentLimits, dims: &[Int; 3], args: &[crate::ast::Expr]) -> R<()> {
+    let ExtentLimits { clause, unit, max } = limits;
+    for ((axis, max), (d, e)) in ["x", "y", "z"].into_iter().zip(*max).zip(dims.iter().zip(args)) {
+        if let Some(n) = d.as_static().filter(|n| !(1..=max).contains(n)) {
+            return Err(Diagnostic::error(
+                format!("a {clause} extent in {axis} is 1 to {max}, not {n}"),
+                e.span,
+                "cannot be launched",
+            )
+            .with_help(format!(
+                "CUDA launches a {clause} of up to {} x {} x {} {unit}",
+                limits.max[0], limits.max[1], limits.max[2]
+            )));
         }
     }
     Ok(())

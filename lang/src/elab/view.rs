@@ -45,6 +45,7 @@ impl Frame<'_, '_> {
 
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
+        check_in_bounds(crd, &t.ty.layout, span)?;
         let crd = natural_coordinate(crd, &t.ty.layout.shape);
         let (layout, offset) = element_offset(&crd, &t.ty.layout, span)?;
         self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(&crd)]), span)
@@ -191,9 +192,11 @@ pub(super) fn coord_err(e: cute_layout::Error, layout: &Layout, span: Span) -> D
 /// The element offset of a coordinate in a tensor's layout, and the layout of what it leaves free
 /// (`slice_and_offset`), refused where the kernel's 32-bit index arithmetic could not hold it: a
 /// static offset, or with a run-time coordinate a static stride, outside the `i32` range (the
-/// lowering makes each an `i32` constant, and a larger one would wrap to another address).
+/// lowering makes each an `i32` constant, and a larger one would wrap to another address), and
+/// where a static coordinate falls outside its mode ([`check_in_bounds`]).
 pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<(Layout, Int)> {
     let (sliced, offset) = cute_layout::slice_and_offset(crd, layout).map_err(|e| coord_err(e, layout, span))?;
+    check_in_bounds(crd, layout, span)?;
     let fits = |v: i64| i32::try_from(v).is_ok();
     let too_large = match offset.as_static() {
         Some(v) => (!fits(v)).then(|| format!("the element offset {v}")),
@@ -210,5 +213,58 @@ pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span
         )
         .with_help("kernels index memory with 32-bit integers: keep offsets and strides below 2^31 elements, e.g. by indexing a tile of the tensor (`local_tile`)")),
         None => Ok((sliced, offset)),
+    }
+}
+
+/// A static coordinate outside its mode's static extent (or below 0) is refused: the layout maps
+/// it anyway, to an address outside the tensor, that no launch check can see (the manifest gives
+/// the shape, not the accesses). A coordinate in a run-time mode is only checked against 0.
+pub(super) fn check_in_bounds(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
+    let Some((index, extent, mode)) = out_of_bounds(crd, &layout.shape, &mut Vec::new()) else {
+        return Ok(());
+    };
+    let shape = &layout.shape;
+    let (what, whose) = match mode.as_slice() {
+        [] => (format!("the index {index}"), format!("the shape {shape}")),
+        [m] => (format!("the coordinate {index}"), format!("mode {m} of the shape {shape}")),
+        path => {
+            let path = path.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ");
+            (format!("the coordinate {index}"), format!("mode ({path}) of the shape {shape}"))
+        }
+    };
+    let valid = match extent {
+        Some(n) => format!("{n} positions: 0 to {}", n - 1),
+        None => "positions from 0".to_string(),
+    };
+    Err(Diagnostic::error(format!("{what} is outside {whose}"), span, format!("out of bounds: {valid}"))
+        .with_secondary(span, format!("layout {layout}"))
+        .with_help(
+            "a static coordinate must lie within its mode's extent: one outside it addresses memory outside the tensor",
+        ))
+}
+
+/// The first static leaf of `crd` outside its part of `shape` (whose size is static, or any below
+/// 0): the coordinate, that part's size where static, and the mode path to it.
+fn out_of_bounds(
+    crd: &cute_layout::Crd,
+    shape: &IntTuple,
+    path: &mut Vec<usize>,
+) -> Option<(i64, Option<i64>, Vec<usize>)> {
+    use cute_layout::Crd;
+    match (crd, shape) {
+        (Crd::Int(i), _) => {
+            let i = i.as_static()?;
+            let extent = shape.product().ok().and_then(|n| n.as_static());
+            (i < 0 || extent.is_some_and(|n| i >= n)).then(|| (i, extent, path.clone()))
+        }
+        (Crd::Tuple(cs), IntTuple::Tuple(ss)) if cs.len() == ss.len() => {
+            cs.iter().zip(ss).enumerate().find_map(|(m, (c, s))| {
+                path.push(m);
+                let found = out_of_bounds(c, s, path);
+                path.pop();
+                found
+            })
+        }
+        _ => None,
     }
 }

@@ -12,6 +12,7 @@ use super::args::{
 };
 use crate::diag::Diagnostic;
 use crate::elab::value::Value;
+use crate::elab::view::check_in_bounds;
 use crate::elab::{layout_err, Frame, R};
 use crate::kir::ViewHow;
 use crate::span::Span;
@@ -209,8 +210,12 @@ pub(super) fn local_tile(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) 
     let crd = value_crd(&p[2].value, p[2].span)?;
     // The tiles of a tensor must cover its memory exactly, though the slice keeps only one of
     // them. A counting tensor reads no memory: its partial tiles are what predication uses.
+    // A static tile coordinate past the tiles would address memory outside the tensor.
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &t, span)?;
+        if let Ok(tiles) = cute_layout::zipped_divide(&l, &t).and_then(|z| z.mode(1)) {
+            check_in_bounds(&crd, &tiles, p[2].span)?;
+        }
     }
     algebra_on(f, p[0], name, &[XValue::Layout(l), expr::tiler_to_value(&t), expr::crd_value(&crd)], span)
 }
@@ -226,8 +231,10 @@ pub(super) fn local_partition(f: &mut Frame, name: &str, args: Vec<Arg>, span: S
         return Err(Diagnostic::error("the thread index must be an integer", p[2].span, "not an integer"));
     };
     let tiler = Tiler::Shape(thr.shape.product_each().map_err(lerr)?);
+    // A static thread index past the threads would address memory outside the tensor.
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &tiler, span)?;
+        check_in_bounds(&cute_layout::Crd::Int(idx.clone()), &thr, p[2].span)?;
     }
     algebra_on(f, p[0], name, &[XValue::Layout(l), XValue::Layout(thr), XValue::Int(idx.clone())], span)
 }
