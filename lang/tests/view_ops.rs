@@ -1,14 +1,15 @@
 //! The views the front end makes with the layout algebra are re-run by the passes by their name
-//! (`cute-canonicalize` folds `cute.<op>` through `cute_layout::expr`, see the compiler's
-//! `passes::algebra::is_algebra_op`): every such name must be one `expr` knows as a view operation.
+//! (`cute-canonicalize` folds `cute.<op>` through `cute_layout::expr`; which names it folds is
+//! `cute_layout::expr::is_tensor_view_op`, asked by the compiler's `passes::algebra::is_foldable`):
+//! every such name must be one `expr` knows as a view operation.
 
 use cute_lang::front_end;
 use cute_lang::kir::{Inst, Module, ViewHow};
 use std::collections::BTreeSet;
 
-/// What the compiler's `is_algebra_op` accepts: `make_view` or a view operation of `expr`.
+/// What the passes re-run by name (`passes::algebra::is_foldable` asks the same function).
 fn passes_rerun(op: &str) -> bool {
-    op == "make_view" || cute_layout::expr::is_view_operation(op)
+    cute_layout::expr::is_tensor_view_op(op)
 }
 
 fn collect(insts: &[Inst], ops: &mut BTreeSet<String>) {

@@ -15,18 +15,11 @@ use cute_layout::{Int, IntTuple, Layout};
 use std::collections::HashMap;
 use std::str::FromStr;
 
-/// Whether `name` is one of the algebra's tensor operations, `NAME(layout of the source, args...)`:
-/// `make_view` (the same memory laid out again) or an operation of `cute_layout::expr` that gives a
-/// view ([`expr::Operation::view`]).
-pub fn is_algebra_op(name: &str) -> bool {
-    name == "make_view" || expr::is_view_operation(name)
-}
-
 /// Whether an op is one of CuTe's tensor operations that fold to a `cute.view`.
 pub fn is_foldable(name: &str) -> bool {
     match name.strip_prefix("cute.") {
         Some("partition_s" | "partition_d" | "partition_a" | "partition_b" | "partition_c") => true,
-        Some(n) => is_algebra_op(n),
+        Some(n) => expr::is_tensor_view_op(n),
         None => false,
     }
 }

@@ -890,6 +890,13 @@ pub fn is_view_operation(name: &str) -> bool {
     operation(name).is_some_and(|o| o.view)
 }
 
+/// Whether `name` is one of the algebra's tensor operations, `NAME(layout of the source, args...)`,
+/// that the front end emits as a view and the passes re-run by name: `make_view` (the same memory
+/// laid out again) or a view operation ([`is_view_operation`]).
+pub fn is_tensor_view_op(name: &str) -> bool {
+    name == "make_view" || is_view_operation(name)
+}
+
 /// Applies one operation of the language to values (which may hold dynamic integers): what a
 /// compiler pass uses to fold an algebra op whose arguments it has in hand.
 pub fn apply(name: &str, args: &[Value]) -> Result<Value> {

@@ -5,6 +5,8 @@ use super::memory::memory_elem;
 use super::{bind_leaves, Int, Kernel, Lowered};
 use crate::ir::{self, Builder, Op, Val};
 use crate::passes::common::{fail, tensor_info, Reported};
+use cute_dialect::TensorTypeInfo;
+use cute_layout::Layout;
 
 /// How a kernel places its shared allocations. With `cute.dynamic_smem = N`, shared allocations
 /// are placed one after another (each `kir::SMEM_ALIGN`-aligned) in the launch's dynamic shared
@@ -37,18 +39,7 @@ impl Kernel {
         let offset =
             ir::int_attr(op, "offset").ok_or_else(|| fail(op, "`cute.launch_smem` needs an `offset` attribute"))?;
         let ptr = dynamic_shared(self.func, op, self.smem.dynamic.unwrap_or(0) + offset);
-        let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
-        self.tensors.push(Lowered {
-            value: result,
-            ptr,
-            swizzled,
-            elem: memory_elem(&info.elem),
-            elem_bytes,
-            leaves,
-            dyn_values: Vec::new(),
-            layout,
-            align: info.align,
-        });
+        self.push_allocation(result, ptr, &info, elem_bytes, leaves, layout);
         Ok(())
     }
 
@@ -98,11 +89,25 @@ impl Kernel {
         if self.acc_allocs.iter().any(|a| a.ptr == op.ptr) {
             self.acc_roots.push((ptr, cosize, info.elem.clone()));
         }
-        let swizzled = info.swizzle.map(|sw| (sw, Int::Const(0)));
+        self.push_allocation(result, ptr, &info, elem_bytes, leaves, layout);
+        Ok(())
+    }
+
+    /// Records a whole allocation (static layout, no `?` values) starting at `ptr`: a swizzled one
+    /// is swizzled from its own start.
+    fn push_allocation(
+        &mut self,
+        value: Val,
+        ptr: Val,
+        info: &TensorTypeInfo,
+        elem_bytes: u32,
+        leaves: Vec<(Int, Int)>,
+        layout: Layout,
+    ) {
         self.tensors.push(Lowered {
-            value: result,
+            value,
             ptr,
-            swizzled,
+            swizzled: info.swizzle.map(|sw| (sw, Int::Const(0))),
             elem: memory_elem(&info.elem),
             elem_bytes,
             leaves,
@@ -110,7 +115,6 @@ impl Kernel {
             layout,
             align: info.align,
         });
-        Ok(())
     }
 }
 
