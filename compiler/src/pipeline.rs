@@ -62,6 +62,8 @@ pub fn source_arch(source: &str) -> Result<Arch, UnknownArch> {
 pub struct Options {
     pub arch: Arch,
     pub ptxas: Option<PathBuf>,
+    /// The compile-time work the source may ask for (`cutec --compile-budget`).
+    pub budget: cute_lang::Budget,
 }
 
 pub enum Output {
@@ -308,7 +310,9 @@ fn compile_stage(
 ) -> Result<(Output, Vec<String>), CompileError> {
     // The threads that compile kernels make their MLIR contexts while the front end runs.
     let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
-    let (file, kir) = timings.time("front end", || cute_lang::front_end(source)).map_err(CompileError::Source)?;
+    let (file, kir) = timings
+        .time("front end", || cute_lang::front_end_with(source, options.budget.clone()))
+        .map_err(CompileError::Source)?;
     if stage != Stage::Ast {
         cute_lang::check_arch(&kir, options.arch).map_err(CompileError::Source)?;
     }

@@ -32,6 +32,22 @@ fn arch_parser() -> impl TypedValueParser<Value = Arch> {
         .map(|name| Arch::from_name(&name).expect("clap accepts only the names of Arch::ALL"))
 }
 
+/// `--compile-budget`: how much compile-time work (unrolled loop trips, statements, inlined calls,
+/// kernel instances) a file may ask for before elaboration stops with an error.
+#[derive(clap::Args)]
+struct BudgetArg {
+    /// The most steps of compile-time work (statements elaborated, unrolled loop trips, inlined
+    /// calls, kernel instances, instructions by their elements) a file may take.
+    #[arg(long = "compile-budget", value_name = "STEPS", default_value_t = cute_lang::DEFAULT_BUDGET)]
+    limit: u64,
+}
+
+impl BudgetArg {
+    fn budget(&self) -> cute_lang::Budget {
+        cute_lang::Budget::with_limit(self.limit)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Compile a .cute file to a cubin (or print an intermediate stage with --emit).
@@ -52,11 +68,15 @@ enum Command {
         /// Print each stage's wall-clock time to stderr.
         #[arg(long)]
         timings: bool,
+        #[command(flatten)]
+        budget: BudgetArg,
     },
     /// Parse and type-check .cute files without generating code.
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        budget: BudgetArg,
     },
     /// Run passes on textual MLIR, like mlir-opt: ours by name, or any upstream pipeline element.
     Opt {
@@ -165,10 +185,10 @@ fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Build { file, output, emit, arch, ptxas, timings } => {
+        Command::Build { file, output, emit, arch, ptxas, timings, budget } => {
             let source = read_source(&file)?;
             let name = file.display().to_string();
-            let options = Options { arch, ptxas };
+            let options = Options { arch, ptxas, budget: budget.budget() };
             let stage = emit;
             if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
                 return Err(
@@ -186,7 +206,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             Ok(write_output(output.as_deref(), &compiled.output)?)
         }
-        Command::Check { files } => {
+        Command::Check { files, budget } => {
             let mut failed = false;
             for file in files {
                 let source = match read_source(&file) {
@@ -197,8 +217,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         continue;
                     }
                 };
-                if let Err(diags) =
-                    cute_lang::front_end(&source).map(|(_, m)| m.prints.iter().for_each(|p| println!("{p}")))
+                if let Err(diags) = cute_lang::front_end_with(&source, budget.budget())
+                    .map(|(_, m)| m.prints.iter().for_each(|p| println!("{p}")))
                 {
                     let mut stderr = stderr_stream();
                     cute_lang::diag::emit(&mut stderr, &file.display().to_string(), &source, &diags);

@@ -20,13 +20,21 @@ mod grammar {
 }
 
 pub use diag::Diagnostic;
+pub use elab::{Budget, DEFAULT_BUDGET};
 pub use parse::parse;
 pub use span::Span;
 pub use target::check_arch;
 
-/// Parses and elaborates a source file: the whole front end in one call.
+/// Parses and elaborates a source file: the whole front end in one call, with the default
+/// compile budget.
 pub fn front_end(source: &str) -> Result<(ast::File, kir::Module), Vec<Diagnostic>> {
+    front_end_with(source, Budget::default())
+}
+
+/// [`front_end`] with a compile budget of the caller's (`cutec --compile-budget`, the editor's
+/// cancellable analysis).
+pub fn front_end_with(source: &str, budget: Budget) -> Result<(ast::File, kir::Module), Vec<Diagnostic>> {
     let file = parse(source).map_err(|d| vec![d])?;
-    let module = elab::elaborate(&file)?;
+    let module = elab::elaborate(&file, budget)?;
     Ok((file, module))
 }

@@ -10,14 +10,16 @@
 //! A request about a document whose analysis is not finished waits for it at most
 //! [`REQUEST_WAIT`] (answers match the text the editor shows whenever the front end is quick), then
 //! answers from the last finished analysis. A result for a text that has changed since is dropped
-//! and the newest text analysed instead.
+//! and the newest text analysed instead: a change (or closing the document) cancels the running
+//! analysis, which stops at its next step of compile-time work (`cute_lang::Budget`), and the
+//! compile budget bounds any one analysis, so no text keeps a thread busy for long.
 
 use crate::completion::complete;
 use crate::diagnostics::{to_lsp, Kind};
 use crate::hover::markdown;
 use crate::line_index::{Encoding, LineIndex};
 use crossbeam_channel::{Receiver, Sender};
-use cute_lang::ide::{analyze, Analysis, DefKind};
+use cute_lang::ide::{analyze_with, Analysis, DefKind};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _, PublishDiagnostics,
@@ -26,6 +28,7 @@ use lsp_types::request::{Completion, DocumentSymbolRequest, GotoDefinition, Hove
 use lsp_types::*;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,8 +50,8 @@ struct Document {
     last_parsed: Option<Arc<Analysis>>,
     /// When the text is to be analysed; `None` once its analysis has started.
     due: Option<Instant>,
-    /// Whether an analysis of this document is running on its thread.
-    running: bool,
+    /// The cancellation flag of the analysis of this document running on its thread, if one runs.
+    running: Option<Arc<AtomicBool>>,
 }
 
 /// A finished analysis with the text it analysed (positions in answers refer to that text).
@@ -107,7 +110,7 @@ pub fn run(connection: Connection) -> Result<(), String> {
         finished,
     };
     loop {
-        let next_due = server.documents.values().filter(|d| !d.running).filter_map(|d| d.due).min();
+        let next_due = server.documents.values().filter(|d| d.running.is_none()).filter_map(|d| d.due).min();
         let timeout = next_due.map_or(Duration::from_secs(3600), |due| due.saturating_duration_since(Instant::now()));
         let message = crossbeam_channel::select! {
             recv(connection.receiver) -> message => match message {
@@ -181,8 +184,9 @@ fn initialize(connection: &Connection) -> Option<Encoding> {
     }
 }
 
-fn analyze_guarded(text: &str) -> Outcome {
-    catch_unwind(AssertUnwindSafe(|| analyze(text))).map(Arc::new).map_err(|panic| {
+fn analyze_guarded(text: &str, cancel: Arc<AtomicBool>) -> Outcome {
+    let budget = cute_lang::Budget { cancel: Some(cancel), ..cute_lang::Budget::default() };
+    catch_unwind(AssertUnwindSafe(|| analyze_with(text, budget))).map(Arc::new).map_err(|panic| {
         let message =
             panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         message.unwrap_or_else(|| "the front end panicked".into())
@@ -218,7 +222,9 @@ impl Server {
             }
             DidCloseTextDocument::METHOD => {
                 if let Ok(p) = n.extract::<DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD) {
-                    self.documents.remove(&p.text_document.uri);
+                    if let Some(cancel) = self.documents.remove(&p.text_document.uri).and_then(|d| d.running) {
+                        cancel.store(true, Ordering::Relaxed);
+                    }
                     self.publish(p.text_document.uri, Vec::new(), None);
                 }
             }
@@ -232,8 +238,12 @@ impl Server {
         let generation = self.generations;
         let (analysed, last_parsed, running) = match self.documents.remove(&uri) {
             Some(d) => (d.analysed, d.last_parsed, d.running),
-            None => (None, None, false),
+            None => (None, None, None),
         };
+        // The running analysis is of an older text: stop it (the new text starts when it has).
+        if let Some(cancel) = &running {
+            cancel.store(true, Ordering::Relaxed);
+        }
         let doc = Document { version, text, lines, generation, analysed, last_parsed, due: Some(due), running };
         self.documents.insert(uri, doc);
     }
@@ -243,7 +253,7 @@ impl Server {
         let due: Vec<Uri> = self
             .documents
             .iter()
-            .filter(|(_, d)| !d.running && d.due.is_some_and(|t| t <= now))
+            .filter(|(_, d)| d.running.is_none() && d.due.is_some_and(|t| t <= now))
             .map(|(u, _)| u.clone())
             .collect();
         for uri in due {
@@ -255,18 +265,20 @@ impl Server {
     /// runs (the text is then analysed when that one finishes).
     fn start(&mut self, uri: &Uri) {
         let Some(doc) = self.documents.get_mut(uri) else { return };
-        if doc.running || doc.due.is_none() {
+        if doc.running.is_some() || doc.due.is_none() {
             return;
         }
         let (text, generation, uri, finished) =
             (doc.text.clone(), doc.generation, uri.clone(), self.finished_sender.clone());
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
         // The front end walks programs recursively: give it the stack `cutec` gives itself.
         let spawned =
             std::thread::Builder::new().name("cutec-lsp-analysis".into()).stack_size(64 << 20).spawn(move || {
-                let _ = finished.send((uri, generation, analyze_guarded(&text)));
+                let _ = finished.send((uri, generation, analyze_guarded(&text, flag)));
             });
         if spawned.is_ok() {
-            doc.running = true;
+            doc.running = Some(cancel);
             doc.due = None;
         }
     }
@@ -275,7 +287,7 @@ impl Server {
     /// its diagnostics), dropped otherwise.
     fn install(&mut self, (uri, generation, outcome): Finished) {
         let Some(doc) = self.documents.get_mut(&uri) else { return };
-        doc.running = false;
+        doc.running = None;
         if generation != doc.generation {
             return; // Stale: the newer text is due and the loop starts it.
         }

@@ -176,3 +176,38 @@ fn a_slow_analysis_delays_no_answer_and_its_stale_result_is_dropped() {
     assert_eq!(published["version"], 3, "{published}");
     assert!(c.shutdown().success());
 }
+
+/// The multiplying programs (lang/tests/budget/): each takes the front end seconds in a
+/// debug build before the compile budget stops it.
+const MULTIPLYING: [&str; 4] = [
+    include_str!("../../lang/tests/budget/loops4.cute"),
+    include_str!("../../lang/tests/budget/calls.cute"),
+    include_str!("../../lang/tests/budget/hostloops.cute"),
+    include_str!("../../lang/tests/budget/printf.cute"),
+];
+
+#[test]
+fn a_change_cancels_the_running_analysis_and_the_new_text_is_analysed_at_once() {
+    let mut c = started_with_seed();
+    for (i, slow) in MULTIPLYING.iter().enumerate() {
+        let version = 2 * i as i32 + 2;
+        c.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI, "version": version }, "contentChanges": [{ "text": slow }] }),
+        );
+        // Past the debounce: the slow analysis is running, and requests are still answered.
+        std::thread::sleep(Duration::from_millis(50));
+        answered_promptly(&mut c, json!(200 + i), Instant::now(), "a multiplying program");
+        // One analysis runs per document: without cancellation the next text would wait for the
+        // slow one to end (seconds); cancelled, it ends at its next step.
+        let since = Instant::now();
+        c.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI, "version": version + 1 }, "contentChanges": [{ "text": SEED }] }),
+        );
+        let (at, published) = c.notification("textDocument/publishDiagnostics");
+        assert_eq!(published["version"], version + 1, "{published}");
+        assert!(at.duration_since(since) < PROMPT, "the new text waited {:?}", at.duration_since(since));
+    }
+    assert!(c.shutdown().success());
+}

@@ -1,6 +1,7 @@
 //! Calls: `fn` helpers are inlined where they are called; builtins and methods go to
 //! [`builtins`](super::builtins).
 
+use super::budget::Multiplier;
 use super::flow::FnCtx;
 use super::value::Value;
 use super::{builtins, cluster, mbarrier, Frame, R};
@@ -166,7 +167,9 @@ impl Frame<'_, '_> {
         };
         self.fns.push(FnCtx::new(self.depth, true, ret_ty));
         self.inline_depth += 1;
-        let flow = self.stmts(&f.body.stmts);
+        self.prog.work.enter(Multiplier::Inlined { span, callee: f.name.name.clone() });
+        let flow = self.prog.work.step(span).and_then(|()| self.stmts(&f.body.stmts));
+        self.prog.work.leave();
         self.inline_depth -= 1;
         let ctx = self.fns.pop();
         self.loops = saved_loops;

@@ -12,6 +12,7 @@
 //! `scf.for`, `scf.while`). Flags are false outside their construct: each is cleared where its
 //! construct ends (after the loop, after each trip, after the inlined call).
 
+use super::budget::Multiplier;
 use super::host_flow::host_jump_error;
 use super::{builtins, Frame, Mode, Value, R};
 use crate::ast::{Block, Expr, Stmt};
@@ -113,7 +114,7 @@ impl Frame<'_, '_> {
         let mut guards = Vec::new();
         let mut result = Ok(());
         for (i, s) in stmts.iter().enumerate() {
-            let f = match self.stmt(s) {
+            let f = match self.prog.work.step(s.span()).and_then(|()| self.stmt(s)) {
                 Ok(f) => f,
                 Err(d) => {
                     result = Err(d);
@@ -416,18 +417,26 @@ impl Frame<'_, '_> {
     }
 
     /// A loop unrolled at compile time: `trips` bodies in order (each given its trip number).
+    /// `head` is where the loop is named (its `for ... in a..b`), `span` the whole loop.
     pub(crate) fn unrolled_loop(
         &mut self,
         trips: usize,
+        head: Span,
         mut trip: impl FnMut(&mut Self, usize) -> R<Flow>,
         span: Span,
     ) -> R<Flow> {
         self.loops.push(LoopCtx { unrolled: true, depth: self.depth, host: false, brk: None, cont: None });
+        self.prog.work.enter(Multiplier::Unrolled { span: head, trips });
         let mut acc = Flow::default();
         let mut guards = Vec::new();
         let mut r = Ok(());
         for k in 0..trips {
-            match self.unrolled_trip(|f| trip(f, k), &mut acc, &mut guards, k + 1 == trips, span) {
+            let trip = self
+                .prog
+                .work
+                .step(head)
+                .and_then(|()| self.unrolled_trip(|f| trip(f, k), &mut acc, &mut guards, k + 1 == trips, span));
+            match trip {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(d) => {
@@ -436,6 +445,7 @@ impl Frame<'_, '_> {
                 }
             }
         }
+        self.prog.work.leave();
         self.close_guards(guards);
         let l = self.loops.pop().unwrap_or_default();
         r?;

@@ -101,6 +101,7 @@ impl<'p, 'f> Frame<'p, 'f> {
                 self.commit_requires(id);
             }
         }
+        self.prog.work.emitted(&inst);
         if let Some(r) = self.regions.last_mut() {
             r.push(inst);
         }

@@ -18,6 +18,7 @@
 //! (`launch.rs`); the builtins and each hardware feature have a file of their own.
 
 mod asserts;
+mod budget;
 pub(crate) mod builtins;
 mod call;
 mod cluster;
@@ -40,6 +41,7 @@ mod tma;
 mod value;
 mod view;
 
+pub use budget::{cancelled, Budget, DEFAULT_BUDGET};
 pub(crate) use expr::is_static_value;
 use flow::FnCtx;
 pub(crate) use frame::{Frame, Mode};
@@ -85,13 +87,18 @@ impl Observer for Unobserved {
 }
 
 /// Elaborates a parsed file into KIR: every kernel instance and every host function.
-pub fn elaborate(file: &File) -> Result<kir::Module, Vec<Diagnostic>> {
-    elaborate_observed(file, &mut Unobserved)
+pub fn elaborate(file: &File, budget: Budget) -> Result<kir::Module, Vec<Diagnostic>> {
+    elaborate_observed(file, &mut Unobserved, budget)
 }
 
 /// Elaborates a file, telling `observer` the value of every binding as it is made (for the
-/// editor). What was observed before an error stays observed.
-pub(crate) fn elaborate_observed(file: &File, observer: &mut dyn Observer) -> Result<kir::Module, Vec<Diagnostic>> {
+/// editor). What was observed before an error stays observed. Once the budget runs out (or is
+/// cancelled) nothing more is elaborated: its one error is the answer.
+pub(crate) fn elaborate_observed(
+    file: &File,
+    observer: &mut dyn Observer,
+    budget: Budget,
+) -> Result<kir::Module, Vec<Diagnostic>> {
     let mut prog = Program {
         functions: HashMap::new(),
         consts: HashMap::new(),
@@ -101,6 +108,7 @@ pub(crate) fn elaborate_observed(file: &File, observer: &mut dyn Observer) -> Re
         diags: Vec::new(),
         observer,
         cluster_launches: HashMap::new(),
+        work: budget::Work::new(budget),
     };
     for item in &file.items {
         match item {
@@ -128,6 +136,9 @@ pub(crate) fn elaborate_observed(file: &File, observer: &mut dyn Observer) -> Re
                 }
             }
         }
+        if prog.work.stopped() {
+            return Err(prog.diags);
+        }
     }
     // Type parameters are checked as declared, before any instance is made.
     for f in file.functions() {
@@ -146,6 +157,9 @@ pub(crate) fn elaborate_observed(file: &File, observer: &mut dyn Observer) -> Re
         };
         if let Err(d) = r {
             prog.diags.push(d);
+        }
+        if prog.work.stopped() {
+            return Err(prog.diags);
         }
     }
     if prog.diags.is_empty() {
@@ -178,6 +192,8 @@ struct Program<'f> {
     /// Per kernel instance (symbol), the cluster shape of its first launch and where it was given
     /// (one shape per instance: [`cluster`]).
     cluster_launches: HashMap<String, (Option<[u32; 3]>, Span)>,
+    /// The compile-time work done so far, against the file's budget.
+    work: budget::Work,
 }
 
 /// A declared tensor type's element type, memory space, alignment and layout (if written).
@@ -295,9 +311,19 @@ impl<'f> Program<'f> {
         let symbol = if *n == 0 { f.name.name.clone() } else { format!("{}_{}", f.name.name, n) };
         *n += 1;
         self.instances.insert(key, symbol.clone());
+        self.work.steps(budget::INSTANCE_WEIGHT, at)?;
+        // A launch multiplies the kernel's work by its instances; a standalone kernel (`at` its own
+        // name) is just itself.
+        let launched = at != f.name.span;
+        if launched {
+            self.work.enter(budget::Multiplier::Instance { span: at, kernel: f.name.name.clone() });
+        }
         self.observer.enter_instance(f.name.span, &symbol);
         let kernel = Frame::new(self, Mode::Kernel).kernel(f, args, &symbol);
         self.observer.leave();
+        if launched {
+            self.work.leave();
+        }
         let kernel = kernel.map_err(|d| {
             if at != f.name.span {
                 d.with_secondary(at, format!("in `{}` as launched here", f.name.name))

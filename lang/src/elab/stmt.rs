@@ -223,8 +223,11 @@ impl Frame<'_, '_> {
                 if self.mode != Mode::Kernel && trips > 4096 {
                     return Err(Diagnostic::error("a compile-time loop may run at most 4096 times", span, "too long"));
                 }
+                // The loop's head (`for i in a..b step s`) names it in a compile-budget error.
+                let head = Span::new(span.start, step.map_or(end.span.end, |(_, e)| e.span.end));
                 return self.unrolled_loop(
                     trips.max(0) as usize,
+                    head,
                     |f, k| {
                         let i = Value::Int(Int::S(a + s * k as i64));
                         f.prog.observer.binding(var.span, &i);

@@ -95,13 +95,19 @@ impl Parsed {
 
 /// Parses, resolves and elaborates a file, recording every binding's values.
 pub fn analyze(source: &str) -> Analysis {
+    analyze_with(source, crate::Budget::default())
+}
+
+/// [`analyze`] under a compile budget: the editor's carries a cancellation flag, set when a newer
+/// text supersedes this one (the analysis then ends early with [`crate::elab::cancelled`] errors).
+pub fn analyze_with(source: &str, budget: crate::Budget) -> Analysis {
     let file = match crate::parse(source) {
         Ok(file) => file,
         Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), parsed: None },
     };
     let index = resolve::resolve(&file, source.len());
     let mut recorder = Recorder::default();
-    let result = crate::elab::elaborate_observed(&file, &mut recorder);
+    let result = crate::elab::elaborate_observed(&file, &mut recorder, budget);
     let errors = result.err().unwrap_or_default();
     let warnings = unused_bindings(&index);
     Analysis {

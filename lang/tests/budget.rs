@@ -1,0 +1,96 @@
+//! The compile budget (issue 30): one counter of compile-time work across unrolled loops, inlined
+//! calls, kernel instances and host loops, so that no short file can make the front end run for
+//! minutes or take gigabytes. The multiplying programs in `budget/` are the issue's: each once
+//! took from 18 minutes to more than 12 GB; now each ends with the budget's error.
+
+use cute_lang::diag::render;
+use cute_lang::{front_end_with, Budget, DEFAULT_BUDGET};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// How much of the default budget the largest sample or bench kernel may use: the limit must
+/// leave real programs room to grow.
+const ROOM: u64 = 4;
+
+/// The front end under `budget`, on a 64 MiB stack as `cutec` runs it; the rendered errors.
+fn check(name: &str, src: &str, budget: Budget) -> Result<(), String> {
+    let (name, src) = (name.to_string(), src.to_string());
+    let worker = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || front_end_with(&src, budget).map(drop).map_err(|ds| render(&name, &src, &ds)));
+    worker.expect("spawn the front end's thread").join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+fn sources(dir: &str) -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cute"))
+        .collect();
+    files.sort();
+    files.into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).expect("readable"))).collect()
+}
+
+#[test]
+fn every_sample_and_bench_kernel_fits_a_quarter_of_the_budget() {
+    let files = [sources("../samples"), sources("../bench/kernels")].concat();
+    assert!(files.len() > 30, "found only {} files", files.len());
+    for (name, src) in files {
+        if let Err(e) = check(&name, &src, Budget::with_limit(DEFAULT_BUDGET / ROOM)) {
+            panic!("{name} needs more than 1/{ROOM} of the default compile budget:\n{e}");
+        }
+    }
+}
+
+/// Each of the issue's programs stops with the budget's error under the default budget.
+#[test]
+fn the_multiplying_programs_stop_at_the_default_budget() {
+    let programs = sources("tests/budget");
+    assert_eq!(programs.len(), 4);
+    let workers: Vec<_> = programs
+        .into_iter()
+        .map(|(name, src)| std::thread::spawn(move || (check(&name, &src, Budget::default()), name)))
+        .collect();
+    for w in workers {
+        let (r, name) = w.join().expect("the check returns");
+        let e = r.expect_err(&name);
+        assert!(e.contains(&format!("this needs more than {DEFAULT_BUDGET} steps")), "{name}:\n{e}");
+    }
+}
+
+/// The error as rendered, with a small budget so that it comes quickly: the outermost loop or
+/// call is the primary label, the constructs inside it are labelled once each, and the help says
+/// how to restructure and how to raise the limit.
+#[test]
+fn the_error_points_at_the_outermost_construct_that_multiplied() {
+    for (name, src) in sources("tests/budget") {
+        let short = std::path::Path::new(&name).file_name().and_then(|n| n.to_str()).expect("a file name").to_string();
+        let e = check(&short, &src, Budget::with_limit(10_000)).expect_err(&name);
+        insta::assert_snapshot!(short.trim_end_matches(".cute").to_string(), e);
+    }
+}
+
+#[test]
+fn raising_the_budget_lets_a_program_that_needs_it_through() {
+    // 64 x 64 unrolled trips of a store: about 16,000 steps.
+    let src = "kernel k(a: tensor<f32, gmem, (64):(1)>) {\n    for i in 0..64 {\n        for j in 0..64 {\n            a[j] = 1.0;\n        }\n    }\n}\n";
+    assert!(check("t.cute", src, Budget::with_limit(5_000)).is_err());
+    assert_eq!(check("t.cute", src, Budget::with_limit(50_000)), Ok(()));
+}
+
+#[test]
+fn a_cancelled_elaboration_stops_at_its_first_step() {
+    let (_, src) = sources("tests/budget").into_iter().find(|(n, _)| n.ends_with("loops4.cute")).expect("loops4");
+    // Set before it starts: a run that checked the flag only now and then would reach the budget
+    // first and report that instead.
+    let budget = Budget { cancel: Some(Arc::new(AtomicBool::new(true))), ..Budget::default() };
+    let ds = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || front_end_with(&src, budget).map(drop).expect_err("cancelled"))
+        .expect("spawn")
+        .join()
+        .expect("returns");
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert!(cute_lang::elab::cancelled(&ds[0]), "{ds:?}");
+}
