@@ -58,6 +58,7 @@ fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
 /// param a tensor ...
 /// launches vector_add
 /// end
+/// checksum 0123456789abcdef
 /// ```
 ///
 /// One `kernel` block per kernel instance, named by its cubin symbol (with `cluster X Y Z` when it
@@ -66,7 +67,9 @@ fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
 /// divisor of its index math, `fast_divisors[kernel index]`, see [`crate::lower`]); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
 /// it). A generic host function has one block per instance, named `NAME<f16>`, with an
-/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
+/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter. The last line is
+/// the checksum of the text before it (cute-abi's writer adds it; the runtime refuses a manifest
+/// that does not match it).
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let kernels =
         module.kernels.iter().enumerate().map(|(ki, k)| kernel(k, fast_divisors.get(ki).map_or(&[], Vec::as_slice)));

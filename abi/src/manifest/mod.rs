@@ -20,8 +20,16 @@
 //! param b tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1
 //! param n scalar elem=i32
 //! end
+//! checksum 6d055f1d606e1827
 //! ```
 //!
+//! * `checksum HEX` is the last line: the FNV-1a 64 hash of every byte before it, as 16 lowercase
+//!   hex digits (the `checksum` module says why FNV-1a). The reader checks it before reading any
+//!   record and refuses a manifest whose bytes do not match it ("manifest checksum mismatch: the
+//!   cubin's manifest was altered or damaged; rebuild it with cutec build") or that has none (a
+//!   cubin of a cutec older than the checksum: rebuild it; no such cubins are in use). The
+//!   line needs no version: an older reader skips it as an unknown record. Hand-written
+//!   manifests are sealed with [`seal`].
 //! * `cutec-manifest MAJOR` is the first line. A reader accepts its own major
 //!   version; a larger one is refused with a readable error.
 //! * `kernel NAME` opens a kernel, `end` closes it; `param NAME KIND ...` lines
@@ -51,6 +59,7 @@
 //!   malformed plan does not make the manifest unreadable: it is recorded in
 //!   [`HostSig::plan_error`] and only calling that host function fails.
 
+mod checksum;
 pub mod expr;
 mod parse;
 pub mod plan;
@@ -60,6 +69,7 @@ mod write;
 
 use std::fmt;
 
+pub use checksum::seal;
 pub use expr::{CmpOp, Cond, EvalError, Expr, Inexact};
 pub use plan::{
     format_print, write_print, Assert, HostSig, HostStep, LaunchPlan, PlanArg, PrintSeg, StepNesting, TypeArgSig,
