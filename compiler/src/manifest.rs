@@ -11,10 +11,10 @@
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
 use cute_abi::manifest::{
-    HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, ParamKind as AbiParamKind, ParamSig,
-    StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_CLUSTER,
-    MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS, MANIFEST_VERSION_TMA,
-    MANIFEST_VERSION_TMA_STORE,
+    HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, Need, ParamKind as AbiParamKind, ParamSig,
+    Require, StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_BOUND,
+    MANIFEST_VERSION_CLUSTER, MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS,
+    MANIFEST_VERSION_TMA, MANIFEST_VERSION_TMA_STORE,
 };
 use cute_lang::kir::{HostBranch, HostStep, Kernel, Module, Param, ParamKind, TensorTy, ValueId};
 use cute_layout::IntTuple;
@@ -73,14 +73,27 @@ fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let kernels =
         module.kernels.iter().enumerate().map(|(ki, k)| kernel(k, fast_divisors.get(ki).map_or(&[], Vec::as_slice)));
-    let m = Manifest {
+    let mut m = Manifest {
         version: version(module, fast_divisors),
         arch: Some(arch.to_string()),
         kernels: kernels.collect(),
         hosts: module.hosts.iter().map(host).collect(),
         text: String::new(),
     };
+    if has_minimum(&m) {
+        m.version = m.version.max(MANIFEST_VERSION_BOUND);
+    }
     m.to_text()
+}
+
+/// Whether a launch condition anywhere in `m` asks for a minimum (`require EXPR | >=MIN`), which
+/// only a version-8 reader knows.
+fn has_minimum(m: &Manifest) -> bool {
+    let at_least = |r: &Require| matches!(r.need, Need::AtLeast(_));
+    m.kernels.iter().any(|k| k.requires.iter().any(at_least))
+        || m.hosts.iter().any(|h| {
+            h.requires.iter().any(at_least) || h.steps.iter().any(|st| matches!(st, Step::Require(r) if at_least(r)))
+        })
 }
 
 /// A shape or stride: `None` for a dynamic entry, with the divisor the kernel relies on it being a

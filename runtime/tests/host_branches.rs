@@ -163,7 +163,11 @@ fn only_the_taken_branch_is_checked() {
     let m = module(&plan);
     let h = m.host("h").unwrap();
     assert_eq!((h.asserts.len(), h.requires.len()), (1, 0), "the branch's checks are steps of the branch");
-    assert!(matches!(&h.steps[1], HostStep::Require(r) if r.divisor == 4), "{:?}", h.steps);
+    assert!(
+        matches!(&h.steps[1], HostStep::Require(r) if r.need == cute_abi::manifest::Need::MultipleOf(4)),
+        "{:?}",
+        h.steps
+    );
     assert!(matches!(&h.steps[2], HostStep::Assert(a) if a.message == "n below 10"), "{:?}", h.steps);
     // Taken and met.
     assert_eq!(kernels(&call(&m, 64, 3).unwrap()), [(0, "q")]);
@@ -290,6 +294,6 @@ fn malformed_branches_make_the_plan_unusable() {
 fn newer_manifests_are_refused_and_version_2_reads() {
     let m = module(&launch_k("1"));
     assert_eq!(m.version, 2);
-    let e = Manifest::parse(&seal("cutec-manifest 8\n")).unwrap_err().to_string();
-    assert!(e.contains("manifest version 8 is newer than this runtime understands (7)"), "{e}");
+    let e = Manifest::parse(&seal("cutec-manifest 9\n")).unwrap_err().to_string();
+    assert!(e.contains("manifest version 9 is newer than this runtime understands (8)"), "{e}");
 }

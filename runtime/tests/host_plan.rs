@@ -426,6 +426,38 @@ fn require_lines_and_prints() {
     assert!(Manifest::parse(&seal("cutec-manifest 1\nkernel k\nrequire $0 | 0\nend\n")).is_err());
 }
 
+/// `require $0 | >=101` (version 8: `a[100]` on a tensor of a run-time extent): checked launches
+/// and host calls refuse an extent below 101, naming the kernel, the parameter, its mode and the
+/// minimum, and accept 101.
+#[test]
+fn static_coordinate_minimums_are_enforced() {
+    let what = hex("the static index 100 in the shape ?");
+    let kernel = format!("param n scalar elem=i32\nrequire $0 | >=101 | {what}\nend\nhost");
+    let launch =
+        "launch k\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
+    let text = custom_text(launch)
+        .replace("cutec-manifest 1", "cutec-manifest 8")
+        .replace("param n scalar elem=i32\nend\nhost", &kernel);
+    let m = Manifest::parse(&seal(&text)).unwrap();
+    assert_eq!(m.kernels[0].requires[0].need, cute_abi::manifest::Need::AtLeast(101));
+    let want = "kernel `k`: x extent 100 (mode 0) is below 101, the smallest extent its static coordinate allows (the static index 100 in the shape ?); the kernel would access memory outside the tensor";
+    // A checked launch of the kernel.
+    let sig = m.kernel("k").unwrap();
+    let x = |n: i64| [Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, n)), Arg::i32(1)];
+    let e = mismatch(cute_runtime::check_args(sig, &x(100)).unwrap_err());
+    assert!(e.contains(want), "{e}");
+    assert!(cute_runtime::check_args(sig, &x(101)).is_ok());
+    // A host function launching it.
+    let e = mismatch(call(&m, 100, 1).unwrap_err());
+    assert!(e.starts_with("host `h`: launch 0 (k): ") && e.contains(&want["kernel `k`: ".len()..]), "{e}");
+    assert!(call(&m, 101, 1).is_ok());
+    // A minimum that is not a positive integer fails the manifest (skipping it would be unsafe).
+    for bad in [">=0", ">=-3", ">=x", ">="] {
+        let e = Manifest::parse(&seal(&text.replace(">=101", bad))).unwrap_err().to_string();
+        assert!(e.contains(&format!("`require`: bad minimum `{bad}`")), "{e}");
+    }
+}
+
 /// `s:HEX` of a text, as cutec writes it.
 fn hex(t: &str) -> String {
     format!("s:{}", t.bytes().map(|b| format!("{b:02x}")).collect::<String>())

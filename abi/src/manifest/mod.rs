@@ -47,6 +47,10 @@
 //!   (over its `$k`) with a multiplier and a shift, two `u32` parameters per line after its
 //!   declared ones, in line order ([`KernelSig::fast_divisors`], the runtime's `fastdiv`). A malformed
 //!   line fails the manifest.
+//! * `require EXPR | >=MIN | s:HEX` in a kernel or host block (version 8): `EXPR` (a run-time
+//!   extent) must be at least `MIN`, because the code indexes it at the static coordinate
+//!   `MIN - 1` ([`Need::AtLeast`]); `require EXPR | DIVISOR | s:HEX` (every version) asks for a
+//!   multiple ([`Need::MultipleOf`]). Either is checked at every launch and call.
 //! * `cluster X Y Z` in a kernel block (version 5): the kernel was compiled for thread-block
 //!   clusters of X x Y x Z blocks (PTX `.reqnctapercluster`), in [`KernelSig::cluster`]; every
 //!   launch path refuses a grid that is not a multiple of it in each dimension
@@ -75,8 +79,8 @@ pub use plan::{
     format_print, write_print, Assert, HostSig, HostStep, LaunchPlan, PlanArg, PrintSeg, StepNesting, TypeArgSig,
 };
 pub use signature::{
-    tma_elem_bytes, var_name_of, var_sources_of, IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig,
-    VarSource,
+    tma_elem_bytes, var_name_of, var_sources_of, IntTuple, KernelSig, Need, ParamKind, ParamSig, Require, TensorSig,
+    TmaSig, VarSource,
 };
 
 /// The symbol cutec stores the manifest in (a global byte array of the kernel module).
@@ -101,9 +105,12 @@ pub const MANIFEST_VERSION_HOST_LOOPS: u32 = 6;
 /// `store=1` on `tma` lines: a reader that ignored it would not refuse a tensor whose rows end
 /// inside a 16-byte chunk, which a TMA store writes whole.
 pub const MANIFEST_VERSION_TMA_STORE: u32 = 7;
+/// `require EXPR | >=MIN` (a run-time extent a static coordinate indexes must be at least MIN): a
+/// reader that did not know the form would refuse the manifest without saying to update.
+pub const MANIFEST_VERSION_BOUND: u32 = 8;
 /// The newest manifest major version this reader understands (each version above adds records an
 /// older reader must not skip, so a writer uses the lowest version its manifest needs).
-pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_TMA_STORE;
+pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_BOUND;
 
 /// A parsed manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

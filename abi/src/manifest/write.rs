@@ -66,9 +66,9 @@ fn write_params(f: &mut String, params: &[ParamSig]) -> fmt::Result {
     Ok(())
 }
 
-/// `require EXPR | DIVISOR | s:HEX`.
+/// `require EXPR | DIVISOR | s:HEX` or `require EXPR | >=MIN | s:HEX`.
 fn write_require(f: &mut String, r: &Require) -> fmt::Result {
-    write!(f, "require {} | {} | ", r.expr, r.divisor)?;
+    write!(f, "require {} | {} | ", r.expr, r.need)?;
     hex(f, &r.what)?;
     f.write_str("\n")
 }
