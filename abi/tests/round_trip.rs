@@ -1,10 +1,10 @@
 //! The manifest's writer and reader agree: for generated manifests (kernels with tensors, scalars,
-//! launch conditions, fast divisors, TMA records and clusters; host functions with checks and plans
+//! launch conditions (multiples and minimums), fast divisors, TMA records and clusters; host functions with checks and plans
 //! of launches, prints, run-time `if`s and loops), write → parse gives the same manifest back, and
 //! writing that again gives the same text.
 
 use cute_abi::manifest::{
-    Assert, CmpOp, Cond, Expr, HostSig, HostStep, IntTuple, KernelSig, LaunchPlan, Manifest, ParamKind, ParamSig,
+    Assert, CmpOp, Cond, Expr, HostSig, HostStep, IntTuple, KernelSig, LaunchPlan, Manifest, Need, ParamKind, ParamSig,
     PlanArg, PrintSeg, Require, StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION,
 };
 use cute_abi::{DType, MemSpace};
@@ -51,8 +51,10 @@ fn text() -> impl Strategy<Value = String> {
     "[ -~é|\n]{0,12}"
 }
 
+/// A divisibility condition or a minimum (a static coordinate's bound).
 fn require(nvars: usize) -> impl Strategy<Value = Require> {
-    (expr(nvars), 1i64..1024, text()).prop_map(|(expr, divisor, what)| Require { expr, divisor, what })
+    let need = prop_oneof![(1i64..1024).prop_map(Need::MultipleOf), (1i64..1 << 40).prop_map(Need::AtLeast)];
+    (expr(nvars), need, text()).prop_map(|(expr, need, what)| Require { expr, need, what })
 }
 
 fn assert(nvars: usize) -> impl Strategy<Value = Assert> {

@@ -11,10 +11,10 @@
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
 use cute_abi::manifest::{
-    HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, ParamKind as AbiParamKind, ParamSig,
-    StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_CLUSTER,
-    MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS, MANIFEST_VERSION_TMA,
-    MANIFEST_VERSION_TMA_STORE,
+    HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, Need, ParamKind as AbiParamKind, ParamSig,
+    Require, StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_BOUND,
+    MANIFEST_VERSION_CLUSTER, MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS,
+    MANIFEST_VERSION_TMA, MANIFEST_VERSION_TMA_STORE,
 };
 use cute_lang::kir::{HostBranch, HostStep, Kernel, Module, Param, ParamKind, TensorTy, ValueId};
 use cute_layout::IntTuple;
@@ -58,6 +58,7 @@ fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
 /// param a tensor ...
 /// launches vector_add
 /// end
+/// checksum 0123456789abcdef
 /// ```
 ///
 /// One `kernel` block per kernel instance, named by its cubin symbol (with `cluster X Y Z` when it
@@ -66,18 +67,33 @@ fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
 /// divisor of its index math, `fast_divisors[kernel index]`, see [`crate::lower`]); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
 /// it). A generic host function has one block per instance, named `NAME<f16>`, with an
-/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter.
+/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter. The last line is
+/// the checksum of the text before it (cute-abi's writer adds it; the runtime refuses a manifest
+/// that does not match it).
 pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
     let kernels =
         module.kernels.iter().enumerate().map(|(ki, k)| kernel(k, fast_divisors.get(ki).map_or(&[], Vec::as_slice)));
-    let m = Manifest {
+    let mut m = Manifest {
         version: version(module, fast_divisors),
         arch: Some(arch.to_string()),
         kernels: kernels.collect(),
         hosts: module.hosts.iter().map(host).collect(),
         text: String::new(),
     };
+    if has_minimum(&m) {
+        m.version = m.version.max(MANIFEST_VERSION_BOUND);
+    }
     m.to_text()
+}
+
+/// Whether a launch condition anywhere in `m` asks for a minimum (`require EXPR | >=MIN`), which
+/// only a version-8 reader knows.
+fn has_minimum(m: &Manifest) -> bool {
+    let at_least = |r: &Require| matches!(r.need, Need::AtLeast(_));
+    m.kernels.iter().any(|k| k.requires.iter().any(at_least))
+        || m.hosts.iter().any(|h| {
+            h.requires.iter().any(at_least) || h.steps.iter().any(|st| matches!(st, Step::Require(r) if at_least(r)))
+        })
 }
 
 /// A shape or stride: `None` for a dynamic entry, with the divisor the kernel relies on it being a

@@ -157,10 +157,10 @@ pub fn print(segs: &[FmtSeg], vars: &HashMap<ValueId, usize>) -> Option<Vec<abi:
         .collect()
 }
 
-/// A launch condition: the dividend (over the kernel's or host's `$k`) must be a multiple of the
-/// divisor; the text says what it is, for the runtime's error message.
+/// A launch condition: the value (over the kernel's or host's `$k`) must be a multiple of a
+/// divisor or at least a minimum; the text says what it is, for the runtime's error message.
 pub fn require(r: &Require, vars: &HashMap<ValueId, usize>) -> Option<abi::Require> {
-    Some(abi::Require { expr: expr(&r.dividend, vars)?, divisor: r.divisor, what: r.what.clone() })
+    Some(abi::Require { expr: expr(&r.value, vars)?, need: r.need, what: r.what.clone() })
 }
 
 /// The plan's comparison for the front end's.

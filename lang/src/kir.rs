@@ -846,13 +846,14 @@ pub struct Param {
     pub span: Span,
 }
 
-/// A condition the launch must meet for the kernel to be correct: `dividend` (an expression over the
-/// kernel's dynamic parameter values) is a multiple of `divisor`. Tiling a run-time extent by a static
-/// tile leaves a partial tile otherwise, and the kernel has no tail handling.
+/// A condition the launch must meet for the kernel to be correct: `value` (an expression over the
+/// kernel's dynamic parameter values) is a multiple of a divisor — tiling a run-time extent by a
+/// static tile leaves a partial tile otherwise, and the kernel has no tail handling — or at least a
+/// minimum — a static coordinate in a run-time mode addresses memory outside the tensor otherwise.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Require {
-    pub dividend: Int,
-    pub divisor: i64,
+    pub value: Int,
+    pub need: cute_abi::manifest::Need,
     pub what: String,
     pub span: Span,
 }

@@ -157,7 +157,7 @@ fn host_if_on_run_time_values_becomes_plan_branches() {
     assert_eq!(t2.asserts.len(), 1);
     assert_eq!(t2.asserts[0].message, "m below n");
     assert_eq!(t2.requires.len(), 1, "the (1, 16) tile's condition belongs to its branch");
-    assert_eq!(t2.requires[0].divisor, 16);
+    assert_eq!(t2.requires[0].need, cute_abi::manifest::Need::MultipleOf(16));
     assert!(e2.is_empty());
 }
 
@@ -199,7 +199,7 @@ fn host_for_with_run_time_bounds_becomes_a_plan_loop() {
     assert!(!step.is_static(), "{step:?}");
     assert_eq!((s0.grid[0].as_static(), s1.grid[0].as_static()), (Some(1), Some(1)), "static bounds unroll");
     assert_eq!(body.requires.len(), 1);
-    assert_eq!(body.requires[0].divisor, 16);
+    assert_eq!(body.requires[0].need, cute_abi::manifest::Need::MultipleOf(16));
     let [HostStep::If { cond: c1, then: t1, .. }, HostStep::If { then: t2, .. }, HostStep::Launch(l), HostStep::For { start: inner_start, body: inner, .. }] =
         &body.steps[..]
     else {

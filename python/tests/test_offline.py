@@ -12,6 +12,21 @@ import cutec
 from fakes import ArrayInterface, DLPackTensor, ExchangeTensor, fake_ptr, row_major
 
 PREFIX = "kernel argument mismatch: "
+CHECKSUM_MISMATCH = (
+    "manifest checksum mismatch: the cubin's manifest was altered or damaged; rebuild it with cutec build"
+)
+
+
+def seal(body):
+    """`body` and its `checksum` line, as cutec's one writer ends every manifest: FNV-1a 64 of all the
+    bytes before the line (abi/src/manifest/checksum.rs), written here again so that the tests also
+    check the format against a second implementation. Hand-written manifests need it to be read."""
+    if body and not body.endswith("\n"):
+        body += "\n"
+    h = 0xCBF29CE484222325
+    for b in body.encode():
+        h = ((h ^ b) * 0x100000001B3) % 2**64
+    return f"{body}checksum {h:016x}\n"
 
 
 def view(k, shape, dtype="f16", strides=None, nbytes="exact", offset=0):
@@ -69,26 +84,46 @@ def test_manifest_absent_and_unreadable(tmp_path):
     assert e.value.status == "CUTE_ERROR_IO"
     assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
     with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest("cutec-manifest 8\n")
-    assert "manifest version 8 is newer than this runtime understands (7); update cute-runtime" in str(e.value)
+        cutec.parse_manifest("cutec-manifest 9\n")
+    assert "manifest version 9 is newer than this runtime understands (8); update cute-runtime" in str(e.value)
     with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
         cutec.manifest(42)
+
+
+def refused_when_damaged(cubin, ew, at, byte, message):
+    """The elementwise_add manifest with its byte `at` made `byte`: refused with `message` from the
+    cubin's bytes and as text, as from Rust and C."""
+    with open(cubin("elementwise_add"), "rb") as f:
+        data = bytearray(f.read())
+    data[data.index(b"cutec-manifest ") + at] = ord(byte)
+    with pytest.raises(cutec.Error) as e:
+        cutec.manifest(bytes(data))
+    assert e.value.status == "CUTE_ERROR_INVALID_IMAGE" and message in str(e.value)
+    with pytest.raises(cutec.Error) as e:
+        cutec.parse_manifest(ew.text[:at] + byte + ew.text[at + 1 :])
+    assert message in str(e.value)
 
 
 def test_a_nul_byte_is_a_damaged_manifest(cubin, ew):
     # One rule in Rust, C and Python: the manifest is the symbol's bytes (less one terminator);
     # any other NUL byte is a damaged manifest, refused with the same message as from C.
-    with open(cubin("elementwise_add"), "rb") as f:
-        data = bytearray(f.read())
     at = ew.text.index("\n") + 1
-    data[data.index(b"cutec-manifest ") + at] = 0
-    message = f"cutec manifest line 2: a NUL byte at byte {at}: the manifest is damaged"
-    with pytest.raises(cutec.Error) as e:
-        cutec.manifest(bytes(data))
-    assert e.value.status == "CUTE_ERROR_INVALID_IMAGE" and message in str(e.value)
-    with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest(ew.text[:at] + "\0" + ew.text[at + 1 :])
-    assert message in str(e.value)
+    refused_when_damaged(
+        cubin, ew, at, "\0", f"cutec manifest line 2: a NUL byte at byte {at}: the manifest is damaged"
+    )
+
+
+def test_an_edited_manifest_is_refused_by_its_checksum(cubin, ew):
+    # A digit changed (a stride of 1 made 4) leaves a well-formed manifest that only its checksum
+    # tells from the one cutec wrote.
+    at = ew.text.index("stride=(?{div=8},1)") + len("stride=(?{div=8},")
+    refused_when_damaged(cubin, ew, at, "4", CHECKSUM_MISMATCH)
+    # The manifest as cutec wrote it checks out against this file's own FNV-1a; without its
+    # checksum line it is refused, saying to rebuild.
+    body = ew.text[: ew.text.rindex("checksum ")]
+    assert seal(body) == ew.text
+    with pytest.raises(cutec.Error, match="no `checksum` line .* rebuild the cubin with cutec build"):
+        cutec.parse_manifest(body)
 
 
 def test_unknown_names_are_not_found(ew):
@@ -233,7 +268,7 @@ SCALE = "".join(
 
 
 def test_generic_scalars_take_the_selected_instances_type():
-    m = cutec.parse_manifest("cutec-manifest 1\narch sm_90\n" + SCALE)
+    m = cutec.parse_manifest(seal("cutec-manifest 1\narch sm_90\n" + SCALE))
     assert m.hosts == ["scale"]
     scale = m.host("scale")
     # A Python float becomes a T of the instance the tensor selects: f16 bits, or an f32.
@@ -245,7 +280,9 @@ def test_generic_scalars_take_the_selected_instances_type():
     scale.prepare(view(0, (64,), "f16"), 1.5)
     assert "has no instance for T = bf16 (from `x`)" in refusal(scale.check, view(0, (64,), "bf16"), 1.5)
     # A corrupt instance record makes the generic unusable, never a wrong selection.
-    bad = cutec.parse_manifest("cutec-manifest 1\narch sm_90\n" + SCALE.replace("typearg T f32 x", "typearg T f32 a"))
+    bad = cutec.parse_manifest(
+        seal("cutec-manifest 1\narch sm_90\n" + SCALE.replace("typearg T f32 x", "typearg T f32 a"))
+    )
     with pytest.raises(cutec.Error, match="generic host function `scale`: instance `scale<f32>` has no `typearg` line"):
         bad.host("scale")
     assert bad.host("scale<f16>").check(view(0, (64,), "f16"), 1.5)
@@ -578,7 +615,7 @@ end
 
 
 def test_scalars_take_the_parameter_type():
-    k = cutec.parse_manifest(SCALARS).kernel("k")
+    k = cutec.parse_manifest(seal(SCALARS)).kernel("k")
     # The kernel ABI's values: 16-bit and 8-bit slots, f32 as its bits in a 32-bit slot.
     assert k.check(0.5, 1.0, 2, -1, 7, True) == [
         ("b16", 0x3800),

@@ -192,6 +192,7 @@ mod tests {
     use super::*;
     use crate::checked::TensorView;
     use crate::manifest::Manifest;
+    use cute_abi::manifest::seal;
 
     /// A host with a view at an offset (`mB` viewed 16 elements in), a scalar computed from the
     /// shape, an alignment of 16, and a partial-tile rule.
@@ -217,7 +218,7 @@ mod tests {
         end\n";
 
     fn plan() -> HostPlan {
-        HostPlan::new(&Manifest::parse(MANIFEST).unwrap(), "h").unwrap()
+        HostPlan::new(&Manifest::parse(&seal(MANIFEST)).unwrap(), "h").unwrap()
     }
 
     fn args(a: u64, b: u64, m: i64, s: i32) -> Vec<Arg> {

@@ -157,6 +157,7 @@ mod tests {
     use super::*;
     use crate::checked::TensorView;
     use crate::manifest::DType;
+    use cute_abi::manifest::seal;
 
     /// Two instances of `host copy<T: f16 | f32>(a: tensor<T, ...>, b: tensor<T, ...>, n: i32)`.
     fn generic_text() -> String {
@@ -183,7 +184,7 @@ mod tests {
     }
 
     fn group() -> HostGroup {
-        HostGroup::new(&Manifest::parse(&generic_text()).unwrap(), "copy").unwrap()
+        HostGroup::new(&Manifest::parse(&seal(&generic_text())).unwrap(), "copy").unwrap()
     }
 
     #[test]
@@ -228,7 +229,7 @@ mod tests {
 
     #[test]
     fn exact_names_and_listing() {
-        let m = Manifest::parse(&generic_text()).unwrap();
+        let m = Manifest::parse(&seal(&generic_text())).unwrap();
         assert_eq!(m.host_names(), vec!["copy".to_string()]);
         let one = HostGroup::new(&m, "copy<f32>").unwrap();
         assert!(!one.is_generic());
@@ -254,7 +255,7 @@ mod tests {
         for (from, to) in cases {
             let text = generic_text().replacen(from, to, 1);
             assert_ne!(text, generic_text());
-            let m = Manifest::parse(&text).unwrap();
+            let m = Manifest::parse(&seal(&text)).unwrap();
             let e = HostGroup::new(&m, "copy").unwrap_err();
             assert!(matches!(e, RuntimeError::InvalidImage(_)), "{to}: {e}");
             // The other instance is still usable by its own name.
@@ -266,14 +267,14 @@ mod tests {
             ("typearg T f32 a b", "typearg U f32 a b"),
             ("instance copy\ntypearg T f32 a b", "instance copy"),
         ] {
-            let m = Manifest::parse(&generic_text().replacen(from, to, 1)).unwrap();
+            let m = Manifest::parse(&seal(&generic_text().replacen(from, to, 1))).unwrap();
             let e = HostGroup::new(&m, "copy").unwrap_err();
             assert!(e.to_string().contains("generic host function `copy`"), "{to}: {e}");
         }
         // Every prefix of the manifest parses or fails cleanly.
         let text = generic_text();
         for cut in 0..text.len() {
-            if let Ok(m) = Manifest::parse(&text[..cut]) {
+            if let Ok(m) = Manifest::parse(&seal(&text[..cut])) {
                 if let Ok(g) = HostGroup::new(&m, "copy") {
                     let _ = g.select(&[t(DType::F32), t(DType::F32), Arg::i32(1)]);
                 }
@@ -283,12 +284,12 @@ mod tests {
 
     #[test]
     fn old_manifests_are_unchanged() {
-        let m = Manifest::parse(
+        let m = Manifest::parse(&seal(
             &generic_text()
                 .replace("instance copy\n", "")
                 .replace("typearg T f16 a b\n", "")
                 .replace("typearg T f32 a b\n", ""),
-        )
+        ))
         .unwrap();
         // Without the instance lines they are two ordinary host functions.
         assert_eq!(m.host_names(), vec!["copy<f16>".to_string(), "copy<f32>".to_string()]);

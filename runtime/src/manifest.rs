@@ -184,7 +184,9 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cute_abi::manifest::seal;
 
+    /// The records of a manifest (sealed before reading: [`seal`]).
     const TEXT: &str = "cutec-manifest 1\narch sm_90\nkernel vector_add\n\
         param a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
         param m tensor elem=f16 space=gmem align=16 rank=2 shape=((2,?),8) stride=((1,?),64) future=yes\n\
@@ -192,7 +194,7 @@ mod tests {
 
     #[test]
     fn parses_and_prints() {
-        let m = Manifest::parse(TEXT).unwrap();
+        let m = Manifest::parse(&seal(TEXT)).unwrap();
         assert_eq!(m.version, 1);
         assert_eq!(m.arch.as_deref(), Some("sm_90"));
         let k = m.kernel("vector_add").unwrap();
@@ -211,27 +213,30 @@ mod tests {
 
     #[test]
     fn forward_compatible_and_versioned() {
-        let m = Manifest::parse("cutec-manifest 1\nsomething new\nhost h\nparam x scalar elem=f32\nlaunches k\nend\n")
-            .unwrap();
+        let m = Manifest::parse(&seal(
+            "cutec-manifest 1\nsomething new\nhost h\nparam x scalar elem=f32\nlaunches k\nend\n",
+        ))
+        .unwrap();
         assert_eq!(m.hosts.len(), 1);
         assert!(m.kernels.is_empty());
-        assert_eq!(Manifest::parse("cutec-manifest 2\n").unwrap().version, 2);
-        assert_eq!(Manifest::parse("cutec-manifest 3\n").unwrap().version, 3);
-        assert_eq!(Manifest::parse("cutec-manifest 4\n").unwrap().version, 4);
-        assert_eq!(Manifest::parse("cutec-manifest 5\n").unwrap().version, 5);
-        assert_eq!(Manifest::parse("cutec-manifest 6\n").unwrap().version, 6);
-        assert_eq!(Manifest::parse("cutec-manifest 7\n").unwrap().version, 7);
-        let e = Manifest::parse("cutec-manifest 8\n").unwrap_err();
-        assert!(e.to_string().contains("manifest version 8 is newer than this runtime understands (7)"), "{e}");
-        assert!(Manifest::parse("hello\n").is_err());
-        assert!(Manifest::parse(
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 2\n")).unwrap().version, 2);
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 3\n")).unwrap().version, 3);
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 4\n")).unwrap().version, 4);
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 5\n")).unwrap().version, 5);
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 6\n")).unwrap().version, 6);
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 7\n")).unwrap().version, 7);
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 8\n")).unwrap().version, 8);
+        let e = Manifest::parse(&seal("cutec-manifest 9\n")).unwrap_err();
+        assert!(e.to_string().contains("manifest version 9 is newer than this runtime understands (8)"), "{e}");
+        assert!(Manifest::parse(&seal("hello\n")).is_err());
+        assert!(Manifest::parse(&seal(
             "cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n"
-        )
+        ))
         .is_err());
-        assert!(Manifest::parse("cutec-manifest 1\nkernel k\n").is_err());
-        assert!(Manifest::parse(
+        assert!(Manifest::parse(&seal("cutec-manifest 1\nkernel k\n")).is_err());
+        assert!(Manifest::parse(&seal(
             "cutec-manifest 1\nkernel k\nparam a tensor elem=q32 space=gmem align=4 shape=? stride=1\nend"
-        )
+        ))
         .is_err());
     }
 
@@ -239,7 +244,7 @@ mod tests {
     fn fast_divisors() {
         let text = "cutec-manifest 3\nkernel k\nparam a tensor elem=f16 space=gmem align=16 rank=2 shape=(?,?{div=8}) stride=(?{div=8},1)\n\
                     fastdiv $1\nfastdiv (div $1 8)\nend\n";
-        let m = Manifest::parse(text).unwrap();
+        let m = Manifest::parse(&seal(text)).unwrap();
         let k = m.kernel("k").unwrap();
         assert_eq!(k.fast_divisors.len(), 2);
         assert_eq!(k.fast_divisors[1].to_string(), "(div $1 8)");
@@ -250,10 +255,10 @@ mod tests {
         );
         assert_eq!(crate::fastdiv::declared_abi_len(k), 4);
         // Skipping a divisor would launch the kernel with too few parameters: a bad line fails.
-        let e = Manifest::parse("cutec-manifest 3\nkernel k\nfastdiv (div $1\nend\n").unwrap_err();
+        let e = Manifest::parse(&seal("cutec-manifest 3\nkernel k\nfastdiv (div $1\nend\n")).unwrap_err();
         assert!(e.to_string().contains("bad `fastdiv` line"), "{e}");
         // In a host block it means nothing.
-        assert!(Manifest::parse("cutec-manifest 3\nhost h\nfastdiv $0\nend\n").is_ok());
+        assert!(Manifest::parse(&seal("cutec-manifest 3\nhost h\nfastdiv $0\nend\n")).is_ok());
     }
 
     #[test]
@@ -273,18 +278,30 @@ mod tests {
 
     #[test]
     fn from_cubin_reads_the_elf_symbol() {
-        let elf = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, TEXT.as_bytes());
+        let text = seal(TEXT);
+        let elf = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, text.as_bytes());
         let m = Manifest::from_cubin(&elf).unwrap().unwrap();
         assert_eq!(m.kernels[0].name, "vector_add");
         assert_eq!(Manifest::from_cubin(b"// ptx text").unwrap(), None);
         let other = crate::elf::tests::tiny_elf("something_else", b"x");
         assert_eq!(Manifest::from_cubin(&other).unwrap(), None);
         // One NUL terminator is no part of the text; a second NUL byte is a damaged manifest.
-        let terminated = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{TEXT}\0").as_bytes());
-        assert_eq!(Manifest::from_cubin(&terminated).unwrap().unwrap().text, TEXT);
-        let twice = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{TEXT}\0\0").as_bytes());
+        let terminated = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{text}\0").as_bytes());
+        assert_eq!(Manifest::from_cubin(&terminated).unwrap().unwrap().text, text);
+        let twice = crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, format!("{text}\0\0").as_bytes());
         let e = Manifest::from_cubin(&twice).unwrap_err().to_string();
-        assert!(e.ends_with(&format!("a NUL byte at byte {}: the manifest is damaged", TEXT.len())), "{e}");
+        assert!(e.ends_with(&format!("a NUL byte at byte {}: the manifest is damaged", text.len())), "{e}");
+        // A manifest whose records no longer match its checksum is refused; so is one without it.
+        let edited = text.replace("align=16", "align=32");
+        let e = Manifest::from_cubin(&crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, edited.as_bytes())).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "manifest checksum mismatch: the cubin's manifest was altered or damaged; rebuild it with cutec build"
+            ),
+            "{e}"
+        );
+        let e = Manifest::from_cubin(&crate::elf::tests::tiny_elf(MANIFEST_SYMBOL, TEXT.as_bytes())).unwrap_err();
+        assert!(e.to_string().contains("no `checksum` line"), "{e}");
     }
 
     #[test]

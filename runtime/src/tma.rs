@@ -167,6 +167,7 @@ impl TmaEncoding {
 mod tests {
     use super::*;
     use crate::manifest::Manifest;
+    use cute_abi::manifest::seal;
 
     const TEXT: &str = "cutec-manifest 4\nkernel k\n\
         param gA tensor elem=bf16 space=gmem align=16 rank=2 shape=(?,?) stride=(?{div=8},1)\n\
@@ -175,7 +176,7 @@ mod tests {
 
     #[test]
     fn parses_and_encodes_a_row_major_map() {
-        let m = Manifest::parse(TEXT).unwrap();
+        let m = Manifest::parse(&seal(TEXT)).unwrap();
         let k = m.kernel("k").unwrap();
         assert_eq!(
             k.tmas,
@@ -217,9 +218,9 @@ mod tests {
         padded[3] = KernelArg::I32(128);
         assert!(k.tmas[0].encoding(k, &padded).is_ok());
         // ...but a store would write the 16-byte chunk the row ends in, past its end.
-        let m = Manifest::parse(
+        let m = Manifest::parse(&seal(
             &TEXT.replace("cutec-manifest 4", "cutec-manifest 7").replace("swizzle=128", "swizzle=128 store=1"),
-        )
+        ))
         .unwrap();
         let k = m.kernel("k").unwrap();
         assert!(k.tmas[0].store);
@@ -250,10 +251,10 @@ mod tests {
             "tma gA elem=bf16 box=(64,64) swizzle=0",
             "tma gA elem=bf16 order=(1,0) box=(64,64) swizzle=0 store=yes",
         ] {
-            let e = Manifest::parse(&format!("{head}{line}\nend\n")).unwrap_err();
+            let e = Manifest::parse(&seal(&format!("{head}{line}\nend\n"))).unwrap_err();
             assert!(e.to_string().contains("`tma` line"), "{line}: {e}");
         }
         // Outside a kernel block a `tma` line is ignored (an unknown record of a host block).
-        assert!(Manifest::parse("cutec-manifest 4\nhost h\ntma gA\nend\n").is_ok());
+        assert!(Manifest::parse(&seal("cutec-manifest 4\nhost h\ntma gA\nend\n")).is_ok());
     }
 }

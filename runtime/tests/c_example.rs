@@ -79,8 +79,8 @@ fn c_example_links_against_the_shared_library() {
     run_and_check(&exe, &[("LD_LIBRARY_PATH", &dir)]);
 }
 
-/// `cute_manifest_read_file` from C on a cubin, a cubin whose manifest has a NUL byte, and an
-/// empty, a text and a missing file (the same cases from Rust: tests/manifest_files.rs).
+/// `cute_manifest_read_file` from C on a cubin, a cubin whose manifest has a NUL byte, one whose
+/// manifest was edited, and an empty, a text and a missing file (the same cases from Rust: tests/manifest_files.rs).
 #[test]
 fn c_reads_manifests_and_refuses_what_is_not_one() {
     if !have_gcc() {
@@ -95,7 +95,16 @@ fn c_reads_manifests_and_refuses_what_is_not_one() {
     let start = nul.windows(15).position(|w| w == b"cutec-manifest ").expect("the manifest text");
     let at = nul[start..].iter().position(|&b| b == b'\n').unwrap() + 1;
     nul[start + at] = 0;
-    let files = [("nul.cubin", &nul[..]), ("empty.cubin", &b""[..]), ("text.cubin", &b"hello\n"[..])];
+    // A digit of the manifest changed (`stride=1` made `stride=4`): refused by the checksum.
+    let mut edited = good.clone();
+    let stride = edited[start..].windows(8).position(|w| w == b"stride=1").unwrap() + 7;
+    edited[start + stride] = b'4';
+    let files = [
+        ("nul.cubin", &nul[..]),
+        ("edited.cubin", &edited[..]),
+        ("empty.cubin", &b""[..]),
+        ("text.cubin", &b"hello\n"[..]),
+    ];
     for (name, bytes) in files {
         std::fs::write(tmp.join(name), bytes).unwrap();
     }
@@ -113,6 +122,10 @@ fn c_reads_manifests_and_refuses_what_is_not_one() {
         "CUTE_OK manifest".to_string(),
         format!(
             "CUTE_ERROR_INVALID_IMAGE null: invalid kernel image: cutec manifest line 2: a NUL byte at byte {at}: the manifest is damaged"
+        ),
+        format!(
+            "CUTE_ERROR_INVALID_IMAGE null: invalid kernel image: cutec manifest line {}: manifest checksum mismatch: the cubin's manifest was altered or damaged; rebuild it with cutec build",
+            String::from_utf8_lossy(&good[start..]).lines().position(|l| l.starts_with("checksum ")).unwrap() + 1
         ),
         format!("CUTE_ERROR_INVALID_IMAGE null: invalid kernel image: {} {not_a_cubin}: it is empty", path("empty.cubin")),
         format!(

@@ -3,6 +3,7 @@
 //! arguments, so these run everywhere (no GPU). On a GPU the same checks run
 //! inside `Kernel::launch_checked` (see `cute-run checked`).
 
+use cute_abi::manifest::seal;
 use cute_runtime::{check_args, Arg, DType, KernelArg, Manifest, RuntimeError, TensorView};
 
 const MANIFEST: &str = "cutec-manifest 1
@@ -26,7 +27,7 @@ end
 const P: u64 = 0x7f00_0000_0000;
 
 fn manifest() -> Manifest {
-    Manifest::parse(MANIFEST).expect("manifest parses")
+    Manifest::parse(&seal(MANIFEST)).expect("manifest parses")
 }
 
 fn vadd(m: &Manifest, a: TensorView, b: TensorView, c: TensorView) -> Result<Vec<KernelArg>, RuntimeError> {

@@ -4,6 +4,7 @@
 //! `KernelSig::check_dynamic_smem` (what `Kernel::launch`, `launch_checked` and the C ABI call
 //! before the driver) and through host plans (`HostPlan::evaluate`, what `HostFn::call` runs).
 
+use cute_abi::manifest::seal;
 use cute_runtime::{Arg, DType, HostPlan, LaunchConfig, Manifest, RuntimeError, TensorView};
 
 /// Two 40 KiB f32 shared-memory tensors: 2 × 40960 B (each a multiple of 16) = 81920 B.
@@ -71,7 +72,7 @@ end
 ";
 
 fn manifest() -> Manifest {
-    Manifest::parse(MANIFEST).expect("the manifest parses")
+    Manifest::parse(&seal(MANIFEST)).expect("the manifest parses")
 }
 
 fn x(n: i64) -> Vec<Arg> {
@@ -97,14 +98,14 @@ fn parses_the_smem_line() {
     }
     assert_eq!(m.host("big_more").unwrap().launches[0].smem.to_string(), "(add 81920 (mul 4 $0))");
     // Also after the requires, and with the largest u32.
-    let m = Manifest::parse(
+    let m = Manifest::parse(&seal(
         "cutec-manifest 1\nkernel k\nparam x scalar elem=i32\nrequire $0 | 4 | s:78\nsmem 4294967295\nend\n",
-    )
+    ))
     .unwrap();
     assert_eq!(m.kernels[0].dynamic_smem_bytes, u32::MAX);
     assert_eq!(m.kernels[0].requires.len(), 1);
     // `smem` outside a kernel block (in a host block, outside a launch) means nothing: ignored.
-    let m = Manifest::parse("cutec-manifest 1\nhost h\nparam x scalar elem=i32\nsmem 12\nend\n").unwrap();
+    let m = Manifest::parse(&seal("cutec-manifest 1\nhost h\nparam x scalar elem=i32\nsmem 12\nend\n")).unwrap();
     assert_eq!(m.hosts[0].plan_error, None);
 }
 
@@ -114,17 +115,17 @@ fn a_malformed_smem_line_fails_the_manifest() {
     // malformed `param` or kernel `require`.
     for line in ["smem", "smem x", "smem -1", "smem 1.5", "smem 4294967296", "smem 1 2", "smem 0x100"] {
         let text = format!("cutec-manifest 1\nkernel k\nparam x scalar elem=i32\n{line}\nend\n");
-        match Manifest::parse(&text) {
+        match Manifest::parse(&seal(&text)) {
             Err(RuntimeError::InvalidImage(m)) => {
                 assert!(m.contains("line 4") && m.contains("kernel `k`") && m.contains("smem"), "{line}: {m}")
             }
             other => panic!("{line}: expected InvalidImage, got {other:?}"),
         }
     }
-    let e = Manifest::parse("cutec-manifest 1\nkernel k\nsmem 1024\nsmem 2048\nend\n").unwrap_err();
+    let e = Manifest::parse(&seal("cutec-manifest 1\nkernel k\nsmem 1024\nsmem 2048\nend\n")).unwrap_err();
     assert!(e.to_string().contains("a second `smem` line"), "{e}");
     // A second kernel block starts afresh.
-    let m = Manifest::parse("cutec-manifest 1\nkernel a\nsmem 1024\nend\nkernel b\nsmem 2048\nend\n").unwrap();
+    let m = Manifest::parse(&seal("cutec-manifest 1\nkernel a\nsmem 1024\nend\nkernel b\nsmem 2048\nend\n")).unwrap();
     assert_eq!(m.kernels.iter().map(|k| k.dynamic_smem_bytes).collect::<Vec<_>>(), [1024, 2048]);
 }
 

@@ -2,6 +2,7 @@
 //! version 3): every launch path appends the two values per divisor after the declared
 //! parameters, and refuses a divisor the kernel could not divide by. No GPU needed.
 
+use cute_abi::manifest::seal;
 use cute_runtime::fastdiv::{declared_abi_len, divide, magic};
 use cute_runtime::plan::HostPlan;
 use cute_runtime::{check_args, Arg, DType, KernelArg, Manifest, RuntimeError, TensorView};
@@ -55,7 +56,7 @@ fn magic_args(d: i64) -> [KernelArg; 2] {
 
 #[test]
 fn checked_launches_append_the_multiplier_and_shift() {
-    let m = Manifest::parse(MANIFEST).unwrap();
+    let m = Manifest::parse(&seal(MANIFEST)).unwrap();
     assert_eq!(m.version, 3);
     let k = m.kernel("naive_elementwise_add_kernel").unwrap();
     assert_eq!(declared_abi_len(k), 12);
@@ -76,7 +77,7 @@ fn checked_launches_append_the_multiplier_and_shift() {
 
 #[test]
 fn host_calls_append_them_to_the_launch() {
-    let m = Manifest::parse(MANIFEST).unwrap();
+    let m = Manifest::parse(&seal(MANIFEST)).unwrap();
     let plan = HostPlan::new(&m, "naive_elementwise_add").unwrap();
     let launches = plan.evaluate(&views(100, 1000)).unwrap();
     assert_eq!(launches.len(), 1);
@@ -91,7 +92,7 @@ fn host_calls_append_them_to_the_launch() {
 
 #[test]
 fn divisors_the_kernel_cannot_divide_by_are_refused() {
-    let m = Manifest::parse(MANIFEST).unwrap();
+    let m = Manifest::parse(&seal(MANIFEST)).unwrap();
     let k = m.kernel("by_stride").unwrap();
     let a = |stride: i64| {
         vec![Arg::tensor(TensorView::new(0x1000, DType::F32, &[if stride > 8 { 1 } else { 4 }, 8], &[stride, 1]))]

@@ -4,6 +4,7 @@
 //! tiles); the per-signature cache agrees with full evaluation; malformed branches make the plan
 //! unusable, never a panic or a loop.
 
+use cute_abi::manifest::seal;
 use cute_runtime::call_cache::CallCache;
 use cute_runtime::plan::{CmpOp, Cond, EvalError, HostPlan, PlanScratch};
 use cute_runtime::{Arg, DType, HostStep, Manifest, PlannedLaunch, RuntimeError, TensorView};
@@ -16,7 +17,7 @@ fn module(plan: &str) -> Manifest {
          param n scalar elem=i32\nend\nkernel q\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nend\n\
          host h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\n{plan}end\n"
     );
-    Manifest::parse(&text).unwrap()
+    Manifest::parse(&seal(&text)).unwrap()
 }
 
 /// `launch k` over all of `a` with `n` passed on, grid `GRID`.
@@ -162,7 +163,11 @@ fn only_the_taken_branch_is_checked() {
     let m = module(&plan);
     let h = m.host("h").unwrap();
     assert_eq!((h.asserts.len(), h.requires.len()), (1, 0), "the branch's checks are steps of the branch");
-    assert!(matches!(&h.steps[1], HostStep::Require(r) if r.divisor == 4), "{:?}", h.steps);
+    assert!(
+        matches!(&h.steps[1], HostStep::Require(r) if r.need == cute_abi::manifest::Need::MultipleOf(4)),
+        "{:?}",
+        h.steps
+    );
     assert!(matches!(&h.steps[2], HostStep::Assert(a) if a.message == "n below 10"), "{:?}", h.steps);
     // Taken and met.
     assert_eq!(kernels(&call(&m, 64, 3).unwrap()), [(0, "q")]);
@@ -201,7 +206,7 @@ fn prints_follow_the_branch_taken() {
     let text = format!(
         "cutec-manifest 2\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\n{plan}end\n"
     );
-    let m = Manifest::parse(&text).unwrap();
+    let m = Manifest::parse(&seal(&text)).unwrap();
     let plan = HostPlan::new(&m, "h").unwrap();
     for (n, want) in [(3, "start\nsmall 3\nend\n"), (12, "start\nlarge even\nend\n"), (13, "start\nlarge odd\nend\n")] {
         let mut out = Vec::new();
@@ -289,6 +294,6 @@ fn malformed_branches_make_the_plan_unusable() {
 fn newer_manifests_are_refused_and_version_2_reads() {
     let m = module(&launch_k("1"));
     assert_eq!(m.version, 2);
-    let e = Manifest::parse("cutec-manifest 8\n").unwrap_err().to_string();
-    assert!(e.contains("manifest version 8 is newer than this runtime understands (7)"), "{e}");
+    let e = Manifest::parse(&seal("cutec-manifest 9\n")).unwrap_err().to_string();
+    assert!(e.contains("manifest version 9 is newer than this runtime understands (8)"), "{e}");
 }

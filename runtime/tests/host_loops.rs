@@ -4,6 +4,7 @@
 //! refused; the per-signature cache and the offline print path agree with full evaluation;
 //! malformed or corrupt loop records make the plan unusable, never a panic or an endless loop.
 
+use cute_abi::manifest::seal;
 use cute_runtime::call_cache::CallCache;
 use cute_runtime::plan::{HostPlan, PlanScratch, MAX_LAUNCHES, MAX_LOOP_TRIPS};
 use cute_runtime::{Arg, DType, HostStep, KernelArg, Manifest, PlannedLaunch, RuntimeError, TensorView};
@@ -16,7 +17,7 @@ fn module(plan: &str) -> Manifest {
          param v scalar elem=i32\nend\nkernel q\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nend\n\
          host h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\n{plan}end\n"
     );
-    Manifest::parse(&text).unwrap()
+    Manifest::parse(&seal(&text)).unwrap()
 }
 
 /// `launch k` over all of `a`, grid `GRID`, passing `V`.
@@ -189,7 +190,7 @@ fn prints_in_loops_and_the_cache() {
     let plan =
         format!("for $2 | 1 | $0 | $1\nprint {} | e:$2 | {}\nendfor\nprint {}\n", hex("i="), hex("\n"), hex("done\n"));
     let text = format!("cutec-manifest 6\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\n{plan}end\n");
-    let plan = HostPlan::new(&Manifest::parse(&text).unwrap(), "h").unwrap();
+    let plan = HostPlan::new(&Manifest::parse(&seal(&text)).unwrap(), "h").unwrap();
     let mut out = Vec::new();
     plan.run_without_device(&args(8, 3), &mut out).unwrap();
     assert_eq!(String::from_utf8(out).unwrap(), "i=1\ni=4\ni=7\ndone\n");

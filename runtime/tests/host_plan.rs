@@ -2,13 +2,14 @@
 //! refusal (partial tiles, bounds, argument checks, out-of-range grids, malformed plans).
 //! `testdata/elementwise_add.manifest` is `cutec build samples/elementwise_add.cute --emit=manifest`.
 
+use cute_abi::manifest::seal;
 use cute_runtime::plan::{EvalError, Expr, HostPlan, PlanArg};
 use cute_runtime::{Arg, DType, KernelArg, Manifest, RuntimeError, TensorView};
 
 const EW: &str = include_str!("../testdata/elementwise_add.manifest");
 
 fn ew() -> Manifest {
-    Manifest::parse(EW).expect("the elementwise_add manifest parses")
+    Manifest::parse(&seal(EW)).expect("the elementwise_add manifest parses")
 }
 
 /// Three row-major M×N f16 views at distinct aligned addresses, with their sizes.
@@ -220,7 +221,7 @@ fn host_arguments_are_checked_like_kernel_launches() {
 /// A small module to exercise the plan checks: kernel `k(x: (?):(1) f32, n: i32)`, host
 /// `h(a: (?):(1) f32, n: i32)` with the launch written by the test.
 fn custom(launch: &str) -> Manifest {
-    Manifest::parse(&custom_text(launch)).unwrap()
+    Manifest::parse(&seal(&custom_text(launch))).unwrap()
 }
 
 fn custom_text(launch: &str) -> String {
@@ -240,10 +241,10 @@ fn call(m: &Manifest, len: i64, n: i32) -> cute_runtime::Result<Vec<cute_runtime
 #[test]
 fn grids_must_be_whole_clusters() {
     let launch = "launch k\ngrid (div $0 32) | $1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
-    let m = Manifest::parse(
+    let m = Manifest::parse(&seal(
         &custom_text(launch)
             .replace("param n scalar elem=i32\nend\nhost", "param n scalar elem=i32\ncluster 2 2 1\nend\nhost"),
-    )
+    ))
     .unwrap();
     assert_eq!(m.kernels[0].cluster, [2, 2, 1]);
     let l = call(&m, 128, 6).unwrap();
@@ -268,7 +269,7 @@ fn grids_must_be_whole_clusters() {
     ] {
         let text = custom_text(launch)
             .replace("param n scalar elem=i32\nend\nhost", &format!("param n scalar elem=i32\n{line}\nend\nhost"));
-        let e = Manifest::parse(&text).unwrap_err().to_string();
+        let e = Manifest::parse(&seal(&text)).unwrap_err().to_string();
         assert!(e.contains(want), "{line}: {e}");
     }
 }
@@ -361,7 +362,7 @@ fn malformed_plans_load_but_cannot_be_called() {
 fn declared_divisibility_is_enforced() {
     // What cutec writes once manifests carry divisibility: `(?,?{div=8}):(?{div=8},1)`.
     let text = EW.replace("shape=(?,?) stride=(?,1)", "shape=(?,?{div=8}) stride=(?{div=8},1)");
-    let m = Manifest::parse(&text).unwrap();
+    let m = Manifest::parse(&seal(&text)).unwrap();
     let h = m.host("vectorized_elementwise_add").unwrap();
     assert!(h.to_string().contains("tensor<f16, gmem, (?,?{div=8}):(?{div=8},1), align: 16>"), "{h}");
     let plan = HostPlan::new(&m, "vectorized_elementwise_add").unwrap();
@@ -390,7 +391,7 @@ fn require_lines_and_prints() {
     let mut text = EW.to_string();
     let at = text.find("launches elementwise_add_kernel").unwrap();
     text.insert_str(at, &format!("{}print s:4d3d | e:$0 | s:0a\n", req(0, 16, "a run-time extent tiled by 16")));
-    let m = Manifest::parse(&text).unwrap();
+    let m = Manifest::parse(&seal(&text)).unwrap();
     let h = m.host("elementwise_add").unwrap();
     assert_eq!(h.plan_error, None);
     assert_eq!(h.requires.len(), 1);
@@ -409,7 +410,7 @@ fn require_lines_and_prints() {
         "cutec-manifest 1\nkernel k\nparam x tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n{}end\n",
         req(0, 128, "a run-time extent tiled by 128")
     );
-    let km = Manifest::parse(&kt).unwrap();
+    let km = Manifest::parse(&seal(&kt)).unwrap();
     let sig = km.kernel("k").unwrap();
     assert!(cute_runtime::check_args(sig, &[Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, 256))]).is_ok());
     let e = mismatch(
@@ -422,7 +423,39 @@ fn require_lines_and_prints() {
         "{e}"
     );
     // A malformed kernel require fails the manifest (skipping it would be unsafe).
-    assert!(Manifest::parse("cutec-manifest 1\nkernel k\nrequire $0 | 0\nend\n").is_err());
+    assert!(Manifest::parse(&seal("cutec-manifest 1\nkernel k\nrequire $0 | 0\nend\n")).is_err());
+}
+
+/// `require $0 | >=101` (version 8: `a[100]` on a tensor of a run-time extent): checked launches
+/// and host calls refuse an extent below 101, naming the kernel, the parameter, its mode and the
+/// minimum, and accept 101.
+#[test]
+fn static_coordinate_minimums_are_enforced() {
+    let what = hex("the static index 100 in the shape ?");
+    let kernel = format!("param n scalar elem=i32\nrequire $0 | >=101 | {what}\nend\nhost");
+    let launch =
+        "launch k\ngrid 1 | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\narg scalar i32 | $1\nendlaunch\n";
+    let text = custom_text(launch)
+        .replace("cutec-manifest 1", "cutec-manifest 8")
+        .replace("param n scalar elem=i32\nend\nhost", &kernel);
+    let m = Manifest::parse(&seal(&text)).unwrap();
+    assert_eq!(m.kernels[0].requires[0].need, cute_abi::manifest::Need::AtLeast(101));
+    let want = "kernel `k`: x extent 100 (mode 0) is below 101, the smallest extent its static coordinate allows (the static index 100 in the shape ?); the kernel would access memory outside the tensor";
+    // A checked launch of the kernel.
+    let sig = m.kernel("k").unwrap();
+    let x = |n: i64| [Arg::tensor(TensorView::contiguous_1d(0x100, DType::F32, n)), Arg::i32(1)];
+    let e = mismatch(cute_runtime::check_args(sig, &x(100)).unwrap_err());
+    assert!(e.contains(want), "{e}");
+    assert!(cute_runtime::check_args(sig, &x(101)).is_ok());
+    // A host function launching it.
+    let e = mismatch(call(&m, 100, 1).unwrap_err());
+    assert!(e.starts_with("host `h`: launch 0 (k): ") && e.contains(&want["kernel `k`: ".len()..]), "{e}");
+    assert!(call(&m, 101, 1).is_ok());
+    // A minimum that is not a positive integer fails the manifest (skipping it would be unsafe).
+    for bad in [">=0", ">=-3", ">=x", ">="] {
+        let e = Manifest::parse(&seal(&text.replace(">=101", bad))).unwrap_err().to_string();
+        assert!(e.contains(&format!("`require`: bad minimum `{bad}`")), "{e}");
+    }
 }
 
 /// `s:HEX` of a text, as cutec writes it.
@@ -486,7 +519,7 @@ fn assert_lines_refuse_calls_that_break_them() {
         "cutec-manifest 1\nhost h\nparam a tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\nparam n scalar elem=i32\nassert $1 > 0 | {}\nend\n",
         hex("n must be positive")
     );
-    let m = Manifest::parse(&text).unwrap();
+    let m = Manifest::parse(&seal(&text)).unwrap();
     let plan = HostPlan::new(&m, "h").unwrap();
     let mut out = Vec::new();
     let args = [Arg::tensor(TensorView::contiguous_1d(0x1000, DType::F32, 8)), Arg::i32(0)];
@@ -514,7 +547,7 @@ fn malformed_assert_lines() {
         assert!(e.contains(want), "{line}\n{e}\n  wanted: {want}");
     }
     // Kernels have no assert lines: one in a kernel block fails the manifest rather than being skipped.
-    assert!(Manifest::parse("cutec-manifest 1\nkernel k\nassert 1 == 1\nend\n").is_err());
+    assert!(Manifest::parse(&seal("cutec-manifest 1\nkernel k\nassert 1 == 1\nend\n")).is_err());
 }
 
 /// Kernel `k(x: (?):(1) f32, a: f32, b: f16, c: f64, u: u32, q: bool, w: i64)` and host
@@ -533,7 +566,7 @@ fn scalars_grid(grid: &str, args: &str) -> Manifest {
          param b scalar elem=f16\nparam c scalar elem=f64\nparam n scalar elem=i32\nparam q scalar elem=bool\n\
          param w scalar elem=i64\nlaunches k\nlaunch k\ngrid {grid} | 1 | 1\nblock 32 | 1 | 1\nsmem 0\narg tensor 0 | 0 | $0\n{args}endlaunch\nend\n"
     );
-    Manifest::parse(&text).unwrap()
+    Manifest::parse(&seal(&text)).unwrap()
 }
 
 fn scalar_call(m: &Manifest, a: f32, n: i32, w: i64) -> cute_runtime::Result<Vec<KernelArg>> {

@@ -2,6 +2,7 @@
 //! the `stream P` line of a launch record, their checks when the manifest is read and the plan is
 //! made (malformed lines make the plan unusable, never panic), and calls with stream arguments.
 
+use cute_abi::manifest::seal;
 use cute_runtime::plan::HostPlan;
 use cute_runtime::{Arg, DType, Manifest, ParamKind, RuntimeError, TensorView};
 
@@ -21,7 +22,7 @@ fn manifest(extra: &str) -> Manifest {
          launches scale\nlaunch scale\ngrid (ceildiv $0 256) | 1 | 1\nblock 256 | 1 | 1\nsmem 0\n{extra}\
          arg tensor 0 | 0 | $0\narg tensor 2 | 0 | $1\nendlaunch\nend\n"
     );
-    Manifest::parse(&text).expect("the manifest parses")
+    Manifest::parse(&seal(&text)).expect("the manifest parses")
 }
 
 fn tensor(k: u64, n: i64) -> Arg {
@@ -103,14 +104,14 @@ fn malformed_stream_lines_make_the_plan_unusable() {
 
 #[test]
 fn a_kernel_cannot_take_a_stream() {
-    let e = Manifest::parse("cutec-manifest 1\nkernel k\nparam s stream\nend\n").unwrap_err().to_string();
+    let e = Manifest::parse(&seal("cutec-manifest 1\nkernel k\nparam s stream\nend\n")).unwrap_err().to_string();
     assert!(e.contains("kernel `k`: parameter `s` is a stream, which only host functions take"), "{e}");
     // A plan passing a stream's index as a tensor argument is refused too.
     let text = format!(
         "cutec-manifest 1\n{KERNEL}host h\nparam s stream\nparam y tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1\n\
          launches scale\nlaunch scale\narg tensor 0 | 0 | $0\narg tensor 1 | 0 | $0\nendlaunch\nend\n"
     );
-    let m = Manifest::parse(&text).unwrap();
+    let m = Manifest::parse(&seal(&text)).unwrap();
     let e = HostPlan::new(&m, "h").unwrap_err().to_string();
     assert!(e.contains("host parameter `s` is not a tensor"), "{e}");
 }

@@ -5,7 +5,8 @@
 //! for the C ABI and for `Manifest::from_cubin_file`, while `Manifest::from_file`/`from_cubin`
 //! (which `Module` and Python use for any image kind) say `None`; an ELF cubin without a
 //! manifest is `None` (C: `CUTE_OK` and NULL) everywhere; a manifest with a NUL byte before its
-//! end is damaged, refused everywhere with the same message.
+//! end, or whose bytes do not match its checksum line, is damaged, refused everywhere with the
+//! same message.
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
@@ -126,4 +127,25 @@ fn a_nul_byte_in_the_manifest_is_refused_everywhere_alike() {
     let mut damaged = text.clone();
     damaged.replace_range(at..at + 1, "\0");
     assert!(Manifest::parse(&damaged).unwrap_err().to_string().contains(&message));
+}
+
+#[test]
+fn an_edited_manifest_is_refused_everywhere_alike_by_its_checksum() {
+    // `stride=1` of the first parameter made `stride=4`: still a well-formed manifest, which only
+    // the checksum tells from the one cutec wrote.
+    let text = Manifest::from_cubin(&cubin()).unwrap().unwrap().text;
+    let at = text.find("stride=1").unwrap() + "stride=".len();
+    let path = write("edited.cubin", &with_manifest_byte(at, b'4'));
+    let message =
+        "manifest checksum mismatch: the cubin's manifest was altered or damaged; rebuild it with cutec build";
+    for e in [Manifest::from_cubin_file(&path).unwrap_err(), Manifest::from_file(&path).unwrap_err()] {
+        assert!(matches!(e, RuntimeError::InvalidImage(_)), "{e:?}");
+        assert!(e.to_string().contains(message), "{e}");
+    }
+    let (status, out, error) = read_from_c(&path);
+    assert_eq!((status, out), (CUTE_ERROR_INVALID_IMAGE, None));
+    assert!(error.contains(message), "{error}");
+    let mut edited = text.clone();
+    edited.replace_range(at..at + 1, "4");
+    assert!(Manifest::parse(&edited).unwrap_err().to_string().contains(message));
 }

@@ -9,6 +9,7 @@
 //! cargo test --release -p cute-runtime --test plan_timing -- --ignored --nocapture
 //! ```
 
+use cute_abi::manifest::seal;
 use cute_runtime::call_cache::CallCache;
 use cute_runtime::plan::{HostPlan, PlanScratch};
 use cute_runtime::{Arg, DType, Manifest, TensorView};
@@ -45,7 +46,7 @@ pub fn time_host(manifest: &Manifest, host: &str, args: &[Arg], calls: u32) -> (
 #[test]
 #[ignore = "a timing; run with --ignored --nocapture"]
 fn plan_evaluation_per_call() {
-    let m = Manifest::parse(EW).expect("manifest");
+    let m = Manifest::parse(&seal(EW)).expect("manifest");
     let (rows, cols) = (16i64, 256i64);
     let args: Vec<Arg> = (0..3)
         .map(|i| {
@@ -62,7 +63,7 @@ fn plan_evaluation_per_call() {
 #[test]
 #[ignore = "a timing; run with --ignored --nocapture"]
 fn branching_plan_evaluation_per_call() {
-    let m = Manifest::parse(ROW_SUM).expect("manifest");
+    let m = Manifest::parse(&seal(ROW_SUM)).expect("manifest");
     for (rows, cols) in [(64i64, 512i64), (64, 4096)] {
         let args = [
             Arg::tensor(

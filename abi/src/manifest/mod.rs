@@ -20,8 +20,16 @@
 //! param b tensor elem=f32 space=gmem align=4 rank=1 shape=? stride=1
 //! param n scalar elem=i32
 //! end
+//! checksum 6d055f1d606e1827
 //! ```
 //!
+//! * `checksum HEX` is the last line: the FNV-1a 64 hash of every byte before it, as 16 lowercase
+//!   hex digits (the `checksum` module says why FNV-1a). The reader checks it before reading any
+//!   record and refuses a manifest whose bytes do not match it ("manifest checksum mismatch: the
+//!   cubin's manifest was altered or damaged; rebuild it with cutec build") or that has none (a
+//!   cubin of a cutec older than the checksum: rebuild it; no such cubins are in use). The
+//!   line needs no version: an older reader skips it as an unknown record. Hand-written
+//!   manifests are sealed with [`seal`].
 //! * `cutec-manifest MAJOR` is the first line. A reader accepts its own major
 //!   version; a larger one is refused with a readable error.
 //! * `kernel NAME` opens a kernel, `end` closes it; `param NAME KIND ...` lines
@@ -39,6 +47,10 @@
 //!   (over its `$k`) with a multiplier and a shift, two `u32` parameters per line after its
 //!   declared ones, in line order ([`KernelSig::fast_divisors`], the runtime's `fastdiv`). A malformed
 //!   line fails the manifest.
+//! * `require EXPR | >=MIN | s:HEX` in a kernel or host block (version 8): `EXPR` (a run-time
+//!   extent) must be at least `MIN`, because the code indexes it at the static coordinate
+//!   `MIN - 1` ([`Need::AtLeast`]); `require EXPR | DIVISOR | s:HEX` (every version) asks for a
+//!   multiple ([`Need::MultipleOf`]). Either is checked at every launch and call.
 //! * `cluster X Y Z` in a kernel block (version 5): the kernel was compiled for thread-block
 //!   clusters of X x Y x Z blocks (PTX `.reqnctapercluster`), in [`KernelSig::cluster`]; every
 //!   launch path refuses a grid that is not a multiple of it in each dimension
@@ -51,6 +63,7 @@
 //!   malformed plan does not make the manifest unreadable: it is recorded in
 //!   [`HostSig::plan_error`] and only calling that host function fails.
 
+mod checksum;
 pub mod expr;
 mod parse;
 pub mod plan;
@@ -60,13 +73,14 @@ mod write;
 
 use std::fmt;
 
+pub use checksum::seal;
 pub use expr::{CmpOp, Cond, EvalError, Expr, Inexact};
 pub use plan::{
     format_print, write_print, Assert, HostSig, HostStep, LaunchPlan, PlanArg, PrintSeg, StepNesting, TypeArgSig,
 };
 pub use signature::{
-    tma_elem_bytes, var_name_of, var_sources_of, IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig,
-    VarSource,
+    tma_elem_bytes, var_name_of, var_sources_of, IntTuple, KernelSig, Need, ParamKind, ParamSig, Require, TensorSig,
+    TmaSig, VarSource,
 };
 
 /// The symbol cutec stores the manifest in (a global byte array of the kernel module).
@@ -91,9 +105,12 @@ pub const MANIFEST_VERSION_HOST_LOOPS: u32 = 6;
 /// `store=1` on `tma` lines: a reader that ignored it would not refuse a tensor whose rows end
 /// inside a 16-byte chunk, which a TMA store writes whole.
 pub const MANIFEST_VERSION_TMA_STORE: u32 = 7;
+/// `require EXPR | >=MIN` (a run-time extent a static coordinate indexes must be at least MIN): a
+/// reader that did not know the form would refuse the manifest without saying to update.
+pub const MANIFEST_VERSION_BOUND: u32 = 8;
 /// The newest manifest major version this reader understands (each version above adds records an
 /// older reader must not skip, so a writer uses the lowest version its manifest needs).
-pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_TMA_STORE;
+pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_BOUND;
 
 /// A parsed manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::fmt;
 use super::expr::{Cond, Expr};
 use super::plan::{parse_print, Assert, HostSig, HostStep, LaunchPlan, StepNesting, TypeArgSig};
 use super::signature::{IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig};
-use super::{Manifest, ManifestError, MANIFEST_VERSION};
+use super::{checksum, Manifest, ManifestError, MANIFEST_VERSION};
 use crate::{DType, MemSpace};
 
 fn perr(line: usize, why: impl fmt::Display) -> ManifestError {
@@ -130,14 +130,14 @@ struct Reader {
 impl Manifest {
     /// Parses manifest text. A NUL byte anywhere in it marks a damaged manifest (the writer
     /// never emits one, and a C reader would see the text end there): refused, whichever
-    /// language reads it, rather than read up to or past it.
+    /// language reads it, rather than read up to or past it. So is a text whose last line is not
+    /// the `checksum` of the bytes before it (the format: [`crate::manifest`]).
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
         if let Some(at) = text.find('\0') {
             let line = text[..at].matches('\n').count() + 1;
             return Err(perr(line, format!("a NUL byte at byte {at}: the manifest is damaged")));
         }
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
-        let (_, first) = lines.next().ok_or_else(|| perr(1, "empty manifest"))?;
+        let first = text.lines().next().ok_or_else(|| perr(1, "empty manifest"))?.trim_end_matches('\r');
         let version = first
             .strip_prefix("cutec-manifest ")
             .and_then(|v| v.trim().parse::<u32>().ok())
@@ -148,6 +148,10 @@ impl Manifest {
                 format!("manifest version {version} is newer than this runtime understands ({MANIFEST_VERSION}); update cute-runtime"),
             ));
         }
+        // After the version: a newer format may seal its text differently. Before any record: a
+        // damaged manifest is refused as such, not by whatever its damage makes of a record.
+        let body = checksum::verify(text)?;
+        let lines = body.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).skip(1);
         let m = Manifest { version, text: text.to_string(), ..Manifest::default() };
         let mut r = Reader { m, open: None, smem_seen: false };
         for (no, line) in lines {
@@ -162,7 +166,7 @@ impl Manifest {
                 Open::Kernel(k) => k.name,
                 Open::Host(h, _, _) => h.name,
             };
-            return Err(perr(text.lines().count(), format!("kernel `{name}` is not closed with `end`")));
+            return Err(perr(body.lines().count(), format!("kernel `{name}` is not closed with `end`")));
         }
         // Plans are checked against the kernels once every block is read.
         let checked: Vec<Option<String>> = m.hosts.iter().map(|h| h.validate(|k| m.kernel(k)).err()).collect();

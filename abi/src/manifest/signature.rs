@@ -301,17 +301,37 @@ impl fmt::Display for KernelSig {
     }
 }
 
-/// A launch condition (`require EXPR | DIVISOR | s:HEX`): EXPR, over the `$k` of the kernel or
-/// host block it is in, must be a multiple of DIVISOR; `what` says what it is ("a run-time extent
-/// tiled by 16"), for the error message.
+/// A launch condition (`require EXPR | DIVISOR | s:HEX`, or `require EXPR | >=MIN | s:HEX`): EXPR,
+/// over the `$k` of the kernel or host block it is in, must be a multiple of DIVISOR (a run-time
+/// extent tiled by a static tile), or at least MIN (a run-time extent a static coordinate indexes);
+/// `what` says what it is ("a run-time extent tiled by 16"), for the error message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Require {
-    /// The value that must be divisible.
+    /// The value the condition is on.
     pub expr: Expr,
-    /// The divisor (> 0).
-    pub divisor: i64,
+    /// What it must be.
+    pub need: Need,
     /// What it is, from the compiler.
     pub what: String,
+}
+
+/// What a [`Require`] asks of its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// A multiple of this divisor (> 0): no partial tile.
+    MultipleOf(i64),
+    /// At least this (> 0; version 8): a static coordinate below it stays inside the tensor.
+    AtLeast(i64),
+}
+
+impl fmt::Display for Need {
+    /// The second field of a `require` line: `16` or `>=101`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Need::MultipleOf(d) => write!(f, "{d}"),
+            Need::AtLeast(m) => write!(f, ">={m}"),
+        }
+    }
 }
 
 /// Decodes `s:HEX` (UTF-8 bytes in hexadecimal).
@@ -333,23 +353,30 @@ impl Require {
     pub fn parse(rest: &str) -> std::result::Result<Require, String> {
         let p: Vec<&str> = rest.split('|').map(str::trim).collect();
         if p.len() < 2 {
-            return Err("`require` needs `EXPR | DIVISOR`".into());
+            return Err("`require` needs `EXPR | DIVISOR` or `EXPR | >=MIN`".into());
         }
         let expr = Expr::parse(p[0])?;
-        let divisor =
-            p[1].parse::<i64>().ok().filter(|&d| d > 0).ok_or_else(|| format!("`require`: bad divisor `{}`", p[1]))?;
+        let positive = |t: &str| t.parse::<i64>().ok().filter(|&d| d > 0);
+        let need = match p[1].strip_prefix(">=") {
+            Some(m) => Need::AtLeast(positive(m).ok_or_else(|| format!("`require`: bad minimum `{}`", p[1]))?),
+            None => Need::MultipleOf(positive(p[1]).ok_or_else(|| format!("`require`: bad divisor `{}`", p[1]))?),
+        };
         let what = match p.get(2) {
             Some(f) => hex_text(f)?,
             None => String::new(),
         };
-        Ok(Require { expr, divisor, what })
+        Ok(Require { expr, need, what })
     }
 
     /// Checks the condition for `vars`; `Err(message)` naming the value (through `sources` and
     /// `params`) when it fails.
     pub fn check(&self, vars: &[i64], params: &[ParamSig], sources: &[VarSource]) -> std::result::Result<(), String> {
         let v = self.expr.eval(vars).map_err(|e| e.to_string())?;
-        if v.rem_euclid(self.divisor) == 0 {
+        let holds = match self.need {
+            Need::MultipleOf(d) => v.rem_euclid(d) == 0,
+            Need::AtLeast(m) => v >= m,
+        };
+        if holds {
             return Ok(());
         }
         let what = match &self.expr {
@@ -364,10 +391,12 @@ impl Require {
             e => format!("{e} = {v}"),
         };
         let note = if self.what.is_empty() { String::new() } else { format!(" ({})", self.what) };
-        Ok(()).and(Err(format!(
-            "{what} is not a multiple of the tile {}{note}; this kernel has no tail handling",
-            self.divisor
-        )))
+        Err(match self.need {
+            Need::MultipleOf(d) => format!("{what} is not a multiple of the tile {d}{note}; this kernel has no tail handling"),
+            Need::AtLeast(m) => format!(
+                "{what} is below {m}, the smallest extent its static coordinate allows{note}; the kernel would access memory outside the tensor"
+            ),
+        })
     }
 }
 

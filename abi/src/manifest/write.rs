@@ -5,7 +5,7 @@ use std::fmt::{self, Write as _};
 
 use super::plan::{HostSig, HostStep, PrintSeg};
 use super::signature::{write_tuple_div, KernelSig, ParamKind, ParamSig, Require, TmaSig};
-use super::Manifest;
+use super::{checksum, Manifest};
 
 /// UTF-8 text as `s:HEX` (no character needs escaping in the line-based format).
 pub(super) fn hex(f: &mut impl fmt::Write, text: &str) -> fmt::Result {
@@ -15,12 +15,13 @@ pub(super) fn hex(f: &mut impl fmt::Write, text: &str) -> fmt::Result {
 
 impl Manifest {
     /// The manifest text: `cutec-manifest VERSION`, `arch ARCH`, then a `kernel` block per kernel
-    /// and a `host` block per host function (the format: [`crate::manifest`]).
+    /// and a `host` block per host function, and last the `checksum` of all of it (the format:
+    /// [`crate::manifest`]).
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = self.write(&mut out);
-        out
+        checksum::seal(&out)
     }
 
     fn write(&self, f: &mut String) -> fmt::Result {
@@ -65,9 +66,9 @@ fn write_params(f: &mut String, params: &[ParamSig]) -> fmt::Result {
     Ok(())
 }
 
-/// `require EXPR | DIVISOR | s:HEX`.
+/// `require EXPR | DIVISOR | s:HEX` or `require EXPR | >=MIN | s:HEX`.
 fn write_require(f: &mut String, r: &Require) -> fmt::Result {
-    write!(f, "require {} | {} | ", r.expr, r.divisor)?;
+    write!(f, "require {} | {} | ", r.expr, r.need)?;
     hex(f, &r.what)?;
     f.write_str("\n")
 }

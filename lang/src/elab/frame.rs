@@ -89,6 +89,9 @@ impl<'p, 'f> Frame<'p, 'f> {
 
     pub(super) fn emit(&mut self, inst: Inst) {
         if !self.predicated {
+            if let Inst::Load { ty, at, span, .. } | Inst::Store { ty, at, span, .. } = &inst {
+                self.require_access_in_bounds(ty, at, *span);
+            }
             let accessed: &[ValueId] = match &inst {
                 Inst::Load { tensor, .. }
                 | Inst::Store { tensor, .. }

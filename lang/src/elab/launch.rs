@@ -12,6 +12,7 @@ use crate::kir::{self, PlanArg, ValueId};
 use crate::pretty::print_type;
 use crate::span::Span;
 use crate::types::{Scalar, Ty};
+use cute_abi::manifest::Need;
 use cute_layout::{Int, Layout};
 
 /// What a launch's clauses give: the grid and block, the bytes of shared memory of the launch's own
@@ -447,9 +448,13 @@ impl<'f> Frame<'_, 'f> {
         for leaf in layout.shape.leaves() {
             walk(&leaf, &mut found);
         }
-        for (dividend, divisor) in found {
-            let require =
-                kir::Require { dividend, divisor, what: format!("a run-time extent tiled by {divisor}"), span };
+        for (value, divisor) in found {
+            let require = kir::Require {
+                value,
+                need: Need::MultipleOf(divisor),
+                what: format!("a run-time extent tiled by {divisor}"),
+                span,
+            };
             if divisor <= 1 {
                 continue;
             }
@@ -463,7 +468,7 @@ impl<'f> Frame<'_, 'f> {
     }
 
     pub(super) fn add_require(&mut self, require: kir::Require) {
-        if !self.requires.iter().any(|r| r.dividend == require.dividend && r.divisor == require.divisor) {
+        if !self.requires.iter().any(|r| r.value == require.value && r.need == require.need) {
             self.requires.push(require);
         }
     }

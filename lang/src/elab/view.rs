@@ -8,6 +8,7 @@ use crate::diag::Diagnostic;
 use crate::kir::{self, Inst, TensorTy, ValueId, ValueTy};
 use crate::span::Span;
 use crate::types::Scalar;
+use cute_abi::manifest::Need;
 use cute_layout::{Int, IntTuple, Layout};
 
 /// The alignment a view keeps: its base's, unless the element offset proves less.
@@ -45,7 +46,7 @@ impl Frame<'_, '_> {
 
     /// The sub-tensor at a coordinate with `_` entries (CuTe's slicing).
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
-        check_in_bounds(crd, &t.ty.layout, span)?;
+        self.in_bounds(crd, &t.ty.layout, span)?;
         let crd = natural_coordinate(crd, &t.ty.layout.shape);
         let (layout, offset) = element_offset(&crd, &t.ty.layout, span)?;
         self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(&crd)]), span)
@@ -218,53 +219,131 @@ pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span
 
 /// A static coordinate outside its mode's static extent (or below 0) is refused: the layout maps
 /// it anyway, to an address outside the tensor, that no launch check can see (the manifest gives
-/// the shape, not the accesses). A coordinate in a run-time mode is only checked against 0.
+/// the shape, not the accesses). A coordinate in a run-time mode is only checked against 0 here;
+/// [`Frame::in_bounds`] makes its upper bound a launch condition.
 pub(super) fn check_in_bounds(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
-    let Some((index, extent, mode)) = out_of_bounds(crd, &layout.shape, &mut Vec::new()) else {
+    let outside = static_coordinates(crd, &layout.shape).into_iter().find_map(|(index, part, mode)| {
+        let extent = part.product().ok().and_then(|n| n.as_static());
+        (index < 0 || extent.is_some_and(|n| index >= n)).then_some((index, extent, mode))
+    });
+    let Some((index, extent, mode)) = outside else {
         return Ok(());
     };
-    let shape = &layout.shape;
-    let (what, whose) = match mode.as_slice() {
-        [] => (format!("the index {index}"), format!("the shape {shape}")),
-        [m] => (format!("the coordinate {index}"), format!("mode {m} of the shape {shape}")),
-        path => {
-            let path = path.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ");
-            (format!("the coordinate {index}"), format!("mode ({path}) of the shape {shape}"))
-        }
-    };
+    let what = if mode.is_empty() { format!("the index {index}") } else { format!("the coordinate {index}") };
     let valid = match extent {
         Some(n) => format!("{n} positions: 0 to {}", n - 1),
         None => "positions from 0".to_string(),
     };
-    Err(Diagnostic::error(format!("{what} is outside {whose}"), span, format!("out of bounds: {valid}"))
-        .with_secondary(span, format!("layout {layout}"))
-        .with_help(
-            "a static coordinate must lie within its mode's extent: one outside it addresses memory outside the tensor",
-        ))
+    Err(Diagnostic::error(
+        format!("{what} is outside {}", mode_of_shape(&mode, &layout.shape)),
+        span,
+        format!("out of bounds: {valid}"),
+    )
+    .with_secondary(span, format!("layout {layout}"))
+    .with_help(
+        "a static coordinate must lie within its mode's extent: one outside it addresses memory outside the tensor",
+    ))
 }
 
-/// The first static leaf of `crd` outside its part of `shape` (whose size is static, or any below
-/// 0): the coordinate, that part's size where static, and the mode path to it.
-fn out_of_bounds(
-    crd: &cute_layout::Crd,
-    shape: &IntTuple,
-    path: &mut Vec<usize>,
-) -> Option<(i64, Option<i64>, Vec<usize>)> {
-    use cute_layout::Crd;
-    match (crd, shape) {
-        (Crd::Int(i), _) => {
-            let i = i.as_static()?;
-            let extent = shape.product().ok().and_then(|n| n.as_static());
-            (i < 0 || extent.is_some_and(|n| i >= n)).then(|| (i, extent, path.clone()))
+/// `the shape S`, `mode M of the shape S` or `mode (M, N) of the shape S`: where the mode path
+/// `mode` leads in `shape`.
+fn mode_of_shape(mode: &[usize], shape: &IntTuple) -> String {
+    match mode {
+        [] => format!("the shape {shape}"),
+        [m] => format!("mode {m} of the shape {shape}"),
+        path => {
+            let path = path.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ");
+            format!("mode ({path}) of the shape {shape}")
         }
-        (Crd::Tuple(cs), IntTuple::Tuple(ss)) if cs.len() == ss.len() => {
-            cs.iter().zip(ss).enumerate().find_map(|(m, (c, s))| {
-                path.push(m);
-                let found = out_of_bounds(c, s, path);
-                path.pop();
-                found
+    }
+}
+
+/// Every static leaf of `crd` with the part of `shape` it indexes and the mode path to it.
+fn static_coordinates(crd: &cute_layout::Crd, shape: &IntTuple) -> Vec<(i64, IntTuple, Vec<usize>)> {
+    fn walk(
+        crd: &cute_layout::Crd,
+        shape: &IntTuple,
+        path: &mut Vec<usize>,
+        out: &mut Vec<(i64, IntTuple, Vec<usize>)>,
+    ) {
+        use cute_layout::Crd;
+        match (crd, shape) {
+            (Crd::Int(i), _) => {
+                if let Some(i) = i.as_static() {
+                    out.push((i, shape.clone(), path.clone()));
+                }
+            }
+            (Crd::Tuple(cs), IntTuple::Tuple(ss)) if cs.len() == ss.len() => {
+                for (m, (c, s)) in cs.iter().zip(ss).enumerate() {
+                    path.push(m);
+                    walk(c, s, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(crd, shape, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The coordinate an access (`Load`/`Store` at `At::Coord`) was made with.
+fn crd_of_value(v: &cute_layout::expr::Value) -> Option<cute_layout::Crd> {
+    use cute_layout::expr::Value as V;
+    Some(match v {
+        V::Int(i) => cute_layout::Crd::Int(i.clone()),
+        V::Under => cute_layout::Crd::Under,
+        V::Tuple(items) => cute_layout::Crd::Tuple(items.iter().map(crd_of_value).collect::<Option<_>>()?),
+        _ => return None,
+    })
+}
+
+impl Frame<'_, '_> {
+    /// [`check_in_bounds`], and for each static coordinate in a mode whose extent is run-time, the
+    /// launch condition that the extent exceeds it, staged for the view being made (held, like a
+    /// partial tile's, until the view is accessed unpredicated).
+    pub(crate) fn in_bounds(&mut self, crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<()> {
+        check_in_bounds(crd, layout, span)?;
+        let bounds = self.bound_requires(crd, layout, span);
+        self.staged.extend(bounds);
+        Ok(())
+    }
+
+    /// A subscript's access (`Load`/`Store` at a coordinate of a tensor of type `ty`): the bounds
+    /// of its static coordinates in run-time modes become launch conditions at once.
+    pub(super) fn require_access_in_bounds(&mut self, ty: &TensorTy, at: &kir::At, span: Span) {
+        let Some(crd) = (match at {
+            kir::At::Coord(v) => crd_of_value(v),
+            kir::At::Offset(_) => None,
+        }) else {
+            return;
+        };
+        for r in self.bound_requires(&crd, &ty.layout, span) {
+            self.add_require(r);
+        }
+    }
+
+    /// The launch conditions that keep the static coordinates of `crd` inside the run-time modes of
+    /// `layout`: the mode's extent is at least the coordinate + 1. None for code under a run-time
+    /// `if`, loop or guard of a kernel: such code may be written for launches that do not reach it
+    /// (`if size(a) > 100 { a[100] = x; }`), and a condition there would refuse them.
+    fn bound_requires(&self, crd: &cute_layout::Crd, layout: &Layout, span: Span) -> Vec<kir::Require> {
+        if self.mode == Mode::Const || (self.mode == Mode::Kernel && self.depth > 0) {
+            return Vec::new();
+        }
+        static_coordinates(crd, &layout.shape)
+            .into_iter()
+            .filter_map(|(index, part, mode)| {
+                let extent = part.product().ok().filter(|n| !n.is_static())?;
+                let what = if mode.is_empty() { "index" } else { "coordinate" };
+                Some(kir::Require {
+                    value: extent,
+                    need: Need::AtLeast(index.checked_add(1)?),
+                    what: format!("the static {what} {index} in {}", mode_of_shape(&mode, &layout.shape)),
+                    span,
+                })
             })
-        }
-        _ => None,
+            .collect()
     }
 }

@@ -643,7 +643,7 @@ fn plan_show(
             println!("  unusable plan: {e}");
         }
         for r in &h.requires {
-            println!("  require {} multiple of {} ({})", r.expr, r.divisor, r.what);
+            println!("  require {} {} ({})", r.expr, need_text(r.need), r.what);
         }
         for a in &h.asserts {
             println!("  assert {a}");
@@ -659,6 +659,14 @@ fn plan_show(
 }
 
 /// A plan's steps: indented by depth where it branches or loops (launches by number), else its prints.
+/// A launch condition's need as `cute-run plan` shows it: `multiple of 16`, `at least 101`.
+fn need_text(need: cute_abi::manifest::Need) -> String {
+    match need {
+        cute_abi::manifest::Need::MultipleOf(d) => format!("multiple of {d}"),
+        cute_abi::manifest::Need::AtLeast(m) => format!("at least {m}"),
+    }
+}
+
 fn print_steps(h: &cute_runtime::HostSig) {
     use cute_runtime::HostStep;
     if h.steps.iter().any(|st| matches!(st, HostStep::If { .. } | HostStep::For { .. })) {
@@ -679,7 +687,7 @@ fn print_steps(h: &cute_runtime::HostSig) {
                 HostStep::Else { .. } => println!("{pad}else"),
                 HostStep::EndIf => println!("{pad}endif"),
                 HostStep::Assert(a) => println!("{pad}assert {a}"),
-                HostStep::Require(r) => println!("{pad}require {} multiple of {} ({})", r.expr, r.divisor, r.what),
+                HostStep::Require(r) => println!("{pad}require {} {} ({})", r.expr, need_text(r.need), r.what),
                 HostStep::For { var, start, end, step, .. } => {
                     println!("{pad}for ${var} in {start}..{end} step {step}")
                 }

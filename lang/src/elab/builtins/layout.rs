@@ -12,7 +12,6 @@ use super::args::{
 };
 use crate::diag::Diagnostic;
 use crate::elab::value::Value;
-use crate::elab::view::check_in_bounds;
 use crate::elab::{layout_err, Frame, R};
 use crate::kir::ViewHow;
 use crate::span::Span;
@@ -214,7 +213,7 @@ pub(super) fn local_tile(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) 
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &t, span)?;
         if let Ok(tiles) = cute_layout::zipped_divide(&l, &t).and_then(|z| z.mode(1)) {
-            check_in_bounds(&crd, &tiles, p[2].span)?;
+            f.in_bounds(&crd, &tiles, p[2].span)?;
         }
     }
     algebra_on(f, p[0], name, &[XValue::Layout(l), expr::tiler_to_value(&t), expr::crd_value(&crd)], span)
@@ -234,7 +233,7 @@ pub(super) fn local_partition(f: &mut Frame, name: &str, args: Vec<Arg>, span: S
     // A static thread index past the threads would address memory outside the tensor.
     if matches!(p[0].value, Value::Tensor(_)) {
         f.require_tiles_divide(&l, &tiler, span)?;
-        check_in_bounds(&cute_layout::Crd::Int(idx.clone()), &thr, p[2].span)?;
+        f.in_bounds(&cute_layout::Crd::Int(idx.clone()), &thr, p[2].span)?;
     }
     algebra_on(f, p[0], name, &[XValue::Layout(l), XValue::Layout(thr), XValue::Int(idx.clone())], span)
 }
