@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
-# pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, the
-# Python extension's tests (its wheel built and installed; the tests that need a GPU skip here), ruff
+# pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, a minute
+# of each libFuzzer target (scripts/fuzz.sh), the Python extension's tests (its wheel built and installed; the tests that need a GPU skip here), ruff
 # over the repository's Python, rustfmt and clippy over the Rust, the architecture invariants
 # (scripts/check-architecture.sh) and the VS Code extension's checks (when npm is present).
 # Installs what it needs first (scripts/setup.sh).
@@ -54,6 +54,18 @@ python3 scripts/fuzz_ir.py --cases "${FUZZ_IR_CASES:-200}" --seed "${FUZZ_IR_SEE
 # One fuzz run counts as one test: it passes only with zero crashes.
 if grep -qE "^fuzz-ir: [0-9]+ cases, 0 crashes" "$log/fuzz.txt"; then add 1 0 0; else add 0 1 0; fi
 
+echo "== libFuzzer targets (scripts/fuzz.sh: .cute to PTX, layout expressions, manifests, the LSP protocol)"
+# Each target runs FUZZ_SECONDS (default 60) from its checked-in corpus (fuzz/corpus); one test per
+# target, passing only with no crash, timeout (10 s an input) or out-of-memory (2 GiB).
+bash scripts/fuzz.sh check "${FUZZ_SECONDS:-60}" 2>&1 | tee "$log/libfuzzer.txt" | grep -E "^(fuzz|==|SUMMARY|thread)" | tail -20
+line=$(grep -E "^fuzz: [0-9]+ passed, [0-9]+ failed" "$log/libfuzzer.txt" | tail -1)
+if [ -n "$line" ]; then
+    fp=$(echo "$line" | sed -E 's/^fuzz: ([0-9]+) passed.*/\1/'); ff=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    add "$fp" "$ff" 0
+else
+    tail -20 "$log/libfuzzer.txt"; add 0 1 0
+fi
+
 echo "== python: the cutec extension (python/build-wheel.sh, then pytest python/tests)"
 if bash python/build-wheel.sh "$log/wheel" > "$log/wheel.txt" 2>&1 \
     && python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-index --no-deps --target "$log/site" "$log"/wheel/cutec-*.whl; then
@@ -87,9 +99,9 @@ fi
 
 echo "== rust format (cargo fmt --check, rustfmt.toml)"
 # One check: every Rust file of the four cargo workspaces (the main one, python/, examples/rust-build,
-# lang/fuzz) is as rustfmt writes it.
+# fuzz) is as rustfmt writes it.
 fmt_ok=1
-for ws in . python examples/rust-build lang/fuzz; do
+for ws in . python examples/rust-build fuzz; do
     (cd "$ws" && cargo fmt --all --check) >>"$log/fmt.txt" 2>&1 || fmt_ok=0
 done
 if ! cargo fmt --version >/dev/null 2>&1; then

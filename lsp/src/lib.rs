@@ -17,7 +17,19 @@ pub use server::DEBOUNCE;
 
 /// Runs the language server on stdin and stdout until the client shuts it down.
 pub fn run_stdio() -> Result<(), String> {
-    let (connection, writer) = transport::stdio();
+    run_on(transport::stdio())
+}
+
+/// Runs the language server on `input` and `output` until the client shuts it down or `input`
+/// ends: the server in process, as the fuzz target (fuzz/fuzz_targets/lsp.rs) drives it.
+pub fn serve(
+    input: impl std::io::BufRead + Send + 'static,
+    output: impl std::io::Write + Send + 'static,
+) -> Result<(), String> {
+    run_on(transport::connect(move || input, move || output))
+}
+
+fn run_on((connection, writer): (lsp_server::Connection, std::thread::JoinHandle<()>)) -> Result<(), String> {
     // Analyses run on threads of their own (server.rs); the answers walk their recursive results,
     // so the loop keeps the stack `cutec` gives itself.
     let server = std::thread::Builder::new()
@@ -26,5 +38,5 @@ pub fn run_stdio() -> Result<(), String> {
         .spawn(move || server::run(connection))
         .map_err(|e| format!("cannot start the server thread: {e}"))?;
     server.join().map_err(|_| "the server thread failed".to_string())??;
-    writer.join().map_err(|_| "the stdout thread failed".to_string())
+    writer.join().map_err(|_| "the writer thread failed".to_string())
 }

@@ -20,6 +20,15 @@ use std::thread::JoinHandle;
 /// Starts the threads that read stdin and write stdout; the writer ends once the server drops its
 /// sender (the reader may stay blocked on stdin: the process ends without it).
 pub(crate) fn stdio() -> (Connection, JoinHandle<()>) {
+    connect(|| std::io::stdin().lock(), || std::io::stdout().lock())
+}
+
+/// Starts the threads that read what `input` opens and write what `output` opens (each opened on
+/// its thread: a locked stdin or stdout cannot move between threads).
+pub(crate) fn connect<R: BufRead, W: Write>(
+    input: impl FnOnce() -> R + Send + 'static,
+    output: impl FnOnce() -> W + Send + 'static,
+) -> (Connection, JoinHandle<()>) {
     let (to_server, receiver) = crossbeam_channel::unbounded();
     let (sender, from_server) = crossbeam_channel::unbounded();
     let (errors, error_replies) = crossbeam_channel::unbounded();
@@ -27,12 +36,12 @@ pub(crate) fn stdio() -> (Connection, JoinHandle<()>) {
     let reader_ids = ids.clone();
     std::thread::Builder::new()
         .name("cutec-lsp-reader".into())
-        .spawn(move || read_all(std::io::stdin().lock(), &reader_ids, &to_server, &errors))
-        .expect("cannot start the stdin thread");
+        .spawn(move || read_all(input(), &reader_ids, &to_server, &errors))
+        .expect("cannot start the reader thread");
     let writer = std::thread::Builder::new()
         .name("cutec-lsp-writer".into())
-        .spawn(move || write_all(std::io::stdout().lock(), &ids, &from_server, &error_replies))
-        .expect("cannot start the stdout thread");
+        .spawn(move || write_all(output(), &ids, &from_server, &error_replies))
+        .expect("cannot start the writer thread");
     (Connection { sender, receiver }, writer)
 }
 

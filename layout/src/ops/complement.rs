@@ -24,6 +24,10 @@ pub fn complement(l: &Layout, cotarget: &Int) -> Result<Layout> {
         if d.signum() < 0 {
             return Err(Error::at(OP, k, format!("stride {d} is negative")));
         }
+        // An empty mode leaves no span for the modes above it to be measured against.
+        if s.is(0) {
+            return Err(Error::at(OP, k, "its extent is 0: a layout with an empty mode has no complement"));
+        }
         modes.push((k, s, d));
     }
     // Sort by stride; every pair must be comparable.
