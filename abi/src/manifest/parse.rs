@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::expr::{Cond, Expr};
 use super::plan::{parse_print, Assert, HostSig, HostStep, LaunchPlan, StepNesting, TypeArgSig};
-use super::signature::{IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig};
+use super::signature::{hex_text, IntTuple, KernelSig, ParamKind, ParamSig, Require, TensorSig, TmaSig};
 use super::{checksum, Manifest, ManifestError, MANIFEST_VERSION};
 use crate::{DType, MemSpace};
 
@@ -173,6 +173,11 @@ impl Manifest {
         for (h, e) in m.hosts.iter_mut().zip(checked) {
             if h.plan_error.is_none() {
                 h.plan_error = e;
+            }
+            // Never a partial plan: a refused host keeps its reason and its summaries only.
+            if h.plan_error.is_some() {
+                h.steps.clear();
+                h.launches.clear();
             }
         }
         Ok(m)
@@ -437,6 +442,15 @@ impl Reader {
                         Ok(t) => k.tmas.push(t),
                         Err(e) => return Err(perr(no, format!("kernel `{}`: bad `tma` line: {e}", k.name))),
                     }
+                }
+            }
+            // `unusable s:HEX`: a host whose plan was refused when it was read, written back
+            // (by a tool that read and rewrote the manifest) with the reason, never as a host
+            // with an empty plan that a call would run.
+            Some("unusable") => {
+                if let Some(Open::Host(h, _, _)) = &mut self.open {
+                    let why = fields.get(1).map_or_else(|| Err("no reason".to_string()), |f| hex_text(f));
+                    h.plan_error.get_or_insert(why.unwrap_or_else(|e| format!("line {no}: bad `unusable` line: {e}")));
                 }
             }
             Some("launches") => {

@@ -136,6 +136,12 @@ fn write_host(f: &mut String, h: &HostSig) -> fmt::Result {
     for a in &h.asserts {
         write_assert(f, a)?;
     }
+    // A host whose plan was refused when read has no steps: it is written refused, with why.
+    if let Some(why) = &h.plan_error {
+        f.write_str("unusable ")?;
+        hex(f, why)?;
+        f.write_str("\n")?;
+    }
     let mut summaries = h.launches_kernels.iter();
     for st in &h.steps {
         match st {
