@@ -193,6 +193,16 @@ fn analyze_guarded(text: &str, cancel: Arc<AtomicBool>) -> Outcome {
     })
 }
 
+/// The server ending (shutdown, exit, or the client gone) stops the analyses still running: their
+/// results have nowhere to go.
+impl Drop for Server {
+    fn drop(&mut self) {
+        for cancel in self.documents.values().filter_map(|d| d.running.as_ref()) {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Server {
     fn send(&self, message: impl Into<Message>) {
         // The client going away ends the loop at the next receive.

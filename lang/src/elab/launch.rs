@@ -175,6 +175,16 @@ impl<'f> Frame<'_, 'f> {
                         ));
                     }
                     smem = vals[0].clone();
+                    // A static byte count is checked here (the runtime checks a dynamic one at
+                    // the call): negative, or more than any block has, it could never launch.
+                    if let Some(v) = smem.as_static().filter(|v| !(0..=kir::MAX_SMEM as i64).contains(v)) {
+                        return Err(Diagnostic::error(
+                            format!("`smem` is a byte count from 0 to {}, not {v}", kir::MAX_SMEM),
+                            c.args[0].span,
+                            "out of range",
+                        )
+                        .with_help(format!("a block has at most {} bytes of shared memory on sm_90", kir::MAX_SMEM)));
+                    }
                 }
                 other => {
                     let mut d =
@@ -242,13 +252,26 @@ impl<'f> Frame<'_, 'f> {
     /// allocations beyond the static limit.
     fn launch_smem(&mut self, symbol: &str, f: &Function, smem: Int, span: Span) -> R<Int> {
         // Allocations beyond the static limit live in dynamic shared memory: the launch provides it.
-        let (dynamic, needed) = self
+        let (dynamic, needed, own) = self
             .prog
             .module
             .kernels
             .iter()
             .find(|k| k.symbol == symbol)
-            .map_or((0, 0), |k| (k.dynamic_smem_bytes(), k.launch_smem_bytes()));
+            .map_or((0, 0, 0), |k| (k.dynamic_smem_bytes(), k.launch_smem_bytes(), k.smem_bytes()));
+        if let Some(given) = smem.as_static().filter(|&g| own + g as u64 > kir::MAX_SMEM) {
+            return Err(Diagnostic::error(
+                format!(
+                    "this launch asks for {} bytes of shared memory ({own} of `{}`'s own and {given} in `smem`); a block has at most {}",
+                    own + given as u64,
+                    f.name.name,
+                    kir::MAX_SMEM
+                ),
+                span,
+                "too much shared memory",
+            )
+            .with_help("give a smaller `smem(...)`, or use fewer pipeline stages or smaller tiles"));
+        }
         // The kernel's tensors in the launch's own region must fit in it: checked here when the size
         // is static, by the runtime (the manifest's `smem` line) when it is not.
         if let Some(given) = smem.as_static() {
