@@ -42,7 +42,7 @@ fn round_trip(source: &str) {
 
 fn build(source: &str) {
     // A `// cutec-build: --arch sm_90a` line picks the target, as for the samples.
-    let options = Options { arch: source_arch(source).unwrap_or_default(), ptxas: None };
+    let options = Options { arch: source_arch(source).unwrap_or_default(), ..Options::default() };
     match compile(source, "fuzz.cute", Stage::Ptx, &options) {
         Ok(_) | Err(CompileError::Mlir(_) | CompileError::Internal(_) | CompileError::Ptxas(_)) => {}
         Err(CompileError::Source(ds)) => {
