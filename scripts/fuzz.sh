@@ -13,6 +13,9 @@
 #                                               the corpus growing in fuzz/out/corpus/TARGET
 #   scripts/fuzz.sh repro TARGET FILE...        run the target once on each FILE (a crash's input)
 #   scripts/fuzz.sh min TARGET FILE             minimise a crashing FILE (libFuzzer -minimize_crash)
+#   scripts/fuzz.sh bundle DIR                  the built targets (stripped, xz), corpus and
+#                                               dictionaries in DIR with a run.sh, for a long run on a
+#                                               machine with more cores and no Rust (its header says how)
 #
 # A run fails on any crash, timeout (one input over 10 s) or out-of-memory (over 2 GiB): the issue's
 # bound for an input of at most 100 KB. libFuzzer writes the input to fuzz/out/artifacts/TARGET/;
@@ -113,5 +116,16 @@ case $cmd in
             -exact_artifact_path="$2.min" "$2"
         echo "fuzz: the minimised input is $2.min"
         ;;
-    *) echo "usage: scripts/fuzz.sh [build | run TARGET [SECONDS] | check [SECONDS] | long [SECONDS] | repro TARGET FILE... | min TARGET FILE]" >&2; exit 2 ;;
+    bundle)
+        [ $# -eq 1 ] || { echo "usage: scripts/fuzz.sh bundle DIR" >&2; exit 2; }
+        build || exit 1
+        mkdir -p "$1/bin"
+        for t in "${TARGETS[@]}"; do
+            strip -o "$1/bin/$t" "$bin_dir/$t" && xz -f -T0 -6 "$1/bin/$t"
+        done
+        cp -r fuzz/corpus fuzz/dict "$1/"
+        cp scripts/fuzz-bundle-run.sh "$1/run.sh"
+        du -sh "$1"
+        ;;
+    *) echo "usage: scripts/fuzz.sh [build | run TARGET [SECONDS] | check [SECONDS] | long [SECONDS] | repro TARGET FILE... | min TARGET FILE | bundle DIR]" >&2; exit 2 ;;
 esac

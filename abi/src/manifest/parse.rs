@@ -155,7 +155,9 @@ impl Manifest {
         let m = Manifest { version, text: text.to_string(), ..Manifest::default() };
         let mut r = Reader { m, open: None, smem_seen: false };
         for (no, line) in lines {
-            let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+            // Fields end at any ASCII white space, so that none keeps a `\r` or tab the writer
+            // would write back into a different line (found by the manifest fuzz target).
+            let fields: Vec<&str> = line.split_ascii_whitespace().collect();
             if !r.launch_record(no, &fields) {
                 r.record(no, line, &fields)?;
             }

@@ -1,6 +1,9 @@
-//! A host plan the reader refuses (misnested blocks, found by the manifest fuzz target in issue
-//! 30) is kept refused — no partial plan — and a rewritten manifest says so (`unusable` and the
-//! reason), so that reading it again gives the same refused host, never a callable empty one.
+//! Inputs the manifest fuzz target (fuzz/fuzz_targets/manifest.rs, issue 30) found that did not
+//! read back as written: each is a test that reading, writing and reading again agree.
+//!
+//! A host plan the reader refuses (misnested blocks) is kept refused — no partial plan — and a
+//! rewritten manifest says so (`unusable` and the reason), so that reading it again gives the same
+//! refused host, never a callable empty one.
 
 use cute_abi::manifest::{seal, Manifest};
 
@@ -26,4 +29,15 @@ fn an_unusable_line_with_a_bad_reason_still_refuses_the_host() {
     let m = Manifest::parse(&seal("cutec-manifest 5\nhost e\nunusable zz\nend\n")).expect("reads");
     let why = m.hosts[0].plan_error.as_deref().expect("refused");
     assert!(why.starts_with("line 3: bad `unusable` line"), "{why}");
+}
+
+/// A field followed by carriage returns and more fields: the fields end at any white space, so the
+/// kernel name is `k`, not `k\r\r`, which would be written back into a line of its own making.
+#[test]
+fn fields_end_at_any_white_space() {
+    let m = Manifest::parse(&seal("cutec-manifest 5\nhost e\nlaunches k\r\r\tx\nend\n")).expect("reads");
+    assert_eq!(m.hosts[0].launches_kernels, ["k"]);
+    let written = m.to_text();
+    let again = Manifest::parse(&written).expect("the written manifest reads");
+    assert_eq!(again.to_text(), written);
 }
