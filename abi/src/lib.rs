@@ -10,6 +10,7 @@ mod arch;
 mod dtype;
 pub mod manifest;
 mod mem_space;
+pub mod process;
 
 pub use arch::{Arch, Feature, UnknownArch};
 pub use dtype::DType;

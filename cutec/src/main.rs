@@ -262,6 +262,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
+    cute_abi::process::die_quietly_on_closed_pipe();
     let cli = Cli::parse();
     // Errors are values everywhere; this only turns a bug into a clear message instead of a crash.
     std::panic::set_hook(Box::new(|info| {

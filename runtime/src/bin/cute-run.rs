@@ -63,6 +63,7 @@ enum Outcome {
 }
 
 fn main() -> ExitCode {
+    cute_abi::process::die_quietly_on_closed_pipe();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("info") if args.len() == 1 => info(),
