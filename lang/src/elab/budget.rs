@@ -6,10 +6,10 @@
 //! instance. Each construct is capped on its own, but nesting multiplies: four nested `0..64`
 //! loops are 16.7 million statements. So every step — a statement elaborated, a trip of an
 //! unrolled loop, an inlined call, a kernel instance, an instruction emitted (a whole-tensor copy
-//! or fragment access weighs its element count: the passes expand it per element) — is counted against one limit across the
-//! whole file, and past it elaboration stops with an error at the outermost construct that
-//! multiplied (the loop, call or launch that contains the rest), with the count and how to
-//! restructure. The limit bounds what comes after elaboration too: the KIR, the MLIR and the PTX
+//! or fragment access by its element count: the passes expand it per element) — is counted
+//! against one limit across the whole file, and past it elaboration stops with an error at the
+//! outermost construct that multiplied (the loop, call or launch that contains the rest), with
+//! the count and how to restructure. The limit bounds what comes after elaboration too: the KIR, the MLIR and the PTX
 //! grow with the statements elaborated.
 //!
 //! The same counter carries a cancellation flag: the editor sets it when a newer text supersedes
@@ -54,6 +54,7 @@ impl Default for Budget {
 }
 
 impl Budget {
+    /// A budget of `limit` steps, not cancellable.
     pub fn with_limit(limit: u64) -> Self {
         Budget { limit, cancel: None }
     }
@@ -170,7 +171,7 @@ impl Work {
             .nest
             .iter()
             .position(|m| !matches!(m, Multiplier::Instance { .. }))
-            .or(if self.nest.is_empty() { None } else { Some(0) });
+            .or((!self.nest.is_empty()).then_some(0));
         let (primary, label) = match outer {
             Some(i) => (self.nest[i].span(), self.nest[i].label()),
             None => (at, "here".to_string()),
