@@ -54,6 +54,15 @@ struct Document {
     running: Option<Arc<AtomicBool>>,
 }
 
+impl Document {
+    /// Stops the document's running analysis, if one runs: its text is stale, or nobody waits for it.
+    fn cancel_analysis(&self) {
+        if let Some(cancel) = &self.running {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A finished analysis with the text it analysed (positions in answers refer to that text).
 struct Analysed {
     generation: u64,
@@ -197,9 +206,7 @@ fn analyze_guarded(text: &str, cancel: Arc<AtomicBool>) -> Outcome {
 /// results have nowhere to go.
 impl Drop for Server {
     fn drop(&mut self) {
-        for cancel in self.documents.values().filter_map(|d| d.running.as_ref()) {
-            cancel.store(true, Ordering::Relaxed);
-        }
+        self.documents.values().for_each(Document::cancel_analysis);
     }
 }
 
@@ -232,8 +239,8 @@ impl Server {
             }
             DidCloseTextDocument::METHOD => {
                 if let Ok(p) = n.extract::<DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD) {
-                    if let Some(cancel) = self.documents.remove(&p.text_document.uri).and_then(|d| d.running) {
-                        cancel.store(true, Ordering::Relaxed);
+                    if let Some(d) = self.documents.remove(&p.text_document.uri) {
+                        d.cancel_analysis();
                     }
                     self.publish(p.text_document.uri, Vec::new(), None);
                 }
@@ -246,14 +253,15 @@ impl Server {
         let lines = Arc::new(LineIndex::new(&text, self.encoding));
         self.generations += 1;
         let generation = self.generations;
-        let (analysed, last_parsed, running) = match self.documents.remove(&uri) {
+        let old = self.documents.remove(&uri);
+        // The running analysis is of an older text: stop it (the new text starts when it has).
+        if let Some(d) = &old {
+            d.cancel_analysis();
+        }
+        let (analysed, last_parsed, running) = match old {
             Some(d) => (d.analysed, d.last_parsed, d.running),
             None => (None, None, None),
         };
-        // The running analysis is of an older text: stop it (the new text starts when it has).
-        if let Some(cancel) = &running {
-            cancel.store(true, Ordering::Relaxed);
-        }
         let doc = Document { version, text, lines, generation, analysed, last_parsed, due: Some(due), running };
         self.documents.insert(uri, doc);
     }
