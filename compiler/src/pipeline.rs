@@ -313,6 +313,7 @@ fn compile_stage(
     let (file, kir) = timings
         .time("front end", || cute_lang::front_end_with(source, options.budget.clone()))
         .map_err(CompileError::Source)?;
+    timings.note(format!("{} of {} compile-budget steps", kir.compile_steps, options.budget.limit));
     if stage != Stage::Ast {
         cute_lang::check_arch(&kir, options.arch).map_err(CompileError::Source)?;
     }

@@ -33,11 +33,11 @@ fn arch_parser() -> impl TypedValueParser<Value = Arch> {
 }
 
 /// `--compile-budget`: how much compile-time work (unrolled loop trips, statements, inlined calls,
-/// kernel instances) a file may ask for before elaboration stops with an error.
+/// kernel instances, instructions emitted) a file may ask for before elaboration stops with an error.
 #[derive(clap::Args)]
 struct BudgetArg {
     /// The most steps of compile-time work (statements elaborated, unrolled loop trips, inlined
-    /// calls, kernel instances, instructions by their elements) a file may take.
+    /// calls, kernel instances, instructions emitted by what they cost the back ends) a file may take.
     #[arg(long = "compile-budget", value_name = "STEPS", default_value_t = cute_lang::DEFAULT_BUDGET)]
     limit: u64,
 }
@@ -92,7 +92,10 @@ enum Command {
     },
     /// Run the language server on stdin/stdout, for editors: diagnostics, hover with layouts, go to
     /// definition, completion (docs/editor.md).
-    Lsp,
+    Lsp {
+        #[command(flatten)]
+        budget: BudgetArg,
+    },
     /// The layout algebra: `eval EXPR`, `eval -` (one expression a line), `show EXPR [--svg FILE]`.
     #[command(disable_help_flag = true)]
     Layout {
@@ -247,7 +250,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let text = format!("{}\n", Module::as_operation(&module));
             Ok(write_output(output.as_deref(), &Output::Text(text))?)
         }
-        Command::Lsp => Ok(cute_lsp::run_stdio().map_err(|e| format!("error: {e}"))?),
+        Command::Lsp { budget } => Ok(cute_lsp::run_stdio(budget.limit).map_err(|e| format!("error: {e}"))?),
         Command::Layout { args } => {
             let stdin = std::io::stdin();
             let mut input = stdin.lock();

@@ -1125,4 +1125,6 @@ pub struct Module {
     pub hosts: Vec<Host>,
     /// What compile-time `print` calls printed, in order.
     pub prints: Vec<String>,
+    /// The steps of the compile budget elaboration took (`cutec build --timings` reports them).
+    pub compile_steps: u64,
 }

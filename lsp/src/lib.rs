@@ -15,9 +15,10 @@ mod transport;
 
 pub use server::DEBOUNCE;
 
-/// Runs the language server on stdin and stdout until the client shuts it down.
-pub fn run_stdio() -> Result<(), String> {
-    run_on(transport::stdio())
+/// Runs the language server on stdin and stdout until the client shuts it down, each analysis
+/// under a compile budget of `budget` steps (`cutec lsp --compile-budget`, as `cutec build`).
+pub fn run_stdio(budget: u64) -> Result<(), String> {
+    run_on(transport::stdio(), budget)
 }
 
 /// Runs the language server on `input` and `output` until the client shuts it down or `input`
@@ -26,16 +27,19 @@ pub fn serve(
     input: impl std::io::BufRead + Send + 'static,
     output: impl std::io::Write + Send + 'static,
 ) -> Result<(), String> {
-    run_on(transport::connect(move || input, move || output))
+    run_on(transport::connect(move || input, move || output), cute_lang::DEFAULT_BUDGET)
 }
 
-fn run_on((connection, writer): (lsp_server::Connection, std::thread::JoinHandle<()>)) -> Result<(), String> {
+fn run_on(
+    (connection, writer): (lsp_server::Connection, std::thread::JoinHandle<()>),
+    budget: u64,
+) -> Result<(), String> {
     // Analyses run on threads of their own (server.rs); the answers walk their recursive results,
     // so the loop keeps the stack `cutec` gives itself.
     let server = std::thread::Builder::new()
         .name("cutec-lsp".into())
         .stack_size(64 << 20)
-        .spawn(move || server::run(connection))
+        .spawn(move || server::run(connection, budget))
         .map_err(|e| format!("cannot start the server thread: {e}"))?;
     server.join().map_err(|_| "the server thread failed".to_string())??;
     writer.join().map_err(|_| "the writer thread failed".to_string())

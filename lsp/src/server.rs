@@ -86,6 +86,8 @@ struct Server {
     generations: u64,
     finished_sender: Sender<Finished>,
     finished: Receiver<Finished>,
+    /// The compile budget of each analysis, in steps.
+    budget: u64,
 }
 
 pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -106,8 +108,9 @@ pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
     }
 }
 
-/// Runs the server on `connection` until the client shuts it down or goes away.
-pub fn run(connection: Connection) -> Result<(), String> {
+/// Runs the server on `connection` until the client shuts it down or goes away, each analysis
+/// under a compile budget of `budget` steps.
+pub fn run(connection: Connection, budget: u64) -> Result<(), String> {
     let Some(encoding) = initialize(&connection) else { return Ok(()) };
     let (finished_sender, finished) = crossbeam_channel::unbounded();
     let mut server = Server {
@@ -117,6 +120,7 @@ pub fn run(connection: Connection) -> Result<(), String> {
         generations: 0,
         finished_sender,
         finished,
+        budget,
     };
     loop {
         let next_due = server.documents.values().filter(|d| d.running.is_none()).filter_map(|d| d.due).min();
@@ -193,8 +197,8 @@ fn initialize(connection: &Connection) -> Option<Encoding> {
     }
 }
 
-fn analyze_guarded(text: &str, cancel: Arc<AtomicBool>) -> Outcome {
-    let budget = cute_lang::Budget { cancel: Some(cancel), ..cute_lang::Budget::default() };
+fn analyze_guarded(text: &str, cancel: Arc<AtomicBool>, limit: u64) -> Outcome {
+    let budget = cute_lang::Budget { limit, cancel: Some(cancel) };
     catch_unwind(AssertUnwindSafe(|| analyze_with(text, budget))).map(Arc::new).map_err(|panic| {
         let message =
             panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
@@ -286,14 +290,14 @@ impl Server {
         if doc.running.is_some() || doc.due.is_none() {
             return;
         }
-        let (text, generation, uri, finished) =
-            (doc.text.clone(), doc.generation, uri.clone(), self.finished_sender.clone());
+        let (text, generation, uri, finished, limit) =
+            (doc.text.clone(), doc.generation, uri.clone(), self.finished_sender.clone(), self.budget);
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
         // The front end walks programs recursively: give it the stack `cutec` gives itself.
         let spawned =
             std::thread::Builder::new().name("cutec-lsp-analysis".into()).stack_size(64 << 20).spawn(move || {
-                let _ = finished.send((uri, generation, analyze_guarded(&text, flag)));
+                let _ = finished.send((uri, generation, analyze_guarded(&text, flag, limit)));
             });
         if spawned.is_ok() {
             doc.running = Some(cancel);

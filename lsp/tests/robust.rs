@@ -46,7 +46,12 @@ fn answered_promptly(c: &mut Client, id: Value, since: Instant, after: &str) {
 
 /// A server, initialized, with [`SEED`] open and analysed at [`URI`].
 fn started_with_seed() -> Client {
-    let mut c = Client::start(SERVER, &[]);
+    started_with_seed_and(&[])
+}
+
+/// The same, the server started with `args`.
+fn started_with_seed_and(args: &[&str]) -> Client {
+    let mut c = Client::start(SERVER, args);
     c.initialize(json!({}));
     c.notify(
         "textDocument/didOpen",
@@ -149,7 +154,8 @@ fn slow_program() -> String {
 
 #[test]
 fn a_slow_analysis_delays_no_answer_and_its_stale_result_is_dropped() {
-    let mut c = started_with_seed();
+    // Under a budget it does not reach, the slow program's analysis runs until it is superseded.
+    let mut c = started_with_seed_and(&["--compile-budget", "1000000000000"]);
     let change = |c: &mut Client, version: i32, text: &str| {
         c.notify(
             "textDocument/didChange",
@@ -177,8 +183,8 @@ fn a_slow_analysis_delays_no_answer_and_its_stale_result_is_dropped() {
     assert!(c.shutdown().success());
 }
 
-/// The multiplying programs (lang/tests/budget/): each takes the front end seconds in a
-/// debug build before the compile budget stops it.
+/// The multiplying programs (lang/tests/budget/): each takes the front end minutes, or
+/// more memory than there is, without a compile budget.
 const MULTIPLYING: [&str; 4] = [
     include_str!("../../lang/tests/budget/loops4.cute"),
     include_str!("../../lang/tests/budget/calls.cute"),
@@ -188,7 +194,10 @@ const MULTIPLYING: [&str; 4] = [
 
 #[test]
 fn a_change_cancels_the_running_analysis_and_the_new_text_is_analysed_at_once() {
-    let mut c = started_with_seed();
+    // A budget no program here reaches: each multiplying program's analysis runs for minutes
+    // unless it is cancelled (under the default budget it ends with the budget's error within a
+    // second, which the tests in lang/tests/budget.rs check).
+    let mut c = started_with_seed_and(&["--compile-budget", "1000000000000"]);
     for (i, slow) in MULTIPLYING.iter().enumerate() {
         let version = 2 * i as i32 + 2;
         c.notify(

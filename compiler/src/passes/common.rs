@@ -4,7 +4,7 @@
 use crate::ir::{self, Op};
 use cute_abi::DType;
 use cute_dialect::TensorTypeInfo;
-use cute_layout::{Int, Layout};
+use cute_layout::Layout;
 use std::str::FromStr;
 
 /// Marks a failure that has already been reported through the context's diagnostics.
@@ -44,30 +44,4 @@ pub(crate) fn copy_op(name: &str) -> Option<cute_layout::atom::CopyOp> {
     cute_layout::atom::CopyOp::from_name(name).filter(|o| *o != cute_layout::atom::CopyOp::Universal)
 }
 
-/// The widest global or shared access, in bytes (`ld.global.v4.b32`).
-const MAX_ACCESS_BYTES: u32 = 16;
-
-/// The vector width (in elements) for moving a whole tensor of this layout to or from registers.
-pub fn vector_width(layout: &Layout, align_bytes: u32, elem_bytes: u32) -> Result<u32, cute_layout::Error> {
-    let n = layout.size()?.as_static().unwrap_or(1).max(1);
-    let compact = Layout::col_major(layout.shape.clone())?;
-    let run = cute_layout::max_common_vector(layout, &compact)?.as_static().unwrap_or(1).max(1);
-    let coalesced = cute_layout::coalesce(layout)?;
-    let mut w = (MAX_ACCESS_BYTES / elem_bytes).max(1).min(align_bytes / elem_bytes).max(1);
-    while w > 1 {
-        let chunks_fit = n % w as i64 == 0 && run % w as i64 == 0;
-        // Past the contiguous first mode, every stride must keep chunk starts aligned.
-        let starts_aligned = coalesced.leaves().iter().skip(1).all(|(s, d)| {
-            s.is(1)
-                || match d {
-                    Int::S(v) => v % w as i64 == 0,
-                    dynamic => dynamic.divisibility() % w as i64 == 0,
-                }
-        });
-        if chunks_fit && starts_aligned {
-            break;
-        }
-        w /= 2;
-    }
-    Ok(w)
-}
+pub use cute_layout::vector_width;

@@ -47,36 +47,3 @@ fn run(module: Op) -> Result<(), Reported> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use cute_layout::Layout;
-    use std::str::FromStr;
-
-    fn w(layout: &str, align: u32, bytes: u32) -> u32 {
-        vector_width(&Layout::from_str(layout).unwrap(), align, bytes).unwrap()
-    }
-
-    #[test]
-    fn widths() {
-        // Eight contiguous f16 with 16-byte alignment: one 128-bit access.
-        assert_eq!(w("(1,8):(0,1)", 16, 2), 8);
-        // Fragment elements run along the first mode: a row-major (4,8) tile is not contiguous in
-        // that order, whatever its row stride; its transpose, columns of 8 at a stride that keeps
-        // 16-byte alignment, is.
-        assert_eq!(w("(4,8):(2048,1)", 16, 2), 1);
-        assert_eq!(w("(8,4):(1,2048)", 16, 2), 8);
-        // A dynamic column stride of unknown divisibility breaks chunk alignment; a multiple of 8
-        // keeps it.
-        assert_eq!(w("(8,4):(1,?)", 16, 2), 1);
-        assert_eq!(w("(8,4):(1,?{div=8})", 16, 2), 8);
-        assert_eq!(w("(8,4):(1,?{div=4})", 16, 2), 4);
-        // Less alignment, narrower access.
-        assert_eq!(w("8:1", 4, 2), 2);
-        // Strided elements: scalar accesses.
-        assert_eq!(w("8:2", 16, 4), 1);
-        // f32: four per 128-bit access.
-        assert_eq!(w("(4,4):(1,4)", 16, 4), 4);
-    }
-}

@@ -104,7 +104,12 @@ impl<'p, 'f> Frame<'p, 'f> {
                 self.commit_requires(id);
             }
         }
-        self.prog.work.emitted(&inst);
+        let types = &self.value_types;
+        let fragment_size = |id: ValueId| match types.get(id as usize) {
+            Some(ValueTy::Frag(f)) => f.len() as u64,
+            _ => 1,
+        };
+        self.prog.work.emitted(&inst, fragment_size);
         if let Some(r) = self.regions.last_mut() {
             r.push(inst);
         }

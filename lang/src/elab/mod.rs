@@ -166,6 +166,7 @@ pub(crate) fn elaborate_observed(
         prog.diags.extend(launch_bounds::apply(&mut prog.module));
     }
     if prog.diags.is_empty() {
+        prog.module.compile_steps = prog.work.used();
         Ok(prog.module)
     } else {
         Err(prog.diags)
@@ -319,6 +320,7 @@ impl<'f> Program<'f> {
             self.work.enter(budget::Multiplier::Instance { span: at, kernel: f.name.name.clone() });
         }
         self.observer.enter_instance(f.name.span, &symbol);
+        self.work.kernel_begins();
         let kernel = Frame::new(self, Mode::Kernel).kernel(f, args, &symbol);
         self.observer.leave();
         if launched {

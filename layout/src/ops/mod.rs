@@ -8,6 +8,7 @@ pub mod inverse;
 pub mod partition;
 pub mod product;
 pub mod recast;
+pub mod vector;
 
 pub use coalesce::{coalesce, coalesce_by, filter, filter_by, filter_zeros};
 pub use complement::{complement, complement_default};
@@ -23,3 +24,4 @@ pub use product::{
     zipped_product,
 };
 pub use recast::{dice, dice_tuple, downcast, recast_is_exact, recast_layout, upcast};
+pub use vector::vector_width;

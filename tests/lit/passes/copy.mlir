@@ -23,7 +23,7 @@ module attributes {gpu.container_module} {
     // VEC: "cute.copy"(%{{.*}}, %{{.*}}) {dst_vector = 1 : i32, src_vector = 4 : i32}
     // GPU-LABEL: gpu.func @strided_dst(
     // GPU-COUNT-2: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-    // GPU-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<1xf32>, !llvm.ptr<1>
+    // GPU-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
     gpu.func @strided_dst(%g: !cute.tensor<f32, "gmem", 16, "8:1">, %h: !cute.tensor<f32, "gmem", 16, "8:2">) kernel {
       "cute.copy"(%g, %h) : (!cute.tensor<f32, "gmem", 16, "8:1">, !cute.tensor<f32, "gmem", 16, "8:2">) -> ()
       gpu.return

@@ -44,9 +44,13 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
-// Without a recorded width, fragments move one element at a time.
+// Without a recorded width, fragments move one element at a time: scalar loads gathered by one
+// `vector.from_elements` (a chain of one-element inserts would be two whole-vector shuffles each).
 // CHECK-LABEL: gpu.func @scalar_frag(
-// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> vector<1xf32>
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NOT: vector.insert_strided_slice
+// CHECK: vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: gpu.return
     gpu.func @scalar_frag(%t: !cute.tensor<f32, "gmem", 4, "4:2">) kernel {
       %f = "cute.load_frag"(%t) : (!cute.tensor<f32, "gmem", 4, "4:2">) -> vector<4xf32>
       gpu.return

@@ -138,6 +138,20 @@ fn load_frag_memory(b: &Builder, op: Op, t: &Lowered, width_attr: &str) -> Resul
         0,
     );
     let align = (w as u32 * t.elem_bytes).max(t.elem_bytes);
+    if w == 1 && n > 1 {
+        // Element by element: one `vector.from_elements` of the scalar loads. A chain of one-element
+        // `insert_strided_slice`s would become two whole-vector shuffles per element, quadratic in
+        // the fragment's size for LLVM (a 240-element copy took LLVM and ptxas tenths of a second).
+        let mut elems = Vec::with_capacity(n);
+        for i in 0..n {
+            let off = static_offset(b, i as i64, &t.leaves)
+                .map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
+            let p = gep(b, t, off);
+            let attrs = [("alignment", b.attr(&format!("{align} : i64"))), ("ordering", b.attr("0 : i64"))];
+            elems.push(ir::result(b.create("llvm.load", &[p], &[b.ty(&t.elem)], &attrs), 0));
+        }
+        return Ok(ir::result(b.create("vector.from_elements", &elems, &[b.ty(&vec_ty)], &[]), 0));
+    }
     for chunk in 0..n / w {
         let off = static_offset(b, (chunk * w) as i64, &t.leaves)
             .map_err(|_| fail(op, "a fragment needs a tensor of static shape"))?;
@@ -173,6 +187,10 @@ pub(super) fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_att
         let p = gep(b, t, off);
         let part = if w == n {
             value
+        } else if w == 1 {
+            // One element: a scalar (`extractelement`), not a one-lane shuffle of the whole vector.
+            let at = [("static_position", b.attr(&format!("array<i64: {chunk}>")))];
+            ir::result(b.create("vector.extract", &[value], &[b.ty(&t.elem)], &at), 0)
         } else {
             let ex = b.create(
                 "vector.extract_strided_slice",
