@@ -37,6 +37,8 @@ pub enum Feature {
     Clusters,
     /// Conversions to and from the 8-bit floats (`cvt` with `e4m3x2` / `e5m2x2`; sm_89 and later).
     Fp8Convert,
+    /// The sm_90 atomics: `atom.add.noftz.bf16` and the vector `red.global.add.v4.f32`.
+    AtomicsSm90,
 }
 
 impl Arch {
@@ -66,7 +68,11 @@ impl Arch {
     pub fn supports(self, feature: Feature) -> bool {
         match feature {
             Feature::Wgmma | Feature::Setmaxnreg => self == Arch::Sm90a,
-            Feature::Tma | Feature::MbarrierTx | Feature::Clusters | Feature::Fp8Convert => self >= Arch::Sm90,
+            Feature::Tma
+            | Feature::MbarrierTx
+            | Feature::Clusters
+            | Feature::Fp8Convert
+            | Feature::AtomicsSm90 => self >= Arch::Sm90,
         }
     }
 

@@ -662,4 +662,34 @@ irdl.dialect @cute {
     irdl.operands(tensor: %tensor, offset: %i32, rank: %i32, value: %elem)
     irdl.results()
   }
+
+  // An atomic read-modify-write of the element `offset` elements into `tensor` (global or shared):
+  // `kind` is PTX's operation (add, min, max, exch, cas, and, or, xor), `type` its type suffix
+  // (`u32`, `s64`, `b32`, `f32`, `noftz.f16`, ...), `scope` and `order` its qualifiers. `args` is
+  // the operand, or cas's expected value then the new one. With a result it gives the old value
+  // (`atom`); without, it is PTX's `red` where `red` has the ordering.
+  irdl.operation @atomic {
+    %tensor = irdl.base @cute::@tensor
+    %i32 = irdl.is i32
+    %elem = irdl.any
+    %kind = irdl.base "#builtin.string"
+    %type = irdl.base "#builtin.string"
+    %scope = irdl.base "#builtin.string"
+    %order = irdl.base "#builtin.string"
+    irdl.attributes { "kind" = %kind, "type" = %type, "scope" = %scope, "order" = %order }
+    irdl.operands(tensor: %tensor, offset: %i32, args: variadic %elem)
+    irdl.results(old: optional %elem)
+  }
+
+  // A fragment added element-wise into a global f32 tensor of the same static size, four
+  // contiguous elements per `red.global.add.v4.f32` (sm_90).
+  irdl.operation @atomic_add_frag {
+    %value = irdl.any
+    %tensor = irdl.base @cute::@tensor
+    %scope = irdl.base "#builtin.string"
+    %order = irdl.base "#builtin.string"
+    irdl.attributes { "scope" = %scope, "order" = %order }
+    irdl.operands(value: %value, tensor: %tensor)
+    irdl.results()
+  }
 }

@@ -17,6 +17,7 @@ use cute_layout::{Int, Layout, Swizzle};
 
 // The atoms and the shared-memory placement rules live in the algebra crate, below both the front
 // end and the passes (docs/architecture.md); the front end uses them through these names.
+pub use cute_layout::atom::atomic::{AtomicOp, MemOrder, MemScope};
 pub use cute_layout::atom::copy::CopyOp;
 pub use cute_layout::atom::smem::{smem_align, smem_bytes, SMEM_ALIGN, SMEM_MAX_ALIGN};
 use std::fmt;
@@ -298,6 +299,31 @@ pub enum Inst {
         tensor: ValueId,
         ty: TensorTy,
         at: At,
+        span: Span,
+    },
+    /// An atomic read-modify-write (`atom`) of the element `offset` elements into `tensor` (global
+    /// or shared memory), giving the element's old value in `dst`; with `dst` `None` the result is
+    /// unused and it is PTX's `red` where `red` has the ordering. `compare` is `Cas`'s expected value.
+    Atomic {
+        dst: Option<ValueId>,
+        op: AtomicOp,
+        tensor: ValueId,
+        ty: TensorTy,
+        offset: Int,
+        value: Operand,
+        compare: Option<Operand>,
+        scope: MemScope,
+        order: MemOrder,
+        span: Span,
+    },
+    /// The fragment `value` added element-wise into the global f32 `tensor` (the same static size,
+    /// contiguous and 16-byte aligned by fours) with `red.global.add.v4.f32` (sm_90).
+    AtomicAddFrag {
+        value: ValueId,
+        tensor: ValueId,
+        ty: TensorTy,
+        scope: MemScope,
+        order: MemOrder,
         span: Span,
     },
     /// The whole (static-size) tensor into a fragment, element i from coordinate i.
@@ -745,6 +771,19 @@ impl Inst {
             Inst::Mbarrier { op, span, .. } => {
                 (Feature::MbarrierTx, format!("`{}` is a Hopper mbarrier instruction", op.builtin()), span)
             }
+            Inst::Atomic { op, ty, scope, span, .. } if *scope == MemScope::Cluster || ty.elem == Scalar::BF16 => {
+                let what = if *scope == MemScope::Cluster {
+                    format!("`{}` with `scope: \"cluster\"` is a Hopper atomic", op.builtin())
+                } else {
+                    format!("`{}` on bf16 (`atom.add.noftz.bf16`) is a Hopper atomic", op.builtin())
+                };
+                (if *scope == MemScope::Cluster { Feature::Clusters } else { Feature::AtomicsSm90 }, what, span)
+            }
+            Inst::AtomicAddFrag { span, .. } => (
+                Feature::AtomicsSm90,
+                "`atomic_add` of a fragment (`red.global.add.v4.f32`) is a Hopper atomic".to_string(),
+                span,
+            ),
             Inst::TmaLoad { span, .. } => (Feature::Tma, "`tma_load` is a Hopper TMA instruction".to_string(), span),
             Inst::TmaStore { span, .. } => (Feature::Tma, "`tma_store` is a Hopper TMA instruction".to_string(), span),
             Inst::BulkGroup { op, span } => {

@@ -13,6 +13,7 @@
 //! each instruction to its family.
 
 mod arith;
+mod atomic;
 mod barrier;
 mod cluster;
 mod control;
@@ -265,6 +266,7 @@ impl KernelWriter<'_> {
             Inst::TmaLoad { .. } | Inst::TmaStore { .. } | Inst::BulkGroup { .. } => self.tma(inst),
             Inst::Barrier { .. } | Inst::NamedBarrier { .. } | Inst::Mbarrier { .. } => self.barrier(inst),
             Inst::ClusterBarrier { .. } | Inst::DsmemLoad { .. } | Inst::DsmemStore { .. } => self.cluster(inst),
+            Inst::Atomic { .. } | Inst::AtomicAddFrag { .. } => self.atomic(inst),
             Inst::If { .. } | Inst::For { .. } | Inst::While { .. } => self.control(inst),
             Inst::Printf { .. } => self.print(inst),
         }

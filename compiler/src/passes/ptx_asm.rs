@@ -15,8 +15,12 @@ pub(crate) enum Reg {
     B32,
     /// `.b64` (`l`): generic addresses, descriptors.
     B64,
+    /// `.b16` (`h`): 16-bit values (f16 and bf16 bits).
+    B16,
     /// `.f32` (`f`).
     F32,
+    /// `.f64` (`d`).
+    F64,
     /// `.pred` (`b`).
     Pred,
 }
@@ -26,7 +30,9 @@ impl Reg {
         match self {
             Reg::B32 => "r",
             Reg::B64 => "l",
+            Reg::B16 => "h",
             Reg::F32 => "f",
+            Reg::F64 => "d",
             Reg::Pred => "b",
         }
     }
@@ -36,7 +42,9 @@ impl Reg {
         match self {
             Reg::B32 => "i32",
             Reg::B64 => "i64",
+            Reg::B16 => "i16",
             Reg::F32 => "f32",
+            Reg::F64 => "f64",
             Reg::Pred => "i1",
         }
     }

@@ -10,7 +10,7 @@
 //! location, which for IR built from `.cute` is the source line.
 
 use super::algebra::{self, Folder, TiledCopyType};
-use super::common::{fail, tensor_info, Reported};
+use super::common::{fail, tensor_info, vector_width, Reported};
 use crate::ir::{self, Op};
 use cute_abi::DType;
 use cute_layout::Layout;
@@ -76,6 +76,8 @@ fn run(module: Op) -> Result<(), Reported> {
             "cute.mbarrier" => check(verify_mbarrier(op)),
             "cute.tma_load" => check(verify_tma_load(op)),
             "cute.dsmem_load" | "cute.dsmem_store" => check(verify_dsmem(op)),
+            "cute.atomic" => check(verify_atomic(op)),
+            "cute.atomic_add_frag" => check(verify_atomic_add_frag(op)),
             "cute.tma_store" => check(verify_tma_store(op)),
             // An op whose source failed is not checked again: its error would only repeat the first.
             name if algebra::is_foldable(name) => {
@@ -305,6 +307,48 @@ fn verify_dsmem(op: Op) -> Result<(), Reported> {
         ));
     }
     Ok(())
+}
+
+/// `cute.atomic`: a known operation whose PTX type is one the atomic table gives for an element
+/// type held as the tensor's, on global or shared memory, with the operand count of its kind.
+fn verify_atomic(op: Op) -> Result<(), Reported> {
+    use cute_layout::atom::atomic::{AtomicOp, MemOrder, MemScope};
+    let (info, _) = tensor_of(op, ir::operand(op, 0))?;
+    let Some(kind) = ir::string_attr(op, "kind").and_then(|k| AtomicOp::from_name(&k)) else {
+        return Err(fail(op, "`cute.atomic` needs a `kind`: add, min, max, exch, cas, and, or or xor"));
+    };
+    let ty = ir::string_attr(op, "type").unwrap_or_default();
+    let known = DType::ALL.into_iter().any(|d| d.mlir_name() == info.elem && kind.ptx_type(d) == Ok(ty.as_str()));
+    if !known {
+        return Err(fail(op, &format!("`cute.atomic` {} has no PTX type `{ty}` on `{}` elements", kind.name(), info.elem)));
+    }
+    if info.space != "gmem" && info.space != "smem" {
+        return Err(fail(op, &format!("`cute.atomic` acts on global or shared memory, not {}", info.space)));
+    }
+    let scope = ir::string_attr(op, "scope").and_then(|s| MemScope::from_name(&s));
+    let order = ir::string_attr(op, "order").and_then(|s| MemOrder::from_name(&s));
+    if scope.is_none() || order.is_none() {
+        return Err(fail(op, "`cute.atomic` needs a `scope` (cta, cluster, gpu, sys) and an `order` (relaxed, acquire, release, acq_rel)"));
+    }
+    let want = if kind == AtomicOp::Cas { 2 } else { 1 };
+    let args: Vec<String> = (2..ir::operand_count(op)).map(|i| ir::type_to_string(ir::value_type(ir::operand(op, i)))).collect();
+    if args.len() != want || args.iter().any(|a| *a != info.elem) {
+        return Err(fail(op, &format!("`cute.atomic` {} takes {want} `{}` operand(s) after the offset", kind.name(), info.elem)));
+    }
+    Ok(())
+}
+
+/// `cute.atomic_add_frag`: an f32 vector into a global f32 tensor of its size, whose layout and
+/// alignment hold contiguous 16-byte-aligned fours.
+fn verify_atomic_add_frag(op: Op) -> Result<(), Reported> {
+    let (info, layout) = tensor_of(op, ir::operand(op, 1))?;
+    let vector = vector_shape(&ir::type_to_string(ir::value_type(ir::operand(op, 0))));
+    let size = layout.size().ok().and_then(|s| s.as_static());
+    let width = vector_width(&layout, info.align, 4).unwrap_or(1);
+    match vector {
+        Some((n, elem)) if elem == "f32" && info.elem == "f32" && info.space == "gmem" && size == Some(n as i64) && n % 4 == 0 && width >= 4 => Ok(()),
+        _ => Err(fail(op, &format!("`cute.atomic_add_frag` adds an f32 vector into a global f32 tensor of its size holding contiguous, 16-byte-aligned fours; found {} into layout {layout} ({}, {}, {}-byte aligned)", ir::type_to_string(ir::value_type(ir::operand(op, 0))), info.elem, info.space, info.align))),
+    }
 }
 
 /// `cute.tma_store`: a shared source, the tensor map, and one coordinate per mode of the source

@@ -8,6 +8,7 @@ use super::{builtins, cluster, mbarrier, Frame, R};
 use crate::ast::{Arg, FnKind, Function, Ident};
 use crate::check::resolve_type;
 use crate::diag::Diagnostic;
+use crate::kir;
 use crate::span::Span;
 use crate::types::{Scalar, Ty};
 use std::collections::HashMap;
@@ -38,6 +39,10 @@ impl Frame<'_, '_> {
         if let Some(op) = mbarrier::op_of(&name) {
             // The barrier is an element's place (`bars[i]`), not its value.
             return self.mbarrier_call(op, args, span);
+        }
+        if let Some(op) = kir::AtomicOp::from_builtin(&name) {
+            // The element is a place (`out[i]`), as a store names it.
+            return self.atomic_call(op, args, span, true);
         }
         if name == "tma_load" {
             return self.tma_load_call(args, span);

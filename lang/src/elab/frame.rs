@@ -96,7 +96,9 @@ impl<'p, 'f> Frame<'p, 'f> {
                 Inst::Load { tensor, .. }
                 | Inst::Store { tensor, .. }
                 | Inst::LoadFrag { tensor, .. }
-                | Inst::StoreFrag { tensor, .. } => std::slice::from_ref(tensor),
+                | Inst::StoreFrag { tensor, .. }
+                | Inst::Atomic { tensor, .. }
+                | Inst::AtomicAddFrag { tensor, .. } => std::slice::from_ref(tensor),
                 Inst::Copy { src, dst, .. } => &[*src, *dst],
                 _ => &[],
             };

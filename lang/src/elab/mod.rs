@@ -18,6 +18,7 @@
 //! (`launch.rs`); the builtins and each hardware feature have a file of their own.
 
 mod asserts;
+mod atomic;
 mod budget;
 pub(crate) mod builtins;
 mod call;

@@ -124,7 +124,11 @@ impl Frame<'_, '_> {
                 done(self.bind_pattern(pattern, v))
             }
             Stmt::Assign { target, value, span } => done(self.assign(target, value, *span)),
-            Stmt::Expr(e) => done(self.expr(e).map(|_| ())),
+            Stmt::Expr(e) => match self.discarded_atomic(e) {
+                // An atomic whose result is dropped needs none: PTX's `red`.
+                Some((op, args)) => done(self.atomic_call(op, args, e.span, false).map(|_| ())),
+                None => done(self.expr(e).map(|_| ())),
+            },
             Stmt::If { cond, then, els, span } => {
                 let c = self.expr(cond)?;
                 match c {

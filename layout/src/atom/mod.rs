@@ -5,12 +5,15 @@
 //!   MMAs; [`gmma`]: the `wgmma` atoms, generated per N, and their shared-memory descriptors.
 //! - [`copy`]: the copy operations a copy atom moves its chunks with (universal, `cp.async`,
 //!   `ldmatrix`).
+//! - [`atomic`]: which PTX `atom`/`red` exists for which operation and element type, and its
+//!   scope and ordering qualifiers.
 //! - [`smem`]: how shared-memory allocations are aligned and sized, a rule the front end (which
 //!   places them) and the lowering (which addresses them) must share.
 //!
 //! The front end builds atoms from these and the passes check and lower them from the same
 //! definitions; neither keeps its own copy (docs/architecture.md).
 
+pub mod atomic;
 pub mod copy;
 pub mod gmma;
 pub mod mma;

@@ -17,6 +17,7 @@
 //! ABI and [`Kernel::lower_op`], which sends each `cute` op to its family's file.
 
 mod async_copy;
+mod atomic;
 mod mbarrier;
 mod memory;
 mod smem;
@@ -209,6 +210,18 @@ impl Kernel {
                     ));
                 };
                 mbarrier::mbarrier(&Builder::before(op), op, t)
+            }
+            "cute.atomic" | "cute.atomic_add_frag" => {
+                let i = if name == "cute.atomic" { 0 } else { 1 };
+                let Some(t) = operand_view(&self.tensors, op, i) else {
+                    return Err(fail(op, &format!("{NAME}: the tensor of `{name}` is not a view or an allocation")));
+                };
+                let b = Builder::before(op);
+                if name == "cute.atomic" {
+                    atomic::atomic(&b, op, t)
+                } else {
+                    atomic::atomic_add_frag(&b, op, t)
+                }
             }
             "cute.dsmem_load" | "cute.dsmem_store" => {
                 let Some(t) = operand_view(&self.tensors, op, 0) else {

@@ -252,6 +252,14 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     places("cluster_sync", "cluster_sync();", Some(Clusters)),
     places("dsmem_load", "dsmem_load(sA[i, j], rank)", Some(Clusters)),
     places("dsmem_store", "dsmem_store(sA[i, j], rank, value)", Some(Clusters)),
+    places("atomic_add", "atomic_add(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_min", "atomic_min(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_max", "atomic_max(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_exch", "atomic_exch(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_cas", "atomic_cas(t[i], expected, desired, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_and", "atomic_and(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_or", "atomic_or(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
+    places("atomic_xor", "atomic_xor(t[i], value, scope: \"gpu\", order: \"relaxed\")", None),
 ];
 
 /// Every builtin function's name, for "did you mean" help and the IDE.
@@ -420,6 +428,7 @@ mod tests {
         ];
         dispatched.extend(function_names().filter(|n| super::super::mbarrier::op_of(n).is_some()));
         dispatched.extend(super::super::cluster::BUILTINS);
+        dispatched.extend(crate::kir::AtomicOp::ALL.map(|op| op.builtin()));
         let (mut a, mut b) = (places.clone(), dispatched);
         a.sort_unstable();
         b.sort_unstable();
