@@ -68,11 +68,9 @@ impl Arch {
     pub fn supports(self, feature: Feature) -> bool {
         match feature {
             Feature::Wgmma | Feature::Setmaxnreg => self == Arch::Sm90a,
-            Feature::Tma
-            | Feature::MbarrierTx
-            | Feature::Clusters
-            | Feature::Fp8Convert
-            | Feature::AtomicsSm90 => self >= Arch::Sm90,
+            Feature::Tma | Feature::MbarrierTx | Feature::Clusters | Feature::Fp8Convert | Feature::AtomicsSm90 => {
+                self >= Arch::Sm90
+            }
         }
     }
 

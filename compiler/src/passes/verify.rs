@@ -320,7 +320,10 @@ fn verify_atomic(op: Op) -> Result<(), Reported> {
     let ty = ir::string_attr(op, "type").unwrap_or_default();
     let known = DType::ALL.into_iter().any(|d| d.mlir_name() == info.elem && kind.ptx_type(d) == Ok(ty.as_str()));
     if !known {
-        return Err(fail(op, &format!("`cute.atomic` {} has no PTX type `{ty}` on `{}` elements", kind.name(), info.elem)));
+        return Err(fail(
+            op,
+            &format!("`cute.atomic` {} has no PTX type `{ty}` on `{}` elements", kind.name(), info.elem),
+        ));
     }
     if info.space != "gmem" && info.space != "smem" {
         return Err(fail(op, &format!("`cute.atomic` acts on global or shared memory, not {}", info.space)));
@@ -331,9 +334,13 @@ fn verify_atomic(op: Op) -> Result<(), Reported> {
         return Err(fail(op, "`cute.atomic` needs a `scope` (cta, cluster, gpu, sys) and an `order` (relaxed, acquire, release, acq_rel)"));
     }
     let want = if kind == AtomicOp::Cas { 2 } else { 1 };
-    let args: Vec<String> = (2..ir::operand_count(op)).map(|i| ir::type_to_string(ir::value_type(ir::operand(op, i)))).collect();
+    let args: Vec<String> =
+        (2..ir::operand_count(op)).map(|i| ir::type_to_string(ir::value_type(ir::operand(op, i)))).collect();
     if args.len() != want || args.iter().any(|a| *a != info.elem) {
-        return Err(fail(op, &format!("`cute.atomic` {} takes {want} `{}` operand(s) after the offset", kind.name(), info.elem)));
+        return Err(fail(
+            op,
+            &format!("`cute.atomic` {} takes {want} `{}` operand(s) after the offset", kind.name(), info.elem),
+        ));
     }
     Ok(())
 }

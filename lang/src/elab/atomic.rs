@@ -127,8 +127,12 @@ impl Frame<'_, '_> {
     /// The atomic's element: `t[crd]` with a full coordinate of a global or shared tensor.
     fn atomic_element(&mut self, e: &Expr) -> R<(TensorVal, cute_layout::Crd)> {
         let not_element = |what: String| {
-            Diagnostic::error(format!("an atomic acts on one tensor element, as in `out[i]`; found {what}"), e.span, "not an element")
-                .with_help("name the element the way a store does: `atomic_add(out[i], v)`")
+            Diagnostic::error(
+                format!("an atomic acts on one tensor element, as in `out[i]`; found {what}"),
+                e.span,
+                "not an element",
+            )
+            .with_help("name the element the way a store does: `atomic_add(out[i], v)`")
         };
         let ExprKind::Index { base, index } = &e.kind else {
             let v = self.expr(e)?;
@@ -192,17 +196,32 @@ impl Frame<'_, '_> {
         let help = "`atomic_add(tile, fragment)` adds a fragment of f32 values into a global f32 tile of the same size, 4 contiguous elements per `red.global.add.v4.f32`; for one element write `atomic_add(out[i], v)`";
         let fail = |msg: String, label: &str| Err(Diagnostic::error(msg, span, label).with_help(help));
         if op != AtomicOp::Add {
-            return fail(format!("`{}` acts on one element, as in `out[i]`; only `atomic_add` takes a tile and a fragment", op.builtin()), "a tile, not an element");
+            return fail(
+                format!(
+                    "`{}` acts on one element, as in `out[i]`; only `atomic_add` takes a tile and a fragment",
+                    op.builtin()
+                ),
+                "a tile, not an element",
+            );
         }
         if used {
-            return fail("`atomic_add` of a fragment gives no result (it is a `red`): call it as a statement".into(), "result used");
+            return fail(
+                "`atomic_add` of a fragment gives no result (it is a `red`): call it as a statement".into(),
+                "result used",
+            );
         }
         if !order.allows_red() {
-            return fail(format!("`red` has no `{}` ordering: a fragment `atomic_add` is relaxed or release", order.name()), "ordering");
+            return fail(
+                format!("`red` has no `{}` ordering: a fragment `atomic_add` is relaxed or release", order.name()),
+                "ordering",
+            );
         }
         let v = self.expr(&value.value)?;
         let Value::Frag(ft, fid) = v else {
-            return fail(format!("a tile takes a fragment (from `.load()`), found {}", crate::diag::article(&v.kind())), "not a fragment");
+            return fail(
+                format!("a tile takes a fragment (from `.load()`), found {}", crate::diag::article(&v.kind())),
+                "not a fragment",
+            );
         };
         let n = t.ty.layout.size().ok().and_then(|s| s.as_static());
         if t.ty.space != MemSpace::Gmem || t.ty.elem != Scalar::F32 || ft.elem != Scalar::F32 {
@@ -240,5 +259,6 @@ fn refused(op: AtomicOp, elem: Scalar, why: String, span: Span) -> Diagnostic {
         (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, true) => "use an integer tensor (`recast(u32, t)` views f32 bits as u32)".to_string(),
         _ => "atomics act on i32, u32, i64, u64, f32 and f64 elements (`atomic_add` also on f16 and bf16): store the values in one of those types".to_string(),
     };
-    Diagnostic::error(format!("`{}` on `{}` elements: {why}", op.builtin(), elem.name()), span, "no such atomic").with_help(help)
+    Diagnostic::error(format!("`{}` on `{}` elements: {why}", op.builtin(), elem.name()), span, "no such atomic")
+        .with_help(help)
 }

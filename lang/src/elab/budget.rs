@@ -176,7 +176,9 @@ impl Work {
         let per = |frag: &Option<usize>| frag.map_or(1, |n| n as u64);
         let cost = match inst {
             Inst::Load { ty, .. } | Inst::Store { ty, .. } | Inst::Atomic { ty, .. } => side(ty, 1),
-            Inst::AtomicAddFrag { ty, .. } => side(ty, elements(ty).div_ceil(cute_layout::atom::atomic::RED_VECTOR_F32 as u64)),
+            Inst::AtomicAddFrag { ty, .. } => {
+                side(ty, elements(ty).div_ceil(cute_layout::atom::atomic::RED_VECTOR_F32 as u64))
+            }
             Inst::LoadFrag { ty, .. } | Inst::StoreFrag { ty, .. } => side(ty, chunks(ty, None)),
             Inst::Copy { src_ty, dst_ty, width, op, .. } => match op.ldmatrix_values() {
                 // One `ldmatrix` gives each lane its values; a `cp.async` moves a chunk without

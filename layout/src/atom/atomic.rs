@@ -85,10 +85,7 @@ impl AtomicOp {
             (AtomicOp::Min | AtomicOp::Max, I64) => "s64",
             (AtomicOp::Min | AtomicOp::Max, U64) => "u64",
             (AtomicOp::Min | AtomicOp::Max, F16 | BF16 | F32 | F64) => {
-                return Err(format!(
-                    "PTX has no scalar `atom.{}` on floating-point elements",
-                    self.name()
-                ))
+                return Err(format!("PTX has no scalar `atom.{}` on floating-point elements", self.name()))
             }
             (AtomicOp::Exch | AtomicOp::Cas, I32 | U32 | F32) => "b32",
             (AtomicOp::Exch | AtomicOp::Cas, I64 | U64 | F64) => "b64",
@@ -191,18 +188,13 @@ impl MemOrder {
     }
 }
 
-/// The PTX instruction of one atomic on one element: `atom` (with result) or `red` (without), the
+/// The PTX instruction of one atomic on one element: `atom` (with result) or `red` (without; not
+/// for exch and cas, which PTX's `red` lacks), the
 /// ordering, the scope, the state space (`global` or `shared`) and the operation's type suffix.
 /// The defaults (relaxed, gpu) are written out: the text says what the instruction does.
-pub fn ptx_instruction(
-    returns: bool,
-    op: AtomicOp,
-    ty: &str,
-    scope: MemScope,
-    order: MemOrder,
-    space: &str,
-) -> String {
-    let red = !returns && order.allows_red() && op != AtomicOp::Cas;
+pub fn ptx_instruction(returns: bool, op: AtomicOp, ty: &str, scope: MemScope, order: MemOrder, space: &str) -> String {
+    // `red` has no exch and no cas: they stay `atom`s whose result goes unused.
+    let red = !returns && order.allows_red() && !matches!(op, AtomicOp::Exch | AtomicOp::Cas);
     let inst = if red { "red" } else { "atom" };
     format!("{inst}.{}.{}.{space}.{}.{ty}", order.name(), scope.name(), op.name())
 }
@@ -250,5 +242,6 @@ mod tests {
         assert_eq!(text(false, AtomicOp::Add, MemOrder::Acquire), "atom.acquire.gpu.global.add.u32");
         assert_eq!(text(true, AtomicOp::Or, MemOrder::AcqRel), "atom.acq_rel.gpu.global.or.u32");
         assert_eq!(text(false, AtomicOp::Cas, MemOrder::Relaxed), "atom.relaxed.gpu.global.cas.u32");
+        assert_eq!(text(false, AtomicOp::Exch, MemOrder::Relaxed), "atom.relaxed.gpu.global.exch.u32");
     }
 }
