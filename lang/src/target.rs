@@ -112,6 +112,8 @@ mod tests {
             (Feature::Fp8Convert, "    let q = x[0].to(f8e4m3);\n    x[1] = q.to(i32);".to_string(), "the conversion from `i32` to `f8e4m3` is an 8-bit float conversion instruction"),
             (Feature::Clusters, "    cluster_wait();".to_string(), "`cluster_wait` is a Hopper thread-block cluster instruction"),
             (Feature::Clusters, "    let tile = make_smem_tensor(i32, make_layout(32));\n    dsmem_store(tile[0], 1, 7);".to_string(), "distributed shared memory (`dsmem_load`/`dsmem_store`) is a Hopper thread-block cluster feature"),
+            (Feature::Clusters, "    atomic_add(x[0], 1, scope: \"cluster\");".to_string(), "`atomic_add` with `scope: \"cluster\"` is a Hopper atomic"),
+            (Feature::AtomicsSm90, "    let h = make_smem_tensor(bf16, make_layout(8));\n    atomic_add(h[0], 1.0);".to_string(), "`atomic_add` on bf16 (`atom.add.noftz.bf16`) is a Hopper atomic"),
             (Feature::Clusters, "    let (cx, _, _) = cluster_idx();\n    x[0] = cx;".to_string(), "the cluster registers (`cluster_idx()`, `block_rank_in_cluster()`, ...) are a Hopper thread-block cluster feature"),
         ];
         for (feature, body, what) in cases {

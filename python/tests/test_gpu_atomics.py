@@ -1,4 +1,4 @@
-"""Atomics on the GPU (issue 32): samples/atomic_counters.cute under contention (every thread of
+"""Atomics on the GPU (issue 32): samples/atomic_counters.cute (and atomic_add_fragment.cute) under contention (every thread of
 every block on one address) against exact integer results, and samples/column_sum_atomic.cute (a
 one-launch column sum over many blocks) against torch. Needs a GPU and torch (skipped otherwise)."""
 
@@ -74,7 +74,7 @@ def test_shared_histogram(gpu, load):
 
 def test_fragment_add_v4(gpu, load):
     torch = gpu
-    k = load("atomic_counters").kernel("add_fragments")
+    k = load("atomic_add_fragment").kernel("add_fragments")
     out = torch.zeros(8, device="cuda", dtype=torch.float32)
     k(out, grid=BLOCKS, block=THREADS)
     torch.cuda.synchronize()
