@@ -64,6 +64,18 @@ pub struct Options {
     pub ptxas: Option<PathBuf>,
     /// The compile-time work the source may ask for (`cutec --compile-budget`).
     pub budget: cute_lang::Budget,
+    /// Whether kernels check their run-time `assert`s (`cutec build --release-asserts`).
+    pub asserts: Asserts,
+}
+
+/// Kernels' run-time `assert`s: compiled (a check, and a report and `trap` where it fails), or
+/// left out with the instructions that compute their conditions (`--release-asserts=off`, as
+/// `NDEBUG` leaves out CUDA's). Static asserts are checked at compile time either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Asserts {
+    #[default]
+    On,
+    Off,
 }
 
 pub enum Output {
@@ -325,8 +337,8 @@ fn compile_stage(
     }
     if stage == Stage::Manifest {
         // Lowering decides which run-time divisors get a multiplier and a shift (`fastdiv` lines).
-        let cute =
-            crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name()).map_err(CompileError::Source)?;
+        let cute = crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name(), options.asserts)
+            .map_err(CompileError::Source)?;
         return done(Output::Text(cute.manifest_text));
     }
     if stage == Stage::Header {
@@ -339,7 +351,9 @@ fn compile_stage(
         None
     };
     let cute = timings
-        .time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name()))
+        .time("lower to cute IR", || {
+            crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name(), options.asserts)
+        })
         .map_err(CompileError::Source)?;
     let libdevice = if stage >= Stage::Llvm && cute.uses_math() {
         Some(ptxas::find_libdevice().map_err(CompileError::Internal)?)

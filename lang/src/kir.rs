@@ -413,6 +413,15 @@ pub enum Inst {
         segments: Vec<FmtSeg>,
         span: Span,
     },
+    /// A kernel's run-time `assert`: `cond` computed by its own instructions; where it is false,
+    /// the thread prints `message` with where it failed (file:line, kernel, block and thread) and
+    /// traps, which fails the launch. Code generation leaves the whole instruction out, `cond`'s
+    /// instructions included, when asserts are off (`cutec build --release-asserts=off`).
+    Assert {
+        cond: Cond,
+        message: String,
+        span: Span,
+    },
     Barrier {
         span: Span,
     },
@@ -698,13 +707,14 @@ pub struct Cond {
 }
 
 impl Inst {
-    /// The nested instruction lists of a structured instruction (`If`, `For`, `While`), in order:
-    /// loop tests, then bodies and branches. Empty for the others.
+    /// The nested instruction lists of a structured instruction (`If`, `For`, `While`, `Assert`),
+    /// in order: loop tests, then bodies and branches. Empty for the others.
     pub fn regions(&self) -> Vec<&[Inst]> {
         match self {
             Inst::If { then, els, .. } => vec![then, els],
             Inst::For { body, exit, .. } => exit.iter().map(|c| c.insts.as_slice()).chain([body.as_slice()]).collect(),
             Inst::While { cond, body, .. } => vec![&cond.insts, body],
+            Inst::Assert { cond, .. } => vec![&cond.insts],
             _ => Vec::new(),
         }
     }

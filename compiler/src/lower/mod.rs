@@ -13,6 +13,7 @@
 //! each instruction to its family.
 
 mod arith;
+mod asserts;
 mod barrier;
 mod cluster;
 mod control;
@@ -120,6 +121,7 @@ pub fn lower_to_cute(
     file_name: &str,
     source: &str,
     arch: &str,
+    asserts: crate::pipeline::Asserts,
 ) -> Result<CuteText, Vec<Diagnostic>> {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
@@ -140,6 +142,7 @@ pub fn lower_to_cute(
             positive_values: Default::default(),
             vars,
             fast_divisors: Vec::new(),
+            asserts: asserts == crate::pipeline::Asserts::On,
         };
         w.kernel();
         kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
@@ -173,6 +176,8 @@ struct KernelWriter<'a> {
     /// The run-time divisors divided by with a multiplier and a shift (design.md (n)): each one's
     /// expression over the kernel's `$k`, in the order of the extra kernel parameters.
     fast_divisors: Vec<String>,
+    /// Whether kernels' run-time `assert`s are compiled (`--release-asserts`).
+    asserts: bool,
 }
 
 fn v(id: ValueId) -> String {
@@ -267,6 +272,7 @@ impl KernelWriter<'_> {
             Inst::ClusterBarrier { .. } | Inst::DsmemLoad { .. } | Inst::DsmemStore { .. } => self.cluster(inst),
             Inst::If { .. } | Inst::For { .. } | Inst::While { .. } => self.control(inst),
             Inst::Printf { .. } => self.print(inst),
+            Inst::Assert { .. } => self.assert(inst),
         }
     }
 }
