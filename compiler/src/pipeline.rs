@@ -365,8 +365,9 @@ fn compile_stage(
         // The threads free their contexts while ptxas runs.
         workers.close();
         let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
-        let cubin =
-            timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch)).map_err(CompileError::Ptxas)?;
+        let cubin = timings
+            .time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch))
+            .map_err(|e| ptxas_error(e, &ptx, source, options.arch))?;
         return done(Output::Binary(cubin));
     }
     // The text stages print the program as one module.
@@ -385,6 +386,34 @@ fn compile_stage(
     })?;
     let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
+}
+
+/// A ptxas failure: where its errors fall in the PTX of `asm` calls, source errors at those calls
+/// (the program's own PTX, which cutec does not check); else ptxas' own report.
+fn ptxas_error(e: ptxas::PtxasError, ptx: &str, source: &str, arch: Arch) -> CompileError {
+    let ptxas::PtxasError::Failed { message, .. } = &e else { return CompileError::Ptxas(e) };
+    let found = ptxas::asm_errors(ptx, message);
+    if found.is_empty() {
+        return CompileError::Ptxas(e);
+    }
+    let diagnostics = found
+        .into_iter()
+        .map(|a| {
+            let start = source_offset(source, a.line, a.col);
+            let at = cute_lang::span::Span::new(start, (start + "asm".len()).min(source.len()));
+            Diagnostic::error(format!("ptxas refused the PTX of this `asm`: {}", a.message), at, "this `asm`").with_help(
+                format!("`asm` is not checked by cutec: ptxas checks its PTX for the target ({}); fix the instruction, or build for a target that has it (`--arch`)", arch.name()),
+            )
+        })
+        .collect();
+    CompileError::Source(diagnostics)
+}
+
+/// The byte offset of 1-based `line` and `col` (in characters) of `source`; its end if past it.
+fn source_offset(source: &str, line: usize, col: usize) -> usize {
+    let start: usize = source.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let rest = source.get(start..).unwrap_or("");
+    start.min(source.len()) + rest.char_indices().nth(col.saturating_sub(1)).map_or(rest.len(), |(i, _)| i)
 }
 
 /// One module from `cute` text to PTX: the stages `--emit=ptx` runs, timed into `times`. The IR is

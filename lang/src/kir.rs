@@ -422,6 +422,15 @@ pub enum Inst {
         message: String,
         span: Span,
     },
+    /// Inline PTX (`asm`), unchecked: `ptx` with `$0`, `$1`, ... naming the outputs, then the
+    /// inputs, each in a register of its type's class ([`asm_constraint`]). It has side effects
+    /// and clobbers memory: it stays where it is, in order with memory accesses, even unused.
+    Asm {
+        outputs: Vec<(ValueId, Scalar)>,
+        ptx: String,
+        inputs: Vec<(Operand, Scalar)>,
+        span: Span,
+    },
     Barrier {
         span: Span,
     },
@@ -537,6 +546,21 @@ pub enum Inst {
         op: BulkGroupOp,
         span: Span,
     },
+}
+
+/// The inline-asm constraint of the PTX register that holds a `ty` operand of [`Inst::Asm`]
+/// (CUDA's): `h` (.b16: 16-bit integers and floats), `r` (.b32), `l` (.b64), `f` (.f32), `d`
+/// (.f64), `b` (.pred). `None` for types no PTX register holds alone (8-bit ones) and tf32.
+pub fn asm_constraint(ty: Scalar) -> Option<&'static str> {
+    Some(match ty {
+        Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => "h",
+        Scalar::I32 | Scalar::U32 => "r",
+        Scalar::I64 | Scalar::U64 => "l",
+        Scalar::F32 => "f",
+        Scalar::F64 => "d",
+        Scalar::Bool => "b",
+        Scalar::I8 | Scalar::U8 | Scalar::F8E4M3 | Scalar::F8E5M2 | Scalar::TF32 => return None,
+    })
 }
 
 /// The steps of the cluster barrier (CuTe DSL's `cute.arch.cluster_arrive`, `cluster_wait`).

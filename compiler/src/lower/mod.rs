@@ -13,6 +13,7 @@
 //! each instruction to its family.
 
 mod arith;
+mod asm;
 mod asserts;
 mod barrier;
 mod cluster;
@@ -273,6 +274,7 @@ impl KernelWriter<'_> {
             Inst::If { .. } | Inst::For { .. } | Inst::While { .. } => self.control(inst),
             Inst::Printf { .. } => self.print(inst),
             Inst::Assert { .. } => self.assert(inst),
+            Inst::Asm { .. } => self.asm(inst),
         }
     }
 }
