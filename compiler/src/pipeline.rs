@@ -481,6 +481,15 @@ mod tests {
         }
     }
 
+    /// ptxas' asm errors are mapped to the call by line and column, columns counting characters.
+    #[test]
+    fn source_offsets_count_characters() {
+        let s = "ab\nx\u{e9} asm\n";
+        assert_eq!(source_offset(s, 2, 4), s.find("asm").unwrap());
+        assert_eq!(source_offset(s, 1, 1), 0);
+        assert_eq!(source_offset(s, 9, 1), s.len());
+    }
+
     /// A pass that panics fails the pass manager with the panic, naming the pass, instead of
     /// aborting the process (a panic cannot unwind through MLIR's C++ frames).
     #[test]
