@@ -64,6 +64,18 @@ pub struct Options {
     pub ptxas: Option<PathBuf>,
     /// The compile-time work the source may ask for (`cutec --compile-budget`).
     pub budget: cute_lang::Budget,
+    /// Whether kernels check their run-time `assert`s (`cutec build --release-asserts`).
+    pub asserts: Asserts,
+}
+
+/// Kernels' run-time `assert`s: compiled (a check, and a report and `trap` where it fails), or
+/// left out with the instructions that compute their conditions (`--release-asserts=off`, as
+/// `NDEBUG` leaves out CUDA's). Static asserts are checked at compile time either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Asserts {
+    #[default]
+    On,
+    Off,
 }
 
 pub enum Output {
@@ -337,8 +349,8 @@ fn compile_stage(
     }
     if stage == Stage::Manifest {
         // Lowering decides which run-time divisors get a multiplier and a shift (`fastdiv` lines).
-        let cute =
-            crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name()).map_err(CompileError::Source)?;
+        let cute = crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name(), options.asserts)
+            .map_err(CompileError::Source)?;
         return done(Output::Text(cute.manifest_text));
     }
     if stage == Stage::Header {
@@ -351,7 +363,9 @@ fn compile_stage(
         None
     };
     let cute = timings
-        .time("lower to cute IR", || crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name()))
+        .time("lower to cute IR", || {
+            crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name(), options.asserts)
+        })
         .map_err(CompileError::Source)?;
     let libdevice = if stage >= Stage::Llvm && cute.uses_math() {
         Some(ptxas::find_libdevice().map_err(CompileError::Internal)?)
@@ -363,8 +377,9 @@ fn compile_stage(
         // The threads free their contexts while ptxas runs.
         workers.close();
         let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
-        let cubin =
-            timings.time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch)).map_err(CompileError::Ptxas)?;
+        let cubin = timings
+            .time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch))
+            .map_err(|e| ptxas_error(e, &ptx, source, options.arch))?;
         return done(Output::Binary(cubin));
     }
     // The text stages print the program as one module.
@@ -383,6 +398,34 @@ fn compile_stage(
     })?;
     let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
+}
+
+/// A ptxas failure: where its errors fall in the PTX of `asm` calls, source errors at those calls
+/// (the program's own PTX, which cutec does not check); else ptxas' own report.
+fn ptxas_error(e: ptxas::PtxasError, ptx: &str, source: &str, arch: Arch) -> CompileError {
+    let ptxas::PtxasError::Failed { message, .. } = &e else { return CompileError::Ptxas(e) };
+    let found = ptxas::asm_errors(ptx, message);
+    if found.is_empty() {
+        return CompileError::Ptxas(e);
+    }
+    let diagnostics = found
+        .into_iter()
+        .map(|a| {
+            let start = source_offset(source, a.line, a.col);
+            let at = cute_lang::span::Span::new(start, (start + "asm".len()).min(source.len()));
+            Diagnostic::error(format!("ptxas refused the PTX of this `asm`: {}", a.message), at, "this `asm`").with_help(
+                format!("`asm` is not checked by cutec: ptxas checks its PTX for the target ({}); fix the instruction, or build for a target that has it (`--arch`)", arch.name()),
+            )
+        })
+        .collect();
+    CompileError::Source(diagnostics)
+}
+
+/// The byte offset of 1-based `line` and `col` (in characters) of `source`; its end if past it.
+fn source_offset(source: &str, line: usize, col: usize) -> usize {
+    let start: usize = source.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let rest = source.get(start..).unwrap_or("");
+    start.min(source.len()) + rest.char_indices().nth(col.saturating_sub(1)).map_or(rest.len(), |(i, _)| i)
 }
 
 /// One module from `cute` text to PTX: the stages `--emit=ptx` runs, timed into `times`. The IR is
@@ -449,6 +492,15 @@ mod tests {
             Output::Text(t) => t,
             Output::Binary(_) => panic!("expected text"),
         }
+    }
+
+    /// ptxas' asm errors are mapped to the call by line and column, columns counting characters.
+    #[test]
+    fn source_offsets_count_characters() {
+        let s = "ab\nx\u{e9} asm\n";
+        assert_eq!(source_offset(s, 2, 4), s.find("asm").unwrap());
+        assert_eq!(source_offset(s, 1, 1), 0);
+        assert_eq!(source_offset(s, 9, 1), s.len());
     }
 
     /// A pass that panics fails the pass manager with the panic, naming the pass, instead of

@@ -287,7 +287,7 @@ mod tests {
             let source = std::fs::read_to_string(&path).unwrap();
             let (_, kir) = cute_lang::front_end(&source).unwrap();
             let arch = crate::pipeline::source_arch(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch.name()).unwrap();
+            let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch.name(), Default::default()).unwrap();
             let libdevice = cute.uses_math().then(|| crate::ptxas::find_libdevice().unwrap());
             let ptx = |text: &str, math: bool| {
                 let library = if math { libdevice.as_deref() } else { None };

@@ -115,8 +115,65 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: Arch) -> Result<Vec<u8>, PtxasErr
     result
 }
 
+/// The comment code generation puts first in each `asm` block's PTX: `// cute-asm LINE:COL`, the
+/// `.cute` line and column of the call, for [`asm_errors`].
+pub const ASM_MARKER: &str = "// cute-asm ";
+
+/// One ptxas error inside the PTX of an `asm` call: the call's 1-based line and column in the
+/// `.cute` file, and what ptxas said.
+#[derive(Debug, PartialEq)]
+pub struct AsmError {
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+/// The errors of ptxas' `stderr` (`ptxas FILE, line N; error   : MESSAGE`) whose PTX line `N` falls
+/// in an inline-asm block of `ptx` that cutec marked ([`ASM_MARKER`]), mapped to the `asm` call.
+/// Empty when none does (the error is then the compiler's, not the program's PTX).
+pub fn asm_errors(ptx: &str, stderr: &str) -> Vec<AsmError> {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut out = Vec::new();
+    for e in stderr.lines() {
+        let Some((_, rest)) = e.split_once(", line ") else { continue };
+        let Some((n, message)) = rest.split_once("; error") else { continue };
+        let Ok(n) = n.trim().parse::<usize>() else { continue };
+        let message = message.trim_start().trim_start_matches(':').trim().to_string();
+        // Back from the error's line to the start of its asm block: the marker is the block's
+        // first line. An `// end inline asm` first means the line is outside every block.
+        let block = lines[..n.min(lines.len())].iter().rev().find_map(|l| match l.trim() {
+            t if t.starts_with(ASM_MARKER) => Some(Some(&t[ASM_MARKER.len()..])),
+            "// end inline asm" => Some(None),
+            _ => None,
+        });
+        let Some(Some((line, col))) = block.map(|b| b.and_then(|at| at.split_once(':'))) else { continue };
+        if let (Ok(line), Ok(col)) = (line.trim().parse(), col.trim().parse()) {
+            out.push(AsmError { line, col, message });
+        }
+    }
+    out
+}
+
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error on a line of a marked asm block names the call; one outside every block does not.
+    #[test]
+    fn asm_errors_name_the_call() {
+        let ptx = "\t.loc 1 5 13\n\t// begin inline asm\n\t// cute-asm 5:13\n\tlop9.b32 %r4, %r1;\n\t// end inline asm\n\tadd.s32 %r1, %r2, %r3;\n";
+        let stderr = "ptxas /tmp/k.ptx, line 4; error   : Not a name of any known instruction: 'lop9'\n\
+                      ptxas /tmp/k.ptx, line 6; error   : Unknown symbol '%r9'\n\
+                      ptxas fatal   : Ptx assembly aborted due to errors\n";
+        let got = asm_errors(ptx, stderr);
+        let want = AsmError { line: 5, col: 13, message: "Not a name of any known instruction: 'lop9'".into() };
+        assert_eq!(got, [want]);
+        assert!(asm_errors(ptx, "ptxas /tmp/k.ptx, line 99; error   : x\n").is_empty());
+    }
 }

@@ -5,7 +5,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cute_abi::Arch;
-use cute_compiler::{compile, CompileError, Options, Output, Session, Stage};
+use cute_compiler::{compile, Asserts, CompileError, Options, Output, Session, Stage};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,6 +30,11 @@ fn parse_stage(name: &str) -> Result<Stage, String> {
 fn arch_parser() -> impl TypedValueParser<Value = Arch> {
     PossibleValuesParser::new(Arch::ALL.map(Arch::name))
         .map(|name| Arch::from_name(&name).expect("clap accepts only the names of Arch::ALL"))
+}
+
+/// `--release-asserts` takes `on` or `off`.
+fn asserts_parser() -> impl TypedValueParser<Value = Asserts> {
+    PossibleValuesParser::new(["on", "off"]).map(|v| if v == "off" { Asserts::Off } else { Asserts::On })
 }
 
 /// `--compile-budget`: how much compile-time work (unrolled loop trips, statements, inlined calls,
@@ -68,6 +73,10 @@ enum Command {
         /// Print each stage's wall-clock time to stderr.
         #[arg(long)]
         timings: bool,
+        /// Kernels' run-time `assert`s: `on` checks them (a failed one prints where and traps),
+        /// `off` leaves them out, conditions included (as NDEBUG does); static asserts are checked either way.
+        #[arg(long = "release-asserts", value_name = "on|off", value_parser = asserts_parser(), default_value = "on")]
+        asserts: Asserts,
         #[command(flatten)]
         budget: BudgetArg,
     },
@@ -188,10 +197,10 @@ fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Build { file, output, emit, arch, ptxas, timings, budget } => {
+        Command::Build { file, output, emit, arch, ptxas, timings, asserts, budget } => {
             let source = read_source(&file)?;
             let name = file.display().to_string();
-            let options = Options { arch, ptxas, budget: budget.budget() };
+            let options = Options { arch, ptxas, budget: budget.budget(), asserts };
             let stage = emit;
             if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
                 return Err(

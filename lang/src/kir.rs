@@ -439,6 +439,24 @@ pub enum Inst {
         segments: Vec<FmtSeg>,
         span: Span,
     },
+    /// A kernel's run-time `assert`: `cond` computed by its own instructions; where it is false,
+    /// the thread prints `message` with where it failed (file:line, kernel, block and thread) and
+    /// traps, which fails the launch. Code generation leaves the whole instruction out, `cond`'s
+    /// instructions included, when asserts are off (`cutec build --release-asserts=off`).
+    Assert {
+        cond: Cond,
+        message: String,
+        span: Span,
+    },
+    /// Inline PTX (`asm`), unchecked: `ptx` with `$0`, `$1`, ... naming the outputs, then the
+    /// inputs, each in a register of its type's class ([`asm_constraint`]). It has side effects
+    /// and clobbers memory: it stays where it is, in order with memory accesses, even unused.
+    Asm {
+        outputs: Vec<(ValueId, Scalar)>,
+        ptx: String,
+        inputs: Vec<(Operand, Scalar)>,
+        span: Span,
+    },
     Barrier {
         span: Span,
     },
@@ -554,6 +572,21 @@ pub enum Inst {
         op: BulkGroupOp,
         span: Span,
     },
+}
+
+/// The inline-asm constraint of the PTX register that holds a `ty` operand of [`Inst::Asm`]
+/// (CUDA's): `h` (.b16: 16-bit integers and floats), `r` (.b32), `l` (.b64), `f` (.f32), `d`
+/// (.f64), `b` (.pred). `None` for types no PTX register holds alone (8-bit ones) and tf32.
+pub fn asm_constraint(ty: Scalar) -> Option<&'static str> {
+    Some(match ty {
+        Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => "h",
+        Scalar::I32 | Scalar::U32 => "r",
+        Scalar::I64 | Scalar::U64 => "l",
+        Scalar::F32 => "f",
+        Scalar::F64 => "d",
+        Scalar::Bool => "b",
+        Scalar::I8 | Scalar::U8 | Scalar::F8E4M3 | Scalar::F8E5M2 | Scalar::TF32 => return None,
+    })
 }
 
 /// The steps of the cluster barrier (CuTe DSL's `cute.arch.cluster_arrive`, `cluster_wait`).
@@ -724,13 +757,14 @@ pub struct Cond {
 }
 
 impl Inst {
-    /// The nested instruction lists of a structured instruction (`If`, `For`, `While`), in order:
-    /// loop tests, then bodies and branches. Empty for the others.
+    /// The nested instruction lists of a structured instruction (`If`, `For`, `While`, `Assert`),
+    /// in order: loop tests, then bodies and branches. Empty for the others.
     pub fn regions(&self) -> Vec<&[Inst]> {
         match self {
             Inst::If { then, els, .. } => vec![then, els],
             Inst::For { body, exit, .. } => exit.iter().map(|c| c.insts.as_slice()).chain([body.as_slice()]).collect(),
             Inst::While { cond, body, .. } => vec![&cond.insts, body],
+            Inst::Assert { cond, .. } => vec![&cond.insts],
             _ => Vec::new(),
         }
     }

@@ -243,7 +243,11 @@ cases! {
     assert_static_false_in_launched_kernel => host3("kernel k(src: tensor<f32, gmem>, const TILE) {\n    assert(TILE % 8 == 0, \"TILE must be a multiple of 8\");\n}", "    launch k(mA, 16) grid(1) block(32);\n    launch k(mA, 12) grid(1) block(32);");
     assert_not_a_comparison => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a));\n}\n";
     assert_message_not_a_string => "host h(a: tensor<f32, gmem, (?,?):(?,1)>, b: tensor<f32, gmem, (?,?):(?,1)>) {\n    assert(a.shape[1] == b.shape[1], a.shape[1]);\n}\n";
-    assert_runtime_in_kernel => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) % 4 == 0, \"whole vectors\");\n    a[thread_idx.x] = 0.0;\n}\n";
+    asm_output_without_register => "kernel k(a: tensor<u8, gmem, (?):(1)>) {\n    a[0] = asm(\"mov.u16 $0, 1;\", outputs: u8);\n}\n";
+    asm_operand_out_of_range => "kernel k(a: tensor<i32, gmem, (?):(1)>) {\n    a[0] = asm(\"add.s32 $0, $1, $2;\", outputs: i32, inputs: a[1]);\n}\n";
+    asm_outputs_not_types => "kernel k(a: tensor<i32, gmem, (?):(1)>) {\n    a[0] = asm(\"mov.b32 $0, 1;\", outputs: a[1]);\n}\n";
+    asm_in_host => "host h(a: tensor<i32, gmem, (?):(1)>) {\n    asm(\"membar.gl;\");\n}\n";
+    assert_kernel_not_a_comparison => "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(a[thread_idx.x], \"set\");\n}\n";
     assert_runtime_or => "host h(a: tensor<f32, gmem, (?,?):(?,1)>, n: i32) {\n    assert(a.shape[0] == n || a.shape[1] == n, \"one side must be n\");\n}\n";
     assert_wrong_argument_count => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0, \"not empty\", \"twice\");\n}\n";
 

@@ -1,5 +1,6 @@
 //! Front-end tests: samples check clean, and each error renders as the user will see it.
 
+use cute_lang::kir::{self, Inst};
 use cute_lang::{diag::render, front_end};
 
 fn errors(src: &str) -> String {
@@ -106,10 +107,30 @@ fn host_asserts_become_plan_conditions() {
             ("size(a) > 0".to_string(), ">", "size(a)".to_string(), "0", "dynamic"),
         ]
     );
-    // A run-time assert in a kernel is refused; a static one is checked per instance.
-    let e = errors("kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0);\n}\n");
-    assert!(e.contains("this `assert` depends on run-time values, which only host functions can check"), "{e}");
-    assert!(front_end("kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    assert(size(a) == 8, \"eight\");\n}\n").is_ok());
+    // In a kernel, a static assert is checked per instance (and emits nothing); a run-time one is
+    // one `Assert` holding the instructions of its condition, its run-time clauses joined by `&&`.
+    let (_, m) =
+        front_end("kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    assert(size(a) == 8, \"eight\");\n}\n").unwrap();
+    assert!(!m.kernels[0].body.iter().any(|i| matches!(i, Inst::Assert { .. })));
+    let src = "kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0 && 8 > 4 && a[0] < 1.0);\n    assert(!(a[1] == 0.0));\n}\n";
+    let (_, m) = front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+    let asserts: Vec<_> = m.kernels[0]
+        .body
+        .iter()
+        .filter_map(|i| match i {
+            Inst::Assert { cond, message, .. } => Some((cond, message.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asserts.len(), 2);
+    let (cond, message) = asserts[0];
+    assert_eq!(message, "size(a) > 0 && 8 > 4 && a[0] < 1.0");
+    assert!(matches!(cond.insts.last(), Some(Inst::Binary { op: kir::BinaryOp::And, .. })), "{:?}", cond.insts);
+    assert!(cond.insts.iter().any(|i| matches!(i, Inst::Load { .. })), "the condition's load is the assert's");
+    assert_eq!(asserts[1].1, "!(a[1] == 0.0)");
+    // A static comparison that fails is still a compile-time error, whatever else the assert checks.
+    let e = errors("kernel k(a: tensor<f32, gmem, (?):(1)>) {\n    assert(size(a) > 0 && 3 > 4, \"four\");\n}\n");
+    assert!(e.contains("assert failed: four"), "{e}");
 }
 
 /// A host `if` on run-time values: both branches elaborated into their own plan branches, each

@@ -100,11 +100,25 @@ pub(crate) fn describe(e: DriverError) -> (String, String) {
         Ok(s) => s.to_string_lossy().into_owned(),
         Err(_) => format!("{:?}", e.0),
     };
-    let message = match e.error_string() {
+    let mut message = match e.error_string() {
         Ok(s) => s.to_string_lossy().into_owned(),
         Err(_) => String::new(),
     };
+    if let Some(hint) = trap_hint(e.0) {
+        message.push_str(hint);
+    }
     (code, message)
+}
+
+/// What a kernel that stopped on the GPU means, for the errors a `trap` gives (and so every call
+/// after it: the context keeps the error). A kernel's failed run-time `assert` prints where it
+/// failed before it traps; an inline-PTX `trap` or a fault gives the same codes.
+fn trap_hint(code: sys::CUresult) -> Option<&'static str> {
+    use sys::CUresult::*;
+    matches!(code, CUDA_ERROR_LAUNCH_FAILED | CUDA_ERROR_ILLEGAL_INSTRUCTION | CUDA_ERROR_ASSERT).then_some(
+        "; the kernel trapped (an assert failed? see its printed message: file:line, kernel, block and thread); \
+         the CUDA context is now unusable: every later call in this process fails, so restart the process",
+    )
 }
 
 /// Wraps a cudarc `DriverError` raised by operation `op`.
@@ -116,4 +130,21 @@ pub(crate) fn driver_error(op: impl Into<String>, e: DriverError) -> RuntimeErro
 /// Turns a raw `CUresult` into `Result`.
 pub(crate) fn check(op: &str, r: sys::CUresult) -> Result<()> {
     r.result().map_err(|e| driver_error(op, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The errors a trapped kernel leaves (on the launch's stream and every later call) say so; others do not.
+    #[test]
+    fn a_trap_is_explained() {
+        use sys::CUresult::*;
+        for code in [CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_ASSERT] {
+            assert!(trap_hint(code).is_some_and(|h| h.contains("the kernel trapped (an assert failed?")), "{code:?}");
+        }
+        for code in [CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_ILLEGAL_ADDRESS] {
+            assert_eq!(trap_hint(code), None, "{code:?}");
+        }
+    }
 }

@@ -27,6 +27,8 @@ for f in samples/*.cute; do
     arch=$(sed -n 's|^[[:space:]]*// cutec-build: --arch \([a-z0-9_]*\).*|\1|p' "$f" | head -n1)
     "$TGT/release/cutec" build "$f" --arch "${arch:-sm_90}" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
 done
+# The kernel-assert sample once more with its run-time asserts left out (python/tests/test_gpu_kernel_checks.py).
+"$TGT/release/cutec" build samples/kernel_checks.cute --release-asserts=off -o "$OUT/cubin/kernel_checks_asserts_off.cubin"
 # The benchmark's own kernels (bench/kernels: mma_peak for bench/gemm_clock.py).
 for f in bench/kernels/*.cute; do
     "$TGT/release/cutec" build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin"

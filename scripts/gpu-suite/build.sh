@@ -15,6 +15,8 @@ for f in samples/*.cute; do
     "$TGT/debug/cutec" build "$f" --arch "${arch:-sm_90}" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
 done
 "$TGT/debug/cutec" build tests/lit/emit/cute.cute -o "$OUT/cubin/scale.cubin"
+# The kernel-assert sample once more with its run-time asserts left out (python/tests/test_gpu_kernel_checks.py).
+"$TGT/debug/cutec" build samples/kernel_checks.cute --release-asserts=off -o "$OUT/cubin/kernel_checks_asserts_off.cubin"
 "$TGT/debug/cutec" build samples/vector_add.cute --emit=header -o "$OUT/gen/vector_add.h"
 for b in cute-run cute-bench-launch; do
     cp "$TGT/release/$b" "$OUT/bin/$b"

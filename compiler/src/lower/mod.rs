@@ -13,6 +13,8 @@
 //! each instruction to its family.
 
 mod arith;
+mod asm;
+mod asserts;
 mod atomic;
 mod barrier;
 mod cluster;
@@ -121,6 +123,7 @@ pub fn lower_to_cute(
     file_name: &str,
     source: &str,
     arch: &str,
+    asserts: crate::pipeline::Asserts,
 ) -> Result<CuteText, Vec<Diagnostic>> {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
@@ -141,6 +144,7 @@ pub fn lower_to_cute(
             positive_values: Default::default(),
             vars,
             fast_divisors: Vec::new(),
+            asserts: asserts == crate::pipeline::Asserts::On,
         };
         w.kernel();
         kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
@@ -174,6 +178,8 @@ struct KernelWriter<'a> {
     /// The run-time divisors divided by with a multiplier and a shift (design.md (n)): each one's
     /// expression over the kernel's `$k`, in the order of the extra kernel parameters.
     fast_divisors: Vec<String>,
+    /// Whether kernels' run-time `assert`s are compiled (`--release-asserts`).
+    asserts: bool,
 }
 
 fn v(id: ValueId) -> String {
@@ -269,6 +275,8 @@ impl KernelWriter<'_> {
             Inst::Atomic { .. } | Inst::AtomicAddFrag { .. } => self.atomic(inst),
             Inst::If { .. } | Inst::For { .. } | Inst::While { .. } => self.control(inst),
             Inst::Printf { .. } => self.print(inst),
+            Inst::Assert { .. } => self.assert(inst),
+            Inst::Asm { .. } => self.asm(inst),
         }
     }
 }

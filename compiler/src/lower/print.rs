@@ -2,6 +2,7 @@
 
 use super::{escape, mlir_scalar, v, KernelWriter};
 use cute_lang::kir::{FmtSeg, Inst};
+use cute_lang::span::Span;
 use cute_lang::types::Scalar;
 
 impl KernelWriter<'_> {
@@ -45,15 +46,20 @@ impl KernelWriter<'_> {
                     names.push(x);
                     types.push(t);
                 }
-                let loc = self.loc(*span);
-                let fmt = escape(&format);
-                if names.is_empty() {
-                    self.line(&format!("gpu.printf \"{fmt}\" {loc}"));
-                } else {
-                    self.line(&format!("gpu.printf \"{fmt}\", {} : {} {loc}", names.join(", "), types.join(", ")));
-                }
+                self.printf_line(&format, &names, &types, *span);
             }
             _ => unreachable!("`inst` sends only `printf` here"),
+        }
+    }
+
+    /// `gpu.printf` of a C format (`%` already doubled in its text) and its promoted arguments.
+    pub(super) fn printf_line(&mut self, format: &str, names: &[String], types: &[&str], span: Span) {
+        let loc = self.loc(span);
+        let fmt = escape(format);
+        if names.is_empty() {
+            self.line(&format!("gpu.printf \"{fmt}\" {loc}"));
+        } else {
+            self.line(&format!("gpu.printf \"{fmt}\", {} : {} {loc}", names.join(", "), types.join(", ")));
         }
     }
 }

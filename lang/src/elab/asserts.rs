@@ -5,13 +5,15 @@
 //! both sides static, or both the same run-time value (`m == m` always holds). A static
 //! failure is a compile-time error at the assert. A comparison over run-time values is, in a host
 //! function, a [`kir::Assert`] that the runtime checks on every call before anything is launched
-//! (a plan `assert` line); in a kernel or a `const` it is an error: kernels cannot refuse a launch.
+//! (a plan `assert` line); in a `const` it is an error. In a kernel, the run-time part of the
+//! condition (any `bool` there: float comparisons, `||` and `!` too) is an [`Inst::Assert`]: the
+//! thread checks it and, where it fails, prints where and traps (CUDA's device `assert`).
 
 use super::value::Value;
 use super::{Frame, Mode, R};
 use crate::ast::{Arg, BinOp, Expr, ExprKind, UnOp};
 use crate::diag::{article, Diagnostic};
-use crate::kir::{self, CmpOp};
+use crate::kir::{self, BinaryOp, CmpOp, Cond, Inst, Operand, ValueTy};
 use crate::pretty::print_expr;
 use crate::span::Span;
 use crate::types::Scalar;
@@ -24,7 +26,7 @@ enum Clause {
     /// Over run-time index integers.
     Dynamic(kir::Assert),
     /// A run-time `bool` that is not a comparison of index integers (a kernel's `x < 1.0`).
-    RuntimeBool { span: Span },
+    RuntimeBool { span: Span, value: Operand },
 }
 
 pub(super) fn cmp_op(op: BinOp) -> Option<CmpOp> {
@@ -61,8 +63,6 @@ impl Frame<'_, '_> {
             )
             .with_help("write `assert(condition)` or `assert(condition, \"message\")`"));
         }
-        let mut clauses = Vec::new();
-        self.assert_clauses(&args[0].value, &mut clauses)?;
         let message = match args.get(1) {
             None => None,
             Some(a) => match self.expr(&a.value)? {
@@ -77,14 +77,18 @@ impl Frame<'_, '_> {
                 }
             },
         };
+        if self.mode == Mode::Kernel {
+            return self.kernel_assert(&args[0].value, message, span);
+        }
+        let mut clauses = Vec::new();
+        self.assert_clauses(&args[0].value, &mut clauses)?;
         for c in clauses {
             match c {
                 Clause::Static { holds: true, .. } => {}
                 Clause::Static { holds: false, why, span: at, text } => {
-                    let what = message.clone().unwrap_or(text);
-                    return Err(Diagnostic::error(format!("assert failed: {what}"), at, why));
+                    return Err(static_failure(&message, why, at, text))
                 }
-                Clause::RuntimeBool { span: at } => return Err(self.runtime_assert_error(at)),
+                Clause::RuntimeBool { span: at, .. } => return Err(self.runtime_assert_error(at)),
                 Clause::Dynamic(mut a) => {
                     if self.mode != Mode::Host {
                         return Err(self.runtime_assert_error(a.span));
@@ -100,15 +104,61 @@ impl Frame<'_, '_> {
     }
 
     fn runtime_assert_error(&self, at: Span) -> Diagnostic {
-        let d = Diagnostic::error(
-            "this `assert` depends on run-time values, which only host functions can check",
+        Diagnostic::error(
+            "this `assert` depends on run-time values, which only host functions and kernels can check",
             at,
             "known only at run time",
-        );
-        match self.mode {
-            Mode::Kernel => d.with_help("check it in the host function that launches this kernel (the runtime refuses the call there), or assert on compile-time values"),
-            _ => d.with_help("assert on compile-time values here"),
+        )
+        .with_help("assert on compile-time values here")
+    }
+
+    /// A kernel's assert: static comparisons are decided now; the run-time ones, and the
+    /// instructions that compute them, become one [`Inst::Assert`] (its own region, so that code
+    /// generation can leave all of it out when asserts are off).
+    fn kernel_assert(&mut self, cond: &Expr, message: Option<String>, span: Span) -> R<Value> {
+        let mut failed = None;
+        let mut checks: Vec<Operand> = Vec::new();
+        let insts = self.region(|f| {
+            let mut clauses = Vec::new();
+            f.assert_clauses(cond, &mut clauses)?;
+            for c in clauses {
+                match c {
+                    Clause::Static { holds: true, .. } => {}
+                    Clause::Static { holds: false, why, span: at, text } => {
+                        failed = Some(static_failure(&message, why, at, text));
+                    }
+                    Clause::RuntimeBool { value, .. } => checks.push(value),
+                    Clause::Dynamic(a) => {
+                        let dst = f.fresh(ValueTy::Scalar(Scalar::Bool));
+                        let (lhs, rhs) = (Operand::Int(a.lhs), Operand::Int(a.rhs));
+                        f.emit(Inst::Cmp { dst, op: a.op, ty: Scalar::I32, frag: None, a: lhs, b: rhs, span: a.span });
+                        checks.push(Operand::Value(dst));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if let Some(d) = failed {
+            return Err(d);
         }
+        let Some(first) = checks.first().cloned() else {
+            // Decided at compile time: what computing the condition emitted stays, as it would
+            // for any other expression statement.
+            insts.into_iter().for_each(|i| self.emit(i));
+            return Ok(Value::Unit);
+        };
+        self.regions.push(insts);
+        let mut value = first;
+        for c in &checks[1..] {
+            let dst = self.fresh(ValueTy::Scalar(Scalar::Bool));
+            let (a, b) = (value, c.clone());
+            self.emit(Inst::Binary { dst, op: BinaryOp::And, ty: Scalar::Bool, frag: None, a, b, span });
+            value = Operand::Value(dst);
+        }
+        let insts = self.regions.pop().unwrap_or_default();
+        let message = message.unwrap_or_else(|| print_expr(cond));
+        self.emit(Inst::Assert { cond: Cond { insts, value }, message, span });
+        Ok(Value::Unit)
     }
 
     /// The comparisons of an assert's condition, `&&` flattened, in source order.
@@ -130,6 +180,12 @@ impl Frame<'_, '_> {
                 }
                 let v = self.binary(*op, va, vb, e.span, a.span, b.span)?;
                 out.push(bool_clause(v, text, e.span)?);
+                Ok(())
+            }
+            // A kernel computes any `bool`: `||` and `!` too.
+            ExprKind::Binary(BinOp::Or, _, _) | ExprKind::Unary(UnOp::Not, _) if self.mode == Mode::Kernel => {
+                let v = self.expr(e)?;
+                out.push(bool_clause(v, print_expr(e), e.span)?);
                 Ok(())
             }
             // `||` and `!` of comparisons: decided now, or an error (the plan has only `&&`).
@@ -201,8 +257,15 @@ fn int_clause(x: &Int, op: CmpOp, y: &Int, lhs_text: String, rhs_text: String, t
 fn bool_clause(v: Value, text: String, span: Span) -> R<Clause> {
     match v {
         Value::Bool(holds) => Ok(Clause::Static { holds, why: "this is false".into(), span, text }),
-        Value::Scalar(Scalar::Bool, _) => Ok(Clause::RuntimeBool { span }),
+        Value::Scalar(Scalar::Bool, id) => Ok(Clause::RuntimeBool { span, value: Operand::Value(id) }),
         other => Err(Diagnostic::error(format!("the condition of `assert` must be a comparison, found {}", article(&other.kind())), span, "not a comparison")
             .with_help("compare index integers with `==`, `!=`, `<`, `<=`, `>` or `>=`, joined by `&&`: `assert(a.shape[1] == b.shape[1])`")),
     }
+}
+
+/// The error of a comparison that is false at compile time: the message (else the condition's
+/// text), labelled with the values that make it false.
+fn static_failure(message: &Option<String>, why: String, at: Span, text: String) -> Diagnostic {
+    let what = message.clone().unwrap_or(text);
+    Diagnostic::error(format!("assert failed: {what}"), at, why)
 }

@@ -17,6 +17,7 @@
 //! (`expr.rs`), calls (`call.rs`), tensor coordinates and views (`view.rs`) and launches
 //! (`launch.rs`); the builtins and each hardware feature have a file of their own.
 
+mod asm;
 mod asserts;
 mod atomic;
 mod budget;

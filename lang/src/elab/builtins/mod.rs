@@ -205,6 +205,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("make_tiled_copy_B", "make_tiled_copy_B(copy_atom, tiled_mma)", |_, n, a, s| super::mma::make_tiled_copy_ab(n, &a, s)),
     f("make_tiled_copy_C", "make_tiled_copy_C(copy_atom, tiled_mma)", |_, _, a, s| super::mma::make_tiled_copy_c(&a, s)),
     places("assert", "assert(condition, \"message\")", None),
+    f("asm", "asm(\"ptx\", outputs: types, inputs: values)", |f, _, a, s| super::asm::asm_call(f, &a, s)).arity(1, 1).kernel_after_args(),
     f("make_swizzle", "make_swizzle(b, m, s)", |_, _, a, s| super::swizzle::make_swizzle(&a, s)),
     f("make_composed_layout", "make_composed_layout(swizzle, offset, layout)", |_, _, a, s| super::swizzle::make_composed_layout(&a, s)),
     f("tile_to_shape", "tile_to_shape(atom, shape[, order])", |_, _, a, s| super::swizzle::tile_to_shape(&a, s)),
