@@ -14,8 +14,8 @@ use std::str::FromStr;
 pub enum Arch {
     /// Ampere (A100): `mma.sync`, `cp.async`, `ldmatrix`.
     Sm80,
-    /// Hopper, portable subset: adds TMA, transaction-count mbarriers, thread-block clusters and
-    /// 8-bit float conversions. Runs on Hopper and later GPUs.
+    /// Hopper, portable subset: adds TMA, transaction-count mbarriers, thread-block clusters,
+    /// 8-bit float conversions and `stmatrix`. Runs on Hopper and later GPUs.
     #[default]
     Sm90,
     /// Hopper's arch-specific target: adds `wgmma` and `setmaxnreg`. Runs on Hopper GPUs only.
@@ -37,6 +37,8 @@ pub enum Feature {
     Clusters,
     /// Conversions to and from the 8-bit floats (`cvt` with `e4m3x2` / `e5m2x2`; sm_89 and later).
     Fp8Convert,
+    /// Warp-wide matrix stores from registers to shared memory (`stmatrix`).
+    Stmatrix,
 }
 
 impl Arch {
@@ -66,7 +68,9 @@ impl Arch {
     pub fn supports(self, feature: Feature) -> bool {
         match feature {
             Feature::Wgmma | Feature::Setmaxnreg => self == Arch::Sm90a,
-            Feature::Tma | Feature::MbarrierTx | Feature::Clusters | Feature::Fp8Convert => self >= Arch::Sm90,
+            Feature::Tma | Feature::MbarrierTx | Feature::Clusters | Feature::Fp8Convert | Feature::Stmatrix => {
+                self >= Arch::Sm90
+            }
         }
     }
 

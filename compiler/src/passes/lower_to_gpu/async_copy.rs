@@ -1,7 +1,7 @@
-//! Asynchronous copies into shared memory: `cp.async` (zero-filling under a predicate) and
-//! `ldmatrix`.
+//! Asynchronous copies into shared memory: `cp.async` (zero-filling under a predicate), and the
+//! warp-wide matrix copies between shared memory and MMA registers: `ldmatrix`, `stmatrix`.
 
-use super::memory::{gep, static_offset, store_frag};
+use super::memory::{gep, load_frag_memory, static_offset, store_frag};
 use super::{Int, Lowered, NAME};
 use crate::ir::{self, Builder, Op, Val};
 use crate::passes::common::{copy_op, fail, Reported};
@@ -26,7 +26,7 @@ pub(super) fn cp_async(
     pred: Option<Val>,
 ) -> Result<(), Reported> {
     let copy = copy_op(name)
-        .filter(|c| !c.is_ldmatrix())
+        .filter(|c| c.lane_elements().is_none())
         .ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
     let want = ir::int_attr(op, "max_vector").unwrap_or(0) as usize;
     let bytes = (w as u32) * src.elem_bytes;
@@ -123,4 +123,48 @@ pub(super) fn ldmatrix(
     let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty(&format!("vector<{m}xi32>"))], &[]), 0);
     let values = b.cast("vector.bitcast", packed, &format!("vector<{}x{}>", 2 * m, dst.elem));
     store_frag(b, op, dst, values, "dst_vector")
+}
+
+/// `stmatrix.x{1,2,4}` (sm_90): this lane gives one register per matrix, its MMA values in `src`
+/// order (register j = values 2j, 2j+1), and the shared-memory address of its 8-element row
+/// (`dst`, which must be 16 contiguous, aligned bytes; only the first 8 per matrix lanes' are used).
+pub(super) fn stmatrix(
+    b: &Builder,
+    op: Op,
+    name: &str,
+    src: &Lowered,
+    dst: &Lowered,
+    n: usize,
+    w: usize,
+) -> Result<(), Reported> {
+    let Some(cute_layout::atom::CopyOp::Stmatrix { matrices, trans }) = copy_op(name) else {
+        return Err(fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")));
+    };
+    // `.trans` stores the transposed 8x8 matrices: rows along M of an M-major tile.
+    let layout = if trans { "col" } else { "row" };
+    if n != 8 || w != 8 {
+        return Err(fail(op, &format!("{name} writes one row of 8 contiguous, 16-byte aligned elements per lane, but the destination has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)", dst.layout, dst.align)));
+    }
+    let m = usize::from(matrices);
+    let values = load_frag_memory(b, op, src, "src_vector")?;
+    let packed = b.cast("vector.bitcast", values, &format!("vector<{m}xi32>"));
+    let i32_ty = b.ty("i32");
+    let mut operands = vec![gep(b, dst, Int::Const(0))];
+    operands.extend((0..m).map(|i| {
+        ir::result(
+            b.create("vector.extract", &[packed], &[i32_ty], &[("static_position", b.attr(&format!("array<i64: {i}>")))]),
+            0,
+        )
+    }));
+    b.create(
+        "nvvm.stmatrix",
+        &operands,
+        &[],
+        &[
+            ("layout", b.attr(&format!("#nvvm.mma_layout<{layout}>"))),
+            ("shape", b.attr("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")),
+            ("eltType", b.attr("#nvvm.ld_st_matrix_elt_type<b16>")),
+        ],
+    );
+    Ok(())
 }
