@@ -152,7 +152,12 @@ pub(super) fn stmatrix(
     let mut operands = vec![gep(b, dst, Int::Const(0))];
     operands.extend((0..m).map(|i| {
         ir::result(
-            b.create("vector.extract", &[packed], &[i32_ty], &[("static_position", b.attr(&format!("array<i64: {i}>")))]),
+            b.create(
+                "vector.extract",
+                &[packed],
+                &[i32_ty],
+                &[("static_position", b.attr(&format!("array<i64: {i}>")))],
+            ),
             0,
         )
     }));
