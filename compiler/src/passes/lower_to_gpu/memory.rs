@@ -238,11 +238,9 @@ impl Kernel {
                 "only a `cp.async` copy takes a predicate (it zero-fills); predicate other copies with `scf.if`",
             ));
         }
-        if let Some(name) = ir::string_attr(op, "op").filter(|n| n.starts_with("ldmatrix")) {
-            return async_copy::ldmatrix(&b, op, &name, &self.tensors[s], &self.tensors[d], n_src, w_src);
-        }
-        if let Some(name) = ir::string_attr(op, "op").filter(|n| n.starts_with("stmatrix")) {
-            return async_copy::stmatrix(&b, op, &name, &self.tensors[s], &self.tensors[d], n_dst, w_dst);
+        if let Some(name) = ir::string_attr(op, "op").filter(|_| lane.is_some()) {
+            let (src, dst) = ((&self.tensors[s], n_src, w_src), (&self.tensors[d], n_dst, w_dst));
+            return async_copy::matrix_copy(&b, op, &name, src, dst);
         }
         if let Some(name) = ir::string_attr(op, "op") {
             return async_copy::cp_async(
