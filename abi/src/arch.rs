@@ -14,8 +14,8 @@ use std::str::FromStr;
 pub enum Arch {
     /// Ampere (A100): `mma.sync`, `cp.async`, `ldmatrix`.
     Sm80,
-    /// Hopper, portable subset: adds TMA, transaction-count mbarriers, thread-block clusters and
-    /// 8-bit float conversions. Runs on Hopper and later GPUs.
+    /// Hopper, portable subset: adds TMA, transaction-count mbarriers, thread-block clusters,
+    /// 8-bit float conversions and `stmatrix`. Runs on Hopper and later GPUs.
     #[default]
     Sm90,
     /// Hopper's arch-specific target: adds `wgmma` and `setmaxnreg`. Runs on Hopper GPUs only.
@@ -39,6 +39,8 @@ pub enum Feature {
     Fp8Convert,
     /// The sm_90 atomics: `atom.add.noftz.bf16` and the vector `red.global.add.v4.f32`.
     AtomicsSm90,
+    /// Warp-wide matrix stores from registers to shared memory (`stmatrix`).
+    Stmatrix,
 }
 
 impl Arch {
@@ -68,9 +70,12 @@ impl Arch {
     pub fn supports(self, feature: Feature) -> bool {
         match feature {
             Feature::Wgmma | Feature::Setmaxnreg => self == Arch::Sm90a,
-            Feature::Tma | Feature::MbarrierTx | Feature::Clusters | Feature::Fp8Convert | Feature::AtomicsSm90 => {
-                self >= Arch::Sm90
-            }
+            Feature::Tma
+            | Feature::MbarrierTx
+            | Feature::Clusters
+            | Feature::Fp8Convert
+            | Feature::AtomicsSm90
+            | Feature::Stmatrix => self >= Arch::Sm90,
         }
     }
 

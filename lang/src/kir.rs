@@ -838,6 +838,9 @@ impl Inst {
                     .to_string(),
                 span,
             ),
+            Inst::Copy { op: op @ CopyOp::Stmatrix { .. }, span, .. } => {
+                (Feature::Stmatrix, format!("`copy` with {} is a Hopper stmatrix instruction", op.name()), span)
+            }
             Inst::Convert { from, to, frag, a, span, .. } if (from.is_fp8() || to.is_fp8()) && !folds(a, *from, *frag) => (
                 Feature::Fp8Convert,
                 format!("the conversion from `{}` to `{}` is an 8-bit float conversion instruction", from.name(), to.name()),

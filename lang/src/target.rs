@@ -6,8 +6,8 @@ use crate::diag::Diagnostic;
 use crate::kir::{self, FeatureUse};
 use cute_abi::{Arch, Feature};
 
-/// Refuses a module that uses instructions `arch` lacks: TMA, transaction-count mbarriers, clusters
-/// and 8-bit float conversions need sm_90 or later; the wgmma atoms, their synchronizations and
+/// Refuses a module that uses instructions `arch` lacks: TMA, transaction-count mbarriers, clusters,
+/// 8-bit float conversions and `stmatrix` need sm_90 or later; the wgmma atoms, their synchronizations and
 /// `setmaxnreg` exist only on sm_90a (Hopper's arch-specific target). The error points at the first such use of a kernel
 /// that needs the oldest target: a kernel that needs both sm_90 and sm_90a is told about sm_90 first.
 pub fn check_arch(module: &kir::Module, arch: Arch) -> Result<(), Vec<Diagnostic>> {
@@ -111,6 +111,7 @@ mod tests {
             (Feature::MbarrierTx, "    mbarrier_init_fence();".to_string(), "`mbarrier_init_fence` is a Hopper mbarrier instruction"),
             (Feature::Fp8Convert, "    let q = x[0].to(f8e4m3);\n    x[1] = q.to(i32);".to_string(), "the conversion from `i32` to `f8e4m3` is an 8-bit float conversion instruction"),
             (Feature::Clusters, "    cluster_wait();".to_string(), "`cluster_wait` is a Hopper thread-block cluster instruction"),
+            (Feature::Stmatrix, "    let t = make_tiled_mma(make_mma_atom(bf16, f32, shape: (16, 8, 16)), (2, 4, 1), permutation: (32, 64, 16));\n    let r2s = make_tiled_copy_C(make_copy_atom(bf16, op: \"stmatrix.x4\"), t);\n    let s = make_smem_tensor(bf16, make_layout((32, 64), stride: (72, 1)));\n    copy(r2s, make_fragment(8, bf16), r2s.get_slice(thread_idx.x).partition_D(s));".to_string(), "`copy` with stmatrix.x4 is a Hopper stmatrix instruction"),
             (Feature::Clusters, "    let tile = make_smem_tensor(i32, make_layout(32));\n    dsmem_store(tile[0], 1, 7);".to_string(), "distributed shared memory (`dsmem_load`/`dsmem_store`) is a Hopper thread-block cluster feature"),
             (Feature::Clusters, "    atomic_add(x[0], 1, scope: \"cluster\");".to_string(), "`atomic_add` with `scope: \"cluster\"` is a Hopper atomic"),
             (Feature::AtomicsSm90, "    let h = make_smem_tensor(bf16, make_layout(8));\n    atomic_add(h[0], 1.0);".to_string(), "`atomic_add` on bf16 (`atom.add.noftz.bf16`) is a Hopper atomic"),

@@ -814,6 +814,37 @@ def test_wgmma_atom(gpu, load, sample, host, sa, sb, sc, din):
         assert float((c.double() - ref).abs().max() / ref.abs().max()) < 1e-5
 
 
+# samples/stmatrix_epilogue.cute: MMA accumulators converted to bf16, through stmatrix (and its
+# .trans form into an M-major tile) into shared memory, then to global; each against the same
+# epilogue through the universal copy and torch. Small integer inputs: every product and sum of
+# the 16 is exact in f32 and in bf16 (|C| <= 144), so all must agree bit for bit.
+# Sample host, its universal-copy twin, A, B and C shapes.
+STMATRIX_EPILOGUES = [
+    ("mma_epilogue_stmatrix", "mma_epilogue_universal", (32, 16), (64, 16), (32, 64)),
+    ("mma_epilogue_stmatrix_trans", "mma_epilogue_universal", (32, 16), (64, 16), (32, 64)),
+    ("wgmma_epilogue_stmatrix", "wgmma_epilogue_universal", (64, 16), (128, 16), (64, 128)),
+]
+
+
+@pytest.mark.parametrize("host,twin,sa,sb,sc", STMATRIX_EPILOGUES, ids=[c[0] for c in STMATRIX_EPILOGUES])
+def test_stmatrix_epilogue(gpu, load, host, twin, sa, sb, sc):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("stmatrix_epilogue")
+    f, g = m.host(host), m.host(twin)
+    for _ in range(5):
+        a = torch.randint(-3, 4, sa, device="cuda").to(torch.bfloat16)
+        b = torch.randint(-3, 4, sb, device="cuda").to(torch.bfloat16)
+        c = torch.full(sc, float("nan"), device="cuda", dtype=torch.bfloat16)
+        d = torch.full(sc, float("nan"), device="cuda", dtype=torch.bfloat16)
+        f(a, b, c)
+        g(a, b, d)
+        torch.cuda.synchronize()
+        ref = (a.double() @ b.double().T).to(torch.bfloat16)
+        assert torch.equal(c, ref), f"{host}: {(c != ref).sum().item()} of {c.numel()} differ from torch"
+        assert torch.equal(c, d), f"{host} and {twin} differ"
+
+
 # GEMM operand layouts (samples/gemm_sm80.cute): how A and B are stored, the views passed (the
 # first the host's checks accept on a one-tile probe), and C = X @ Y of the stored operands.
 GEMM_LAYOUTS = {

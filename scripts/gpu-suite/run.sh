@@ -89,6 +89,9 @@ fi
 if [ -z "$py_skip" ]; then
     export PYTHONPATH=/tmp/cutec-suite-site CUTEC_CUBINS="$PWD/cubin"
     check python-tests      python3 -m pytest "$PYTESTS" -v -rs -p no:cacheprovider
+    # stmatrix epilogues (samples/stmatrix_epilogue.cute, sm_90a): mma.sync and wgmma accumulators
+    # through stmatrix(.trans) to shared and global memory, bit-exact against the universal copy and torch.
+    check stmatrix-epilogue python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k stmatrix
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")
@@ -99,10 +102,10 @@ if command -v compute-sanitizer >/dev/null; then
     check sanitizer-host    compute-sanitizer --report-api-errors no $CR host-add $EW --m 256 --n 512 --iters 1
     # The samples' kernels from Python on small shapes (CUTEC_TEST_SHAPES=small): reductions,
     # apply, predicated add (out-of-bounds reads of A and B would show here), the tensor-core
-    # kernels (mma.sync, cp.async, ldmatrix, dynamic shared memory) and refused calls.
+    # kernels (mma.sync, cp.async, ldmatrix, stmatrix, dynamic shared memory) and refused calls.
     if [ -z "$py_skip" ]; then
         check sanitizer-python  env CUTEC_TEST_SHAPES=small compute-sanitizer --error-exitcode 9 --report-api-errors no \
-            python3 -m pytest "$PYTESTS/test_gpu_samples.py" -q -p no:cacheprovider -k "reductions or apply or predicated or mma or gemm"
+            python3 -m pytest "$PYTESTS/test_gpu_samples.py" -q -p no:cacheprovider -k "reductions or apply or predicated or mma or gemm or stmatrix"
     fi
 fi
 

@@ -458,7 +458,7 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
                 ),
             ));
         }
-        if copy.is_ldmatrix() {
+        if copy.lane_elements().is_some() {
             if DType::mlir_size_bytes(&src.elem) != Some(2) {
                 return Err(fail(op, &format!("{name} moves 16-bit elements, not {}", src.elem)));
             }
@@ -477,14 +477,30 @@ fn verify_copy(op: Op) -> Result<(), Reported> {
         }
     }
     let size = |l: &Layout| l.size().ok().and_then(|s| s.as_static());
-    // An ldmatrix lane gives one 8-element row and receives 2 values per matrix.
-    let values = ir::string_attr(op, "op").and_then(|n| super::common::copy_op(&n)).and_then(|c| c.ldmatrix_values());
+    // An ldmatrix lane gives one 8-element row and receives 2 values per matrix; a stmatrix lane
+    // gives the values and one row.
+    let copy = ir::string_attr(op, "op").and_then(|n| super::common::copy_op(&n));
+    let lane = copy.and_then(|c| c.lane_elements());
     match (size(&src_layout), size(&dst_layout)) {
-        (Some(a), Some(b)) if values.is_none() && a == b => Ok(()),
-        (Some(8), Some(b)) if values == Some(b as u32) => Ok(()),
-        (Some(a), Some(b)) if values.is_some() => Err(fail(op, &format!("{} gives each lane an 8-element row and {} values, not {a} (layout {src_layout}) into {b} (layout {dst_layout})", ir::string_attr(op, "op").unwrap_or_default(), values.unwrap_or(0)))),
-        (Some(a), Some(b)) => Err(fail(op, &format!("`cute.copy` of {a} elements (layout {src_layout}) into {b} (layout {dst_layout})"))),
-        _ => Err(fail(op, &format!("`cute.copy` needs tensors of static size, found layouts {src_layout} and {dst_layout}"))),
+        (Some(a), Some(b)) if lane.is_none() && a == b => Ok(()),
+        (Some(a), Some(b)) if lane == Some((a as u32, b as u32)) => Ok(()),
+        (Some(a), Some(b)) if lane.is_some() => {
+            let name = ir::string_attr(op, "op").unwrap_or_default();
+            let (ls, ld) = lane.unwrap_or_default();
+            let what = if copy.is_some_and(|c| c.is_stmatrix()) {
+                format!("takes {ls} values and an 8-element row of each lane")
+            } else {
+                format!("gives each lane an 8-element row and {ld} values")
+            };
+            Err(fail(op, &format!("{name} {what}, not {a} (layout {src_layout}) into {b} (layout {dst_layout})")))
+        }
+        (Some(a), Some(b)) => {
+            Err(fail(op, &format!("`cute.copy` of {a} elements (layout {src_layout}) into {b} (layout {dst_layout})")))
+        }
+        _ => Err(fail(
+            op,
+            &format!("`cute.copy` needs tensors of static size, found layouts {src_layout} and {dst_layout}"),
+        )),
     }
 }
 

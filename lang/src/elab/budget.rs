@@ -180,10 +180,11 @@ impl Work {
                 side(ty, elements(ty).div_ceil(cute_layout::atom::atomic::RED_VECTOR_F32 as u64))
             }
             Inst::LoadFrag { ty, .. } | Inst::StoreFrag { ty, .. } => side(ty, chunks(ty, None)),
-            Inst::Copy { src_ty, dst_ty, width, op, .. } => match op.ldmatrix_values() {
-                // One `ldmatrix` gives each lane its values; a `cp.async` moves a chunk without
-                // registers; a universal copy loads and then stores each chunk.
-                Some(values) => Cost::accesses(elements(src_ty) / u64::from(values).max(1)),
+            Inst::Copy { src_ty, dst_ty, width, op, .. } => match op.lane_elements() {
+                // One `ldmatrix` gives each lane its values, one `stmatrix` takes them; a `cp.async`
+                // moves a chunk without registers; a universal copy loads and then stores each chunk.
+                Some((_, values)) if op.is_ldmatrix() => Cost::accesses(elements(src_ty) / u64::from(values).max(1)),
+                Some((values, _)) => Cost::accesses(elements(src_ty) / u64::from(values).max(1)),
                 None if matches!(op, CopyOp::CpAsync { .. }) => {
                     Cost::accesses(chunks(src_ty, *width).max(chunks(dst_ty, *width)))
                 }

@@ -70,11 +70,12 @@ fn predicated(f: &mut Frame, atom: Option<&Arg>, pred: &Arg, src: &Arg, dst: &Ar
         return Err(Diagnostic::error("a predicated copy moves a tensor into a tensor", span, "not tensors"));
     };
     if let Some((_, op, atom_span)) = atom {
-        if op.is_ldmatrix() {
+        if op.lane_elements().is_some() {
+            let (name, verb) = if op.is_stmatrix() { ("stmatrix", "writes") } else { ("ldmatrix", "reads") };
             return Err(Diagnostic::error(
-                "`ldmatrix` cannot be predicated: it reads shared memory, which is always whole",
+                format!("`{name}` cannot be predicated: it {verb} shared memory, which is always whole"),
                 atom_span,
-                "ldmatrix",
+                name,
             )
             .with_help(
                 "predicate the global-to-shared copy (cp.async zero-fills) and copy shared memory unpredicated",

@@ -698,9 +698,11 @@ pub fn make_tiled_copy_ab(name: &str, args: &[Arg], span: Span) -> R<Value> {
 
 /// CuTe's `make_tiled_copy_C(atom, tiled_mma)`: a tiled copy whose threads hold exactly their MMA
 /// accumulator values (the tiled MMA's C TV layout over its C tile), for the epilogue: registers to
-/// shared or global memory (`thr.retile_S(accumulators)` into `thr.partition_D(tile)`). The atom is a
-/// universal copy; its width must fit the runs the C layout keeps contiguous (pairs of columns for
-/// the SM80 atoms), which `copy` checks.
+/// shared or global memory (`thr.retile_S(accumulators)` into `thr.partition_D(tile)`). With a
+/// universal atom its width must fit the runs the C layout keeps contiguous (pairs of columns for
+/// the SM80 atoms), which `copy` checks. With a `stmatrix` atom (sm_90; 16-bit values, the
+/// accumulators converted) the TV layout is the shared-memory rows the lanes address
+/// ([`cute_layout::atom::mma::TiledMma::stmatrix_tv`]), as `make_tiled_copy_A` with ldmatrix.
 pub fn make_tiled_copy_c(args: &[Arg], span: Span) -> R<Value> {
     arity("make_tiled_copy_C", args, 2, 2, span, "make_tiled_copy_C(copy_atom, tiled_mma)")?;
     let p = positional(args);
@@ -718,18 +720,22 @@ pub fn make_tiled_copy_c(args: &[Arg], span: Span) -> R<Value> {
             "not a tiled MMA",
         ));
     };
-    if op != CopyOp::Universal {
-        return Err(Diagnostic::error(
-            format!(
-                "`make_tiled_copy_C` copies accumulators out of registers with a universal copy; this atom is {}",
-                op.name()
-            ),
-            p[0].span,
-            "not a universal atom",
-        )
-        .with_help("make the atom with `make_copy_atom(T, bits: N)`"));
+    let tv = match op {
+        CopyOp::Universal => tiled.layout_tv(MmaOperand::C),
+        CopyOp::Stmatrix { matrices, trans } => tiled.stmatrix_tv(u32::from(matrices), trans),
+        _ => {
+            return Err(Diagnostic::error(
+                format!(
+                    "`make_tiled_copy_C` copies accumulators out of registers with a universal or stmatrix copy; this atom is {}",
+                    op.name()
+                ),
+                p[0].span,
+                "not a universal or stmatrix atom",
+            )
+            .with_help("make the atom with `make_copy_atom(T, bits: N)`, or `make_copy_atom(bf16, op: \"stmatrix.x4\")` for 16-bit values on sm_90"))
+        }
     }
-    let tv = tiled.layout_tv(MmaOperand::C).map_err(|e| layout_err(e, span))?;
+    .map_err(|e| layout_err(e, span))?;
     let [tp, tq] = tiled.tile_of(MmaOperand::C);
     let tile = cute_layout::IntTuple::Tuple(vec![tp.into(), tq.into()]);
     Ok(Value::TiledCopy { elem, bits, op, tv, tile })

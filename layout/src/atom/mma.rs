@@ -449,54 +449,9 @@ impl TiledMma {
             let which = if self.atom.kind == MmaKind::WarpgroupRS { "B" } else { "A and B" };
             return Err(Error::new(OP, format!("{} reads {which} from shared memory itself (matrix descriptors): there is no register fragment for ldmatrix to fill", self.atom.name)));
         }
-        if !matches!(matrices, 1 | 2 | 4) {
-            return Err(Error::new(OP, format!("ldmatrix loads 1, 2 or 4 matrices, not {matrices}")));
-        }
         let tv = self.layout_tv(op)?;
-        let values = tv.mode(1)?.size()?.as_static().unwrap_or(0);
-        let want = 2 * i64::from(matrices);
-        if values != want {
-            let fits = match values {
-                2 => " (use ldmatrix.x1)",
-                4 => " (use ldmatrix.x2)",
-                8 => " (use ldmatrix.x4)",
-                _ => "",
-            };
-            let hint = if values == want / 2 {
-                format!(
-                    "; or double the tiled MMA's {} tile (its permutation) so each warp covers two atoms",
-                    if op == MmaOperand::A { "M" } else { "N" }
-                )
-            } else {
-                String::new()
-            };
-            return Err(Error::new(OP, format!("ldmatrix.x{matrices} fills {want} values per thread, but each thread holds {values} values of the {} tile{fits}{hint}", op.name())));
-        }
-        let threads = self.threads();
-        let warps = threads / 32;
-        let m = i64::from(matrices);
-        let t = |v: Vec<IntTuple>| IntTuple::Tuple(v);
-        // Lanes past the 8*m that give addresses repeat the first ones (stride 0).
-        let exchange = if transposed {
-            Layout::new(
-                t(vec![t(vec![t(vec![2.into(), 4.into(), m.into(), (4 / m).into()]), warps.into()]), 8.into()]),
-                t(vec![
-                    t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into(), 0.into()]), 32.into()]),
-                    4.into(),
-                ]),
-            )?
-        } else {
-            Layout::new(
-                t(vec![
-                    t(vec![t(vec![8.into(), m.into(), (4 / m).into()]), warps.into()]),
-                    t(vec![2.into(), 4.into()]),
-                ]),
-                t(vec![
-                    t(vec![t(vec![4.into(), (2 * threads).into(), 0.into()]), 32.into()]),
-                    t(vec![threads.into(), 1.into()]),
-                ]),
-            )?
-        };
+        matrix_chunks("ldmatrix", op, matrices, &tv, false)?;
+        let exchange = matrix_exchange(self.threads(), i64::from(matrices), transposed, 1)?;
         composition(&tv, &exchange).map_err(|e| e.within(OP))
     }
 
@@ -559,6 +514,71 @@ impl fmt::Display for TiledMma {
             }
         }
         write!(f, ")")
+    }
+}
+
+/// How many instructions' worth of values (`2 * matrices` each) the fragment TV layout `tv` of
+/// `op` gives each thread, for `instr` (`ldmatrix`, `stmatrix`) `.x{matrices}`: exactly one, or with
+/// `several`, a whole number of them. Otherwise an error that says which width fits.
+pub(crate) fn matrix_chunks(instr: &str, op: MmaOperand, matrices: u32, tv: &Layout, several: bool) -> Result<i64> {
+    const OP: &str = "make_tiled_copy";
+    if !matches!(matrices, 1 | 2 | 4) {
+        let verb = if several { "stores" } else { "loads" };
+        return Err(Error::new(OP, format!("{instr} {verb} 1, 2 or 4 matrices, not {matrices}")));
+    }
+    let values = tv.mode(1)?.size()?.as_static().unwrap_or(0);
+    let want = 2 * i64::from(matrices);
+    if values == want || (several && values > 0 && values % want == 0) {
+        return Ok(values / want);
+    }
+    let fits = match values {
+        2 => format!(" (use {instr}.x1)"),
+        4 => format!(" (use {instr}.x2)"),
+        8 => format!(" (use {instr}.x4)"),
+        _ => String::new(),
+    };
+    let hint = if values == want / 2 {
+        format!(
+            "; or double the tiled MMA's {} tile (its permutation) so each warp covers two atoms",
+            if op == MmaOperand::A { "M" } else { "N" }
+        )
+    } else {
+        String::new()
+    };
+    let (verb, multiple) = if several { ("stores", ", not a multiple of them") } else { ("fills", "") };
+    Err(Error::new(OP, format!("{instr}.x{matrices} {verb} {want} values per thread, but each thread holds {values} values of the {} tile{multiple}{fits}{hint}", op.name())))
+}
+
+/// The exchange of a warp-wide matrix copy (`ldmatrix`, `stmatrix`) over `threads` threads of an MMA
+/// fragment: `(row thread, element) -> (thread, value)` index into the fragment's TV domain (thread
+/// `t`, value `v` at `t + threads * v`). Lane `i = i0 + 8*i1` addresses row `i0` of matrix `i1`,
+/// whose 8 elements are register `i1` (values `2*i1`, `2*i1 + 1`) of lanes `4*i0 .. 4*i0 + 3`;
+/// transposed, lane `i = a + 2*b + 8*i1` (a < 2, b < 4) addresses a row whose element `w` is value
+/// `2*i1 + a` of lane `4*w + b`. Lanes past the `8 * matrices` that give addresses repeat the
+/// first ones (stride 0). With `chunks` > 1 each thread's values are that many instructions'
+/// worth, `2 * matrices` apiece: a second element mode of `chunks` (CuTe's rest of the values).
+pub(crate) fn matrix_exchange(threads: i64, m: i64, transposed: bool, chunks: i64) -> Result<Layout> {
+    let warps = threads / 32;
+    let t = |v: Vec<IntTuple>| IntTuple::Tuple(v);
+    let chunk = |shape: IntTuple, stride: IntTuple| {
+        if chunks == 1 {
+            (shape, stride)
+        } else {
+            (t(vec![shape, chunks.into()]), t(vec![stride, (2 * m * threads).into()]))
+        }
+    };
+    if transposed {
+        let (vs, vd) = chunk(8.into(), 4.into());
+        Layout::new(
+            t(vec![t(vec![t(vec![2.into(), 4.into(), m.into(), (4 / m).into()]), warps.into()]), vs]),
+            t(vec![t(vec![t(vec![threads.into(), 1.into(), (2 * threads).into(), 0.into()]), 32.into()]), vd]),
+        )
+    } else {
+        let (vs, vd) = chunk(t(vec![2.into(), 4.into()]), t(vec![threads.into(), 1.into()]));
+        Layout::new(
+            t(vec![t(vec![t(vec![8.into(), m.into(), (4 / m).into()]), warps.into()]), vs]),
+            t(vec![t(vec![t(vec![4.into(), (2 * threads).into(), 0.into()]), 32.into()]), vd]),
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 //! - [`mma`]: the `mma.sync` atoms (one table row each: instruction, shapes, TV layouts) and tiled
 //!   MMAs; [`gmma`]: the `wgmma` atoms, generated per N, and their shared-memory descriptors.
 //! - [`copy`]: the copy operations a copy atom moves its chunks with (universal, `cp.async`,
-//!   `ldmatrix`).
+//!   `ldmatrix`, `stmatrix`); [`stmatrix`]: the TV layout of `stmatrix` over a tiled MMA's accumulators.
 //! - [`atomic`]: which PTX `atom`/`red` exists for which operation and element type, and its
 //!   scope and ordering qualifiers.
 //! - [`smem`]: how shared-memory allocations are aligned and sized, a rule the front end (which
@@ -18,5 +18,6 @@ pub mod copy;
 pub mod gmma;
 pub mod mma;
 pub mod smem;
+pub mod stmatrix;
 
 pub use copy::CopyOp;

@@ -1,11 +1,12 @@
-//! Asynchronous copies into shared memory: `cp.async` (zero-filling under a predicate) and
-//! `ldmatrix`.
+//! Asynchronous copies into shared memory: `cp.async` (zero-filling under a predicate), and the
+//! warp-wide matrix copies between shared memory and MMA registers: `ldmatrix`, `stmatrix`.
 
-use super::memory::{gep, static_offset, store_frag};
+use super::memory::{gep, load_frag_memory, static_offset, store_frag};
 use super::{Int, Lowered, NAME};
 use crate::ir::{self, Builder, Op, Val};
 use crate::passes::common::{copy_op, fail, Reported};
 use crate::passes::ptx_asm::{PtxAsm, Reg};
+use cute_layout::atom::CopyOp;
 
 /// `cp.async` of a whole tensor from global to shared memory: one instruction per chunk of `w`
 /// elements, which must be the atom's width exactly (a narrower proven width is an error, never a
@@ -26,7 +27,7 @@ pub(super) fn cp_async(
     pred: Option<Val>,
 ) -> Result<(), Reported> {
     let copy = copy_op(name)
-        .filter(|c| !c.is_ldmatrix())
+        .filter(|c| c.lane_elements().is_none())
         .ok_or_else(|| fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")))?;
     let want = ir::int_attr(op, "max_vector").unwrap_or(0) as usize;
     let bytes = (w as u32) * src.elem_bytes;
@@ -70,26 +71,9 @@ pub(super) fn cp_async(
 /// `ldmatrix.x{1,2,4}`: this lane gives the shared-memory address of its 8-element row (`src`,
 /// which must be 16 contiguous, aligned bytes; only the first 8 per matrix lanes' are used) and
 /// receives one register per matrix, its MMA values in `dst` order (register j = values 2j, 2j+1).
-pub(super) fn ldmatrix(
-    b: &Builder,
-    op: Op,
-    name: &str,
-    src: &Lowered,
-    dst: &Lowered,
-    n: usize,
-    w: usize,
-) -> Result<(), Reported> {
-    let Some(cute_layout::atom::CopyOp::Ldmatrix { matrices, trans }) = copy_op(name) else {
-        return Err(fail(op, &format!("{NAME}: unknown copy operation \"{name}\"")));
-    };
-    // `.trans` delivers the transposed 8x8 matrices: the MMA fragment of an M- or N-major tile.
-    let layout = if trans { "col" } else { "row" };
-    if n != 8 || w != 8 {
-        return Err(fail(op, &format!("{name} reads one row of 8 contiguous, 16-byte aligned elements per lane, but the source has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)", src.layout, src.align)));
-    }
+fn ldmatrix(b: &Builder, op: Op, (m, layout): (usize, &str), src: &Lowered, dst: &Lowered) -> Result<(), Reported> {
     let i32_ty = b.ty("i32");
     let row = gep(b, src, Int::Const(0));
-    let m = usize::from(matrices);
     // One matrix comes back as an i32, more as a struct of them.
     let result_ty = if m == 1 { i32_ty } else { b.ty(&format!("!llvm.struct<({})>", vec!["i32"; m].join(", "))) };
     let ld = b.create(
@@ -123,4 +107,83 @@ pub(super) fn ldmatrix(
     let packed = ir::result(b.create("vector.from_elements", &regs, &[b.ty(&format!("vector<{m}xi32>"))], &[]), 0);
     let values = b.cast("vector.bitcast", packed, &format!("vector<{}x{}>", 2 * m, dst.elem));
     store_frag(b, op, dst, values, "dst_vector")
+}
+
+/// `stmatrix.x{1,2,4}` (sm_90): this lane gives one register per matrix, its MMA values in `src`
+/// order (register j = values 2j, 2j+1), and the shared-memory address of its 8-element row
+/// (`dst`, which must be 16 contiguous, aligned bytes; only the first 8 per matrix lanes' are used).
+fn stmatrix(b: &Builder, op: Op, (m, layout): (usize, &str), src: &Lowered, dst: &Lowered) -> Result<(), Reported> {
+    let values = load_frag_memory(b, op, src, "src_vector")?;
+    let packed = b.cast("vector.bitcast", values, &format!("vector<{m}xi32>"));
+    let i32_ty = b.ty("i32");
+    let mut operands = vec![gep(b, dst, Int::Const(0))];
+    operands.extend((0..m).map(|i| {
+        ir::result(
+            b.create(
+                "vector.extract",
+                &[packed],
+                &[i32_ty],
+                &[("static_position", b.attr(&format!("array<i64: {i}>")))],
+            ),
+            0,
+        )
+    }));
+    b.create(
+        "nvvm.stmatrix",
+        &operands,
+        &[],
+        &[
+            ("layout", b.attr(&format!("#nvvm.mma_layout<{layout}>"))),
+            ("shape", b.attr("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")),
+            ("eltType", b.attr("#nvvm.ld_st_matrix_elt_type<b16>")),
+        ],
+    );
+    Ok(())
+}
+
+/// A warp-wide 8x8-matrix copy `name`, `ldmatrix` or `stmatrix`, of `src` into `dst` (`n` elements
+/// each, proven contiguous in runs of `w`), once its shared-memory side is proven one row of 8
+/// contiguous, 16-byte aligned elements per lane. `.trans` (the transposed matrices of an M- or
+/// N-major tile) is NVVM's column layout.
+pub(super) fn matrix_copy(
+    b: &Builder,
+    op: Op,
+    name: &str,
+    (src, n_src, w_src): (&Lowered, usize, usize),
+    (dst, n_dst, w_dst): (&Lowered, usize, usize),
+) -> Result<(), Reported> {
+    let (matrices, trans, row, n, w, what) = match copy_op(name) {
+        Some(CopyOp::Ldmatrix { matrices, trans }) => (
+            matrices,
+            trans,
+            src,
+            n_src,
+            w_src,
+            "reads one row of 8 contiguous, 16-byte aligned elements per lane, but the source",
+        ),
+        Some(CopyOp::Stmatrix { matrices, trans }) => (
+            matrices,
+            trans,
+            dst,
+            n_dst,
+            w_dst,
+            "writes one row of 8 contiguous, 16-byte aligned elements per lane, but the destination",
+        ),
+        _ => return Err(fail(op, &format!("{NAME}: unknown copy operation \"{name}\""))),
+    };
+    if n != 8 || w != 8 {
+        return Err(fail(
+            op,
+            &format!(
+                "{name} {what} has {n} elements proven contiguous in runs of {w} (layout {}, {}-byte alignment)",
+                row.layout, row.align
+            ),
+        ));
+    }
+    let form = (usize::from(matrices), if trans { "col" } else { "row" });
+    if matches!(copy_op(name), Some(CopyOp::Ldmatrix { .. })) {
+        ldmatrix(b, op, form, src, dst)
+    } else {
+        stmatrix(b, op, form, src, dst)
+    }
 }

@@ -128,7 +128,7 @@ fn load_frag(b: &Builder, op: Op, t: &Lowered) -> Result<Val, Reported> {
     Ok(from_memory(b, v, &ir::type_to_string(ir::value_type(ir::result(op, 0)))))
 }
 
-fn load_frag_memory(b: &Builder, op: Op, t: &Lowered, width_attr: &str) -> Result<Val, Reported> {
+pub(super) fn load_frag_memory(b: &Builder, op: Op, t: &Lowered, width_attr: &str) -> Result<Val, Reported> {
     let (n, w) = frag_shape(op, t, width_attr)?;
     let vec_ty = format!("vector<{n}x{}>", t.elem);
     let chunk_ty = format!("vector<{w}x{}>", t.elem);
@@ -215,7 +215,7 @@ pub(super) fn store_frag(b: &Builder, op: Op, t: &Lowered, value: Val, width_att
 }
 
 impl Kernel {
-    /// `cute.copy`: `ldmatrix`, `cp.async`, or through registers.
+    /// `cute.copy`: `ldmatrix`, `stmatrix`, `cp.async`, or through registers.
     pub(super) fn copy(&mut self, op: Op) -> Result<(), Reported> {
         let find = |v: Val| self.tensors.iter().position(|t| ir::same_value(t.value, v));
         let (Some(s), Some(d)) = (find(ir::operand(op, 0)), find(ir::operand(op, 1))) else {
@@ -227,8 +227,8 @@ impl Kernel {
         let b = Builder::before(op);
         let (n_src, w_src) = frag_shape(op, &self.tensors[s], "src_vector")?;
         let (n_dst, w_dst) = frag_shape(op, &self.tensors[d], "dst_vector")?;
-        let ldmatrix_values = ir::string_attr(op, "op").and_then(|n| copy_op(&n)).and_then(|c| c.ldmatrix_values());
-        if n_src != n_dst && ldmatrix_values != Some(n_dst as u32) {
+        let lane = ir::string_attr(op, "op").and_then(|n| copy_op(&n)).and_then(|c| c.lane_elements());
+        if n_src != n_dst && lane != Some((n_src as u32, n_dst as u32)) {
             return Err(fail(op, &format!("`cute.copy` of {n_src} elements into {n_dst}")));
         }
         let pred = (ir::operand_count(op) > 2).then(|| ir::operand(op, 2));
@@ -238,8 +238,9 @@ impl Kernel {
                 "only a `cp.async` copy takes a predicate (it zero-fills); predicate other copies with `scf.if`",
             ));
         }
-        if let Some(name) = ir::string_attr(op, "op").filter(|n| n.starts_with("ldmatrix")) {
-            return async_copy::ldmatrix(&b, op, &name, &self.tensors[s], &self.tensors[d], n_src, w_src);
+        if let Some(name) = ir::string_attr(op, "op").filter(|_| lane.is_some()) {
+            let (src, dst) = ((&self.tensors[s], n_src, w_src), (&self.tensors[d], n_dst, w_dst));
+            return async_copy::matrix_copy(&b, op, &name, src, dst);
         }
         if let Some(name) = ir::string_attr(op, "op") {
             return async_copy::cp_async(

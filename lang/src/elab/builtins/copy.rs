@@ -1,5 +1,5 @@
 //! Copies: element-wise copies between tensors, copy atoms and tiled copies (universal, `cp.async`,
-//! `ldmatrix`), `cp.async` groups, and the thread-slice methods of a tiled copy.
+//! `ldmatrix`, `stmatrix`), `cp.async` groups, and the thread-slice methods of a tiled copy.
 
 use super::alloc::register_budget;
 use super::args::{arity, int_tuple, layout_of, named, positional, static_usize, Arg};
@@ -10,6 +10,7 @@ use crate::elab::{layout_err, Frame, R};
 use crate::kir::{CopyOp, Inst, Operand, ViewHow};
 use crate::span::Span;
 use cute_layout::{Int, Layout, Tiler};
+use std::str::FromStr;
 
 pub(super) fn copy_call(f: &mut Frame, name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
     if name == "copy" && args.iter().any(|a| a.name.as_deref() == Some("pred")) {
@@ -86,11 +87,11 @@ pub(super) fn make_copy_atom(_f: &mut Frame, name: &str, args: Vec<Arg>, span: S
     };
     let keys = &["bits", "op"];
     let op_arg = named(name, args, "op", keys)?;
-    let is_ldmatrix = matches!(&op_arg.map(|a| &a.value), Some(Value::Str(s)) if s.starts_with("ldmatrix"));
+    let is_matrix = matches!(&op_arg.map(|a| &a.value), Some(Value::Str(s)) if s.starts_with("ldmatrix") || s.starts_with("stmatrix"));
     let bits = match named(name, args, "bits", keys)? {
         Some(b) => static_usize(b, "`bits`")? as u32,
-        // An ldmatrix lane moves one 16-byte row.
-        None if is_ldmatrix => 128,
+        // An ldmatrix or stmatrix lane moves one 16-byte row.
+        None if is_matrix => 128,
         None => elem.size_bytes() * 8,
     };
     if bits == 0 || bits % (elem.size_bytes() * 8) != 0 || bits > 128 {
@@ -118,7 +119,7 @@ pub(super) fn make_copy_atom(_f: &mut Frame, name: &str, args: Vec<Arg>, span: S
     };
     // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
     let allowed = op.bits();
-    if op.is_ldmatrix() && elem.size_bytes() != 2 {
+    if op.lane_elements().is_some() && elem.size_bytes() != 2 {
         return Err(Diagnostic::error(
             format!("{} moves 16-bit elements, not {}", op.name(), elem.name()),
             span,
@@ -173,10 +174,11 @@ pub(crate) fn copy_with(
     };
     let (ns, nd) =
         (s.ty.layout.size().ok().and_then(|x| x.as_static()), d.ty.layout.size().ok().and_then(|x| x.as_static()));
-    // An ldmatrix.x1/.x2 lane gives an 8-element row and receives 2 or 4 values.
-    let ldmatrix_values = atom.and_then(|(_, op, _)| op.ldmatrix_values()).map(i64::from);
-    let sizes_match = match (ns, nd, ldmatrix_values) {
-        (Some(a), Some(b), Some(v)) => a * v == b * 8,
+    // An ldmatrix lane gives an 8-element row and receives 2 values per matrix; a stmatrix lane
+    // the other way round.
+    let lane_elements = atom.and_then(|(_, op, _)| op.lane_elements()).map(|(s, d)| (i64::from(s), i64::from(d)));
+    let sizes_match = match (ns, nd, lane_elements) {
+        (Some(a), Some(b), Some((ls, ld))) => a * ld == b * ls,
         (a, b, _) => a == b,
     };
     if !sizes_match || ns.is_none() {
@@ -201,11 +203,13 @@ pub(crate) fn copy_with(
         Some((bits, _, atom_span)) => {
             let elem_bits = s.ty.elem.size_bytes() * 8;
             let w = (bits / elem_bits).max(1);
-            // An ldmatrix moves 16-byte rows out of shared memory; its registers take what it gives.
-            let sides: &[(&TensorVal, &Arg, &str)] = if ldmatrix_values.is_some() {
-                &[(s, src, "source")]
-            } else {
-                &[(s, src, "source"), (d, dst, "destination")]
+            // An ldmatrix (stmatrix) moves 16-byte rows out of (into) shared memory; its registers
+            // are what it gives (takes).
+            let both = [(s, src, "source"), (d, dst, "destination")];
+            let sides: &[(&TensorVal, &Arg, &str)] = match atom.map(|(_, op, _)| op) {
+                Some(CopyOp::Ldmatrix { .. }) => &both[..1],
+                Some(CopyOp::Stmatrix { .. }) => &both[1..],
+                _ => &both,
             };
             for &(t, arg, side) in sides {
                 let compact = Layout::col_major(t.ty.layout.shape.clone()).map_err(|e| layout_err(e, arg.span))?;
@@ -255,8 +259,8 @@ pub(crate) fn copy_with(
         .with_secondary(atom_span, format!("a {} copy ({} to {})", op.name(), from.name(), to.name()))
         .with_help("use a universal copy atom (`make_copy_atom(T, bits: N)`) for other copies"));
     }
-    if op.is_ldmatrix() && (n != 8 || nd != ldmatrix_values) {
-        return ldmatrix_instances(f, op, s, d, span);
+    if lane_elements.is_some_and(|(ls, ld)| (ns, nd) != (Some(ls), Some(ld))) {
+        return matrix_instances(f, op, s, d, span);
     }
     let (Origin::Kernel(sid), Origin::Kernel(did)) = (&s.origin, &d.origin) else {
         unreachable!("kernel tensors have kernel origins")
@@ -265,23 +269,31 @@ pub(crate) fn copy_with(
     Ok(Value::Unit)
 }
 
-/// An ldmatrix copy of several instructions' worth, `(8, X, Y, ...)` on both sides: one `ldmatrix.x4`
-/// per coordinate of the modes after the first (CuTe's `copy` loops over them the same way).
-/// `ldmatrix` copies, one instruction per source row (mode 0, 8 elements) and destination values
-/// (mode 0, 2 per matrix) at each coordinate of the other modes.
-pub(super) fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
+/// A warp-wide matrix copy (`ldmatrix`, `stmatrix`) of several instructions' worth: `(R, X, Y, ...)`
+/// on the shared-memory side, R the 8 elements of the lane's row, and `(V, X, Y, ...)` on the
+/// register side, V the values one instruction gives or takes (2 per matrix); one instruction per
+/// coordinate of the other modes (CuTe's `copy` loops over them the same way). A first mode of
+/// several instructions' worth, `(R, chunks)` and `(V, chunks)` (a wgmma's accumulators under
+/// `make_tiled_copy_C`), is split into its chunks first.
+pub(super) fn matrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &TensorVal, span: Span) -> R<Value> {
+    let (ls, ld) = op.lane_elements().map_or((8, 8), |(a, b)| (i64::from(a), i64::from(b)));
+    let (s, d) = (&split_chunks(f, s, ls, span)?, &split_chunks(f, d, ld, span)?);
     let sizes = |l: &Layout| -> Vec<i64> {
         l.modes().iter().map(|m| m.size().ok().and_then(|x| x.as_static()).unwrap_or(-1)).collect()
     };
     let (ss, ds) = (sizes(&s.ty.layout), sizes(&d.ty.layout));
-    let values = i64::from(op.ldmatrix_values().unwrap_or(8));
-    if ss[1..] != ds[1..] || ss.first() != Some(&8) || ds.first() != Some(&values) || ss.iter().any(|&x| x <= 0) {
+    if ss[1..] != ds[1..] || ss.first() != Some(&ls) || ds.first() != Some(&ld) || ss.iter().any(|&x| x <= 0) {
+        let help = if op.is_stmatrix() {
+            "copy `thr_copy.retile_S(fragment)` into `thr_copy.partition_D(smem)` of the same tiled copy"
+        } else {
+            "copy `thr_copy.partition_S(smem)` into `thr_copy.retile_D(fragment)` of the same tiled copy"
+        };
         return Err(Diagnostic::error(
-            format!("an {} copy moves (8, ...) rows into ({values}, ...) registers, the other modes matching; found layouts {} and {}", op.name(), s.ty.layout, d.ty.layout),
+            format!("{} {} copy moves ({ls}, ...) into ({ld}, ...) per lane, the other modes matching; found layouts {} and {}", if op.is_stmatrix() { "a" } else { "an" }, op.name(), s.ty.layout, d.ty.layout),
             span,
             "modes differ",
         )
-        .with_help("copy `thr_copy.partition_S(smem)` into `thr_copy.retile_D(fragment)` of the same tiled copy"));
+        .with_help(help));
     }
     let total: i64 = ss[1..].iter().product();
     for linear in 0..total {
@@ -310,6 +322,24 @@ pub(super) fn ldmatrix_instances(f: &mut Frame, op: CopyOp, s: &TensorVal, d: &T
     Ok(Value::Unit)
 }
 
+/// `t` with a first mode of `lane * chunks` elements, `chunks` > 1, viewed as `(lane, chunks, ...)`
+/// (the first mode's first `lane` elements, then the next, ...); any other tensor as it is.
+fn split_chunks(f: &mut Frame, t: &TensorVal, lane: i64, span: Span) -> R<TensorVal> {
+    let modes = t.ty.layout.modes();
+    let first = modes.first().and_then(|m| m.size().ok()).and_then(|x| x.as_static()).unwrap_or(0);
+    if first <= lane || first % lane != 0 {
+        return Ok(t.clone());
+    }
+    let lerr = |e| layout_err(e, span);
+    let chunked = Layout::from_str(&format!("({lane},{}):(1,{lane})", first / lane)).map_err(lerr)?;
+    let split = cute_layout::composition(&modes[0], &chunked).map_err(lerr)?;
+    let mut out = split.modes();
+    out.extend(modes[1..].iter().cloned());
+    let layout = Layout::concat(out);
+    let how = ViewHow::algebra("make_view", vec![cute_layout::expr::Value::Layout(layout.clone())]);
+    f.view(t, layout, Int::ZERO, how, span)
+}
+
 /// `tiled_copy.get_slice(thread_index)`: one thread's part of a tiled copy.
 pub(super) fn get_slice(recv: &Value, args: &[Arg], span: Span) -> R<Value> {
     let Value::TiledCopy { elem, bits, op, tv, tile } = recv else { unreachable!("a tiled copy") };
@@ -324,13 +354,16 @@ pub(super) fn get_slice(recv: &Value, args: &[Arg], span: Span) -> R<Value> {
 pub(super) fn retile(f: &mut Frame, recv: &Value, name: &str, args: &[Arg], span: Span) -> R<Value> {
     let (Value::ThrCopy { tv, .. } | Value::TiledCopy { tv, .. }) = recv else { unreachable!("a copy") };
     arity(name, args, 1, 1, span, &format!("thr_copy.{}(fragment)", name))?;
-    // The destination's values per thread: an ldmatrix gives 2 per matrix (its TV layout
-    // describes the 8-element source rows), other copies as many as their TV layout has.
-    let values = match &recv {
-        Value::ThrCopy { op, .. } | Value::TiledCopy { op, .. } if op.is_ldmatrix() => {
-            i64::from(op.ldmatrix_values().unwrap_or(8))
-        }
-        _ => tv.mode(1).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static()).unwrap_or(0),
+    // The register side's values per thread: an ldmatrix gives (a stmatrix takes) 2 per matrix
+    // for each 8-element shared-memory row its TV layout describes; other copies move as many as
+    // their TV layout has.
+    let tv_values = tv.mode(1).ok().and_then(|m| m.size().ok()).and_then(|s| s.as_static()).unwrap_or(0);
+    let values = match recv {
+        Value::ThrCopy { op, .. } | Value::TiledCopy { op, .. } => match op.lane_elements() {
+            Some((ls, ld)) => tv_values / 8 * i64::from(ls.min(ld)),
+            None => tv_values,
+        },
+        _ => tv_values,
     };
     crate::elab::mma::retile(f, &args[0], values, span)
 }
