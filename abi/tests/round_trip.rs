@@ -154,9 +154,10 @@ fn kernel() -> impl Strategy<Value = KernelSig> {
                 prop::collection::vec(expr(n), 0..3),
                 prop::collection::vec(tma, 0..2),
                 prop::array::uniform3(1u32..4),
+                prop::sample::select(vec![32u32, 64]),
             )
         })
-        .prop_map(|(params, requires, dynamic_smem_bytes, fast_divisors, tmas, cluster)| KernelSig {
+        .prop_map(|(params, requires, dynamic_smem_bytes, fast_divisors, tmas, cluster, index_bits)| KernelSig {
             name: "k".into(),
             params,
             requires,
@@ -164,6 +165,7 @@ fn kernel() -> impl Strategy<Value = KernelSig> {
             fast_divisors,
             tmas,
             cluster,
+            index_bits,
         })
 }
 

@@ -176,16 +176,34 @@ fn list(v: &[i64]) -> String {
 
 /// Checks one tensor view against a tensor parameter and appends its kernel-ABI values to `out`.
 /// `role` is `kernel` or `host` (for messages).
+/// What a tensor argument is checked for: the kernel or host `name` (a `role`) and the width of
+/// the index math that will address it (32 or 64 bits).
+#[derive(Clone, Copy)]
+pub(crate) struct Callee<'a> {
+    pub name: &'a str,
+    pub role: &'a str,
+    pub index_bits: u32,
+}
+
+impl<'a> Callee<'a> {
+    pub fn kernel(sig: &'a KernelSig) -> Self {
+        Callee { name: &sig.name, role: "kernel", index_bits: sig.index_bits }
+    }
+}
+
 pub(crate) fn check_tensor_ref(
-    kernel: &str,
-    role: &str,
+    callee: &Callee<'_>,
     index: usize,
     param: &str,
     sig: &TensorSig,
     view: &ViewRef<'_>,
     out: &mut Vec<KernelArg>,
 ) -> Result<()> {
+    let Callee { name: kernel, role, index_bits } = *callee;
     let err = |what: String| mismatch(role, kernel, index, param, what);
+    // A 64-bit kernel's extents, strides and offsets are `i64`; a 32-bit one's `i32`.
+    let wide = index_bits == 64;
+    let max_index = if wide { i64::MAX } else { i64::from(i32::MAX) };
     if sig.space != Space::Gmem {
         return Err(err(format!(
             "the {role} takes a {} tensor, which cannot be passed from the host",
@@ -223,10 +241,11 @@ pub(crate) fn check_tensor_ref(
             }
             // Extents are at least 1: the generated code divides by them (an empty tensor has
             // nothing to launch for).
-            None if !(1..=i64::from(i32::MAX)).contains(&got) => {
+            None if !(1..=max_index).contains(&got) => {
+                let ty = if wide { "i64" } else { "i32" };
                 return Err(err(format!(
-                    "dynamic shape entry {i} = {got} is not a positive i32 extent (1..=2147483647)"
-                )))
+                    "dynamic shape entry {i} = {got} is not a positive {ty} extent (1..={max_index})"
+                )));
             }
             None => {
                 let d = sig.shape_div.get(i).copied().unwrap_or(1);
@@ -248,10 +267,11 @@ pub(crate) fn check_tensor_ref(
                     sig.shape, sig.stride
                 )))
             }
-            None if !(0..=i64::from(i32::MAX)).contains(&got) => {
+            None if !(0..=max_index).contains(&got) => {
+                let ty = if wide { "i64" } else { "i32" };
                 return Err(err(format!(
-                    "dynamic stride entry {i} = {got} does not fit the {role}'s i32 (0..=2147483647)"
-                )))
+                    "dynamic stride entry {i} = {got} does not fit the {role}'s {ty} (0..={max_index})"
+                )));
             }
             None => {
                 let d = sig.stride_div.get(i).copied().unwrap_or(1);
@@ -278,9 +298,9 @@ pub(crate) fn check_tensor_ref(
         for (&s, &d) in view.shape.iter().zip(view.stride) {
             max += i128::from(s - 1) * i128::from(d);
         }
-        if max > i128::from(i32::MAX) {
+        if max > i128::from(max_index) {
             return Err(err(format!(
-                "the layout reaches element offset {max}, beyond the {role}'s 32-bit index math (at most 2147483647)"
+                "the layout reaches element offset {max}, beyond the {role}'s {index_bits}-bit index math (at most {max_index})"
             )));
         }
         if let Some(bytes) = view.bytes {
@@ -295,16 +315,10 @@ pub(crate) fn check_tensor_ref(
         }
     }
     out.push(KernelArg::Ptr(view.ptr));
-    for (want, &got) in sig.shape_leaves.iter().zip(view.shape) {
-        if want.is_none() {
-            out.push(KernelArg::I32(got as i32));
-        }
-    }
-    for (want, &got) in sig.stride_leaves.iter().zip(view.stride) {
-        if want.is_none() {
-            out.push(KernelArg::I32(got as i32));
-        }
-    }
+    let dynamic = |(want, &got): (&Option<i64>, &i64)| want.is_none().then_some(got);
+    let values = sig.shape_leaves.iter().zip(view.shape).chain(sig.stride_leaves.iter().zip(view.stride));
+    // Checked above to fit the kernel's index type.
+    out.extend(values.filter_map(dynamic).map(|v| if wide { KernelArg::I64(v) } else { KernelArg::I32(v as i32) }));
     Ok(())
 }
 
@@ -312,7 +326,7 @@ pub(crate) fn check_tensor_ref(
 /// arguments to `out` (cleared first). Errors name the kernel, the
 /// parameter, its position and the mismatch.
 pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) -> Result<()> {
-    check_args_named(&sig.name, "kernel", &sig.params, args, out)?;
+    check_args_named(&sig.name, "kernel", &sig.params, args, sig.index_bits, out)?;
     if !sig.requires.is_empty() || !sig.fast_divisors.is_empty() {
         // The kernel's `$k` are its dynamic ABI values: every flat argument but the pointers.
         let vars = crate::fastdiv::vars_of(out);
@@ -329,12 +343,13 @@ pub fn check_args_into(sig: &KernelSig, args: &[Arg], out: &mut Vec<KernelArg>) 
 }
 
 /// [`check_args_into`] for any parameter list; `role` (`kernel`, `host`) and `name` label the
-/// messages.
+/// messages; tensors are checked against index math of `index_bits` (32 or 64).
 pub(crate) fn check_args_named(
     name: &str,
     role: &str,
     params: &[ParamSig],
     args: &[Arg],
+    index_bits: u32,
     out: &mut Vec<KernelArg>,
 ) -> Result<()> {
     out.clear();
@@ -350,7 +365,7 @@ pub(crate) fn check_args_named(
     for (i, (p, a)) in params.iter().zip(args).enumerate() {
         match (&p.kind, a) {
             (ParamKind::Tensor(t), Arg::Tensor(v)) => {
-                check_tensor_ref(name, role, i, &p.name, t, &ViewRef::from(v), out)?
+                check_tensor_ref(&Callee { name, role, index_bits }, i, &p.name, t, &ViewRef::from(v), out)?
             }
             (ParamKind::Scalar(d), Arg::Scalar(g, bits)) => {
                 if d != g {

@@ -41,7 +41,7 @@
 
 use std::sync::Arc;
 
-use crate::checked::{check_tensor_ref, Arg, TensorView, ViewRef};
+use crate::checked::{check_tensor_ref, Arg, Callee, TensorView, ViewRef};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{KernelArg, LaunchConfig};
 use crate::manifest::{KernelSig, Manifest};
@@ -288,7 +288,10 @@ impl HostPlan {
         s.launch_vars.clear();
         s.ptr_sources.clear();
         // 1. The arguments against the host's parameters: the checked-launch rules.
-        crate::checked::check_args_named(host, "host", &self.sig.params, args, &mut s.host_flat)?;
+        // Its tensors may reach as far as the widest kernel it launches indexes; each launch
+        // checks its own arguments against its kernel's width.
+        let index_bits = self.kernels.iter().map(|k| k.index_bits).max().unwrap_or(32);
+        crate::checked::check_args_named(host, "host", &self.sig.params, args, index_bits, &mut s.host_flat)?;
         // 2. The dynamic values, in $k order.
         for src in &self.vars {
             let v = match (*src, &args) {
@@ -555,12 +558,12 @@ impl HostPlan {
                         let bytes = hv.bytes.map(|b| u64::try_from((i128::from(b) - byte_off).max(0)).unwrap_or(0));
                         let view = ViewRef { ptr, dtype: hv.dtype, shape: &s.shape, stride: &s.stride, bytes };
                         s.ptr_sources.push((s.flat.len(), *host_param));
-                        check_tensor_ref(&kernel.name, "kernel", ai, &kp.name, t, &view, &mut s.flat).map_err(|e| {
-                            match e {
+                        check_tensor_ref(&Callee::kernel(kernel), ai, &kp.name, t, &view, &mut s.flat).map_err(
+                            |e| match e {
                                 RuntimeError::ArgumentMismatch(m) => refuse(host, format!("{}: {m}", ctx())),
                                 other => other,
-                            }
-                        })?;
+                            },
+                        )?;
                     }
                     (ParamKind::Scalar(d), PlanArg::Scalar { value, .. }) if !is_integer(*d) => {
                         // Passed through: the bits of a float host parameter or constant.

@@ -55,6 +55,10 @@
 //!   clusters of X x Y x Z blocks (PTX `.reqnctapercluster`), in [`KernelSig::cluster`]; every
 //!   launch path refuses a grid that is not a multiple of it in each dimension
 //!   (the runtime's `KernelSig::check_cluster`). A malformed line fails the manifest.
+//! * `index 64` in a kernel block (version 9): the kernel computes its index math in 64 bits
+//!   (`kernel k(...) index(i64)`), in [`KernelSig::index_bits`] (32 when absent): its dynamic
+//!   extents and strides are `i64` parameters, and checked launches accept tensors whose extents
+//!   and offsets pass 2^31 - 1, which a 32-bit kernel is refused. A malformed line fails the manifest.
 //! * Forward compatibility: unknown record kinds and unknown `key=value`
 //!   attributes are ignored, so later versions can add records without
 //!   breaking old readers. A `host` block is parsed into
@@ -110,7 +114,10 @@ pub const MANIFEST_VERSION_TMA_STORE: u32 = 7;
 pub const MANIFEST_VERSION_BOUND: u32 = 8;
 /// The newest manifest major version this reader understands (each version above adds records an
 /// older reader must not skip, so a writer uses the lowest version its manifest needs).
-pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_BOUND;
+pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_INDEX64;
+/// `index 64` in kernel blocks (64-bit index math): such a kernel takes `i64` extents and strides,
+/// which a reader that skipped the line would pass as `i32`.
+pub const MANIFEST_VERSION_INDEX64: u32 = 9;
 
 /// A parsed manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

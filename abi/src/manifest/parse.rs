@@ -259,6 +259,7 @@ impl Reader {
                         fast_divisors: Vec::new(),
                         tmas: Vec::new(),
                         cluster: [1, 1, 1],
+                        index_bits: 32,
                     })
                 });
             }
@@ -371,6 +372,21 @@ impl Reader {
                                 "kernel `{}`: bad `cluster` line `{line}` (expected `cluster X Y Z`, each at least 1)",
                                 k.name
                             ),
+                            ))
+                        }
+                    }
+                }
+            }
+            // `index 64`: the kernel's index math is 64-bit. A malformed line fails the manifest:
+            // skipping it would pass `i32` extents to a kernel that reads `i64` ones.
+            Some("index") => {
+                if let Some(Open::Kernel(k)) = &mut self.open {
+                    match fields {
+                        ["index", "64"] if k.index_bits == 32 => k.index_bits = 64,
+                        _ => {
+                            return Err(perr(
+                                no,
+                                format!("kernel `{}`: bad `index` line `{line}` (expected one `index 64`)", k.name),
                             ))
                         }
                     }

@@ -248,6 +248,10 @@ pub struct KernelSig {
     /// The thread-block cluster shape the kernel was compiled for (`cluster X Y Z`; `[1, 1, 1]`
     /// when the line is absent): its grids must be whole clusters (the runtime checks it).
     pub cluster: [u32; 3],
+    /// The width of the kernel's index math in bits (`index 64`; 32 when the line is absent): a
+    /// 64-bit kernel takes its dynamic extents and strides as `i64` parameters and may be called
+    /// with tensors whose offsets pass 2^31 - 1; a 32-bit one is refused them.
+    pub index_bits: u32,
 }
 
 impl ParamSig {
