@@ -6,8 +6,8 @@ use cute_abi::manifest::seal;
 use cute_runtime::plan::HostPlan;
 use cute_runtime::{check_args, Arg, DType, KernelArg, Manifest, RuntimeError, TensorView};
 
-/// The same 1-D f16 copy kernel in both widths, each with a host function launching it.
-const MANIFEST: &str = "cutec-manifest 9
+/// The same 1-D f16 kernel in both widths.
+const KERNELS: &str = "cutec-manifest 9
 arch sm_90
 kernel add32
 param x tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
@@ -18,37 +18,26 @@ param x tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
 param y tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
 index 64
 end
-host h32
-param x tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
-param y tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
-launches add32
-launch add32
-grid (ceildiv $0 256) | 1 | 1
-block 256 | 1 | 1
-smem 0
-arg tensor 0 | 0 | $0
-arg tensor 1 | 0 | $1
-endlaunch
-end
-host h64
-param x tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
-param y tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1
-launches add64
-launch add64
-grid (ceildiv $0 256) | 1 | 1
-block 256 | 1 | 1
-smem 0
-arg tensor 0 | 0 | $0
-arg tensor 1 | 0 | $1
-endlaunch
-end
 ";
+
+/// The kernels, and a host function `h32`/`h64` launching each.
+fn manifest_text() -> String {
+    let host = |bits: u32| {
+        format!(
+            "host h{bits}\nparam x tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1\n\
+             param y tensor elem=f16 space=gmem align=2 rank=1 shape=? stride=1\nlaunches add{bits}\n\
+             launch add{bits}\ngrid (ceildiv $0 256) | 1 | 1\nblock 256 | 1 | 1\nsmem 0\n\
+             arg tensor 0 | 0 | $0\narg tensor 1 | 0 | $1\nendlaunch\nend\n"
+        )
+    };
+    format!("{KERNELS}{}{}", host(32), host(64))
+}
 
 /// 2^31 + 4096 elements: the GPU test's size.
 const BIG: i64 = (1 << 31) + 4096;
 
 fn manifest() -> Manifest {
-    Manifest::parse(&seal(MANIFEST)).expect("manifest parses")
+    Manifest::parse(&seal(&manifest_text())).expect("manifest parses")
 }
 
 fn pair(n: i64) -> Vec<Arg> {
@@ -109,10 +98,10 @@ fn host_plans_check_each_launch_against_its_kernel_width() {
 #[test]
 fn a_malformed_index_line_fails_the_manifest() {
     for bad in ["index 32", "index", "index 64 64"] {
-        let text = MANIFEST.replacen("index 64", bad, 1);
+        let text = manifest_text().replacen("index 64", bad, 1);
         let e = Manifest::parse(&seal(&text)).unwrap_err();
         assert!(e.to_string().contains("bad `index` line"), "{bad}: {e}");
     }
-    let twice = MANIFEST.replacen("index 64", "index 64\nindex 64", 1);
+    let twice = manifest_text().replacen("index 64", "index 64\nindex 64", 1);
     assert!(Manifest::parse(&seal(&twice)).is_err());
 }
