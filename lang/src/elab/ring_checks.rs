@@ -21,7 +21,7 @@
 //! read of the counter with no write between, and may be any barrier of the tensor elsewhere.
 
 use crate::diag::Diagnostic;
-use crate::kir::{BinaryOp, CmpOp, HostStep, Inst, Kernel, Launch, MbarrierOp, Module, Operand, Special, ValueId};
+use crate::kir::{BinaryOp, CmpOp, Inst, Kernel, MbarrierOp, Module, Operand, Special, ValueId};
 use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::Int;
@@ -33,7 +33,7 @@ use std::rc::Rc;
 pub(super) fn check(module: &Module) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut launches = Vec::new();
     for h in &module.hosts {
-        collect_launches(&h.steps, &mut launches);
+        super::launch_bounds::collect(&h.steps, &mut launches);
     }
     let mut out = Findings::default();
     for k in &module.kernels {
@@ -91,20 +91,6 @@ impl Findings {
     fn warn(&mut self, d: Diagnostic) {
         if !self.warnings.contains(&d) {
             self.warnings.push(d);
-        }
-    }
-}
-
-fn collect_launches<'a>(steps: &'a [HostStep], out: &mut Vec<&'a Launch>) {
-    for s in steps {
-        match s {
-            HostStep::Launch(l) => out.push(l),
-            HostStep::If { then, els, .. } => {
-                collect_launches(&then.steps, out);
-                collect_launches(&els.steps, out);
-            }
-            HostStep::For { body, .. } => collect_launches(&body.steps, out),
-            HostStep::Print(_) | HostStep::Break | HostStep::Continue => {}
         }
     }
 }
