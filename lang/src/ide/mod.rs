@@ -23,7 +23,8 @@ use std::collections::HashMap;
 pub struct Analysis {
     /// Errors of parsing and elaboration, as `cutec check` reports them.
     pub errors: Vec<Diagnostic>,
-    /// What only an editor reports: `let` bindings that are never used.
+    /// Warnings: what elaboration could not check (an mbarrier ring's counts), and what only an
+    /// editor reports, `let` bindings that are never used.
     pub warnings: Vec<Diagnostic>,
     /// Absent when the file does not parse.
     parsed: Option<Parsed>,
@@ -108,8 +109,11 @@ pub fn analyze_with(source: &str, budget: crate::Budget) -> Analysis {
     let index = resolve::resolve(&file, source.len());
     let mut recorder = Recorder::default();
     let result = crate::elab::elaborate_observed(&file, &mut recorder, budget);
-    let errors = result.err().unwrap_or_default();
-    let warnings = unused_bindings(&index);
+    let (errors, mut warnings) = match result {
+        Ok(module) => (Vec::new(), module.warnings),
+        Err(errors) => (errors, Vec::new()),
+    };
+    warnings.extend(unused_bindings(&index));
     Analysis {
         errors,
         warnings,
