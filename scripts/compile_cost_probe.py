@@ -122,6 +122,7 @@ def build(cutec, path):
 
 def largest_admitted(cutec, make, budget, tmp):
     """The largest N whose program needs at most `budget` steps (doubling, then bisection)."""
+
     def fits(n):
         path = os.path.join(tmp, "probe.cute")
         with open(path, "w") as f:
@@ -159,7 +160,10 @@ def main():
             rc, seconds, peak, err = build(args.cutec, path)
             worst = max(worst, seconds)
             status = "ok" if rc == 0 else f"exit {rc}: {err.strip().splitlines()[0] if err.strip() else ''}"
-            print(f"{name:<28} N={n:<6} steps={steps(args.cutec, path):<7} build {seconds:6.2f} s  peak {peak:6.0f} MiB  {status}", flush=True)
+            print(
+                f"{name:<28} N={n:<6} steps={steps(args.cutec, path):<7} build {seconds:6.2f} s  peak {peak:6.0f} MiB  {status}",
+                flush=True,
+            )
     print(f"worst build at the budget's edge: {worst:.2f} s")
 
 

@@ -315,14 +315,16 @@ fn ptx_of(module: &Module) -> Result<String, CompileError> {
 pub struct Compiled {
     pub output: Output,
     pub prints: Vec<String>,
+    /// What the front end could not check (`warning:`s), built anyway.
+    pub warnings: Vec<Diagnostic>,
     pub timings: Timings,
 }
 
 /// Compiles `.cute` source up to `stage`.
 pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<Compiled, CompileError> {
     let mut timings = Timings::default();
-    let (output, prints) = compile_stage(source, file_name, stage, options, &mut timings)?;
-    Ok(Compiled { output, prints, timings })
+    let (output, prints, warnings) = compile_stage(source, file_name, stage, options, &mut timings)?;
+    Ok(Compiled { output, prints, warnings, timings })
 }
 
 fn compile_stage(
@@ -331,7 +333,7 @@ fn compile_stage(
     stage: Stage,
     options: &Options,
     timings: &mut Timings,
-) -> Result<(Output, Vec<String>), CompileError> {
+) -> Result<(Output, Vec<String>, Vec<Diagnostic>), CompileError> {
     // The threads that compile kernels make their MLIR contexts while the front end runs.
     let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
     let (file, kir) = timings
@@ -342,7 +344,7 @@ fn compile_stage(
         cute_lang::check_arch(&kir, options.arch).map_err(CompileError::Source)?;
     }
     let prints = kir.prints.clone();
-    let done = |o: Output| Ok((o, prints.clone()));
+    let done = |o: Output| Ok((o, prints.clone(), kir.warnings.clone()));
     if stage == Stage::Ast {
         // The canonical `.cute` form: it re-parses to the same AST (lang/tests/roundtrip.rs).
         return done(Output::Text(cute_lang::pretty::print_file(&file)));

@@ -213,6 +213,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             for line in &compiled.prints {
                 eprintln!("{line}");
             }
+            cute_lang::diag::emit_warnings(&mut stderr_stream(), &name, &source, &compiled.warnings);
             if timings {
                 eprint!("{}", compiled.timings.report());
             }
@@ -229,11 +230,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         continue;
                     }
                 };
-                if let Err(diags) = cute_lang::front_end_with(&source, budget.budget())
-                    .map(|(_, m)| m.prints.iter().for_each(|p| println!("{p}")))
-                {
+                let name = file.display().to_string();
+                if let Err(diags) = cute_lang::front_end_with(&source, budget.budget()).map(|(_, m)| {
+                    m.prints.iter().for_each(|p| println!("{p}"));
+                    cute_lang::diag::emit_warnings(&mut stderr_stream(), &name, &source, &m.warnings);
+                }) {
                     let mut stderr = stderr_stream();
-                    cute_lang::diag::emit(&mut stderr, &file.display().to_string(), &source, &diags);
+                    cute_lang::diag::emit(&mut stderr, &name, &source, &diags);
                     failed = true;
                 }
             }

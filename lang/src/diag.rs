@@ -1,7 +1,7 @@
 //! Diagnostics: one error with its labels and help, rendered through codespan-reporting.
 
 use crate::span::Span;
-use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 
@@ -28,10 +28,10 @@ impl Diagnostic {
         self
     }
 
-    fn to_codespan(&self) -> CsDiagnostic<()> {
+    fn to_codespan(&self, severity: Severity) -> CsDiagnostic<()> {
         let mut labels = vec![Label::primary((), self.primary.0.range()).with_message(&self.primary.1)];
         labels.extend(self.secondary.iter().map(|(s, m)| Label::secondary((), s.range()).with_message(m)));
-        let mut d = CsDiagnostic::error().with_message(&self.message).with_labels(labels);
+        let mut d = CsDiagnostic::new(severity).with_message(&self.message).with_labels(labels);
         if let Some(help) = &self.help {
             d = d.with_notes(vec![format!("help: {help}")]);
         }
@@ -42,8 +42,13 @@ impl Diagnostic {
 /// Renders diagnostics as plain text (`error: ...` then `┌─ file:line:col` and the source snippet).
 pub fn render(file_name: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = termcolor::NoColor::new(Vec::new());
-    render_into(&mut out, file_name, source, diagnostics);
+    render_into(&mut out, file_name, source, diagnostics, Severity::Error);
     String::from_utf8_lossy(&out.into_inner()).into_owned()
+}
+
+/// [`emit`] for warnings (`warning: ...`): what the compiler could not check; the build goes on.
+pub fn emit_warnings(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &str, warnings: &[Diagnostic]) {
+    emit_as(writer, file_name, source, warnings, Severity::Warning);
 }
 
 /// Writes diagnostics to a terminal-capable writer (colour where the writer supports it).
@@ -52,13 +57,29 @@ pub fn render(file_name: &str, source: &str, diagnostics: &[Diagnostic]) -> Stri
 /// terminal stream writes them) and written at once: codespan writes a few bytes at a time, and
 /// an unbuffered stderr made that one `write` per character of a long source line.
 pub fn emit(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &str, diagnostics: &[Diagnostic]) {
+    emit_as(writer, file_name, source, diagnostics, Severity::Error);
+}
+
+fn emit_as(
+    writer: &mut dyn termcolor::WriteColor,
+    file_name: &str,
+    source: &str,
+    diagnostics: &[Diagnostic],
+    severity: Severity,
+) {
     let mut buffer = if writer.supports_color() { termcolor::Buffer::ansi() } else { termcolor::Buffer::no_color() };
-    render_into(&mut buffer, file_name, source, diagnostics);
+    render_into(&mut buffer, file_name, source, diagnostics, severity);
     let _ = writer.write_all(buffer.as_slice());
     let _ = writer.flush();
 }
 
-fn render_into(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: &str, diagnostics: &[Diagnostic]) {
+fn render_into(
+    writer: &mut dyn termcolor::WriteColor,
+    file_name: &str,
+    source: &str,
+    diagnostics: &[Diagnostic],
+    severity: Severity,
+) {
     let file = SimpleFile::new(file_name, source);
     let config = term::Config::default();
     for d in diagnostics {
@@ -70,7 +91,7 @@ fn render_into(writer: &mut dyn termcolor::WriteColor, file_name: &str, source: 
         for (s, _) in &mut d.secondary {
             *s = clamp(*s);
         }
-        let _ = term::emit(writer, &config, &file, &d.to_codespan());
+        let _ = term::emit(writer, &config, &file, &d.to_codespan(severity));
     }
 }
 
@@ -224,7 +245,7 @@ mod tests {
         let diags = [Diagnostic::error("unknown name", Span::new(8, 8 + (1 << 20)), "here").with_help("rename it")];
         for color in [false, true] {
             let mut direct = CountingWriter { bytes: Vec::new(), writes: 0, color };
-            render_into(&mut direct, "big.cute", &source, &diags);
+            render_into(&mut direct, "big.cute", &source, &diags, Severity::Error);
             let mut out = CountingWriter { bytes: Vec::new(), writes: 0, color };
             emit(&mut out, "big.cute", &source, &diags);
             assert_eq!(out.writes, 1, "color {color}");

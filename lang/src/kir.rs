@@ -1201,6 +1201,9 @@ pub struct Module {
     pub hosts: Vec<Host>,
     /// What compile-time `print` calls printed, in order.
     pub prints: Vec<String>,
+    /// What the compiler could not check (an mbarrier ring's count it cannot see): reported as
+    /// warnings; the module is still built.
+    pub warnings: Vec<crate::diag::Diagnostic>,
     /// The steps of the compile budget elaboration took (`cutec build --timings` reports them).
     pub compile_steps: u64,
 }

@@ -11,6 +11,8 @@ use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag,
 pub enum Kind {
     /// An error `cutec check` reports.
     Error,
+    /// A warning `cutec check` reports too (what the compiler could not check).
+    Warning,
     /// An unused binding: reported only in the editor, and shown faded.
     Unused,
 }
@@ -36,7 +38,7 @@ pub fn to_lsp(d: &Diagnostic, kind: Kind, uri: &Uri, text: &str, index: &LineInd
         range: index.range(text, span.start, span.end),
         severity: Some(match kind {
             Kind::Error => DiagnosticSeverity::ERROR,
-            Kind::Unused => DiagnosticSeverity::WARNING,
+            Kind::Warning | Kind::Unused => DiagnosticSeverity::WARNING,
         }),
         source: Some("cutec".into()),
         message,

@@ -321,7 +321,9 @@ impl Server {
         let diagnostics = match &outcome {
             Ok(a) => {
                 let errors = a.errors.iter().map(|d| to_lsp(d, Kind::Error, &uri, &doc.text, &doc.lines));
-                errors.chain(a.warnings.iter().map(|d| to_lsp(d, Kind::Unused, &uri, &doc.text, &doc.lines))).collect()
+                let warnings = a.warnings.iter().map(|d| to_lsp(d, Kind::Warning, &uri, &doc.text, &doc.lines));
+                let unused = a.unused.iter().map(|d| to_lsp(d, Kind::Unused, &uri, &doc.text, &doc.lines));
+                errors.chain(warnings).chain(unused).collect()
             }
             Err(panic) => vec![lsp_types::Diagnostic {
                 severity: Some(DiagnosticSeverity::ERROR),

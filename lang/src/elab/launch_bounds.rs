@@ -68,7 +68,8 @@ pub(super) fn apply(module: &mut Module) -> Vec<Diagnostic> {
     diags
 }
 
-fn collect<'a>(steps: &'a [HostStep], out: &mut Vec<&'a Launch>) {
+/// Every launch of the host steps, nested ones included.
+pub(super) fn collect<'a>(steps: &'a [HostStep], out: &mut Vec<&'a Launch>) {
     for s in steps {
         match s {
             HostStep::Launch(l) => out.push(l),

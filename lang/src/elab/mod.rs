@@ -36,6 +36,7 @@ mod launch_bounds;
 mod mbarrier;
 mod mma;
 mod recast;
+mod ring_checks;
 mod smem;
 mod stmt;
 mod swizzle;
@@ -166,6 +167,11 @@ pub(crate) fn elaborate_observed(
     }
     if prog.diags.is_empty() {
         prog.diags.extend(launch_bounds::apply(&mut prog.module));
+    }
+    if prog.diags.is_empty() {
+        let (errors, warnings) = ring_checks::check(&prog.module);
+        prog.diags.extend(errors);
+        prog.module.warnings = warnings;
     }
     if prog.diags.is_empty() {
         prog.module.compile_steps = prog.work.used();

@@ -23,8 +23,11 @@ use std::collections::HashMap;
 pub struct Analysis {
     /// Errors of parsing and elaboration, as `cutec check` reports them.
     pub errors: Vec<Diagnostic>,
-    /// What only an editor reports: `let` bindings that are never used.
+    /// Warnings `cutec check` reports too: what elaboration could not check (an mbarrier ring's
+    /// counts).
     pub warnings: Vec<Diagnostic>,
+    /// What only an editor reports (shown faded): `let` bindings that are never used.
+    pub unused: Vec<Diagnostic>,
     /// Absent when the file does not parse.
     parsed: Option<Parsed>,
 }
@@ -103,22 +106,25 @@ pub fn analyze(source: &str) -> Analysis {
 pub fn analyze_with(source: &str, budget: crate::Budget) -> Analysis {
     let file = match crate::parse(source) {
         Ok(file) => file,
-        Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), parsed: None },
+        Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), unused: Vec::new(), parsed: None },
     };
     let index = resolve::resolve(&file, source.len());
     let mut recorder = Recorder::default();
     let result = crate::elab::elaborate_observed(&file, &mut recorder, budget);
-    let errors = result.err().unwrap_or_default();
-    let warnings = unused_bindings(&index);
+    let (errors, warnings) = match result {
+        Ok(module) => (Vec::new(), module.warnings),
+        Err(errors) => (errors, Vec::new()),
+    };
     Analysis {
         errors,
         warnings,
+        unused: unused_bindings(&index),
         parsed: Some(Parsed { index, bindings: recorder.bindings, instances: recorder.instances }),
     }
 }
 
 /// `let` bindings never used. They are [`Diagnostic`]s like the errors (which have no severity of
-/// their own); [`Analysis::warnings`] is what makes them warnings.
+/// their own); [`Analysis::unused`] is what makes them editor hints.
 fn unused_bindings(index: &Index) -> Vec<Diagnostic> {
     index
         .defs

@@ -98,7 +98,7 @@ fn builtins_methods_fields_and_named_arguments_are_named() {
 #[test]
 fn unused_lets_are_warnings() {
     let a = analyze(TILED);
-    let names: Vec<&str> = a.warnings.iter().map(|d| d.message.as_str()).collect();
+    let names: Vec<&str> = a.unused.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(names, ["unused variable `n`", "unused variable `unused`"]);
 }
 
@@ -158,4 +158,17 @@ fn scoping_is_elaborations() {
     assert_eq!(a.definition(at(source, "x, h()", 0, 0)).unwrap().span.start, at(source, "let x = x", 0, 4));
     let (_, values) = definition_values(&a, at(source, "let x = x", 0, 4));
     assert_eq!(values[0].value.facts[0].text, "2");
+}
+
+#[test]
+fn a_ring_the_compiler_cannot_check_is_a_warning_not_an_unused_hint() {
+    // tma_copy.cute with its transaction bytes known only at run time: `cutec check` warns, and
+    // the editor shows the same warning, not faded as an unused binding is.
+    let sample = include_str!("../../../samples/tma_copy.cute");
+    assert!(sample.contains("T * T * 4);"), "the sample's expect_tx changed: update this test");
+    let a = analyze(&sample.replacen("T * T * 4);", "m * 4);", 1));
+    assert!(a.errors.is_empty(), "{:?}", a.errors);
+    let warnings: Vec<&str> = a.warnings.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(warnings, ["the transaction bytes of this barrier are not checked: they are known only at run time"]);
+    assert!(a.unused.iter().all(|d| d.message.starts_with("unused variable")), "{:?}", a.unused);
 }

@@ -1,0 +1,623 @@
+//! Static checks of hand-written mbarrier rings (docs/language.md §8, "Checked rings"), per kernel
+//! instance, on its KIR once it is elaborated:
+//!
+//! - **transaction bytes**: an `mbarrier_arrive_and_expect_tx(bar, BYTES)` announces the bytes of
+//!   the `tma_load`s that complete on `bar` after it, in the same block of statements, up to the
+//!   next announcement on `bar`: BYTES must be their tiles' bytes;
+//! - **arrival count**: `mbarrier_init(bar, N)` must count the threads that arrive on `bar` per
+//!   phase, the union of the threads that reach its `mbarrier_arrive*` calls (each arriving thread
+//!   is taken to arrive once per phase: a thread at two of the calls arrives in two phases, as the
+//!   trips of an unrolled ring do). Which threads reach a
+//!   call follows from the `if`s around it, evaluated for each thread of the block every launch of
+//!   the kernel gives (`block(64)`): `thread_idx`, `warp_idx()`, `lane_idx()` and the arithmetic
+//!   and comparisons on them. A condition that is the same for every thread (a loop index, a
+//!   parameter, `block_idx`) lets all of them through: it decides in which trips they arrive, not
+//!   who does, so a phase still counts each of them once.
+//!
+//! A refuted check is an error naming both sites; one the checker cannot decide (bytes or counts
+//! known only at run time, a guard over loaded values, a barrier index it cannot follow) is a
+//! warning saying what it could not see. Barriers are told apart by their tensor and element
+//! offset; an offset that reads a `let mut` counter (`full[stage]`) is the same barrier as another
+//! read of the counter with no write between, and may be any barrier of the tensor elsewhere.
+
+use crate::diag::Diagnostic;
+use crate::kir::{BinaryOp, CmpOp, Inst, Kernel, MbarrierOp, Module, Operand, Special, ValueId};
+use crate::span::Span;
+use crate::types::MemSpace;
+use cute_layout::Int;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// The errors and warnings of every kernel's rings.
+pub(super) fn check(module: &Module) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let mut launches = Vec::new();
+    for h in &module.hosts {
+        super::launch_bounds::collect(&h.steps, &mut launches);
+    }
+    let mut out = Findings::default();
+    for k in &module.kernels {
+        if !uses_mbarriers(&k.body) {
+            continue;
+        }
+        let mut blocks: Vec<[i64; 3]> = Vec::new();
+        let mut dynamic = None;
+        for l in launches.iter().filter(|l| l.kernel == k.symbol) {
+            match l.block.iter().map(Int::as_static).collect::<Option<Vec<i64>>>() {
+                Some(b) if !blocks.contains(&[b[0], b[1], b[2]]) => blocks.push([b[0], b[1], b[2]]),
+                Some(_) => {}
+                None => dynamic = Some(l.span),
+            }
+        }
+        // The bytes do not depend on the block: one walk checks them; the counts, one per block shape.
+        let first = Walk::run(k, blocks.first().copied());
+        first.check_tx(&mut out);
+        let Some(block) = blocks.first() else {
+            if first.has_arrivals() {
+                let at = dynamic.unwrap_or(k.span);
+                out.warn(
+                    Diagnostic::error(format!("the arrival counts of kernel `{}`'s mbarriers are not checked: no launch gives it a static block", k.source_name), at, "block unknown at compile time")
+                        .with_help("launch it with a compile-time `block(...)`: the checker counts the threads that arrive on each barrier"),
+                );
+            }
+            continue;
+        };
+        first.check_counts(*block, &mut out);
+        for b in &blocks[1..] {
+            Walk::run(k, Some(*b)).check_counts(*b, &mut out);
+        }
+        if let Some(at) = dynamic {
+            out.warn(
+                Diagnostic::error(format!("kernel `{}`'s mbarrier arrival counts are not checked for this launch: its block is known only at run time", k.source_name), at, "run-time block")
+                    .with_help("give `block(...)` compile-time extents to have the counts checked"),
+            );
+        }
+    }
+    (out.errors, out.warnings)
+}
+
+#[derive(Default)]
+struct Findings {
+    errors: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+}
+
+impl Findings {
+    fn error(&mut self, d: Diagnostic) {
+        if !self.errors.contains(&d) {
+            self.errors.push(d);
+        }
+    }
+    fn warn(&mut self, d: Diagnostic) {
+        if !self.warnings.contains(&d) {
+            self.warnings.push(d);
+        }
+    }
+}
+
+fn uses_mbarriers(insts: &[Inst]) -> bool {
+    insts.iter().any(|i| matches!(i, Inst::Mbarrier { .. }) || i.regions().into_iter().any(uses_mbarriers))
+}
+
+/// What the checker could not see: the construct and why.
+#[derive(Clone)]
+struct Unseen {
+    span: Span,
+    what: String,
+}
+
+/// The threads of the block (by linear index) that reach a point, or why that is unknown.
+type Threads = Result<Rc<Vec<bool>>, Unseen>;
+
+/// A barrier operand: its tensor and element offset (counter reads made canonical).
+#[derive(Clone, PartialEq)]
+struct Bar {
+    tensor: ValueId,
+    offset: Int,
+}
+
+struct Init {
+    bar: Bar,
+    count: Option<i64>,
+    span: Span,
+}
+
+struct Arrival {
+    bar: Bar,
+    threads: Threads,
+    span: Span,
+}
+
+/// An `mbarrier_arrive_and_expect_tx` and the `tma_load`s on its barrier after it in its block.
+struct TxGroup {
+    bar: Bar,
+    bytes: Option<i64>,
+    span: Span,
+    loads: Vec<(i64, Span)>,
+    /// A load on the barrier under a branch or loop of the block: its bytes may or may not count.
+    unseen: Option<Unseen>,
+}
+
+/// The value of a scalar for one thread: known, the same for every thread, or varying in a way
+/// the checker does not follow.
+#[derive(Clone, Copy, PartialEq)]
+enum Ev {
+    Known(i64),
+    Uniform,
+    Varying,
+}
+
+struct Walk<'k> {
+    defs: HashMap<ValueId, &'k Inst>,
+    ivs: HashMap<ValueId, (Int, Int, Int)>,
+    /// Values the same for every thread: the parameters (and their dynamic extents and strides).
+    params: HashSet<ValueId>,
+    block: Option<[i64; 3]>,
+    /// Register cells (`let mut`): how often each was written so far, and the first read of each
+    /// version, which stands for the later reads of the same version.
+    versions: HashMap<ValueId, u32>,
+    first_read: HashMap<(ValueId, u32, String), ValueId>,
+    alias: HashMap<ValueId, ValueId>,
+    inits: Vec<Init>,
+    arrivals: Vec<Arrival>,
+    /// The open transaction groups of each enclosing block, innermost last.
+    open: Vec<Vec<TxGroup>>,
+    groups: Vec<TxGroup>,
+    orphans: Vec<Span>,
+}
+
+impl<'k> Walk<'k> {
+    fn run(k: &'k Kernel, block: Option<[i64; 3]>) -> Walk<'k> {
+        let mut w = Walk {
+            defs: HashMap::new(),
+            ivs: HashMap::new(),
+            params: HashSet::new(),
+            block,
+            versions: HashMap::new(),
+            first_read: HashMap::new(),
+            alias: HashMap::new(),
+            inits: Vec::new(),
+            arrivals: Vec::new(),
+            open: Vec::new(),
+            groups: Vec::new(),
+            orphans: Vec::new(),
+        };
+        for p in &k.params {
+            w.params.insert(p.value);
+            if let crate::kir::ParamKind::Tensor { dyn_leaves, .. } = &p.kind {
+                w.params.extend(dyn_leaves);
+            }
+        }
+        w.index(&k.body);
+        let threads: Threads = match block {
+            Some(b) => Ok(Rc::new(vec![true; (b[0] * b[1] * b[2]).max(0) as usize])),
+            None => Err(Unseen { span: k.span, what: "the block shape (no launch gives a static one)".into() }),
+        };
+        w.block(&k.body, &threads);
+        w
+    }
+
+    fn index(&mut self, insts: &'k [Inst]) {
+        for i in insts {
+            let dst = match i {
+                Inst::Special { dst, .. }
+                | Inst::Binary { dst, frag: None, .. }
+                | Inst::Cmp { dst, frag: None, .. }
+                | Inst::Not { dst, frag: None, .. }
+                | Inst::Select { dst, frag: None, .. }
+                | Inst::Convert { dst, frag: None, .. } => Some(*dst),
+                _ => None,
+            };
+            if let Some(d) = dst {
+                self.defs.insert(d, i);
+            }
+            if let Inst::For { iv, lb, ub, step, .. } = i {
+                self.ivs.insert(*iv, (lb.clone(), ub.clone(), step.clone()));
+            }
+            for r in i.regions() {
+                self.index(r);
+            }
+        }
+    }
+
+    fn has_arrivals(&self) -> bool {
+        !self.inits.is_empty() && !self.arrivals.is_empty()
+    }
+
+    /// The barrier `offset` elements into `tensor`, with counter reads made canonical.
+    fn bar(&self, tensor: ValueId, offset: &Int) -> Bar {
+        let mut canon = |id: u32, div: i64| Ok(Int::var(self.alias.get(&id).copied().unwrap_or(id), div));
+        Bar { tensor, offset: offset.subst(&mut canon).unwrap_or_else(|_| offset.clone()) }
+    }
+
+    fn block(&mut self, insts: &'k [Inst], threads: &Threads) {
+        self.open.push(Vec::new());
+        for i in insts {
+            self.inst(i, threads);
+        }
+        let done = self.open.pop().unwrap_or_default();
+        self.groups.extend(done);
+    }
+
+    fn inst(&mut self, i: &'k Inst, threads: &Threads) {
+        match i {
+            Inst::Load { dst, tensor, ty, at, .. } if ty.space == MemSpace::Rmem => {
+                let version = self.versions.get(tensor).copied().unwrap_or(0);
+                let first = *self.first_read.entry((*tensor, version, format!("{at:?}"))).or_insert(*dst);
+                self.alias.insert(*dst, first);
+            }
+            Inst::Store { tensor, .. } | Inst::StoreFrag { tensor, .. } => {
+                *self.versions.entry(*tensor).or_insert(0) += 1;
+            }
+            Inst::If { cond, then, els, span } => {
+                let (t, e) = self.split(threads, cond, *span);
+                self.block(then, &t);
+                self.block(els, &e);
+            }
+            Inst::For { body, exit, .. } => {
+                if let Some(c) = exit {
+                    self.block(&c.insts, threads);
+                }
+                self.block(body, threads);
+            }
+            Inst::While { cond, body, .. } => {
+                self.block(&cond.insts, threads);
+                self.block(body, threads);
+            }
+            Inst::Assert { cond, .. } => self.block(&cond.insts, threads),
+            Inst::Mbarrier { op, tensor, offset, arg, span, .. } => {
+                let bar = self.bar(*tensor, offset);
+                let value = match arg {
+                    Some(Operand::Int(i)) => i.as_static(),
+                    _ => None,
+                };
+                match op {
+                    MbarrierOp::Init => self.inits.push(Init { bar, count: value, span: *span }),
+                    MbarrierOp::Arrive => self.arrivals.push(Arrival { bar, threads: threads.clone(), span: *span }),
+                    MbarrierOp::ArriveExpectTx => {
+                        self.arrivals.push(Arrival { bar: bar.clone(), threads: threads.clone(), span: *span });
+                        let open = self.open.last_mut().expect("a block is open");
+                        if let Some(at) = open.iter().position(|g| g.bar == bar) {
+                            self.groups.push(open.remove(at));
+                        }
+                        open.push(TxGroup { bar, bytes: value, span: *span, loads: Vec::new(), unseen: None });
+                    }
+                    MbarrierOp::Wait => {}
+                }
+            }
+            Inst::TmaLoad { smem_ty, bar, offset, span, .. } => {
+                let bar = self.bar(*bar, offset);
+                let bytes = smem_ty.layout.size().ok().and_then(|s| s.as_static()).unwrap_or(0)
+                    * i64::from(smem_ty.elem.size_bytes());
+                let depth = self.open.len();
+                let found = self
+                    .open
+                    .iter_mut()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(d, gs)| gs.iter_mut().find(|g| g.bar == bar).map(|g| (d, g)));
+                match found {
+                    Some((d, g)) if d + 1 == depth => g.loads.push((bytes, *span)),
+                    Some((_, g)) => {
+                        g.unseen.get_or_insert(Unseen {
+                            span: *span,
+                            what: "this `tma_load` under a branch or loop".into(),
+                        });
+                    }
+                    None => self.orphans.push(*span),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The threads that take each branch of `if cond`.
+    fn split(&self, threads: &Threads, cond: &Operand, span: Span) -> (Threads, Threads) {
+        let Ok(set) = threads else { return (threads.clone(), threads.clone()) };
+        let Some(b) = self.block else { return (threads.clone(), threads.clone()) };
+        let (mut then, mut els) = (vec![false; set.len()], vec![false; set.len()]);
+        let mut uniform = false;
+        for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
+            let t = t as i64;
+            let tid = [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])];
+            match self.operand(cond, tid) {
+                Ev::Known(v) if v != 0 => then[t as usize] = true,
+                Ev::Known(_) => els[t as usize] = true,
+                Ev::Uniform => uniform = true,
+                Ev::Varying => {
+                    let u =
+                        Unseen { span, what: "this condition (it reads values the checker does not follow)".into() };
+                    return (Err(u.clone()), Err(u));
+                }
+            }
+        }
+        if uniform {
+            if then.iter().chain(&els).any(|on| *on) {
+                let u = Unseen { span, what: "this condition (known for some threads only)".into() };
+                return (Err(u.clone()), Err(u));
+            }
+            return (threads.clone(), threads.clone());
+        }
+        (Ok(Rc::new(then)), Ok(Rc::new(els)))
+    }
+
+    fn operand(&self, op: &Operand, tid: [i64; 3]) -> Ev {
+        match op {
+            Operand::Int(i) => self.int(i, tid),
+            Operand::Value(id) => self.value(*id, tid),
+            Operand::Bool(b) => Ev::Known(i64::from(*b)),
+            Operand::Float(_) => Ev::Uniform,
+        }
+    }
+
+    fn int(&self, i: &Int, tid: [i64; 3]) -> Ev {
+        let worst = Cell::new(Ev::Known(0));
+        let env = |id: u32| match self.value(id, tid) {
+            Ev::Known(v) => Some(v),
+            other => {
+                if other == Ev::Varying || worst.get() != Ev::Varying {
+                    worst.set(other);
+                }
+                None
+            }
+        };
+        match i.eval(&env) {
+            Some(v) => Ev::Known(v),
+            None if worst.get() == Ev::Varying => Ev::Varying,
+            None => Ev::Uniform,
+        }
+    }
+
+    /// The value `id` has for the thread `tid`.
+    fn value(&self, id: ValueId, tid: [i64; 3]) -> Ev {
+        let Some(def) = self.defs.get(&id) else {
+            // Parameters and loop indices are the same for every thread; loaded values are not.
+            return if self.ivs.contains_key(&id) || self.params.contains(&id) { Ev::Uniform } else { Ev::Varying };
+        };
+        let both = |a: &Operand, b: &Operand, f: &dyn Fn(i64, i64) -> Option<i64>| match (
+            self.operand(a, tid),
+            self.operand(b, tid),
+        ) {
+            (Ev::Known(x), Ev::Known(y)) => f(x, y).map_or(Ev::Varying, Ev::Known),
+            (Ev::Varying, _) | (_, Ev::Varying) => Ev::Varying,
+            _ => Ev::Uniform,
+        };
+        match def {
+            Inst::Special { which, .. } => match (which, self.block) {
+                (Special::ThreadIdx(d), _) => Ev::Known(tid[usize::from(*d).min(2)]),
+                (Special::BlockDim(d), Some(b)) => Ev::Known(b[usize::from(*d).min(2)]),
+                _ => Ev::Uniform,
+            },
+            Inst::Cmp { op, a, b, .. } => both(a, b, &|x, y| Some(i64::from(cmp(*op, x, y)))),
+            Inst::Binary { op, a, b, .. } => both(a, b, &|x, y| binary(*op, x, y)),
+            Inst::Not { a, ty, .. } => match self.operand(a, tid) {
+                Ev::Known(x) if *ty == crate::types::Scalar::Bool => Ev::Known(i64::from(x == 0)),
+                Ev::Known(x) => Ev::Known(!x),
+                other => other,
+            },
+            Inst::Convert { a, to, .. } if !to.is_float() => self.operand(a, tid),
+            Inst::Select { c, a, b, .. } => match self.operand(c, tid) {
+                Ev::Known(v) => self.operand(if v != 0 { a } else { b }, tid),
+                other => other,
+            },
+            _ => Ev::Varying,
+        }
+    }
+}
+
+fn cmp(op: CmpOp, a: i64, b: i64) -> bool {
+    op.holds(a, b)
+}
+
+fn binary(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
+    Some(match op {
+        BinaryOp::Add => a.checked_add(b)?,
+        BinaryOp::Sub => a.checked_sub(b)?,
+        BinaryOp::Mul => a.checked_mul(b)?,
+        BinaryOp::Div => a.checked_div(b)?,
+        BinaryOp::Rem => a.checked_rem(b)?,
+        BinaryOp::And => a & b,
+        BinaryOp::Or => a | b,
+        BinaryOp::Xor => a ^ b,
+        BinaryOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
+        BinaryOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
+        BinaryOp::Min => a.min(b),
+        BinaryOp::Max => a.max(b),
+    })
+}
+
+/// The most combinations of loop indices enumerated to tell which barriers an offset names.
+const MAX_ENUMERATED: usize = 4096;
+
+impl Walk<'_> {
+    /// The static offsets `off` takes over the static ranges of the loops whose indices it reads;
+    /// `None` when it reads anything else (a counter, a parameter) or the ranges are too large.
+    fn offsets(&self, off: &Int) -> Option<Vec<i64>> {
+        if let Some(v) = off.as_static() {
+            return Some(vec![v]);
+        }
+        let mut vars = Vec::new();
+        off.subst(&mut |id, div| {
+            if !vars.contains(&id) {
+                vars.push(id);
+            }
+            Ok(Int::var(id, div))
+        })
+        .ok()?;
+        let mut ranges = Vec::new();
+        for v in &vars {
+            let (lb, ub, step) = self.ivs.get(v)?;
+            let (lb, ub, step) = (lb.as_static()?, ub.as_static()?, step.as_static()?);
+            if step <= 0 {
+                return None;
+            }
+            ranges.push((lb..ub).step_by(step as usize).collect::<Vec<i64>>());
+        }
+        if ranges.iter().map(Vec::len).try_fold(1usize, |a, n| a.checked_mul(n)).is_none_or(|n| n > MAX_ENUMERATED) {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut pick = vec![0usize; ranges.len()];
+        loop {
+            let env = |id: u32| vars.iter().position(|v| *v == id).and_then(|k| ranges[k].get(pick[k]).copied());
+            if let Some(x) = off.eval(&env) {
+                if !out.contains(&x) {
+                    out.push(x);
+                }
+            }
+            let mut k = 0;
+            while k < pick.len() {
+                pick[k] += 1;
+                if pick[k] < ranges[k].len() {
+                    break;
+                }
+                pick[k] = 0;
+                k += 1;
+            }
+            if k == pick.len() || ranges.iter().any(Vec::is_empty) {
+                return Some(out);
+            }
+        }
+    }
+
+    /// Rule (a): each announcement's bytes against the bytes of the loads that complete on its
+    /// barrier in its phase.
+    fn check_tx(&self, out: &mut Findings) {
+        for g in &self.groups {
+            let loaded: i64 = g.loads.iter().map(|(b, _)| b).sum();
+            if let Some(u) = &g.unseen {
+                out.warn(unseen_warning("the transaction bytes of this barrier are not checked", g.span, u));
+                continue;
+            }
+            let Some(bytes) = g.bytes else {
+                out.warn(
+                    Diagnostic::error("the transaction bytes of this barrier are not checked: they are known only at run time", g.span, "run-time byte count")
+                        .with_help("write the bytes as a compile-time expression (`BM * BK * 2`) to have them checked against the `tma_load`s"),
+                );
+                continue;
+            };
+            if g.loads.is_empty() {
+                if bytes != 0 {
+                    out.warn(
+                        Diagnostic::error(format!("the {bytes} transaction bytes announced here are not checked: no `tma_load` on this barrier follows in the same block"), g.span, "no `tma_load` to check against")
+                            .with_help("issue the `tma_load`s that complete on the barrier right after the announcement, in the same block, to have their bytes checked"),
+                    );
+                }
+                continue;
+            }
+            if loaded != bytes {
+                let n = g.loads.len();
+                let mut d = Diagnostic::error(
+                    format!("this barrier expects {bytes} transaction bytes per phase, but the {} that complete{} on it bring{} {loaded}", crate::diag::count(n, "`tma_load`"), if n == 1 { "s" } else { "" }, if n == 1 { "s" } else { "" }),
+                    g.span,
+                    format!("expects {bytes} bytes"),
+                );
+                for (b, at) in &g.loads {
+                    d = d.with_secondary(*at, format!("completes {b} bytes"));
+                }
+                out.error(d.with_help(format!("announce the bytes of the tiles loaded in the phase: `{loaded}` (each `tma_load` counts its whole box, out-of-bounds zeros included)")));
+            }
+        }
+        for at in &self.orphans {
+            out.warn(
+                Diagnostic::error("the bytes of this `tma_load` are not checked: no `mbarrier_arrive_and_expect_tx` on its barrier precedes it in the same block", *at, "no announcement to check against")
+                    .with_help("announce the bytes (`mbarrier_arrive_and_expect_tx(bar, BYTES)`) right before the loads, in the same block"),
+            );
+        }
+    }
+
+    /// Rule (b): each barrier's arrival count against the threads that arrive on it.
+    fn check_counts(&self, block: [i64; 3], out: &mut Findings) {
+        let threads = block.iter().product::<i64>();
+        for init in &self.inits {
+            let Some(count) = init.count else {
+                out.warn(
+                    Diagnostic::error(
+                        "the arrival count of this barrier is not checked: it is known only at run time",
+                        init.span,
+                        "run-time count",
+                    )
+                    .with_help("write the count as a compile-time expression (`128 * WG_M`) to have it checked"),
+                );
+                continue;
+            };
+            let Some(mine) = self.offsets(&init.bar.offset) else {
+                out.warn(
+                    Diagnostic::error("the arrival count of this barrier is not checked: the checker cannot tell which barrier it initializes", init.span, "barrier index not followed")
+                        .with_help("index the barriers with compile-time values or loop indices over static ranges"),
+                );
+                continue;
+            };
+            // The arrivals that may name one of these barriers, and whether exactly.
+            let mut sites = Vec::new();
+            let mut exact = true;
+            for a in self.arrivals.iter().filter(|a| a.bar.tensor == init.bar.tensor) {
+                match self.offsets(&a.bar.offset) {
+                    Some(offs) if offs.iter().any(|o| mine.contains(o)) => sites.push(a),
+                    Some(_) => {}
+                    None => {
+                        exact = false;
+                        sites.push(a);
+                    }
+                }
+            }
+            let Some(first) = sites.first() else { continue };
+            let mut union = vec![false; threads.max(0) as usize];
+            let mut per_site = Vec::new();
+            for a in &sites {
+                let set = match &a.threads {
+                    Ok(set) => set,
+                    Err(u) => {
+                        out.warn(
+                            unseen_warning("the arrival count of this barrier is not checked", a.span, u)
+                                .with_secondary(init.span, format!("initialized for {count} arrivals")),
+                        );
+                        per_site.clear();
+                        break;
+                    }
+                };
+                let mut n = 0;
+                for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
+                    union[t] = true;
+                    n += 1;
+                }
+                per_site.push((a.span, n));
+            }
+            if per_site.len() != sites.len() {
+                continue;
+            }
+            let arriving = union.iter().filter(|on| **on).count() as i64;
+            if arriving == count {
+                continue;
+            }
+            // A single arrival that may name any barrier of the tensor is all the arrivals of
+            // whichever it names: its count refutes as well as an exact one.
+            if !exact && sites.len() > 1 {
+                out.warn(
+                    Diagnostic::error("the arrival count of this barrier is not checked: an arrival's barrier index is a run-time counter the checker cannot follow", init.span, format!("initialized for {count} arrivals"))
+                        .with_secondary(first.span, "arrives here"),
+                );
+                continue;
+            }
+            let mut d = Diagnostic::error(
+                format!("this barrier is initialized for {count} arrivals per phase, but {} of the {threads}-thread block arrive{} on it", crate::diag::count(arriving as usize, "thread"), if arriving == 1 { "s" } else { "" }),
+                init.span,
+                format!("initialized for {count} arrivals"),
+            );
+            for (at, n) in &per_site {
+                if !d.secondary.iter().any(|(s, _)| s == at) {
+                    d = d.with_secondary(
+                        *at,
+                        format!("{} arrive{} here", crate::diag::count(*n, "thread"), if *n == 1 { "s" } else { "" }),
+                    );
+                }
+            }
+            out.error(d.with_help(format!("initialize it with the threads that arrive per phase (`{arriving}`), or guard the arrival so that {count} threads reach it (`if thread_idx.x == 0`, `if warp_idx() == 0`, ...)")));
+        }
+    }
+}
+
+fn unseen_warning(what: &str, at: Span, u: &Unseen) -> Diagnostic {
+    Diagnostic::error(format!("{what}: the checker cannot see {}", u.what), at, "not checked")
+        .with_secondary(u.span, "not followed")
+}
