@@ -167,9 +167,9 @@ fn kernel(k: &Kernel, fast_divisors: &[String]) -> KernelSig {
             .collect(),
         tmas: k.tmas.iter().map(tma).collect(),
         cluster: k.cluster.as_ref().map_or([1, 1, 1], |c| c.dims),
-        // Code generation computes every kernel's index math in 32 bits (the runtime refuses
-        // tensors past 2^31 - 1 elements for it).
-        index_bits: 32,
+        // `index(i64)`: the runtime passes i64 extents and strides and accepts tensors past
+        // 2^31 - 1 elements; a 32-bit kernel is refused them.
+        index_bits: if k.index64.is_some() { 64 } else { 32 },
     }
 }
 

@@ -954,6 +954,8 @@ pub struct Kernel {
     pub span: Span,
     /// The thread-block cluster shape its launches gave (`cluster(...)`), if any.
     pub cluster: Option<Cluster>,
+    /// The `index(i64)` clause, when the kernel computes its index math in 64 bits (else 32).
+    pub index64: Option<Span>,
 }
 
 /// The 32-bit registers one register tensor or fragment may take per thread: a thread has at most

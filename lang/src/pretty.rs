@@ -145,6 +145,9 @@ impl Printer {
                     self.out.push_str(" -> ");
                     self.ty(ret);
                 }
+                for c in &f.clauses {
+                    self.out.push_str(&format!(" {}({})", c.name.name, c.value.name));
+                }
                 self.out.push(' ');
                 self.block(&f.body);
             }
@@ -496,6 +499,11 @@ fn strip_item(item: &Item) -> Item {
                 })
                 .collect(),
             ret: f.ret.as_ref().map(strip_type),
+            clauses: f
+                .clauses
+                .iter()
+                .map(|c| FnClause { name: strip_ident(&c.name), value: strip_ident(&c.value), span: NO_SPAN })
+                .collect(),
             body: strip_block(&f.body),
             span: NO_SPAN,
         }),

@@ -475,15 +475,20 @@ fn arb_item() -> impl Strategy<Value = Item> {
         arb_ident(),
         prop::collection::vec(param, 0..4),
         prop::option::of(arb_type()),
+        prop::collection::vec((arb_ident(), arb_ident()), 0..2),
         prop::collection::vec(arb_stmt(), 0..5),
     )
-        .prop_map(|(kind, name, params, ret, stmts)| {
+        .prop_map(|(kind, name, params, ret, clauses, stmts)| {
             Item::Function(Function {
                 kind,
                 name,
                 type_params: Vec::new(),
                 params,
                 ret,
+                clauses: clauses
+                    .into_iter()
+                    .map(|(name, value)| FnClause { name, value, span: Span::default() })
+                    .collect(),
                 body: block(stmts),
                 span: Span::default(),
             })

@@ -130,6 +130,19 @@ pub fn lower_to_cute(
     let mut fast_divisors = Vec::new();
     let lines = LineIndex::new(source);
     for k in &module.kernels {
+        if let Some(clause) = k.index64 {
+            // The language and the runtime know 64-bit kernels; the lowering below computes every
+            // index in `i32`, so a 64-bit kernel is refused rather than compiled with 32-bit math.
+            errors.push(
+                Diagnostic::error(
+                    "64-bit index math is not implemented in code generation yet",
+                    clause,
+                    "`index(i64)` asked for here",
+                )
+                .with_help("leave the clause out and index a tile of the tensor below 2^31 elements per launch"),
+            );
+            continue;
+        }
         let vars = crate::plan::kernel_vars(k);
         let mut w = KernelWriter {
             file: file_name,

@@ -62,7 +62,7 @@ impl Frame<'_, '_> {
             operands.push(self.operand(&v, elem, a.value.span)?);
         }
         self.need_kernel(&format!("`{}`", op.builtin()), span)?;
-        let (_, offset) = element_offset(&crd, &t.ty.layout, place.span)?;
+        let (_, offset) = element_offset(&crd, &t.ty.layout, self.index_bits, place.span)?;
         let at = kir::At::Coord(cute_layout::expr::crd_value(&crd));
         if !self.predicated {
             self.require_access_in_bounds(&t.ty, &at, place.span);

@@ -101,7 +101,7 @@ impl Frame<'_, '_> {
                 if crd_has_under(&crd) {
                     return Ok(Value::Tensor(self.slice(&t, &crd, e.span)?));
                 }
-                element_offset(&crd, &t.ty.layout, e.span)?;
+                element_offset(&crd, &t.ty.layout, self.index_bits, e.span)?;
                 self.need_kernel("reading memory", e.span)?;
                 let Origin::Kernel(tid) = t.origin else { unreachable!("kernel tensors have kernel origins") };
                 let ty =

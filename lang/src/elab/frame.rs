@@ -54,6 +54,9 @@ pub(crate) struct Frame<'p, 'f> {
     /// elaborated: the targets of `break`/`continue` and `return`.
     pub(super) loops: Vec<flow::LoopCtx>,
     pub(super) fns: Vec<FnCtx>,
+    /// The bits a kernel computes its index math in (`index(i64)`: 64), which bound the static
+    /// element offsets and strides it may use.
+    pub(super) index_bits: u32,
 }
 
 impl<'p, 'f> Frame<'p, 'f> {
@@ -79,6 +82,7 @@ impl<'p, 'f> Frame<'p, 'f> {
             depth: 0,
             loops: Vec::new(),
             fns: Vec::new(),
+            index_bits: 32,
         }
     }
 

@@ -31,6 +31,7 @@ mod fragment_loops;
 mod frame;
 mod generics;
 mod host_flow;
+mod index_width;
 mod launch;
 mod launch_bounds;
 mod mbarrier;
@@ -145,7 +146,7 @@ pub(crate) fn elaborate_observed(
     }
     // Type parameters are checked as declared, before any instance is made.
     for f in file.functions() {
-        if let Err(d) = generics::check_type_params(f) {
+        if let Err(d) = generics::check_type_params(f).and_then(|()| index_width::of(f).map(drop)) {
             prog.diags.push(d);
         }
     }
@@ -416,6 +417,8 @@ impl Frame<'_, '_> {
             return Err(Diagnostic::error("a kernel cannot return a value", ret.span(), "return type here")
                 .with_help("write results into a tensor parameter"));
         }
+        let width = index_width::of(f)?;
+        self.index_bits = width.bits();
         if !f.type_params.is_empty() {
             let spanned: Vec<(&Value, Span)> = args.iter().map(|a| (a, f.span)).collect();
             let b = generics::deduce(f, &spanned)?;
@@ -499,6 +502,7 @@ impl Frame<'_, '_> {
             reqntid: None,
             span: f.span,
             cluster: None,
+            index64: width.clause,
         })
     }
 

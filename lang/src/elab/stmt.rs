@@ -327,7 +327,7 @@ impl Frame<'_, '_> {
             self.store_frag(&view, &ft, fid, span)
         } else {
             // Checked here for the error's span; cute-canonicalize maps the coordinate to the offset.
-            element_offset(&crd, &t.ty.layout, target.span)?;
+            element_offset(&crd, &t.ty.layout, self.index_bits, target.span)?;
             let v = self.coerce(v, t.ty.elem, value.span).map_err(|d| {
                 d.with_secondary(target.span, format!("expected `{}` because of this element", t.ty.elem.name()))
             })?;

@@ -48,7 +48,7 @@ impl Frame<'_, '_> {
     pub(crate) fn slice(&mut self, t: &TensorVal, crd: &cute_layout::Crd, span: Span) -> R<TensorVal> {
         self.in_bounds(crd, &t.ty.layout, span)?;
         let crd = natural_coordinate(crd, &t.ty.layout.shape);
-        let (layout, offset) = element_offset(&crd, &t.ty.layout, span)?;
+        let (layout, offset) = element_offset(&crd, &t.ty.layout, self.index_bits, span)?;
         self.view(t, layout, offset, kir::ViewHow::algebra("slice", vec![cute_layout::expr::crd_value(&crd)]), span)
     }
 
@@ -191,14 +191,15 @@ pub(super) fn coord_err(e: cute_layout::Error, layout: &Layout, span: Span) -> D
 }
 
 /// The element offset of a coordinate in a tensor's layout, and the layout of what it leaves free
-/// (`slice_and_offset`), refused where the kernel's 32-bit index arithmetic could not hold it: a
-/// static offset, or with a run-time coordinate a static stride, outside the `i32` range (the
-/// lowering makes each an `i32` constant, and a larger one would wrap to another address), and
-/// where a static coordinate falls outside its mode ([`check_in_bounds`]).
-pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span) -> R<(Layout, Int)> {
+/// (`slice_and_offset`), refused where the kernel's index arithmetic (`bits` wide: 32, or 64 with
+/// `index(i64)`) could not hold it: a static offset, or with a run-time coordinate a static stride,
+/// outside that range (the lowering makes each a constant of the index type, and a larger one would
+/// wrap to another address), and where a static coordinate falls outside its mode
+/// ([`check_in_bounds`]).
+pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, bits: u32, span: Span) -> R<(Layout, Int)> {
     let (sliced, offset) = cute_layout::slice_and_offset(crd, layout).map_err(|e| coord_err(e, layout, span))?;
     check_in_bounds(crd, layout, span)?;
-    let fits = |v: i64| i32::try_from(v).is_ok();
+    let fits = |v: i64| bits >= 64 || i32::try_from(v).is_ok();
     let too_large = match offset.as_static() {
         Some(v) => (!fits(v)).then(|| format!("the element offset {v}")),
         None => layout.leaves().into_iter().find_map(|(_, d)| match d {
@@ -212,7 +213,7 @@ pub(super) fn element_offset(crd: &cute_layout::Crd, layout: &Layout, span: Span
             span,
             format!("layout {layout}"),
         )
-        .with_help("kernels index memory with 32-bit integers: keep offsets and strides below 2^31 elements, e.g. by indexing a tile of the tensor (`local_tile`)")),
+        .with_help("kernels index memory with 32-bit integers unless they ask for `index(i64)` after their parameters: keep offsets and strides below 2^31 elements, e.g. by indexing a tile of the tensor (`local_tile`), or compute in 64 bits")),
         None => Ok((sliced, offset)),
     }
 }
