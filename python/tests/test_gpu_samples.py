@@ -974,11 +974,16 @@ def need_sm90(torch):
         pytest.skip(f"mbarrier waits need sm_90: found {torch.cuda.get_device_name()}")
 
 
+# The same ring made with a pipeline value (mbarrier_pipeline) and written by hand (mbarrier_ring).
+MBARRIER_RINGS = [("mbarrier_pipeline", "pipeline"), ("mbarrier_ring", "ring_by_hand")]
+
+
 @pytest.mark.parametrize("n", [256, 256 * 1000, 1 << 24])
-def test_mbarrier_pipeline(gpu, load, n):
+@pytest.mark.parametrize("sample,host", MBARRIER_RINGS)
+def test_mbarrier_pipeline(gpu, load, sample, host, n):
     torch = gpu
     need_sm90(torch)
-    f = load("mbarrier_pipeline").pipeline
+    f = getattr(load(sample), host)
     x = torch.randn(n, device="cuda")
     buf, out = guarded(torch, (n,), torch.float32)
     f(x, out)

@@ -211,7 +211,7 @@ impl Frame<'_, '_> {
         }
     }
 
-    fn special(&mut self, which: &'static str, dim: u8, span: Span) -> R<Value> {
+    pub(super) fn special(&mut self, which: &'static str, dim: u8, span: Span) -> R<Value> {
         self.need_kernel(&format!("`{which}`"), span)?;
         let key = format!("{which}.{dim}");
         if let Some(v) = self.special_values.get(&key) {

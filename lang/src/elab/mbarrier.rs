@@ -154,6 +154,8 @@ impl Frame<'_, '_> {
             },
             _ => match self.expr(e)? {
                 Value::Tensor(t) if t.ty.layout.size().ok().and_then(|s| s.as_static()) == Some(1) => (t, Int::S(0)),
+                // `pipe.producer_get_barrier(state)`.
+                Value::Barrier(t, offset) => (t, offset),
                 other => return Err(not_place(&other, e.span)),
             },
         })

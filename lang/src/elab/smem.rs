@@ -17,7 +17,8 @@ use super::{Frame, R};
 use crate::diag::Diagnostic;
 use crate::kir::{self, Inst, ValueTy};
 use crate::span::Span;
-use crate::types::MemSpace;
+use crate::types::{MemSpace, Scalar};
+use cute_layout::Layout;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -93,6 +94,18 @@ pub(super) fn allocate_tensor(f: &mut Frame, a: &SmemAllocator, args: &[Arg], sp
             )),
         };
     let ty = alloc_ty(f, elem, MemSpace::Smem, layout, swizzle, span)?;
+    place(f, a, ty, align, span)
+}
+
+/// The next `cosize(layout)` elements of the launch's region as an unswizzled shared tensor
+/// (a pipeline's barriers).
+pub(super) fn allocate_layout(f: &mut Frame, a: &SmemAllocator, elem: Scalar, layout: Layout, span: Span) -> R<Value> {
+    let ty = alloc_ty(f, elem, MemSpace::Smem, layout, None, span)?;
+    place(f, a, ty, kir::SMEM_ALIGN, span)
+}
+
+/// Hands out the next bytes of the region, aligned to `align` (and the tensor's swizzle period), for `ty`.
+fn place(f: &mut Frame, a: &SmemAllocator, ty: kir::TensorTy, align: u64, span: Span) -> R<Value> {
     let bytes = kir::smem_alloc_bytes(&ty);
     // A swizzled tensor starts at a multiple of its swizzle's period (kir::smem_alloc_align).
     let align = align.max(kir::smem_alloc_align(&ty));

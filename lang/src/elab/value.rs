@@ -86,6 +86,12 @@ pub enum Value {
     /// A `let mut` variable: a one-element register tensor holding a value of this type (the
     /// backend promotes it to a register); reading it loads, assigning stores.
     Var(TensorVal, Scalar),
+    /// A pipeline (`make_pipeline_async`, `make_pipeline_tma_async`): a ring of mbarriers.
+    Pipeline(std::sync::Arc<super::pipeline::Pipeline>),
+    /// A producer or consumer state of a pipeline (`pipe.producer_state()`), moved in place by `advance()`.
+    PipeState(std::sync::Arc<super::pipeline::PipeState>),
+    /// An mbarrier's place, `element` elements into an `i64` shared tensor (`pipe.producer_get_barrier(state)`).
+    Barrier(TensorVal, Int),
     /// `_` in a coordinate.
     Under,
     Unit,
@@ -120,6 +126,9 @@ impl Value {
             Value::ThrMma(..) => "thread slice of a tiled MMA".into(),
             Value::Str(_) => "string".into(),
             Value::SmemAllocator(_) => "shared-memory allocator".into(),
+            Value::Pipeline(_) => "pipeline".into(),
+            Value::PipeState(_) => "pipeline state".into(),
+            Value::Barrier(..) => "mbarrier".into(),
             Value::Under => "`_`".into(),
             Value::Var(_, s) => format!("mut {}", s.name()),
             Value::Unit => "()".into(),
@@ -196,6 +205,9 @@ impl fmt::Display for Value {
             Value::ThrMma(slice) => write!(f, "ThrMMA(thread {} of {})", slice.1, slice.0),
             Value::Str(s) => f.write_str(s),
             Value::SmemAllocator(a) => write!(f, "SmemAllocator(next byte {})", a.next()),
+            Value::Pipeline(p) => write!(f, "{p}"),
+            Value::PipeState(s) => write!(f, "{s}"),
+            Value::Barrier(_, offset) => write!(f, "mbarrier({offset})"),
             Value::Under => f.write_str("_"),
             Value::Var(..) => f.write_str("?"),
             Value::Unit => f.write_str("()"),

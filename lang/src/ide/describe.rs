@@ -66,6 +66,7 @@ pub fn describe(v: &Value) -> ValueInfo {
             ("shared-memory allocator".into(), vec![fact("next free byte of the launch's smem", a.next().to_string())])
         }
         Value::Tuple(_) => ("tuple".into(), vec![fact("value", v)]),
+        Value::Pipeline(_) | Value::PipeState(_) | Value::Barrier(..) => (v.kind(), vec![fact("value", v)]),
         Value::Layout(l) => ("layout".into(), layout_facts(l)),
         Value::Swizzle(sw) => (
             "swizzle".into(),

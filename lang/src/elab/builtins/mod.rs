@@ -231,6 +231,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     places("mbarrier_arrive", "mbarrier_arrive(bars[i])", Some(MbarrierTx)),
     places("mbarrier_arrive_and_expect_tx", "mbarrier_arrive_and_expect_tx(bars[i], bytes)", Some(MbarrierTx)),
     places("mbarrier_wait", "mbarrier_wait(bars[i], phase)", Some(MbarrierTx)),
+    f("make_pipeline_async", "make_pipeline_async(smem, stages: S, producers: P, consumers: C)", super::pipeline::make_pipeline).kernel_after_args().needs(MbarrierTx),
+    f("make_pipeline_tma_async", "make_pipeline_tma_async(smem, stages: S, producers: P, consumers: C, tx_bytes: B)", super::pipeline::make_pipeline).kernel_after_args().needs(MbarrierTx),
     places("tma_load", "tma_load(tma, dst, coord, bars[i])", Some(Tma)),
     places("tma_store", "tma_store(tma, src, coord)", Some(Tma)),
     places("tma_store_fence", "tma_store_fence()", Some(Tma)),
@@ -316,6 +318,8 @@ pub(crate) enum Receiver {
     TiledCopy,
     ThrCopy,
     SmemAllocator,
+    Pipeline,
+    PipeState,
     /// Any value (`x.to(T)`).
     Any,
 }
@@ -330,6 +334,8 @@ pub(crate) const METHODS: &[(Receiver, &[&str])] = &[
     (Receiver::TiledCopy, &["get_slice", "retile"]),
     (Receiver::ThrCopy, &["partition_S", "partition_D", "retile_D", "retile_S"]),
     (Receiver::SmemAllocator, &["allocate_tensor"]),
+    (Receiver::Pipeline, super::pipeline::PIPELINE_METHODS),
+    (Receiver::PipeState, super::pipeline::STATE_METHODS),
     (Receiver::Any, &["to"]),
 ];
 
@@ -343,6 +349,8 @@ impl Receiver {
             Value::TiledCopy { .. } => Receiver::TiledCopy,
             Value::ThrCopy { .. } => Receiver::ThrCopy,
             Value::SmemAllocator(_) => Receiver::SmemAllocator,
+            Value::Pipeline(_) => Receiver::Pipeline,
+            Value::PipeState(_) => Receiver::PipeState,
             _ => Receiver::Any,
         }
     }
@@ -381,6 +389,12 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         ("partition_S" | "partition_D", Value::ThrCopy { .. }) => copy::partition(f, &recv, &name.name, &args, span),
         ("reduce", Value::Frag(ft, fid)) => math::reduce_method(f, ft, *fid, &args, span),
         ("allocate_tensor", Value::SmemAllocator(a)) => super::smem::allocate_tensor(f, a, &args, span),
+        (m, Value::Pipeline(p)) if super::pipeline::PIPELINE_METHODS.contains(&m) => {
+            super::pipeline::pipeline_method(f, p, m, &args, span)
+        }
+        (m, Value::PipeState(st)) if super::pipeline::STATE_METHODS.contains(&m) => {
+            super::pipeline::state_method(f, st, m, &args, span)
+        }
         ("to", _) => math::to(f, recv, &args, span),
         (m, v) => {
             let methods = Receiver::of(v).methods();
