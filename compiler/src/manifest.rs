@@ -14,7 +14,7 @@ use cute_abi::manifest::{
     HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, Need, ParamKind as AbiParamKind, ParamSig,
     Require, StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_BOUND,
     MANIFEST_VERSION_CLUSTER, MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS,
-    MANIFEST_VERSION_TMA, MANIFEST_VERSION_TMA_STORE,
+    MANIFEST_VERSION_INDEX64, MANIFEST_VERSION_TMA, MANIFEST_VERSION_TMA_STORE,
 };
 use cute_lang::kir::{HostBranch, HostStep, Kernel, Module, Param, ParamKind, TensorTy, ValueId};
 use cute_layout::IntTuple;
@@ -28,7 +28,10 @@ pub use cute_abi::manifest::MANIFEST_SYMBOL;
 fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
     let branches = module.hosts.iter().any(|h| h.steps.iter().any(|st| matches!(st, HostStep::If { .. })));
     let loops = module.hosts.iter().any(|h| h.steps.iter().any(HostStep::has_loop));
-    if module.kernels.iter().any(|k| k.tmas.iter().any(|t| t.store)) {
+    if module.kernels.iter().any(|k| k.index64.is_some()) {
+        // An older runtime would skip `index 64` and pass `i32` extents to an `i64` kernel.
+        MANIFEST_VERSION_INDEX64
+    } else if module.kernels.iter().any(|k| k.tmas.iter().any(|t| t.store)) {
         MANIFEST_VERSION_TMA_STORE
     } else if loops {
         MANIFEST_VERSION_HOST_LOOPS

@@ -64,7 +64,9 @@ irdl.dialect @cute {
   // ---- CuTe's operations on tensors. Each is `NAME(layout of src, args...)` of the layout algebra
   // (docs/dialect.md): `args` holds the arguments in CuTe notation, a `?` in them being the next
   // operand of `ints` and "@" the next of `layouts` (IRDL binds one type per variadic group, so the
-  // two kinds are two groups, sized by `operandSegmentSizes`). The result is a tensor over the same
+  // two kinds are two groups, sized by `operandSegmentSizes`). Index integers (`ints`, offsets,
+  // coordinates, `cute.dyn` values) are `%ix`: `i32`, or `i64` in a kernel with 64-bit index math
+  // (`cute.index_bits = 64`); one op's are all one type. The result is a tensor over the same
   // memory; `cute-verify` checks that its type is what the algebra gives, `cute-canonicalize` folds
   // the op into a `cute.view`. All but make_view also take a `!cute.layout` and make one (folded
   // into a `cute.make_layout`).
@@ -72,11 +74,13 @@ irdl.dialect @cute {
   irdl.operation @make_view {
     %src = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst = irdl.base @cute::@tensor
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -85,13 +89,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -100,13 +106,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -115,13 +123,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -130,13 +140,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -145,13 +157,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -160,13 +174,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -175,13 +191,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -190,13 +208,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -205,13 +225,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -220,13 +242,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -235,13 +259,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -250,13 +276,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -265,13 +293,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -280,13 +310,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -295,13 +327,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -310,13 +344,15 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -325,21 +361,25 @@ irdl.dialect @cute {
     %src_layout = irdl.base @cute::@layout
     %src = irdl.any_of(%src_tensor, %src_layout)
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %arg_layout = irdl.base @cute::@layout
     %args = irdl.base "#builtin.array"
     %dst_tensor = irdl.base @cute::@tensor
     %dst_layout = irdl.base @cute::@layout
     %dst = irdl.any_of(%dst_tensor, %dst_layout)
     irdl.attributes { "args" = %args }
-    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %i32)
+    irdl.operands(src: %src, layouts: variadic %arg_layout, ints: variadic %ix)
     irdl.results(view: %dst)
   }
 
   // A layout value; `dyn` gives its `?` entries (shape entries, then strides).
   irdl.operation @make_layout {
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %layout = irdl.base @cute::@layout
-    irdl.operands(dyn: variadic %i32)
+    irdl.operands(dyn: variadic %ix)
     irdl.results(layout: %layout)
   }
 
@@ -364,8 +404,10 @@ irdl.dialect @cute {
     %src = irdl.base @cute::@tensor
     %copy = irdl.base @cute::@tiled_copy
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, copy: %copy, tid: %i32)
+    irdl.operands(src: %src, copy: %copy, tid: %ix)
     irdl.results(view: %dst)
   }
 
@@ -373,8 +415,10 @@ irdl.dialect @cute {
     %src = irdl.base @cute::@tensor
     %copy = irdl.base @cute::@tiled_copy
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, copy: %copy, tid: %i32)
+    irdl.operands(src: %src, copy: %copy, tid: %ix)
     irdl.results(view: %dst)
   }
 
@@ -398,8 +442,10 @@ irdl.dialect @cute {
     %src = irdl.base @cute::@tensor
     %mma = irdl.base @cute::@tiled_mma
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, mma: %mma, tid: %i32)
+    irdl.operands(src: %src, mma: %mma, tid: %ix)
     irdl.results(view: %dst)
   }
 
@@ -407,8 +453,10 @@ irdl.dialect @cute {
     %src = irdl.base @cute::@tensor
     %mma = irdl.base @cute::@tiled_mma
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, mma: %mma, tid: %i32)
+    irdl.operands(src: %src, mma: %mma, tid: %ix)
     irdl.results(view: %dst)
   }
 
@@ -416,8 +464,10 @@ irdl.dialect @cute {
     %src = irdl.base @cute::@tensor
     %mma = irdl.base @cute::@tiled_mma
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, mma: %mma, tid: %i32)
+    irdl.operands(src: %src, mma: %mma, tid: %ix)
     irdl.results(view: %dst)
   }
 
@@ -487,9 +537,11 @@ irdl.dialect @cute {
     %tensor = irdl.base @cute::@tensor
     %index = irdl.base "#builtin.integer"
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     irdl.attributes { "index" = %index }
     irdl.operands(tensor: %tensor)
-    irdl.results(value: %i32)
+    irdl.results(value: %ix)
   }
 
   // A view of a tensor's memory: the base moved by `offset` elements, with the layout of the result
@@ -497,8 +549,10 @@ irdl.dialect @cute {
   irdl.operation @view {
     %src = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, offset: %i32, dyn: variadic %i32)
+    irdl.operands(src: %src, offset: %ix, dyn: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -510,8 +564,10 @@ irdl.dialect @cute {
   irdl.operation @recast {
     %src = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %dst = irdl.base @cute::@tensor
-    irdl.operands(src: %src, dyn: variadic %i32)
+    irdl.operands(src: %src, dyn: variadic %ix)
     irdl.results(view: %dst)
   }
 
@@ -534,15 +590,17 @@ irdl.dialect @cute {
   }
 
   // CuTe's `tensor[coord]`: reads the element at a coordinate (no `_`) of the tensor's layout. The
-  // `coord` attribute is in CuTe notation; its `?`s are the `i32` operands, in order.
+  // `coord` attribute is in CuTe notation; its `?`s are the index-integer operands, in order.
   // `cute-canonicalize` maps the coordinate to an offset (a `cute.load`).
   irdl.operation @load_at {
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %elem = irdl.any
     %coord = irdl.base "#builtin.string"
     irdl.attributes { "coord" = %coord }
-    irdl.operands(tensor: %tensor, coord: variadic %i32)
+    irdl.operands(tensor: %tensor, coord: variadic %ix)
     irdl.results(value: %elem)
   }
 
@@ -551,9 +609,11 @@ irdl.dialect @cute {
     %elem = irdl.any
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %coord = irdl.base "#builtin.string"
     irdl.attributes { "coord" = %coord }
-    irdl.operands(value: %elem, tensor: %tensor, coord: variadic %i32)
+    irdl.operands(value: %elem, tensor: %tensor, coord: variadic %ix)
     irdl.results()
   }
 
@@ -561,8 +621,10 @@ irdl.dialect @cute {
   irdl.operation @load {
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %elem = irdl.any
-    irdl.operands(tensor: %tensor, offset: %i32)
+    irdl.operands(tensor: %tensor, offset: %ix)
     irdl.results(value: %elem)
   }
 
@@ -571,7 +633,9 @@ irdl.dialect @cute {
     %elem = irdl.any
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
-    irdl.operands(value: %elem, tensor: %tensor, offset: %i32)
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
+    irdl.operands(value: %elem, tensor: %tensor, offset: %ix)
     irdl.results()
   }
 
@@ -671,13 +735,15 @@ irdl.dialect @cute {
   irdl.operation @atomic {
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i64 = irdl.is i64
+    %ix = irdl.any_of(%i32, %i64)
     %elem = irdl.any
     %kind = irdl.base "#builtin.string"
     %type = irdl.base "#builtin.string"
     %scope = irdl.base "#builtin.string"
     %order = irdl.base "#builtin.string"
     irdl.attributes { "kind" = %kind, "type" = %type, "scope" = %scope, "order" = %order }
-    irdl.operands(tensor: %tensor, offset: %i32, args: variadic %elem)
+    irdl.operands(tensor: %tensor, offset: %ix, args: variadic %elem)
     irdl.results(old: optional %elem)
   }
 

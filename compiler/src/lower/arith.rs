@@ -13,6 +13,10 @@ impl KernelWriter<'_> {
     pub(super) fn operand(&mut self, o: &Operand, ty: Scalar, frag: Option<usize>, span: Span) -> String {
         let mt = mlir_scalar(ty);
         let scalar = match o {
+            Operand::Value(id) if self.wide_values.contains(id) && matches!(ty, Scalar::I32 | Scalar::U32) => {
+                // An index integer of a 64-bit kernel (a loop counter) as an `i32` value.
+                self.op(&format!("arith.trunci {} : {} to i32", v(*id), self.ix), span)
+            }
             Operand::Value(id) => {
                 let name = v(*id);
                 let is_vec = matches!(self.k.value_types.get(*id as usize), Some(ValueTy::Frag(_)));
@@ -23,7 +27,7 @@ impl KernelWriter<'_> {
             }
             Operand::Int(i) => {
                 if ty == Scalar::I32 || ty == Scalar::U32 {
-                    self.int(i, span)
+                    self.int32(i, span)
                 } else if let Some(c) = i.as_static() {
                     if ty.is_float() {
                         self.float_const(c as f64, ty, span)
@@ -32,7 +36,11 @@ impl KernelWriter<'_> {
                     }
                 } else {
                     let x = self.int(i, span);
-                    self.op(&format!("arith.extsi {x} : i32 to {mt}"), span)
+                    match (self.ix, ty.size_bytes() * 8) {
+                        ("i32", _) => self.op(&format!("arith.extsi {x} : i32 to {mt}"), span),
+                        (_, 64) => x,
+                        (ix, _) => self.op(&format!("arith.trunci {x} : {ix} to {mt}"), span),
+                    }
                 }
             }
             Operand::Float(x) => self.float_const(*x, ty, span),
@@ -41,6 +49,29 @@ impl KernelWriter<'_> {
         match frag {
             Some(n) => self.op(&format!("vector.broadcast {scalar} : {mt} to vector<{n}x{mt}>"), span),
             None => scalar,
+        }
+    }
+
+    /// Whether an operand of an `i32` comparison is an index integer of a 64-bit kernel: a
+    /// run-time [`Operand::Int`] or a value kept in 64 bits.
+    fn is_index_operand(&self, o: &Operand) -> bool {
+        match o {
+            Operand::Int(i) => i.as_static().is_none(),
+            Operand::Value(id) => self.wide_values.contains(id),
+            _ => false,
+        }
+    }
+
+    /// An `i32` comparison's operand in the 64-bit kernel's index type: other `i32` values
+    /// sign-extended.
+    fn index_operand(&mut self, o: &Operand, span: Span) -> String {
+        match o {
+            Operand::Int(i) => self.int(i, span),
+            Operand::Value(id) if self.wide_values.contains(id) => v(*id),
+            other => {
+                let x = self.operand(other, Scalar::I32, None, span);
+                self.op(&format!("arith.extsi {x} : i32 to {}", self.ix), span)
+            }
         }
     }
 
@@ -110,8 +141,16 @@ impl KernelWriter<'_> {
                 self.define(*dst, &format!("arith.xori {x}, {ones} : {t}"), *span);
             }
             Inst::Cmp { dst, op, ty, frag, a, b, span } => {
-                let x = self.operand(a, *ty, *frag, *span);
-                let y = self.operand(b, *ty, *frag, *span);
+                // A 64-bit kernel compares index integers (`i < n`) in 64 bits, not truncated.
+                let wide = self.ix != "i32"
+                    && *ty == Scalar::I32
+                    && frag.is_none()
+                    && [a, b].into_iter().any(|o| self.is_index_operand(o));
+                let (x, y) = if wide {
+                    (self.index_operand(a, *span), self.index_operand(b, *span))
+                } else {
+                    (self.operand(a, *ty, *frag, *span), self.operand(b, *ty, *frag, *span))
+                };
                 let signed = ty.is_signed() || *ty == Scalar::I32;
                 let pred = match (op, ty.is_float(), signed) {
                     (CmpOp::Eq, true, _) => "oeq",
@@ -133,6 +172,7 @@ impl KernelWriter<'_> {
                 };
                 let operand_ty = match frag {
                     Some(n) => format!("vector<{n}x{}>", mlir_scalar(*ty)),
+                    None if wide => self.ix.to_string(),
                     None => mlir_scalar(*ty).to_string(),
                 };
                 let kind = if ty.is_float() { "cmpf" } else { "cmpi" };

@@ -17,13 +17,14 @@ impl KernelWriter<'_> {
                 operands.push(self.operand(value, ty.elem, None, *span));
                 let ptx_type = op.ptx_type(ty.elem).unwrap_or_default();
                 let text = format!(
-                    "\"cute.atomic\"({}, {off}, {}) {{kind = \"{}\", order = \"{}\", scope = \"{}\", type = \"{ptx_type}\"}} : ({}, i32{}) -> ",
+                    "\"cute.atomic\"({}, {off}, {}) {{kind = \"{}\", order = \"{}\", scope = \"{}\", type = \"{ptx_type}\"}} : ({}, {}{}) -> ",
                     v(*tensor),
                     operands.join(", "),
                     op.name(),
                     order.name(),
                     scope.name(),
                     mlir_tensor(ty),
+                    self.ix,
                     format!(", {t}").repeat(operands.len()),
                 );
                 match dst {

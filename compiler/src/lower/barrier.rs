@@ -27,7 +27,8 @@ impl KernelWriter<'_> {
                 }
             }
             Inst::Mbarrier { op, tensor, ty, offset, arg, span } => {
-                let off = self.int(offset, *span);
+                // A shared-memory offset: 32 bits in any kernel.
+                let off = self.int32(offset, *span);
                 let (a, at) = match arg {
                     Some(x) => (format!(", {}", self.operand(x, Scalar::I32, None, *span)), ", i32"),
                     None => (String::new(), ""),

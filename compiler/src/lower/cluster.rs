@@ -19,7 +19,8 @@ impl KernelWriter<'_> {
                 self.line(&format!("{name} {loc}"));
             }
             Inst::DsmemLoad { dst, tensor, ty, offset, rank, span } => {
-                let off = self.int(offset, *span);
+                // A shared-memory offset: 32 bits in any kernel.
+                let off = self.int32(offset, *span);
                 let r = self.operand(rank, Scalar::I32, None, *span);
                 let t = mlir_scalar(ty.elem);
                 self.define(
@@ -33,7 +34,7 @@ impl KernelWriter<'_> {
                 );
             }
             Inst::DsmemStore { value, tensor, ty, offset, rank, span } => {
-                let off = self.int(offset, *span);
+                let off = self.int32(offset, *span);
                 let r = self.operand(rank, Scalar::I32, None, *span);
                 let x = self.operand(value, ty.elem, None, *span);
                 let t = mlir_scalar(ty.elem);

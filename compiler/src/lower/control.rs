@@ -26,6 +26,11 @@ impl KernelWriter<'_> {
                     self.non_negative_values.insert(*iv);
                 }
                 let (l, u, s) = (self.int(lb, *span), self.int(ub, *span), self.int(step, *span));
+                // The counter is an index integer: `i64` in a 64-bit kernel, like its bounds.
+                let ix = self.ix;
+                if ix != "i32" {
+                    self.wide_values.insert(*iv);
+                }
                 let loc = self.loc(*span);
                 let Some(exit) = exit else {
                     if step.as_static() != Some(1)
@@ -40,22 +45,22 @@ impl KernelWriter<'_> {
                         // keep several loads in flight; with the count known it does
                         // (samples/row_sum.cute's kernels).
                         let span = *span;
-                        let zero = self.op("arith.constant 0 : i32", span);
-                        let one = self.op("arith.constant 1 : i32", span);
-                        let over = self.op(&format!("arith.subi {u}, {l} : i32"), span);
-                        let trips = self.op(&format!("arith.ceildivsi {over}, {s} : i32"), span);
-                        let trips = self.op(&format!("arith.maxsi {trips}, {zero} : i32"), span);
+                        let zero = self.op(&format!("arith.constant 0 : {ix}"), span);
+                        let one = self.op(&format!("arith.constant 1 : {ix}"), span);
+                        let over = self.op(&format!("arith.subi {u}, {l} : {ix}"), span);
+                        let trips = self.op(&format!("arith.ceildivsi {over}, {s} : {ix}"), span);
+                        let trips = self.op(&format!("arith.maxsi {trips}, {zero} : {ix}"), span);
                         let t = self.tmp();
-                        self.line(&format!("scf.for {t} = {zero} to {trips} step {one} : i32 {{"));
+                        self.line(&format!("scf.for {t} = {zero} to {trips} step {one} : {ix} {{"));
                         self.indent += 1;
-                        let scaled = self.op(&format!("arith.muli {t}, {s} : i32"), span);
-                        self.define(*iv, &format!("arith.addi {l}, {scaled} : i32"), span);
+                        let scaled = self.op(&format!("arith.muli {t}, {s} : {ix}"), span);
+                        self.define(*iv, &format!("arith.addi {l}, {scaled} : {ix}"), span);
                         self.indent -= 1;
                         self.region(body);
                         self.line(&format!("}} {loc}"));
                         return;
                     }
-                    self.line(&format!("scf.for {} = {l} to {u} step {s} : i32 {{", v(*iv)));
+                    self.line(&format!("scf.for {} = {l} to {u} step {s} : {ix} {{", v(*iv)));
                     self.region(body);
                     self.line(&format!("}} {loc}"));
                     return;
@@ -63,25 +68,25 @@ impl KernelWriter<'_> {
                 // A loop a `break` or `return` can end: an `scf.while` carrying the counter, which
                 // goes on while `iv < ub` (signed, as `scf.for` compares) and the exit test is false.
                 let (done, before) = (self.tmp(), self.tmp());
-                self.line(&format!("{done} = scf.while ({before} = {l}) : (i32) -> i32 {{"));
+                self.line(&format!("{done} = scf.while ({before} = {l}) : ({ix}) -> {ix} {{"));
                 self.indent += 1;
                 self.memo.push(HashMap::new());
-                let lt = self.op(&format!("arith.cmpi slt, {before}, {u} : i32"), *span);
+                let lt = self.op(&format!("arith.cmpi slt, {before}, {u} : {ix}"), *span);
                 self.insts(&exit.insts);
                 let stop = self.operand(&exit.value, Scalar::Bool, None, *span);
                 let t = self.op("arith.constant true", *span);
                 let go_on = self.op(&format!("arith.xori {stop}, {t} : i1"), *span);
                 let go = self.op(&format!("arith.andi {lt}, {go_on} : i1"), *span);
-                self.line(&format!("scf.condition({go}) {before} : i32 {loc}"));
+                self.line(&format!("scf.condition({go}) {before} : {ix} {loc}"));
                 self.memo.pop();
                 self.indent -= 1;
                 self.line("} do {");
-                self.line(&format!("^bb0({}: i32):", v(*iv)));
+                self.line(&format!("^bb0({}: {ix}):", v(*iv)));
                 self.indent += 1;
                 self.memo.push(HashMap::new());
                 self.insts(body);
-                let next = self.op(&format!("arith.addi {}, {s} : i32", v(*iv)), *span);
-                self.line(&format!("scf.yield {next} : i32 {loc}"));
+                let next = self.op(&format!("arith.addi {}, {s} : {ix}", v(*iv)), *span);
+                self.line(&format!("scf.yield {next} : {ix} {loc}"));
                 self.memo.pop();
                 self.indent -= 1;
                 self.line(&format!("}} {loc}"));

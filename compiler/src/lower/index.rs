@@ -4,8 +4,9 @@
 
 use super::{v, KernelWriter};
 use cute_lang::diag::Diagnostic;
-use cute_lang::kir::ValueId;
+use cute_lang::kir::{ValueId, ValueTy};
 use cute_lang::span::Span;
+use cute_lang::types::Scalar;
 use cute_layout::int::{Atom, Dyn, Op};
 use cute_layout::Int;
 use std::sync::Arc;
@@ -60,14 +61,14 @@ impl KernelWriter<'_> {
             return name.clone();
         }
         let name = match i {
-            Int::S(c) => self.op(&format!("arith.constant {c} : i32"), span),
+            Int::S(c) => self.op(&format!("arith.constant {c} : {}", self.ix), span),
             Int::D(d) => {
                 let mut acc: Option<String> = None;
                 for a in d.factors.iter() {
                     let x = self.atom(a, span);
                     acc = Some(match acc {
                         None => x,
-                        Some(p) => self.op(&format!("arith.muli {p}, {x} : i32"), span),
+                        Some(p) => self.op(&format!("arith.muli {p}, {x} : {}", self.ix), span),
                     });
                 }
                 let acc = acc.unwrap_or_else(|| self.int(&Int::S(1), span));
@@ -75,7 +76,7 @@ impl KernelWriter<'_> {
                     acc
                 } else {
                     let c = self.int(&Int::S(d.coef), span);
-                    self.op(&format!("arith.muli {acc}, {c} : i32"), span)
+                    self.op(&format!("arith.muli {acc}, {c} : {}", self.ix), span)
                 }
             }
         };
@@ -89,7 +90,8 @@ impl KernelWriter<'_> {
     /// `tid / n` used in several offsets is computed once.
     pub(super) fn atom(&mut self, a: &Atom, span: Span) -> String {
         let op = match a {
-            Atom::Var { id, .. } => return v(*id),
+            Atom::Var { id, .. } if self.ix == "i32" || self.wide_values.contains(id) => return v(*id),
+            Atom::Var { id, .. } => return self.widened(*id, a, span),
             Atom::Op(op) => op.clone(),
             other => {
                 // Basis elements (identity layouts) are coordinates, never run-time integers here.
@@ -132,15 +134,15 @@ impl KernelWriter<'_> {
         let result = match (&*op, unsigned) {
             (Op::Add(x, y), _) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                self.op(&format!("arith.addi {x}, {y} : i32"), span)
+                self.op(&format!("arith.addi {x}, {y} : {}", self.ix), span)
             }
             (Op::Min(x, y), _) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                self.op(&format!("arith.minsi {x}, {y} : i32"), span)
+                self.op(&format!("arith.minsi {x}, {y} : {}", self.ix), span)
             }
             (Op::Max(x, y), _) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                self.op(&format!("arith.maxsi {x}, {y} : i32"), span)
+                self.op(&format!("arith.maxsi {x}, {y} : {}", self.ix), span)
             }
             (Op::Div(x, y), true) | (Op::Mod(x, y), true) | (Op::CeilDiv(x, y), true) => {
                 let name = match &*op {
@@ -149,19 +151,19 @@ impl KernelWriter<'_> {
                     _ => "ceildivui",
                 };
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                self.op(&format!("arith.{name} {x}, {y} : i32"), span)
+                self.op(&format!("arith.{name} {x}, {y} : {}", self.ix), span)
             }
             (Op::CeilDiv(x, y), false) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                self.op(&format!("arith.ceildivsi {x}, {y} : i32"), span)
+                self.op(&format!("arith.ceildivsi {x}, {y} : {}", self.ix), span)
             }
             (Op::Div(x, y), false) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                euclid(self, "i32", &x, &y, Euclid::Quotient, None, span)
+                euclid(self, self.ix, &x, &y, Euclid::Quotient, None, span)
             }
             (Op::Mod(x, y), false) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
-                euclid(self, "i32", &x, &y, Euclid::Remainder, None, span)
+                euclid(self, self.ix, &x, &y, Euclid::Remainder, None, span)
             }
         };
         if let Some(m) = self.memo.last_mut() {
@@ -173,9 +175,10 @@ impl KernelWriter<'_> {
     /// The position of `y` among the kernel's run-time divisors when division by it goes through a
     /// multiplier and a shift the runtime computes: `y` is proven positive, not static (LLVM
     /// divides by constants itself), and an expression over the kernel's parameters only (the
-    /// runtime evaluates it at launch, `$k` as in `require` lines).
+    /// runtime evaluates it at launch, `$k` as in `require` lines). A 64-bit kernel divides with
+    /// plain 64-bit division: the multiplier and shift are exact for dividends below 2^31 only.
     pub(super) fn fast_divisor(&mut self, y: &Int) -> Option<usize> {
-        if y.as_static().is_some() || !self.positive(y) {
+        if self.ix != "i32" || y.as_static().is_some() || !self.positive(y) {
             return None;
         }
         let text = crate::plan::expr_text(y, &self.vars)?;
@@ -223,6 +226,40 @@ impl KernelWriter<'_> {
             m.insert(key, q.clone());
         }
         q
+    }
+
+    /// An `i32` value used as an index integer of a 64-bit kernel: zero-extended when it is proven
+    /// non-negative (thread and block indices, which PTX keeps in 32-bit registers) or unsigned,
+    /// sign-extended otherwise; once per region, like any factor.
+    fn widened(&mut self, id: ValueId, a: &Atom, span: Span) -> String {
+        let key = Int::D(Dyn { coef: 1, factors: Arc::from(vec![a.clone()]) });
+        if let Some(name) = self.memo.iter().rev().find_map(|m| m.get(&key)) {
+            return name.clone();
+        }
+        let ty = self.k.value_types.get(id as usize);
+        if matches!(ty, Some(ValueTy::Scalar(Scalar::I64 | Scalar::U64))) {
+            return v(id);
+        }
+        let unsigned = self.non_negative_values.contains(&id) || matches!(ty, Some(ValueTy::Scalar(Scalar::U32)));
+        let ext = if unsigned { "extui" } else { "extsi" };
+        let name = self.op(&format!("arith.{ext} {} : i32 to {}", v(id), self.ix), span);
+        if let Some(m) = self.memo.last_mut() {
+            m.insert(key, name.clone());
+        }
+        name
+    }
+
+    /// An index integer as an `i32` operand (shared-memory offsets, TMA coordinates, shuffle
+    /// lanes, which PTX takes in 32 bits): a 64-bit kernel's value truncated.
+    pub(super) fn int32(&mut self, i: &Int, span: Span) -> String {
+        if self.ix == "i32" {
+            return self.int(i, span);
+        }
+        if let Some(c) = i.as_static() {
+            return self.op(&format!("arith.constant {c} : i32"), span);
+        }
+        let x = self.int(i, span);
+        self.op(&format!("arith.trunci {x} : {} to i32", self.ix), span)
     }
 
     /// Whether an index expression is provably >= 0: built from non-negative values (thread and

@@ -41,6 +41,11 @@ impl KernelWriter<'_> {
         }
         // A cluster shape (`launch ... cluster(X, Y, Z)`): NVPTX writes `.explicitcluster` and
         // `.reqnctapercluster X, Y, Z`, so every launch of the kernel runs in such clusters.
+        // 64-bit index math: cute-lower-to-gpu passes the `?` extents and strides as `i64`, and
+        // cute-canonicalize computes offsets in `i64` (the manifest's `index 64`).
+        if self.ix != "i32" {
+            attr_list.push("cute.index_bits = 64 : i64".to_string());
+        }
         if let Some(c) = &self.k.cluster {
             attr_list.push(format!("nvvm.cluster_dim = array<i32: {}, {}, {}>", c.dims[0], c.dims[1], c.dims[2]));
         }
@@ -55,13 +60,19 @@ impl KernelWriter<'_> {
                 // checked launches refuse anything else.
                 self.non_negative_values.extend(dyn_leaves.iter().copied());
                 self.positive_values.extend(dyn_leaves.iter().copied());
+                // The kernel ABI passes them in the index type (`i64` where the manifest says
+                // `index 64`).
+                if self.ix != "i32" {
+                    self.wide_values.extend(dyn_leaves.iter().copied());
+                }
                 let t = mlir_tensor(ty);
                 for (i, leaf) in dyn_leaves.iter().enumerate() {
                     let loc = self.loc(p.span);
                     self.line(&format!(
-                        "{} = \"cute.dyn\"({}) {{index = {i} : i32}} : ({t}) -> i32 {loc}",
+                        "{} = \"cute.dyn\"({}) {{index = {i} : i32}} : ({t}) -> {} {loc}",
                         v(*leaf),
-                        v(p.value)
+                        v(p.value),
+                        self.ix
                     ));
                 }
             }

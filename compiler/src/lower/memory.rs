@@ -9,18 +9,20 @@ use cute_layout::expr::Value as XValue;
 
 impl KernelWriter<'_> {
     /// How an element access is written: `cute.load_at`/`store_at` with the coordinate in CuTe
-    /// notation (its `?`s the `i32` operands), or `cute.load`/`store` at an element offset. Returns
+    /// notation (its `?`s the index-integer operands), or `cute.load`/`store` at an element offset. Returns
     /// the load op's name, the operands and their types after the tensor, and the attribute.
     pub(super) fn element_at(&mut self, at: &At, span: Span) -> (&'static str, String, String, String) {
         match at {
-            At::Offset(offset) => ("load", format!(", {}", self.int(offset, span)), ", i32".into(), String::new()),
+            At::Offset(offset) => {
+                ("load", format!(", {}", self.int(offset, span)), format!(", {}", self.ix), String::new())
+            }
             At::Coord(c) => {
                 let ints: Vec<String> = c.dyn_leaves().iter().map(|i| self.int(i, span)).collect();
                 let operands: String = ints.iter().map(|i| format!(", {i}")).collect();
                 (
                     "load_at",
                     operands,
-                    ", i32".repeat(ints.len()),
+                    format!(", {}", self.ix).repeat(ints.len()),
                     format!(" {{coord = \"{}\"}}", escape(&c.to_string())),
                 )
             }
@@ -31,7 +33,7 @@ impl KernelWriter<'_> {
     pub(super) fn make_layout(&mut self, l: &cute_layout::Layout, span: Span) -> (String, String) {
         let leaves: Vec<String> = l.dynamic_leaves().iter().map(|i| self.int(i, span)).collect();
         let ty = mlir_layout(l);
-        let types = vec!["i32"; leaves.len()].join(", ");
+        let types = vec![self.ix; leaves.len()].join(", ");
         (self.op(&format!("\"cute.make_layout\"({}) : ({types}) -> {ty}", leaves.join(", ")), span), ty)
     }
 
@@ -62,7 +64,7 @@ impl KernelWriter<'_> {
                 }
                 let segments = format!("array<i32: 1, {}, {}>", layouts.len(), ints.len());
                 types.extend(layout_types);
-                types.extend(ints.iter().map(|_| "i32".to_string()));
+                types.extend(ints.iter().map(|_| self.ix.to_string()));
                 operands.extend(layouts);
                 operands.extend(ints);
                 let text = format!(
@@ -85,7 +87,7 @@ impl KernelWriter<'_> {
                 );
                 let t = self.int(tid, span);
                 operands.extend([copy, t]);
-                types.extend([copy_ty, "i32".into()]);
+                types.extend([copy_ty, self.ix.into()]);
                 let op = if *to_dst { "partition_d" } else { "partition_s" };
                 self.define(
                     dst,
@@ -97,7 +99,7 @@ impl KernelWriter<'_> {
                 // The result's `?` entries are operands: as a new root, its `cute.dyn`s read them.
                 for leaf in ty.layout.dynamic_leaves() {
                     operands.push(self.int(&leaf, span));
-                    types.push("i32".into());
+                    types.push(self.ix.into());
                 }
                 self.define(
                     dst,
@@ -117,7 +119,7 @@ impl KernelWriter<'_> {
                 let mma = self.op(&format!("\"cute.make_tiled_mma\"({atom}) : ({atom_ty}) -> {mma_ty}"), span);
                 let t = self.int(tid, span);
                 operands.extend([mma, t]);
-                types.extend([mma_ty, "i32".into()]);
+                types.extend([mma_ty, self.ix.into()]);
                 let op = format!("partition_{}", operand.name().to_ascii_lowercase());
                 self.define(
                     dst,

@@ -130,19 +130,6 @@ pub fn lower_to_cute(
     let mut fast_divisors = Vec::new();
     let lines = LineIndex::new(source);
     for k in &module.kernels {
-        if let Some(clause) = k.index64 {
-            // The language and the runtime know 64-bit kernels; the lowering below computes every
-            // index in `i32`, so a 64-bit kernel is refused rather than compiled with 32-bit math.
-            errors.push(
-                Diagnostic::error(
-                    "64-bit index math is not implemented in code generation yet",
-                    clause,
-                    "`index(i64)` asked for here",
-                )
-                .with_help("leave the clause out and index a tile of the tensor below 2^31 elements per launch"),
-            );
-            continue;
-        }
         let vars = crate::plan::kernel_vars(k);
         let mut w = KernelWriter {
             file: file_name,
@@ -158,6 +145,8 @@ pub fn lower_to_cute(
             vars,
             fast_divisors: Vec::new(),
             asserts: asserts == crate::pipeline::Asserts::On,
+            ix: if k.index64.is_some() { "i64" } else { "i32" },
+            wide_values: Default::default(),
         };
         w.kernel();
         kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
@@ -193,6 +182,12 @@ struct KernelWriter<'a> {
     fast_divisors: Vec<String>,
     /// Whether kernels' run-time `assert`s are compiled (`--release-asserts`).
     asserts: bool,
+    /// The type index integers are computed in: `i64` in an `index(i64)` kernel, else `i32`
+    /// (docs/language.md §2, "Index width").
+    ix: &'static str,
+    /// The values defined in that type although their KIR type is `i32`, in a 64-bit kernel:
+    /// tensors' `?` extents and strides and loop counters (index integers themselves).
+    wide_values: std::collections::HashSet<ValueId>,
 }
 
 fn v(id: ValueId) -> String {

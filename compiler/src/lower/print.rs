@@ -19,7 +19,9 @@ impl KernelWriter<'_> {
                             format.push_str(&t.replace('%', "%%"));
                             continue;
                         }
-                        FmtSeg::Int(i) => (self.int(i, *span), Scalar::I32),
+                        FmtSeg::Int(i) => {
+                            (self.int(i, *span), if self.ix == "i32" { Scalar::I32 } else { Scalar::I64 })
+                        }
                         FmtSeg::Value(ty, id) => (v(*id), *ty),
                     };
                     // C varargs promote floats to double and small integers to int.

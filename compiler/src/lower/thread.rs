@@ -46,7 +46,7 @@ impl KernelWriter<'_> {
             Inst::Shuffle { dst, kind, ty, value, offset, span } => {
                 let x = self.operand(value, *ty, None, *span);
                 let o = self.operand(offset, Scalar::I32, None, *span);
-                let w = self.int(&Int::S(32), *span);
+                let w = self.int32(&Int::S(32), *span);
                 let k = match kind {
                     ShuffleKind::Xor => "xor",
                     ShuffleKind::Down => "down",

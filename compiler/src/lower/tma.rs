@@ -10,8 +10,9 @@ impl KernelWriter<'_> {
     pub(super) fn tma(&mut self, inst: &Inst) {
         match inst {
             Inst::TmaLoad { tma, smem, smem_ty, bar, bar_ty, offset, coords, span } => {
-                let off = self.int(offset, *span);
-                let cs: Vec<String> = coords.iter().map(|c| self.int(c, *span)).collect();
+                // PTX takes shared-memory offsets and TMA coordinates in 32 bits.
+                let off = self.int32(offset, *span);
+                let cs: Vec<String> = coords.iter().map(|c| self.int32(c, *span)).collect();
                 let loc = self.loc(*span);
                 let mut ops = format!("{}, {}, {off}, %tma{tma}", v(*smem), v(*bar));
                 let mut tys = format!("{}, {}, i32, !llvm.ptr", mlir_tensor(smem_ty), mlir_tensor(bar_ty));
@@ -22,7 +23,7 @@ impl KernelWriter<'_> {
                 self.line(&format!("\"cute.tma_load\"({ops}) : ({tys}) -> () {loc}"));
             }
             Inst::TmaStore { tma, smem, smem_ty, coords, span } => {
-                let cs: Vec<String> = coords.iter().map(|c| self.int(c, *span)).collect();
+                let cs: Vec<String> = coords.iter().map(|c| self.int32(c, *span)).collect();
                 let loc = self.loc(*span);
                 let mut ops = format!("{}, %tma{tma}", v(*smem));
                 let mut tys = format!("{}, !llvm.ptr", mlir_tensor(smem_ty));

@@ -66,13 +66,28 @@ fn key(v: Val) -> usize {
 }
 
 /// The symbolic state of one walk over a module: leaves, and the tensors already evaluated.
-#[derive(Default)]
 pub struct Folder {
+    /// The type offsets and `?` values are materialized in: the kernel's index type (`i32`, or
+    /// `i64` in a kernel with `cute.index_bits = 64`), which its ops' integer operands have.
+    pub index_type: &'static str,
     leaves: Vec<(Leaf, i64)>,
     by_value: HashMap<usize, u32>,
     by_dyn: HashMap<(usize, usize), u32>,
     values: HashMap<usize, Sym>,
     dyn_values: HashMap<(usize, usize), Val>,
+}
+
+impl Default for Folder {
+    fn default() -> Self {
+        Folder {
+            index_type: "i32",
+            leaves: Vec::new(),
+            by_value: HashMap::new(),
+            by_dyn: HashMap::new(),
+            values: HashMap::new(),
+            dyn_values: HashMap::new(),
+        }
+    }
 }
 
 impl Folder {
@@ -408,8 +423,8 @@ impl Folder {
                 }
                 // Read where the tensor is defined, so every later use is dominated.
                 let b = Builder::after_definition(tensor, unsafe { mlir_sys::mlirValueGetLocation(tensor) });
-                let i32 = b.ty("i32");
-                let dyn_op = b.create("cute.dyn", &[tensor], &[i32], &[("index", b.attr(&format!("{index} : i32")))]);
+                let ty = b.ty(self.index_type);
+                let dyn_op = b.create("cute.dyn", &[tensor], &[ty], &[("index", b.attr(&format!("{index} : i32")))]);
                 let v = ir::result(dyn_op, 0);
                 self.dyn_values.insert((key(tensor), index), v);
                 v
@@ -423,7 +438,7 @@ impl Folder {
             return *v;
         }
         let v = match i {
-            Int::S(c) => b.const_int(*c, "i32"),
+            Int::S(c) => b.const_int(*c, self.index_type),
             Int::D(d) => {
                 let mut acc: Option<Val> = None;
                 for a in d.factors.iter() {
@@ -433,11 +448,11 @@ impl Folder {
                         Some(p) => b.binary("arith.muli", p, x),
                     });
                 }
-                let acc = acc.unwrap_or_else(|| b.const_int(1, "i32"));
+                let acc = acc.unwrap_or_else(|| b.const_int(1, self.index_type));
                 if d.coef == 1 {
                     acc
                 } else {
-                    let c = b.const_int(d.coef, "i32");
+                    let c = b.const_int(d.coef, self.index_type);
                     b.binary("arith.muli", acc, c)
                 }
             }
@@ -451,7 +466,7 @@ impl Folder {
             Atom::Var { id, .. } => return self.leaf_value(*id),
             Atom::Op(op) => op.clone(),
             // Basis elements belong to counting tensors, which are never memory.
-            Atom::Basis(_) => return b.const_int(0, "i32"),
+            Atom::Basis(_) => return b.const_int(0, self.index_type),
         };
         match &*op {
             IntOp::Add(x, y) => {

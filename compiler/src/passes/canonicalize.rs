@@ -38,7 +38,11 @@ fn run(module: Op) -> Result<(), Reported> {
     let mut folder = Folder::default();
     for op in ir::nested_ops(module) {
         let name = ir::op_name(op);
-        if algebra::is_foldable(&name) {
+        if name == "gpu.func" {
+            // A kernel's index integers are `i64` under `cute.index_bits = 64` (an `index(i64)`
+            // kernel), else `i32`; the ops of its body follow it.
+            folder.index_type = if ir::int_attr(op, "cute.index_bits") == Some(64) { "i64" } else { "i32" };
+        } else if algebra::is_foldable(&name) {
             folder.fold(op)?;
         } else if algebra::is_element_access(&name) {
             folder.fold_access(op)?;

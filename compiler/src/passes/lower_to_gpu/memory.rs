@@ -83,8 +83,9 @@ pub(super) fn plain_gep(b: &Builder, t: &Lowered, offset: Int) -> Val {
     if let Int::Const(0) = offset {
         return t.ptr;
     }
-    let off32 = materialize(b, offset);
-    let off64 = b.cast("arith.extsi", off32, "i64");
+    let off = materialize(b, offset);
+    // A 64-bit kernel's offsets are `i64` already.
+    let off64 = if super::type_of(off) == "i64" { off } else { b.cast("arith.extsi", off, "i64") };
     let ptr_ty = ir::value_type(t.ptr);
     let gep = b.create(
         "llvm.getelementptr",

@@ -1,8 +1,10 @@
 //! `cute-lower-to-gpu`: lowers `cute` ops inside `gpu.func` kernels to `arith`, `vector` and `llvm`.
 //!
 //! A `!cute.tensor` kernel argument becomes the kernel ABI: its base pointer (`!llvm.ptr<1>`, tagged
-//! with the tensor's alignment), then one `i32` per dynamic shape entry, then one `i32` per dynamic
-//! stride entry, in flattened mode order (static entries are compiled in). Every tensor value is then
+//! with the tensor's alignment), then one integer per dynamic shape entry, then one per dynamic
+//! stride entry, in flattened mode order (static entries are compiled in). The integers are `i32`,
+//! or `i64` in a kernel marked `cute.index_bits = 64` (an `index(i64)` kernel, whose manifest says
+//! `index 64`, so the runtime passes `i64`s). Every tensor value is then
 //! a pointer plus the values of its `?` entries:
 //! - `cute.dyn` is one of those values;
 //! - `cute.view` moves the pointer by an element offset and takes its own `?` values as operands;
@@ -11,7 +13,10 @@
 //!   chunks of the width `cute-vectorize` recorded (`vector = N`, 1 if absent), each chunk's offset
 //!   the layout's crd2idx at a static coordinate (static parts folded).
 //!
-//! Index arithmetic is i32, as in CuTe; offsets are sign-extended to i64 for addressing.
+//! Index arithmetic is i32, as in CuTe, or i64 in a 64-bit kernel; i32 offsets are sign-extended to
+//! i64 for addressing. Shared-memory offsets are i32 in any kernel: one that meets a 64-bit offset
+//! is sign-extended to it, and a 64-bit offset into swizzled shared memory is truncated (shared
+//! memory is far below 2^31 elements).
 //!
 //! One file per family of ops (Triton's `*OpToLLVM` layout): this file holds the pass, the kernel
 //! ABI and [`Kernel::lower_op`], which sends each `cute` op to its family's file.
@@ -115,7 +120,10 @@ fn kernel_abi(func: Op) -> Result<KernelAbi, Reported> {
     let mut old_args: Vec<Val> = Vec::new();
     let mut pos = 0usize;
     let ptr_ty = ir::parse_type(ctx, "!llvm.ptr<1>").ok_or_else(|| fail(func, "internal error: no llvm dialect"))?;
-    let i32_ty = ir::parse_type(ctx, "i32").ok_or_else(|| fail(func, "internal error: no i32"))?;
+    // Read and dropped here: what it says is now in the types of the ABI values.
+    let index_type = if ir::int_attr(func, "cute.index_bits") == Some(64) { "i64" } else { "i32" };
+    ir::remove_attr(func, "cute.index_bits");
+    let index_ty = ir::parse_type(ctx, index_type).ok_or_else(|| fail(func, "internal error: no index type"))?;
     for old in original {
         let printed = ir::type_to_string(ir::value_type(old));
         if !printed.starts_with("!cute.tensor<") {
@@ -130,7 +138,7 @@ fn kernel_abi(func: Op) -> Result<KernelAbi, Reported> {
         let loc = unsafe { mlir_sys::mlirValueGetLocation(old) };
         let n = layout.dynamic_leaves().len();
         let ptr = ir::insert_block_arg(block, pos + 1, ptr_ty, loc);
-        let dyn_values: Vec<Val> = (0..n).map(|i| ir::insert_block_arg(block, pos + 2 + i, i32_ty, loc)).collect();
+        let dyn_values: Vec<Val> = (0..n).map(|i| ir::insert_block_arg(block, pos + 2 + i, index_ty, loc)).collect();
         arg_attrs.push(format!("{{llvm.align = {} : i64}}", info.align));
         arg_attrs.extend((0..n).map(|_| "{}".to_string()));
         let leaves = bind_leaves(&layout, &dyn_values).ok_or_else(|| fail(func, "internal error: dynamic count"))?;
@@ -284,12 +292,44 @@ fn materialize(b: &Builder, v: Int) -> Val {
     }
 }
 
+/// The integer type of an SSA value (`i32` or `i64`).
+fn type_of(v: Val) -> String {
+    ir::type_to_string(ir::value_type(v))
+}
+
+/// A value as an `i32`: a 64-bit kernel's offset into shared memory truncated.
+fn materialize_i32(b: &Builder, v: Int) -> Val {
+    let x = materialize(b, v);
+    if type_of(x) == "i64" {
+        b.cast("arith.trunci", x, "i32")
+    } else {
+        x
+    }
+}
+
+/// Two index integers as operands of one op, in one type: `i64` if either is (a 64-bit kernel's
+/// offset meeting a shared-memory offset, which is sign-extended), else `i32`; a constant takes
+/// the other operand's type.
+fn same_type(b: &Builder, x: Int, y: Int) -> (Val, Val) {
+    let wide = [x, y].iter().any(|i| matches!(i, Int::Dyn(v) if type_of(*v) == "i64"));
+    let ty = if wide { "i64" } else { "i32" };
+    let cast = |i: Int| match i {
+        Int::Const(c) => b.const_int(c, ty),
+        Int::Dyn(v) if wide && type_of(v) != "i64" => b.cast("arith.extsi", v, "i64"),
+        Int::Dyn(v) => v,
+    };
+    (cast(x), cast(y))
+}
+
 fn mul(b: &Builder, x: Int, y: Int) -> Int {
     match (x, y) {
         (Int::Const(p), Int::Const(q)) => Int::Const(p.wrapping_mul(q)),
         (Int::Const(1), v) | (v, Int::Const(1)) => v,
         (Int::Const(0), _) | (_, Int::Const(0)) => Int::Const(0),
-        _ => Int::Dyn(b.binary("arith.muli", materialize(b, x), materialize(b, y))),
+        _ => {
+            let (x, y) = same_type(b, x, y);
+            Int::Dyn(b.binary("arith.muli", x, y))
+        }
     }
 }
 
@@ -297,7 +337,10 @@ fn add(b: &Builder, x: Int, y: Int) -> Int {
     match (x, y) {
         (Int::Const(p), Int::Const(q)) => Int::Const(p.wrapping_add(q)),
         (Int::Const(0), v) | (v, Int::Const(0)) => v,
-        _ => Int::Dyn(b.binary("arith.addi", materialize(b, x), materialize(b, y))),
+        _ => {
+            let (x, y) = same_type(b, x, y);
+            Int::Dyn(b.binary("arith.addi", x, y))
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Swizzled shared memory: CuTe's `Swizzle::apply` on an access's element offset, keeping the part
 //! many accesses share apart so the backend computes it once.
 
-use super::{add, Int};
+use super::{add, materialize_i32, Int};
 use crate::ir::{Builder, Val};
 use crate::passes::known_bits::{self, Bits, KnownBits};
 use cute_layout::Swizzle;
@@ -19,8 +19,11 @@ use cute_layout::Swizzle;
 pub(super) fn apply_swizzle(b: &Builder, sw: Swizzle, offset: Int) -> Int {
     let v = match offset {
         Int::Const(o) => return Int::Const(sw.apply(o)),
-        Int::Dyn(v) => v,
+        // A 64-bit kernel's offset: shared memory is far below 2^31 elements, so its low 32 bits
+        // are the offset (the split below then sees one term).
+        Int::Dyn(v) => materialize_i32(b, Int::Dyn(v)),
     };
+    let offset = Int::Dyn(v);
     let period = sw.size();
     let (terms, constant) = known_bits::sum_terms(v);
     let mut known = KnownBits::default();

@@ -2,7 +2,7 @@
 //! fences around `wgmma.fence` and `wgmma.wait_group` that keep the accumulators in place.
 
 use super::smem::byte_gep;
-use super::{materialize, mul, Int, Kernel, Lowered, NAME};
+use super::{materialize_i32, mul, Int, Kernel, Lowered, NAME};
 use crate::ir::{self, Builder, Op, Val};
 use crate::passes::common::{fail, Reported};
 use crate::passes::known_bits::{self, KnownBits};
@@ -184,7 +184,7 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
     let rel_bytes = mul(b, rel, Int::Const(e));
     let start = match rel_bytes {
         Int::Const(0) => addr,
-        other => b.binary("arith.addi", addr, materialize(b, other)),
+        other => b.binary("arith.addi", addr, materialize_i32(b, other)),
     };
     let field = b.binary("arith.shrui", start, b.const_int(4, "i32"));
     let field = b.binary("arith.andi", field, b.const_int(0x3FFF, "i32"));
