@@ -26,15 +26,19 @@ impl KernelWriter<'_> {
                     self.line(&format!("\"nvvm.barrier\"({i}, {n}) <{{operandSegmentSizes = array<i32: 1, 1, 0>}}> : (i32, i32) -> () {loc}"));
                 }
             }
-            Inst::Mbarrier { op, tensor, ty, offset, arg, span } => {
+            Inst::Mbarrier { op, dst, tensor, ty, offset, arg, span } => {
                 let off = self.int(offset, *span);
                 let (a, at) = match arg {
                     Some(x) => (format!(", {}", self.operand(x, Scalar::I32, None, *span)), ", i32"),
                     None => (String::new(), ""),
                 };
                 let loc = self.loc(*span);
+                let (result, result_ty) = match dst {
+                    Some(d) => (format!("{} = ", v(*d)), "i1"),
+                    None => (String::new(), "()"),
+                };
                 self.line(&format!(
-                    "\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}",
+                    "{result}\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> {result_ty} {loc}",
                     v(*tensor),
                     op.kind(),
                     mlir_tensor(ty)
