@@ -663,15 +663,17 @@ irdl.dialect @cute {
   // An mbarrier operation (CuTe DSL's `cute.arch.mbarrier_*`, sm_90) on the 64-bit barrier `offset`
   // elements into `tensor`, an `i64` shared-memory tensor (`cute-verify` checks it). `kind`:
   // "init" (args: the arrival count), "arrive" (none), "arrive_expect_tx" (the transaction bytes
-  // the current phase also waits for) or "wait" (the phase parity: returns once that phase has
-  // completed).
+  // the current phase also waits for), "wait" (the phase parity: returns once that phase has
+  // completed), "try_wait" (the phase parity; its one result: whether that phase has completed) or
+  // "arrive_cluster" (the rank of the block in the cluster whose barrier at this offset it arrives on).
   irdl.operation @mbarrier {
     %tensor = irdl.base @cute::@tensor
     %i32 = irdl.is i32
+    %i1 = irdl.is i1
     %kind = irdl.base "#builtin.string"
     irdl.attributes { "kind" = %kind }
     irdl.operands(tensor: %tensor, offset: %i32, args: variadic %i32)
-    irdl.results()
+    irdl.results(done: optional %i1)
   }
 
   // A TMA load (sm_90): the box of the tensor map `tmap` (a `byval` kernel parameter) at element

@@ -507,10 +507,13 @@ pub enum Inst {
     },
     /// An mbarrier operation (sm_90) on the 64-bit shared-memory barrier `offset` elements into
     /// `tensor` (an `i64` shared tensor): init with an arrival count, arrive, arrive with an
-    /// expected transaction byte count, or wait for a phase parity. `arg` is the count, the bytes or
-    /// the parity (none for `Arrive`).
+    /// expected transaction byte count, wait (or test once, into the `bool` `dst`) for a phase
+    /// parity, or arrive on the barrier of another block of the cluster. `arg` is the count, the
+    /// bytes, the parity or the block's rank in the cluster (none for `Arrive`).
     Mbarrier {
         op: MbarrierOp,
+        /// The result of `TryWait`; `None` for the other ops.
+        dst: Option<ValueId>,
         tensor: ValueId,
         ty: TensorTy,
         offset: Int,
@@ -685,6 +688,12 @@ pub enum MbarrierOp {
     /// A `mbarrier.try_wait.parity.shared::cta.b64` loop: returns once the phase with the given
     /// parity has completed.
     Wait,
+    /// One `mbarrier.try_wait.parity.shared::cta.b64`: whether the phase with the given parity
+    /// has completed (a `bool`), after waiting at most a system-dependent time for it.
+    TryWait,
+    /// `mapa.shared::cluster` to the same barrier in the block of the given rank of the cluster,
+    /// then `mbarrier.arrive.release.cluster.shared::cluster.b64` there: one arrival.
+    ArriveCluster,
 }
 
 impl MbarrierOp {
@@ -695,6 +704,8 @@ impl MbarrierOp {
             MbarrierOp::Arrive => "mbarrier_arrive",
             MbarrierOp::ArriveExpectTx => "mbarrier_arrive_and_expect_tx",
             MbarrierOp::Wait => "mbarrier_wait",
+            MbarrierOp::TryWait => "mbarrier_try_wait",
+            MbarrierOp::ArriveCluster => "mbarrier_arrive",
         }
     }
 
@@ -705,6 +716,8 @@ impl MbarrierOp {
             MbarrierOp::Arrive => "arrive",
             MbarrierOp::ArriveExpectTx => "arrive_expect_tx",
             MbarrierOp::Wait => "wait",
+            MbarrierOp::TryWait => "try_wait",
+            MbarrierOp::ArriveCluster => "arrive_cluster",
         }
     }
 }

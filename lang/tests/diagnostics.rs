@@ -330,6 +330,12 @@ cases! {
     mbarrier_phase_not_parity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[1], 2);\n}\n";
     mbarrier_bytes_not_i32 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive_and_expect_tx(bars[0], 1.5);\n}\n";
     mbarrier_in_host => "host h(x: tensor<f32, gmem, (?):(1)>) {\n    mbarrier_init_fence();\n}\n";
+    mbarrier_try_wait_parity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    let done = mbarrier_try_wait(bars[1], 2);\n}\n";
+    mbarrier_cta_on_wait => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[1], 0, cta: 1);\n}\n";
+    mbarrier_cta_rank_out_of_range => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive(bars[1], cta: 8);\n}\n";
+    mbarrier_cta_without_cluster => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive(bars[1], cta: 1);\n}\n\nhost h(x: tensor<f32, gmem, (?):(1)>) {\n    launch k(x) grid(8) block(32);\n}\n";
+    pipeline_state_count_at_run_time => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let pipe = make_pipeline_async(smem, stages: 2, producers: 32, consumers: 32);\n    let st = pipe.consumer_state();\n    while x[0] > 0.0 {\n        st.advance();\n    }\n    x[1] = st.count().to(f32);\n}\n";
+    pipeline_try_wait_producer_state => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let pipe = make_pipeline_async(smem, stages: 2, producers: 32, consumers: 32);\n    let done = pipe.consumer_try_wait(pipe.producer_state());\n}\n";
     // ----- thread-block clusters ----------------------------------------------------------------
     cluster_too_many_blocks => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(4, 4);");
     cluster_extent_zero => host3(COPY_KERNEL, "    launch copy_rows(mA, mB) grid(16) block(32) cluster(2, 0);");

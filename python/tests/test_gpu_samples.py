@@ -974,8 +974,15 @@ def need_sm90(torch):
         pytest.skip(f"mbarrier waits need sm_90: found {torch.cuda.get_device_name()}")
 
 
-# The same ring made with a pipeline value (mbarrier_pipeline) and written by hand (mbarrier_ring).
-MBARRIER_RINGS = [("mbarrier_pipeline", "pipeline"), ("mbarrier_ring", "ring_by_hand")]
+# The same ring made with a pipeline value (mbarrier_pipeline) and written by hand (mbarrier_ring),
+# and a ring whose stages the consumers of both blocks of a cluster release (cluster_pipeline:
+# run-time states, `consumer_try_wait`, `consumer_release(st, cta: r)`; a lost arrival on the other
+# block's barrier would hang its producer).
+MBARRIER_RINGS = [
+    ("mbarrier_pipeline", "pipeline"),
+    ("mbarrier_ring", "ring_by_hand"),
+    ("cluster_pipeline", "cluster_ring"),
+]
 
 
 @pytest.mark.parametrize("n", [256, 256 * 1000, 1 << 24])

@@ -26,7 +26,7 @@ impl KernelWriter<'_> {
                     self.line(&format!("\"nvvm.barrier\"({i}, {n}) <{{operandSegmentSizes = array<i32: 1, 1, 0>}}> : (i32, i32) -> () {loc}"));
                 }
             }
-            Inst::Mbarrier { op, tensor, ty, offset, arg, span } => {
+            Inst::Mbarrier { op, dst, tensor, ty, offset, arg, span } => {
                 // A shared-memory offset: 32 bits in any kernel.
                 let off = self.int32(offset, *span);
                 let (a, at) = match arg {
@@ -34,8 +34,12 @@ impl KernelWriter<'_> {
                     None => (String::new(), ""),
                 };
                 let loc = self.loc(*span);
+                let (result, result_ty) = match dst {
+                    Some(d) => (format!("{} = ", v(*d)), "i1"),
+                    None => (String::new(), "()"),
+                };
                 self.line(&format!(
-                    "\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> () {loc}",
+                    "{result}\"cute.mbarrier\"({}, {off}{a}) {{kind = \"{}\"}} : ({}, i32{at}) -> {result_ty} {loc}",
                     v(*tensor),
                     op.kind(),
                     mlir_tensor(ty)

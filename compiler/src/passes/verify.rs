@@ -230,17 +230,25 @@ fn verify_access(op: Op) -> Result<(), Reported> {
 fn verify_mbarrier(op: Op) -> Result<(), Reported> {
     let kind = ir::string_attr(op, "kind").unwrap_or_default();
     let want = match kind.as_str() {
-        "init" | "arrive_expect_tx" | "wait" => 1,
+        "init" | "arrive_expect_tx" | "wait" | "try_wait" | "arrive_cluster" => 1,
         "arrive" => 0,
         other => {
             return Err(fail(
                 op,
                 &format!(
-                "`cute.mbarrier` kind \"{other}\" is not one of \"init\", \"arrive\", \"arrive_expect_tx\", \"wait\""
+                "`cute.mbarrier` kind \"{other}\" is not one of \"init\", \"arrive\", \"arrive_expect_tx\", \"wait\", \"try_wait\", \"arrive_cluster\""
             ),
             ))
         }
     };
+    // Only `try_wait` gives a result: whether the phase completed.
+    let results = usize::from(kind == "try_wait");
+    if ir::result_count(op) != results {
+        return Err(fail(
+            op,
+            &format!("`cute.mbarrier` \"{kind}\" has {results} result(s), found {}", ir::result_count(op)),
+        ));
+    }
     let args = ir::operand_count(op).saturating_sub(2);
     if args != want {
         return Err(fail(

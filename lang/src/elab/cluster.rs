@@ -14,7 +14,7 @@ use super::value::{Origin, Value};
 use super::{Frame, R};
 use crate::ast::{Arg, Expr, LaunchClause};
 use crate::diag::Diagnostic;
-use crate::kir::{self, ClusterBarrierOp, Inst, Operand, Special, ValueTy};
+use crate::kir::{self, ClusterBarrierOp, Inst, MbarrierOp, Operand, Special, ValueTy};
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
 use cute_layout::Int;
@@ -125,7 +125,20 @@ impl Frame<'_, '_> {
                 self.prog.cluster_launches.insert(symbol.to_string(), (dims, cluster.map_or(span, |(_, s)| s)));
             }
         }
-        let Some((dims, clause)) = cluster else { return Ok(()) };
+        let Some((dims, clause)) = cluster else {
+            // An arrival on another block's barrier needs the blocks it names.
+            let body = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map(|k| k.body.as_slice());
+            if let Some(at) = body.and_then(remote_arrival) {
+                return Err(Diagnostic::error(
+                    format!("`{kernel}` arrives on the barrier of another block of its cluster (`cta:`), but this launch has no `cluster(...)` clause"),
+                    at,
+                    "a cluster-scope arrival",
+                )
+                .with_secondary(span, "launched without a cluster")
+                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or arrive on this block's barrier (no `cta:`)")));
+            }
+            return Ok(());
+        };
         for (i, (g, c)) in grid.iter().zip(dims).enumerate() {
             if let Some(n) = g.as_static() {
                 if n % i64::from(c) != 0 {
@@ -255,8 +268,14 @@ impl Frame<'_, '_> {
     /// A block rank in the cluster: an `i32`, 0 to 7 when static (the kernel's cluster shape is
     /// not known while its body is elaborated; a rank past the cluster is undefined behaviour, as
     /// in PTX, so the docs say to compute it from `block_in_cluster_dim()`).
-    fn cluster_rank(&mut self, e: &Expr, name: &str) -> R<Operand> {
-        match self.expr(e)? {
+    pub(crate) fn cluster_rank(&mut self, e: &Expr, name: &str) -> R<Operand> {
+        let v = self.expr(e)?;
+        self.cluster_rank_value(&v, e.span, name)
+    }
+
+    /// [`Self::cluster_rank`] of an evaluated argument.
+    pub(crate) fn cluster_rank_value(&mut self, v: &Value, span: Span, name: &str) -> R<Operand> {
+        match v.clone() {
             Value::Int(i) => {
                 if let Some(r) = i.as_static() {
                     if !(0..MAX_CLUSTER_BLOCKS).contains(&r) {
@@ -265,7 +284,7 @@ impl Frame<'_, '_> {
                                 "`{name}`: block rank {r} is outside any cluster (ranks are 0 to {})",
                                 MAX_CLUSTER_BLOCKS - 1
                             ),
-                            e.span,
+                            span,
                             "out of range",
                         ));
                     }
@@ -275,7 +294,7 @@ impl Frame<'_, '_> {
             Value::Scalar(Scalar::I32, id) => Ok(Operand::Value(id)),
             other => Err(Diagnostic::error(
                 format!("`{name}`: the block rank must be an `i32`, found {}", crate::diag::article(&other.kind())),
-                e.span,
+                span,
                 "not an i32",
             )
             .with_help("compute it from `block_rank_in_cluster()`, e.g. `(block_rank_in_cluster() + 1) % 2`")),
@@ -289,11 +308,22 @@ fn static_ranks(insts: &[Inst]) -> Vec<(i64, Span)> {
     for i in insts {
         match i {
             Inst::DsmemLoad { rank: Operand::Int(r), span, .. }
-            | Inst::DsmemStore { rank: Operand::Int(r), span, .. } => out.extend(r.as_static().map(|r| (r, *span))),
+            | Inst::DsmemStore { rank: Operand::Int(r), span, .. }
+            | Inst::Mbarrier { op: MbarrierOp::ArriveCluster, arg: Some(Operand::Int(r)), span, .. } => {
+                out.extend(r.as_static().map(|r| (r, *span)))
+            }
             other => other.regions().into_iter().for_each(|r| out.extend(static_ranks(r))),
         }
     }
     out
+}
+
+/// The first arrival on another block's barrier (`mbarrier_arrive(bar, cta: k)`) in `insts`.
+fn remote_arrival(insts: &[Inst]) -> Option<Span> {
+    insts.iter().find_map(|i| match i {
+        Inst::Mbarrier { op: MbarrierOp::ArriveCluster, span, .. } => Some(*span),
+        other => other.regions().into_iter().find_map(remote_arrival),
+    })
 }
 
 fn not_shared_element(v: &Value, span: Span) -> Diagnostic {

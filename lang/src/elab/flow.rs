@@ -194,7 +194,7 @@ impl Frame<'_, '_> {
         Ok(id)
     }
 
-    fn cell(&mut self, ty: Scalar, span: Span) -> R<ValueId> {
+    pub(super) fn cell(&mut self, ty: Scalar, span: Span) -> R<ValueId> {
         match builtins::alloc(self, ty, MemSpace::Rmem, Layout::leaf(1, 0), span)? {
             Value::Tensor(t) => match t.origin {
                 super::Origin::Kernel(id) => Ok(id),
@@ -204,12 +204,12 @@ impl Frame<'_, '_> {
         }
     }
 
-    fn set(&mut self, cell: ValueId, value: Operand, span: Span) {
+    pub(super) fn set(&mut self, cell: ValueId, value: Operand, span: Span) {
         let ty = cell_ty(self, cell);
         self.emit(Inst::Store { value, tensor: cell, ty, at: At::Offset(Int::ZERO), span });
     }
 
-    fn get(&mut self, cell: ValueId, span: Span) -> ValueId {
+    pub(super) fn get(&mut self, cell: ValueId, span: Span) -> ValueId {
         let ty = cell_ty(self, cell);
         let dst = self.fresh(ValueTy::Scalar(ty.elem));
         self.emit(Inst::Load { dst, tensor: cell, ty, at: At::Offset(Int::ZERO), span });
@@ -504,6 +504,7 @@ impl Frame<'_, '_> {
     /// `while COND { BODY }` (kernels only).
     pub(crate) fn while_loop(&mut self, cond: &Expr, body: &Block, span: Span) -> R<Flow> {
         self.need_kernel("a `while` loop", span)?;
+        self.states_to_cells(&body.stmts, &[cond], span)?;
         self.regions.push(Vec::new());
         self.depth += 1;
         let c = self.expr(cond);

@@ -12,7 +12,7 @@ use super::view::{check_rank, coord_err, crd_has_under};
 use super::{Frame, R};
 use crate::ast::{Arg, Expr, ExprKind};
 use crate::diag::Diagnostic;
-use crate::kir::{Inst, MbarrierOp, Operand};
+use crate::kir::{Inst, MbarrierOp, Operand, TensorTy, ValueId, ValueTy};
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
 use cute_layout::Int;
@@ -24,6 +24,7 @@ pub(crate) fn op_of(name: &str) -> Option<MbarrierOp> {
         "mbarrier_arrive" => MbarrierOp::Arrive,
         "mbarrier_arrive_and_expect_tx" => MbarrierOp::ArriveExpectTx,
         "mbarrier_wait" => MbarrierOp::Wait,
+        "mbarrier_try_wait" => MbarrierOp::TryWait,
         _ => return None,
     })
 }
@@ -31,18 +32,34 @@ pub(crate) fn op_of(name: &str) -> Option<MbarrierOp> {
 fn usage(op: MbarrierOp) -> &'static str {
     match op {
         MbarrierOp::Init => "mbarrier_init(bars[i], count)",
-        MbarrierOp::Arrive => "mbarrier_arrive(bars[i])",
+        MbarrierOp::Arrive | MbarrierOp::ArriveCluster => {
+            "mbarrier_arrive(bars[i]) or mbarrier_arrive(bars[i], cta: rank)"
+        }
         MbarrierOp::ArriveExpectTx => "mbarrier_arrive_and_expect_tx(bars[i], bytes)",
         MbarrierOp::Wait => "mbarrier_wait(bars[i], phase)",
+        MbarrierOp::TryWait => "let done = mbarrier_try_wait(bars[i], phase);",
     }
 }
 
 impl Frame<'_, '_> {
-    /// `mbarrier_init(bar, count)`, `mbarrier_arrive(bar)`, `mbarrier_arrive_and_expect_tx(bar,
-    /// bytes)`, `mbarrier_wait(bar, phase)`.
+    /// `mbarrier_init(bar, count)`, `mbarrier_arrive(bar[, cta: rank])`,
+    /// `mbarrier_arrive_and_expect_tx(bar, bytes)`, `mbarrier_wait(bar, phase)` and
+    /// `mbarrier_try_wait(bar, phase)` (a `bool`: whether the phase completed).
     pub(crate) fn mbarrier_call(&mut self, op: MbarrierOp, args: &[Arg], span: Span) -> R<Value> {
         let want = if op == MbarrierOp::Arrive { 1 } else { 2 };
-        if args.len() != want || args.iter().any(|a| a.name.is_some()) {
+        let cta = args.iter().find(|a| a.name.as_ref().is_some_and(|n| n.name == "cta"));
+        if let (Some(c), false) = (cta, op == MbarrierOp::Arrive) {
+            return Err(Diagnostic::error(
+                format!("`{}` has no `cta:`: only `mbarrier_arrive` reaches another block's barrier", op.builtin()),
+                c.value.span,
+                "`cta:` here",
+            )
+            .with_help(format!("write `{}` on this block's barrier", usage(op))));
+        }
+        let named_ok =
+            |a: &&Arg| a.name.is_none() || (op == MbarrierOp::Arrive && cta.is_some_and(|c| std::ptr::eq(c, *a)));
+        let positional = args.iter().filter(|a| a.name.is_none()).count();
+        if positional != want || !args.iter().all(|a| named_ok(&a)) || args.len() > want + usize::from(cta.is_some()) {
             return Err(Diagnostic::error(
                 format!("`{}` takes {want} positional argument{}", op.builtin(), if want == 1 { "" } else { "s" }),
                 span,
@@ -51,59 +68,66 @@ impl Frame<'_, '_> {
             .with_help(format!("write `{}`", usage(op))));
         }
         let (t, offset) = self.barrier_place(&args[0].value)?;
-        let arg = match args.get(1) {
-            Some(a) => {
-                let v = self.expr(&a.value)?;
-                let what = match op {
-                    MbarrierOp::Init => "the arrival count",
-                    MbarrierOp::ArriveExpectTx => "the transaction bytes",
-                    _ => "the phase parity",
-                };
-                let x = match v {
-                    Value::Int(i) => {
-                        if let Some(c) = i.as_static() {
-                            let bad = match op {
-                                // The PTX ISA: count in 1 ..= 2^20 - 1; tx-count in 0 ..= 2^20 - 1.
-                                MbarrierOp::Init => !(1..(1 << 20)).contains(&c),
-                                MbarrierOp::ArriveExpectTx => !(0..(1 << 20)).contains(&c),
-                                _ => !(0..=1).contains(&c),
-                            };
-                            if bad {
-                                let range = match op {
-                                    MbarrierOp::Init => "1 to 1048575",
-                                    MbarrierOp::ArriveExpectTx => "0 to 1048575",
-                                    _ => "0 or 1",
-                                };
-                                return Err(Diagnostic::error(
-                                    format!("`{}`: {what} is {c}; it must be {range}", op.builtin()),
-                                    a.value.span,
-                                    "out of range",
-                                ));
-                            }
-                        }
-                        Operand::Int(i)
-                    }
-                    Value::Scalar(Scalar::I32, id) => Operand::Value(id),
-                    other => {
-                        return Err(Diagnostic::error(
-                            format!(
-                                "`{}`: {what} must be an `i32`, found {}",
-                                op.builtin(),
-                                crate::diag::article(&other.kind())
-                            ),
-                            a.value.span,
-                            "not an i32",
-                        ))
-                    }
-                };
-                Some(x)
-            }
-            None => None,
+        let arg = match (cta, args.get(1)) {
+            (Some(c), _) => Some(self.cluster_rank(&c.value, "mbarrier_arrive")?),
+            (None, Some(a)) => Some(self.mbarrier_arg(op, &a.value)?),
+            (None, None) => None,
         };
+        let op = if cta.is_some() { MbarrierOp::ArriveCluster } else { op };
         self.need_kernel(&format!("`{}`", op.builtin()), span)?;
         let Origin::Kernel(tensor) = t.origin else { unreachable!("kernel tensors have kernel origins") };
-        self.emit(Inst::Mbarrier { op, tensor, ty: t.ty, offset, arg, span });
-        Ok(Value::Unit)
+        Ok(self.emit_mbarrier(op, tensor, t.ty, offset, arg, span))
+    }
+
+    /// Emits one mbarrier op: `mbarrier_try_wait`'s `bool`, or unit.
+    pub(crate) fn emit_mbarrier(
+        &mut self,
+        op: MbarrierOp,
+        tensor: ValueId,
+        ty: TensorTy,
+        offset: Int,
+        arg: Option<Operand>,
+        span: Span,
+    ) -> Value {
+        let dst = (op == MbarrierOp::TryWait).then(|| self.fresh(ValueTy::Scalar(Scalar::Bool)));
+        self.emit(Inst::Mbarrier { op, dst, tensor, ty, offset, arg, span });
+        dst.map_or(Value::Unit, |d| Value::Scalar(Scalar::Bool, d))
+    }
+
+    /// The count, bytes or parity operand, checked against the PTX ISA's ranges when static.
+    fn mbarrier_arg(&mut self, op: MbarrierOp, e: &Expr) -> R<Operand> {
+        let v = self.expr(e)?;
+        let what = match op {
+            MbarrierOp::Init => "the arrival count",
+            MbarrierOp::ArriveExpectTx => "the transaction bytes",
+            _ => "the phase parity",
+        };
+        match v {
+            Value::Int(i) => {
+                if let Some(c) = i.as_static() {
+                    let (bad, range) = match op {
+                        // The PTX ISA: count in 1 ..= 2^20 - 1; tx-count in 0 ..= 2^20 - 1.
+                        MbarrierOp::Init => (!(1..(1 << 20)).contains(&c), "1 to 1048575"),
+                        MbarrierOp::ArriveExpectTx => (!(0..(1 << 20)).contains(&c), "0 to 1048575"),
+                        _ => (!(0..=1).contains(&c), "0 or 1"),
+                    };
+                    if bad {
+                        return Err(Diagnostic::error(
+                            format!("`{}`: {what} is {c}; it must be {range}", op.builtin()),
+                            e.span,
+                            "out of range",
+                        ));
+                    }
+                }
+                Ok(Operand::Int(i))
+            }
+            Value::Scalar(Scalar::I32, id) => Ok(Operand::Value(id)),
+            other => Err(Diagnostic::error(
+                format!("`{}`: {what} must be an `i32`, found {}", op.builtin(), crate::diag::article(&other.kind())),
+                e.span,
+                "not an i32",
+            )),
+        }
     }
 
     /// The barrier operand: an element `bars[i]` of an `i64` shared tensor (its place, not its

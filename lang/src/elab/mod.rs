@@ -37,6 +37,7 @@ mod launch_bounds;
 mod mbarrier;
 mod mma;
 mod pipeline;
+mod pipeline_state;
 mod recast;
 mod ring_checks;
 mod smem;

@@ -6,18 +6,14 @@
 //! `i64` shared tensor of shape `(STAGES, 2)` (stage, full/empty): the ring checks
 //! (ring_checks.rs) see the same instructions, and the PTX is the hand-written ring's.
 //!
-//! A state is a compile-time count of the stages it has passed: its stage is `count % STAGES` and
-//! its round's parity `(count / STAGES) % 2`; `advance()` moves both at once. A consumer waits
-//! for the full barrier's phase of its round's parity, a producer for the empty barrier's phase
-//! before it (a fresh barrier's "previous" phase counts as complete: the ring starts empty). The
-//! states are made by their pipeline (its stage count) for one role (its parity): a state used
-//! with another pipeline, or in the other role, is refused, so producer and consumer agree on the
-//! stage count and the phase order by construction. A state is a handle: `advance()` moves it in
-//! place, as CuTe DSL's `PipelineState.advance()`; since the count is known at compile time, it
-//! may not be advanced under run-time control flow (a loop with run-time bounds, a run-time `if`)
-//! that began after the state was made.
+//! The states (pipeline_state.rs) are made by their pipeline (its stage count) for one role (its
+//! parity): a state used with another pipeline, or in the other role, is refused, so producer and
+//! consumer agree on the stage count and the phase order by construction. A consumer waits for the
+//! full barrier's phase of its round's parity, a producer for the empty barrier's phase before it
+//! (a fresh barrier's "previous" phase counts as complete: the ring starts empty).
 
 use super::builtins::args::{arity, named, positional, Arg};
+use super::pipeline_state::PipeState;
 use super::value::{Origin, TensorVal, Value};
 use super::{Frame, R};
 use crate::ast::BinOp;
@@ -25,61 +21,26 @@ use crate::diag::{article, Diagnostic};
 use crate::kir::{Inst, MbarrierOp, Operand, WarpgroupOp};
 use crate::span::Span;
 use crate::types::Scalar;
-use cute_layout::{Int, Layout};
-use std::sync::atomic::{AtomicI64, Ordering};
+use cute_layout::{Crd, Int, Layout};
 use std::sync::Arc;
 
 /// A ring of mbarriers made by `make_pipeline_async` or `make_pipeline_tma_async`.
 #[derive(Debug)]
 pub struct Pipeline {
-    /// The barriers: an `i64` shared tensor of shape `(stages, 2)`, full then empty.
-    bars: TensorVal,
-    stages: i64,
+    /// The barriers, views of one `i64` shared tensor of shape `(stages, 2)`: its full (`[_, 0]`)
+    /// and its empty (`[_, 1]`) column. Two tensors for the ring checks, which tell a barrier a
+    /// run-time state indexes only by its tensor.
+    full: TensorVal,
+    empty: TensorVal,
+    pub(super) stages: i64,
     /// The bytes a stage's TMA loads bring (`make_pipeline_tma_async`); `None` for `PipelineAsync`.
     tx_bytes: Option<i64>,
-    span: Span,
+    pub(super) span: Span,
 }
 
 impl PartialEq for Pipeline {
     fn eq(&self, other: &Self) -> bool {
         std::ptr::eq(self, other)
-    }
-}
-
-/// A producer or consumer state of one pipeline.
-#[derive(Debug)]
-pub struct PipeState {
-    pipe: Arc<Pipeline>,
-    producer: bool,
-    /// The stages passed so far.
-    count: AtomicI64,
-    /// The run-time control-flow depth at which the state was made (`Frame::depth`).
-    depth: usize,
-    span: Span,
-}
-
-impl PartialEq for PipeState {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self, other)
-    }
-}
-
-impl PipeState {
-    fn count(&self) -> i64 {
-        self.count.load(Ordering::Relaxed)
-    }
-    fn index(&self) -> i64 {
-        self.count() % self.pipe.stages
-    }
-    fn phase(&self) -> i64 {
-        (self.count() / self.pipe.stages) % 2
-    }
-    fn role(&self) -> &'static str {
-        if self.producer {
-            "producer"
-        } else {
-            "consumer"
-        }
     }
 }
 
@@ -93,14 +54,7 @@ impl std::fmt::Display for Pipeline {
     }
 }
 
-/// How `print` shows a state.
-impl std::fmt::Display for PipeState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PipelineState({}, index {}, phase {})", self.role(), self.index(), self.phase())
-    }
-}
-
-/// The methods of a pipeline and of a state.
+/// The methods of a pipeline.
 pub(crate) const PIPELINE_METHODS: &[&str] = &[
     "producer_state",
     "consumer_state",
@@ -108,9 +62,9 @@ pub(crate) const PIPELINE_METHODS: &[&str] = &[
     "producer_commit",
     "producer_get_barrier",
     "consumer_wait",
+    "consumer_try_wait",
     "consumer_release",
 ];
-pub(crate) const STATE_METHODS: &[&str] = &["advance", "index", "phase", "count"];
 
 /// `make_pipeline_async(smem, stages: S, producers: P, consumers: C)` and
 /// `make_pipeline_tma_async(smem, stages: S, producers: P, consumers: C, tx_bytes: B)`: allocates
@@ -184,15 +138,17 @@ pub(super) fn make_pipeline(f: &mut Frame, name: &str, args: Vec<Arg>, span: Spa
     else {
         unreachable!("allocate_layout gives a tensor")
     };
-    let pipe = Pipeline { bars, stages, tx_bytes: tma.then(|| vals[3]), span };
+    let mut column = |k: i64| f.slice(&bars, &Crd::Tuple(vec![Crd::Under, Crd::Int(Int::S(k))]), span);
+    let (full, empty) = (column(0)?, column(1)?);
+    let pipe = Pipeline { full, empty, stages, tx_bytes: tma.then(|| vals[3]), span };
     let tid = f.special("thread_idx", 0, span)?;
     let Value::Scalar(Scalar::Bool, first) = f.binary(BinOp::Eq, tid, Value::Int(Int::ZERO), span, span, span)? else {
         unreachable!("an i32 comparison gives a bool")
     };
     let init = f.region(|f| {
         for s in 0..stages {
-            pipe.emit(f, MbarrierOp::Init, s, Some(producers), span);
-            pipe.emit(f, MbarrierOp::Init, stages + s, Some(consumers), span);
+            pipe.emit(f, MbarrierOp::Init, &pipe.full, Int::S(s), Some(Operand::Int(Int::S(producers))), span);
+            pipe.emit(f, MbarrierOp::Init, &pipe.empty, Int::S(s), Some(Operand::Int(Int::S(consumers))), span);
         }
         f.emit(Inst::Warpgroup { op: WarpgroupOp::FenceMbarrierInit, span });
         Ok(())
@@ -203,10 +159,17 @@ pub(super) fn make_pipeline(f: &mut Frame, name: &str, args: Vec<Arg>, span: Spa
 }
 
 impl Pipeline {
-    fn emit(&self, f: &mut Frame, op: MbarrierOp, offset: i64, arg: Option<i64>, span: Span) {
-        let Origin::Kernel(tensor) = self.bars.origin else { unreachable!("kernel tensors have kernel origins") };
-        let arg = arg.map(|a| Operand::Int(Int::S(a)));
-        f.emit(Inst::Mbarrier { op, tensor, ty: self.bars.ty.clone(), offset: Int::S(offset), arg, span });
+    fn emit(
+        &self,
+        f: &mut Frame,
+        op: MbarrierOp,
+        bars: &TensorVal,
+        index: Int,
+        arg: Option<Operand>,
+        span: Span,
+    ) -> Value {
+        let Origin::Kernel(tensor) = bars.origin else { unreachable!("kernel tensors have kernel origins") };
+        f.emit_mbarrier(op, tensor, bars.ty.clone(), index, arg, span)
     }
 }
 
@@ -214,13 +177,16 @@ impl Pipeline {
 pub(super) fn pipeline_method(f: &mut Frame, pipe: &Arc<Pipeline>, m: &str, args: &[Arg], span: Span) -> R<Value> {
     if let "producer_state" | "consumer_state" = m {
         arity(m, args, 0, 0, span, &format!("pipe.{m}()"))?;
-        let producer = m == "producer_state";
-        let st = PipeState { pipe: pipe.clone(), producer, count: AtomicI64::new(0), depth: f.depth, span };
+        let st = PipeState::new(pipe.clone(), m == "producer_state", f.depth, span);
         return Ok(Value::PipeState(Arc::new(st)));
     }
     let producer = m.starts_with("producer");
-    arity(m, args, 1, 1, span, &format!("pipe.{m}(state)"))?;
-    let a = &args[0];
+    let release = m == "consumer_release";
+    let usage =
+        if release { "pipe.consumer_release(state[, cta: rank])".to_string() } else { format!("pipe.{m}(state)") };
+    arity(m, args, 1, 1, span, &usage)?;
+    let cta = if release { named(m, args, "cta", &["cta"])? } else { named(m, args, "", &[])? };
+    let a = positional(args)[0];
     let Value::PipeState(st) = &a.value else {
         return Err(Diagnostic::error(
             format!("`{m}` takes a pipeline state, found {}", article(&a.value.kind())),
@@ -246,46 +212,38 @@ pub(super) fn pipeline_method(f: &mut Frame, pipe: &Arc<Pipeline>, m: &str, args
         .with_help(format!("the roles wait for different phases (a producer for the empty barrier's previous one): use `pipe.{want}_state()`")));
     }
     f.need_kernel(&format!("`{m}`"), span)?;
-    let (full, empty) = (st.index(), pipe.stages + st.index());
-    let wait = |phase: i64| Some(phase % 2);
+    let index = st.index(f, span);
     match m {
         "producer_acquire" => {
-            pipe.emit(f, MbarrierOp::Wait, empty, wait(st.phase() + 1), span);
+            // The empty barrier's phase before this round's: parity `1 - phase`.
+            let phase = st.phase(f, span);
+            let before = Int::ONE.sub(&phase).expect("a parity fits");
+            pipe.emit(f, MbarrierOp::Wait, &pipe.empty, index.clone(), Some(Operand::Int(before)), span);
             if let Some(bytes) = pipe.tx_bytes {
-                pipe.emit(f, MbarrierOp::ArriveExpectTx, full, Some(bytes), span);
+                pipe.emit(f, MbarrierOp::ArriveExpectTx, &pipe.full, index, Some(Operand::Int(Int::S(bytes))), span);
             }
         }
         // A TMA pipeline's full barrier completes with the loads' bytes: nothing to commit.
-        "producer_commit" if pipe.tx_bytes.is_none() => pipe.emit(f, MbarrierOp::Arrive, full, None, span),
+        "producer_commit" if pipe.tx_bytes.is_none() => {
+            pipe.emit(f, MbarrierOp::Arrive, &pipe.full, index, None, span);
+        }
         "producer_commit" => {}
-        "producer_get_barrier" => return Ok(Value::Barrier(pipe.bars.clone(), Int::S(full))),
-        "consumer_wait" => pipe.emit(f, MbarrierOp::Wait, full, wait(st.phase()), span),
-        "consumer_release" => pipe.emit(f, MbarrierOp::Arrive, empty, None, span),
+        "producer_get_barrier" => return Ok(Value::Barrier(pipe.full.clone(), index)),
+        "consumer_wait" | "consumer_try_wait" => {
+            let op = if m == "consumer_wait" { MbarrierOp::Wait } else { MbarrierOp::TryWait };
+            let phase = st.phase(f, span);
+            return Ok(pipe.emit(f, op, &pipe.full, index, Some(Operand::Int(phase)), span));
+        }
+        "consumer_release" => {
+            let (op, rank) = match cta {
+                Some(c) => {
+                    (MbarrierOp::ArriveCluster, Some(f.cluster_rank_value(&c.value, c.span, "consumer_release")?))
+                }
+                None => (MbarrierOp::Arrive, None),
+            };
+            pipe.emit(f, op, &pipe.empty, index, rank, span);
+        }
         _ => unreachable!("dispatched on PIPELINE_METHODS"),
     }
     Ok(Value::Unit)
-}
-
-/// `state.method()`.
-pub(super) fn state_method(f: &Frame, st: &PipeState, m: &str, args: &[Arg], span: Span) -> R<Value> {
-    arity(m, args, 0, 0, span, &format!("state.{m}()"))?;
-    Ok(Value::Int(Int::S(match m {
-        "advance" => {
-            if f.depth > st.depth {
-                return Err(Diagnostic::error(
-                    "a pipeline state cannot be advanced under run-time control flow that began after it was made",
-                    span,
-                    "run-time `if` or loop",
-                )
-                .with_secondary(st.span, "the state is made here")
-                .with_help("a state's stage and phase are known at compile time: make the state inside the run-time `if` or loop, or loop over a compile-time range (which is unrolled)"));
-            }
-            st.count.fetch_add(1, Ordering::Relaxed);
-            return Ok(Value::Unit);
-        }
-        "index" => st.index(),
-        "phase" => st.phase(),
-        "count" => st.count(),
-        _ => unreachable!("dispatched on STATE_METHODS"),
-    })))
 }

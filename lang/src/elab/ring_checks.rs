@@ -282,7 +282,13 @@ impl<'k> Walk<'k> {
                         }
                         open.push(TxGroup { bar, bytes: value, span: *span, loads: Vec::new(), unseen: None });
                     }
-                    MbarrierOp::Wait => {}
+                    MbarrierOp::Wait | MbarrierOp::TryWait => {}
+                    // The blocks of the cluster arrive on each other's barriers: one block's threads
+                    // do not give the count.
+                    MbarrierOp::ArriveCluster => {
+                        let what = "the arrivals from other blocks of the cluster (`cta:`)".into();
+                        self.arrivals.push(Arrival { bar, threads: Err(Unseen { span: *span, what }), span: *span });
+                    }
                 }
             }
             Inst::TmaLoad { smem_ty, bar, offset, span, .. } => {

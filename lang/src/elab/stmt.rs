@@ -147,6 +147,7 @@ impl Frame<'_, '_> {
                     }
                     Value::Scalar(Scalar::Bool, id) => {
                         self.need_kernel("a run-time `if`", cond.span)?;
+                        self.states_to_cells(then.stmts.iter().chain(els.as_deref()), &[], *span)?;
                         let (then_insts, t) = self.runtime_region(|f| f.block(then))?;
                         let (else_insts, e) = match els {
                             Some(e) => self.runtime_region(|f| f.scoped_stmt(e))?,
@@ -248,6 +249,7 @@ impl Frame<'_, '_> {
             return self.host_for(var, lb, ub, st, body, span);
         }
         self.need_kernel("a loop with run-time bounds", span)?;
+        self.states_to_cells(&body.stmts, &[], span)?;
         let iv = self.fresh(ValueTy::Scalar(Scalar::I32));
         self.prog.observer.binding(var.span, &Value::Int(Int::var(iv, 1)));
         let (insts, stop, l) = self.runtime_loop_body(|f| {

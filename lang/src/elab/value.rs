@@ -89,7 +89,7 @@ pub enum Value {
     /// A pipeline (`make_pipeline_async`, `make_pipeline_tma_async`): a ring of mbarriers.
     Pipeline(std::sync::Arc<super::pipeline::Pipeline>),
     /// A producer or consumer state of a pipeline (`pipe.producer_state()`), moved in place by `advance()`.
-    PipeState(std::sync::Arc<super::pipeline::PipeState>),
+    PipeState(std::sync::Arc<super::pipeline_state::PipeState>),
     /// An mbarrier's place, `element` elements into an `i64` shared tensor (`pipe.producer_get_barrier(state)`).
     Barrier(TensorVal, Int),
     /// `_` in a coordinate.

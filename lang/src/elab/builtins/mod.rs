@@ -228,9 +228,10 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("fence_proxy_async", "fence_proxy_async()", warp::warpgroup_sync).kernel_after_args(),
     places("mbarrier_init", "mbarrier_init(bars[i], count)", Some(MbarrierTx)),
     f("mbarrier_init_fence", "mbarrier_init_fence()", warp::warpgroup_sync).kernel_after_args().needs(MbarrierTx),
-    places("mbarrier_arrive", "mbarrier_arrive(bars[i])", Some(MbarrierTx)),
+    places("mbarrier_arrive", "mbarrier_arrive(bars[i][, cta: rank])", Some(MbarrierTx)),
     places("mbarrier_arrive_and_expect_tx", "mbarrier_arrive_and_expect_tx(bars[i], bytes)", Some(MbarrierTx)),
     places("mbarrier_wait", "mbarrier_wait(bars[i], phase)", Some(MbarrierTx)),
+    places("mbarrier_try_wait", "mbarrier_try_wait(bars[i], phase)", Some(MbarrierTx)),
     f("make_pipeline_async", "make_pipeline_async(smem, stages: S, producers: P, consumers: C)", super::pipeline::make_pipeline).kernel_after_args().needs(MbarrierTx),
     f("make_pipeline_tma_async", "make_pipeline_tma_async(smem, stages: S, producers: P, consumers: C, tx_bytes: B)", super::pipeline::make_pipeline).kernel_after_args().needs(MbarrierTx),
     places("tma_load", "tma_load(tma, dst, coord, bars[i])", Some(Tma)),
@@ -335,7 +336,7 @@ pub(crate) const METHODS: &[(Receiver, &[&str])] = &[
     (Receiver::ThrCopy, &["partition_S", "partition_D", "retile_D", "retile_S"]),
     (Receiver::SmemAllocator, &["allocate_tensor"]),
     (Receiver::Pipeline, super::pipeline::PIPELINE_METHODS),
-    (Receiver::PipeState, super::pipeline::STATE_METHODS),
+    (Receiver::PipeState, super::pipeline_state::STATE_METHODS),
     (Receiver::Any, &["to"]),
 ];
 
@@ -392,8 +393,8 @@ pub fn method(f: &mut Frame, recv: Value, name: &crate::ast::Ident, args: Vec<Ar
         (m, Value::Pipeline(p)) if super::pipeline::PIPELINE_METHODS.contains(&m) => {
             super::pipeline::pipeline_method(f, p, m, &args, span)
         }
-        (m, Value::PipeState(st)) if super::pipeline::STATE_METHODS.contains(&m) => {
-            super::pipeline::state_method(f, st, m, &args, span)
+        (m, Value::PipeState(st)) if super::pipeline_state::STATE_METHODS.contains(&m) => {
+            super::pipeline_state::state_method(f, st, m, &args, span)
         }
         ("to", _) => math::to(f, recv, &args, span),
         (m, v) => {
