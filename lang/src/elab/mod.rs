@@ -38,6 +38,7 @@ mod mma;
 mod pipeline;
 mod recast;
 mod ring_checks;
+mod ring_release;
 mod smem;
 mod stmt;
 mod swizzle;
