@@ -109,6 +109,11 @@ impl Arch {
         "+ptx80"
     }
 
+    /// The PTX ISA version of [`Arch::ptx_features`] (`major * 10 + minor`).
+    pub fn ptx_version(self) -> u32 {
+        80
+    }
+
     /// The oldest targets that have `feature`, for a diagnostic's help: `sm_90` (or `sm_90a`).
     pub fn with(feature: Feature) -> Vec<Arch> {
         Arch::ALL.into_iter().filter(|a| a.supports(feature)).collect()

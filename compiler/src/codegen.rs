@@ -31,6 +31,8 @@ struct Job {
     file_name: String,
     arch: Arch,
     libdevice: Option<PathBuf>,
+    /// The PTX ISA version the module needs beyond the target's.
+    ptx_version: Option<u32>,
 }
 
 type Outcome = (usize, Result<String, CompileError>, KernelTimes);
@@ -121,7 +123,15 @@ fn work(queue: &Mutex<Receiver<Job>>, report: &Sender<Outcome>) {
         let Ok(job) = job else { return };
         let mut times = KernelTimes::default();
         let result = match &session {
-            Ok(s) => module_to_ptx(s, &job.text, &job.file_name, job.arch, job.libdevice.as_deref(), &mut times),
+            Ok(s) => module_to_ptx(
+                s,
+                &job.text,
+                &job.file_name,
+                job.arch,
+                job.libdevice.as_deref(),
+                job.ptx_version,
+                &mut times,
+            ),
             Err(e) => Err(CompileError::Internal(format!("cannot create an MLIR context: {e:?}"))),
         };
         if report.send((job.index, result, times)).is_err() {
@@ -141,12 +151,14 @@ pub fn ptx(
     timings: &mut Timings,
 ) -> Result<String, CompileError> {
     let kernels = cute.kernels.len();
+    // Every part in the module's PTX version, so that the parts join (ptx_join.rs).
     let job = |index: usize, text: String, math: bool| Job {
         index,
         text,
         file_name: file_name.to_string(),
         arch,
         libdevice: if math { libdevice.map(Path::to_path_buf) } else { None },
+        ptx_version: cute.ptx_version(),
     };
     let whole_program = |stage: &str, timings: &mut Timings| {
         let mut outcome = timings.time(stage, || workers.run(vec![job(0, cute.module(), cute.uses_math())]));
@@ -162,8 +174,13 @@ pub fn ptx(
     // as does the join.
     let mut order: Vec<usize> = (0..kernels).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cute.kernels[i].text.len()));
-    let jobs =
-        order.iter().map(|&i| job(i, cute.kernel_module(i, i == kernels - 1), cute.kernels[i].uses_math)).collect();
+    let jobs = order
+        .iter()
+        .map(|&i| {
+            let k = &cute.kernels[i];
+            job(i, cute.kernel_module(i, i == kernels - 1), k.uses_math)
+        })
+        .collect();
     let compiled = timings.time("kernels to PTX", || workers.run(jobs));
     timings.note(format!("{kernels} kernels, one module each, on {} threads", workers.threads().min(kernels)));
     let mut parts = Vec::with_capacity(kernels);

@@ -100,26 +100,26 @@ pub enum CompileError {
 /// is divided out once per copy, constants are not shared): the conversions then walk far fewer
 /// ops, and the PTX is the same (docs/pipeline.md, "Build time", has the figures). No
 /// `convert-vector-to-scf`: our passes make no vector transfers, so it could only cost time.
-fn llvm_pipeline(arch: Arch, libdevice: Option<&Path>, cute_text: &str) -> String {
+fn llvm_pipeline(arch: Arch, libdevice: Option<&Path>, ptx_version: Option<u32>) -> String {
     let link = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
     format!(
         "nvvm-attach-target{{chip={} O=3 features={}{link}}},\
          gpu.module(cse,convert-scf-to-cf,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-arith-to-llvm,canonicalize,cse,reconcile-unrealized-casts),\
          ensure-debug-info-scope-on-llvm-func{{emission-kind=DebugDirectivesOnly}}",
         arch.name(),
-        ptx_features(arch, cute_text)
+        ptx_features(arch, ptx_version)
     )
 }
 
-/// The PTX ISA version a module is written in: the target's, or PTX 8.1 for a module with the
-/// vector `red.global.add.v4.f32` (`cute.atomic_add_frag`, sm_90 only), which PTX 8.0 lacks. Only
-/// such modules change: every other kernel's PTX stays as it was. (Joined per-kernel PTX then has
-/// headers that differ, and the kernels are compiled as one module, see ptx_join.rs.)
-fn ptx_features(arch: Arch, cute_text: &str) -> &'static str {
-    if cute_text.contains("\"cute.atomic_add_frag\"") {
-        "+ptx81"
-    } else {
-        arch.ptx_features()
+/// The PTX ISA version a module is written in: the target's, or the newer one its instructions
+/// need (`CuteText::ptx_version`, set by the lowering: PTX 8.1 for the vector `red` forms of
+/// `cute.atomic_add_frag`, sm_90 only). Only such modules change: every other module's PTX stays
+/// as it was. Each kernel of a module is compiled in the module's version (codegen.rs), so that
+/// the parts join.
+fn ptx_features(arch: Arch, ptx_version: Option<u32>) -> String {
+    match ptx_version {
+        Some(v) if v > arch.ptx_version() => format!("+ptx{v}"),
+        _ => arch.ptx_features().to_string(),
     }
 }
 
@@ -396,7 +396,7 @@ fn compile_stage(
         return done(print(&module));
     }
     timings.time("llvm passes", || {
-        session.run_passes(&mut module, &[llvm_pipeline(options.arch, libdevice.as_deref(), &cute.module())])
+        session.run_passes(&mut module, &[llvm_pipeline(options.arch, libdevice.as_deref(), cute.ptx_version())])
     })?;
     let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
@@ -438,6 +438,7 @@ pub(crate) fn module_to_ptx(
     file_name: &str,
     arch: Arch,
     libdevice: Option<&Path>,
+    ptx_version: Option<u32>,
     times: &mut KernelTimes,
 ) -> Result<String, CompileError> {
     let mut module = times.time("parse", || session.parse(text, file_name))?;
@@ -445,8 +446,9 @@ pub(crate) fn module_to_ptx(
         session.run_passes_unverified(&mut module, &cute_passes())?;
         session.verify(&module)
     })?;
-    times
-        .time("llvm passes", || session.run_passes_unverified(&mut module, &[llvm_pipeline(arch, libdevice, text)]))?;
+    times.time("llvm passes", || {
+        session.run_passes_unverified(&mut module, &[llvm_pipeline(arch, libdevice, ptx_version)])
+    })?;
     let mut module = tma_params_by_value(session, module, file_name)?;
     times.time("llvm to ptx", || session.run_passes_unverified(&mut module, &[PTX_PIPELINE.to_string()]))?;
     ptx_of(&module)

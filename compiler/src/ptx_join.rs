@@ -289,18 +289,22 @@ mod tests {
             let arch = crate::pipeline::source_arch(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
             let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch.name(), Default::default()).unwrap();
             let libdevice = cute.uses_math().then(|| crate::ptxas::find_libdevice().unwrap());
-            let ptx = |text: &str, math: bool| {
+            let ptx = |text: &str, math: bool, version: Option<u32>| {
                 let library = if math { libdevice.as_deref() } else { None };
-                module_to_ptx(&session, text, &name, arch, library, &mut KernelTimes::default())
+                module_to_ptx(&session, text, &name, arch, library, version, &mut KernelTimes::default())
                     .unwrap_or_else(|e| panic!("{name}: {e:?}"))
             };
-            let one_module = ptx(&cute.module(), cute.uses_math());
+            let one_module = ptx(&cute.module(), cute.uses_math(), cute.ptx_version());
             let count = cute.kernels.len();
             if count < 2 {
                 continue;
             }
-            let parts: Vec<String> =
-                (0..count).map(|i| ptx(&cute.kernel_module(i, i == count - 1), cute.kernels[i].uses_math)).collect();
+            let parts: Vec<String> = (0..count)
+                .map(|i| {
+                    let k = &cute.kernels[i];
+                    ptx(&cute.kernel_module(i, i == count - 1), k.uses_math, cute.ptx_version())
+                })
+                .collect();
             let Some(ptx) = join(&parts) else { panic!("{name}: the parts do not join") };
             assert!(ptx == one_module, "{name}: the joined PTX differs from the one-module PTX");
             joined += 1;

@@ -11,11 +11,26 @@ pub struct Diagnostic {
     pub primary: (Span, String),
     pub secondary: Vec<(Span, String)>,
     pub help: Option<String>,
+    /// A warning travelling with errors (a failed build's list: [`render`] and [`emit`] print it
+    /// as `warning:`); the warnings of a build that succeeds are a list of their own.
+    pub warning: bool,
 }
 
 impl Diagnostic {
     pub fn error(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
-        Diagnostic { message: message.into(), primary: (span, label.into()), secondary: Vec::new(), help: None }
+        Diagnostic {
+            message: message.into(),
+            primary: (span, label.into()),
+            secondary: Vec::new(),
+            help: None,
+            warning: false,
+        }
+    }
+
+    /// The same diagnostic, to be printed as a warning among errors.
+    pub fn into_warning(mut self) -> Self {
+        self.warning = true;
+        self
     }
 
     pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
@@ -91,6 +106,7 @@ fn render_into(
         for (s, _) in &mut d.secondary {
             *s = clamp(*s);
         }
+        let severity = if d.warning { Severity::Warning } else { severity };
         let _ = term::emit(writer, &config, &file, &d.to_codespan(severity));
     }
 }

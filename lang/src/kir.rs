@@ -826,11 +826,14 @@ impl Inst {
                 };
                 (if *scope == MemScope::Cluster { Feature::Clusters } else { Feature::AtomicsSm90 }, what, span)
             }
-            Inst::AtomicAddFrag { span, .. } => (
-                Feature::AtomicsSm90,
-                "`atomic_add` of a fragment (`red.global.add.v4.f32`) is a Hopper atomic".to_string(),
-                span,
-            ),
+            Inst::AtomicAddFrag { ty, span, .. } => {
+                let form = cute_layout::atom::atomic::red_fragment_for(ty.elem, &ty.layout, ty.align).ok()?;
+                if !form.sm90 {
+                    return None;
+                }
+                let what = format!("`atomic_add` of a fragment (`red.global.add.{}`) is a Hopper atomic", form.ty);
+                (Feature::AtomicsSm90, what, span)
+            }
             Inst::TmaLoad { span, .. } => (Feature::Tma, "`tma_load` is a Hopper TMA instruction".to_string(), span),
             Inst::TmaStore { span, .. } => (Feature::Tma, "`tma_store` is a Hopper TMA instruction".to_string(), span),
             Inst::BulkGroup { op, span } => {

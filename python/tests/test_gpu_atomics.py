@@ -1,5 +1,6 @@
-"""Atomics on the GPU (issue 32): samples/atomic_counters.cute (and atomic_add_fragment.cute) under contention (every thread of
-every block on one address) against exact integer results, and samples/column_sum_atomic.cute (a
+"""Atomics on the GPU (issue 32): samples/atomic_counters.cute (and atomic_add_fragment.cute, f32, f16
+and bf16 fragments) under contention (every thread of every block on one address) against exact
+results, and samples/column_sum_atomic.cute (a
 one-launch column sum over many blocks) against torch. Needs a GPU and torch (skipped otherwise)."""
 
 import pytest
@@ -79,6 +80,30 @@ def test_fragment_add_v4(gpu, load):
     k(out, grid=BLOCKS, block=THREADS)
     torch.cuda.synchronize()
     assert bool((out == float(BLOCKS * THREADS)).all())
+
+
+# 16-bit fragments under contention: every thread of every block adds x into one tile. The sums are
+# exact in any order: x[i] = 2^-(i % 8) and n threads, every partial sum k * x[i] (k <= n) needs at
+# most log2(n) + 1 significant bits (f16 has 11: n = 2048; bf16 8: n = 256). The values differ
+# within each packed pair, so a pair added in the wrong halves shows.
+@pytest.mark.parametrize(
+    "kernel,dtype,size,grid,block",
+    [
+        ("add_f16_fragments", "float16", 16, 16, 128),
+        ("add_bf16_fragments", "bfloat16", 8, 8, 32),
+        ("add_f16_pairs", "float16", 8, 16, 128),
+    ],
+)
+def test_fragment_add_16_bit_pairs(gpu, load, kernel, dtype, size, grid, block):
+    torch = gpu
+    k = load("atomic_add_fragment").kernel(kernel)
+    dt = getattr(torch, dtype)
+    x = (2.0 ** -(torch.arange(size, device="cuda") % 8).float()).to(dt)
+    out = torch.zeros(size, device="cuda", dtype=dt)
+    k(x, out, grid=grid, block=block)
+    torch.cuda.synchronize()
+    want = x.double() * (grid * block)
+    assert torch.equal(out.double(), want), (out, want)
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (7, 300), (64, 256), (1000, 1000), (4097, 513), (65536, 256)])

@@ -66,6 +66,24 @@ fn kernel_uses_math(kernel: &kir::Kernel) -> bool {
     any(&kernel.body)
 }
 
+/// The PTX ISA version a kernel's instructions need beyond the target's (`major * 10 + minor`):
+/// the vector `red` forms of `atomic_add(tile, fragment)` need PTX 8.1
+/// (`cute_layout::atom::atomic::red_fragment`, which the lowering spells them from).
+fn kernel_ptx_version(kernel: &kir::Kernel) -> Option<u32> {
+    fn walk(insts: &[Inst]) -> Option<u32> {
+        insts
+            .iter()
+            .filter_map(|i| match i {
+                Inst::AtomicAddFrag { ty, .. } => {
+                    cute_layout::atom::atomic::red_fragment_for(ty.elem, &ty.layout, ty.align).ok()?.ptx
+                }
+                other => other.regions().into_iter().filter_map(walk).max(),
+            })
+            .max()
+    }
+    walk(&kernel.body)
+}
+
 /// A `cute` module in pieces: each kernel instance's `gpu.func`, and the manifest global, which
 /// go inside one `gpu.module @kernels`. The pipeline compiles the pieces as one module
 /// ([`CuteText::module`]) or, for PTX, each kernel in a module of its own
@@ -84,6 +102,8 @@ pub struct KernelText {
     pub text: String,
     /// Whether it calls a math function (which libdevice defines).
     pub uses_math: bool,
+    /// The PTX ISA version it needs beyond the target's, if any ([`kernel_ptx_version`]).
+    pub ptx_version: Option<u32>,
 }
 
 const MODULE_OPEN: &str = "module attributes {gpu.container_module} {\n  gpu.module @kernels {\n";
@@ -114,6 +134,11 @@ impl CuteText {
     /// Whether any kernel calls a math function.
     pub fn uses_math(&self) -> bool {
         self.kernels.iter().any(|k| k.uses_math)
+    }
+
+    /// The PTX ISA version the whole module needs beyond the target's, if any.
+    pub fn ptx_version(&self) -> Option<u32> {
+        self.kernels.iter().filter_map(|k| k.ptx_version).max()
     }
 }
 
@@ -149,7 +174,12 @@ pub fn lower_to_cute(
             wide_values: Default::default(),
         };
         w.kernel();
-        kernels.push(KernelText { symbol: k.symbol.clone(), text: w.out, uses_math: kernel_uses_math(k) });
+        kernels.push(KernelText {
+            symbol: k.symbol.clone(),
+            text: w.out,
+            uses_math: kernel_uses_math(k),
+            ptx_version: kernel_ptx_version(k),
+        });
         fast_divisors.push(w.fast_divisors);
         errors.extend(w.errors);
     }

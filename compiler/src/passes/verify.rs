@@ -10,9 +10,10 @@
 //! location, which for IR built from `.cute` is the source line.
 
 use super::algebra::{self, Folder, TiledCopyType};
-use super::common::{fail, tensor_info, vector_width, Reported};
+use super::common::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
 use cute_abi::DType;
+use cute_layout::atom::atomic::red_fragment_for;
 use cute_layout::Layout;
 use melior::pass::Pass;
 
@@ -353,16 +354,19 @@ fn verify_atomic(op: Op) -> Result<(), Reported> {
     Ok(())
 }
 
-/// `cute.atomic_add_frag`: an f32 vector into a global f32 tensor of its size, whose layout and
-/// alignment hold contiguous 16-byte-aligned fours.
+/// `cute.atomic_add_frag`: a vector into a global tensor of its element type and size, whose
+/// layout and alignment hold the contiguous runs of one of the `red` forms
+/// (`cute_layout::atom::atomic::red_fragment`).
 fn verify_atomic_add_frag(op: Op) -> Result<(), Reported> {
     let (info, layout) = tensor_of(op, ir::operand(op, 1))?;
     let vector = vector_shape(&ir::type_to_string(ir::value_type(ir::operand(op, 0))));
     let size = layout.size().ok().and_then(|s| s.as_static());
-    let width = vector_width(&layout, info.align, 4).unwrap_or(1);
-    match vector {
-        Some((n, elem)) if elem == "f32" && info.elem == "f32" && info.space == "gmem" && size == Some(n as i64) && n % 4 == 0 && width >= 4 => Ok(()),
-        _ => Err(fail(op, &format!("`cute.atomic_add_frag` adds an f32 vector into a global f32 tensor of its size holding contiguous, 16-byte-aligned fours; found {} into layout {layout} ({}, {}, {}-byte aligned)", ir::type_to_string(ir::value_type(ir::operand(op, 0))), info.elem, info.space, info.align))),
+    let form = DType::from_name(&info.elem)
+        .ok_or_else(|| format!("no `red` on {}", info.elem))
+        .and_then(|e| red_fragment_for(e, &layout, info.align));
+    match (vector, form) {
+        (Some((n, elem)), Ok(form)) if elem == info.elem && info.space == "gmem" && size == Some(n as i64) && n % form.elems == 0 => Ok(()),
+        (_, form) => Err(fail(op, &format!("`cute.atomic_add_frag` adds an f32, f16 or bf16 vector into a global tensor of its element type and size holding contiguous, aligned runs of a `red` form; found {} into layout {layout} ({}, {}, {}-byte aligned){}", ir::type_to_string(ir::value_type(ir::operand(op, 0))), info.elem, info.space, info.align, form.err().map(|e| format!(": {e}")).unwrap_or_default()))),
     }
 }
 

@@ -2,7 +2,8 @@
 //! expected, desired)`, ..., with `scope:` and `order:` named arguments. The element is written
 //! as a store names it (its place, not its value) and gets a store's bound checks. A call whose
 //! result is unused (an expression statement) becomes PTX's `red`; `atomic_add(tile, fragment)`
-//! adds a whole f32 fragment with `red.global.add.v4.f32` (sm_90). What PTX lacks (the table in
+//! adds a whole f32, f16 or bf16 fragment with `red.global.add.v4.f32` and the packed
+//! `red.global.add.noftz.{v4.}f16x2`/`bf16x2` (`cute_layout::atom::atomic::red_fragment`). What PTX lacks (the table in
 //! `cute_layout::atom::atomic`) is refused here, at the call.
 
 use super::value::{Origin, TensorVal, Value};
@@ -13,7 +14,7 @@ use crate::diag::Diagnostic;
 use crate::kir::{self, AtomicOp, Inst, MemOrder, MemScope, ValueTy};
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
-use cute_layout::atom::atomic::RED_VECTOR_F32;
+use cute_layout::atom::atomic::red_fragment_for;
 use cute_layout::Int;
 
 fn usage(op: AtomicOp) -> String {
@@ -180,8 +181,9 @@ impl Frame<'_, '_> {
         }
     }
 
-    /// `atomic_add(tile, fragment)`: the fragment added element-wise into a global f32 tile of the
-    /// same static size, 4 contiguous 16-byte-aligned elements per `red.global.add.v4.f32`.
+    /// `atomic_add(tile, fragment)`: the fragment added element-wise into a global tile of its
+    /// element type and static size, one `red` per run of contiguous aligned elements: 4 f32
+    /// (`red.global.add.v4.f32`), 8 f16/bf16 (`.noftz.v4.f16x2`) or a pair (`.noftz.f16x2`).
     #[allow(clippy::too_many_arguments)]
     fn atomic_add_fragment(
         &mut self,
@@ -193,7 +195,7 @@ impl Frame<'_, '_> {
         span: Span,
         used: bool,
     ) -> R<Value> {
-        let help = "`atomic_add(tile, fragment)` adds a fragment of f32 values into a global f32 tile of the same size, 4 contiguous elements per `red.global.add.v4.f32`; for one element write `atomic_add(out[i], v)`";
+        let help = "`atomic_add(tile, fragment)` adds a fragment of f32, f16 or bf16 values into a global tile of the same type and size: 4 contiguous f32 per `red.global.add.v4.f32`, 8 (or a pair) of f16/bf16 per `red.global.add.noftz.v4.f16x2` (`.f16x2`); for one element write `atomic_add(out[i], v)`";
         let fail = |msg: String, label: &str| Err(Diagnostic::error(msg, span, label).with_help(help));
         if op != AtomicOp::Add {
             return fail(
@@ -224,23 +226,31 @@ impl Frame<'_, '_> {
             );
         };
         let n = t.ty.layout.size().ok().and_then(|s| s.as_static());
-        if t.ty.space != MemSpace::Gmem || t.ty.elem != Scalar::F32 || ft.elem != Scalar::F32 {
+        if t.ty.space != MemSpace::Gmem
+            || t.ty.elem != ft.elem
+            || !matches!(ft.elem, Scalar::F32 | Scalar::F16 | Scalar::BF16)
+        {
             return fail(
-                format!("the vector `red.global.add.v4.f32` adds f32 fragments into global f32 tensors; this is a fragment of {} into {}", ft.elem.name(), t.ty),
-                "not f32 into global memory",
+                format!("the fragment `red` adds f32, f16 or bf16 fragments into global tensors of the same type; this is a fragment of {} into {}", ft.elem.name(), t.ty),
+                "not f32, f16 or bf16 into global memory of its type",
             );
         }
-        if n != Some(ft.len() as i64) || ft.len() % RED_VECTOR_F32 != 0 {
+        let form = match red_fragment_for(t.ty.elem, &t.ty.layout, t.ty.align) {
+            Ok(form) => form,
+            Err(why) => {
+                return fail(
+                    format!(
+                        "the tile's layout {} with {}-byte alignment cannot take a fragment `red`: {why}",
+                        t.ty.layout, t.ty.align
+                    ),
+                    "not vectorizable",
+                )
+            }
+        };
+        if n != Some(ft.len() as i64) || ft.len() % form.elems != 0 {
             return fail(
-                format!("a fragment of {} elements into a tile of layout {}: both must have the same size, a multiple of {RED_VECTOR_F32}", ft.len(), t.ty.layout),
+                format!("a fragment of {} elements into a tile of layout {}: both must have the same size, a multiple of {} (the elements of one `red.global.add.{}`)", ft.len(), t.ty.layout, form.elems, form.ty),
                 "sizes",
-            );
-        }
-        let width = cute_layout::vector_width(&t.ty.layout, t.ty.align, 4).unwrap_or(1) as usize;
-        if width < RED_VECTOR_F32 {
-            return fail(
-                format!("the tile's layout {} with {}-byte alignment is not proven to hold 4 contiguous, 16-byte-aligned elements per vector (at most {width})", t.ty.layout, t.ty.align),
-                "not vectorizable",
             );
         }
         self.need_kernel("`atomic_add`", span)?;

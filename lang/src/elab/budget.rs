@@ -177,7 +177,9 @@ impl Work {
         let cost = match inst {
             Inst::Load { ty, .. } | Inst::Store { ty, .. } | Inst::Atomic { ty, .. } => side(ty, 1),
             Inst::AtomicAddFrag { ty, .. } => {
-                side(ty, elements(ty).div_ceil(cute_layout::atom::atomic::RED_VECTOR_F32 as u64))
+                let reds =
+                    cute_layout::atom::atomic::red_fragment_for(ty.elem, &ty.layout, ty.align).map_or(1, |f| f.elems);
+                side(ty, elements(ty).div_ceil(reds as u64))
             }
             Inst::LoadFrag { ty, .. } | Inst::StoreFrag { ty, .. } => side(ty, chunks(ty, None)),
             Inst::Copy { src_ty, dst_ty, width, op, .. } => match op.lane_elements() {

@@ -40,6 +40,7 @@ mod pipeline;
 mod pipeline_state;
 mod recast;
 mod ring_checks;
+mod ring_release;
 mod smem;
 mod stmt;
 mod swizzle;
@@ -180,6 +181,9 @@ pub(crate) fn elaborate_observed(
         prog.module.compile_steps = prog.work.used();
         Ok(prog.module)
     } else {
+        // Warnings are not lost to the errors: they follow them, marked as warnings.
+        let warnings = std::mem::take(&mut prog.module.warnings);
+        prog.diags.extend(warnings.into_iter().map(Diagnostic::into_warning));
         Err(prog.diags)
     }
 }

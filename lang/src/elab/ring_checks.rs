@@ -14,6 +14,9 @@
 //!   parameter, `block_idx`) lets all of them through: it decides in which trips they arrive, not
 //!   who does, so a phase still counts each of them once.
 //!
+//! - **release after wgmma** (ring_release.rs): a stage is released only once the wgmmas that read
+//!   it are retired by `warpgroup_wait_group`.
+//!
 //! A refuted check is an error naming both sites; one the checker cannot decide (bytes or counts
 //! known only at run time, a guard over loaded values, a barrier index it cannot follow) is a
 //! warning saying what it could not see. Barriers are told apart by their tensor and element
@@ -40,6 +43,9 @@ pub(super) fn check(module: &Module) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
         if !uses_mbarriers(&k.body) {
             continue;
         }
+        let (errors, warnings) = super::ring_release::check(k);
+        errors.into_iter().for_each(|d| out.error(d));
+        warnings.into_iter().for_each(|d| out.warn(d));
         let mut blocks: Vec<[i64; 3]> = Vec::new();
         let mut dynamic = None;
         for l in launches.iter().filter(|l| l.kernel == k.symbol) {

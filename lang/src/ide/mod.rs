@@ -113,7 +113,7 @@ pub fn analyze_with(source: &str, budget: crate::Budget) -> Analysis {
     let result = crate::elab::elaborate_observed(&file, &mut recorder, budget);
     let (errors, warnings) = match result {
         Ok(module) => (Vec::new(), module.warnings),
-        Err(errors) => (errors, Vec::new()),
+        Err(errors) => errors.into_iter().partition(|d| !d.warning),
     };
     Analysis {
         errors,

@@ -199,8 +199,41 @@ pub fn ptx_instruction(returns: bool, op: AtomicOp, ty: &str, scope: MemScope, o
     format!("{inst}.{}.{}.{space}.{}.{ty}", order.name(), scope.name(), op.name())
 }
 
-/// The elements one vector `red.global.add.v4.f32` adds (sm_90).
-pub const RED_VECTOR_F32: usize = 4;
+/// How `atomic_add(tile, fragment)` adds a fragment into a global tile: `elems` contiguous
+/// elements per `red{.sem}{.scope}.global.add.{ty}`, each operand register holding `per_reg` of
+/// them (2 for the packed 16-bit pairs, low half first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RedFragment {
+    pub elems: usize,
+    pub ty: &'static str,
+    pub per_reg: usize,
+    /// The PTX ISA version the form needs (`major * 10 + minor`): 8.1 for the vector forms.
+    pub ptx: Option<u32>,
+    /// Whether the form is sm_90 only (the vector forms, and `bf16x2`).
+    pub sm90: bool,
+}
+
+/// The widest `red` form for a fragment of `elem` into a tile holding `contiguous` contiguous,
+/// aligned elements per access (`vector_width`), or why there is none.
+pub fn red_fragment(elem: DType, contiguous: usize) -> Result<RedFragment, String> {
+    let form = |elems, ty, per_reg, ptx, sm90| RedFragment { elems, ty, per_reg, ptx, sm90 };
+    match (elem, contiguous) {
+        (DType::F32, 4..) => Ok(form(4, "v4.f32", 1, Some(81), true)),
+        (DType::F16, 8..) => Ok(form(8, "noftz.v4.f16x2", 2, Some(81), true)),
+        (DType::BF16, 8..) => Ok(form(8, "noftz.v4.bf16x2", 2, Some(81), true)),
+        (DType::F16, 2..) => Ok(form(2, "noftz.f16x2", 2, None, false)),
+        (DType::BF16, 2..) => Ok(form(2, "noftz.bf16x2", 2, None, true)),
+        (DType::F32, _) => Err(format!("`red.global.add.v4.f32` adds 4 contiguous, 16-byte-aligned f32 elements; the tile is proven to hold {contiguous} per access")),
+        (DType::F16 | DType::BF16, _) => Err(format!("`red.global.add.noftz.{}x2` adds pairs of contiguous, 4-byte-aligned elements; the tile is proven to hold {contiguous} per access", elem.name())),
+        _ => Err(format!("the fragment `red` adds f32, f16 and bf16 elements, not {}", elem.name())),
+    }
+}
+
+/// [`red_fragment`] for a tile of `elem` laid out as `layout` from a base aligned to `align` bytes.
+pub fn red_fragment_for(elem: DType, layout: &crate::Layout, align: u32) -> Result<RedFragment, String> {
+    let contiguous = crate::vector_width(layout, align, elem.size_bytes()).unwrap_or(1) as usize;
+    red_fragment(elem, contiguous)
+}
 
 #[cfg(test)]
 mod tests {

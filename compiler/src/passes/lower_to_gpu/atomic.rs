@@ -11,9 +11,10 @@
 use super::memory::{gep, static_offset};
 use super::{Int, Lowered, NAME};
 use crate::ir::{self, Builder, Op, Val};
-use crate::passes::common::{fail, Reported};
+use crate::passes::common::{fail, tensor_info, Reported};
 use crate::passes::ptx_asm::{output, PtxAsm, Reg};
-use cute_layout::atom::atomic::{ptx_instruction, AtomicOp, MemOrder, MemScope, RED_VECTOR_F32};
+use cute_abi::DType;
+use cute_layout::atom::atomic::{ptx_instruction, red_fragment_for, AtomicOp, MemOrder, MemScope};
 
 /// The op's qualifiers, read back from its attributes.
 fn qualifiers(op: Op) -> Result<(MemScope, MemOrder), Reported> {
@@ -150,30 +151,53 @@ fn cmpxchg(b: &Builder, ptr: Val, args: &[Val], elem: &str, scope: MemScope, ord
     }
 }
 
-/// `cute.atomic_add_frag`: one `red.global.add.v4.f32` per four elements, each at its chunk's
-/// static offset (cute-verify checked that the layout holds contiguous, aligned fours).
+/// `cute.atomic_add_frag`: one `red` per run of the form the tensor's element type and layout
+/// allow (`red_fragment`: 4 f32 per `red.global.add.v4.f32`, 8 f16/bf16 per
+/// `.noftz.v4.f16x2`/`.bf16x2`, a pair per `.noftz.f16x2`/`.bf16x2`), each at its run's static
+/// offset; 16-bit pairs travel in one `.b32` register, the lower-indexed element in the low half.
 pub(super) fn atomic_add_frag(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported> {
     let (scope, order) = qualifiers(op)?;
     let value = ir::operand(op, 0);
+    let (info, layout, _) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, 1))))?;
+    let elem = DType::from_name(&info.elem).ok_or_else(|| fail(op, &format!("no `red` on {}", info.elem)))?;
+    let form = red_fragment_for(elem, &layout, info.align).map_err(|e| fail(op, &e))?;
     let n = ir::vector_shape(ir::value_type(value)).map_or(0, |(n, _)| n as usize);
-    let text = format!("red.{}.{}.global.add.v4.f32", order.name(), scope.name());
-    for chunk in 0..n / RED_VECTOR_F32 {
-        let off = static_offset(b, (chunk * RED_VECTOR_F32) as i64, &t.leaves)
+    let text = format!("red.{}.{}.global.add.{}", order.name(), scope.name(), form.ty);
+    let mlir_elem = elem.mlir_name();
+    for chunk in 0..n / form.elems {
+        let first = chunk * form.elems;
+        let off = static_offset(b, first as i64, &t.leaves)
             .map_err(|_| fail(op, "`cute.atomic_add_frag` needs a tensor of static shape"))?;
         let (addr, addr_reg, _) = asm_address(b, gep(b, t, off));
         let mut asm = PtxAsm::default();
         let a = asm.input(addr, addr_reg);
-        let xs: Vec<usize> = (0..RED_VECTOR_F32)
-            .map(|i| {
-                let at = [("static_position", b.attr(&format!("array<i64: {}>", chunk * RED_VECTOR_F32 + i)))];
-                let x = ir::result(b.create("vector.extract", &[value], &[b.ty("f32")], &at), 0);
-                asm.input(x, Reg::F32)
+        let regs = form.elems / form.per_reg;
+        let xs: Vec<usize> = (0..regs)
+            .map(|r| {
+                let at = first + r * form.per_reg;
+                if form.per_reg == 1 {
+                    let pos = [("static_position", b.attr(&format!("array<i64: {at}>")))];
+                    return asm.input(
+                        ir::result(b.create("vector.extract", &[value], &[b.ty(mlir_elem)], &pos), 0),
+                        Reg::F32,
+                    );
+                }
+                let pair_ty = b.ty(&format!("vector<{}x{mlir_elem}>", form.per_reg));
+                let slice = [
+                    ("offsets", b.attr(&format!("[{at}]"))),
+                    ("sizes", b.attr(&format!("[{}]", form.per_reg))),
+                    ("strides", b.attr("[1]")),
+                ];
+                let pair = ir::result(b.create("vector.extract_strided_slice", &[value], &[pair_ty], &slice), 0);
+                asm.input(b.cast("llvm.bitcast", pair, "i32"), Reg::B32)
             })
             .collect();
         asm.clobbers_memory();
         asm.has_side_effects();
         let list = crate::passes::ptx_asm::operand_list(xs);
-        asm.build(b, &format!("{text} [${a}], {{{list}}};"));
+        // A vector form takes a brace list; a single pair, one register.
+        let operand = if regs == 1 { list } else { format!("{{{list}}}") };
+        asm.build(b, &format!("{text} [${a}], {operand};"));
     }
     Ok(())
 }
