@@ -10,6 +10,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod glibc_compat;
+
 #[derive(Parser)]
 #[command(name = "cutec", version, about = "Ahead-of-time compiler for .cute GPU kernels (CuTe layout algebra)")]
 struct Cli {
