@@ -43,12 +43,18 @@ from ._native import (
     parse_manifest,
 )
 
-try:
-    from importlib.metadata import version as _version
 
-    __version__ = _version("cutec")
-except Exception:  # not installed as a distribution (a source checkout on sys.path)
-    __version__ = "0+unknown"
+def __getattr__(name):
+    # `__version__` read on first use: importlib.metadata costs ~35 ms to import.
+    if name == "__version__":
+        try:
+            from importlib.metadata import version
+
+            return version("cutec")
+        except Exception:  # not installed as a distribution (a source checkout on sys.path)
+            return "0+unknown"
+    raise AttributeError(f"module 'cutec' has no attribute {name!r}")
+
 
 __all__ = [
     "CompileError",

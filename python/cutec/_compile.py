@@ -3,17 +3,13 @@ cache (`cutec.cache`). Which compiler runs, which target is chosen and what the 
 documented in docs/python.md ("Compiling from Python")."""
 
 import hashlib
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 from . import _native, cache
 
-_ARCH_LINE = re.compile(r"^[ \t]*//[ \t]*cutec-build:.*?--arch[ =]([A-Za-z0-9_]+)", re.M)
+# subprocess, tempfile and shutil are imported where a build misses the cache: a process whose
+# builds all hit (a deployed model) never pays for them (~12 ms of imports).
 STRING_LABEL = "<string>"
 
 
@@ -66,6 +62,8 @@ def find(compiler=None):
     else:
         found = _from_wheel()
         if found is None:
+            import shutil
+
             exe = shutil.which("cutec")
             if exe is None:
                 raise _error(
@@ -132,15 +130,26 @@ def _device_capability(device):
     return _capability[device]
 
 
+def source_arch(text):
+    """The ARCH of the source's first line `// cutec-build: ... --arch ARCH`, or None."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("//") and line[2:].lstrip().startswith("cutec-build:") and "--arch" in line:
+            words = line.split("--arch", 1)[1].lstrip(" =").split()
+            if words:
+                return words[0]
+    return None
+
+
 def choose_arch(arch, text, device):
     """The target: `arch` when given; else the one the source asks for on a line
     `// cutec-build: --arch ARCH` (as the repository's build scripts read it); else the device's
     (compute capability 9.x: sm_90, 8.x: sm_80); else, with no GPU, sm_90 (the compiler's default)."""
     if arch:
         return arch
-    m = _ARCH_LINE.search(text)
-    if m:
-        return m.group(1)
+    asked = source_arch(text)
+    if asked:
+        return asked
     cc = _device_capability(device)
     if cc is None:
         return "sm_90"
@@ -181,8 +190,11 @@ def build_args(arch, consts, release_asserts):
 def cache_key(compiler, text, label, args):
     """The key of a build: the source text and its name (the cubin's line info holds the name), the
     options, the compiler's identity and the ptxas and libdevice it is given."""
-    blob = json.dumps([cache.FORMAT, compiler.identity, _tools_identity(compiler.env), label, text, args])
-    return hashlib.sha256(blob.encode()).hexdigest()
+    h = hashlib.sha256()
+    for field in [cache.FORMAT, compiler.identity, *_tools_identity(compiler.env), label, text, *args]:
+        data = field.encode()
+        h.update(b"%d:" % len(data) + data)  # length-prefixed: no two lists give the same bytes
+    return h.hexdigest()
 
 
 def build(source, arch=None, consts=None, device=0, output=None, compiler=None, release_asserts=True):
@@ -199,6 +211,8 @@ def build(source, arch=None, consts=None, device=0, output=None, compiler=None, 
         entry = _compile_into_cache(found, text, path, label, args, key)
     if output is None:
         return entry
+    import shutil
+
     shutil.copyfile(entry, output)
     return os.fspath(output)
 
@@ -215,6 +229,8 @@ def _compile_into_cache(found, text, path, label, args, key):
         temp = cache.temp_path(key)
     except OSError as e:
         raise _error(f"cannot write the compile cache in {cache.directory()!r}: {e}; set CUTEC_CACHE_DIR") from e
+    import tempfile
+
     try:
         with tempfile.TemporaryDirectory(prefix="cutec-src-") as tmp:
             if path is None:
@@ -240,6 +256,8 @@ def _compile_into_cache(found, text, path, label, args, key):
 
 
 def _run(found, cmd, cwd):
+    import subprocess
+
     try:
         return subprocess.run(cmd, capture_output=True, text=True, env=found.env, cwd=cwd)
     except OSError as e:

@@ -127,7 +127,7 @@ def test_the_default_target(counted):
 _WORKER = "import sys, cutec; sys.stdout.write(cutec.build(sys.argv[1], compiler=sys.argv[2]))"
 
 
-def test_processes_compiling_at_once_share_one_entry(counted, exe, tmp_path):
+def test_processes_compiling_at_once_share_one_entry(counted):
     wrapper, runs = counted
     src = (SAMPLES / "chunked_add.cute").read_text() + f"\n// {time.time_ns()}\n"
     procs = [
@@ -139,9 +139,10 @@ def test_processes_compiling_at_once_share_one_entry(counted, exe, tmp_path):
     (entry,) = paths
     assert 1 <= len(runs()) <= 6
     assert os.listdir(os.path.dirname(entry)) == [os.path.basename(entry)], "temporary files were left behind"
-    reference = cutec.build(src, compiler=exe, output=tmp_path / "ref.cubin")
-    with open(entry, "rb") as a, open(reference, "rb") as b:
-        assert a.read() == b.read()
+    # Whole: its manifest (read through the ELF's section table, its checksum checked) is there.
+    # (Bytes are not compared with another build: ptxas' temporary path, with the process id, is in
+    # the cubin.)
+    assert cutec.manifest(entry).hosts == ["chunked_add", "tiled_add"]
 
 
 def test_clear_empties_the_cache(counted):

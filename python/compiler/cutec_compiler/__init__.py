@@ -10,7 +10,6 @@ libdevice. Neither is in this wheel: `tools_env()` finds them where NVIDIA's PyP
 
 import importlib.util
 import os
-import shutil
 import sys
 
 try:  # written by python/compiler/build_wheel.py into the wheel
@@ -91,6 +90,8 @@ def _find(env, in_packages, in_cuda_home, on_path):
             return p, looked
         looked.append(p)
     if on_path:
+        import shutil  # here: a process whose builds hit the cache never imports it
+
         p = shutil.which(on_path)
         if p:
             return p, looked
