@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: cargo tests (unit, integration, snapshots), the lit suite against `cutec`, the
 # pycute differential sample for the layout algebra, a mutation-fuzz sample of `cutec opt`, a minute
-# of each libFuzzer target (scripts/fuzz.sh), the Python extension's tests (its wheel built and installed; the tests that need a GPU skip here), ruff
+# of each libFuzzer target (scripts/fuzz.sh), the Python extension's tests (its wheel built and installed; the tests that need a GPU skip here),
+# the compiler wheel installed into a clean virtualenv (python/wheel-install-test.sh), ruff
 # over the repository's Python, rustfmt and clippy over the Rust, the architecture invariants
 # (scripts/check-architecture.sh) and the VS Code extension's checks (when npm is present).
 # Installs what it needs first (scripts/setup.sh).
@@ -83,6 +84,22 @@ if bash python/build-wheel.sh "$log/wheel" > "$log/wheel.txt" 2>&1 \
 else
     tail -20 "$log/wheel.txt"
     echo "python: the wheel could not be built or installed"
+    add 0 1 0
+fi
+
+echo "== python: the compiler wheel in a clean virtualenv (python/build-compiler-wheel.sh, python/wheel-install-test.sh)"
+# One test: the cutec-compiler wheel (a release build of cutec: minutes the first time) and the
+# runtime wheel installed with pip --no-index into a new virtualenv, PATH without cargo or LLVM,
+# then a sample compiled from Python (cold, cached, consts, an error), `python -m cutec`, and its
+# manifest read. ptxas and libdevice: .tools/python's `nvidia` package, as if pip-installed there.
+if [ -f "$log"/wheel/cutec-*.whl ] && bash python/build-compiler-wheel.sh "$log/wheel" > "$log/cwheel.txt" 2>&1; then
+    CUTEC_TEST_NVIDIA=.tools/python bash python/wheel-install-test.sh "$log/wheel" > "$log/wheel-install.txt" 2>/dev/null
+    wit_rc=$?
+    grep -E "^(wheel|first build|cached build|walkthrough)" "$log/wheel-install.txt"
+    if [ "$wit_rc" -eq 0 ] && [ "$(tail -1 "$log/wheel-install.txt")" = "walkthrough: PASS" ]; then add 1 0 0; else tail -20 "$log/wheel-install.txt"; add 0 1 0; fi
+else
+    tail -20 "$log/cwheel.txt" 2>/dev/null
+    echo "python: the compiler wheel could not be built (or the runtime wheel is missing)"
     add 0 1 0
 fi
 

@@ -10,6 +10,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod glibc_compat;
+
 #[derive(Parser)]
 #[command(name = "cutec", version, about = "Ahead-of-time compiler for .cute GPU kernels (CuTe layout algebra)")]
 struct Cli {
@@ -77,6 +79,10 @@ enum Command {
         /// `off` leaves them out, conditions included (as NDEBUG does); static asserts are checked either way.
         #[arg(long = "release-asserts", value_name = "on|off", value_parser = asserts_parser(), default_value = "on")]
         asserts: Asserts,
+        /// Replace a top-level `const`'s value before compiling: `-D BM=128` (repeatable; the value is
+        /// a `.cute` expression on one line).
+        #[arg(short = 'D', long = "const", value_name = "NAME=VALUE")]
+        consts: Vec<cute_lang::overrides::ConstOverride>,
         #[command(flatten)]
         budget: BudgetArg,
     },
@@ -197,8 +203,9 @@ fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Build { file, output, emit, arch, ptxas, timings, asserts, budget } => {
-            let source = read_source(&file)?;
+        Command::Build { file, output, emit, arch, ptxas, timings, asserts, consts, budget } => {
+            let source = cute_lang::overrides::apply(&read_source(&file)?, &consts)
+                .map_err(|e| format!("error: {}: {e}", file.display()))?;
             let name = file.display().to_string();
             let options = Options { arch, ptxas, budget: budget.budget(), asserts };
             let stage = emit;

@@ -8,6 +8,7 @@ pub mod elab;
 pub mod ide;
 pub mod kir;
 pub mod lexer;
+pub mod overrides;
 pub mod parse;
 pub mod pretty;
 pub mod span;

@@ -17,15 +17,15 @@ handle or a stream object), else on torch's current stream when torch has been i
 the legacy default stream; they are captured by `torch.cuda.graph`. No GPU is needed to read a
 manifest or check a call: `cutec.manifest(path).host(name).check(*args)`.
 
+    m = cutec.compile("gemm.cute", consts={"BM": 128})   # .cute to a cubin (cached on disk), loaded
+
+Compiling needs the compiler: `pip install cutec-compiler` (or `cutec[compiler]`).
+
 The guide: docs/python.md in the cutec repository.
 """
 
-import os
-import shutil
-import subprocess
-import tempfile
-
-from . import _native
+from . import _compile, _native, cache
+from ._compile import CompileError
 from ._native import (
     Error,
     HostFunction,
@@ -37,17 +37,24 @@ from ._native import (
     Refused,
     TensorView,
     Unavailable,
+    compute_capability,
     device_count,
     driver_available,
     parse_manifest,
 )
 
-try:
-    from importlib.metadata import version as _version
 
-    __version__ = _version("cutec")
-except Exception:  # not installed as a distribution (a source checkout on sys.path)
-    __version__ = "0+unknown"
+def __getattr__(name):
+    # `__version__` read on first use: importlib.metadata costs ~35 ms to import.
+    if name == "__version__":
+        try:
+            from importlib.metadata import version
+
+            return version("cutec")
+        except Exception:  # not installed as a distribution (a source checkout on sys.path)
+            return "0+unknown"
+    raise AttributeError(f"module 'cutec' has no attribute {name!r}")
+
 
 __all__ = [
     "CompileError",
@@ -62,7 +69,10 @@ __all__ = [
     "Refused",
     "TensorView",
     "Unavailable",
+    "build",
+    "cache",
     "compile",
+    "compute_capability",
     "device_count",
     "driver_available",
     "find_compiler",
@@ -70,14 +80,6 @@ __all__ = [
     "manifest",
     "parse_manifest",
 ]
-
-
-class CompileError(Error):
-    """`cutec build` failed; `.stderr` holds the compiler's diagnostics, `.returncode` its exit code."""
-
-    def __init__(self, message, stderr="", returncode=None):
-        super().__init__(message)
-        self.stderr, self.returncode, self.status = stderr, returncode, "COMPILE"
 
 
 class Module:
@@ -170,34 +172,30 @@ def manifest(source):
 
 
 def find_compiler():
-    """The cutec compiler `compile` runs: $CUTEC, else `cutec` on PATH; None when there is neither."""
-    exe = os.environ.get("CUTEC")
-    if exe:
-        return exe
-    return shutil.which("cutec")
+    """The cutec compiler `compile` runs: $CUTEC, else the `cutec-compiler` package's, else `cutec` on
+    PATH; None when there is none."""
+    try:
+        return _compile.find().exe
+    except Error:
+        return None
 
 
-def compile(source, arch="sm_90", device=0, output=None, compiler=None):
-    """Compiles a `.cute` file with the cutec compiler (`compiler`, else `find_compiler()`) for
-    `arch` and loads the cubin on `device`. `output`: also keep the cubin at that path.
-    Raises `cutec.CompileError` with the compiler's diagnostics when it fails."""
-    exe = compiler or find_compiler()
-    if not exe:
-        raise Error("the cutec compiler was not found: put `cutec` on PATH or set CUTEC=/path/to/cutec")
-    source = os.fspath(source)
-    with tempfile.TemporaryDirectory(prefix="cutec-") as tmp:
-        out = os.fspath(output) if output is not None else os.path.join(tmp, "module.cubin")
-        cmd = [exe, "build", source, "--arch", arch, "-o", out]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as e:
-            raise Error(f"cannot run the cutec compiler {exe!r}: {e}") from e
-        if r.returncode != 0:
-            raise CompileError(
-                f"cutec build {source} --arch {arch} failed (exit {r.returncode}):\n{r.stderr.strip()}",
-                stderr=r.stderr,
-                returncode=r.returncode,
-            )
-        with open(out, "rb") as f:
-            image = f.read()
-    return load(image if output is None else out, device)
+def build(source, arch=None, consts=None, device=0, output=None, compiler=None, release_asserts=True):
+    """Compiles `.cute` source to a cubin, through the disk cache (`cutec.cache`), and returns the
+    cubin's path: the cache entry, or `output` (a copy) when given. No GPU is needed.
+
+    `source`: a path (`os.PathLike`, or a `str` without a newline or `{`) or the source text.
+    `arch`: the target (sm_80, sm_90, sm_90a); by default the one the source asks for on a line
+    `// cutec-build: --arch ARCH`, else that of CUDA device `device` (compute capability 9.x: sm_90,
+    8.x: sm_80), else sm_90. `consts`: `{"NAME": value}` replaces top-level `const` items' values
+    (`cutec build -D NAME=VALUE`): an int, float, bool, tuple or a str holding a `.cute` expression.
+    `release_asserts=False` leaves kernels' run-time asserts out. `compiler`: the compiler's path
+    (default: `find_compiler()`).
+    Raises `cutec.CompileError` (the compiler's rendered diagnostics) when the source is refused."""
+    return _compile.build(source, arch, consts, device, output, compiler, release_asserts)
+
+
+def compile(source, arch=None, consts=None, device=0, output=None, compiler=None, release_asserts=True):
+    """`build` (same arguments), then `load` on CUDA device `device`: a `Module`. A cached build
+    costs a hash of the source and one file read."""
+    return load(build(source, arch, consts, device, output, compiler, release_asserts), device)

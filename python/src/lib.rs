@@ -34,6 +34,14 @@ fn device_count(py: Python<'_>) -> PyResult<usize> {
     cute_runtime::Device::count().map_err(|e| errors::to_py(py, e))
 }
 
+/// `(major, minor)`: the compute capability of CUDA device `device` (`cutec.Unavailable` without a
+/// driver or with no such device). `cutec.compile` picks its default target from it.
+#[pyfunction]
+#[pyo3(signature = (device=0))]
+fn compute_capability(py: Python<'_>, device: usize) -> PyResult<(i32, i32)> {
+    loaded::device(device).and_then(|d| d.compute_capability()).map_err(|e| errors::to_py(py, e))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -53,5 +61,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(offline::parse_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(driver_available, m)?)?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(compute_capability, m)?)?;
     Ok(())
 }

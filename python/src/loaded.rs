@@ -53,7 +53,7 @@ impl Source {
 /// One `Device` per ordinal for the life of the process (one retain of its primary context).
 static DEVICES: OnceLock<Mutex<Vec<Device>>> = OnceLock::new();
 
-fn device(ordinal: usize) -> cute_runtime::Result<Device> {
+pub fn device(ordinal: usize) -> cute_runtime::Result<Device> {
     let lock = DEVICES.get_or_init(|| Mutex::new(Vec::new()));
     let mut known =
         lock.lock().map_err(|_| cute_runtime::RuntimeError::InvalidArgument("device table poisoned".into()))?;

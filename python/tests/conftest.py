@@ -4,6 +4,7 @@
   of prebuilt cubins, as the GPU suite carries), else compiled once per session with the cutec
   compiler ($CUTEC, `cutec` on PATH, or a cargo build of this checkout). Tests that need a cubin
   skip, saying so, when there is neither.
+* `compile_cache` (every test): $CUTEC_CACHE_DIR set to a fresh folder for the session.
 * `gpu`: torch with a usable CUDA device and the CUDA driver; tests that need them skip otherwise
   (CI has no GPU: `scripts/gpu-suite/python.sh` runs them on the GPU machine).
 """
@@ -77,6 +78,18 @@ def cubin(tmp_path_factory):
         return built[name]
 
     return get
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compile_cache(tmp_path_factory):
+    """`cutec.compile`'s cache in a folder of the session's, not the user's (~/.cache/cutec)."""
+    before = os.environ.get("CUTEC_CACHE_DIR")
+    os.environ["CUTEC_CACHE_DIR"] = str(tmp_path_factory.mktemp("cutec-cache"))
+    yield os.environ["CUTEC_CACHE_DIR"]
+    if before is None:
+        del os.environ["CUTEC_CACHE_DIR"]
+    else:
+        os.environ["CUTEC_CACHE_DIR"] = before
 
 
 @pytest.fixture(scope="session")

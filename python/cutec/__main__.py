@@ -1,0 +1,21 @@
+"""`python -m cutec ARGS`: the cutec compiler's command line, run with the compiler and tools that
+`cutec.compile` uses (`python -m cutec build k.cute -o k.cubin`, `python -m cutec check k.cute`)."""
+
+import os
+import sys
+
+from . import Error, _compile
+
+
+def main():
+    try:
+        found = _compile.find()
+    except Error as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    env = os.environ if found.env is None else found.env
+    os.execve(found.exe, [found.exe, *sys.argv[1:]], env)
+
+
+if __name__ == "__main__":
+    main()
