@@ -155,17 +155,21 @@ fn kernel() -> impl Strategy<Value = KernelSig> {
                 prop::collection::vec(tma, 0..2),
                 prop::array::uniform3(1u32..4),
                 prop::sample::select(vec![32u32, 64]),
+                any::<bool>(),
             )
         })
-        .prop_map(|(params, requires, dynamic_smem_bytes, fast_divisors, tmas, cluster, index_bits)| KernelSig {
-            name: "k".into(),
-            params,
-            requires,
-            dynamic_smem_bytes,
-            fast_divisors,
-            tmas,
-            cluster,
-            index_bits,
+        .prop_map(|(params, requires, dynamic_smem_bytes, fast_divisors, tmas, cluster, index_bits, asserts)| {
+            KernelSig {
+                name: "k".into(),
+                params,
+                requires,
+                dynamic_smem_bytes,
+                fast_divisors,
+                tmas,
+                cluster,
+                index_bits,
+                asserts,
+            }
         })
 }
 

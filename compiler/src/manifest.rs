@@ -70,12 +70,19 @@ fn version(module: &Module, fast_divisors: &[Vec<String>]) -> u32 {
 /// divisor of its index math, `fast_divisors[kernel index]`, see [`crate::lower`]); one `host` block per host
 /// function with its parameters and the kernels it launches (readers that do not know a line skip
 /// it). A generic host function has one block per instance, named `NAME<f16>`, with an
-/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter. The last line is
+/// `instance NAME` line and a `typearg T f16 PARAM...` line per type parameter; an `asserts` line
+/// in a kernel block when the kernel has run-time asserts compiled in. The last line is
 /// the checksum of the text before it (cute-abi's writer adds it; the runtime refuses a manifest
 /// that does not match it).
-pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>]) -> String {
-    let kernels =
-        module.kernels.iter().enumerate().map(|(ki, k)| kernel(k, fast_divisors.get(ki).map_or(&[], Vec::as_slice)));
+///
+/// `asserts`: whether kernels' run-time `assert`s are compiled in (`--release-asserts`); a kernel
+/// with one gets an `asserts` line (the runtime then explains a trap as a likely failed assert).
+pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>], asserts: bool) -> String {
+    let kernels = module.kernels.iter().enumerate().map(|(ki, k)| {
+        let mut sig = kernel(k, fast_divisors.get(ki).map_or(&[], Vec::as_slice));
+        sig.asserts = asserts && has_assert(&k.body);
+        sig
+    });
     let mut m = Manifest {
         version: version(module, fast_divisors),
         arch: Some(arch.to_string()),
@@ -87,6 +94,11 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>])
         m.version = m.version.max(MANIFEST_VERSION_BOUND);
     }
     m.to_text()
+}
+
+/// Whether a kernel body holds a run-time `assert` (in any region).
+fn has_assert(insts: &[cute_lang::kir::Inst]) -> bool {
+    insts.iter().any(|i| matches!(i, cute_lang::kir::Inst::Assert { .. }) || i.regions().into_iter().any(has_assert))
 }
 
 /// Whether a launch condition anywhere in `m` asks for a minimum (`require EXPR | >=MIN`), which
@@ -173,6 +185,7 @@ fn kernel(k: &Kernel, fast_divisors: &[String]) -> KernelSig {
         // `index(i64)`: the runtime passes i64 extents and strides and accepts tensors past
         // 2^31 - 1 elements; a 32-bit kernel is refused them.
         index_bits: if k.index64.is_some() { 64 } else { 32 },
+        asserts: false,
     }
 }
 

@@ -120,4 +120,5 @@ def test_failed_assert_prints_where_and_fails_the_launch(gpu, cubin):
     # The context keeps the error: the next call is refused by cute-runtime, which says why.
     next_call = [line for line in out.splitlines() if line.startswith("NEXT")]
     assert next_call and next_call[0].startswith("NEXT: "), out
-    assert "the kernel trapped (an assert failed? see its printed message" in next_call[0], out
+    assert "the kernel trapped (an assert failed? `scale" in next_call[0], out
+    assert "run-time asserts: see the printed message" in next_call[0], out

@@ -4,7 +4,7 @@
 //! cudarc loads `libcuda` lazily and panics when it is absent, so every path
 //! into the driver goes through [`ensure_driver`] first.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::result::DriverError;
 use cudarc::driver::sys;
@@ -104,21 +104,51 @@ pub(crate) fn describe(e: DriverError) -> (String, String) {
         Ok(s) => s.to_string_lossy().into_owned(),
         Err(_) => String::new(),
     };
-    if let Some(hint) = trap_hint(e.0) {
-        message.push_str(hint);
+    let asserting = ASSERTING_LAUNCHES.lock().map(|k| k.clone()).unwrap_or_default();
+    if let Some(hint) = trap_hint(e.0, &asserting) {
+        message.push_str(&hint);
     }
     (code, message)
 }
 
+/// The kernels with run-time asserts compiled in (their manifest's `asserts` line) launched in
+/// this process, newest last, at most [`ASSERTING_KEPT`]. A trap surfaces at whatever call comes
+/// after it (a synchronize, a copy), which cannot tell which launch trapped: the launches name
+/// the kernels that may have.
+static ASSERTING_LAUNCHES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+const ASSERTING_KEPT: usize = 3;
+
+/// Records a launch of kernel `name`, which has run-time asserts.
+pub(crate) fn launched_with_asserts(name: &str) {
+    let Ok(mut kept) = ASSERTING_LAUNCHES.lock() else { return };
+    if kept.last().is_some_and(|k| k == name) {
+        return;
+    }
+    kept.retain(|k| k != name);
+    kept.push(name.to_string());
+    if kept.len() > ASSERTING_KEPT {
+        kept.remove(0);
+    }
+}
+
 /// What a kernel that stopped on the GPU means, for the errors a `trap` gives (and so every call
 /// after it: the context keeps the error). A kernel's failed run-time `assert` prints where it
-/// failed before it traps; an inline-PTX `trap` or a fault gives the same codes.
-fn trap_hint(code: sys::CUresult) -> Option<&'static str> {
+/// failed before it traps: the assert is named only when a kernel with asserts (`asserting`,
+/// newest last) was launched; an inline-PTX `trap` or a fault gives the same codes.
+fn trap_hint(code: sys::CUresult, asserting: &[String]) -> Option<String> {
     use sys::CUresult::*;
-    matches!(code, CUDA_ERROR_LAUNCH_FAILED | CUDA_ERROR_ILLEGAL_INSTRUCTION | CUDA_ERROR_ASSERT).then_some(
-        "; the kernel trapped (an assert failed? see its printed message: file:line, kernel, block and thread); \
-         the CUDA context is now unusable: every later call in this process fails, so restart the process",
-    )
+    if !matches!(code, CUDA_ERROR_LAUNCH_FAILED | CUDA_ERROR_ILLEGAL_INSTRUCTION | CUDA_ERROR_ASSERT) {
+        return None;
+    }
+    let unusable = "the CUDA context is now unusable: every later call in this process fails, so restart the process";
+    if asserting.is_empty() {
+        return Some(format!("; a kernel stopped (a fault or a `trap`); {unusable}"));
+    }
+    let names: Vec<String> = asserting.iter().rev().map(|k| format!("`{k}`")).collect();
+    Some(format!(
+        "; the kernel trapped (an assert failed? {} run-time asserts: see the printed message: file:line, kernel, block and thread); {unusable}",
+        if names.len() == 1 { format!("{} has", names[0]) } else { format!("{} have", names.join(", ")) }
+    ))
 }
 
 /// Wraps a cudarc `DriverError` raised by operation `op`.
@@ -136,15 +166,36 @@ pub(crate) fn check(op: &str, r: sys::CUresult) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// The errors a trapped kernel leaves (on the launch's stream and every later call) say so; others do not.
+    /// The errors a trapped kernel leaves (on the launch's stream and every later call) say so,
+    /// naming asserts only when a kernel with asserts was launched; other errors say nothing.
     #[test]
     fn a_trap_is_explained() {
         use sys::CUresult::*;
+        let one = ["gemm".to_string()];
+        let two = ["gemm".to_string(), "scale".to_string()];
         for code in [CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_ASSERT] {
-            assert!(trap_hint(code).is_some_and(|h| h.contains("the kernel trapped (an assert failed?")), "{code:?}");
+            let hint = trap_hint(code, &one).unwrap_or_default();
+            assert!(
+                hint.contains("the kernel trapped (an assert failed? `gemm` has run-time asserts"),
+                "{code:?}: {hint}"
+            );
+            let hint = trap_hint(code, &two).unwrap_or_default();
+            assert!(hint.contains("`scale`, `gemm` have run-time asserts"), "{code:?}: {hint}");
+            let hint = trap_hint(code, &[]).unwrap_or_default();
+            assert!(!hint.contains("assert") && hint.contains("the CUDA context is now unusable"), "{code:?}: {hint}");
         }
         for code in [CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_ILLEGAL_ADDRESS] {
-            assert_eq!(trap_hint(code), None, "{code:?}");
+            assert_eq!(trap_hint(code, &one), None, "{code:?}");
         }
+    }
+
+    /// The launches of asserting kernels are kept newest last, each once, a few at most.
+    #[test]
+    fn asserting_launches_are_kept_newest_last() {
+        for name in ["a", "b", "a", "c", "d"] {
+            launched_with_asserts(name);
+        }
+        let kept = ASSERTING_LAUNCHES.lock().unwrap().clone();
+        assert_eq!(kept, ["a", "c", "d"]);
     }
 }

@@ -248,6 +248,9 @@ impl Kernel {
         maps: &[cudarc::driver::sys::CUtensorMap],
     ) -> Result<()> {
         let device = self.module.device();
+        if self.sig.as_deref().is_some_and(|s| s.asserts) {
+            driver::launched_with_asserts(&self.name);
+        }
         if stream.device().ordinal() != device.ordinal() {
             return Err(RuntimeError::InvalidArgument(format!(
                 "kernel `{}` is loaded on device {} but the stream is on device {}",

@@ -59,6 +59,11 @@
 //!   (`kernel k(...) index(i64)`), in [`KernelSig::index_bits`] (32 when absent): its dynamic
 //!   extents and strides are `i64` parameters, and checked launches accept tensors whose extents
 //!   and offsets pass 2^31 - 1, which a 32-bit kernel is refused. A malformed line fails the manifest.
+//! * `asserts` in a kernel block (any version): the kernel has run-time `assert`s compiled in
+//!   (not built with `--release-asserts=off`), in [`KernelSig::asserts`]: a failed one prints
+//!   where it failed and traps, and the runtime explains a launch failure of such a kernel as a
+//!   likely failed assert. An older reader that skips the line loses only that hint, so the line
+//!   needs no version.
 //! * Forward compatibility: unknown record kinds and unknown `key=value`
 //!   attributes are ignored, so later versions can add records without
 //!   breaking old readers. A `host` block is parsed into

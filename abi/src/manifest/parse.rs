@@ -260,6 +260,7 @@ impl Reader {
                         tmas: Vec::new(),
                         cluster: [1, 1, 1],
                         index_bits: 32,
+                        asserts: false,
                     })
                 });
             }
@@ -390,6 +391,13 @@ impl Reader {
                             ))
                         }
                     }
+                }
+            }
+            // `asserts`: the kernel has run-time asserts compiled in. Only a hint (how a trap is
+            // explained), so a malformed line fails nothing: it is ignored.
+            Some("asserts") => {
+                if let (Some(Open::Kernel(k)), ["asserts"]) = (&mut self.open, fields) {
+                    k.asserts = true;
                 }
             }
             Some("smem") => {

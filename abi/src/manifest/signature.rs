@@ -252,6 +252,10 @@ pub struct KernelSig {
     /// 64-bit kernel takes its dynamic extents and strides as `i64` parameters and may be called
     /// with tensors whose offsets pass 2^31 - 1; a 32-bit one is refused them.
     pub index_bits: u32,
+    /// Whether the kernel was compiled with run-time `assert`s (`asserts`; false when the line is
+    /// absent): a failed one prints where and traps, so the runtime explains a trap as a likely
+    /// failed assert only for such kernels.
+    pub asserts: bool,
 }
 
 impl ParamSig {

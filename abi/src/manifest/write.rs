@@ -94,7 +94,7 @@ fn write_tma(f: &mut String, k: &KernelSig, t: &TmaSig) -> fmt::Result {
 }
 
 /// A `kernel` block: its parameters, `smem` (the dynamic shared memory every launch must provide),
-/// `cluster` (the thread-block cluster shape it is compiled for), `index 64` (64-bit index math), its launch conditions, a
+/// `cluster` (the thread-block cluster shape it is compiled for), `index 64` (64-bit index math), `asserts` (run-time asserts compiled in), its launch conditions, a
 /// `fastdiv` line per run-time divisor of its index math and a `tma` line per tensor map.
 fn write_kernel(f: &mut String, k: &KernelSig) -> fmt::Result {
     writeln!(f, "kernel {}", k.name)?;
@@ -107,6 +107,9 @@ fn write_kernel(f: &mut String, k: &KernelSig) -> fmt::Result {
     }
     if k.index_bits == 64 {
         writeln!(f, "index 64")?;
+    }
+    if k.asserts {
+        writeln!(f, "asserts")?;
     }
     for r in &k.requires {
         write_require(f, r)?;

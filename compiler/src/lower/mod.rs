@@ -187,7 +187,8 @@ pub fn lower_to_cute(
         return Err(errors);
     }
     // The manifest travels inside the cubin: the runtime reads it from the ELF symbol table.
-    let manifest_text = crate::manifest::manifest_text(module, arch, &fast_divisors);
+    let manifest_text =
+        crate::manifest::manifest_text(module, arch, &fast_divisors, asserts == crate::pipeline::Asserts::On);
     let manifest = crate::manifest::manifest_global(&manifest_text);
     Ok(CuteText { kernels, manifest, manifest_text })
 }

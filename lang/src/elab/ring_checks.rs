@@ -421,7 +421,8 @@ fn cmp(op: CmpOp, a: i64, b: i64) -> bool {
     op.holds(a, b)
 }
 
-fn binary(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
+/// `a op b` on integers, `None` where it overflows or divides by zero.
+pub(super) fn binary(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
     Some(match op {
         BinaryOp::Add => a.checked_add(b)?,
         BinaryOp::Sub => a.checked_sub(b)?,

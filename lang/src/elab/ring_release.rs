@@ -10,25 +10,35 @@
 //! `tCsA[_, _, _, stage]`: CuTe's rings keep the stage in the last mode), and a release names
 //! stage `c` when its barrier offset is where the barrier tensor's mode-0 coordinate `c` lies (a
 //! `(STAGES)` tensor of empty barriers, or a pipeline's `(STAGES, 2)` one). Stage indices are
-//! compared as expressions: constants, loop indices and `let mut` counters (a read of a counter
-//! stands for every read of the same value: the reads with no write between, and a counter
-//! copied from another, as `prev = stage`). A loop body is walked twice, the second time from
-//! where the first left, so that a group committed in one trip is seen pending in the next.
+//! expressions over constants, loop indices and `let mut` counters; a pipeline state kept in
+//! registers is two such counters (pipeline_state.rs), so `st.index()` is a counter read and
+//! `advance()` the hand-written ring's `index += 1; if index == STAGES { index = 0; ... }`.
+//!
+//! Values are followed exactly where they are known: a counter set to a constant (`let mut
+//! stage = 0`, a new pipeline state) holds it, arithmetic on constants is a constant, and a
+//! condition the walk can decide (`index == STAGES` on a known index, `kt > 0` on a loop index)
+//! takes its one branch. A loop body is walked twice, the second time from where the first left,
+//! so that a group committed in one trip is seen pending in the next: the first walk is the
+//! loop's first trip (its index is the lower bound), the second a later one (its index is past
+//! the lower bound). So two states of one pipeline, or a counter and its copy (`prev = stage`),
+//! compare as the stages they hold in those trips: a consumer state `done` released one stage
+//! behind `st` (gemm_sm90.cute) is a different stage; `st` itself is the same. Otherwise a read of
+//! a counter stands for every read of the same value (the reads with no write between), and
+//! stages are compared as linear expressions of what the walk does not know.
 //!
 //! A release of a stage that an in-flight group read is refuted: an error naming both sites. A
 //! release whose stage, or a read whose stage, is a value the walk does not follow (loaded from
-//! memory) is a warning. Two different counters (`empty[prev]` against a wgmma reading
-//! `sA[.., stage]`) are not proved distinct: the walk stays silent there, since a ring keeps them
-//! apart by construction (gemm_sm90.cute releases the previous trip's stage after
-//! `warpgroup_wait_group(1)`, which retires that trip's group).
+//! memory), or two stages it cannot tell equal or apart (a counter advanced under a condition it
+//! cannot decide, or by an earlier run-time loop), is a warning.
 
 use crate::diag::Diagnostic;
-use crate::kir::{At, Inst, Kernel, MbarrierOp, Operand, ValueId, ViewHow, WarpgroupOp};
+use crate::kir::{At, BinaryOp, CmpOp, Inst, Kernel, MbarrierOp, Operand, ValueId, ViewHow, WarpgroupOp};
 use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::expr::Value as ExprValue;
+use cute_layout::int::{Atom, Op};
 use cute_layout::{Int, IntTuple, Layout};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The errors and warnings of rule (d) in one kernel.
 pub(super) fn check(k: &Kernel) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
@@ -98,6 +108,8 @@ struct Walk {
     first_read: HashMap<(ValueId, String, u32), Int>,
     /// Each view's source, the stage it selects (a slice's last-mode coordinate), and its span.
     views: HashMap<ValueId, (ValueId, Option<Stage>, Span)>,
+    /// The least value of each symbol that stands for a loop index after the loop's first trip.
+    lower: HashMap<u32, i64>,
     fresh: u32,
     next_group: u32,
     errors: Vec<Diagnostic>,
@@ -128,18 +140,88 @@ impl Walk {
         .map_err(|_| span)
     }
 
+    /// What an integer or bool operand is over the walk's symbols; `None` when not followed.
+    fn value(&self, o: &Operand) -> Option<Int> {
+        match o {
+            Operand::Value(v) => match self.syms.get(v) {
+                Some(s) => Some(s.clone()),
+                None => self.params.contains(v).then(|| Int::var(*v, 1)),
+            },
+            Operand::Int(i) => self.canon(i, Span::default()).ok(),
+            Operand::Bool(b) => Some(Int::S(i64::from(*b))),
+            Operand::Float(_) => None,
+        }
+    }
+
     /// `dst`, computed from `operands`: a new symbol when the walk follows them all.
     fn derived(&mut self, dst: ValueId, operands: &[&Operand]) {
-        let followed = operands.iter().all(|o| match o {
-            Operand::Value(v) => self.syms.contains_key(v) || self.params.contains(v),
-            Operand::Int(i) => self.canon(i, Span::default()).is_ok(),
-            Operand::Bool(_) | Operand::Float(_) => true,
-        });
+        let followed = operands.iter().all(|o| matches!(o, Operand::Float(_)) || self.value(o).is_some());
         if followed {
             let s = self.symbol();
             self.syms.insert(dst, s);
         } else {
             self.syms.remove(&dst);
+        }
+    }
+
+    /// `dst = a op b`: a constant on constants, a sum or product of what the walk follows, or a
+    /// new symbol.
+    fn arith(&mut self, dst: ValueId, op: BinaryOp, a: &Operand, b: &Operand) {
+        let (Some(x), Some(y)) = (self.value(a), self.value(b)) else {
+            self.syms.remove(&dst);
+            return;
+        };
+        let v = match (x.as_static(), y.as_static(), op) {
+            (Some(p), Some(q), _) => super::ring_checks::binary(op, p, q).map(Int::S),
+            (_, _, BinaryOp::Add) => x.add(&y).ok(),
+            (_, _, BinaryOp::Sub) => x.sub(&y).ok(),
+            (_, _, BinaryOp::Mul) => x.mul(&y).ok(),
+            _ => None,
+        };
+        let v = v.unwrap_or_else(|| self.symbol());
+        self.syms.insert(dst, v);
+    }
+
+    /// `dst = a op b` on integers: 0 or 1 where the walk decides it.
+    fn compare(&mut self, dst: ValueId, op: CmpOp, a: &Operand, b: &Operand) {
+        let (Some(x), Some(y)) = (self.value(a), self.value(b)) else {
+            self.syms.remove(&dst);
+            return;
+        };
+        let v = match self.decide(op, &x, &y) {
+            Some(holds) => Int::S(i64::from(holds)),
+            None => self.symbol(),
+        };
+        self.syms.insert(dst, v);
+    }
+
+    /// Whether `a op b` holds, where the walk can tell: `a - b` is a constant, or is bounded on
+    /// one side by the loop indices it reads (each past its loop's lower bound after the first trip).
+    fn decide(&self, op: CmpOp, a: &Int, b: &Int) -> Option<bool> {
+        let (terms, c) = linear(&a.sub(b).ok()?)?;
+        let (mut lo, mut hi) = (Some(c), Some(c));
+        for (id, k) in terms {
+            let least = self.lower.get(&id).map(|l| k.checked_mul(*l));
+            let (up, down) = if k > 0 { (&mut lo, &mut hi) } else { (&mut hi, &mut lo) };
+            *up = match (*up, least) {
+                (Some(u), Some(Some(l))) => u.checked_add(l),
+                _ => None,
+            };
+            *down = None;
+        }
+        let below = |v: i64| hi.is_some_and(|h| h < v);
+        let above = |v: i64| lo.is_some_and(|l| l > v);
+        let at = lo.is_some() && lo == hi && lo == Some(0);
+        match op {
+            CmpOp::Eq if at => Some(true),
+            CmpOp::Eq if below(0) || above(0) => Some(false),
+            CmpOp::Ne => self.decide(CmpOp::Eq, a, b).map(|e| !e),
+            CmpOp::Lt if below(0) => Some(true),
+            CmpOp::Lt if above(-1) => Some(false),
+            CmpOp::Le if below(1) => Some(true),
+            CmpOp::Le if above(0) => Some(false),
+            CmpOp::Gt | CmpOp::Ge => self.decide(if op == CmpOp::Gt { CmpOp::Lt } else { CmpOp::Le }, b, a),
+            _ => None,
         }
     }
 
@@ -173,24 +255,33 @@ impl Walk {
             }
             // Arithmetic on followed values is a new value; on anything else (a value loaded from
             // memory) it is not followed.
-            Inst::Binary { dst, a, b, frag: None, .. } | Inst::Cmp { dst, a, b, frag: None, .. } => {
-                self.derived(*dst, &[a, b]);
+            Inst::Binary { dst, op, a, b, frag: None, .. } => self.arith(*dst, *op, a, b),
+            Inst::Cmp { dst, op, a, b, frag: None, .. } => self.compare(*dst, *op, a, b),
+            Inst::Not { dst, a, ty: crate::types::Scalar::Bool, frag: None, .. } => {
+                match self.value(a).and_then(|v| v.as_static()) {
+                    Some(v) => {
+                        self.syms.insert(*dst, Int::S(i64::from(v == 0)));
+                    }
+                    None => self.derived(*dst, &[a]),
+                }
             }
+            Inst::Convert { dst, a, to, frag: None, .. } if !to.is_float() => match self.value(a) {
+                Some(v) => {
+                    self.syms.insert(*dst, v);
+                }
+                None => {
+                    self.syms.remove(dst);
+                }
+            },
             Inst::Not { dst, a, frag: None, .. } | Inst::Convert { dst, a, frag: None, .. } => self.derived(*dst, &[a]),
             Inst::Select { dst, c, a, b, frag: None, .. } => self.derived(*dst, &[c, a, b]),
             Inst::Load { dst, .. } => {
                 self.syms.remove(dst);
             }
             Inst::Store { value, tensor, at, .. } => {
-                // A copy of a followed value (`prev = stage`) is that value; a constant is not
-                // kept (the walk's first trip of a loop would take a guarded later trip's
-                // release for the first trip's).
-                let known = match value {
-                    Operand::Value(v) => self.syms.get(v).cloned(),
-                    Operand::Int(i) => self.canon(i, Span::default()).ok(),
-                    _ => None,
-                }
-                .filter(|k| !k.is_static());
+                // A copy of a followed value (`prev = stage`) is that value, a constant that
+                // constant.
+                let known = self.value(value);
                 let version = self.fresh();
                 st.cells.insert((*tensor, at_key(at)), (version, known));
             }
@@ -234,16 +325,31 @@ impl Walk {
                 let released = self.canon(offset, *span);
                 self.release(st, &ty.layout, released, *span);
             }
-            Inst::If { then, els, .. } => {
+            Inst::If { cond, then, els, .. } => {
+                if let Some(taken) = self.value(cond).and_then(|c| c.as_static()) {
+                    return self.block(if taken != 0 { then } else { els }, st);
+                }
                 let mut other = st.clone();
                 self.block(then, st);
                 self.block(els, &mut other);
                 st.meet(&other, &mut self.fresh);
             }
-            Inst::For { iv, body, exit, .. } => {
+            Inst::For { iv, lb, step, body, exit, .. } => {
                 let entry = st.clone();
-                for _ in 0..2 {
-                    let s = self.symbol();
+                let (lb, step) = (self.value(&Operand::Int(lb.clone())), step.as_static());
+                for trip in 0..2 {
+                    // The first trip's index is the lower bound; a later one's is past it.
+                    let s = match (&lb, trip) {
+                        (Some(l), 0) => l.clone(),
+                        _ => self.symbol(),
+                    };
+                    if let (Some(l), Some(step), Some(id), 1) =
+                        (lb.as_ref().and_then(Int::as_static), step, symbol_id(&s), trip)
+                    {
+                        if step > 0 {
+                            self.lower.insert(id, l.saturating_add(step));
+                        }
+                    }
                     self.syms.insert(*iv, s);
                     if let Some(c) = exit {
                         self.block(&c.insts, st);
@@ -318,7 +424,16 @@ impl Walk {
                     continue;
                 }
             };
-            if !barriers_of(bars, stage).contains(&released) {
+            let same: Vec<Option<bool>> =
+                barriers_of(bars, stage).iter().map(|b| self.decide(CmpOp::Eq, b, &released)).collect();
+            if !same.contains(&Some(true)) {
+                if same.contains(&None) {
+                    self.warn(
+                        Diagnostic::error("this release is not checked against a wgmma in flight: the checker cannot tell whether it releases the stage the wgmma reads", span, "not checked")
+                            .with_secondary(read.span, "reads a stage the checker cannot compare with the released one")
+                            .with_help("the checker knows a stage index where it starts from a compile-time value (`let mut stage = 0`, a new pipeline state) and is advanced under conditions it can decide; an index advanced under other conditions, or by an earlier run-time loop, is a run-time value to it"),
+                    );
+                }
                 continue;
             }
             let help = match newer {
@@ -343,6 +458,40 @@ impl Walk {
         if !self.warnings.contains(&d) {
             self.warnings.push(d);
         }
+    }
+}
+
+/// `i` as a sum of symbols times coefficients plus a constant; `None` for anything else
+/// (products of symbols, divisions, remainders).
+fn linear(i: &Int) -> Option<(BTreeMap<u32, i64>, i64)> {
+    let Int::D(d) = i else { return Some((BTreeMap::new(), i.as_static()?)) };
+    let [factor] = &d.factors[..] else { return None };
+    let (mut terms, c) = match factor {
+        Atom::Var { id, .. } => (BTreeMap::from([(*id, 1)]), 0),
+        Atom::Op(op) => match &**op {
+            Op::Add(x, y) => {
+                let ((mut t, a), (u, b)) = (linear(x)?, linear(y)?);
+                for (id, k) in u {
+                    *t.entry(id).or_insert(0) += k;
+                }
+                (t, a.checked_add(b)?)
+            }
+            _ => return None,
+        },
+        Atom::Basis(_) => return None,
+    };
+    for k in terms.values_mut() {
+        *k = k.checked_mul(d.coef)?;
+    }
+    terms.retain(|_, k| *k != 0);
+    Some((terms, c.checked_mul(d.coef)?))
+}
+
+/// The symbol `s` is, when it is one alone.
+fn symbol_id(s: &Int) -> Option<u32> {
+    match linear(s)? {
+        (terms, 0) if terms.len() == 1 && terms.values().all(|k| *k == 1) => terms.keys().next().copied(),
+        _ => None,
     }
 }
 
