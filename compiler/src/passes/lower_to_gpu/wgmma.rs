@@ -160,13 +160,13 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
     };
     let e = i64::from(bytes);
     let ok = match rel {
-        Int::Const(c) => cute_layout::gmma::start_ok(mode, c * e),
+        Int::Const(c) => cute_layout::gmma::start_ok(mode, cute_layout::gmma::Major::K, c * e),
         Int::Dyn(v) => {
             let (terms, c) = known_bits::sum_terms(v);
             let mut known = KnownBits::default();
             let repeat_elems = (mode.repeat_bytes() / e) as u64;
             terms.iter().all(|t| known.of(*t).multiple_of_pow2(repeat_elems.trailing_zeros()))
-                && cute_layout::gmma::start_ok(mode, c * e)
+                && cute_layout::gmma::start_ok(mode, cute_layout::gmma::Major::K, c * e)
         }
     };
     if !ok {
