@@ -235,7 +235,12 @@ pub fn operand_desc(layout: &Layout, swizzle: Option<Swizzle>, elem_bytes: u32, 
     }
     match mn_major(layout, swizzle, elem_bytes, what) {
         Ok(d) => Ok((Major::MN, d)),
-        Err(mn_err) => Err(Error::new("wgmma", format!("{}; nor is it MN-major: {}", k_err.reason, mn_err.reason))),
+        Err(mn_err) => {
+            // The MN-major error's detail without its repeated preamble (the layout, the swizzle).
+            let detail = mn_err.reason.split_once(" wgmma layout (").and_then(|(_, r)| r.split_once("): "));
+            let detail = detail.map_or(mn_err.reason.as_str(), |(_, d)| d);
+            Err(Error::new("wgmma", format!("{}; nor is it MN-major: {detail}", k_err.reason)))
+        }
     }
 }
 
