@@ -717,7 +717,7 @@ pub(crate) fn wgmma_tile(op: Op, i: usize) -> Result<(cute_dialect::TensorTypeIn
 }
 
 /// `cute.wgmma`: a wgmma atom; A and B one atom's tiles in shared memory, of its element types,
-/// each a canonical K-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
+/// each a canonical K- or MN-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
 /// thread's accumulator values. With an RS atom, A is instead one thread's A fragment, a vector of
 /// the atom's 8 16-bit values (four 32-bit registers).
 fn verify_wgmma(op: Op) -> Result<(), Reported> {

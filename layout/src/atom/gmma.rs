@@ -389,47 +389,42 @@ mod tests {
         Swizzle::new(b, 3, 3).unwrap()
     }
 
-    /// For every wgmma tile of a (rows, 64) bf16 K-major smem tile made like the samples make it
-    /// (`tile_to_shape` of the swizzle atom), partitioned by a tiled MMA: the descriptor computed
-    /// from the tile's layout and offset, decoded back to addresses by the hardware model, gives
-    /// for every element the address the software swizzle stores it at.
-    #[test]
-    fn descriptors_address_every_element_as_the_layout_does() {
-        for (b, cols) in [(3, 64), (2, 32), (1, 16)] {
-            let atom = Layout::from_str(&format!("(8,{cols}):({cols},1)")).unwrap();
-            let atom_e = crate::swizzle::ComposedLayout::new(sw(b), Int::S(0), atom.clone()).unwrap();
-            for rows in [64, 128, 256] {
-                // (rows, 64, 2 stages): the atom tiled down the rows, then along K, then the stages.
-                let full = tile_to_shape(&atom, &IntTuple::from_str(&format!("({rows},64,2)")).unwrap(), None).unwrap();
-                let _ = &atom_e;
-                let base = 3 * 1024i64; // a 1024-aligned allocation
-                let wgmma = MmaAtom::find("bf16", "f32", [64, rows.min(256), 16]).unwrap();
-                let tm = TiledMma::new(wgmma, [1, 1, 1], None).unwrap();
-                let op = if rows == 64 { MmaOperand::A } else { MmaOperand::B };
-                let (part, off) = tm.partition(op, &full, &Int::S(0)).unwrap();
-                assert_eq!(off.as_static(), Some(0));
-                // part: ((rows,16), 1, 4, 2): one wgmma tile per (k block, stage).
-                let modes = part.modes();
-                let tile = &modes[0];
-                let desc = k_major(tile, Some(sw(b)), 2, "B").unwrap();
-                assert_eq!(desc.swizzle.bits(), b as u32);
-                for kb in 0..4 {
-                    for stage in 0..2 {
-                        let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap()
-                            + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
-                        assert!(start_ok(desc.swizzle, Major::K, rel * 2), "rows {rows} k {kb} stage {stage}: {rel}");
-                        let d = desc.encode((base + 2 * rel) as u32);
-                        for r in 0..rows {
-                            for k in 0..16 {
-                                let o =
-                                    tile.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
-                                let want = base + 2 * sw(b).apply(rel + o);
-                                assert_eq!(
-                                    Desc::address(d, Major::K, r, k, 2),
-                                    want,
-                                    "S<{b},3,3> rows {rows} k-block {kb} stage {stage} element ({r},{k})"
-                                );
-                            }
+    /// For every wgmma tile of a (rows, 64, 2 stages) bf16 smem ring made like the samples make it
+    /// (`tile_to_shape` of `atom` in `order`), partitioned by a tiled MMA (A for 64 rows, else B):
+    /// the descriptor computed from the tile's layout and offset, decoded back to addresses by the
+    /// hardware model, gives for every element the address the software `swizzle` stores it at.
+    fn check_every_address(atom: &Layout, swizzle: Option<Swizzle>, order: Option<&str>, major: Major) {
+        let apply = |o: i64| swizzle.map_or(o, |s| s.apply(o));
+        let order = order.map(|o| IntTuple::from_str(o).unwrap());
+        for rows in [64, 128, 256] {
+            let shape = IntTuple::from_str(&format!("({rows},64,2)")).unwrap();
+            let full = tile_to_shape(atom, &shape, order.as_ref()).unwrap();
+            let base = 3 * 1024i64; // a 1024-aligned allocation
+            let wgmma = MmaAtom::find("bf16", "f32", [64, rows.min(256), 16]).unwrap();
+            let tm = TiledMma::new(wgmma, [1, 1, 1], None).unwrap();
+            let op = if rows == 64 { MmaOperand::A } else { MmaOperand::B };
+            let (part, off) = tm.partition(op, &full, &Int::S(0)).unwrap();
+            assert_eq!(off.as_static(), Some(0));
+            // part: ((rows,16), 1, 4, 2): one wgmma tile per (k block, stage).
+            let modes = part.modes();
+            let tile = &modes[0];
+            let (found, desc) = operand_desc(tile, swizzle, 2, "B").unwrap();
+            assert_eq!(found, major, "{tile}");
+            assert_eq!(desc.swizzle.bits(), swizzle.map_or(0, |s| s.bits));
+            for kb in 0..4 {
+                for stage in 0..2 {
+                    let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap()
+                        + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
+                    assert!(start_ok(desc.swizzle, major, rel * 2), "rows {rows} k {kb} stage {stage}: {rel}");
+                    let d = desc.encode((base + 2 * rel) as u32);
+                    for r in 0..rows {
+                        for k in 0..16 {
+                            let o = tile.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
+                            assert_eq!(
+                                Desc::address(d, major, r, k, 2),
+                                base + 2 * apply(rel + o),
+                                "{atom} rows {rows} k-block {kb} stage {stage} element ({r},{k})"
+                            );
                         }
                     }
                 }
@@ -437,53 +432,24 @@ mod tests {
         }
     }
 
-    /// The MN-major twin of the test above: CuTe's `GMMA::Layout_MN_*_Atom<bf16>` ((R, 8) with the
-    /// rows contiguous: R = 64, 32, 16 elements for 128, 64, 32-byte swizzles, 8 without one)
-    /// tiled along K first (CUTLASS's `Step<_2,_1,_3>` for MN-major operands) over (rows, 64, 2
-    /// stages), partitioned into wgmma tiles: every element's hardware address is where the
-    /// layout and the software swizzle put it.
+    /// K-major: CuTe's `GMMA::Layout_K_SW{128,64,32}_Atom<bf16>`, tiled down the rows, then along
+    /// K, then the stages.
+    #[test]
+    fn descriptors_address_every_element_as_the_layout_does() {
+        for (b, cols) in [(3, 64), (2, 32), (1, 16)] {
+            let atom = Layout::from_str(&format!("(8,{cols}):({cols},1)")).unwrap();
+            check_every_address(&atom, Some(sw(b)), None, Major::K);
+        }
+    }
+
+    /// MN-major: CuTe's `GMMA::Layout_MN_*_Atom<bf16>` ((R, 8) with the rows contiguous: R = 64,
+    /// 32, 16 elements for 128, 64, 32-byte swizzles, 8 without one), tiled along K first
+    /// (CUTLASS's `Step<_2,_1,_3>` for MN-major operands). None of them is K-major.
     #[test]
     fn mn_major_descriptors_address_every_element_as_the_layout_does() {
         for (b, r) in [(3, 64), (2, 32), (1, 16), (0, 8)] {
             let atom = Layout::from_str(&format!("({r},8):(1,{r})")).unwrap();
-            let swizzle = (b > 0).then(|| sw(b));
-            let apply = |o: i64| swizzle.map_or(o, |s| s.apply(o));
-            for rows in [64, 128, 256] {
-                let shape = IntTuple::from_str(&format!("({rows},64,2)")).unwrap();
-                let full = tile_to_shape(&atom, &shape, Some(&IntTuple::from_str("(1,0,2)").unwrap())).unwrap();
-                let base = 5 * 1024i64;
-                let wgmma = MmaAtom::find("bf16", "f32", [64, rows.min(256), 16]).unwrap();
-                let tm = TiledMma::new(wgmma, [1, 1, 1], None).unwrap();
-                let op = if rows == 64 { MmaOperand::A } else { MmaOperand::B };
-                let (part, _) = tm.partition(op, &full, &Int::S(0)).unwrap();
-                let modes = part.modes();
-                let tile = &modes[0];
-                assert!(k_major(tile, swizzle, 2, "B").is_err(), "{tile} is not K-major");
-                let (major, desc) = operand_desc(tile, swizzle, 2, "B").unwrap();
-                assert_eq!((major, desc.swizzle.bits()), (Major::MN, b as u32));
-                for kb in 0..4 {
-                    for stage in 0..2 {
-                        let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap()
-                            + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
-                        assert!(start_ok(desc.swizzle, Major::MN, rel * 2), "rows {rows} k {kb} stage {stage}: {rel}");
-                        let d = desc.encode((base + 2 * rel) as u32);
-                        for row in 0..rows {
-                            for k in 0..16 {
-                                let o = tile
-                                    .eval(&IntTuple::Tuple(vec![row.into(), k.into()]))
-                                    .unwrap()
-                                    .as_static()
-                                    .unwrap();
-                                assert_eq!(
-                                    Desc::address(d, Major::MN, row, k, 2),
-                                    base + 2 * apply(rel + o),
-                                    "MN atom ({r},8) rows {rows} k-block {kb} stage {stage} element ({row},{k})"
-                                );
-                            }
-                        }
-                    }
-                }
-            }
+            check_every_address(&atom, (b > 0).then(|| sw(b)), Some("(1,0,2)"), Major::MN);
         }
     }
 
