@@ -29,7 +29,7 @@ poisoned with NaN first, then timing):
              reduce_nd; GB/s = B*R*A*4/t
   gemm       C = A @ B (bf16, f16; C of the input type), 4096^3 and 8192^3: torch.matmul
              (cuBLAS), cutec's samples/gemm_sm80.cute (TN, NT, NN) and samples/gemm_sm90.cute
-             (wgmma, TN; variant "sm90 gemm_tn_*"); TFLOP/s = 2*M*N*K/t
+             (wgmma, every layout; variant "sm90 gemm_*"); TFLOP/s = 2*M*N*K/t
   compile    wall time of cute.compile (first and second), Triton first call (fresh cache)
   launch     host time per call on a tiny 16x256 fp32 add: the median of 7 rounds of 1000
              back-to-back calls (cutec's goal: <= 4 us per call from Python with torch tensors)
@@ -108,13 +108,15 @@ CUTE_ADD_VARIANTS = {  # variant -> function name in cute_seed.py
     "vec004": "vectorized_add",
 }
 CUTE_REDUCE_VARIANTS = ["simple000", "tiledcopy000"]
-# cutec's GEMM host functions (samples/gemm_sm80.cute) by operand layout: how A and B are stored
+# cutec's GEMM host functions (samples/gemm_sm80.cute: tn, nt, nn; samples/gemm_sm90.cute: all
+# four) by operand layout: how A and B are stored
 # (row-major) and C = X @ Y of the stored operands (torch.matmul gets X and Y, cutec's host the
 # logical operands A = X (M, K) and B = Y^T (N, K): no copies, only views).
 GEMM_LAYOUTS = {
     "tn": (lambda M, N, K: ((M, K), (N, K)), lambda a, b: (a, b.t())),
     "nt": (lambda M, N, K: ((K, M), (K, N)), lambda a, b: (a.t(), b)),
     "nn": (lambda M, N, K: ((K, M), (N, K)), lambda a, b: (a.t(), b.t())),
+    "tt": (lambda M, N, K: ((M, K), (K, N)), lambda a, b: (a, b)),
 }
 CUTEC_ADD_HOSTS = {  # variant -> host function in samples/elementwise_add{,_f32}.cute
     "naive": "naive_elementwise_add",
@@ -1075,9 +1077,8 @@ def sec_gemm(ch):
             for dname, short in (("bfloat16", "bf16"), ("float16", "f16")):
                 host = f"gemm_{layout}_{short}"
                 impls = [("torch", f"matmul {layout}"), ("cutec", host)]
-                # The Hopper GEMM (samples/gemm_sm90.cute, wgmma; TN only; sm_90a cubin).
-                if layout == "tn":
-                    impls.append(("cutec", f"sm90 {host}"))
+                # The Hopper GEMM (samples/gemm_sm90.cute, wgmma; every layout; sm_90a cubin).
+                impls.append(("cutec", f"sm90 {host}"))
                 keys = [f"gemm|{impl}|{v}|{dname}|{M}x{N}x{K}" for impl, v in impls]
                 if all(k in ch.done for k in keys):
                     continue

@@ -3,7 +3,10 @@ k-tile, stages, warps) beside torch.matmul, timed with bench.py's method (CUDA e
 behind a sleep kernel, operands rotated beyond L2, median), each checked against a float64
 reference first. The experiment behind the sample's choices.
 
-    python3 bench/gemm_variants.py CUBIN [CUBIN ...] [--shapes 4096,8192] [--layouts tn,nt,nn] [--rounds 3]
+    python3 bench/gemm_variants.py CUBIN [CUBIN ...] [--shapes 4096,8192] [--layouts tn,nt,nn,tt] [--rounds 3]
+
+The cubins may also be gemm_sm90.cubin (all four layouts; gemm_sm80 has no tt: its cells list torch
+alone). A layout no cubin has a host for is timed for torch.matmul only.
 
 Clocks move with power and temperature from one second to the next, so each cell times every
 implementation once per round, round-robin, and reports the median over the rounds.
@@ -20,7 +23,7 @@ import bench as B  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cubins", nargs="+", help="gemm_sm80 variants (the file name labels the row)")
+    ap.add_argument("cubins", nargs="+", help="gemm_sm80 or gemm_sm90 variants (the file name labels the row)")
     ap.add_argument("--shapes", default="4096,8192", help="M = N = K per shape")
     ap.add_argument("--layouts", default="tn,nt,nn")
     ap.add_argument("--dtypes", default="bf16,f16")

@@ -926,15 +926,30 @@ def test_gemm(gpu, load, cubin, shape):
         assert guards_untouched(buf, M * N), (name, shape)
 
 
-# samples/gemm_sm90.cute (warp-specialized TMA + wgmma, sm_90a): C = A @ B^T, TN, bf16/f16 in, f32
-# accumulation, C of the input type or f32. Tails (200x264x136, 100x200x72, 1x8x8, 1000x1000x1000,
-# K = 8 and 4104: one k-tile and a partial last k-tile) are zero-filled by TMA and predicated in the
-# epilogue; 8192x128x64 runs more blocks than the GPU holds at once.
+# samples/gemm_sm90.cute (warp-specialized TMA + wgmma, sm_90a): C = A @ B^T for the logical A (M,K)
+# and B (N,K), bf16/f16 in, f32 accumulation, C of the input type or f32, in the four operand
+# layouts: K-major operands through K-major wgmma tiles, M-/N-major ones through MN-major tiles
+# (the instruction's transpose bits) filled by 64-row TMA boxes. Per layout: how A and B are
+# stored (row-major torch tensors), the logical views the host takes, and C = X @ Y of the stored
+# ones (torch's semantics). Tails (200x264x136, 100x200x72, 1x8x8, 7x1000x128, 127x1000x1000,
+# 1000x1000x1000, K = 8 and 4104: one k-tile and a partial last k-tile) are zero-filled by TMA and
+# predicated in the epilogue; 8192x128x64 runs more blocks than the GPU holds at once. TMA needs
+# 16-byte strides: the contiguous extent of each operand, K of a K-major one, M of an M-major A,
+# N of an N-major B, must be a multiple of 8 (and C's N, 8 for 16-bit C, 4 for f32): other shapes
+# are refused by the host function's checks, before any launch.
+GEMM90_LAYOUTS = {
+    "tn": (lambda M, N, K: ((M, K), (N, K)), lambda a, b: (a, b), lambda a, b: (a, b.t()), ("K", "K")),
+    "nt": (lambda M, N, K: ((K, M), (K, N)), lambda a, b: (a.t(), b.t()), lambda a, b: (a.t(), b), ("M", "N")),
+    "nn": (lambda M, N, K: ((K, M), (N, K)), lambda a, b: (a.t(), b), lambda a, b: (a.t(), b.t()), ("M", "K")),
+    "tt": (lambda M, N, K: ((M, K), (K, N)), lambda a, b: (a, b.t()), lambda a, b: (a, b), ("K", "N")),
+}
 GEMM90_SHAPES = [
     (200, 264, 136),
     (100, 200, 72),
     (128, 128, 128),
     (1, 8, 8),
+    (7, 1000, 128),
+    (127, 1000, 1000),
     (256, 512, 192),
     (1000, 1000, 1000),
     (4096, 4096, 4096),
@@ -944,22 +959,32 @@ GEMM90_SHAPES = [
 ]
 
 
+@pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
 @pytest.mark.parametrize("shape", shapes(GEMM90_SHAPES), ids=lambda s: "x".join(map(str, s)))
-def test_gemm_sm90(gpu, load, shape):
+def test_gemm_sm90(gpu, load, shape, layout):
     torch = gpu
     need_sm90a(torch)
     m = load("gemm_sm90")
     M, N, K = shape
+    store, views, mm, contiguous = GEMM90_LAYOUTS[layout]
+    extent = {"M": M, "N": N, "K": K}
     for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
         for dout, suffix in ((din, ""), ("float32", "_f32")):
-            name = f"gemm_tn_{short}{suffix}"
+            name = f"gemm_{layout}_{short}{suffix}"
             host = m.host(name)
-            a = (torch.randn(M, K, device="cuda") * K**-0.25).to(getattr(torch, din))
-            b = (torch.randn(N, K, device="cuda") * K**-0.25).to(getattr(torch, din))
+            sa, sb = store(M, N, K)
+            a = (torch.randn(sa, device="cuda") * K**-0.25).to(getattr(torch, din))
+            b = (torch.randn(sb, device="cuda") * K**-0.25).to(getattr(torch, din))
             buf, c = guarded(torch, (M, N), getattr(torch, dout))
-            host(a, b, c)
+            fits = all(extent[d] % 8 == 0 for d in contiguous) and N % (4 if suffix else 8) == 0
+            if not fits:
+                with pytest.raises(cutec.Refused):
+                    host.check(*views(a, b), c)
+                continue
+            host(*views(a, b), c)
             torch.cuda.synchronize()
-            ref = a.double() @ b.double().T
+            x, y = mm(a.double(), b.double())
+            ref = x @ y
             rel = float((c.double() - ref).abs().max() / ref.abs().max())
             assert rel <= GEMM_TOL[dout], (name, shape, rel)
             assert guards_untouched(buf, M * N), (name, shape)

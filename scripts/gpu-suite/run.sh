@@ -92,6 +92,10 @@ if [ -z "$py_skip" ]; then
     # stmatrix epilogues (samples/stmatrix_epilogue.cute, sm_90a): mma.sync and wgmma accumulators
     # through stmatrix(.trans) to shared and global memory, bit-exact against the universal copy and torch.
     check stmatrix-epilogue python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k stmatrix
+    # The Hopper GEMM (samples/gemm_sm90.cute, sm_90a) in its four operand layouts (TN, NT, NN, TT:
+    # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
+    # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
+    check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")

@@ -14,7 +14,7 @@ use super::common::{fail, tensor_info, Reported};
 use crate::ir::{self, Op};
 use cute_abi::DType;
 use cute_layout::atom::atomic::red_fragment_for;
-use cute_layout::Layout;
+use cute_layout::{IntTuple, Layout};
 use melior::pass::Pass;
 
 pub const NAME: &str = "cute-verify";
@@ -700,11 +700,24 @@ fn verify_mma(op: Op) -> Result<(), Reported> {
 pub(crate) fn wgmma_tile(op: Op, i: usize) -> Result<(cute_dialect::TensorTypeInfo, Layout, u32), Reported> {
     let (info, layout, bytes) = tensor_info(op, &ir::type_to_string(ir::value_type(ir::operand(op, i))))?;
     let layout = if layout.rank() == 1 { layout.mode(0).map_err(|e| fail(op, &e.to_string()))? } else { layout };
+    // cute-canonicalize flattens and merges a view's modes (an MN-major (64,16):(1,64) tile is
+    // `1024:1`): the same function of the colexicographic index, so composing it with the atom's
+    // (rows, K) tile gives the tile's (rows, K) layout back.
+    let operand = if i == 0 { cute_layout::MmaOperand::A } else { cute_layout::MmaOperand::B };
+    let atom = ir::string_attr(op, "atom").and_then(|n| cute_layout::MmaAtom::by_name(&n));
+    let layout = match atom.map(|a| a.tile(operand)) {
+        Some([rows, k]) if layout.rank() != 2 && layout.size().ok().and_then(|s| s.as_static()) == Some(rows * k) => {
+            Layout::col_major(IntTuple::Tuple(vec![rows.into(), k.into()]))
+                .and_then(|t| cute_layout::composition(&layout, &t))
+                .map_err(|e| fail(op, &e.to_string()))?
+        }
+        _ => layout,
+    };
     Ok((info, layout, bytes))
 }
 
 /// `cute.wgmma`: a wgmma atom; A and B one atom's tiles in shared memory, of its element types,
-/// each a canonical K-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
+/// each a canonical K- or MN-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
 /// thread's accumulator values. With an RS atom, A is instead one thread's A fragment, a vector of
 /// the atom's 8 16-bit values (four 32-bit registers).
 fn verify_wgmma(op: Op) -> Result<(), Reported> {
@@ -767,7 +780,7 @@ fn verify_wgmma(op: Op) -> Result<(), Reported> {
                 &format!("{} takes one ({rows},{k}) tile of {}, found layout {layout}", atom.name, operand.name()),
             ));
         }
-        cute_layout::gmma::k_major(&layout, info.swizzle, bytes, operand.name())
+        cute_layout::gmma::operand_desc(&layout, info.swizzle, bytes, operand.name())
             .map_err(|e| fail(op, &format!("{}: {}", atom.name, e.reason)))?;
     }
     let want = format!("vector<{}x{}>", atom.values(cute_layout::MmaOperand::C), atom.c);

@@ -576,7 +576,7 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
         Origin::Kernel(vid) => Ok(vid),
         _ => Err(Diagnostic::error("internal error: host tensor in gemm", span, "here")),
     };
-    // The tiles must be in a layout the matrix descriptors can express (every tile of a partition
+    // The tiles must be in a layout the matrix descriptors can express, K- or MN-major (every tile of a partition
     // has the same layout; where each starts is checked when the descriptors are made).
     let smem_operands: &[(&Frag, MmaOperand)] =
         if a_regs { &[(&b, MmaOperand::B)] } else { &[(&a, MmaOperand::A), (&b, MmaOperand::B)] };
@@ -584,9 +584,9 @@ fn wgmma_gemm(f: &mut Frame, tiled: &TiledMma, p: Vec<&Arg>, accumulate: Option<
         let tile = f.slice(fr.t, &crd(fr, 0, 0), span)?;
         let l = &tile.ty.layout;
         let l = if l.rank() == 1 { l.mode(0).map_err(|e| layout_err(e, span))? } else { l.clone() };
-        if let Err(e) = cute_layout::gmma::k_major(&l, tile.ty.swizzle, tile.ty.elem.size_bytes(), op.name()) {
+        if let Err(e) = cute_layout::gmma::operand_desc(&l, tile.ty.swizzle, tile.ty.elem.size_bytes(), op.name()) {
             return Err(Diagnostic::error(format!("{}: {}", atom.name, e.reason), fr.span, "not a wgmma shared-memory layout")
-                .with_help("lay the tile out with CuTe's K-major GMMA atom, e.g. `tile_to_shape(composition(make_swizzle(3, 3, 3), make_layout((8, 64), stride: (64, 1))), (ROWS, 64))` for 16-bit elements (128-byte rows; `make_swizzle(2, 3, 3)` with (8, 32) and `make_swizzle(1, 3, 3)` with (8, 16) for 64 and 32 bytes)"));
+                .with_help("lay the tile out with CuTe's K-major GMMA atom, e.g. `tile_to_shape(composition(make_swizzle(3, 3, 3), make_layout((8, 64), stride: (64, 1))), (ROWS, 64))` for 16-bit elements (128-byte rows; `make_swizzle(2, 3, 3)` with (8, 32) and `make_swizzle(1, 3, 3)` with (8, 16) for 64 and 32 bytes), or, for 16-bit elements, its MN-major one (M-major A, N-major B): `tile_to_shape(composition(make_swizzle(3, 3, 3), make_layout((64, 8), stride: (1, 64))), (ROWS, 64), order: (1, 0))` ((32, 8) and (16, 8) for 64 and 32 bytes)"));
         }
     }
     for kk in 0..k {

@@ -20,7 +20,7 @@ module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @bad(%v8: vector<8xbf16>, %v4: vector<4xbf16>, %h8: vector<8xf16>) kernel {
       %a = "cute.alloc"() : () -> !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">
-      %m = "cute.alloc"() : () -> !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(1,64)">
+      %m = "cute.alloc"() : () -> !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(1,72)">
       %c = arith.constant dense<0.0> : vector<32xf32>
       // CHECK: wgmma-rs-errors.mlir:[[# @LINE + 1]]:13: error: SM90_64x64x16_F32BF16BF16_RS reads A from registers: one thread's 8 A values as vector<8xbf16>, found !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">
       %d0 = "cute.wgmma"(%a, %a, %c) {atom = "SM90_64x64x16_F32BF16BF16_RS"} : (!cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, vector<32xf32>) -> vector<32xf32>
@@ -31,8 +31,8 @@ module attributes {gpu.container_module} {
       // CHECK: wgmma-rs-errors.mlir:[[# @LINE + 1]]:13: error: SM90_64x64x16_F32BF16BF16_SS reads A from shared memory (a tensor); a register A (vector<8xbf16>) needs the RS atom SM90_64x64x16_F32BF16BF16_RS
       %d3 = "cute.wgmma"(%v8, %a, %c) {atom = "SM90_64x64x16_F32BF16BF16_SS"} : (vector<8xbf16>, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(64,1)">, vector<32xf32>) -> vector<32xf32>
       // The B tile is checked as for an SS atom.
-      // CHECK: wgmma-rs-errors.mlir:[[# @LINE + 1]]:13: error: SM90_64x64x16_F32BF16BF16_RS: the B operand layout S<3,3,3> o (64,16):(1,64) is not a canonical K-major wgmma layout
-      %d4 = "cute.wgmma"(%v8, %m, %c) {atom = "SM90_64x64x16_F32BF16BF16_RS"} : (vector<8xbf16>, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(1,64)">, vector<32xf32>) -> vector<32xf32>
+      // CHECK: wgmma-rs-errors.mlir:[[# @LINE + 1]]:13: error: SM90_64x64x16_F32BF16BF16_RS: the B operand layout S<3,3,3> o (64,16):(1,72) is not a canonical K-major wgmma layout (128-byte swizzle): element (0,1) is at offset 72, {{.*}}; nor is it MN-major: element (0,1) is at offset 72, the canonical layout S<3,3,3> o ((64,1),(8,2)):((1,LBO),(64,SBO)) has it at 64
+      %d4 = "cute.wgmma"(%v8, %m, %c) {atom = "SM90_64x64x16_F32BF16BF16_RS"} : (vector<8xbf16>, !cute.tensor<bf16, "smem", 16 : i64, "S<3,3,3> o 0 o (64,16):(1,72)">, vector<32xf32>) -> vector<32xf32>
       gpu.return
     }
   }

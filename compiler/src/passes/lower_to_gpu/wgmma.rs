@@ -7,6 +7,7 @@ use crate::ir::{self, Builder, Op, Val};
 use crate::passes::common::{fail, Reported};
 use crate::passes::known_bits::{self, KnownBits};
 use crate::passes::ptx_asm::{self, from_registers32, operand_list, registers32, PtxAsm, Reg};
+use cute_layout::gmma::Major;
 
 impl Kernel {
     /// `cute.warpgroup_fence`: the accumulators' (and register A fragments') values are in their
@@ -134,13 +135,14 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     }
 }
 
-/// The 64-bit matrix descriptor of one wgmma operand tile (`cute_layout::gmma`): LBO, SBO and the
-/// swizzle mode from its layout (checked canonical), the start address from its allocation's
+/// The 64-bit matrix descriptor of one wgmma operand tile (`cute_layout::gmma`), and whether the
+/// tile is K- or MN-major: LBO, SBO and the swizzle mode from its layout (checked canonical, in
+/// either form), the start address from its allocation's
 /// address plus its (unswizzled) offset in it, which must be provably in the first row of the
 /// swizzle pattern (base offset 0): its run-time terms multiples of the pattern's repeat.
-fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Result<Val, Reported> {
+fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Result<(Val, Major), Reported> {
     let (info, layout, bytes) = crate::passes::verify::wgmma_tile(op, index)?;
-    let desc = cute_layout::gmma::k_major(&layout, info.swizzle, bytes, what)
+    let (major, desc) = cute_layout::gmma::operand_desc(&layout, info.swizzle, bytes, what)
         .map_err(|e| fail(op, &format!("{NAME}: {}", e.reason)))?;
     let mode = desc.swizzle;
     let rel = match t.swizzled {
@@ -160,23 +162,26 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
     };
     let e = i64::from(bytes);
     let ok = match rel {
-        Int::Const(c) => cute_layout::gmma::start_ok(mode, c * e),
+        Int::Const(c) => cute_layout::gmma::start_ok(mode, major, c * e),
         Int::Dyn(v) => {
             let (terms, c) = known_bits::sum_terms(v);
             let mut known = KnownBits::default();
             let repeat_elems = (mode.repeat_bytes() / e) as u64;
             terms.iter().all(|t| known.of(*t).multiple_of_pow2(repeat_elems.trailing_zeros()))
-                && cute_layout::gmma::start_ok(mode, c * e)
+                && cute_layout::gmma::start_ok(mode, major, c * e)
         }
     };
     if !ok {
+        let within = match major {
+            Major::K => format!("plus 0 to {} bytes in steps of 16", mode.row_bytes() - 32),
+            Major::MN => "(an MN-major tile starts at its pattern's start)".to_string(),
+        };
         return Err(fail(
             op,
             &format!(
-                "{NAME}: cannot prove that the wgmma {what} tile ({}{layout}) starts in the first row of its swizzle pattern, 16-byte aligned (a descriptor with base offset 0): its offset in the allocation must be a multiple of {} bytes plus 0 to {} bytes in steps of 16",
+                "{NAME}: cannot prove that the wgmma {what} tile ({}{layout}) starts in the first row of its swizzle pattern, 16-byte aligned (a descriptor with base offset 0): its offset in the allocation must be a multiple of {} bytes {within}",
                 info.swizzle.map(|s| format!("{s} o ")).unwrap_or_default(),
                 mode.repeat_bytes(),
-                mode.row_bytes() - 32
             ),
         ));
     }
@@ -189,7 +194,7 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
     let field = b.binary("arith.shrui", start, b.const_int(4, "i32"));
     let field = b.binary("arith.andi", field, b.const_int(0x3FFF, "i32"));
     let field = b.cast("arith.extui", field, "i64");
-    Ok(b.binary("arith.ori", field, b.const_int(desc.encode_fields() as i64, "i64")))
+    Ok((b.binary("arith.ori", field, b.const_int(desc.encode_fields() as i64, "i64")), major))
 }
 
 /// `cute.wgmma`: `wgmma.mma_async.sync.aligned.m64nNk16` as inline PTX on the two descriptors and
@@ -197,15 +202,21 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
 /// than `nvvm.wgmma.mma_async`: docs/design.md (o). An RS atom (`a` is `None`: operand 0 is the
 /// thread's A vector) gives A as four 32-bit registers instead of a descriptor, in the PTX form
 /// `d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b` (no imm-trans-a:
-/// a register A is K-major).
+/// a register A is K-major). The `imm-trans` immediates are 1 for an MN-major (M-major A, N-major
+/// B) shared tile, as its layout says.
 fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), Reported> {
     let name = ir::string_attr(op, "atom").ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute"))?;
     let atom = cute_layout::MmaAtom::by_name(&name)
         .filter(|x| x.is_wgmma())
         .ok_or_else(|| fail(op, &format!("{NAME}: \"{name}\" is not a wgmma atom")))?;
     // A: one descriptor operand ("l"), or the fragment's 16-bit pairs as 32-bit registers ("r").
+    let mut trans_a = Major::K;
     let a_operands: Vec<Val> = match a {
-        Some(a) => vec![descriptor(b, op, 0, a, "A")?],
+        Some(a) => {
+            let (desc, major) = descriptor(b, op, 0, a, "A")?;
+            trans_a = major;
+            vec![desc]
+        }
         None => {
             if atom.reads_smem(cute_layout::MmaOperand::A) {
                 return Err(fail(
@@ -217,7 +228,7 @@ fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), R
             registers32(b, ir::operand(op, 0), na, false)
         }
     };
-    let desc_b = descriptor(b, op, 1, bt, "B")?;
+    let (desc_b, trans_b) = descriptor(b, op, 1, bt, "B")?;
     let values = atom.values(cute_layout::MmaOperand::C) as usize;
     let f32_regs = atom.c == "f32";
     let nc = if f32_regs { values } else { values / 2 };
@@ -240,9 +251,9 @@ fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), R
     }
     asm.has_side_effects();
     let (a_text, tail) = if a.is_some() {
-        (operand_list(a_at), "1, 1, 0, 0")
+        (operand_list(a_at), format!("1, 1, {}, {}", trans_a.trans(), trans_b.trans()))
     } else {
-        (format!("{{{}}}", operand_list(a_at)), "1, 1, 0")
+        (format!("{{{}}}", operand_list(a_at)), format!("1, 1, {}", trans_b.trans()))
     };
     let list = operand_list(d);
     // One line: the PTX joiner (ptx_join.rs) takes a `}` alone on a line for the end of a function.
