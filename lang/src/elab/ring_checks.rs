@@ -5,15 +5,14 @@
 //!   the `tma_load`s that complete on `bar` after it, in the same block of statements, up to the
 //!   next announcement on `bar`: BYTES must be their tiles' bytes;
 //! - **arrival count**: `mbarrier_init(bar, N)` must count the threads that arrive on `bar` per
-//!   phase, the union of the threads that reach its `mbarrier_arrive*` calls (each arriving thread
-//!   is taken to arrive once per phase: a thread at two of the calls arrives in two phases, as the
-//!   trips of an unrolled ring do). Which threads reach a
-//!   call follows from the `if`s around it, evaluated for each thread of the block every launch of
-//!   the kernel gives (`block(64)`): `thread_idx`, `warp_idx()`, `lane_idx()` and the arithmetic
-//!   and comparisons on them. A condition that is the same for every thread (a loop index, a
-//!   parameter, `block_idx`) lets all of them through: it decides in which trips they arrive, not
-//!   who does, so a phase still counts each of them once.
-//!
+//!   phase, the threads that reach its `mbarrier_arrive*` calls, each counted once per arrival
+//!   in its largest run (the arrivals on one barrier in one block of statements with no wait, `if`
+//!   or loop between are made in one phase; arrivals elsewhere are taken to be in different
+//!   phases, as the trips of an unrolled ring are). Which threads reach a call follows from the
+//!   `if`s around it (ring_threads.rs), for each thread of the block every launch of the kernel
+//!   gives (`block(64)`);
+//! - **phase order** (ring_phase.rs): a hand-written ring's producer and consumer agree on its
+//!   stage count and phase order.
 //! - **release after wgmma** (ring_release.rs): a stage is released only once the wgmmas that read
 //!   it are retired by `warpgroup_wait_group`.
 //!
