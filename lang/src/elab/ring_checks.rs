@@ -5,15 +5,14 @@
 //!   the `tma_load`s that complete on `bar` after it, in the same block of statements, up to the
 //!   next announcement on `bar`: BYTES must be their tiles' bytes;
 //! - **arrival count**: `mbarrier_init(bar, N)` must count the threads that arrive on `bar` per
-//!   phase, the union of the threads that reach its `mbarrier_arrive*` calls (each arriving thread
-//!   is taken to arrive once per phase: a thread at two of the calls arrives in two phases, as the
-//!   trips of an unrolled ring do). Which threads reach a
-//!   call follows from the `if`s around it, evaluated for each thread of the block every launch of
-//!   the kernel gives (`block(64)`): `thread_idx`, `warp_idx()`, `lane_idx()` and the arithmetic
-//!   and comparisons on them. A condition that is the same for every thread (a loop index, a
-//!   parameter, `block_idx`) lets all of them through: it decides in which trips they arrive, not
-//!   who does, so a phase still counts each of them once.
-//!
+//!   phase, the threads that reach its `mbarrier_arrive*` calls, each counted once per arrival
+//!   in its largest run (the arrivals on one barrier in one block of statements with no wait, `if`
+//!   or loop between are made in one phase; arrivals elsewhere are taken to be in different
+//!   phases, as the trips of an unrolled ring are). Which threads reach a call follows from the
+//!   `if`s around it (ring_threads.rs), for each thread of the block every launch of the kernel
+//!   gives (`block(64)`);
+//! - **phase order** (ring_phase.rs): a hand-written ring's producer and consumer agree on its
+//!   stage count and phase order.
 //! - **release after wgmma** (ring_release.rs): a stage is released only once the wgmmas that read
 //!   it are retired by `warpgroup_wait_group`.
 //!
@@ -23,14 +22,13 @@
 //! offset; an offset that reads a `let mut` counter (`full[stage]`) is the same barrier as another
 //! read of the counter with no write between, and may be any barrier of the tensor elsewhere.
 
+use super::ring_threads::{Guards, Threads, Unseen};
 use crate::diag::Diagnostic;
-use crate::kir::{BinaryOp, CmpOp, Inst, Kernel, MbarrierOp, Module, Operand, Special, ValueId};
+use crate::kir::{Inst, Kernel, MbarrierOp, Module, Operand, ValueId};
 use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::Int;
-use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::collections::HashMap;
 
 /// The errors and warnings of every kernel's rings.
 pub(super) fn check(module: &Module) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
@@ -69,6 +67,9 @@ pub(super) fn check(module: &Module) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
             continue;
         };
         first.check_counts(*block, &mut out);
+        let (errors, warnings) = super::ring_phase::check(k, *block);
+        errors.into_iter().for_each(|d| out.error(d));
+        warnings.into_iter().for_each(|d| out.warn(d));
         for b in &blocks[1..] {
             Walk::run(k, Some(*b)).check_counts(*b, &mut out);
         }
@@ -105,16 +106,6 @@ fn uses_mbarriers(insts: &[Inst]) -> bool {
     insts.iter().any(|i| matches!(i, Inst::Mbarrier { .. }) || i.regions().into_iter().any(uses_mbarriers))
 }
 
-/// What the checker could not see: the construct and why.
-#[derive(Clone)]
-struct Unseen {
-    span: Span,
-    what: String,
-}
-
-/// The threads of the block (by linear index) that reach a point, or why that is unknown.
-type Threads = Result<Rc<Vec<bool>>, Unseen>;
-
 /// A barrier operand: its tensor and element offset (counter reads made canonical).
 #[derive(Clone, PartialEq)]
 struct Bar {
@@ -132,6 +123,9 @@ struct Arrival {
     bar: Bar,
     threads: Threads,
     span: Span,
+    /// The run it is part of: the arrivals on one barrier in one block of statements with no
+    /// wait, `if` or loop between, which the same threads make in one phase.
+    run: usize,
 }
 
 /// An `mbarrier_arrive_and_expect_tx` and the `tma_load`s on its barrier after it in its block.
@@ -144,21 +138,8 @@ struct TxGroup {
     unseen: Option<Unseen>,
 }
 
-/// The value of a scalar for one thread: known, the same for every thread, or varying in a way
-/// the checker does not follow.
-#[derive(Clone, Copy, PartialEq)]
-enum Ev {
-    Known(i64),
-    Uniform,
-    Varying,
-}
-
 struct Walk<'k> {
-    defs: HashMap<ValueId, &'k Inst>,
-    ivs: HashMap<ValueId, (Int, Int, Int)>,
-    /// Values the same for every thread: the parameters (and their dynamic extents and strides).
-    params: HashSet<ValueId>,
-    block: Option<[i64; 3]>,
+    guards: Guards<'k>,
     /// Register cells (`let mut`): how often each was written so far, and the first read of each
     /// version, which stands for the later reads of the same version.
     versions: HashMap<ValueId, u32>,
@@ -166,6 +147,8 @@ struct Walk<'k> {
     alias: HashMap<ValueId, ValueId>,
     inits: Vec<Init>,
     arrivals: Vec<Arrival>,
+    /// The runs of arrivals open in each enclosing block (barrier, run), innermost last.
+    runs: Vec<Vec<(Bar, usize)>>,
     /// The open transaction groups of each enclosing block, innermost last.
     open: Vec<Vec<TxGroup>>,
     groups: Vec<TxGroup>,
@@ -174,56 +157,22 @@ struct Walk<'k> {
 
 impl<'k> Walk<'k> {
     fn run(k: &'k Kernel, block: Option<[i64; 3]>) -> Walk<'k> {
+        let guards = Guards::new(k, block);
+        let threads = guards.all(k);
         let mut w = Walk {
-            defs: HashMap::new(),
-            ivs: HashMap::new(),
-            params: HashSet::new(),
-            block,
+            guards,
             versions: HashMap::new(),
             first_read: HashMap::new(),
             alias: HashMap::new(),
             inits: Vec::new(),
             arrivals: Vec::new(),
             open: Vec::new(),
+            runs: Vec::new(),
             groups: Vec::new(),
             orphans: Vec::new(),
         };
-        for p in &k.params {
-            w.params.insert(p.value);
-            if let crate::kir::ParamKind::Tensor { dyn_leaves, .. } = &p.kind {
-                w.params.extend(dyn_leaves);
-            }
-        }
-        w.index(&k.body);
-        let threads: Threads = match block {
-            Some(b) => Ok(Rc::new(vec![true; (b[0] * b[1] * b[2]).max(0) as usize])),
-            None => Err(Unseen { span: k.span, what: "the block shape (no launch gives a static one)".into() }),
-        };
         w.block(&k.body, &threads);
         w
-    }
-
-    fn index(&mut self, insts: &'k [Inst]) {
-        for i in insts {
-            let dst = match i {
-                Inst::Special { dst, .. }
-                | Inst::Binary { dst, frag: None, .. }
-                | Inst::Cmp { dst, frag: None, .. }
-                | Inst::Not { dst, frag: None, .. }
-                | Inst::Select { dst, frag: None, .. }
-                | Inst::Convert { dst, frag: None, .. } => Some(*dst),
-                _ => None,
-            };
-            if let Some(d) = dst {
-                self.defs.insert(d, i);
-            }
-            if let Inst::For { iv, lb, ub, step, .. } = i {
-                self.ivs.insert(*iv, (lb.clone(), ub.clone(), step.clone()));
-            }
-            for r in i.regions() {
-                self.index(r);
-            }
-        }
     }
 
     fn has_arrivals(&self) -> bool {
@@ -236,11 +185,29 @@ impl<'k> Walk<'k> {
         Bar { tensor, offset: offset.subst(&mut canon).unwrap_or_else(|_| offset.clone()) }
     }
 
+    /// An arrival on `bar`, in the run of the arrivals on it before in this block, if any.
+    fn arrive(&mut self, bar: Bar, threads: &Threads, span: Span) {
+        let runs = self.runs.last_mut().expect("a block is open");
+        let run = match runs.iter().find(|(b, _)| *b == bar) {
+            Some((_, r)) => *r,
+            None => {
+                runs.push((bar.clone(), self.arrivals.len()));
+                self.arrivals.len()
+            }
+        };
+        self.arrivals.push(Arrival { bar, threads: threads.clone(), span, run });
+    }
+
     fn block(&mut self, insts: &'k [Inst], threads: &Threads) {
         self.open.push(Vec::new());
+        self.runs.push(Vec::new());
         for i in insts {
+            if !i.regions().is_empty() {
+                self.runs.last_mut().expect("a block is open").clear();
+            }
             self.inst(i, threads);
         }
+        self.runs.pop();
         let done = self.open.pop().unwrap_or_default();
         self.groups.extend(done);
     }
@@ -256,7 +223,7 @@ impl<'k> Walk<'k> {
                 *self.versions.entry(*tensor).or_insert(0) += 1;
             }
             Inst::If { cond, then, els, span } => {
-                let (t, e) = self.split(threads, cond, *span);
+                let (t, e) = self.guards.split(threads, cond, *span);
                 self.block(then, &t);
                 self.block(els, &e);
             }
@@ -279,21 +246,27 @@ impl<'k> Walk<'k> {
                 };
                 match op {
                     MbarrierOp::Init => self.inits.push(Init { bar, count: value, span: *span }),
-                    MbarrierOp::Arrive => self.arrivals.push(Arrival { bar, threads: threads.clone(), span: *span }),
+                    MbarrierOp::Arrive => self.arrive(bar, threads, *span),
                     MbarrierOp::ArriveExpectTx => {
-                        self.arrivals.push(Arrival { bar: bar.clone(), threads: threads.clone(), span: *span });
+                        self.arrive(bar.clone(), threads, *span);
                         let open = self.open.last_mut().expect("a block is open");
                         if let Some(at) = open.iter().position(|g| g.bar == bar) {
                             self.groups.push(open.remove(at));
                         }
                         open.push(TxGroup { bar, bytes: value, span: *span, loads: Vec::new(), unseen: None });
                     }
-                    MbarrierOp::Wait | MbarrierOp::TryWait => {}
+                    MbarrierOp::Wait | MbarrierOp::TryWait => self.runs.last_mut().expect("a block is open").clear(),
                     // The blocks of the cluster arrive on each other's barriers: one block's threads
                     // do not give the count.
                     MbarrierOp::ArriveCluster => {
                         let what = "the arrivals from other blocks of the cluster (`cta:`)".into();
-                        self.arrivals.push(Arrival { bar, threads: Err(Unseen { span: *span, what }), span: *span });
+                        let run = self.arrivals.len();
+                        self.arrivals.push(Arrival {
+                            bar,
+                            threads: Err(Unseen { span: *span, what }),
+                            span: *span,
+                            run,
+                        });
                     }
                 }
             }
@@ -322,121 +295,6 @@ impl<'k> Walk<'k> {
             _ => {}
         }
     }
-
-    /// The threads that take each branch of `if cond`.
-    fn split(&self, threads: &Threads, cond: &Operand, span: Span) -> (Threads, Threads) {
-        let Ok(set) = threads else { return (threads.clone(), threads.clone()) };
-        let Some(b) = self.block else { return (threads.clone(), threads.clone()) };
-        let (mut then, mut els) = (vec![false; set.len()], vec![false; set.len()]);
-        let mut uniform = false;
-        for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
-            let t = t as i64;
-            let tid = [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])];
-            match self.operand(cond, tid) {
-                Ev::Known(v) if v != 0 => then[t as usize] = true,
-                Ev::Known(_) => els[t as usize] = true,
-                Ev::Uniform => uniform = true,
-                Ev::Varying => {
-                    let u =
-                        Unseen { span, what: "this condition (it reads values the checker does not follow)".into() };
-                    return (Err(u.clone()), Err(u));
-                }
-            }
-        }
-        if uniform {
-            if then.iter().chain(&els).any(|on| *on) {
-                let u = Unseen { span, what: "this condition (known for some threads only)".into() };
-                return (Err(u.clone()), Err(u));
-            }
-            return (threads.clone(), threads.clone());
-        }
-        (Ok(Rc::new(then)), Ok(Rc::new(els)))
-    }
-
-    fn operand(&self, op: &Operand, tid: [i64; 3]) -> Ev {
-        match op {
-            Operand::Int(i) => self.int(i, tid),
-            Operand::Value(id) => self.value(*id, tid),
-            Operand::Bool(b) => Ev::Known(i64::from(*b)),
-            Operand::Float(_) => Ev::Uniform,
-        }
-    }
-
-    fn int(&self, i: &Int, tid: [i64; 3]) -> Ev {
-        let worst = Cell::new(Ev::Known(0));
-        let env = |id: u32| match self.value(id, tid) {
-            Ev::Known(v) => Some(v),
-            other => {
-                if other == Ev::Varying || worst.get() != Ev::Varying {
-                    worst.set(other);
-                }
-                None
-            }
-        };
-        match i.eval(&env) {
-            Some(v) => Ev::Known(v),
-            None if worst.get() == Ev::Varying => Ev::Varying,
-            None => Ev::Uniform,
-        }
-    }
-
-    /// The value `id` has for the thread `tid`.
-    fn value(&self, id: ValueId, tid: [i64; 3]) -> Ev {
-        let Some(def) = self.defs.get(&id) else {
-            // Parameters and loop indices are the same for every thread; loaded values are not.
-            return if self.ivs.contains_key(&id) || self.params.contains(&id) { Ev::Uniform } else { Ev::Varying };
-        };
-        let both = |a: &Operand, b: &Operand, f: &dyn Fn(i64, i64) -> Option<i64>| match (
-            self.operand(a, tid),
-            self.operand(b, tid),
-        ) {
-            (Ev::Known(x), Ev::Known(y)) => f(x, y).map_or(Ev::Varying, Ev::Known),
-            (Ev::Varying, _) | (_, Ev::Varying) => Ev::Varying,
-            _ => Ev::Uniform,
-        };
-        match def {
-            Inst::Special { which, .. } => match (which, self.block) {
-                (Special::ThreadIdx(d), _) => Ev::Known(tid[usize::from(*d).min(2)]),
-                (Special::BlockDim(d), Some(b)) => Ev::Known(b[usize::from(*d).min(2)]),
-                _ => Ev::Uniform,
-            },
-            Inst::Cmp { op, a, b, .. } => both(a, b, &|x, y| Some(i64::from(cmp(*op, x, y)))),
-            Inst::Binary { op, a, b, .. } => both(a, b, &|x, y| binary(*op, x, y)),
-            Inst::Not { a, ty, .. } => match self.operand(a, tid) {
-                Ev::Known(x) if *ty == crate::types::Scalar::Bool => Ev::Known(i64::from(x == 0)),
-                Ev::Known(x) => Ev::Known(!x),
-                other => other,
-            },
-            Inst::Convert { a, to, .. } if !to.is_float() => self.operand(a, tid),
-            Inst::Select { c, a, b, .. } => match self.operand(c, tid) {
-                Ev::Known(v) => self.operand(if v != 0 { a } else { b }, tid),
-                other => other,
-            },
-            _ => Ev::Varying,
-        }
-    }
-}
-
-fn cmp(op: CmpOp, a: i64, b: i64) -> bool {
-    op.holds(a, b)
-}
-
-/// `a op b` on integers, `None` where it overflows or divides by zero.
-pub(super) fn binary(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
-    Some(match op {
-        BinaryOp::Add => a.checked_add(b)?,
-        BinaryOp::Sub => a.checked_sub(b)?,
-        BinaryOp::Mul => a.checked_mul(b)?,
-        BinaryOp::Div => a.checked_div(b)?,
-        BinaryOp::Rem => a.checked_rem(b)?,
-        BinaryOp::And => a & b,
-        BinaryOp::Or => a | b,
-        BinaryOp::Xor => a ^ b,
-        BinaryOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
-        BinaryOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
-        BinaryOp::Min => a.min(b),
-        BinaryOp::Max => a.max(b),
-    })
 }
 
 /// The most combinations of loop indices enumerated to tell which barriers an offset names.
@@ -459,7 +317,7 @@ impl Walk<'_> {
         .ok()?;
         let mut ranges = Vec::new();
         for v in &vars {
-            let (lb, ub, step) = self.ivs.get(v)?;
+            let (lb, ub, step) = self.guards.ivs.get(v)?;
             let (lb, ub, step) = (lb.as_static()?, ub.as_static()?, step.as_static()?);
             if step <= 0 {
                 return None;
@@ -575,7 +433,8 @@ impl Walk<'_> {
                 }
             }
             let Some(first) = sites.first() else { continue };
-            let mut union = vec![false; threads.max(0) as usize];
+            // Each thread's arrivals per phase: the most it makes in one run.
+            let mut per_thread = vec![0usize; threads.max(0) as usize];
             let mut per_site = Vec::new();
             for a in &sites {
                 let set = match &a.threads {
@@ -589,18 +448,20 @@ impl Walk<'_> {
                         break;
                     }
                 };
+                let times = sites.iter().filter(|b| b.run == a.run).count();
                 let mut n = 0;
                 for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
-                    union[t] = true;
+                    per_thread[t] = per_thread[t].max(times);
                     n += 1;
                 }
-                per_site.push((a.span, n));
+                per_site.push((a.span, n, times));
             }
             if per_site.len() != sites.len() {
                 continue;
             }
-            let arriving = union.iter().filter(|on| **on).count() as i64;
-            if arriving == count {
+            let arrivals = per_thread.iter().sum::<usize>() as i64;
+            let arriving = per_thread.iter().filter(|n| **n > 0).count();
+            if arrivals == count {
                 continue;
             }
             // A single arrival that may name any barrier of the tensor is all the arrivals of
@@ -612,20 +473,35 @@ impl Walk<'_> {
                 );
                 continue;
             }
+            let repeated = if arrivals == arriving as i64 {
+                String::new()
+            } else {
+                format!(", {arrivals} arrivals per phase (a thread's arrivals on it in one block, with no wait, `if` or loop between, are in one phase)")
+            };
             let mut d = Diagnostic::error(
-                format!("this barrier is initialized for {count} arrivals per phase, but {} of the {threads}-thread block arrive{} on it", crate::diag::count(arriving as usize, "thread"), if arriving == 1 { "s" } else { "" }),
+                format!("this barrier is initialized for {count} arrivals per phase, but {} of the {threads}-thread block arrive{} on it{repeated}", crate::diag::count(arriving, "thread"), if arriving == 1 { "s" } else { "" }),
                 init.span,
                 format!("initialized for {count} arrivals"),
             );
-            for (at, n) in &per_site {
+            for (at, n, times) in &per_site {
                 if !d.secondary.iter().any(|(s, _)| s == at) {
+                    let each = if *times > 1 {
+                        format!(", {times} times each per phase with the arrivals beside it")
+                    } else {
+                        String::new()
+                    };
                     d = d.with_secondary(
                         *at,
-                        format!("{} arrive{} here", crate::diag::count(*n, "thread"), if *n == 1 { "s" } else { "" }),
+                        format!(
+                            "{} arrive{} here{each}",
+                            crate::diag::count(*n, "thread"),
+                            if *n == 1 { "s" } else { "" }
+                        ),
                     );
                 }
             }
-            out.error(d.with_help(format!("initialize it with the threads that arrive per phase (`{arriving}`), or guard the arrival so that {count} threads reach it (`if thread_idx.x == 0`, `if warp_idx() == 0`, ...)")));
+            let what = if repeated.is_empty() { "the threads that arrive" } else { "the arrivals" };
+            out.error(d.with_help(format!("initialize it with {what} per phase (`{arrivals}`), or guard the arrival so that {count} threads reach it (`if thread_idx.x == 0`, `if warp_idx() == 0`, ...)")));
         }
     }
 }
