@@ -56,17 +56,18 @@ pub struct Function {
     pub type_params: Vec<TypeParam>,
     pub params: Vec<Param>,
     pub ret: Option<TypeExpr>,
-    /// `index(i64)` between the signature and the body (kernels only).
+    /// `index(i64)`, `math(ftz, approx)` between the signature and the body (kernels only).
     pub clauses: Vec<FnClause>,
     pub body: Block,
     pub span: Span,
 }
 
-/// A clause on a function's signature, `NAME(VALUE)`: `index(i64)` asks for 64-bit index math.
+/// A clause on a function's signature, `NAME(VALUE, ...)`: `index(i64)` asks for 64-bit index
+/// math, `math(ftz, approx, contract)` for fast floating-point math.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FnClause {
     pub name: Ident,
-    pub value: Ident,
+    pub values: Vec<Ident>,
     pub span: Span,
 }
 

@@ -266,6 +266,16 @@ pub enum Inst {
         a: Operand,
         span: Span,
     },
+    /// `dst = a * b + c` rounded once, on floats; element-wise on fragments.
+    Fma {
+        dst: ValueId,
+        ty: Scalar,
+        frag: Option<usize>,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+        span: Span,
+    },
     /// `dst = c ? a : b`.
     Select {
         dst: ValueId,
@@ -972,6 +982,22 @@ pub struct Kernel {
     pub cluster: Option<Cluster>,
     /// The `index(i64)` clause, when the kernel computes its index math in 64 bits (else 32).
     pub index64: Option<Span>,
+    /// The `math(...)` clause: the precision the kernel's float code may give up for speed.
+    pub math: FastMath,
+}
+
+/// A kernel's fast-math controls (`math(ftz, approx, contract)`), all off by default (IEEE float
+/// math, as CUDA's without `--use_fast_math`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FastMath {
+    /// f32 denormal inputs and results are flushed to zero (PTX `.ftz`).
+    pub ftz: bool,
+    /// Division, square root and the transcendental functions are the hardware's approximations.
+    pub approx: bool,
+    /// A multiply and an add may be fused into one `fma` (one rounding instead of two).
+    pub contract: bool,
+    /// The clause, when given.
+    pub clause: Option<Span>,
 }
 
 /// The 32-bit registers one register tensor or fragment may take per thread: a thread has at most

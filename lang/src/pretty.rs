@@ -146,7 +146,8 @@ impl Printer {
                     self.ty(ret);
                 }
                 for c in &f.clauses {
-                    self.out.push_str(&format!(" {}({})", c.name.name, c.value.name));
+                    let values: Vec<&str> = c.values.iter().map(|v| v.name.as_str()).collect();
+                    self.out.push_str(&format!(" {}({})", c.name.name, values.join(", ")));
                 }
                 self.out.push(' ');
                 self.block(&f.body);
@@ -502,7 +503,11 @@ fn strip_item(item: &Item) -> Item {
             clauses: f
                 .clauses
                 .iter()
-                .map(|c| FnClause { name: strip_ident(&c.name), value: strip_ident(&c.value), span: NO_SPAN })
+                .map(|c| FnClause {
+                    name: strip_ident(&c.name),
+                    values: c.values.iter().map(strip_ident).collect(),
+                    span: NO_SPAN,
+                })
                 .collect(),
             body: strip_block(&f.body),
             span: NO_SPAN,

@@ -395,6 +395,16 @@ cases! {
     generic_div_not_static => "const VEC = true;\n\nhost h(a: tensor<f32, gmem, (?{div=VEC}):(1)>) {\n}\n";
     sizeof_not_a_type => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    print(\"{}\", sizeof(3));\n}\n";
     type_unknown_field => "kernel k<T>(a: tensor<T, gmem>) {\n    let w = T.bits;\n}\n\nhost h(a: tensor<f32, gmem, (?):(1)>) {\n    launch k(a) grid(1) block(1);\n}\n";
+    // ----- fast math (`math(...)`) and `fma` -----------------------------------------------------
+    math_unknown_control => "kernel k(a: tensor<f32, gmem, (8):(1)>) math(ftz, fastest) {\n    a[0] = a[1] * 2.0;\n}\n";
+    math_clause_twice => "kernel k(a: tensor<f32, gmem, (8):(1)>) math(ftz) math(contract) {\n    a[0] = a[1] * 2.0;\n}\n";
+    math_control_twice => "kernel k(a: tensor<f32, gmem, (8):(1)>) math(approx, ftz, approx) {\n    a[0] = a[1] * 2.0;\n}\n";
+    math_no_control => "kernel k(a: tensor<f32, gmem, (8):(1)>) math() {\n    a[0] = a[1] * 2.0;\n}\n";
+    math_on_helper => "fn twice(x) math(ftz) {\n    return x + x;\n}\n";
+    index_clause_two_types => "kernel k(a: tensor<f32, gmem, (8):(1)>) index(i64, i32) {\n    a[0] = 1.0;\n}\n";
+    fma_on_integers => "kernel k(a: tensor<i32, gmem, (8):(1)>) {\n    a[0] = fma(a[1], a[2], 1);\n}\n";
+    fma_mismatched_types => "kernel k(a: tensor<f32, gmem, (8):(1)>, b: tensor<f16, gmem, (8):(1)>) {\n    a[0] = fma(a[1], b[1], 1.0);\n}\n";
+    fma_fragment_sizes => "kernel k(a: tensor<f32, gmem, (8):(1)>) {\n    let x = make_fragment(4, f32);\n    let y = make_fragment(8, f32);\n    x.fill(1.0);\n    y.fill(2.0);\n    let z = fma(x.load(), y.load(), 1.0);\n}\n";
 }
 
 /// No diagnostic of the set renders empty: each names the file with a position and says `error:`.

@@ -475,7 +475,7 @@ fn arb_item() -> impl Strategy<Value = Item> {
         arb_ident(),
         prop::collection::vec(param, 0..4),
         prop::option::of(arb_type()),
-        prop::collection::vec((arb_ident(), arb_ident()), 0..2),
+        prop::collection::vec((arb_ident(), prop::collection::vec(arb_ident(), 1..3)), 0..2),
         prop::collection::vec(arb_stmt(), 0..5),
     )
         .prop_map(|(kind, name, params, ret, clauses, stmts)| {
@@ -487,7 +487,7 @@ fn arb_item() -> impl Strategy<Value = Item> {
                 ret,
                 clauses: clauses
                     .into_iter()
-                    .map(|(name, value)| FnClause { name, value, span: Span::default() })
+                    .map(|(name, values)| FnClause { name, values, span: Span::default() })
                     .collect(),
                 body: block(stmts),
                 span: Span::default(),

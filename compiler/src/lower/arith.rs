@@ -1,7 +1,7 @@
 //! Scalar and fragment arithmetic: operands and constants, `arith` and `math` ops.
 
 use super::index::{euclid, Euclid};
-use super::{mlir_scalar, v, KernelWriter};
+use super::{fast_math, mlir_scalar, v, KernelWriter};
 use cute_lang::kir::{BinaryOp, CmpOp, Inst, MathFn, Operand, ValueId, ValueTy};
 use cute_lang::span::Span;
 use cute_lang::types::Scalar;
@@ -117,7 +117,8 @@ impl KernelWriter<'_> {
                     let want = if *op == BinaryOp::Div { Euclid::Quotient } else { Euclid::Remainder };
                     euclid(self, &t, &x, &y, want, Some(*dst), *span);
                 } else {
-                    self.define(*dst, &format!("arith.{name} {x}, {y} : {t}"), *span);
+                    let flags = fast_math::binary_flags(self.k.math, *op, *ty);
+                    self.define(*dst, &format!("arith.{name} {x}, {y}{flags} : {t}"), *span);
                 }
             }
             Inst::Neg { dst, ty, frag, a, span } => {
@@ -196,11 +197,12 @@ impl KernelWriter<'_> {
             Inst::Math { dst, fun, ty, frag, a, span } => {
                 let x = self.operand(a, *ty, *frag, *span);
                 let t = self.ty(*dst);
-                let text = match (fun, ty.is_float()) {
-                    (MathFn::Abs, true) => format!("math.absf {x} : {t}"),
-                    (MathFn::Abs, false) => format!("math.absi {x} : {t}"),
-                    (MathFn::Round, _) => format!("math.roundeven {x} : {t}"),
-                    (f, _) => format!("math.{} {x} : {t}", f.name()),
+                let text = match (self.fast_math_fn(*fun, *ty, *frag, &x, &t, *span), fun, ty.is_float()) {
+                    (Some(fast), ..) => fast,
+                    (None, MathFn::Abs, true) => format!("math.absf {x} : {t}"),
+                    (None, MathFn::Abs, false) => format!("math.absi {x} : {t}"),
+                    (None, MathFn::Round, _) => format!("math.roundeven {x} : {t}"),
+                    (None, f, _) => format!("math.{} {x} : {t}", f.name()),
                 };
                 self.define(*dst, &text, *span);
             }

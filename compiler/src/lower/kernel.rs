@@ -46,6 +46,8 @@ impl KernelWriter<'_> {
         if self.ix != "i32" {
             attr_list.push("cute.index_bits = 64 : i64".to_string());
         }
+        // Fast math (`math(ftz, ...)`): NVPTX's `.ftz` forms for the kernel's f32 code.
+        attr_list.extend(super::fast_math::kernel_attribute(self.k.math).map(str::to_string));
         if let Some(c) = &self.k.cluster {
             attr_list.push(format!("nvvm.cluster_dim = array<i32: {}, {}, {}>", c.dims[0], c.dims[1], c.dims[2]));
         }

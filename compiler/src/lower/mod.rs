@@ -20,6 +20,7 @@ mod barrier;
 mod cluster;
 mod control;
 mod convert;
+mod fast_math;
 mod index;
 mod kernel;
 mod memory;
@@ -296,6 +297,7 @@ impl KernelWriter<'_> {
             | Inst::Cmp { .. }
             | Inst::Select { .. }
             | Inst::Math { .. } => self.arith(inst),
+            Inst::Fma { .. } => self.fma(inst),
             Inst::Convert { dst, from, to, frag, a, span } => self.convert(*dst, *from, *to, *frag, a, *span),
             Inst::Extract { .. } | Inst::Reduce { .. } | Inst::FromElements { .. } => self.vector(inst),
             Inst::View { dst, src, how, ty, span } => self.view(*dst, *src, how, ty, *span),

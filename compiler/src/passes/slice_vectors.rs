@@ -170,7 +170,7 @@ impl Slicer {
                     0,
                 )
             }
-            name if is_elementwise(name) && ir::result_count(def) == 1 => {
+            name if is_elementwise(def, name) && ir::result_count(def) == 1 => {
                 // Every vector operand has the result's length (element-wise); scalars (a select's
                 // condition) stay as they are.
                 let mut operands = Vec::new();
@@ -223,16 +223,19 @@ fn join(b: &Builder, parts: &[Val], elem: MlirType) -> Val {
 }
 
 /// Ops that apply to each element on its own, whatever the vector's length: every `arith` op but a
-/// constant, and `math`'s.
-fn is_elementwise(name: &str) -> bool {
-    (name.starts_with("arith.") && name != "arith.constant") || name.starts_with("math.")
+/// constant, `math`'s, and the LLVM intrinsics fast math and `fma` lower to (lower/fast_math.rs).
+fn is_elementwise(op: Op, name: &str) -> bool {
+    (name.starts_with("arith.") && name != "arith.constant")
+        || name.starts_with("math.")
+        || (name == "llvm.call_intrinsic"
+            && matches!(ir::string_attr(op, "intrin").as_deref(), Some("llvm.exp2" | "llvm.sqrt" | "llvm.fma")))
 }
 
 /// Erases the side-effect-free vector ops (and the arithmetic) left without uses, last first so
 /// that a chain goes in one sweep.
 fn erase_unused(module: Op) {
-    let pure = |name: &str| {
-        is_elementwise(name)
+    let pure = |op: Op, name: &str| {
+        is_elementwise(op, name)
             || name == "arith.constant"
             || matches!(
                 name,
@@ -246,7 +249,7 @@ fn erase_unused(module: Op) {
     };
     for op in ir::nested_ops(module).into_iter().rev() {
         let results = ir::result_count(op);
-        if results > 0 && pure(&ir::op_name(op)) && (0..results).all(|i| !ir::has_uses(ir::result(op, i))) {
+        if results > 0 && pure(op, &ir::op_name(op)) && (0..results).all(|i| !ir::has_uses(ir::result(op, i))) {
             ir::erase(op);
         }
     }

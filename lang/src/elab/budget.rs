@@ -201,7 +201,8 @@ impl Work {
             | Inst::Not { frag, .. }
             | Inst::Cmp { frag, .. }
             | Inst::Convert { frag, .. }
-            | Inst::Select { frag, .. } => Cost::plain(per(frag)),
+            | Inst::Select { frag, .. }
+            | Inst::Fma { frag, .. } => Cost::plain(per(frag)),
             Inst::Reduce { frag, .. } => Cost::plain(fragment_size(*frag)),
             Inst::FromElements { elems, .. } => Cost::plain(elems.len() as u64),
             _ => Cost::plain(1),

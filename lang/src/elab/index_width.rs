@@ -26,7 +26,8 @@ impl IndexWidth {
     }
 }
 
-/// Checks a function's clauses: only kernels take them, only `index`, once, with `i32` or `i64`.
+/// Checks a function's clauses: only kernels take them; `index` once, with `i32` or `i64` (`math`
+/// is checked by `fast_math`).
 pub(super) fn of(f: &Function) -> R<IndexWidth> {
     let mut width = IndexWidth::default();
     let mut seen: Option<Span> = None;
@@ -39,22 +40,29 @@ pub(super) fn of(f: &Function) -> R<IndexWidth> {
             )
             .with_help("remove it, or put it on the kernel this function is inlined into"));
         }
+        if c.name.name == super::fast_math::CLAUSE {
+            continue;
+        }
         if c.name.name != "index" {
             return Err(Diagnostic::error(format!("unknown kernel clause `{}`", c.name.name), c.name.span, "unknown")
-                .with_help("the kernel clause is `index(i64)` (64-bit index math) or `index(i32)` (the default)"));
+                .with_help("the kernel clauses are `index(i64)` (64-bit index math) and `math(ftz, approx, contract)` (fast float math)"));
         }
+        let [value] = c.values.as_slice() else {
+            return Err(Diagnostic::error("`index(...)` takes one type, `i32` or `i64`", c.span, "clause here")
+                .with_help("write `index(i64)` for tensors past 2^31 - 1 elements, or leave the clause out"));
+        };
         if let Some(prev) = seen.replace(c.span) {
             return Err(Diagnostic::error("`index(...)` is given twice", c.span, "second clause")
                 .with_secondary(prev, "first given here")
                 .with_help("keep one"));
         }
-        width.clause = match c.value.name.as_str() {
+        width.clause = match value.name.as_str() {
             "i64" => Some(c.span),
             "i32" => None,
             other => {
                 return Err(Diagnostic::error(
                     format!("a kernel indexes in `i32` or `i64`, not `{other}`"),
-                    c.value.span,
+                    value.span,
                     "index type here",
                 )
                 .with_help("write `index(i64)` for tensors past 2^31 - 1 elements, or leave the clause out"))

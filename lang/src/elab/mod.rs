@@ -26,6 +26,7 @@ mod call;
 mod cluster;
 mod copy_if;
 mod expr;
+mod fast_math;
 mod flow;
 mod fragment_loops;
 mod frame;
@@ -152,7 +153,10 @@ pub(crate) fn elaborate_observed(
     }
     // Type parameters are checked as declared, before any instance is made.
     for f in file.functions() {
-        if let Err(d) = generics::check_type_params(f).and_then(|()| index_width::of(f).map(drop)) {
+        if let Err(d) = generics::check_type_params(f)
+            .and_then(|()| index_width::of(f).map(drop))
+            .and_then(|()| fast_math::of(f).map(drop))
+        {
             prog.diags.push(d);
         }
     }
@@ -427,6 +431,7 @@ impl Frame<'_, '_> {
                 .with_help("write results into a tensor parameter"));
         }
         let width = index_width::of(f)?;
+        let math = fast_math::of(f)?;
         self.index_bits = width.bits();
         if !f.type_params.is_empty() {
             let spanned: Vec<(&Value, Span)> = args.iter().map(|a| (a, f.span)).collect();
@@ -512,6 +517,7 @@ impl Frame<'_, '_> {
             span: f.span,
             cluster: None,
             index64: width.clause,
+            math,
         })
     }
 

@@ -4,6 +4,7 @@
 use super::args::{arity, named, positional, Arg};
 use crate::ast::BinOp;
 use crate::diag::Diagnostic;
+use crate::elab::expr::static_f64;
 use crate::elab::value::Value;
 use crate::elab::{layout_err, Frame, R};
 use crate::kir::{BinaryOp, FragTy, Inst, MathFn, Operand, ValueId, ValueTy};
@@ -172,6 +173,78 @@ pub(super) fn math(f: &mut Frame, fun: MathFn, v: &Value, span: Span) -> R<Value
     let dst = f.fresh(f.result_ty(ty, frag, v));
     f.emit(Inst::Math { dst, fun, ty, frag, a, span });
     Ok(f.result_value(ty, frag, v, dst))
+}
+
+/// `fma(a, b, c)`: `a * b + c` rounded once (PTX `fma.rn`), on float scalars and fragments,
+/// element-wise (a scalar or literal operand is used for every element); literals fold.
+pub(super) fn fma_call(f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) -> R<Value> {
+    let p = positional(&args);
+    let (a, b, c) = (&p[0].value, &p[1].value, &p[2].value);
+    if let (Some(x), Some(y), Some(z)) = (static_f64(a), static_f64(b), static_f64(c)) {
+        return Ok(Value::Float(x.mul_add(y, z)));
+    }
+    // The element type: the run-time operands', which must agree (literals take it).
+    let mut ty: Option<(Scalar, Span)> = None;
+    let mut frag: Option<(&FragTy, Span)> = None;
+    for arg in &p {
+        let elem = match &arg.value {
+            Value::Scalar(s, _) => *s,
+            Value::Frag(ft, _) => {
+                if let Some((prev, at)) = frag.filter(|(prev, _)| prev.len() != ft.len()) {
+                    return Err(Diagnostic::error(
+                        format!("fragments of {} and {} elements cannot be combined", prev.len(), ft.len()),
+                        arg.span,
+                        format!("shape {}", ft.shape),
+                    )
+                    .with_secondary(at, format!("shape {}", prev.shape)));
+                }
+                frag = frag.or(Some((ft, arg.span)));
+                ft.elem
+            }
+            Value::Float(_) => continue,
+            Value::Int(i) if i.is_static() => continue,
+            other => {
+                return Err(Diagnostic::error(
+                    format!("`fma` takes float values or fragments, found {}", crate::diag::article(&other.kind())),
+                    arg.span,
+                    "not a float",
+                )
+                .with_help("convert with `.to(f32)`"))
+            }
+        };
+        match ty {
+            Some((t, at)) if t != elem => {
+                return Err(Diagnostic::error(
+                    format!("mismatched types in `fma`: `{}` and `{}`", t.name(), elem.name()),
+                    arg.span,
+                    format!("`{}`", elem.name()),
+                )
+                .with_secondary(at, format!("`{}`", t.name()))
+                .with_help("convert one with `.to(T)`"))
+            }
+            _ => ty = Some((elem, arg.span)),
+        }
+    }
+    let Some((ty, at)) = ty else { unreachable!("an operand that is not a literal sets the type") };
+    if !ty.is_float() {
+        return Err(Diagnostic::error(format!("`fma` takes floats, found `{}`", ty.name()), at, "not a float")
+            .with_help("convert with `.to(f32)`; on integers write `a * b + c`"));
+    }
+    f.need_kernel("`fma`", span)?;
+    f.no_fp8_arith(ty, "`fma`", span)?;
+    let mut ops = Vec::with_capacity(3);
+    for arg in &p {
+        ops.push(match &arg.value {
+            Value::Int(i) => Operand::Float(i.as_static().unwrap_or(0) as f64),
+            v => frag_or_operand(f, v, ty, arg.span)?,
+        });
+    }
+    let like = frag.map_or(Value::Unit, |(ft, _)| Value::Frag(ft.clone(), 0));
+    let n = frag.map(|(ft, _)| ft.len());
+    let dst = f.fresh(f.result_ty(ty, n, &like));
+    let [a, b, c]: [Operand; 3] = ops.try_into().unwrap_or_else(|_| unreachable!("three operands"));
+    f.emit(Inst::Fma { dst, ty, frag: n, a, b, c, span });
+    Ok(f.result_value(ty, n, &like, dst))
 }
 
 /// `fragment.reduce(op, init, profile)`: profile `0` reduces every element to one value; a tuple

@@ -196,6 +196,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     f("ceil", "ceil(x)", math::math_call).arity(1, 1),
     f("round", "round(x)", math::math_call).arity(1, 1),
     f("abs", "abs(x)", math::math_call).arity(1, 1),
+    f("fma", "fma(a, b, c)", math::fma_call).arity(3, 3).no_named(),
     f("make_mma_atom", "make_mma_atom(ab_type, acc_type, (M, N, K))", |_, _, a, s| super::mma::make_mma_atom(&a, s)),
     f("make_tiled_mma", "make_tiled_mma(atom, atom_layout)", |_, _, a, s| super::mma::make_tiled_mma(&a, s)),
     f("gemm", "gemm(tiled_mma, d, a, b, c)", |f, _, a, s| super::mma::gemm(f, &a, s)).kernel_after_args(),
