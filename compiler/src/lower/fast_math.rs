@@ -12,8 +12,8 @@
 //!   in the kernel's own denormal mode.
 //! - `contract`: `fastmath<contract>` on float `+`, `-` and `*`, which NVPTX fuses into `fma.rn`.
 //!
-//! A kernel without the clause gets none of these: its code is what it was before the clause
-//! existed.
+//! A kernel without the clause gets none of these. (One thing holds in every kernel: f32 `sqrt` is
+//! IEEE-rounded `sqrt.rn`, CUDA's default, unless `approx` asks for `sqrt.approx`.)
 
 use super::KernelWriter;
 use cute_lang::kir::{BinaryOp, FastMath, Inst, MathFn, Operand};
@@ -51,8 +51,11 @@ impl KernelWriter<'_> {
         let f32 = ty == Scalar::F32;
         match fun {
             MathFn::Exp2 if f32 && (math.ftz || math.approx) => Some(intrinsic("exp2", &[x], t, "none")),
-            // `sqrt.approx` (`rsqrt.approx` for `1 / sqrt(x)`) in the kernel's denormal mode.
-            MathFn::Sqrt if f32 && math.approx => Some(intrinsic("sqrt", &[x], t, "afn")),
+            // f32 `sqrt` is `sqrt.rn` (IEEE, CUDA's default `-prec-sqrt=true`) in any kernel:
+            // libdevice's `__nv_sqrtf`, which `math.sqrt` becomes, reads `__CUDA_PREC_SQRT` as 0
+            // and gives `sqrt.approx`. Under `approx`, `sqrt.approx` (`rsqrt.approx` for
+            // `1 / sqrt(x)`); both in the kernel's denormal mode.
+            MathFn::Sqrt if f32 => Some(intrinsic("sqrt", &[x], t, if math.approx { "afn" } else { "none" })),
             MathFn::Rsqrt if f32 && math.approx => {
                 let s = self.op(&intrinsic("sqrt", &[x], t, "afn"), span);
                 let one = self.operand(&Operand::Float(1.0), ty, frag, span);
