@@ -990,6 +990,75 @@ def test_gemm_sm90(gpu, load, shape, layout):
             assert guards_untouched(buf, M * N), (name, shape)
 
 
+# samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)
+# row-major FP8 (torch.float8_e4m3fn / float8_e5m2, any pair), the scales 1-element f32 device
+# tensors (torch._scaled_mm's 0-dim scales, `.view(1)`), C bf16/f16 (gemm_tn_fp8) or f32
+# (gemm_tn_fp8_f32). The reference is the float64 product of the dequantized inputs (the FP8
+# values are exact in float64). Tolerance, max |C - ref| / max |ref|: wgmma's FP8 accumulation is
+# not IEEE f32 (Hopper's FP8 tensor cores keep fewer bits while adding, and the kernel has no
+# periodic promotion into an f32 accumulator, CUTLASS's non-"fast accum" mode), so 1e-2 for f32
+# and f16 C, 1e-2 + bf16's rounding for bf16 C; each case prints its measured error (pytest -s)
+# for the accuracy note in docs/language.md §9. Tails: M, N of 1, 7, 127, 1000; C's N must be a
+# multiple of 8 (4 for f32 C) and K of 16 (TMA's 16-byte rows): other shapes are refused. The
+# f32 results are also compared with torch._scaled_mm (cuBLAS, f32 out) where this torch and
+# cuBLAS have the type pair.
+FP8_TYPES = {"f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+FP8_GEMM_TOL = {"float32": 1e-2, "float16": 1e-2, "bfloat16": 1e-2 + 2.0**-8}
+FP8_GEMM_SHAPES = [
+    (200, 264, 144),
+    (1, 8, 16),
+    (7, 1000, 128),
+    (127, 1000, 1008),
+    (1000, 1000, 1024),
+    (1000, 127, 256),
+    (1000, 7, 128),
+    (1000, 1, 64),
+    (136, 264, 4112),
+    (4096, 4096, 4096),
+    (8192, 256, 8192),
+]
+
+
+@pytest.mark.parametrize("shape", shapes(FP8_GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_fp8(gpu, load, shape):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_fp8")
+    M, N, K = shape
+    sa = torch.tensor([0.5], device="cuda")
+    sb = torch.tensor([0.25], device="cuda")
+    for qa, ta in FP8_TYPES.items():
+        for qb, tb in FP8_TYPES.items():
+            a = (torch.randn(M, K, device="cuda") * 2).to(getattr(torch, ta))
+            b = (torch.randn(N, K, device="cuda") * 2).to(getattr(torch, tb))
+            ref = (a.double() * 0.5) @ (b.double() * 0.25).t()
+            for dout in ("bfloat16", "float16", "float32"):
+                host = m.gemm_tn_fp8_f32 if dout == "float32" else m.gemm_tn_fp8
+                buf, c = guarded(torch, (M, N), getattr(torch, dout))
+                args = (fp8_arg(torch, a, qa), fp8_arg(torch, b, qb), c, sa, sb)
+                if N % (4 if dout == "float32" else 8) != 0:
+                    with pytest.raises(cutec.Refused):
+                        host.check(*args)
+                    continue
+                host(*args)
+                torch.cuda.synchronize()
+                rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+                print(f"fp8 gemm {qa}x{qb}->{dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
+                assert rel <= FP8_GEMM_TOL[dout], (qa, qb, dout, shape, rel)
+                assert guards_untouched(buf, M * N), (qa, qb, dout, shape)
+                if dout == "float32" and hasattr(torch, "_scaled_mm") and M % 16 == 0 and N % 16 == 0:
+                    try:
+                        want = torch._scaled_mm(
+                            a, b.t(), scale_a=sa.view(()), scale_b=sb.view(()), out_dtype=torch.float32
+                        )
+                    except RuntimeError as e:  # a type pair cuBLAS lacks (e5m2 x e5m2)
+                        print(f"torch._scaled_mm {qa}x{qb}: {e}".splitlines()[0])
+                        continue
+                    vs = float((c.double() - want.double()).abs().max() / ref.abs().max())
+                    print(f"  vs torch._scaled_mm: {vs:.3e}")
+                    assert vs <= FP8_GEMM_TOL[dout], (qa, qb, shape, vs)
+
+
 # ---- mbarrier_pipeline: a producer warp and a consumer warp through a 2-stage mbarrier ring -------
 
 

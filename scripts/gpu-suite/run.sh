@@ -95,7 +95,10 @@ if [ -z "$py_skip" ]; then
     # The Hopper GEMM (samples/gemm_sm90.cute, sm_90a) in its four operand layouts (TN, NT, NN, TT:
     # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
     # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
-    check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90
+    check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8"
+    # The FP8 GEMM (samples/gemm_sm90_fp8.cute): e4m3/e5m2 pairs x bf16/f16/f32 C with per-tensor
+    # scales against the dequantized float64 product and torch._scaled_mm; -s prints each measured error.
+    check gemm-sm90-fp8     python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -s -rs -p no:cacheprovider -k gemm_sm90_fp8
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")

@@ -760,7 +760,9 @@ fn verify_wgmma(op: Op) -> Result<(), Reported> {
                 &format!("{} reads {} from shared memory, not {}", atom.name, operand.name(), info.space),
             ));
         }
-        if info.elem != atom.elem(operand) {
+        // The IR spells element types as MLIR does (`f8E4M3FN` for `f8e4m3`).
+        let want_elem = cute_abi::DType::from_name(atom.elem(operand)).map_or(atom.elem(operand), |d| d.mlir_name());
+        if info.elem != want_elem {
             return Err(fail(
                 op,
                 &format!(

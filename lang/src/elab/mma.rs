@@ -78,11 +78,13 @@ fn type_arg(a: &Arg, what: &str) -> R<Scalar> {
 /// `make_mma_atom(ab_type, acc_type, (M, N, K))` (CuTe DSL's `make_mma_atom(MmaF16BF16Op(ab, acc,
 /// shape))` for SM80): the `mma.sync` instruction for those types and shape (tf32 inputs too).
 /// `a_src: "rmem"` (CuTe DSL's `a_src=OperandSource.RMEM`) picks a wgmma shape's RS atom, A from
-/// registers; `"smem"` (the default) the SS atom.
+/// registers; `"smem"` (the default) the SS atom. `b_type:` gives B another input type than A (the
+/// FP8 wgmma atoms mix `f8e4m3` and `f8e5m2`, CuTe's `SM90_64xNx32_F32E4M3E5M2_SS_TN`).
 pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
-    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K)[, op: \"mma.sync\" | \"wgmma\"][, a_src: \"smem\" | \"rmem\"])";
-    const NAMES: &[&str] = &["shape", "op", "a_src"];
-    arity("make_mma_atom", args, 2, 5, span, usage)?;
+    let usage = "make_mma_atom(ab_type, acc_type, shape: (M, N, K)[, op: \"mma.sync\" | \"wgmma\"][, a_src: \"smem\" | \"rmem\"][, b_type: type])";
+    const NAMES: &[&str] = &["shape", "op", "a_src", "b_type"];
+    arity("make_mma_atom", args, 2, 6, span, usage)?;
+    let b_ty = named("make_mma_atom", args, "b_type", NAMES)?.map(|a| type_arg(a, "`b_type`")).transpose()?;
     let a_src = match named("make_mma_atom", args, "a_src", NAMES)? {
         None => None,
         Some(a) => match &a.value {
@@ -125,13 +127,14 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
                 .with_help("e.g. `make_mma_atom(bf16, f32, shape: (16, 8, 16))`"))
         }
     };
-    let atom = MmaAtom::find(ab.name(), acc.name(), shape)
+    let b_name = b_ty.map_or(ab.name(), |t| t.name());
+    let atom = MmaAtom::find_mixed(ab.name(), b_name, acc.name(), shape)
         .map_err(|e| Diagnostic::error(e.reason.clone(), span, "no such MMA atom"))?;
     if let Some((op, op_span)) = want_op {
         let is = if atom.is_wgmma() { "wgmma" } else { "mma.sync" };
         if op != is {
             return Err(Diagnostic::error(format!("the shape ({},{},{}) is an {is} atom ({}), not {op}", shape[0], shape[1], shape[2], atom.name), op_span, "instruction and shape disagree")
-                .with_help("wgmma atoms are (64, N, 16) with N a multiple of 8 up to 256; mma.sync atoms are (16, 8, 16) and (16, 8, 8)"));
+                .with_help("wgmma atoms are (64, N, 16) (64, N, 32 for FP8) with N a multiple of 8 up to 256; mma.sync atoms are (16, 8, 16) and (16, 8, 8)"));
         }
     }
     if let Some((true, src_span)) = a_src {

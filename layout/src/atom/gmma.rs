@@ -389,40 +389,49 @@ mod tests {
         Swizzle::new(b, 3, 3).unwrap()
     }
 
-    /// For every wgmma tile of a (rows, 64, 2 stages) bf16 smem ring made like the samples make it
-    /// (`tile_to_shape` of `atom` in `order`), partitioned by a tiled MMA (A for 64 rows, else B):
-    /// the descriptor computed from the tile's layout and offset, decoded back to addresses by the
-    /// hardware model, gives for every element the address the software `swizzle` stores it at.
-    fn check_every_address(atom: &Layout, swizzle: Option<Swizzle>, order: Option<&str>, major: Major) {
+    /// For every wgmma tile of a (rows, 128 bytes of K, 2 stages) smem ring of `ab` elements
+    /// (`e` bytes: bf16, or an FP8 type) made like the samples make it (`tile_to_shape` of `atom` in
+    /// `order`), partitioned by a tiled MMA (A for 64 rows, else B): the descriptor computed from
+    /// the tile's layout and offset, decoded back to addresses by the hardware model, gives for
+    /// every element the address the software `swizzle` stores it at.
+    fn check_every_address(
+        atom: &Layout,
+        swizzle: Option<Swizzle>,
+        order: Option<&str>,
+        major: Major,
+        ab: &str,
+        e: i64,
+    ) {
         let apply = |o: i64| swizzle.map_or(o, |s| s.apply(o));
         let order = order.map(|o| IntTuple::from_str(o).unwrap());
+        let kk = 32 / e; // K elements of one wgmma
         for rows in [64, 128, 256] {
-            let shape = IntTuple::from_str(&format!("({rows},64,2)")).unwrap();
+            let shape = IntTuple::from_str(&format!("({rows},{},2)", 128 / e)).unwrap();
             let full = tile_to_shape(atom, &shape, order.as_ref()).unwrap();
             let base = 3 * 1024i64; // a 1024-aligned allocation
-            let wgmma = MmaAtom::find("bf16", "f32", [64, rows.min(256), 16]).unwrap();
+            let wgmma = MmaAtom::find(ab, "f32", [64, rows.min(256), kk]).unwrap();
             let tm = TiledMma::new(wgmma, [1, 1, 1], None).unwrap();
             let op = if rows == 64 { MmaOperand::A } else { MmaOperand::B };
             let (part, off) = tm.partition(op, &full, &Int::S(0)).unwrap();
             assert_eq!(off.as_static(), Some(0));
-            // part: ((rows,16), 1, 4, 2): one wgmma tile per (k block, stage).
+            // part: ((rows,kk), 1, 4, 2): one wgmma tile per (k block, stage).
             let modes = part.modes();
             let tile = &modes[0];
-            let (found, desc) = operand_desc(tile, swizzle, 2, "B").unwrap();
+            let (found, desc) = operand_desc(tile, swizzle, e as u32, "B").unwrap();
             assert_eq!(found, major, "{tile}");
             assert_eq!(desc.swizzle.bits(), swizzle.map_or(0, |s| s.bits));
             for kb in 0..4 {
                 for stage in 0..2 {
                     let rel = modes[2].eval(&IntTuple::from(kb)).unwrap().as_static().unwrap()
                         + modes[3].eval(&IntTuple::from(stage)).unwrap().as_static().unwrap();
-                    assert!(start_ok(desc.swizzle, major, rel * 2), "rows {rows} k {kb} stage {stage}: {rel}");
-                    let d = desc.encode((base + 2 * rel) as u32);
+                    assert!(start_ok(desc.swizzle, major, rel * e), "rows {rows} k {kb} stage {stage}: {rel}");
+                    let d = desc.encode((base + e * rel) as u32);
                     for r in 0..rows {
-                        for k in 0..16 {
+                        for k in 0..kk {
                             let o = tile.eval(&IntTuple::Tuple(vec![r.into(), k.into()])).unwrap().as_static().unwrap();
                             assert_eq!(
-                                Desc::address(d, major, r, k, 2),
-                                base + 2 * apply(rel + o),
+                                Desc::address(d, major, r, k, e),
+                                base + e * apply(rel + o),
                                 "{atom} rows {rows} k-block {kb} stage {stage} element ({r},{k})"
                             );
                         }
@@ -438,8 +447,38 @@ mod tests {
     fn descriptors_address_every_element_as_the_layout_does() {
         for (b, cols) in [(3, 64), (2, 32), (1, 16)] {
             let atom = Layout::from_str(&format!("(8,{cols}):({cols},1)")).unwrap();
-            check_every_address(&atom, Some(sw(b)), None, Major::K);
+            check_every_address(&atom, Some(sw(b)), None, Major::K, "bf16", 2);
         }
+    }
+
+    /// K-major FP8 tiles (one wgmma reads 32 one-byte K elements): CuTe's
+    /// `GMMA::Layout_K_SW{128,64,32}_Atom<float_e4m3_t>`, 8 rows of 128, 64 or 32 elements with the
+    /// element-level `Swizzle<B,4,3>` (the byte-level swizzle itself); both FP8 types.
+    #[test]
+    fn fp8_descriptors_address_every_element_as_the_layout_does() {
+        for ab in ["f8e4m3", "f8e5m2"] {
+            for (b, cols) in [(3, 128), (2, 64), (1, 32)] {
+                let atom = Layout::from_str(&format!("(8,{cols}):({cols},1)")).unwrap();
+                check_every_address(&atom, Some(Swizzle::new(b, 4, 3).unwrap()), None, Major::K, ab, 1);
+            }
+        }
+        // The 128-byte atom: SBO 1024 (8 rows of 128 bytes), LBO 16 (unused), as for bf16.
+        let l = Layout::from_str("((8,8),32):((128,1024),1)").unwrap();
+        let d = k_major(&l, element_swizzle(GmmaSwizzle::B128, 1), 1, "A").unwrap();
+        assert_eq!(d, Desc { swizzle: GmmaSwizzle::B128, lbo: 16, sbo: 1024 });
+        assert_eq!(element_swizzle(GmmaSwizzle::B128, 1), Some(Swizzle::new(3, 4, 3).unwrap()));
+        // A 16-bit element swizzle on FP8 elements is not a wgmma swizzle; nor is a K-block of 16.
+        let e = k_major(&l, Some(sw(3)), 1, "A").unwrap_err().to_string();
+        assert!(e.contains("for 1-byte elements they are S<3,4,3>, S<2,4,3>, S<1,4,3>"), "{e}");
+        let half = Layout::from_str("((8,8),16):((128,1024),1)").unwrap();
+        let e = k_major(&half, element_swizzle(GmmaSwizzle::B128, 1), 1, "B").unwrap_err().to_string();
+        assert!(e.contains("is (rows, 32) with rows a multiple of 8"), "{e}");
+        // FP8 operands are K-major only.
+        let mn = Layout::from_str("(64,32):(1,64)").unwrap();
+        let e = operand_desc(&mn, element_swizzle(GmmaSwizzle::B128, 1), 1, "B").unwrap_err().to_string();
+        assert!(e.contains("not a canonical K-major"), "{e}");
+        let e = mn_major(&mn, None, 1, "B").unwrap_err().to_string();
+        assert!(e.contains("8-bit elements; wgmma reads those K-major only"), "{e}");
     }
 
     /// MN-major: CuTe's `GMMA::Layout_MN_*_Atom<bf16>` ((R, 8) with the rows contiguous: R = 64,
@@ -449,7 +488,7 @@ mod tests {
     fn mn_major_descriptors_address_every_element_as_the_layout_does() {
         for (b, r) in [(3, 64), (2, 32), (1, 16), (0, 8)] {
             let atom = Layout::from_str(&format!("({r},8):(1,{r})")).unwrap();
-            check_every_address(&atom, (b > 0).then(|| sw(b)), Some("(1,0,2)"), Major::MN);
+            check_every_address(&atom, (b > 0).then(|| sw(b)), Some("(1,0,2)"), Major::MN, "bf16", 2);
         }
     }
 

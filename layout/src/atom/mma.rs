@@ -151,24 +151,33 @@ impl MmaAtom {
     /// The atom for inputs `ab`, accumulator `acc` and shape (M,N,K), as CuTe DSL's
     /// `MmaF16BF16Op(ab, acc, shape)` / `MmaTF32Op` pick it.
     pub fn find(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
-        if let Some(a) = ATOMS
-            .iter()
-            .chain(wgmma_atoms())
-            .find(|a| a.a == ab && a.c == acc && a.shape_mnk == shape && a.kind != MmaKind::WarpgroupRS)
-        {
+        MmaAtom::find_mixed(ab, ab, acc, shape)
+    }
+
+    /// [`MmaAtom::find`] with different A and B input types: the FP8 wgmma atoms take any pair of
+    /// `f8e4m3` and `f8e5m2` (CuTe's `SM90_64xNx32_F32E4M3E5M2_SS_TN`, ...).
+    pub fn find_mixed(a_ty: &str, b_ty: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
+        if let Some(a) = ATOMS.iter().chain(wgmma_atoms()).find(|x| {
+            x.a == a_ty && x.b == b_ty && x.c == acc && x.shape_mnk == shape && x.kind != MmaKind::WarpgroupRS
+        }) {
             return Ok(a);
         }
-        if shape[0] == 64 && shape[2] == 16 {
-            let types: Vec<String> = WGMMA_TYPES.iter().map(|(a, c, _)| format!("{a}x{a}->{c}")).collect();
+        let inputs = if a_ty == b_ty { format!("{a_ty} inputs") } else { format!("{a_ty} x {b_ty} inputs") };
+        if shape[0] == 64 && (shape[2] == 16 || shape[2] == 32) {
+            let types: Vec<String> =
+                WGMMA_TYPES.iter().filter(|t| t.k == shape[2]).map(|t| format!("{}x{}->{}", t.a, t.b, t.c)).collect();
             let why = if shape[1] % 8 != 0 || !(8..=256).contains(&shape[1]) {
                 format!("N = {} is not a multiple of 8 from 8 to 256", shape[1])
+            } else if WGMMA_TYPES.iter().any(|t| t.a == a_ty && t.b == b_ty && t.c == acc) {
+                let k = if shape[2] == 16 { 32 } else { 16 };
+                format!("{inputs} take K = {k} (one wgmma reads 32 bytes of K)")
             } else {
-                format!("the wgmma atoms take {}", types.join(", "))
+                format!("the K = {} wgmma atoms take {}", shape[2], types.join(", "))
             };
             return Err(Error::new(
                 "make_mma_atom",
                 format!(
-                    "no wgmma atom for {ab} inputs, {acc} accumulator and shape ({},{},{}): {why}",
+                    "no wgmma atom for {inputs}, {acc} accumulator and shape ({},{},{}): {why}",
                     shape[0], shape[1], shape[2]
                 ),
             ));
@@ -180,7 +189,7 @@ impl MmaAtom {
         Err(Error::new(
             "make_mma_atom",
             format!(
-                "no mma.sync atom for {ab} inputs, {acc} accumulator and shape ({},{},{}); the atoms are {}, and the sm_90a wgmma atoms (64,N,16) (N a multiple of 8 up to 256) for bf16xbf16->f32, f16xf16->f32 and f16xf16->f16",
+                "no mma.sync atom for {inputs}, {acc} accumulator and shape ({},{},{}); the atoms are {}, and the sm_90a wgmma atoms (64,N,16) (N a multiple of 8 up to 256) for bf16xbf16->f32, f16xf16->f32 and f16xf16->f16, and (64,N,32) for f8e4m3/f8e5m2 inputs with f32 or f16 accumulators",
                 shape[0],
                 shape[1],
                 shape[2],
@@ -200,7 +209,12 @@ impl MmaAtom {
         wgmma_atoms()
             .iter()
             .find(|a| a.kind == MmaKind::WarpgroupRS && a.a == ab && a.c == acc && a.shape_mnk == shape)
-            .ok_or_else(|| Error::new("make_mma_atom", format!("no RS atom for {}", ss.name)))
+            .ok_or_else(|| {
+                Error::new(
+                    "make_mma_atom",
+                    format!("no RS atom for {}: A from registers is for 16-bit inputs (f16, bf16) here", ss.name),
+                )
+            })
     }
 
     /// The SM80 `mma.sync` atoms (the wgmma atoms are many: [`MmaAtom::find`] them).
@@ -244,6 +258,12 @@ impl MmaAtom {
         matches!(self.kind, MmaKind::WarpgroupSS | MmaKind::WarpgroupRS)
     }
 
+    /// Whether the wgmma instruction has the `imm-trans-a/b` immediates: only 16-bit inputs may be
+    /// MN-major (transposed); the FP8 forms read both operands K-major and have no such operands.
+    pub fn transposable(&self) -> bool {
+        self.is_wgmma() && self.shape_mnk[2] == 16
+    }
+
     /// Whether the instruction reads `op` from shared memory (a descriptor) rather than from
     /// registers: A and B of an SS atom, B of an RS atom.
     pub fn reads_smem(&self, op: MmaOperand) -> bool {
@@ -264,38 +284,80 @@ impl MmaAtom {
     }
 }
 
-/// The wgmma input and accumulator types: (A/B, C, CuTe's type part of the name).
-const WGMMA_TYPES: [(&str, &str, &str); 3] =
-    [("bf16", "f32", "F32BF16BF16"), ("f16", "f32", "F32F16F16"), ("f16", "f16", "F16F16F16")];
+/// One family of wgmma atoms: input types A and B, accumulator C (by their `.cute` names), CuTe's
+/// type part of the atom names, and K (32 bytes of input elements).
+struct WgmmaTypes {
+    a: &'static str,
+    b: &'static str,
+    c: &'static str,
+    tag: &'static str,
+    k: i64,
+}
 
-/// The sm_90a warpgroup atoms with both operands in shared memory, K-major (CuTe's
-/// `SM90_64xNx16_F32BF16BF16_SS<Major::K, Major::K>`, ...): M = 64, K = 16, N = 8, 16, ..., 256. A
-/// and B are read whole by every thread of the warpgroup (thread stride 0, CuTe's `ABLayout` of
-/// an SS atom); C is CuTe's `CLayout_64xN`: thread `t0 + 4 t1 + 32 t2` (t2 the warp) holds rows
-/// `t1 + 16 t2 (+ 8)` and columns `2 t0 (+ 1) + 8 j`, the PTX ISA's wgmma D fragment. Then the
-/// same shapes with A from registers (`..._RS`): A is CuTe's `ALayout_64x16`, the C layout of a
-/// 64x16 tile (rows `t1 + 16 t2 (+ 8)`, K columns `2 t0 (+ 1) (+ 8)`: the PTX ISA's wgmma A
-/// register fragment for 16-bit types, each warp's 16 rows as an m16n8k16 A fragment). Built once;
-/// the names and layouts are leaked so atoms stay `&'static` like the SM80 table's.
+const fn wt(a: &'static str, b: &'static str, c: &'static str, tag: &'static str, k: i64) -> WgmmaTypes {
+    WgmmaTypes { a, b, c, tag, k }
+}
+
+/// The wgmma input and accumulator types (PTX ISA, `wgmma.mma_async`): 16-bit inputs with K = 16,
+/// and the FP8 ones, every pair of `.e4m3` and `.e5m2` into `.f32` or `.f16`, with K = 32.
+const WGMMA_TYPES: [WgmmaTypes; 11] = [
+    wt("bf16", "bf16", "f32", "F32BF16BF16", 16),
+    wt("f16", "f16", "f32", "F32F16F16", 16),
+    wt("f16", "f16", "f16", "F16F16F16", 16),
+    wt("f8e4m3", "f8e4m3", "f32", "F32E4M3E4M3", 32),
+    wt("f8e4m3", "f8e5m2", "f32", "F32E4M3E5M2", 32),
+    wt("f8e5m2", "f8e4m3", "f32", "F32E5M2E4M3", 32),
+    wt("f8e5m2", "f8e5m2", "f32", "F32E5M2E5M2", 32),
+    wt("f8e4m3", "f8e4m3", "f16", "F16E4M3E4M3", 32),
+    wt("f8e4m3", "f8e5m2", "f16", "F16E4M3E5M2", 32),
+    wt("f8e5m2", "f8e4m3", "f16", "F16E5M2E4M3", 32),
+    wt("f8e5m2", "f8e5m2", "f16", "F16E5M2E5M2", 32),
+];
+
+/// A `.cute` element type's name in a wgmma instruction's type suffix.
+fn ptx_type(ty: &str) -> &str {
+    ty.strip_prefix("f8").unwrap_or(ty)
+}
+
+/// The sm_90a warpgroup atoms with both operands in shared memory (CuTe's
+/// `SM90_64xNx16_F32BF16BF16_SS<Major::K, Major::K>`, `SM90_64xNx32_F32E4M3E4M3_SS_TN`, ...): M = 64,
+/// K = 16 (32 for FP8), N = 8, 16, ..., 256. A and B are read whole by every thread of the
+/// warpgroup (thread stride 0, CuTe's `ABLayout` of an SS atom); C is CuTe's `CLayout_64xN`: thread
+/// `t0 + 4 t1 + 32 t2` (t2 the warp) holds rows `t1 + 16 t2 (+ 8)` and columns `2 t0 (+ 1) + 8 j`,
+/// the PTX ISA's wgmma D fragment, whatever the input type. Then the 16-bit shapes with A from
+/// registers (`..._RS`): A is CuTe's `ALayout_64x16`, the C layout of a 64x16 tile (rows `t1 + 16
+/// t2 (+ 8)`, K columns `2 t0 (+ 1) (+ 8)`: the PTX ISA's wgmma A register fragment for 16-bit
+/// types, each warp's 16 rows as an m16n8k16 A fragment). Built once; the names and layouts are
+/// leaked so atoms stay `&'static` like the SM80 table's.
 fn wgmma_atoms() -> &'static [MmaAtom] {
     static TABLE: std::sync::OnceLock<Vec<MmaAtom>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
         let mut out = Vec::new();
         for (kind, src) in [(MmaKind::WarpgroupSS, "SS"), (MmaKind::WarpgroupRS, "RS")] {
-            for (ab, acc, tag) in WGMMA_TYPES {
+            for t in &WGMMA_TYPES {
+                // FP8 A register fragments are not modelled (their fences and loads are 16-bit).
+                if kind == MmaKind::WarpgroupRS && t.k != 16 {
+                    continue;
+                }
+                let k = t.k;
                 for n in (8..=256).step_by(8) {
-                    let a_tv = if kind == MmaKind::WarpgroupRS { A_64X16_RS } else { "(128,(64,16)):(0,(1,64))" };
+                    let a_tv = if kind == MmaKind::WarpgroupRS {
+                        A_64X16_RS
+                    } else {
+                        leak(format!("(128,(64,{k})):(0,(1,64))"))
+                    };
+                    let (pa, pb) = (ptx_type(t.a), ptx_type(t.b));
                     out.push(MmaAtom {
-                        name: leak(format!("SM90_64x{n}x16_{tag}_{src}")),
-                        ptx: leak(format!("wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.{ab}.{ab}")),
-                        shape_mnk: [64, n, 16],
-                        a: ab,
-                        b: ab,
-                        c: acc,
+                        name: leak(format!("SM90_64x{n}x{k}_{}_{src}", t.tag)),
+                        ptx: leak(format!("wgmma.mma_async.sync.aligned.m64n{n}k{k}.{}.{pa}.{pb}", t.c)),
+                        shape_mnk: [64, n, k],
+                        a: t.a,
+                        b: t.b,
+                        c: t.c,
                         tv: [
                             a_tv,
-                            leak(format!("(128,({n},16)):(0,(1,{n}))")),
+                            leak(format!("(128,({n},{k})):(0,(1,{n}))")),
                             leak(format!("((4,8,4),(2,2,{})):((128,1,16),(64,8,512))", n / 8)),
                         ],
                         kind,
@@ -901,6 +963,45 @@ mod tests {
         assert!(MmaAtom::find_rs("bf16", "bf16", [64, 64, 16]).is_err());
         // `find` keeps giving the SS atom.
         assert_eq!(MmaAtom::find("f16", "f16", [64, 8, 16]).unwrap().kind, MmaKind::WarpgroupSS);
+    }
+
+    /// The FP8 wgmma atoms: K = 32, every pair of e4m3/e5m2 into f32 or f16, the PTX type suffix
+    /// without the `f8` prefix, the same C fragment as the 16-bit atoms, A and B whole (64x32 and
+    /// Nx32) per thread, no transpose operands and no register-A form.
+    #[test]
+    fn fp8_wgmma_atoms() {
+        let atom = MmaAtom::find("f8e4m3", "f32", [64, 256, 32]).unwrap();
+        assert_eq!(atom.name, "SM90_64x256x32_F32E4M3E4M3_SS");
+        assert_eq!(atom.ptx, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
+        assert_eq!(
+            (atom.values(MmaOperand::A), atom.values(MmaOperand::B), atom.values(MmaOperand::C)),
+            (2048, 8192, 128)
+        );
+        let bf16 = MmaAtom::find("bf16", "f32", [64, 256, 16]).unwrap();
+        assert_eq!(atom.layout_tv(MmaOperand::C), bf16.layout_tv(MmaOperand::C));
+        assert_eq!(atom.layout_tv(MmaOperand::A).to_string(), "(128,(64,32)):(0,(1,64))");
+        assert!(!atom.transposable() && bf16.transposable());
+        let mixed = MmaAtom::find_mixed("f8e4m3", "f8e5m2", "f16", [64, 64, 32]).unwrap();
+        assert_eq!(mixed.name, "SM90_64x64x32_F16E4M3E5M2_SS");
+        assert_eq!(mixed.ptx, "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e5m2");
+        assert_eq!((mixed.a, mixed.b), ("f8e4m3", "f8e5m2"));
+        assert_eq!(
+            MmaAtom::by_name("SM90_64x8x32_F32E5M2E5M2_SS").map(|a| a.ptx),
+            Some("wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2")
+        );
+        let e = MmaAtom::find("f8e4m3", "f32", [64, 256, 16]).unwrap_err().to_string();
+        assert!(e.contains("f8e4m3 inputs take K = 32"), "{e}");
+        let e = MmaAtom::find("bf16", "f32", [64, 256, 32]).unwrap_err().to_string();
+        assert!(e.contains("bf16 inputs take K = 16"), "{e}");
+        let e = MmaAtom::find("f8e4m3", "bf16", [64, 256, 32]).unwrap_err().to_string();
+        assert!(e.contains("the K = 32 wgmma atoms take f8e4m3xf8e4m3->f32"), "{e}");
+        let e = MmaAtom::find_rs("f8e4m3", "f32", [64, 256, 32]).unwrap_err().to_string();
+        assert!(e.contains("A from registers is for 16-bit inputs"), "{e}");
+        let tm = TiledMma::new(atom, [2, 1, 1], None).unwrap();
+        assert_eq!(tm.tile, [128, 256, 32]);
+        let sa = Layout::from_str("(128,128):(128,1)").unwrap();
+        let (p, _) = tm.partition(MmaOperand::A, &sa, &Int::S(0)).unwrap();
+        assert_eq!(p.to_string(), "((64,32),1,4):((128,1),0,32)");
     }
 
     /// ldmatrix.x4 fills an RS atom's A fragment (two warpgroups along M): the simulated exchange

@@ -197,7 +197,7 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
     Ok((b.binary("arith.ori", field, b.const_int(desc.encode_fields() as i64, "i64")), major))
 }
 
-/// `cute.wgmma`: `wgmma.mma_async.sync.aligned.m64nNk16` as inline PTX on the two descriptors and
+/// `cute.wgmma`: `wgmma.mma_async.sync.aligned.m64nNk16` (`k32` for FP8) as inline PTX on the two descriptors and
 /// the accumulator registers (tied to the results, scale-d 1: D = A*B + D). Inline PTX rather
 /// than `nvvm.wgmma.mma_async`: docs/design.md (o). An RS atom (`a` is `None`: operand 0 is the
 /// thread's A vector) gives A as four 32-bit registers instead of a descriptor, in the PTX form
@@ -250,7 +250,10 @@ fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), R
         asm.tied(r, output);
     }
     asm.has_side_effects();
-    let (a_text, tail) = if a.is_some() {
+    let (a_text, tail) = if a.is_some() && !atom.transposable() {
+        // FP8 (`.e4m3`/`.e5m2`): both operands K-major, and no imm-trans operands in the PTX form.
+        (operand_list(a_at), "1, 1".to_string())
+    } else if a.is_some() {
         (operand_list(a_at), format!("1, 1, {}, {}", trans_a.trans(), trans_b.trans()))
     } else {
         (format!("{{{}}}", operand_list(a_at)), format!("1, 1, {}", trans_b.trans()))

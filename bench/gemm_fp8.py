@@ -1,0 +1,104 @@
+"""samples/gemm_sm90_fp8.cute's FP8 GEMM beside torch._scaled_mm (cuBLAS), timed with bench.py's
+method (CUDA events per call behind a sleep kernel, operands rotated beyond L2, median), each
+checked against the float64 product of the dequantized inputs first.
+
+    python3 bench/gemm_fp8.py CUBIN [--shapes 4096,8192] [--types e4m3:e4m3] [--out bf16] [--rounds 3]
+
+C = (scale_a * scale_b) * (A @ B^T) for A (M,K), B (N,K) row-major FP8 with M = N = K = each shape:
+`gemm_tn_fp8` (bf16/f16 C) or `gemm_tn_fp8_f32` (f32 C) against `torch._scaled_mm(a, b.t(),
+scale_a, scale_b, out_dtype=...)` (its default, use_fast_accum=False: cuBLAS promotes partial sums
+to f32; the cutec kernel accumulates in wgmma's FP8 accumulator only). Clocks move with power and
+temperature, so each cell times both once per round, round-robin, and reports the median over the
+rounds and every round's rate.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402
+
+TYPES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+OUTS = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cubin", help="gemm_sm90_fp8.cubin")
+    ap.add_argument("--shapes", default="4096,8192", help="M = N = K per shape")
+    ap.add_argument("--types", default="e4m3:e4m3", help="A:B FP8 type pairs, comma-separated")
+    ap.add_argument("--out", default="bf16", help="C's type: bf16, f16 or f32")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    import torch
+    import cutec
+
+    env = B.TorchEnv(torch)
+    m = cutec.load(a.cubin)
+    host = m.host("gemm_tn_fp8_f32" if a.out == "f32" else "gemm_tn_fp8")
+    dout = getattr(torch, OUTS[a.out])
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    sa = torch.tensor([0.5], device="cuda")
+    sb = torch.tensor([0.25], device="cuda")
+    for s in map(int, a.shapes.split(",")):
+        M = N = K = s
+        for pair in a.types.split(","):
+            ta, tb = (getattr(torch, TYPES[t]) for t in pair.split(":"))
+            per_set = M * K + N * K + M * N * dout.itemsize
+            sets = [
+                (
+                    (torch.randn(M, K, device="cuda") * 2).to(ta),
+                    (torch.randn(N, K, device="cuda") * 2).to(tb),
+                    torch.empty(M, N, device="cuda", dtype=dout),
+                )
+                for _ in range(B.n_rotations(per_set, l2))
+            ]
+            x, y, _ = sets[0]
+            ref = (x.double() * 0.5) @ (y.double() * 0.25).t()
+            impls = [
+                (
+                    "torch._scaled_mm",
+                    [
+                        (
+                            lambda x=x, y=y, c=c: torch._scaled_mm(
+                                x, y.t(), scale_a=sa.view(()), scale_b=sb.view(()), out_dtype=dout, out=c
+                            )
+                        )
+                        for x, y, c in sets
+                    ],
+                ),
+                ("cutec gemm_sm90_fp8", [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]),
+            ]
+            errs = {}
+            for label, calls in list(impls):
+                c = sets[0][2]
+                c.fill_(float("nan"))
+                try:
+                    calls[0]()
+                except RuntimeError as e:  # a type pair cuBLAS lacks
+                    print(f"  {label}: {str(e).splitlines()[0]}")
+                    impls.remove((label, calls))
+                    continue
+                torch.cuda.synchronize()
+                errs[label] = B.relerr(c, ref)
+            del ref
+            flop = 2.0 * M * N * K
+            rates = {label: [] for label, _ in impls}
+            for _ in range(a.rounds):
+                for label, calls in impls:
+                    r = B.bench(env, calls, min_reps=10, max_reps=40)
+                    rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+            print(f"== {pair} -> {a.out} {s}x{s}x{s}")
+            base = statistics.median(rates[impls[0][0]]) if impls else 1.0
+            for label, _ in impls:
+                tf = statistics.median(rates[label])
+                spread = " ".join(f"{v:.0f}" for v in rates[label])
+                print(f"  {label:22s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  relerr {errs[label]:.2e}  rounds: {spread}")
+            del sets, impls
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
