@@ -1051,7 +1051,7 @@ def test_gemm_sm90_fp8(gpu, load, shape):
                         want = torch._scaled_mm(
                             a, b.t(), scale_a=sa.view(()), scale_b=sb.view(()), out_dtype=torch.float32
                         )
-                    except RuntimeError as e:  # a type pair cuBLAS lacks (e5m2 x e5m2)
+                    except (RuntimeError, ValueError) as e:  # a type pair cuBLAS lacks (e5m2 x e5m2)
                         print(f"torch._scaled_mm {qa}x{qb}: {e}".splitlines()[0])
                         continue
                     vs = float((c.double() - want.double()).abs().max() / ref.abs().max())
