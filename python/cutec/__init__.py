@@ -18,6 +18,7 @@ the legacy default stream; they are captured by `torch.cuda.graph`. No GPU is ne
 manifest or check a call: `cutec.manifest(path).host(name).check(*args)`.
 
     m = cutec.compile("gemm.cute", consts={"BM": 128})   # .cute to a cubin (cached on disk), loaded
+    op = cutec.torch.register(m.host_fn, "mylib::op", mutates=["out"])  # a torch custom op
 
 Compiling needs the compiler: `pip install cutec-compiler` (or `cutec[compiler]`).
 
@@ -53,6 +54,11 @@ def __getattr__(name):
             return version("cutec")
         except Exception:  # not installed as a distribution (a source checkout on sys.path)
             return "0+unknown"
+    # `cutec.torch` (torch custom ops) imported on first use: `import cutec` stays fast without torch.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
     raise AttributeError(f"module 'cutec' has no attribute {name!r}")
 
 

@@ -254,6 +254,19 @@ impl HostFunction {
         planned::params(&self.host.signature().params)
     }
 
+    /// The manifest text of its module (`cutec.torch` derives an op's schema and its trace-time
+    /// checks from it), or `None` for an image without one.
+    #[getter]
+    fn manifest(&self) -> Option<String> {
+        self.loaded.module.manifest().map(|m| m.text.clone())
+    }
+
+    /// The CUDA device ordinal its module is loaded on.
+    #[getter]
+    fn device(&self) -> usize {
+        self.loaded.ordinal
+    }
+
     fn __repr__(&self) -> String {
         format!("<cutec host function {}>", self.host.signature())
     }
