@@ -134,11 +134,11 @@ class TraceChecks:
             dtype = _TORCH_DTYPE.get(str(a.dtype).removeprefix("torch."), str(a.dtype))
             if dtype not in elements:
                 raise self._refuse(
-                    f"argument {name!r} is a {a.dtype} tensor; {self.plan.name} takes {' or '.join(elements)} there"
+                    f"argument `{name}` is a {a.dtype} tensor; {self.plan.name} takes {' or '.join(elements)} there"
                 )
             dev = a.device
             if dev.type not in ("cuda", "meta") or (dev.type == "cuda" and dev.index not in (None, self.device)):
-                raise self._refuse(f"argument {name!r} is on {dev}; the module is loaded on cuda:{self.device}")
+                raise self._refuse(f"argument `{name}` is on {dev}; the module is loaded on cuda:{self.device}")
             shape, stride, offset = list(a.shape), list(a.stride()), a.storage_offset()
             if not all(type(x) is int for x in [*shape, *stride, offset]):
                 concrete = False  # symbolic sizes (dynamic shapes): checked by the call itself

@@ -127,7 +127,7 @@ def test_a_wrong_dtype_is_refused_at_trace_time(gpu, ops):
     a, b = inputs(torch, dtype=torch.float64)
     message = trace_error(torch, model(torch, ops), a, b)
     assert (
-        "cutec_test::elementwise_add (at trace time): argument 'mA' is a torch.float64 tensor; "
+        "cutec_test::elementwise_add (at trace time): argument `mA` is a torch.float64 tensor; "
         "elementwise_add takes bf16 or f16 or f32 there" in message
     ), message
     # Eagerly the call itself refuses it (nothing launched).
@@ -150,7 +150,7 @@ def test_a_shape_the_manifest_refuses_is_refused_at_trace_time(gpu, ops):
     # reduce_sum takes f32 only.
     x = torch.randn(4, 64, device="cuda", dtype=torch.float16)
     message = trace_error(torch, lambda x, o: ops["reduce_sum"](x, o), x, torch.empty(4, device="cuda"))
-    assert "argument 'x' is a torch.float16 tensor; reduce_sum takes f32 there" in message, message
+    assert "argument `x` is a torch.float16 tensor; reduce_sum takes f32 there" in message, message
 
 
 def per_call_us(torch, f, calls):

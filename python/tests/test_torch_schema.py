@@ -124,7 +124,7 @@ def test_trace_checks_refuse_dtypes_by_name(ew):
     check = checks(ew, "elementwise_add").check
     a, d = FakeTensor((256, 512)), FakeTensor((256, 512), "float64")
     assert refused(check, a, a, d) == (
-        "test::elementwise_add (at trace time): argument 'mC' is a torch.float64 tensor; "
+        "test::elementwise_add (at trace time): argument `mC` is a torch.float64 tensor; "
         "elementwise_add takes bf16 or f16 or f32 there"
     )
 
@@ -148,7 +148,7 @@ def test_trace_checks_refuse_other_devices(ew):
     check = checks(ew, "elementwise_add").check
     a = FakeTensor((256, 512))
     assert refused(check, a, a, FakeTensor((256, 512), device=Device("cpu", None))) == (
-        "test::elementwise_add (at trace time): argument 'mC' is on cpu; the module is loaded on cuda:0"
+        "test::elementwise_add (at trace time): argument `mC` is on cpu; the module is loaded on cuda:0"
     )
     assert "is on cuda:1" in refused(check, a, a, FakeTensor((256, 512), device=Device("cuda", 1)))
     check(a, a, FakeTensor((256, 512), device=Device("meta", None)))
