@@ -96,6 +96,9 @@ if [ -z "$py_skip" ]; then
     # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
     # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
     check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90
+    # FlashAttention forward (samples/flash_attention_sm90.cute, sm_90a): O and LSE against torch's
+    # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
+    check flash-attention   python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")
@@ -110,6 +113,9 @@ if command -v compute-sanitizer >/dev/null; then
     if [ -z "$py_skip" ]; then
         check sanitizer-python  env CUTEC_TEST_SHAPES=small compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_samples.py" -q -p no:cacheprovider -k "reductions or apply or predicated or mma or gemm or stmatrix"
+        # The attention forward on a tail tile (17 queries, 128 keys): TMA boxes past the ends, masks.
+        check sanitizer-flash   compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -p no:cacheprovider -k "17x128 and mha"
     fi
 fi
 
