@@ -3,9 +3,10 @@ with each backend torch has on the GPU (cuDNN, flash, memory-efficient: torch.nn
 timed with bench.py's method (CUDA events per call behind a sleep kernel, inputs rotated over enough
 sets to miss the L2, median), each checked against torch first (relative error of O).
 
-    python3 bench/attention.py CUBIN [--seqlens 1024,2048,4096,8192] [--dims 64,128] [--dtype bf16] [--rounds 3]
+    python3 bench/attention.py CUBIN [CUBIN ...] [--seqlens 1024,2048,4096,8192] [--dims 64,128] [--dtype bf16] [--rounds 3]
 
-CUBIN is flash_attention_sm90.cubin (cutec build samples/flash_attention_sm90.cute --arch sm_90a).
+Each CUBIN is a build of samples/flash_attention_sm90.cute (cutec build ... --arch sm_90a, with -D
+options for variants such as -D PINGPONG=true); its file name labels its row.
 The grid is issue 34's: batch * seqlen = 16k tokens, 16 heads, seqlen_q = seqlen_k = S, head dims D,
 causal and not. TFLOP/s = 4 * B * H * S * S * D / t, halved for causal. cutec takes Q, K, V, O as
 (batch, seqlen, heads, D) (flash-attn's layout), torch as (batch, heads, seqlen, D) contiguous (its
@@ -35,7 +36,7 @@ def torch_backends(torch):
     ]
 
 
-def cell(torch, attn, env, s, d, causal, dtype, rounds, l2):
+def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
     from torch.nn.attention import sdpa_kernel
 
     b = TOKENS // s
@@ -49,10 +50,13 @@ def cell(torch, attn, env, s, d, causal, dtype, rounds, l2):
         # torch's own layout: (batch, heads, seqlen, D) contiguous copies of the same values.
         qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
         sets.append((q, k, v, o, lse, qt, kt, vt))
-    impls = [("cutec", [lambda t=t: attn(*t[:5], scale, int(causal)) for t in sets])]
+    impls = [(label, [lambda t=t, a=attn: a(*t[:5], scale, int(causal)) for t in sets]) for label, attn in attns]
+    outs = {}
+    for label, attn in attns:
+        q, k, v, o, lse, qt, kt, vt = sets[0]
+        attn(q, k, v, o, lse, scale, int(causal))
+        outs[label] = o.transpose(1, 2).float()
     errs = {}
-    q, k, v, o, lse, qt, kt, vt = sets[0]
-    attn(q, k, v, o, lse, scale, int(causal))
     ref = None
     for label, backend in torch_backends(torch):
 
@@ -67,7 +71,8 @@ def cell(torch, attn, env, s, d, causal, dtype, rounds, l2):
             continue
         if ref is None:
             ref = out.float()
-            errs["cutec"] = float((o.transpose(1, 2).float() - ref).norm() / ref.norm())
+            for label_c, out_c in outs.items():
+                errs[label_c] = float((out_c - ref).norm() / ref.norm())
         errs[label] = float((out.float() - ref).norm() / ref.norm())
         impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
     flop = 4 * b * HEADS * s * s * d * (0.5 if causal else 1.0)
@@ -77,7 +82,7 @@ def cell(torch, attn, env, s, d, causal, dtype, rounds, l2):
             r = B.bench(env, calls, min_reps=10, max_reps=50)
             rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
     print(f"== B{b} H{HEADS} S{s} D{d} {'causal' if causal else 'full'} {str(dtype).removeprefix('torch.')}")
-    best_peer = max((statistics.median(v) for k, v in rates.items() if k != "cutec"), default=float("nan"))
+    best_peer = max((statistics.median(v) for k, v in rates.items() if k not in outs), default=float("nan"))
     for label, each in rates.items():
         tf = statistics.median(each)
         spread = " ".join(f"{x:.0f}" for x in each)
@@ -88,7 +93,7 @@ def cell(torch, attn, env, s, d, causal, dtype, rounds, l2):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cubin", help="flash_attention_sm90.cubin")
+    ap.add_argument("cubins", nargs="+", help="builds of samples/flash_attention_sm90.cute")
     ap.add_argument("--seqlens", default="1024,2048,4096,8192")
     ap.add_argument("--dims", default="64,128")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
@@ -99,14 +104,14 @@ def main():
     import cutec
 
     env = B.TorchEnv(torch)
-    attn = cutec.load(a.cubin).host("flash_attn_fwd")
+    attns = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host("flash_attn_fwd")) for p in a.cubins]
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[a.dtype]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
     for d in map(int, a.dims.split(",")):
         for s in map(int, a.seqlens.split(",")):
             for causal in (c == "1" for c in a.causal.split(",")):
-                cell(torch, attn, env, s, d, causal, dtype, a.rounds, l2)
+                cell(torch, attns, env, s, d, causal, dtype, a.rounds, l2)
 
 
 if __name__ == "__main__":
