@@ -852,3 +852,40 @@ def test_host_stream_parameters(cubin):
     )
     # Too few arguments: the runtime counts them.
     assert "takes 6 parameters (x, y2, y3, y4, s1, s2) but 5 arguments were given" in refusal(p.check, x, y2, y3, y4, 0)
+
+
+# ---- samples/flash_attention_sm90.cute: the host function's plan and checks --------------------------
+
+
+def test_flash_attention_plan(cubin):
+    """One launch per call: the kernel instance of the head dim (64, 128, 256; causal is a run-time
+    argument of the kernel), a block per (128 query rows, head, batch), 384 threads; shapes that do not
+    fit are refused before any launch."""
+    attn = cutec.manifest(cubin("flash_attention_sm90")).host("flash_attn_fwd").check
+
+    def call(b, sq, sk, h, hkv, d, dtype="bf16", causal=1, lse=None):
+        q, o = view(0, (b, sq, h, d), dtype), view(3, (b, sq, h, d), dtype)
+        k, v = view(1, (b, sk, hkv, d), dtype), view(2, (b, sk, hkv, d), dtype)
+        return attn(q, k, v, o, lse or view(4, (b, h, sq), "f32"), 0.125, causal)
+
+    kernels = set()
+    for d in (64, 128, 256):
+        for dtype in ("bf16", "f16"):
+            (launch,) = call(2, 1000, 17, 8, 2, d, dtype)
+            assert launch["grid"] == (8, 8, 2) and launch["block"] == (384, 1, 1)
+            kernels.add(launch["kernel"])
+    assert len(kernels) == 6
+    # (batch, heads, seqlen, D) tensors passed as their transposes: head_dim contiguous, any strides.
+    b, h, s, d = 2, 4, 300, 64
+    bhsd = row_major((b, h, s, d))
+    strides = (bhsd[0], bhsd[2], bhsd[1], 1)
+    q, k, v, o = (view(i, (b, s, h, d), "bf16", strides) for i in range(4))
+    assert attn(q, k, v, o, view(4, (b, h, s), "f32"), 0.125, 0)
+    for bad in (
+        dict(h=6, hkv=4),  # query heads not a multiple of the K/V heads
+        dict(d=96),  # head_dim
+        dict(causal=2),
+        dict(lse=view(4, (2, 8, 999), "f32")),  # LSE (batch, heads, seqlen_q)
+    ):
+        args = dict(b=2, sq=1000, sk=17, h=8, hkv=2, d=64) | bad
+        refusal(lambda a=args: call(**a))

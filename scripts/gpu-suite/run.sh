@@ -99,6 +99,9 @@ if [ -z "$py_skip" ]; then
     # The FP8 GEMM (samples/gemm_sm90_fp8.cute): e4m3/e5m2 pairs x bf16/f16/f32 C with per-tensor
     # scales against the dequantized float64 product and torch._scaled_mm; -s prints each measured error.
     check gemm-sm90-fp8     python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -s -rs -p no:cacheprovider -k gemm_sm90_fp8
+    # FlashAttention forward (samples/flash_attention_sm90.cute, sm_90a): O and LSE against torch's
+    # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
+    check flash-attention   python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")
@@ -113,6 +116,9 @@ if command -v compute-sanitizer >/dev/null; then
     if [ -z "$py_skip" ]; then
         check sanitizer-python  env CUTEC_TEST_SHAPES=small compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_samples.py" -q -p no:cacheprovider -k "reductions or apply or predicated or mma or gemm or stmatrix"
+        # The attention forward on a tail tile (17 queries, 128 keys): TMA boxes past the ends, masks.
+        check sanitizer-flash   compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -p no:cacheprovider -k "17x128 and mha"
     fi
 fi
 

@@ -1,0 +1,140 @@
+"""samples/flash_attention_sm90.cute (issue 34): the FlashAttention forward on Hopper (TMA ring, warp
+specialization, SS wgmma for S = Q·Kᵀ, the online softmax in registers, RS wgmma for O += P·V)
+against torch: O against torch.nn.functional.scaled_dot_product_attention computed in float32
+(float64 where the shape is small) on the same bf16/f16 inputs, and the log-sum-exp per row against
+torch.logsumexp of the scaled, masked scores. Causal is torch's `is_causal=True` (top-left aligned:
+query i sees keys j <= i, for unequal lengths too). GQA: query head h reads K/V head h // (H / Hkv),
+as K.repeat_interleave(H // Hkv, dim=heads) gives torch.
+
+Tolerance, per element: |O - ref| <= atol + rtol * |ref| with (atol, rtol) = (1e-2, 1e-2) for bf16
+and (2e-3, 2e-3) for f16 (P is rounded to the input type for the P·V wgmma and O once at the end:
+a few units of the type's last place, 2^-8 for bf16, 2^-11 for f16), and |LSE - ref| <= 1e-3 + 1e-5
+* |ref| (S and the sums are f32; ex2.approx's error is 2 ulp). Outputs are poisoned with NaN before
+the call, so an element the kernel does not write fails. Needs an sm_90 GPU and torch (skipped
+otherwise)."""
+
+import math
+
+import pytest
+
+import cutec
+
+TOL = {"bfloat16": (1e-2, 1e-2), "float16": (2e-3, 2e-3)}
+LSE_TOL = (1e-3, 1e-5)
+
+# (seqlen_q, seqlen_k): the tile multiples and not, one query or key, unequal lengths both ways.
+SEQLENS = [
+    (1, 1),
+    (17, 17),
+    (128, 128),
+    (1000, 1000),
+    (4096, 4096),
+    (1, 1000),
+    (17, 128),
+    (1000, 17),
+    (128, 4096),
+    (4096, 1000),
+]
+
+
+@pytest.fixture(scope="module")
+def attn(gpu, cubin):
+    torch = gpu
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip(f"wgmma cubins are sm_90a: needs a Hopper GPU, found {torch.cuda.get_device_name()}")
+    return cutec.load(cubin("flash_attention_sm90")).host("flash_attn_fwd")
+
+
+def reference(torch, q, k, v, scale, causal, dtype):
+    """O (batch, seqlen_q, heads, D) and LSE (batch, heads, seqlen_q) in `dtype`, from the
+    (batch, seqlen, heads, D) inputs."""
+    group = q.shape[2] // k.shape[2]
+    qt = q.to(dtype).transpose(1, 2)
+    kt = k.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
+    vt = v.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
+    sq, sk = qt.shape[2], kt.shape[2]
+    mask = None
+    if causal:
+        mask = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril()
+    o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, scale=scale)
+    s = (qt @ kt.transpose(-1, -2)) * scale
+    if causal:
+        s = s.masked_fill(~mask, float("-inf"))
+    return o.transpose(1, 2), torch.logsumexp(s, dim=-1)
+
+
+def run(torch, attn, q, k, v, scale, causal, o=None):
+    b, sq, h, d = q.shape
+    if o is None:
+        o = torch.full_like(q, float("nan"))
+    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    attn(q, k, v, o, lse, scale, int(causal))
+    torch.cuda.synchronize()
+    return o, lse
+
+
+def check(torch, o, lse, q, k, v, scale, causal, case):
+    small = q.shape[1] * k.shape[1] * q.shape[2] <= 1 << 22
+    ref_o, ref_lse = reference(torch, q, k, v, scale, causal, torch.float64 if small else torch.float32)
+    atol, rtol = TOL[str(q.dtype).removeprefix("torch.")]
+    err = (o.to(ref_o.dtype) - ref_o).abs()
+    bound = atol + rtol * ref_o.abs()
+    assert not bool(torch.isnan(o).any()), ("O has unwritten or NaN elements", case)
+    assert bool((err <= bound).all()), ("O", case, float(err.max()), float((err - bound).max()))
+    lerr = (lse.to(ref_lse.dtype) - ref_lse).abs()
+    assert not bool(torch.isnan(lse).any()), ("LSE has unwritten or NaN elements", case)
+    assert bool((lerr <= LSE_TOL[0] + LSE_TOL[1] * ref_lse.abs()).all()), ("LSE", case, float(lerr.max()))
+
+
+def inputs(torch, dtype, b, sq, sk, h, hkv, d):
+    gen = torch.Generator(device="cuda").manual_seed(sq * 7919 + sk * 31 + d + h + hkv)
+    q = torch.randn(b, sq, h, d, device="cuda", generator=gen).to(dtype)
+    k = torch.randn(b, sk, hkv, d, device="cuda", generator=gen).to(dtype)
+    v = torch.randn(b, sk, hkv, d, device="cuda", generator=gen).to(dtype)
+    return q, k, v
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])
+@pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_forward(gpu, attn, dtype, d, causal, gqa, seqlens):
+    torch = gpu
+    sq, sk = seqlens
+    if d == 256 and max(sq, sk) > 1000:
+        pytest.skip("head_dim 256 is checked up to 1000 keys (the reference's memory and time)")
+    b, h = 2, 4
+    q, k, v = inputs(torch, getattr(torch, dtype), b, sq, sk, h, h // gqa, d)
+    scale = 1.0 / math.sqrt(d)
+    o, lse = run(torch, attn, q, k, v, scale, causal)
+    check(torch, o, lse, q, k, v, scale, causal, (dtype, d, causal, gqa, seqlens))
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_bhsd_views_and_scale(gpu, attn, causal):
+    """(batch, heads, seqlen, D) tensors passed as their (batch, seqlen, heads, D) transposes (head_dim
+    contiguous, the other strides torch's), into a strided O, with a softmax scale that is not D^-0.5."""
+    torch = gpu
+    b, h, sq, sk, d = 3, 8, 300, 520, 128
+    qb = torch.randn(b, h, sq, d, device="cuda").to(torch.bfloat16)
+    kb = torch.randn(b, 2, sk, d, device="cuda").to(torch.bfloat16)
+    vb = torch.randn(b, 2, sk, d, device="cuda").to(torch.bfloat16)
+    ob = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    q, k, v, o = (t.transpose(1, 2) for t in (qb, kb, vb, ob))
+    o, lse = run(torch, attn, q, k, v, 0.05, causal, o=o)
+    check(torch, o, lse, q, k, v, 0.05, causal, ("bhsd", causal))
+
+
+def test_refuses_bad_shapes(gpu, attn):
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 1, 64, 64, 6, 4, 64)  # 6 heads over 4 K/V heads
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 6, 64, device="cuda")
+    with pytest.raises(cutec.Refused):
+        attn.check(q, k, v, o, lse, 0.125, 0)
+    q, k, v = inputs(torch, torch.bfloat16, 1, 64, 64, 4, 4, 96)  # head_dim 96
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 4, 64, device="cuda")
+    with pytest.raises(cutec.Refused):
+        attn.check(q, k, v, o, lse, 0.125, 0)
