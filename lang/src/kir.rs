@@ -322,6 +322,9 @@ pub enum Inst {
         offset: Int,
         value: Operand,
         compare: Option<Operand>,
+        /// `value` (and the result) a fragment of two 16-bit floats added as one packed pair
+        /// (`atom.add.noftz.f16x2`/`.bf16x2`) at the 4-byte-aligned `offset`.
+        pair: bool,
         scope: MemScope,
         order: MemOrder,
         span: Span,

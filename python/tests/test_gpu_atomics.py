@@ -106,6 +106,30 @@ def test_fragment_add_16_bit_pairs(gpu, load, kernel, dtype, size, grid, block):
     assert torch.equal(out.double(), want), (out, want)
 
 
+# The returning pair: n threads add x = (1, 1/2) into one pair; the old pairs they get back are
+# the partial sums k * x, k = 0 .. n - 1, each exactly once (exact: f16 holds integers to 2048, bf16
+# to 256), element 0 in the low half (every old pair has old[0] == 2 * old[1]).
+@pytest.mark.parametrize(
+    "kernel,dtype,grid,block",
+    [("add_f16_pair_old", "float16", 8, 256), ("add_bf16_pair_old", "bfloat16", 2, 128)],
+)
+def test_pair_add_returns_each_partial_sum_once(gpu, load, kernel, dtype, grid, block):
+    torch = gpu
+    k = load("atomic_add_fragment").kernel(kernel)
+    dt = getattr(torch, dtype)
+    n = grid * block
+    x = torch.tensor([1.0, 0.5], device="cuda", dtype=dt)
+    out = torch.zeros(2, device="cuda", dtype=dt)
+    olds = torch.full((2 * n,), -1.0, device="cuda", dtype=dt)
+    k(x, out, olds, grid=grid, block=block)
+    torch.cuda.synchronize()
+    assert out.double().tolist() == [float(n), n / 2]
+    pairs = olds.double().view(n, 2).cpu()
+    assert torch.equal(pairs[:, 0], 2 * pairs[:, 1]), pairs
+    got = sorted(pairs[:, 0].tolist())
+    assert got == [float(i) for i in range(n)]
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (7, 300), (64, 256), (1000, 1000), (4097, 513), (65536, 256)])
 def test_column_sum(gpu, load, shape):
     torch = gpu

@@ -3,19 +3,28 @@
 
 use super::{mlir_scalar, mlir_tensor, v, KernelWriter};
 use cute_lang::kir::Inst;
+use cute_layout::atom::atomic::add_pair_ptx_type;
 
 impl KernelWriter<'_> {
     pub(super) fn atomic(&mut self, inst: &Inst) {
         match inst {
-            Inst::Atomic { dst, op, tensor, ty, offset, value, compare, scope, order, span } => {
+            Inst::Atomic { dst, op, tensor, ty, offset, value, compare, pair, scope, order, span } => {
                 let off = self.int(offset, *span);
-                let t = mlir_scalar(ty.elem);
+                let t = if *pair {
+                    format!("vector<2x{}>", mlir_scalar(ty.elem))
+                } else {
+                    mlir_scalar(ty.elem).to_string()
+                };
                 let mut operands = Vec::new();
                 if let Some(c) = compare {
                     operands.push(self.operand(c, ty.elem, None, *span));
                 }
                 operands.push(self.operand(value, ty.elem, None, *span));
-                let ptx_type = op.ptx_type(ty.elem).unwrap_or_default();
+                let ptx_type = if *pair {
+                    add_pair_ptx_type(ty.elem).unwrap_or_default()
+                } else {
+                    op.ptx_type(ty.elem).unwrap_or_default()
+                };
                 let text = format!(
                     "\"cute.atomic\"({}, {off}, {}) {{kind = \"{}\", order = \"{}\", scope = \"{}\", type = \"{ptx_type}\"}} : ({}, {}{}) -> ",
                     v(*tensor),

@@ -327,7 +327,11 @@ fn verify_atomic(op: Op) -> Result<(), Reported> {
         return Err(fail(op, "`cute.atomic` needs a `kind`: add, min, max, exch, cas, and, or or xor"));
     };
     let ty = ir::string_attr(op, "type").unwrap_or_default();
-    let known = DType::ALL.into_iter().any(|d| d.mlir_name() == info.elem && kind.ptx_type(d) == Ok(ty.as_str()));
+    let elems = || DType::ALL.into_iter().filter(|d| d.mlir_name() == info.elem);
+    // A packed 16-bit pair (`atom.add.noftz.f16x2`) takes and gives a `vector<2xf16>`.
+    let pair =
+        kind == AtomicOp::Add && elems().any(|d| cute_layout::atom::atomic::add_pair_ptx_type(d) == Some(ty.as_str()));
+    let known = pair || elems().any(|d| kind.ptx_type(d) == Ok(ty.as_str()));
     if !known {
         return Err(fail(
             op,
@@ -343,12 +347,13 @@ fn verify_atomic(op: Op) -> Result<(), Reported> {
         return Err(fail(op, "`cute.atomic` needs a `scope` (cta, cluster, gpu, sys) and an `order` (relaxed, acquire, release, acq_rel)"));
     }
     let want = if kind == AtomicOp::Cas { 2 } else { 1 };
+    let operand = if pair { format!("vector<2x{}>", info.elem) } else { info.elem.clone() };
     let args: Vec<String> =
         (2..ir::operand_count(op)).map(|i| ir::type_to_string(ir::value_type(ir::operand(op, i)))).collect();
-    if args.len() != want || args.iter().any(|a| *a != info.elem) {
+    if args.len() != want || args.iter().any(|a| *a != operand) {
         return Err(fail(
             op,
-            &format!("`cute.atomic` {} takes {want} `{}` operand(s) after the offset", kind.name(), info.elem),
+            &format!("`cute.atomic` {} {ty} takes {want} `{operand}` operand(s) after the offset", kind.name()),
         ));
     }
     Ok(())

@@ -14,7 +14,8 @@ use crate::diag::Diagnostic;
 use crate::kir::{self, AtomicOp, Inst, MemOrder, MemScope, ValueTy};
 use crate::span::Span;
 use crate::types::{MemSpace, Scalar};
-use cute_layout::atom::atomic::red_fragment_for;
+use cute_layout::atom::atomic::{add_pair_ptx_type, red_fragment_for};
+use cute_layout::int::offset_alignment;
 use cute_layout::Int;
 
 fn usage(op: AtomicOp) -> String {
@@ -53,10 +54,14 @@ impl Frame<'_, '_> {
         }
         let (t, crd) = self.atomic_element(place)?;
         let elem = t.ty.elem;
+        let first = self.expr(&positional[1].value)?;
+        if let Value::Frag(ft, fid) = &first {
+            return self.atomic_add_pair(op, (t, crd), (ft.clone(), *fid), (scope, order), place.span, span);
+        }
         op.ptx_type(elem).map_err(|why| refused(op, elem, why, span))?;
         let mut operands = Vec::new();
-        for a in &positional[1..] {
-            let v = self.expr(&a.value)?;
+        for (k, a) in positional[1..].iter().enumerate() {
+            let v = if k == 0 { first.clone() } else { self.expr(&a.value)? };
             let v = self.coerce(v, elem, a.value.span).map_err(|d| {
                 d.with_secondary(place.span, format!("expected `{}` because of this element", elem.name()))
             })?;
@@ -72,7 +77,7 @@ impl Frame<'_, '_> {
         let dst = used.then(|| self.fresh(ValueTy::Scalar(elem)));
         let value = operands.pop().expect("the count was checked");
         let compare = operands.pop();
-        self.emit(Inst::Atomic { dst, op, tensor, ty: t.ty, offset, value, compare, scope, order, span });
+        self.emit(Inst::Atomic { dst, op, tensor, ty: t.ty, offset, value, compare, pair: false, scope, order, span });
         Ok(match dst {
             Some(d) if elem == Scalar::I32 => Value::Int(Int::var(d, 1)),
             Some(d) => Value::Scalar(elem, d),
@@ -257,6 +262,80 @@ impl Frame<'_, '_> {
         let Origin::Kernel(tensor) = t.origin else { unreachable!("kernel tensors have kernel origins") };
         self.emit(Inst::AtomicAddFrag { value: fid, tensor, ty: t.ty, scope, order, span });
         Ok(Value::Unit)
+    }
+}
+
+impl Frame<'_, '_> {
+    /// `let old = atomic_add(t[i], pair)`: a fragment of two f16 or bf16 values added into the
+    /// element `t[i]` and the next one as one packed `atom.add.noftz.f16x2`/`.bf16x2`, giving the
+    /// old pair. The two elements must be contiguous and 4-byte aligned, as proven statically.
+    fn atomic_add_pair(
+        &mut self,
+        op: AtomicOp,
+        (t, crd): (TensorVal, cute_layout::Crd),
+        (ft, fid): (kir::FragTy, kir::ValueId),
+        (scope, order): (MemScope, MemOrder),
+        place: Span,
+        span: Span,
+    ) -> R<Value> {
+        let elem = t.ty.elem;
+        let fail = |msg: String, label: &str| {
+            Err(Diagnostic::error(msg, span, label).with_help(
+                "`let old = atomic_add(t[i], pair)` adds a 2-element f16 or bf16 fragment (`make_fragment(2, f16)`) into `t[i]` and `t[i + 1]`, which must be contiguous and 4-byte aligned (an even `i` of a unit-stride tensor); for one element pass a scalar",
+            ))
+        };
+        let Some(ptx_type) = add_pair_ptx_type(elem).filter(|_| op == AtomicOp::Add) else {
+            return fail(
+                format!(
+                    "`{}` of a fragment into one element: only `atomic_add` adds a packed f16 or bf16 pair",
+                    op.builtin()
+                ),
+                "not a packed pair",
+            );
+        };
+        if ft.elem != elem || ft.len() != 2 {
+            return fail(
+                format!(
+                    "a packed `atomic_add` adds a fragment of 2 `{}` values; this is a fragment of {} `{}`",
+                    elem.name(),
+                    ft.len(),
+                    ft.elem.name()
+                ),
+                "not a pair",
+            );
+        }
+        let (_, offset) = element_offset(&crd, &t.ty.layout, self.index_bits, place)?;
+        // The layout holds aligned runs of at least 2 and the element's offset starts one.
+        let runs = cute_layout::vector_width(&t.ty.layout, t.ty.align, elem.size_bytes()).unwrap_or(1);
+        let aligned = offset_alignment(t.ty.align, &offset, elem.size_bytes()) >= 4;
+        if runs < 2 || !aligned {
+            return fail(
+                format!("`atom.global.add.{ptx_type}` adds 2 contiguous, 4-byte-aligned elements; in layout {} with {}-byte alignment the tensor is proven to hold {runs} contiguous, aligned element(s) per access and the element's offset `{offset}` is {}", t.ty.layout, t.ty.align, if aligned { "4-byte aligned" } else { "not proven even" }),
+                "not a 4-byte-aligned pair",
+            );
+        }
+        self.need_kernel("`atomic_add`", span)?;
+        let at = kir::At::Coord(cute_layout::expr::crd_value(&crd));
+        if !self.predicated {
+            self.require_access_in_bounds(&t.ty, &at, place);
+        }
+        let Origin::Kernel(tensor) = t.origin else { unreachable!("kernel tensors have kernel origins") };
+        let dst = self.fresh(ValueTy::Frag(ft.clone()));
+        let value = kir::Operand::Value(fid);
+        self.emit(Inst::Atomic {
+            dst: Some(dst),
+            op,
+            tensor,
+            ty: t.ty,
+            offset,
+            value,
+            compare: None,
+            pair: true,
+            scope,
+            order,
+            span,
+        });
+        Ok(Value::Frag(ft, dst))
     }
 }
 

@@ -107,6 +107,16 @@ impl AtomicOp {
     }
 }
 
+/// The PTX type of `atom.add` on a packed pair of 16-bit floats (`let old = atomic_add(t[i], pair)`):
+/// `noftz.f16x2` or `noftz.bf16x2` (sm_90), the lower-indexed element in the low half.
+pub fn add_pair_ptx_type(elem: DType) -> Option<&'static str> {
+    match elem {
+        DType::F16 => Some("noftz.f16x2"),
+        DType::BF16 => Some("noftz.bf16x2"),
+        _ => None,
+    }
+}
+
 /// The threads an atomic is atomic with respect to (PTX `.scope`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemScope {
@@ -265,6 +275,9 @@ mod tests {
         assert!(AtomicOp::Exch.ptx_type(DType::F16).is_err());
         assert!(AtomicOp::Add.ptx_type(DType::I8).is_err());
         assert!(AtomicOp::Add.ptx_type(DType::Bool).is_err());
+        assert_eq!(add_pair_ptx_type(DType::F16), Some("noftz.f16x2"));
+        assert_eq!(add_pair_ptx_type(DType::BF16), Some("noftz.bf16x2"));
+        assert_eq!(add_pair_ptx_type(DType::F32), None);
     }
 
     #[test]

@@ -57,6 +57,8 @@ fn llvm_ordering(name: &str) -> i64 {
 /// The PTX register class of an element of MLIR type `elem`, and the MLIR type it travels in.
 fn register(elem: &str) -> (Reg, &'static str) {
     match elem {
+        // A packed 16-bit pair, the lower-indexed element in the low half.
+        "vector<2xf16>" | "vector<2xbf16>" => (Reg::B32, "i32"),
         "f32" => (Reg::F32, "f32"),
         "f64" => (Reg::F64, "f64"),
         "f16" | "bf16" => (Reg::B16, "i16"),
@@ -88,7 +90,7 @@ pub(super) fn atomic(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported> {
     let elem = ir::type_to_string(ir::value_type(args[0]));
     let old = if kind == AtomicOp::Cas {
         Some(cmpxchg(b, ptr, &args, &elem, scope, order))
-    } else if returns && scope == MemScope::Gpu && order == MemOrder::Relaxed {
+    } else if returns && scope == MemScope::Gpu && order == MemOrder::Relaxed && !elem.starts_with("vector") {
         let attrs = [
             ("bin_op", b.attr(&format!("{} : i64", llvm_bin_op(kind, &ty)))),
             ("ordering", b.attr("2 : i64")),
