@@ -831,11 +831,12 @@ impl Inst {
             Inst::Mbarrier { op, span, .. } => {
                 (Feature::MbarrierTx, format!("`{}` is a Hopper mbarrier instruction", op.builtin()), span)
             }
-            Inst::Atomic { op, ty, scope, span, .. } if *scope == MemScope::Cluster || ty.elem == Scalar::BF16 => {
+            Inst::Atomic { op, ty, scope, pair, span, .. } if *scope == MemScope::Cluster || ty.elem == Scalar::BF16 => {
                 let what = if *scope == MemScope::Cluster {
                     format!("`{}` with `scope: \"cluster\"` is a Hopper atomic", op.builtin())
                 } else {
-                    format!("`{}` on bf16 (`atom.add.noftz.bf16`) is a Hopper atomic", op.builtin())
+                    let x2 = if *pair { "x2" } else { "" };
+                    format!("`{}` on bf16 (`atom.add.noftz.bf16{x2}`) is a Hopper atomic", op.builtin())
                 };
                 (if *scope == MemScope::Cluster { Feature::Clusters } else { Feature::AtomicsSm90 }, what, span)
             }
