@@ -327,6 +327,29 @@ impl Int {
             Int::D(_) => None,
         }
     }
+    /// The largest magnitude of a constant this value is built from (its static value, or the
+    /// coefficients and the constants of its unfolded operations): what code generation writes
+    /// as integer literals of the index type, so what must fit it.
+    pub fn largest_constant(&self) -> u64 {
+        match self {
+            Int::S(c) => c.unsigned_abs(),
+            Int::D(d) => d.factors.iter().fold(d.coef.unsigned_abs(), |m, a| match a {
+                Atom::Op(op) => {
+                    let (x, y) = match op.as_ref() {
+                        Op::Add(x, y)
+                        | Op::CeilDiv(x, y)
+                        | Op::Div(x, y)
+                        | Op::Mod(x, y)
+                        | Op::Min(x, y)
+                        | Op::Max(x, y) => (x, y),
+                    };
+                    m.max(x.largest_constant()).max(y.largest_constant())
+                }
+                Atom::Var { .. } | Atom::Basis(_) => m,
+            }),
+        }
+    }
+
     pub fn is_static(&self) -> bool {
         matches!(self, Int::S(_))
     }

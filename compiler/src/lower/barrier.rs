@@ -21,9 +21,10 @@ impl KernelWriter<'_> {
                     // `convert-nvvm-to-llvm` lowers it): call the intrinsic it stands for.
                     self.line(&format!("llvm.call_intrinsic \"llvm.nvvm.barrier.cta.arrive.aligned.count\"({i}, {n}) : (i32, i32) -> () {loc}"));
                 } else {
-                    // The generic form: MLIR 22's custom parser of `nvvm.barrier` mistakes a
-                    // trailing `loc(...)` for more of the op.
-                    self.line(&format!("\"nvvm.barrier\"({i}, {n}) <{{operandSegmentSizes = array<i32: 1, 1, 0>}}> : (i32, i32) -> () {loc}"));
+                    // The intrinsic `nvvm.barrier` stands for, not the op: MLIR 22 prints
+                    // `nvvm.barrier id = %a number_of_threads = %b` and its parser then takes the
+                    // next line for more of the op (a printed `--emit=cute` would not re-parse).
+                    self.line(&format!("llvm.call_intrinsic \"llvm.nvvm.barrier.cta.sync.aligned.count\"({i}, {n}) : (i32, i32) -> () {loc}"));
                 }
             }
             Inst::Mbarrier { op, dst, tensor, ty, offset, arg, span } => {

@@ -246,6 +246,16 @@ impl Frame<'_, '_> {
                         .with_help(format!("{} holds {lo} to {hi}", crate::diag::article(ty.name()))));
                     }
                 }
+                // A run-time value computed with constants: each constant is written as an `i32`
+                // literal of a 32-bit kernel's index math, so each must fit one.
+                if !i.is_static() && self.index_bits == 32 && i.largest_constant() > i32::MAX as u64 {
+                    return Err(Diagnostic::error(
+                        "a constant of this `i32` computation does not fit in `i32`".to_string(),
+                        span,
+                        "out of range",
+                    )
+                    .with_help("an i32 holds -2147483648 to 2147483647; convert to `i64` first (`.to(i64)`), or compute indices in 64 bits with the kernel clause `index(i64)`"));
+                }
                 Operand::Int(i.clone())
             }
             Value::Scalar(s, id) if *s == ty => Operand::Value(*id),
