@@ -327,26 +327,29 @@ impl Int {
             Int::D(_) => None,
         }
     }
-    /// The largest magnitude of a constant this value is built from (its static value, or the
-    /// coefficients and the constants of its unfolded operations): what code generation writes
-    /// as integer literals of the index type, so what must fit it.
-    pub fn largest_constant(&self) -> u64 {
+    /// Whether every constant this value is built from (its static value, or the coefficients
+    /// and the constants of its unfolded operations) lies in `lo..=hi`: code generation writes
+    /// them as integer literals of the index type, so they must fit it.
+    pub fn constants_within(&self, lo: i64, hi: i64) -> bool {
         match self {
-            Int::S(c) => c.unsigned_abs(),
-            Int::D(d) => d.factors.iter().fold(d.coef.unsigned_abs(), |m, a| match a {
-                Atom::Op(op) => {
-                    let (x, y) = match op.as_ref() {
-                        Op::Add(x, y)
-                        | Op::CeilDiv(x, y)
-                        | Op::Div(x, y)
-                        | Op::Mod(x, y)
-                        | Op::Min(x, y)
-                        | Op::Max(x, y) => (x, y),
-                    };
-                    m.max(x.largest_constant()).max(y.largest_constant())
-                }
-                Atom::Var { .. } | Atom::Basis(_) => m,
-            }),
+            Int::S(c) => (lo..=hi).contains(c),
+            Int::D(d) => {
+                (lo..=hi).contains(&d.coef)
+                    && d.factors.iter().all(|a| match a {
+                        Atom::Op(op) => {
+                            let (x, y) = match op.as_ref() {
+                                Op::Add(x, y)
+                                | Op::CeilDiv(x, y)
+                                | Op::Div(x, y)
+                                | Op::Mod(x, y)
+                                | Op::Min(x, y)
+                                | Op::Max(x, y) => (x, y),
+                            };
+                            x.constants_within(lo, hi) && y.constants_within(lo, hi)
+                        }
+                        Atom::Var { .. } | Atom::Basis(_) => true,
+                    })
+            }
         }
     }
 
@@ -781,6 +784,19 @@ mod tests {
         assert_eq!(r, w.mul(&Int::S(4)).unwrap());
         let s = e.subst(&mut |_, _| Ok(Int::S(3))).unwrap();
         assert_eq!(s, Int::S(12));
+    }
+
+    #[test]
+    fn constants_within_sees_coefficients_and_operation_constants() {
+        let (lo, hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+        let v = Int::var(0, 1);
+        assert!(v.mul(&Int::S(lo)).unwrap().constants_within(lo, hi));
+        assert!(!v.mul(&Int::S(hi + 1)).unwrap().constants_within(lo, hi));
+        // A constant inside an unfolded sum, and one inside a remainder.
+        let w = Int::var(1, 1);
+        assert!(!v.mul(&w).unwrap().add(&Int::S(1 << 40)).unwrap().constants_within(lo, hi));
+        assert!(!v.modulo(&Int::S(1 << 40)).unwrap().constants_within(lo, hi));
+        assert!(v.modulo(&Int::S(7)).unwrap().constants_within(lo, hi));
     }
 
     #[test]

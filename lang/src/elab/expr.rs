@@ -248,7 +248,7 @@ impl Frame<'_, '_> {
                 }
                 // A run-time value computed with constants: each constant is written as an `i32`
                 // literal of a 32-bit kernel's index math, so each must fit one.
-                if !i.is_static() && self.index_bits == 32 && i.largest_constant() > i32::MAX as u64 {
+                if !i.is_static() && self.index_bits == 32 && !i.constants_within(i32::MIN.into(), i32::MAX.into()) {
                     return Err(Diagnostic::error(
                         "a constant of this `i32` computation does not fit in `i32`".to_string(),
                         span,
