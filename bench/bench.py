@@ -1019,15 +1019,37 @@ def gemm_sets(torch, device, M, N, K, store, dt, l2):
     ]
 
 
+# The shape categories of issue 31 (bench/gemm_variants.py --categories): the shapes a model's GEMMs
+# take beside the large squares. Contiguous extents are multiples of 8 (TMA's 16-byte strides).
+GEMM_CATEGORIES = {
+    "small": ["768", "1024", "1536", "2048"],
+    "skinny-m": ["16x4096x4096", "64x8192x8192", "128x4096x4096", "128x8192x8192", "256x8192x4096"],
+    "skinny-n": ["4096x16x4096", "8192x64x8192", "4096x96x4096", "8192x128x8192", "8192x256x4096"],
+    "short-k": ["4096x4096x128", "8192x8192x128", "4096x4096x256", "8192x8192x256"],
+    "non-multiple": ["1000", "3000x5000x2000", "5000", "7000x6000x4104", "8200"],
+}
+
+
+def parse_gemm_shape(text):
+    """'4096' (a square) or 'MxNxK' -> (M, N, K)."""
+    dims = tuple(int(x) for x in text.split("x"))
+    return dims * 3 if len(dims) == 1 else dims
+
+
+def gemm_shape_text(shape):
+    M, N, K = shape
+    return f"{M}^3" if M == N == K else f"{M}x{N}x{K}"
+
+
 def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
-    """The GEMM cells of bench/gemm_variants.py and bench/gemm_clock.py (M = N = K = each of
-    `shapes`, every layout and dtype name): yields (layout, dtype name, M, FLOP, impls, errs, tol),
+    """The GEMM cells of bench/gemm_variants.py and bench/gemm_clock.py (each of `shapes`, an
+    (M, N, K) or M = N = K, every layout and dtype name): yields (layout, dtype name, (M, N, K), FLOP, impls, errs, tol),
     impls being [(label, [one call per operand set])], torch.matmul first, then the host function
     of each (label, cutec module) that has it; each implementation has run once on the first set
     and errs[label] is its error against a float64 reference."""
     dts = {"f16": torch.float16, "bf16": torch.bfloat16}
     for s in shapes:
-        M = N = K = s
+        M, N, K = s if isinstance(s, tuple) else (s, s, s)
         for layout in layouts:
             store, mm = GEMM_LAYOUTS[layout]
             for dname in dtypes:
@@ -1062,7 +1084,7 @@ def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
                     torch.cuda.synchronize()
                     errs[label] = relerr(c, ref)
                 del ref
-                yield layout, dname, M, 2.0 * M * N * K, impls, errs, TOL[str(dt).removeprefix("torch.")]
+                yield layout, dname, (M, N, K), 2.0 * M * N * K, impls, errs, TOL[str(dt).removeprefix("torch.")]
                 del sets, impls
                 torch.cuda.empty_cache()
 

@@ -108,8 +108,8 @@ def checked_cells(a, torch, cutec):
             continue  # no cutec module has this cell (the sample has gemm_nn_bf16 only)
         bad = [f"{label} (relerr {errs[label]:.2e})" for label, _ in impls if not errs[label] <= tol]
         if bad:
-            sys.exit(f"{layout} {dname} {s}^3: wrong results from {', '.join(bad)}: no rates measured")
-        yield f"{layout} {dname} {s}^3", flop, impls
+            sys.exit(f"{layout} {dname} {B.gemm_shape_text(s)}: wrong results from {', '.join(bad)}: no rates measured")
+        yield f"{layout} {dname} {B.gemm_shape_text(s)}", flop, impls
 
 
 def main():
