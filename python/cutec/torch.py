@@ -170,11 +170,11 @@ def register(host_fn, name, mutates):
         lib = _libraries[ns] = torch.library.Library(ns, "FRAGMENT")
     lib.define(op + schema(host_fn.params, mutates, host_fn.name))
 
-    def call(*args):
-        # The host function's default stream is torch's current one (read with one C call).
-        host_fn(*args)
-
-    lib.impl(op, call, "CUDA")
+    # The kernel is the host function itself (a native callable; its default stream is torch's
+    # current one, read with one C call): no Python frame between torch's dispatcher and the call.
+    # A Python wrapper cost 0.3-0.7 us a call on the H100, more inside a compiled graph, where
+    # dynamo's frame callback sees every Python frame.
+    lib.impl(op, host_fn, "CUDA")
 
     def fake(*args):
         checks.check(*args)
