@@ -2,12 +2,14 @@
 method (CUDA events per call behind a sleep kernel, operands rotated beyond L2, median), each
 checked against the float64 product of the dequantized inputs first.
 
-    python3 bench/gemm_fp8.py CUBIN [--shapes 4096,8192] [--types e4m3:e4m3] [--out bf16] [--rounds 3]
+    python3 bench/gemm_fp8.py CUBIN [--shapes 4096,8192] [--types e4m3:e4m3] [--out bf16] [--rowwise] [--rounds 3]
 
 C = (scale_a * scale_b) * (A @ B^T) for A (M,K), B (N,K) row-major FP8 with M = N = K = each shape:
 `gemm_tn_fp8` (bf16/f16 C) or `gemm_tn_fp8_f32` (f32 C) against `torch._scaled_mm(a, b.t(),
 scale_a, scale_b, out_dtype=...)` (its default, use_fast_accum=False: cuBLAS promotes partial sums
-to f32; the cutec kernel accumulates in wgmma's FP8 accumulator only). Clocks move with power and
+to f32; the cutec kernel accumulates in wgmma's FP8 accumulator only, so torch's use_fast_accum=True,
+which does not promote either, is timed too). --rowwise: row-wise scales (scale_a (M,1), scale_b
+(1,N); e4m3 x e4m3, bf16/f16 C), `gemm_tn_fp8_rowwise` against torch's row-wise mode. Clocks move with power and
 temperature, so each cell times both once per round, round-robin, and reports the median over the
 rounds and every round's rate.
 """
@@ -30,6 +32,7 @@ def main():
     ap.add_argument("--shapes", default="4096,8192", help="M = N = K per shape")
     ap.add_argument("--types", default="e4m3:e4m3", help="A:B FP8 type pairs, comma-separated")
     ap.add_argument("--out", default="bf16", help="C's type: bf16, f16 or f32")
+    ap.add_argument("--rowwise", action="store_true", help="row-wise scales: gemm_tn_fp8_rowwise")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     import torch
@@ -37,13 +40,17 @@ def main():
 
     env = B.TorchEnv(torch)
     m = cutec.load(a.cubin)
-    host = m.host("gemm_tn_fp8_f32" if a.out == "f32" else "gemm_tn_fp8")
+    host = m.host("gemm_tn_fp8_rowwise" if a.rowwise else "gemm_tn_fp8_f32" if a.out == "f32" else "gemm_tn_fp8")
     dout = getattr(torch, OUTS[a.out])
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    sa = torch.tensor([0.5], device="cuda")
-    sb = torch.tensor([0.25], device="cuda")
     for s in map(int, a.shapes.split(",")):
         M = N = K = s
+        if a.rowwise:
+            sa, sb = torch.rand(M, device="cuda") + 0.25, torch.rand(N, device="cuda") + 0.25
+            tsa, tsb = sa.view(M, 1), sb.view(1, N)
+        else:
+            sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([0.25], device="cuda")
+            tsa, tsb = sa.view(()), sb.view(())
         for pair in a.types.split(","):
             ta, tb = (getattr(torch, TYPES[t]) for t in pair.split(":"))
             per_set = M * K + N * K + M * N * dout.itemsize
@@ -56,21 +63,22 @@ def main():
                 for _ in range(B.n_rotations(per_set, l2))
             ]
             x, y, _ = sets[0]
-            ref = (x.double() * 0.5) @ (y.double() * 0.25).t()
+            ref = (x.double() * sa.double().view(-1, 1)) @ (y.double() * sb.double().view(-1, 1)).t()
             impls = [
                 (
-                    "torch._scaled_mm",
+                    f"torch._scaled_mm{' fast_accum' if fast else ''}",
                     [
                         (
-                            lambda x=x, y=y, c=c: torch._scaled_mm(
-                                x, y.t(), scale_a=sa.view(()), scale_b=sb.view(()), out_dtype=dout, out=c
+                            lambda x=x, y=y, c=c, fast=fast, tsa=tsa, tsb=tsb: torch._scaled_mm(
+                                x, y.t(), scale_a=tsa, scale_b=tsb, out_dtype=dout, out=c, use_fast_accum=fast
                             )
                         )
                         for x, y, c in sets
                     ],
-                ),
-                ("cutec gemm_sm90_fp8", [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]),
+                )
+                for fast in (False, True)
             ]
+            impls.append(("cutec gemm_sm90_fp8", [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]))
             errs = {}
             for label, calls in list(impls):
                 c = sets[0][2]
@@ -90,7 +98,7 @@ def main():
                 for label, calls in impls:
                     r = B.bench(env, calls, min_reps=10, max_reps=40)
                     rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
-            print(f"== {pair} -> {a.out} {s}x{s}x{s}")
+            print(f"== {pair} -> {a.out} {s}x{s}x{s}{' row-wise scales' if a.rowwise else ''}")
             base = statistics.median(rates[impls[0][0]]) if impls else 1.0
             for label, _ in impls:
                 tf = statistics.median(rates[label])

@@ -1059,6 +1059,49 @@ def test_gemm_sm90_fp8(gpu, load, shape):
                     assert vs <= FP8_GEMM_TOL[dout], (qa, qb, shape, vs)
 
 
+# gemm_tn_fp8_rowwise: torch._scaled_mm's row-wise scaling (scale_a (M,1), scale_b (1,N); e4m3
+# inputs, bf16/f16 C): C[m, n] = scale_a[m] * scale_b[n] * (A @ B^T)[m, n], against the float64
+# product of the dequantized, scaled inputs, and against torch._scaled_mm's row-wise mode where this
+# torch has it; scale tensors of the wrong length are refused.
+@pytest.mark.parametrize("shape", shapes(FP8_GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_fp8_rowwise(gpu, load, shape):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_fp8")
+    M, N, K = shape
+    g = torch.Generator(device="cuda").manual_seed(M * 7 + N)
+    sa = torch.rand(M, device="cuda", generator=g) + 0.25
+    sb = torch.rand(N, device="cuda", generator=g) + 0.25
+    a = (torch.randn(M, K, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(N, K, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
+    ref = (a.double() * sa.double()[:, None]) @ (b.double() * sb.double()[:, None]).t()
+    for dout in ("bfloat16", "float16"):
+        dt = getattr(torch, dout)
+        buf, c = guarded(torch, (M, N), dt)
+        args = (fp8_arg(torch, a, "f8e4m3"), fp8_arg(torch, b, "f8e4m3"), c, sa, sb)
+        if N % 8 != 0:
+            with pytest.raises(cutec.Refused):
+                m.gemm_tn_fp8_rowwise.check(*args)
+            continue
+        with pytest.raises(cutec.Refused, match="scale_a"):
+            m.gemm_tn_fp8_rowwise.check(args[0], args[1], c, sa[: max(M - 1, 0)] if M > 1 else sa.repeat(2), sb)
+        m.gemm_tn_fp8_rowwise(*args)
+        torch.cuda.synchronize()
+        rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+        print(f"fp8 rowwise gemm e4m3 -> {dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
+        assert rel <= FP8_GEMM_TOL[dout], (dout, shape, rel)
+        assert guards_untouched(buf, M * N), (dout, shape)
+        if dout == "bfloat16" and M % 16 == 0 and N % 16 == 0:
+            try:
+                want = torch._scaled_mm(a, b.t(), scale_a=sa.view(M, 1), scale_b=sb.view(1, N), out_dtype=dt)
+            except (RuntimeError, ValueError) as e:  # a torch without row-wise scaling
+                print(f"torch._scaled_mm row-wise: {e}".splitlines()[0])
+                continue
+            vs = float((c.double() - want.double()).abs().max() / ref.abs().max())
+            print(f"  vs torch._scaled_mm row-wise: {vs:.3e}")
+            assert vs <= FP8_GEMM_TOL[dout], (shape, vs)
+
+
 # ---- mbarrier_pipeline: a producer warp and a consumer warp through a 2-stage mbarrier ring -------
 
 
