@@ -1102,6 +1102,58 @@ def test_gemm_sm90_fp8_rowwise(gpu, load, shape):
             assert vs <= FP8_GEMM_TOL[dout], (shape, vs)
 
 
+# samples/gemm_sm90_grouped.cute: a grouped (MoE) GEMM, torch._grouped_mm's 2D x 3D form: group e
+# is rows offs[e-1] .. offs[e] of A (M, K) and C (M, N), C_e = A_e @ B[e]^T for B (E, N, K). Groups
+# of any size (empty ones, one row, not multiples of the 128-row tile), against float64 per
+# group; rows past offs[E-1] stay untouched, and C's guards too. Offsets that run past M or go
+# backwards are clamped (nothing outside C is written).
+GROUPED_CASES = [
+    # (group sizes, N, K)
+    ([64], 256, 64),
+    ([1, 0, 127, 300], 264, 72),
+    ([130, 1, 0, 255, 1000, 7, 3, 128], 512, 1000),
+    ([5] * 64, 8, 64),
+    ([2048, 3000, 17], 4096, 4096),
+]
+
+
+@pytest.mark.parametrize("case", range(len(GROUPED_CASES)))
+def test_gemm_sm90_grouped(gpu, load, case):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_grouped")
+    sizes, N, K = GROUPED_CASES[case]
+    E, rows = len(sizes), sum(sizes)
+    M = rows + 9  # rows past the last group: never written
+    offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    g = torch.Generator(device="cuda").manual_seed(case)
+    for dt in (torch.bfloat16, torch.float16):
+        a = (torch.randn(M, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        b = (torch.randn(E, N, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        buf, c = guarded(torch, (M, N), dt)
+        m.gemm_grouped_tn(a, b, c, offs)
+        torch.cuda.synchronize()
+        start = 0
+        for e, n in enumerate(sizes):
+            ref = a[start : start + n].double() @ b[e].double().t()
+            err = float((c[start : start + n].double() - ref).abs().max()) if n else 0.0
+            assert err <= 2e-2 * max(1.0, float(ref.abs().max()) if n else 1.0), (case, dt, e, err)
+            start += n
+        assert bool(torch.isnan(c[rows:]).all()), (case, dt, "rows past the groups were written")
+        assert guards_untouched(buf, M * N), (case, dt)
+        if hasattr(torch, "_grouped_mm") and all(x % 16 == 0 for x in sizes):
+            want = torch._grouped_mm(a[:rows], b.transpose(-2, -1), offs=offs)
+            assert float((c[:rows].double() - want.double()).abs().max()) <= 2e-2, (case, dt)
+    # Offsets past M or going backwards are clamped: nothing outside C is written.
+    bad = torch.tensor([M + 100, 3, M * 2][:E] + [M] * max(0, E - 3), device="cuda", dtype=torch.int32)
+    buf, c = guarded(torch, (M, N), torch.bfloat16)
+    m.gemm_grouped_tn(a.to(torch.bfloat16), b.to(torch.bfloat16), c, bad)
+    torch.cuda.synchronize()
+    assert guards_untouched(buf, M * N), (case, "clamped offsets")
+    with pytest.raises(cutec.Refused, match="offs"):
+        m.gemm_grouped_tn.check(a, b, c.to(a.dtype), offs[:-1] if E > 1 else offs.repeat(2))
+
+
 # ---- mbarrier_pipeline: a producer warp and a consumer warp through a 2-stage mbarrier ring -------
 
 

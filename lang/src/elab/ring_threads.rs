@@ -1,8 +1,11 @@
 //! Which threads of a block reach a point of a kernel: the `if`s around it evaluated for each
 //! thread of the block a launch gives (`block(64)`), over `thread_idx`, `warp_idx()`,
 //! `lane_idx()` and the arithmetic and comparisons on them. A condition that is the same for
-//! every thread (a loop index, a parameter, `block_idx`) lets all of them through. The ring
-//! checks (ring_checks.rs, ring_phase.rs) count and order the threads' barrier operations by it.
+//! every thread (a loop index, a parameter, `block_idx`) lets all of them through, and so does one
+//! the checker cannot evaluate around a block-wide barrier (`sync_threads()`, a pipeline's
+//! creation): a block whose threads split there would not get past it, so the condition is the
+//! same for all of them (a grouped GEMM's block that finds no tile of its group exits whole). The
+//! ring checks (ring_checks.rs, ring_phase.rs) count and order the threads' barrier operations by it.
 
 use crate::kir::{BinaryOp, CmpOp, Inst, Kernel, Operand, Special, ValueId};
 use crate::span::Span;
@@ -37,12 +40,20 @@ pub(super) struct Guards<'k> {
     pub(super) ivs: HashMap<ValueId, (Int, Int, Int)>,
     /// Values the same for every thread: the parameters (and their dynamic extents and strides).
     params: HashSet<ValueId>,
+    /// The `if`s (by span) with a block-wide barrier in a branch: the same for every thread.
+    block_wide: HashSet<Span>,
     block: Option<[i64; 3]>,
 }
 
 impl<'k> Guards<'k> {
     pub(super) fn new(k: &'k Kernel, block: Option<[i64; 3]>) -> Guards<'k> {
-        let mut g = Guards { defs: HashMap::new(), ivs: HashMap::new(), params: HashSet::new(), block };
+        let mut g = Guards {
+            defs: HashMap::new(),
+            ivs: HashMap::new(),
+            params: HashSet::new(),
+            block_wide: HashSet::new(),
+            block,
+        };
         for p in &k.params {
             g.params.insert(p.value);
             if let crate::kir::ParamKind::Tensor { dyn_leaves, .. } = &p.kind {
@@ -78,6 +89,11 @@ impl<'k> Guards<'k> {
             if let Inst::For { iv, lb, ub, step, .. } = i {
                 self.ivs.insert(*iv, (lb.clone(), ub.clone(), step.clone()));
             }
+            if let Inst::If { then, els, span, .. } = i {
+                if syncs_block(then) || syncs_block(els) {
+                    self.block_wide.insert(*span);
+                }
+            }
             for r in i.regions() {
                 self.index(r);
             }
@@ -97,6 +113,7 @@ impl<'k> Guards<'k> {
                 Ev::Known(v) if v != 0 => then[t as usize] = true,
                 Ev::Known(_) => els[t as usize] = true,
                 Ev::Uniform => uniform = true,
+                Ev::Varying if self.block_wide.contains(&span) => uniform = true,
                 Ev::Varying => {
                     let u =
                         Unseen { span, what: "this condition (it reads values the checker does not follow)".into() };
@@ -176,6 +193,11 @@ impl<'k> Guards<'k> {
             _ => Ev::Varying,
         }
     }
+}
+
+/// Whether `insts` hold a block-wide barrier (`sync_threads()`; a pipeline's creation has one).
+fn syncs_block(insts: &[Inst]) -> bool {
+    insts.iter().any(|i| matches!(i, Inst::Barrier { .. }) || i.regions().into_iter().any(|r| syncs_block(r)))
 }
 
 fn cmp(op: CmpOp, a: i64, b: i64) -> bool {

@@ -4,6 +4,10 @@
 //! DSL's `make_tiled_tma_atom`) is a hidden kernel parameter the runtime encodes at launch from
 //! `gA`'s argument, the box `sA.shape` and `sA`'s swizzle ([`kir::TmaDesc`]).
 //!
+//! The coordinate may also be given in elements, `tma_load(gA, sA, bars[i], elements: (r, k))`
+//! (the box starts at element `(r, k)`, anywhere: a grouped GEMM's group starts at any row),
+//! for loads and stores alike.
+//!
 //! TMA stores: `tma_store(sC, gC, (m, n))` copies the shared tensor `sC` (the box, under the same
 //! rules as a load's destination) to the tile `(m, n)` of `gC`, through a map of the same kind (one
 //! map serves loads and stores of the same tensor, box and swizzle). The store is asynchronous,
@@ -62,12 +66,14 @@ struct TmaCopy {
 
 impl Frame<'_, '_> {
     pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
-        if args.len() != 4 || args.iter().any(|a| a.name.is_some()) {
-            return Err(Diagnostic::error("`tma_load` takes 4 positional arguments", span, "wrong arguments")
-                .with_help(format!("write `{}`", LOAD.usage)));
+        if args.len() != 4 || args[..3].iter().any(|a| a.name.is_some()) || !coordinate_arg(&args[3]) {
+            return Err(Diagnostic::error("`tma_load` takes 4 arguments", span, "wrong arguments").with_help(format!(
+                "write `{}` (a tile coordinate), or `elements: (r, k)` as the last argument (an element coordinate)",
+                LOAD.usage
+            )));
         }
         self.need_kernel("`tma_load`", span)?;
-        let copy = self.tma_copy(&LOAD, &args[0].value, &args[1].value, &args[3].value)?;
+        let copy = self.tma_copy(&LOAD, &args[0].value, &args[1].value, &args[3])?;
         let (bar, offset) = self.barrier_place(&args[2].value)?;
         let Origin::Kernel(bar_id) = bar.origin else { unreachable!() };
         self.emit(Inst::TmaLoad {
@@ -85,12 +91,16 @@ impl Frame<'_, '_> {
 
     /// `tma_store(sC, gC, (m, n))`: one `cp.async.bulk.tensor` from shared to global memory.
     pub(crate) fn tma_store_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
-        if args.len() != 3 || args.iter().any(|a| a.name.is_some()) {
-            return Err(Diagnostic::error("`tma_store` takes 3 positional arguments", span, "wrong arguments")
-                .with_help(format!("write `{}`", STORE.usage)));
+        if args.len() != 3 || args[..2].iter().any(|a| a.name.is_some()) || !coordinate_arg(&args[2]) {
+            return Err(Diagnostic::error("`tma_store` takes 3 arguments", span, "wrong arguments").with_help(
+                format!(
+                "write `{}` (a tile coordinate), or `elements: (r, c)` as the last argument (an element coordinate)",
+                STORE.usage
+            ),
+            ));
         }
         self.need_kernel("`tma_store`", span)?;
-        let copy = self.tma_copy(&STORE, &args[1].value, &args[0].value, &args[2].value)?;
+        let copy = self.tma_copy(&STORE, &args[1].value, &args[0].value, &args[2])?;
         self.emit(Inst::TmaStore { tma: copy.tma, smem: copy.smem, smem_ty: copy.smem_ty, coords: copy.coords, span });
         Ok(Value::Unit)
     }
@@ -184,7 +194,7 @@ impl Frame<'_, '_> {
 
     /// The checks and the map a TMA copy needs, in either direction: `g` the kernel's global tensor
     /// parameter, `s` the shared box, `crd` the tile coordinate.
-    fn tma_copy(&mut self, roles: &Roles, g_expr: &Expr, s_expr: &Expr, crd_expr: &Expr) -> R<TmaCopy> {
+    fn tma_copy(&mut self, roles: &Roles, g_expr: &Expr, s_expr: &Expr, crd: &Arg) -> R<TmaCopy> {
         let builtin = roles.builtin;
         let (g, gid) = self.tma_global(roles, g_expr)?;
         let (s, within) = self.tma_shared(roles, s_expr)?;
@@ -205,7 +215,9 @@ impl Frame<'_, '_> {
         let box_dims = compact_box(roles, &s, &order, esize, s_expr.span)?;
         let swizzle_bytes = box_swizzle_bytes(builtin, &s, box_dims[order[0]] * esize, esize, s_expr.span)?;
         self.check_box_placement(roles, within, sid, swizzle_bytes, esize, s_expr.span)?;
-        let coords = self.tile_coords(builtin, crd_expr, &order, &box_dims)?;
+        // A tile coordinate counts boxes; an `elements:` one counts elements already.
+        let unit = if crd.name.is_some() { vec![1; box_dims.len()] } else { box_dims.clone() };
+        let coords = self.tile_coords(builtin, &crd.value, &order, &unit)?;
         let store = roles.builtin == STORE.builtin;
         let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes, store };
         let tma = self.tma_map(desc);
@@ -339,7 +351,9 @@ impl Frame<'_, '_> {
     }
 
     /// The tile coordinate, times the box: element coordinates, in the map's dimension order.
-    fn tile_coords(&mut self, builtin: &str, crd_expr: &Expr, order: &[usize], box_dims: &[i64]) -> R<Vec<Int>> {
+    /// The coordinate in the map's dimension order, in elements: `crd_expr`'s entries times `unit`
+    /// (the box's extents for a tile coordinate, ones for an element coordinate).
+    fn tile_coords(&mut self, builtin: &str, crd_expr: &Expr, order: &[usize], unit: &[i64]) -> R<Vec<Int>> {
         let rank = order.len();
         let crd = self.coordinate(std::slice::from_ref(crd_expr))?;
         let tile: Vec<Int> = match &crd {
@@ -370,7 +384,7 @@ impl Frame<'_, '_> {
         let mut coords = Vec::new();
         for &d in order {
             let c = tile[d]
-                .mul(&Int::S(box_dims[d]))
+                .mul(&Int::S(unit[d]))
                 .map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
             coords.push(c);
         }
@@ -490,4 +504,9 @@ fn box_swizzle_bytes(builtin: &str, s: &TensorVal, inner_bytes: i64, esize: i64,
             bytes
         }
     })
+}
+
+/// A TMA copy's coordinate argument: positional (a tile coordinate) or `elements:`.
+fn coordinate_arg(a: &Arg) -> bool {
+    a.name.as_ref().is_none_or(|n| n.name == "elements")
 }

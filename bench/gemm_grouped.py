@@ -1,0 +1,105 @@
+"""samples/gemm_sm90_grouped.cute's grouped (MoE) GEMM beside a loop of torch.matmul over the groups
+and torch._grouped_mm (where this torch has it), timed with bench.py's method (CUDA events per call
+behind a sleep kernel, operands rotated beyond L2, median), each checked against float64 first.
+
+    python3 bench/gemm_grouped.py CUBIN [--experts 8,64] [--tokens 16384] [--n 4096] [--k 4096] [--rounds 3]
+
+Group sizes are uneven: `tokens` rows split over the experts by a fixed-seed Dirichlet draw,
+rounded to multiples of 16 (torch._grouped_mm's alignment; the cutec kernel takes any sizes).
+C (tokens, N) = per group A_e (rows, K) @ B[e]^T, B (E, N, K) bf16. TFLOP/s = 2 * tokens * N * K / t.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as B  # noqa: E402
+
+
+def group_sizes(torch, experts, tokens):
+    torch.manual_seed(experts)
+    w = torch.distributions.Dirichlet(torch.full((experts,), 2.0)).sample()
+    sizes = [int(x) // 16 * 16 for x in (w * tokens).tolist()]
+    sizes[0] += tokens - sum(sizes)
+    return sizes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cubin", help="gemm_sm90_grouped.cubin")
+    ap.add_argument("--experts", default="8,64")
+    ap.add_argument("--tokens", type=int, default=16384)
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    import torch
+    import cutec
+
+    torch.manual_seed(0)
+    env = B.TorchEnv(torch)
+    host = cutec.load(a.cubin).host("gemm_grouped_tn")
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    M, N, K, dt = a.tokens, a.n, a.k, torch.bfloat16
+    for E in map(int, a.experts.split(",")):
+        sizes = group_sizes(torch, E, M)
+        offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+        bounds = [0, *offs.tolist()]
+        per_set = (M * K + E * N * K + M * N) * 2
+        sets = [
+            (
+                (torch.randn(M, K, device="cuda") * K**-0.25).to(dt),
+                (torch.randn(E, N, K, device="cuda") * K**-0.25).to(dt),
+                torch.empty(M, N, device="cuda", dtype=dt),
+            )
+            for _ in range(B.n_rotations(per_set, l2, max_sets=2))
+        ]
+
+        def loop(x, w, c, E=E, bounds=bounds):
+            for e in range(E):
+                if bounds[e + 1] > bounds[e]:
+                    torch.matmul(x[bounds[e] : bounds[e + 1]], w[e].t(), out=c[bounds[e] : bounds[e + 1]])
+            return c
+
+        impls = [("torch.matmul loop", [lambda x=x, w=w, c=c: loop(x, w, c) for x, w, c in sets])]
+        if hasattr(torch, "_grouped_mm"):
+            # Timed as torch returns it (a new C each call, from its caching allocator); checked
+            # through a copy.
+            grouped = [lambda x=x, w=w, o=offs: torch._grouped_mm(x, w.transpose(-2, -1), offs=o) for x, w, _ in sets]
+            impls.append(("torch._grouped_mm", grouped))
+        impls.append(
+            ("cutec gemm_sm90_grouped", [B.cutec_call(host, (x, w, c, offs), out_index=2) for x, w, c in sets])
+        )
+        x, w, c0 = sets[0]
+        ref = torch.empty(M, N, dtype=torch.float64, device="cuda")
+        for e in range(E):
+            ref[bounds[e] : bounds[e + 1]] = x[bounds[e] : bounds[e + 1]].double() @ w[e].double().t()
+        errs = {}
+        for label, calls in impls:
+            c0.fill_(float("nan"))
+            out = calls[0]()
+            if out is not None and out.data_ptr() != c0.data_ptr():
+                c0.copy_(out)
+            torch.cuda.synchronize()
+            errs[label] = B.relerr(c0, ref)
+        del ref
+        flop = 2.0 * M * N * K
+        rates = {label: [] for label, _ in impls}
+        for _ in range(a.rounds):
+            for label, calls in impls:
+                r = B.bench(env, calls, min_reps=5, max_reps=30)
+                rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+        print(f"== E{E} tokens {M} N {N} K {K} bf16, rows per expert {min(sizes)}..{max(sizes)}")
+        base = statistics.median(rates[impls[0][0]])
+        for label, _ in impls:
+            tf = statistics.median(rates[label])
+            spread = " ".join(f"{v:.0f}" for v in rates[label])
+            print(f"  {label:24s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  relerr {errs[label]:.2e}  rounds: {spread}")
+        del sets, impls
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
