@@ -959,35 +959,83 @@ GEMM90_SHAPES = [
 ]
 
 
+def check_gemm90(torch, host, layout, shape, din, dout):
+    """One call of a gemm_sm90* host function for `layout` (GEMM90_LAYOUTS) on fresh operands of
+    dtype `din` into a guarded C of `dout`, against float64; a shape whose contiguous extents TMA
+    cannot take must be refused instead."""
+    M, N, K = shape
+    store, views, mm, contiguous = GEMM90_LAYOUTS[layout]
+    extent = {"M": M, "N": N, "K": K}
+    sa, sb = store(M, N, K)
+    a = (torch.randn(sa, device="cuda") * K**-0.25).to(getattr(torch, din))
+    b = (torch.randn(sb, device="cuda") * K**-0.25).to(getattr(torch, din))
+    buf, c = guarded(torch, (M, N), getattr(torch, dout))
+    fits = all(extent[d] % 8 == 0 for d in contiguous) and N % (4 if dout == "float32" else 8) == 0
+    if not fits:
+        with pytest.raises(cutec.Refused):
+            host.check(*views(a, b), c)
+        return
+    host(*views(a, b), c)
+    torch.cuda.synchronize()
+    x, y = mm(a.double(), b.double())
+    ref = x @ y
+    rel = float((c.double() - ref).abs().max() / ref.abs().max())
+    assert rel <= GEMM_TOL[dout], (layout, din, dout, shape, rel)
+    assert guards_untouched(buf, M * N), (layout, din, dout, shape)
+
+
 @pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
 @pytest.mark.parametrize("shape", shapes(GEMM90_SHAPES), ids=lambda s: "x".join(map(str, s)))
 def test_gemm_sm90(gpu, load, shape, layout):
     torch = gpu
     need_sm90a(torch)
     m = load("gemm_sm90")
-    M, N, K = shape
-    store, views, mm, contiguous = GEMM90_LAYOUTS[layout]
-    extent = {"M": M, "N": N, "K": K}
     for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
         for dout, suffix in ((din, ""), ("float32", "_f32")):
-            name = f"gemm_{layout}_{short}{suffix}"
-            host = m.host(name)
-            sa, sb = store(M, N, K)
-            a = (torch.randn(sa, device="cuda") * K**-0.25).to(getattr(torch, din))
-            b = (torch.randn(sb, device="cuda") * K**-0.25).to(getattr(torch, din))
-            buf, c = guarded(torch, (M, N), getattr(torch, dout))
-            fits = all(extent[d] % 8 == 0 for d in contiguous) and N % (4 if suffix else 8) == 0
-            if not fits:
-                with pytest.raises(cutec.Refused):
-                    host.check(*views(a, b), c)
-                continue
-            host(*views(a, b), c)
-            torch.cuda.synchronize()
-            x, y = mm(a.double(), b.double())
-            ref = x @ y
-            rel = float((c.double() - ref).abs().max() / ref.abs().max())
-            assert rel <= GEMM_TOL[dout], (name, shape, rel)
-            assert guards_untouched(buf, M * N), (name, shape)
+            check_gemm90(torch, m.host(f"gemm_{layout}_{short}{suffix}"), layout, shape, din, dout)
+
+
+# samples/gemm_sm90_persistent.cute: the same GEMM made persistent (grid = min(tiles, 132 SMs),
+# each block walking tiles with its pipeline running on from one to the next, C stored from a
+# shared staging tile with TMA), its host functions picking the tile per call (the rule in the
+# sample's header; test_offline.py checks which instance each shape gets). Four layouts x bf16/f16,
+# C of the input type, against float64. Per tile (the comment), fewer tiles than SMs and more
+# (a block then computes several, its producer loading the next tile's k-tiles during the
+# epilogue), with one or two k-tiles (short K: the producer runs whole tiles ahead), and the tails
+# M, N, K of 1, 7, 127, 1000 where TMA's 16-byte strides allow them: K of 1, 7, 127 in NT only
+# (both operands M-/N-major), M of 1, 7, 127 in TN and TT (A K-major), N of 1 and 7 never (C's
+# rows are stored by TMA); those calls must be refused before any launch.
+GEMM90P_SHAPES = [
+    (1, 8, 8),  # 128x64, one tile
+    (7, 1000, 128),  # 64x128, 8 tiles
+    (127, 1000, 1000),  # 64x128, 16
+    (1000, 1000, 1000),  # 64x128, 128
+    (200, 264, 136),  # 64x128, 12; a partial last k-tile
+    (136, 264, 4104),  # 64x128, 9
+    (256, 512, 1),  # 64x128; K = 1, 7, 127: NT only
+    (256, 512, 7),
+    (256, 512, 127),
+    (1000, 7, 128),  # refused: C's N
+    (1000, 1, 64),  # refused
+    (1000, 1064, 1000),  # 128x128, 72 tiles
+    (20000, 120, 136),  # 128x128, 157 tiles: more than SMs
+    (1536, 1536, 1536),  # 128x256, 72 tiles
+    (4096, 4096, 4096),  # 128x256, 512
+    (4096, 4096, 64),  # 128x256, 512 tiles of one k-tile each
+    (8200, 8200, 136),  # 128x256, 2145 tiles, tails in M and N
+    (17000, 64, 72),  # 128x64, 133 tiles: block 0 computes two
+    (30000, 48, 8),  # 128x64, 235 tiles of one k-tile each
+]
+
+
+@pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
+@pytest.mark.parametrize("shape", shapes(GEMM90P_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_persistent(gpu, load, shape, layout):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_persistent")
+    for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
+        check_gemm90(torch, m.host(f"gemm_{layout}_{short}"), layout, shape, din, din)
 
 
 # samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)

@@ -889,3 +889,61 @@ def test_flash_attention_plan(cubin):
     ):
         args = dict(b=2, sq=1000, sk=17, h=8, hkv=2, d=64) | bad
         refusal(lambda a=args: call(**a))
+
+
+# ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
+
+
+def gemm90_views(layout, M, N, K, dtype):
+    """The logical A (M,K), B (N,K) and C (M,N) of a gemm_sm90* host function for `layout` (T: K-major,
+    N: M-/N-major; first letter A, second B), at fake addresses."""
+    a = view(0, (M, K), dtype) if layout[0] == "t" else view(0, (M, K), dtype, (1, M))
+    b = view(1, (N, K), dtype) if layout[1] == "n" else view(1, (N, K), dtype, (1, N))
+    return a, b, view(2, (M, N), dtype)
+
+
+def test_gemm_sm90_persistent_plan(cubin):
+    """One launch per call: the tile of the rule in the sample's header (128x64 for N <= 64; else
+    the first of 128x256 (N > 128 only) and 128x128 that makes at least 66 tiles, half the H100's
+    132 SMs; else 64x128), one instance per layout, dtype and tile, a grid of min(tiles, 132)
+    blocks, 384 threads (256 for the one consumer warpgroup of 64x128), and the shared memory of
+    the tile's ring and staging tile. The shapes are issue 31's categories (bench.GEMM_CATEGORIES),
+    whose best tiles the lead measured with gemm_sm90.cute, and tails."""
+    m = cutec.manifest(cubin("gemm_sm90_persistent"))
+    layouts, dtypes = ("tn", "nt", "nn", "tt"), ("bf16", "f16")
+    assert sorted(m.hosts) == sorted(f"gemm_{lo}_{d}" for lo in layouts for d in dtypes)
+    # (stages x (BM + BN) x 64 x 2 bytes of ring) + BM x BN x 2 of staging + 1024 of barriers.
+    smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
+    smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
+    cases = [
+        ((768, 768, 768), (64, 128), 72),
+        ((1000, 1000, 1000), (64, 128), 128),
+        ((1536, 1536, 1536), (128, 256), 72),
+        ((4096, 4096, 4096), (128, 256), 512),
+        ((8200, 8200, 8192), (128, 256), 2145),
+        ((16, 4096, 4096), (64, 128), 32),
+        ((256, 8192, 4096), (128, 128), 128),
+        ((8192, 256, 4096), (128, 128), 128),
+        ((4096, 96, 4096), (64, 128), 64),
+        ((16384, 128, 64), (128, 128), 128),
+        ((20000, 120, 136), (128, 128), 157),
+        ((8192, 64, 8192), (128, 64), 64),
+        ((4096, 16, 4096), (128, 64), 32),
+        ((17000, 64, 72), (128, 64), 133),
+    ]
+    instances = {}
+    for layout in layouts:
+        for dtype in dtypes:
+            host = m.host(f"gemm_{layout}_{dtype}")
+            for shape, tile, tiles in cases:
+                (launch,) = host.check(*gemm90_views(layout, *shape, dtype))
+                assert launch["grid"] == (min(tiles, 132), 1, 1), (layout, shape)
+                assert launch["block"] == (384 if tile[0] == 128 else 256, 1, 1), (layout, shape)
+                assert launch["smem"] == smem[tile] <= 232448, (layout, shape)
+                instances.setdefault((layout, dtype, tile), set()).add(launch["kernel"])
+            # TMA's 16-byte strides: C's N, and K of a K-major operand, multiples of 8.
+            refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype))
+            if layout != "nt":
+                refusal(host.check, *gemm90_views(layout, 64, 64, 7, dtype))
+    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 32
+    assert set().union(*instances.values()) == set(m.kernels)
