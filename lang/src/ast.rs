@@ -39,7 +39,7 @@ pub struct TuneConst {
 
 /// A top-level entry as parsed: an item or a `tune` block.
 pub enum TopLevel {
-    Item(Item),
+    Item(Box<Item>),
     Tune(TuneBlock),
 }
 
@@ -49,7 +49,7 @@ impl File {
         let (mut items, mut tunes) = (Vec::new(), Vec::new());
         for t in tops {
             match t {
-                TopLevel::Item(i) => items.push(i),
+                TopLevel::Item(i) => items.push(*i),
                 TopLevel::Tune(t) => tunes.push(t),
             }
         }

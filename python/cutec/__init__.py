@@ -217,4 +217,3 @@ def tune(source, shapes, output, host=None, arch=None, iters=50, report=None, de
     from . import _tune
 
     return _tune.tune(source, shapes, output, host, arch, iters, report, device, compiler, quiet)
-
