@@ -307,6 +307,12 @@ fn host(k: KernelSig) -> impl Strategy<Value = HostSig> {
                 steps: Vec::new(),
                 generic: generic.then(|| "h".to_string()),
                 type_args: if generic { type_args } else { Vec::new() },
+                // `cutec tune`'s table, one line per tuned shape (any text to the line's end).
+                tuned: if generic {
+                    Vec::new()
+                } else {
+                    vec!["1024,4096 | ILP=2; TILE=(8, 4)".into(), "64,64 | ILP=1".into()]
+                },
             };
             let mut nest = StepNesting::default();
             build(&mut h, &mut nest, &nodes, &k, &mut 0, n);

@@ -198,6 +198,7 @@ fn host(h: &cute_lang::kir::Host) -> HostSig {
     let mut sig = HostSig::new(&h.name);
     sig.params = params(&h.params);
     sig.generic = h.instance.as_ref().map(|i| i.generic.clone());
+    sig.tuned = h.tuned.clone();
     let type_args = h.instance.iter().flat_map(|i| &i.type_args);
     sig.type_args =
         type_args.map(|ta| TypeArgSig { name: ta.name.clone(), dtype: ta.ty, params: ta.params.clone() }).collect();

@@ -66,6 +66,9 @@ pub struct Options {
     pub budget: cute_lang::Budget,
     /// Whether kernels check their run-time `assert`s (`cutec build --release-asserts`).
     pub asserts: Asserts,
+    /// The winners of `cutec tune` (`cutec build --tuning FILE`): tuned host functions dispatch on
+    /// the shape to them.
+    pub tuning: Option<cute_lang::tune::Table>,
 }
 
 /// Kernels' run-time `assert`s: compiled (a check, and a report and `trap` where it fails), or
@@ -337,7 +340,7 @@ fn compile_stage(
     // The threads that compile kernels make their MLIR contexts while the front end runs.
     let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
     let (file, kir) = timings
-        .time("front end", || cute_lang::front_end_with(source, options.budget.clone()))
+        .time("front end", || cute_lang::front_end_tuned(source, options.budget.clone(), options.tuning.as_ref()))
         .map_err(CompileError::Source)?;
     timings.note(format!("{} of {} compile-budget steps", kir.compile_steps, options.budget.limit));
     if stage != Stage::Ast {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod glibc_compat;
+mod tune_cli;
 
 #[derive(Parser)]
 #[command(name = "cutec", version, about = "Ahead-of-time compiler for .cute GPU kernels (CuTe layout algebra)")]
@@ -83,9 +84,17 @@ enum Command {
         /// a `.cute` expression on one line).
         #[arg(short = 'D', long = "const", value_name = "NAME=VALUE")]
         consts: Vec<cute_lang::overrides::ConstOverride>,
+        /// A tuning table written by `cutec tune` (`HOST M,N | NAME=VALUE; ...` lines): each tuned
+        /// host function dispatches on the shape to its winners.
+        #[arg(long, value_name = "FILE")]
+        tuning: Option<PathBuf>,
         #[command(flatten)]
         budget: BudgetArg,
     },
+    /// Time the candidates of the file's `tune` blocks on the GPU and build a cubin whose host
+    /// functions dispatch on the shape to the winners (docs/python.md, "Tuning"). The timing runs
+    /// in Python with the `cutec` package and torch (`python -m cutec tune`, the same arguments).
+    Tune(tune_cli::TuneArgs),
     /// Parse and type-check .cute files without generating code.
     Check {
         #[arg(required = true)]
@@ -203,11 +212,12 @@ fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Build { file, output, emit, arch, ptxas, timings, asserts, consts, budget } => {
+        Command::Build { file, output, emit, arch, ptxas, timings, asserts, consts, tuning, budget } => {
             let source = cute_lang::overrides::apply(&read_source(&file)?, &consts)
                 .map_err(|e| format!("error: {}: {e}", file.display()))?;
             let name = file.display().to_string();
-            let options = Options { arch, ptxas, budget: budget.budget(), asserts };
+            let tuning = tuning.as_deref().map(tune_cli::read_table).transpose()?;
+            let options = Options { arch, ptxas, budget: budget.budget(), asserts, tuning };
             let stage = emit;
             if stage == Stage::Cubin && output.as_deref().is_none_or(|p| p == Path::new("-")) {
                 return Err(
@@ -268,6 +278,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             use cute_compiler::pipeline::Module;
             let text = format!("{}\n", Module::as_operation(&module));
             Ok(write_output(output.as_deref(), &Output::Text(text))?)
+        }
+        Command::Tune(args) => {
+            let source = read_source(&args.file)?;
+            let name = args.file.display().to_string();
+            let file =
+                cute_lang::parse(&source).map_err(|d| report(CompileError::Source(vec![d]), &name, &source, None))?;
+            let specs = cute_lang::tune::specs(&file, &source)
+                .map_err(|d| report(CompileError::Source(d), &name, &source, None))?;
+            Ok(tune_cli::run(&args, &source, &specs)?)
         }
         Command::Lsp { budget } => Ok(cute_lsp::run_stdio(budget.limit).map_err(|e| format!("error: {e}"))?),
         Command::Layout { args } => {

@@ -11,6 +11,50 @@ pub struct Ident {
 #[derive(Clone, Debug, PartialEq)]
 pub struct File {
     pub items: Vec<Item>,
+    /// `tune` blocks (docs/language.md, "Tuning"): read by `cutec tune` and `--tuning`, no part of
+    /// the program otherwise.
+    pub tunes: Vec<TuneBlock>,
+}
+
+/// `tune HOST(M, N) { const NAME in [V, ...]; ... args(ARG, ...); }`: the `const` items a host
+/// function's speed depends on, their candidate values, and how to make its arguments for a shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneBlock {
+    pub host: Ident,
+    /// The shape's variables, as `--shapes` gives them (`M, N` for `--shapes 1024x4096`).
+    pub vars: Vec<Ident>,
+    pub consts: Vec<TuneConst>,
+    /// The `args(...)` lines (exactly one is valid): the word and the arguments.
+    pub args: Vec<(Ident, Vec<Expr>)>,
+    pub span: Span,
+}
+
+/// `const NAME in [V, ...];` of a `tune` block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneConst {
+    pub name: Ident,
+    pub values: Vec<Expr>,
+    pub span: Span,
+}
+
+/// A top-level entry as parsed: an item or a `tune` block.
+pub enum TopLevel {
+    Item(Box<Item>),
+    Tune(TuneBlock),
+}
+
+impl File {
+    /// The file of its top-level entries in order.
+    pub fn of(tops: Vec<TopLevel>) -> File {
+        let (mut items, mut tunes) = (Vec::new(), Vec::new());
+        for t in tops {
+            match t {
+                TopLevel::Item(i) => items.push(*i),
+                TopLevel::Tune(t) => tunes.push(t),
+            }
+        }
+        File { items, tunes }
+    }
 }
 
 impl File {

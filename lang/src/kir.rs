@@ -1209,6 +1209,9 @@ pub struct Host {
     pub requires: Vec<Require>,
     /// Run-time `assert`s, checked by the runtime with the `require`s, before the first step.
     pub asserts: Vec<Assert>,
+    /// The tuning table's lines for it (`M,N | NAME=VALUE; ...`; `cutec build --tuning`), which
+    /// the manifest records; empty when not tuned.
+    pub tuned: Vec<String>,
     pub span: Span,
 }
 

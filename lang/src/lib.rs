@@ -13,6 +13,7 @@ pub mod parse;
 pub mod pretty;
 pub mod span;
 mod target;
+pub mod tune;
 pub mod types;
 
 #[allow(clippy::all, unused_parens)]
@@ -35,7 +36,19 @@ pub fn front_end(source: &str) -> Result<(ast::File, kir::Module), Vec<Diagnosti
 /// [`front_end`] with a compile budget of the caller's (`cutec --compile-budget`, the editor's
 /// cancellable analysis).
 pub fn front_end_with(source: &str, budget: Budget) -> Result<(ast::File, kir::Module), Vec<Diagnostic>> {
+    front_end_tuned(source, budget, None)
+}
+
+/// [`front_end_with`] with the tuning table of `cutec build --tuning` (none: the file's own consts).
+pub fn front_end_tuned(
+    source: &str,
+    budget: Budget,
+    tuning: Option<&tune::Table>,
+) -> Result<(ast::File, kir::Module), Vec<Diagnostic>> {
     let file = parse(source).map_err(|d| vec![d])?;
-    let module = elab::elaborate(&file, budget)?;
+    let module = match tuning {
+        Some(table) => elab::elaborate_tuned(&file, source, table, budget)?,
+        None => elab::elaborate(&file, budget)?,
+    };
     Ok((file, module))
 }

@@ -210,6 +210,7 @@ impl DepthBound {
             | Tok::Kernel
             | Tok::Fn
             | Tok::Host
+            | Tok::Tune
             | Tok::Const => {
                 let group = self.current();
                 group.keyword = true;

@@ -461,7 +461,7 @@ impl Printer {
 /// A copy of `file` with every span zeroed, so two parses of differently laid out source compare
 /// equal exactly when they mean the same program.
 pub fn strip_spans(file: &File) -> File {
-    File { items: file.items.iter().map(strip_item).collect() }
+    File { items: file.items.iter().map(strip_item).collect(), tunes: Vec::new() }
 }
 
 /// [`strip_spans`] for one expression.

@@ -205,3 +205,15 @@ def compile(source, arch=None, consts=None, device=0, output=None, compiler=None
     """`build` (same arguments), then `load` on CUDA device `device`: a `Module`. A cached build
     costs a hash of the source and one file read."""
     return load(build(source, arch, consts, device, output, compiler, release_asserts), device)
+
+
+def tune(source, shapes, output, host=None, arch=None, iters=50, report=None, device=0, compiler=None, quiet=False):
+    """Tunes the `tune` blocks of the `.cute` file `source` on CUDA device `device` at `shapes`
+    (`["1024x1024", (4096, 4096)]`) and writes a cubin dispatching to the winners to `output`
+    (`cutec tune FILE --shapes ... -o OUT`; docs/python.md, "Tuning"). Each candidate is built
+    (cached), checked against the default instance's results and timed (CUDA events, inputs rotated
+    past the L2, median of `iters` calls). Returns the report (a dict; printed unless `quiet`, also
+    written as JSON to `report`). Needs torch and a GPU."""
+    from . import _tune
+
+    return _tune.tune(source, shapes, output, host, arch, iters, report, device, compiler, quiet)

@@ -1,5 +1,6 @@
 """`python -m cutec ARGS`: the cutec compiler's command line, run with the compiler and tools that
-`cutec.compile` uses (`python -m cutec build k.cute -o k.cubin`, `python -m cutec check k.cute`)."""
+`cutec.compile` uses (`python -m cutec build k.cute -o k.cubin`, `python -m cutec check k.cute`).
+`python -m cutec tune ...` times on the GPU here, in Python (cutec/_tune.py)."""
 
 import os
 import sys
@@ -8,6 +9,10 @@ from . import Error, _compile
 
 
 def main():
+    if sys.argv[1:2] == ["tune"]:
+        from . import _tune
+
+        sys.exit(_tune.main(sys.argv[2:]))
     try:
         found = _compile.find()
     except Error as e:

@@ -106,6 +106,10 @@ if [ -z "$py_skip" ]; then
     # FlashAttention forward (samples/flash_attention_sm90.cute, sm_90a): O and LSE against torch's
     # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
     check flash-attention   python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
+    # Tuning (cutec.tune on samples/fast_add.cute's add_tuned; -s prints the report): needs the
+    # compiler, which this suite does not carry, so it skips unless the cutec-compiler wheel is
+    # installed (scripts/gpu-suite/build-wheels.sh, python/wheel-install-test.sh) or CUTEC is set.
+    check tune              python3 -m pytest "$PYTESTS/test_gpu_tune.py" -v -s -rs -p no:cacheprovider
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")

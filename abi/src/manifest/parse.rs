@@ -436,6 +436,11 @@ impl Reader {
                     }
                 }
             }
+            Some("tuned") => {
+                if let Some(Open::Host(h, _, _)) = &mut self.open {
+                    h.tuned.push(line["tuned".len()..].trim().to_string());
+                }
+            }
             Some("typearg") => {
                 if let Some(Open::Host(h, _, _)) = &mut self.open {
                     match TypeArgSig::parse(&fields[1..], &h.params) {

@@ -484,6 +484,10 @@ pub struct HostSig {
     pub generic: Option<String>,
     /// The instance's type arguments (`typearg T f16 mA mB mC`).
     pub type_args: Vec<TypeArgSig>,
+    /// The tuning table it was built with (`tuned M,N | NAME=VALUE; ...` lines, `cutec tune`):
+    /// what each tuned shape's winner set. The dispatch itself is in the steps (run-time `if`s
+    /// over the extents), so a reader that skips the lines calls the same launches.
+    pub tuned: Vec<String>,
 }
 
 /// One type argument of an instance of a generic host function: type parameter `name` is `dtype`,
@@ -543,6 +547,7 @@ impl HostSig {
             steps: Vec::new(),
             generic: None,
             type_args: Vec::new(),
+            tuned: Vec::new(),
         }
     }
 

@@ -136,6 +136,9 @@ fn write_host(f: &mut String, h: &HostSig) -> fmt::Result {
             writeln!(f, "typearg {} {} {}", ta.name, ta.dtype, names.join(" "))?;
         }
     }
+    for t in &h.tuned {
+        writeln!(f, "tuned {t}")?;
+    }
     for r in &h.requires {
         write_require(f, r)?;
     }

@@ -236,7 +236,7 @@ impl Frame<'_, '_> {
     /// Elaborates a branch of a host `if` (or the body of a host loop): its steps, `assert`s and
     /// `require`s are its own. It is a run-time region: a jump in it that the plan cannot make
     /// (a `return`, a `break` of an unrolled loop) is refused rather than taken at compile time.
-    fn host_branch(&mut self, f: impl FnOnce(&mut Self) -> R<super::flow::Flow>) -> R<kir::HostBranch> {
+    pub(super) fn host_branch(&mut self, f: impl FnOnce(&mut Self) -> R<super::flow::Flow>) -> R<kir::HostBranch> {
         let steps = std::mem::take(&mut self.steps);
         let requires = std::mem::take(&mut self.requires);
         let asserts = std::mem::take(&mut self.asserts);

@@ -49,6 +49,7 @@ mod smem;
 mod stmt;
 mod swizzle;
 mod tma;
+mod tuned;
 mod value;
 mod view;
 
@@ -110,6 +111,27 @@ pub(crate) fn elaborate_observed(
     observer: &mut dyn Observer,
     budget: Budget,
 ) -> Result<kir::Module, Vec<Diagnostic>> {
+    elaborate_with(file, observer, budget, None)
+}
+
+/// [`elaborate`] with a tuning table (`cutec build --tuning`): each tuned host function dispatches
+/// on the shape to its winners' instances (`tuned.rs`). `source` is the file's text (candidate
+/// values are matched by their text).
+pub fn elaborate_tuned(
+    file: &File,
+    source: &str,
+    table: &crate::tune::Table,
+    budget: Budget,
+) -> Result<kir::Module, Vec<Diagnostic>> {
+    elaborate_with(file, &mut Unobserved, budget, Some((source, table)))
+}
+
+fn elaborate_with(
+    file: &File,
+    observer: &mut dyn Observer,
+    budget: Budget,
+    tuning: Option<(&str, &crate::tune::Table)>,
+) -> Result<kir::Module, Vec<Diagnostic>> {
     let mut prog = Program {
         functions: HashMap::new(),
         consts: HashMap::new(),
@@ -120,6 +142,10 @@ pub(crate) fn elaborate_observed(
         observer,
         cluster_launches: HashMap::new(),
         work: budget::Work::new(budget),
+        tuned: HashMap::new(),
+        variants: Vec::new(),
+        variant_keys: Vec::new(),
+        variant: 0,
     };
     for item in &file.items {
         match item {
@@ -162,6 +188,11 @@ pub(crate) fn elaborate_observed(
     }
     if !prog.diags.is_empty() {
         return Err(prog.diags);
+    }
+    match tuning {
+        Some((source, table)) => prog.prepare_tuning(file, source, table).map_err(|d| vec![d])?,
+        // Checked on every build, so a mistake shows before `cutec tune` runs.
+        None => crate::tune::specs(file, "").map(drop)?,
     }
     for f in file.functions() {
         let r = match f.kind {
@@ -217,6 +248,13 @@ struct Program<'f> {
     cluster_launches: HashMap<String, (Option<[u32; 3]>, Span)>,
     /// The compile-time work done so far, against the file's budget.
     work: budget::Work,
+    /// Tuned host functions by name (`cutec build --tuning`), the const values of each winner
+    /// (variant `k` is `variants[k - 1]`, keyed by `variant_keys[k - 1]`), and the variant being
+    /// elaborated (0: the file's own consts), which instance keys include.
+    tuned: HashMap<String, tuned::Tuned>,
+    variants: Vec<HashMap<String, Value>>,
+    variant_keys: Vec<String>,
+    variant: usize,
 }
 
 /// A declared tensor type's element type, memory space, alignment and layout (if written).
@@ -327,6 +365,9 @@ impl<'f> Program<'f> {
                 (false, v) => v.kind(),
             });
         }
+        if self.variant != 0 {
+            key.push_str(&format!("#tuned{}", self.variant));
+        }
         if let Some(sym) = self.instances.get(&key) {
             return Ok(sym.clone());
         }
@@ -379,7 +420,9 @@ impl<'f> Program<'f> {
             self.observer.enter_host(&f.name.name);
             let host = Frame::new(self, Mode::Host).host(f, &Vec::new());
             self.observer.leave();
-            self.module.hosts.push(host?);
+            let mut host = host?;
+            host.tuned = self.tuned.get(&f.name.name).map(|t| t.lines.clone()).unwrap_or_default();
+            self.module.hosts.push(host);
             return Ok(());
         }
         for b in generics::host_instances(f) {
@@ -586,8 +629,9 @@ impl Frame<'_, '_> {
             }
         }
         self.fns.push(FnCtx::new(0, false, None));
-        self.stmts(&f.body.stmts)?;
+        self.host_body(f)?;
         Ok(kir::Host {
+            tuned: Vec::new(),
             name: f.name.name.clone(),
             instance: None,
             params,
