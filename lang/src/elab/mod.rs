@@ -121,7 +121,7 @@ pub(crate) fn elaborate_observed(
         cluster_launches: HashMap::new(),
         work: budget::Work::new(budget),
     };
-    for item in &file.items {
+    for item in file.all_items() {
         match item {
             Item::Function(f) => {
                 if let Some(prev) = prog.functions.insert(f.name.name.clone(), f) {
@@ -152,7 +152,11 @@ pub(crate) fn elaborate_observed(
         }
     }
     // Type parameters are checked as declared, before any instance is made.
-    for f in file.functions() {
+    let all_functions = file.all_items().filter_map(|i| match i {
+        Item::Function(f) => Some(f),
+        Item::Const(_) => None,
+    });
+    for f in all_functions {
         if let Err(d) = generics::check_type_params(f)
             .and_then(|()| index_width::of(f).map(drop))
             .and_then(|()| fast_math::of(f).map(drop))
@@ -163,6 +167,7 @@ pub(crate) fn elaborate_observed(
     if !prog.diags.is_empty() {
         return Err(prog.diags);
     }
+    // The entry points are the file's own: an imported kernel is compiled where a launch asks.
     for f in file.functions() {
         let r = match f.kind {
             FnKind::Host => prog.host(f),
