@@ -13,4 +13,4 @@ pub mod ptx_join;
 pub mod ptxas;
 pub mod timings;
 
-pub use pipeline::{compile, Asserts, CompileError, Options, Output, Session, Stage};
+pub use pipeline::{compile, compile_files, Asserts, CompileError, Options, Output, Session, Stage};

@@ -7,6 +7,8 @@ use crate::ptxas;
 use crate::timings::{KernelTimes, Timings};
 use cute_abi::{Arch, UnknownArch};
 use cute_lang::diag::Diagnostic;
+use cute_lang::imports::Loader;
+use cute_lang::sources::Sources;
 use melior::ir::operation::OperationLike;
 pub use melior::ir::Module;
 use melior::pass::PassManager;
@@ -325,23 +327,38 @@ pub struct Compiled {
 
 /// Compiles `.cute` source up to `stage`.
 pub fn compile(source: &str, file_name: &str, stage: Stage, options: &Options) -> Result<Compiled, CompileError> {
+    compile_files(&mut Sources::new(file_name, source), &mut cute_lang::imports::NoFiles, stage, options)
+}
+
+/// [`compile`] of the root file of `sources` and the files it imports, which `loader` finds and
+/// which are added to `sources`: source errors' spans are in its span space.
+pub fn compile_files(
+    sources: &mut Sources,
+    loader: &mut dyn Loader,
+    stage: Stage,
+    options: &Options,
+) -> Result<Compiled, CompileError> {
     let mut timings = Timings::default();
-    let (output, prints, warnings) = compile_stage(source, file_name, stage, options, &mut timings)?;
+    // The threads that compile kernels make their MLIR contexts while the front end runs.
+    let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
+    let (file, kir) = timings
+        .time("front end", || {
+            cute_lang::front_end_files_tuned(sources, loader, options.budget.clone(), options.tuning.as_ref())
+        })
+        .map_err(CompileError::Source)?;
+    let (output, prints, warnings) = compile_stage(sources, (file, kir), workers, stage, options, &mut timings)?;
     Ok(Compiled { output, prints, warnings, timings })
 }
 
 fn compile_stage(
-    source: &str,
-    file_name: &str,
+    sources: &Sources,
+    (file, kir): (cute_lang::ast::File, cute_lang::kir::Module),
+    workers: Option<crate::codegen::Workers>,
     stage: Stage,
     options: &Options,
     timings: &mut Timings,
 ) -> Result<(Output, Vec<String>, Vec<Diagnostic>), CompileError> {
-    // The threads that compile kernels make their MLIR contexts while the front end runs.
-    let workers = (stage >= Stage::Ptx).then(crate::codegen::Workers::start);
-    let (file, kir) = timings
-        .time("front end", || cute_lang::front_end_tuned(source, options.budget.clone(), options.tuning.as_ref()))
-        .map_err(CompileError::Source)?;
+    let (file_name, source) = (sources.root().name.as_str(), sources.root().text.as_str());
     timings.note(format!("{} of {} compile-budget steps", kir.compile_steps, options.budget.limit));
     if stage != Stage::Ast {
         cute_lang::check_arch(&kir, options.arch).map_err(CompileError::Source)?;
@@ -354,7 +371,7 @@ fn compile_stage(
     }
     if stage == Stage::Manifest {
         // Lowering decides which run-time divisors get a multiplier and a shift (`fastdiv` lines).
-        let cute = crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name(), options.asserts)
+        let cute = crate::lower::lower_to_cute(&kir, sources, options.arch.name(), options.asserts)
             .map_err(CompileError::Source)?;
         return done(Output::Text(cute.manifest_text));
     }
@@ -368,9 +385,7 @@ fn compile_stage(
         None
     };
     let cute = timings
-        .time("lower to cute IR", || {
-            crate::lower::lower_to_cute(&kir, file_name, source, options.arch.name(), options.asserts)
-        })
+        .time("lower to cute IR", || crate::lower::lower_to_cute(&kir, sources, options.arch.name(), options.asserts))
         .map_err(CompileError::Source)?;
     let libdevice = if stage >= Stage::Llvm && cute.uses_math() {
         Some(ptxas::find_libdevice().map_err(CompileError::Internal)?)
@@ -547,9 +562,16 @@ mod tests {
             let source = std::fs::read_to_string(&path).unwrap();
             let options =
                 Options { arch: source_arch(&source).unwrap_or_else(|e| panic!("{name}: {e}")), ..Options::default() };
-            let cute =
-                text(compile(&source, &name, Stage::Cute, &options).unwrap_or_else(|e| panic!("{name}: {e:?}")).output);
-            let direct = text(compile(&source, &name, Stage::Gpu, &options).unwrap().output);
+            let build = |stage| {
+                let mut sources = cute_lang::imports::DiskLoader::root(&path).unwrap();
+                let loader = &mut cute_lang::imports::DiskLoader::default();
+                text(
+                    compile_files(&mut sources, loader, stage, &options)
+                        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+                        .output,
+                )
+            };
+            let (cute, direct) = (build(Stage::Cute), build(Stage::Gpu));
             let session = Session::new().unwrap();
             let mut module =
                 session.parse(&cute, &name).unwrap_or_else(|e| panic!("{name}: --emit=cute does not re-parse: {e:?}"));

@@ -285,9 +285,11 @@ mod tests {
         for path in samples {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
-            let (_, kir) = cute_lang::front_end(&source).unwrap();
+            let mut sources = cute_lang::imports::DiskLoader::root(&path).unwrap();
+            let loader = &mut cute_lang::imports::DiskLoader::default();
+            let (_, kir) = cute_lang::front_end_files(&mut sources, loader, Default::default()).unwrap();
             let arch = crate::pipeline::source_arch(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let cute = crate::lower::lower_to_cute(&kir, &name, &source, arch.name(), Default::default()).unwrap();
+            let cute = crate::lower::lower_to_cute(&kir, &sources, arch.name(), Default::default()).unwrap();
             let libdevice = cute.uses_math().then(|| crate::ptxas::find_libdevice().unwrap());
             let ptx = |text: &str, math: bool, version: Option<u32>| {
                 let library = if math { libdevice.as_deref() } else { None };

@@ -5,7 +5,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cute_abi::Arch;
-use cute_compiler::{compile, Asserts, CompileError, Options, Output, Session, Stage};
+use cute_compiler::{compile_files, Asserts, CompileError, Options, Output, Session, Stage};
+use cute_lang::sources::Sources;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,6 +57,27 @@ impl BudgetArg {
     }
 }
 
+/// `-I DIR`: where `import "PATH";` looks after the importing file's directory.
+#[derive(clap::Args)]
+struct ImportArgs {
+    /// A directory to find imported files in, after the importing file's own (repeatable, in order).
+    #[arg(short = 'I', value_name = "DIR")]
+    search_dirs: Vec<PathBuf>,
+}
+
+impl ImportArgs {
+    fn loader(&self) -> cute_lang::imports::DiskLoader {
+        cute_lang::imports::DiskLoader { search_dirs: self.search_dirs.clone() }
+    }
+}
+
+/// A Makefile rule: `target` depends on every file of the program (spaces escaped).
+fn deps_rule(target: &str, sources: &Sources) -> String {
+    let escape = |p: &str| p.replace(' ', "\\ ");
+    let deps: Vec<String> = sources.files().iter().map(|f| escape(&f.name)).collect();
+    format!("{}: {}\n", escape(target), deps.join(" \\\n  "))
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Compile a .cute file to a cubin (or print an intermediate stage with --emit).
@@ -89,6 +111,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         tuning: Option<PathBuf>,
         #[command(flatten)]
+        imports: ImportArgs,
+        /// Write the files the build read (the source and every file it imports) to FILE, as a
+        /// Makefile rule `OUTPUT: SOURCE IMPORTS...`.
+        #[arg(long = "deps-file", value_name = "FILE")]
+        deps_file: Option<PathBuf>,
+        #[command(flatten)]
         budget: BudgetArg,
     },
     /// Time the candidates of the file's `tune` blocks on the GPU and build a cubin whose host
@@ -99,6 +127,8 @@ enum Command {
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        imports: ImportArgs,
         #[command(flatten)]
         budget: BudgetArg,
     },
@@ -181,11 +211,10 @@ impl From<String> for Failure {
 
 /// `source_file` names the `.cute` file being built, for the help on reproducing a pass's panic
 /// from its IR; `None` where the input is already IR (`cutec opt`).
-fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<&Path>) -> Failure {
+fn report(err: CompileError, sources: &Sources, source_file: Option<&Path>) -> Failure {
     match err {
         CompileError::Source(diags) => {
-            let mut stderr = stderr_stream();
-            cute_lang::diag::emit(&mut stderr, file_name, source, &diags);
+            sources.emit(&mut stderr_stream(), &diags);
             String::new().into()
         }
         CompileError::Mlir(lines) => lines.join("\n").into(),
@@ -212,10 +241,25 @@ fn report(err: CompileError, file_name: &str, source: &str, source_file: Option<
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Build { file, output, emit, arch, ptxas, timings, asserts, consts, tuning, budget } => {
-            let source = cute_lang::overrides::apply(&read_source(&file)?, &consts)
-                .map_err(|e| format!("error: {}: {e}", file.display()))?;
+        Command::Build {
+            file,
+            output,
+            emit,
+            arch,
+            ptxas,
+            timings,
+            asserts,
+            consts,
+            tuning,
+            imports,
+            deps_file,
+            budget,
+        } => {
             let name = file.display().to_string();
+            let mut disk = imports.loader();
+            let mut loader = cute_lang::overrides::Overriding::new(&mut disk, &consts)
+                .map_err(|e| format!("error: {}: {e}", file.display()))?;
+            let mut sources = Sources::new(&name, loader.root(&name, &read_source(&file)?));
             let tuning = tuning.as_deref().map(tune_cli::read_table).transpose()?;
             let options = Options { arch, ptxas, budget: budget.budget(), asserts, tuning };
             let stage = emit;
@@ -224,19 +268,25 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     String::from("error: `--emit=cubin` needs an output file\n  help: pass `-o FILE.cubin`").into()
                 );
             }
-            let compiled =
-                compile(&source, &name, stage, &options).map_err(|e| report(e, &name, &source, Some(&file)))?;
+            let compiled = compile_files(&mut sources, &mut loader, stage, &options)
+                .map_err(|e| report(e, &sources, Some(&file)))?;
+            loader.finish().map_err(|e| format!("error: {}: {e}", file.display()))?;
             // Compile-time `print` output goes to stderr, so stdout holds only the emitted stage.
             for line in &compiled.prints {
                 eprintln!("{line}");
             }
-            cute_lang::diag::emit_warnings(&mut stderr_stream(), &name, &source, &compiled.warnings);
+            sources.emit_warnings(&mut stderr_stream(), &compiled.warnings);
             if timings {
                 eprint!("{}", compiled.timings.report());
             }
+            if let Some(deps) = deps_file {
+                let target = output.as_deref().map_or_else(|| "-".into(), |p| p.display().to_string());
+                std::fs::write(&deps, deps_rule(&target, &sources))
+                    .map_err(|e| format!("error: cannot write `{}`: {e}", deps.display()))?;
+            }
             Ok(write_output(output.as_deref(), &compiled.output)?)
         }
-        Command::Check { files, budget } => {
+        Command::Check { files, imports, budget } => {
             let mut failed = false;
             for file in files {
                 let source = match read_source(&file) {
@@ -247,14 +297,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         continue;
                     }
                 };
-                let name = file.display().to_string();
-                if let Err(diags) = cute_lang::front_end_with(&source, budget.budget()).map(|(_, m)| {
-                    m.prints.iter().for_each(|p| println!("{p}"));
-                    cute_lang::diag::emit_warnings(&mut stderr_stream(), &name, &source, &m.warnings);
-                }) {
-                    let mut stderr = stderr_stream();
-                    cute_lang::diag::emit(&mut stderr, &name, &source, &diags);
-                    failed = true;
+                let mut sources = Sources::new(file.display().to_string(), source);
+                match cute_lang::front_end_files(&mut sources, &mut imports.loader(), budget.budget()) {
+                    Ok((_, m)) => {
+                        m.prints.iter().for_each(|p| println!("{p}"));
+                        sources.emit_warnings(&mut stderr_stream(), &m.warnings);
+                    }
+                    Err(diags) => {
+                        sources.emit(&mut stderr_stream(), &diags);
+                        failed = true;
+                    }
                 }
             }
             if failed {
@@ -271,10 +323,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 return Ok(());
             }
             let source = read_source(&file)?;
-            let session = Session::new().map_err(|e| report(e, "", "", None))?;
             let name = file.display().to_string();
-            let mut module = session.parse(&source, &name).map_err(|e| report(e, &name, &source, None))?;
-            session.run_passes(&mut module, &passes).map_err(|e| report(e, &name, &source, None))?;
+            let sources = Sources::new(&name, source.as_str());
+            let session = Session::new().map_err(|e| report(e, &sources, None))?;
+            let mut module = session.parse(&source, &name).map_err(|e| report(e, &sources, None))?;
+            session.run_passes(&mut module, &passes).map_err(|e| report(e, &sources, None))?;
             use cute_compiler::pipeline::Module;
             let text = format!("{}\n", Module::as_operation(&module));
             Ok(write_output(output.as_deref(), &Output::Text(text))?)
@@ -282,10 +335,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Tune(args) => {
             let source = read_source(&args.file)?;
             let name = args.file.display().to_string();
-            let file =
-                cute_lang::parse(&source).map_err(|d| report(CompileError::Source(vec![d]), &name, &source, None))?;
-            let specs = cute_lang::tune::specs(&file, &source)
-                .map_err(|d| report(CompileError::Source(d), &name, &source, None))?;
+            let sources = Sources::new(&name, source.as_str());
+            let file = cute_lang::parse(&source).map_err(|d| report(CompileError::Source(vec![d]), &sources, None))?;
+            let specs =
+                cute_lang::tune::specs(&file, &source).map_err(|d| report(CompileError::Source(d), &sources, None))?;
             Ok(tune_cli::run(&args, &source, &specs)?)
         }
         Command::Lsp { budget } => Ok(cute_lsp::run_stdio(budget.limit).map_err(|e| format!("error: {e}"))?),

@@ -10,10 +10,27 @@ pub struct Ident {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct File {
+    /// `import "path.cute";` lines, which come before the items.
+    pub imports: Vec<Import>,
     pub items: Vec<Item>,
+    /// The items of every file imported, directly or not, in dependency order (a file's before
+    /// its importer's): filled by [`crate::imports::load`], empty from [`crate::parse`]. They are
+    /// definitions only: a build's host functions and standalone kernels are those of `items`.
+    pub imported: Vec<Item>,
     /// `tune` blocks (docs/language.md, "Tuning"): read by `cutec tune` and `--tuning`, no part of
     /// the program otherwise.
     pub tunes: Vec<TuneBlock>,
+}
+
+/// `import "path.cute";`: every top-level item of that file is visible in this one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    /// The path as written, relative to the importing file or a search directory.
+    pub path: String,
+    /// The string literal.
+    pub path_span: Span,
+    /// The whole statement.
+    pub span: Span,
 }
 
 /// `tune HOST(M, N) { const NAME in [V, ...]; ... args(ARG, ...); }`: the `const` items a host
@@ -44,8 +61,8 @@ pub enum TopLevel {
 }
 
 impl File {
-    /// The file of its top-level entries in order.
-    pub fn of(tops: Vec<TopLevel>) -> File {
+    /// The file of its imports and its top-level entries in order.
+    pub fn of(imports: Vec<Import>, tops: Vec<TopLevel>) -> File {
         let (mut items, mut tunes) = (Vec::new(), Vec::new());
         for t in tops {
             match t {
@@ -53,11 +70,15 @@ impl File {
                 TopLevel::Tune(t) => tunes.push(t),
             }
         }
-        File { items, tunes }
+        File { imports, items, tunes, imported: Vec::new() }
     }
-}
 
-impl File {
+    /// The items imported, then the file's own: every definition the file can use.
+    pub fn all_items(&self) -> impl Iterator<Item = &Item> {
+        self.imported.iter().chain(&self.items)
+    }
+
+    /// The file's own functions (not those imported).
     pub fn functions(&self) -> impl Iterator<Item = &Function> {
         self.items.iter().filter_map(|i| match i {
             Item::Function(f) => Some(f),

@@ -1,9 +1,10 @@
 //! Diagnostics: one error with its labels and help, rendered through codespan-reporting.
 
 use crate::span::Span;
-use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, LabelStyle, Severity};
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor};
+use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
@@ -33,6 +34,14 @@ impl Diagnostic {
         self
     }
 
+    /// The same diagnostic with every span moved `by` bytes later.
+    pub(crate) fn shifted(mut self, by: usize) -> Self {
+        let shift = |s: &mut Span| *s = Span::new(s.start + by, s.end + by);
+        shift(&mut self.primary.0);
+        self.secondary.iter_mut().for_each(|(s, _)| shift(s));
+        self
+    }
+
     pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
         self.secondary.push((span, label.into()));
         self
@@ -43,9 +52,14 @@ impl Diagnostic {
         self
     }
 
-    fn to_codespan(&self, severity: Severity) -> CsDiagnostic<()> {
-        let mut labels = vec![Label::primary((), self.primary.0.range()).with_message(&self.primary.1)];
-        labels.extend(self.secondary.iter().map(|(s, m)| Label::secondary((), s.range()).with_message(m)));
+    /// The codespan form, each span placed by `locate` (its file and the byte range there).
+    fn to_codespan(&self, severity: Severity, locate: &dyn Fn(Span) -> (usize, Range<usize>)) -> CsDiagnostic<usize> {
+        let label = |style: LabelStyle, (span, message): &(Span, String)| {
+            let (file, range) = locate(*span);
+            Label::new(style, file, range).with_message(message)
+        };
+        let mut labels = vec![label(LabelStyle::Primary, &self.primary)];
+        labels.extend(self.secondary.iter().map(|l| label(LabelStyle::Secondary, l)));
         let mut d = CsDiagnostic::new(severity).with_message(&self.message).with_labels(labels);
         if let Some(help) = &self.help {
             d = d.with_notes(vec![format!("help: {help}")]);
@@ -82,8 +96,17 @@ fn emit_as(
     diagnostics: &[Diagnostic],
     severity: Severity,
 ) {
+    write_at_once(writer, &mut |buffer| render_into(buffer, file_name, source, diagnostics, severity));
+}
+
+/// What `render` writes, rendered into a buffer (in colour where `writer` takes it) and written
+/// to `writer` with one `write`.
+pub(crate) fn write_at_once(
+    writer: &mut dyn termcolor::WriteColor,
+    render: &mut dyn FnMut(&mut dyn termcolor::WriteColor),
+) {
     let mut buffer = if writer.supports_color() { termcolor::Buffer::ansi() } else { termcolor::Buffer::no_color() };
-    render_into(&mut buffer, file_name, source, diagnostics, severity);
+    render(&mut buffer);
     let _ = writer.write_all(buffer.as_slice());
     let _ = writer.flush();
 }
@@ -95,19 +118,26 @@ fn render_into(
     diagnostics: &[Diagnostic],
     severity: Severity,
 ) {
-    let file = SimpleFile::new(file_name, source);
+    let mut files = SimpleFiles::new();
+    files.add(file_name, source);
+    // A span past the end (from a truncated file) must not abort rendering: clamp it.
+    let clamp = |s: Span| (0, s.start.min(source.len())..s.end.min(source.len()).max(s.start.min(source.len())));
+    render_files(writer, &files, &clamp, diagnostics, severity);
+}
+
+/// Renders diagnostics whose spans `locate` places in `files` (one file, or a program's several:
+/// [`crate::sources::Sources`]).
+pub(crate) fn render_files(
+    writer: &mut dyn termcolor::WriteColor,
+    files: &SimpleFiles<&str, &str>,
+    locate: &dyn Fn(Span) -> (usize, Range<usize>),
+    diagnostics: &[Diagnostic],
+    severity: Severity,
+) {
     let config = term::Config::default();
     for d in diagnostics {
-        // A span past the end (from a truncated file) must not abort rendering: clamp it.
-        let mut d = d.clone();
-        let clamp =
-            |s: Span| Span::new(s.start.min(source.len()), s.end.min(source.len()).max(s.start.min(source.len())));
-        d.primary.0 = clamp(d.primary.0);
-        for (s, _) in &mut d.secondary {
-            *s = clamp(*s);
-        }
         let severity = if d.warning { Severity::Warning } else { severity };
-        let _ = term::emit(writer, &config, &file, &d.to_codespan(severity));
+        let _ = term::emit(writer, &config, files, &d.to_codespan(severity, locate));
     }
 }
 

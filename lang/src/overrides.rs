@@ -6,6 +6,7 @@
 //! diagnostic there shows the line as compiled. A value must be one line, so line numbers stay.
 
 use crate::ast::Item;
+use crate::imports::Loader;
 
 /// One `NAME=VALUE` of the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,38 +43,141 @@ impl std::str::FromStr for ConstOverride {
 /// `const` (the message lists those there are), a name given twice, a value that is not one
 /// expression.
 pub fn apply(source: &str, overrides: &[ConstOverride]) -> Result<String, String> {
-    if overrides.is_empty() {
-        return Ok(source.to_string());
+    check_all(overrides)?;
+    let mut found = vec![false; overrides.len()];
+    let mut consts = Vec::new();
+    let Some(out) = apply_found(source, overrides, &mut found, &mut consts) else { return Ok(source.to_string()) };
+    match found.iter().position(|f| !f) {
+        Some(k) => Err(not_found(&overrides[k], &consts, "the source has")),
+        None => Ok(out),
     }
-    let Ok(file) = crate::parse(source) else { return Ok(source.to_string()) };
-    let consts: Vec<_> = file
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Const(c) => Some(c),
-            Item::Function(_) => None,
+}
+
+/// The overrides applied to every file of a program as [`Loader`] gives it (the root through
+/// [`Overriding::root`]): a `const` of an imported file is overridden in that file.
+pub struct Overriding<'a> {
+    inner: &'a mut dyn Loader,
+    overrides: &'a [ConstOverride],
+    /// Per override, the file whose `const` it replaced.
+    found: Vec<Option<String>>,
+    /// Per override, a second file defining its `const`: the program is ambiguous.
+    again: Vec<Option<String>>,
+    /// The names of every top-level `const` seen.
+    consts: Vec<String>,
+    /// A file did not parse (compiling it reports why): its `const`s are unknown.
+    unparsed: bool,
+    /// How many files were seen: a program of one is "the source".
+    files: usize,
+}
+
+impl<'a> Overriding<'a> {
+    /// Checks the overrides (no name twice, each value one expression).
+    pub fn new(inner: &'a mut dyn Loader, overrides: &'a [ConstOverride]) -> Result<Overriding<'a>, String> {
+        check_all(overrides)?;
+        let n = overrides.len();
+        Ok(Overriding {
+            inner,
+            overrides,
+            found: vec![None; n],
+            again: vec![None; n],
+            consts: Vec::new(),
+            unparsed: false,
+            files: 0,
         })
-        .collect();
-    let mut edits = Vec::new();
+    }
+
+    /// The root file's text, overridden.
+    pub fn root(&mut self, name: &str, text: &str) -> String {
+        self.apply_to(name, text)
+    }
+
+    fn apply_to(&mut self, name: &str, text: &str) -> String {
+        self.files += 1;
+        let mut here = vec![false; self.overrides.len()];
+        let Some(out) = apply_found(text, self.overrides, &mut here, &mut self.consts) else {
+            self.unparsed = true;
+            return text.to_string();
+        };
+        for (k, _) in here.iter().enumerate().filter(|(_, h)| **h) {
+            match &self.found[k] {
+                None => self.found[k] = Some(name.to_string()),
+                Some(_) => self.again[k] = Some(name.to_string()),
+            }
+        }
+        out
+    }
+
+    /// Every override replaced one `const`: else which had none, or which had two (in which files).
+    pub fn finish(self) -> Result<(), String> {
+        for (k, o) in self.overrides.iter().enumerate() {
+            match (&self.found[k], &self.again[k]) {
+                (None, _) if self.unparsed => {}
+                (None, _) => {
+                    let whose = if self.files > 1 { "the program has" } else { "the source has" };
+                    return Err(not_found(o, &self.consts, whose));
+                }
+                (Some(first), Some(second)) => {
+                    return Err(format!(
+                        "-D {}: both `{first}` and `{second}` define `const {}`; the program must define it once",
+                        o.name, o.name
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Loader for Overriding<'_> {
+    fn load(&mut self, importer: &str, path: &str) -> Result<(String, String), String> {
+        let (name, text) = self.inner.load(importer, path)?;
+        let text = self.apply_to(&name, &text);
+        Ok((name, text))
+    }
+}
+
+/// No name is given twice, and each value is one expression.
+fn check_all(overrides: &[ConstOverride]) -> Result<(), String> {
     for (k, o) in overrides.iter().enumerate() {
         if overrides[..k].iter().any(|p| p.name == o.name) {
             return Err(format!("`{}` is given twice (-D {}=...)", o.name, o.name));
         }
-        let Some(item) = consts.iter().find(|c| c.name.name == o.name) else {
-            let names: Vec<&str> = consts.iter().map(|c| c.name.name.as_str()).collect();
-            let known =
-                if names.is_empty() { "it has none".to_string() } else { format!("its consts: {}", names.join(", ")) };
-            return Err(format!("-D {}: the source has no top-level `const {}` to override ({known})", o.name, o.name));
-        };
         check_value(o)?;
-        edits.push((item.value.span, o.value.as_str()));
+    }
+    Ok(())
+}
+
+fn not_found(o: &ConstOverride, consts: &[String], whose: &str) -> String {
+    let known =
+        if consts.is_empty() { "it has none".to_string() } else { format!("its consts: {}", consts.join(", ")) };
+    format!("-D {}: {whose} no top-level `const {}` to override ({known})", o.name, o.name)
+}
+
+/// `source` with the overrides whose `const` it defines applied (marked in `found`); the names of
+/// its `const`s are added to `consts`. `None` for a source that does not parse.
+fn apply_found(
+    source: &str,
+    overrides: &[ConstOverride],
+    found: &mut [bool],
+    consts: &mut Vec<String>,
+) -> Option<String> {
+    let file = crate::parse(source).ok()?;
+    let mut edits = Vec::new();
+    for item in &file.items {
+        let Item::Const(c) = item else { continue };
+        consts.push(c.name.name.clone());
+        if let Some(k) = overrides.iter().position(|o| o.name == c.name.name) {
+            found[k] = true;
+            edits.push((c.value.span, overrides[k].value.as_str()));
+        }
     }
     edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
     let mut out = source.to_string();
     for (span, value) in edits {
         out.replace_range(span.range(), value);
     }
-    Ok(out)
+    Some(out)
 }
 
 /// The value parses as exactly one expression: `const NAME = VALUE;` alone is one const item whose
@@ -118,6 +222,29 @@ mod tests {
         assert!("BM".parse::<ConstOverride>().unwrap_err().contains("is not NAME=VALUE"));
         assert!("9x=1".parse::<ConstOverride>().unwrap_err().contains("is not a const's name"));
         assert!("BM=".parse::<ConstOverride>().unwrap_err().contains("must be an expression on one line"));
+    }
+
+    /// A const of an imported file is overridden there; one that two files define is ambiguous.
+    #[test]
+    fn overrides_the_const_of_an_imported_file() {
+        let mut files =
+            crate::imports::MemoryLoader::from([("lib.cute", "const BK = 64;\n"), ("b.cute", "const BK = 1;\n")]);
+        let overrides = [o("BK=128")];
+        let mut loader = Overriding::new(&mut files, &overrides).unwrap();
+        assert_eq!(loader.root("main.cute", "import \"lib.cute\";\n"), "import \"lib.cute\";\n");
+        assert_eq!(loader.load("main.cute", "lib.cute").unwrap().1, "const BK = 128;\n");
+        loader.finish().unwrap();
+        let mut loader = Overriding::new(&mut files, &overrides).unwrap();
+        loader.load("main.cute", "lib.cute").unwrap();
+        loader.load("main.cute", "b.cute").unwrap();
+        let e = loader.finish().unwrap_err();
+        assert_eq!(e, "-D BK: both `lib.cute` and `b.cute` define `const BK`; the program must define it once");
+        let bm = [o("BM=1")];
+        let mut loader = Overriding::new(&mut files, &bm).unwrap();
+        loader.root("main.cute", "import \"lib.cute\";\n");
+        loader.load("main.cute", "lib.cute").unwrap();
+        let e = loader.finish().unwrap_err();
+        assert_eq!(e, "-D BM: the program has no top-level `const BM` to override (its consts: BK)");
     }
 
     #[test]

@@ -24,8 +24,16 @@ pub const MAX_NESTING: usize = 256;
 pub const MAX_DEPTH: usize = 256;
 
 pub fn parse(source: &str) -> Result<File, Diagnostic> {
-    check_nesting(source)?;
-    FileParser::new().parse(Lexer::new(source)).map_err(|e| to_diagnostic(source, e))
+    parse_at(source, 0)
+}
+
+/// [`parse`] with every span moved by `base`: a file placed in a program's span space
+/// ([`crate::sources::Sources`]).
+pub(crate) fn parse_at(source: &str, base: usize) -> Result<File, Diagnostic> {
+    check_nesting(source).map_err(|d| d.shifted(base))?;
+    let tokens = Lexer::new(source).map(|t| t.map(|(l, tok, r)| (l + base, tok, r + base)));
+    // Errors are made in the file's own offsets (lexical ones are already), then moved.
+    FileParser::new().parse(tokens).map_err(|e| to_diagnostic(source, e.map_location(|l| l - base)).shifted(base))
 }
 
 /// Refuses sources whose brackets nest more than [`MAX_NESTING`] deep or whose AST could be more

@@ -21,8 +21,13 @@ const INDENT: &str = "    ";
 /// Prints a whole file in canonical form (ending in a newline unless the file is empty).
 pub fn print_file(file: &File) -> String {
     let mut p = Printer { out: String::new(), level: 0 };
+    for import in &file.imports {
+        p.out.push_str("import ");
+        p.string(&import.path);
+        p.out.push_str(";\n");
+    }
     for (i, item) in file.items.iter().enumerate() {
-        if i > 0 {
+        if i > 0 || !file.imports.is_empty() {
             p.out.push('\n');
         }
         p.item(item);
@@ -461,7 +466,16 @@ impl Printer {
 /// A copy of `file` with every span zeroed, so two parses of differently laid out source compare
 /// equal exactly when they mean the same program.
 pub fn strip_spans(file: &File) -> File {
-    File { items: file.items.iter().map(strip_item).collect(), tunes: Vec::new() }
+    File {
+        imports: file
+            .imports
+            .iter()
+            .map(|i| Import { path: i.path.clone(), path_span: NO_SPAN, span: NO_SPAN })
+            .collect(),
+        items: file.items.iter().map(strip_item).collect(),
+        imported: file.imported.iter().map(strip_item).collect(),
+        tunes: Vec::new(),
+    }
 }
 
 /// [`strip_spans`] for one expression.

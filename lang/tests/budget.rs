@@ -5,8 +5,9 @@
 //! whose instructions took LLVM and ptxas from 9 s to over 10 minutes; now each ends with the
 //! budget's error.
 
-use cute_lang::diag::render;
-use cute_lang::{front_end_with, Budget, DEFAULT_BUDGET};
+use cute_lang::imports::DiskLoader;
+use cute_lang::sources::Sources;
+use cute_lang::{front_end_files, front_end_with, Budget, DEFAULT_BUDGET};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -16,11 +17,13 @@ use std::sync::Arc;
 const ROOM: u64 = 3;
 
 /// The front end under `budget`, on a 64 MiB stack as `cutec` runs it; the rendered errors.
+/// Imports are read from disk: an imported item counts where it is instantiated.
 fn check(name: &str, src: &str, budget: Budget) -> Result<(), String> {
-    let (name, src) = (name.to_string(), src.to_string());
-    let worker = std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(move || front_end_with(&src, budget).map(drop).map_err(|ds| render(&name, &src, &ds)));
+    let mut sources = Sources::new(name, src);
+    let worker = std::thread::Builder::new().stack_size(64 << 20).spawn(move || {
+        let r = front_end_files(&mut sources, &mut DiskLoader::default(), budget);
+        r.map(drop).map_err(|ds| sources.render(&ds))
+    });
     worker.expect("spawn the front end's thread").join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 

@@ -1,7 +1,8 @@
 //! Front-end tests: samples check clean, and each error renders as the user will see it.
 
+use cute_lang::imports::DiskLoader;
 use cute_lang::kir::{self, Inst};
-use cute_lang::{diag::render, front_end};
+use cute_lang::{diag::render, front_end, front_end_files, Budget};
 
 fn errors(src: &str) -> String {
     match front_end(src) {
@@ -17,9 +18,9 @@ fn samples_check() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "cute") {
-            let src = std::fs::read_to_string(&path).unwrap();
-            if let Err(ds) = front_end(&src) {
-                panic!("{}", render(&path.display().to_string(), &src, &ds));
+            let mut sources = DiskLoader::root(&path).unwrap();
+            if let Err(ds) = front_end_files(&mut sources, &mut DiskLoader::default(), Budget::default()) {
+                panic!("{}", sources.render(&ds));
             }
             n += 1;
         }

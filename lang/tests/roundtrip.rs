@@ -508,7 +508,7 @@ proptest! {
 
     #[test]
     fn random_files_round_trip(items in prop::collection::vec(arb_item(), 0..4)) {
-        let file = File { items, tunes: Vec::new() };
+        let file = File { imports: Vec::new(), items, imported: Vec::new(), tunes: Vec::new() };
         let printed = print_file(&file);
         let parsed = match parse(&printed) {
             Ok(f) => f,

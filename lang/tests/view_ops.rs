@@ -3,8 +3,9 @@
 //! `cute_layout::expr::is_tensor_view_op`, asked by the compiler's `passes::algebra::is_foldable`):
 //! every such name must be one `expr` knows as a view operation.
 
-use cute_lang::front_end;
+use cute_lang::imports::DiskLoader;
 use cute_lang::kir::{Inst, Module, ViewHow};
+use cute_lang::{front_end, front_end_files};
 use std::collections::BTreeSet;
 
 /// What the passes re-run by name (`passes::algebra::is_foldable` asks the same function).
@@ -99,7 +100,8 @@ fn the_samples_views_are_operations_the_passes_rerun() {
     }
     let mut ops = BTreeSet::new();
     for path in &files {
-        if let Ok((_, m)) = front_end(&std::fs::read_to_string(path).unwrap()) {
+        let mut sources = DiskLoader::root(path).unwrap();
+        if let Ok((_, m)) = front_end_files(&mut sources, &mut DiskLoader::default(), Default::default()) {
             ops.extend(view_ops(&m));
         }
     }

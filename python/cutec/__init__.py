@@ -186,7 +186,17 @@ def find_compiler():
         return None
 
 
-def build(source, arch=None, consts=None, device=0, output=None, compiler=None, release_asserts=True):
+def build(
+    source,
+    arch=None,
+    consts=None,
+    device=0,
+    output=None,
+    compiler=None,
+    release_asserts=True,
+    include_dirs=None,
+    base_dir=None,
+):
     """Compiles `.cute` source to a cubin, through the disk cache (`cutec.cache`), and returns the
     cubin's path: the cache entry, or `output` (a copy) when given. No GPU is needed.
 
@@ -196,15 +206,28 @@ def build(source, arch=None, consts=None, device=0, output=None, compiler=None, 
     8.x: sm_80), else sm_90. `consts`: `{"NAME": value}` replaces top-level `const` items' values
     (`cutec build -D NAME=VALUE`): an int, float, bool, tuple or a str holding a `.cute` expression.
     `release_asserts=False` leaves kernels' run-time asserts out. `compiler`: the compiler's path
-    (default: `find_compiler()`).
+    (default: `find_compiler()`). `include_dirs`: where `import "PATH";` looks after the importing
+    file's directory (`cutec build -I`); a source given as text imports relative to `base_dir`
+    (default: the working directory). The cache key covers every imported file's contents.
     Raises `cutec.CompileError` (the compiler's rendered diagnostics) when the source is refused."""
-    return _compile.build(source, arch, consts, device, output, compiler, release_asserts)
+    return _compile.build(source, arch, consts, device, output, compiler, release_asserts, include_dirs, base_dir)
 
 
-def compile(source, arch=None, consts=None, device=0, output=None, compiler=None, release_asserts=True):
+def compile(
+    source,
+    arch=None,
+    consts=None,
+    device=0,
+    output=None,
+    compiler=None,
+    release_asserts=True,
+    include_dirs=None,
+    base_dir=None,
+):
     """`build` (same arguments), then `load` on CUDA device `device`: a `Module`. A cached build
-    costs a hash of the source and one file read."""
-    return load(build(source, arch, consts, device, output, compiler, release_asserts), device)
+    costs a hash of the source and one file read (and a hash of each file it imports)."""
+    built = build(source, arch, consts, device, output, compiler, release_asserts, include_dirs, base_dir)
+    return load(built, device)
 
 
 def tune(source, shapes, output, host=None, arch=None, iters=50, report=None, device=0, compiler=None, quiet=False):

@@ -197,17 +197,36 @@ def cache_key(compiler, text, label, args):
     return h.hexdigest()
 
 
-def build(source, arch=None, consts=None, device=0, output=None, compiler=None, release_asserts=True):
+def search_args(text, path, include_dirs, base_dir):
+    """`-I DIR` for each of `include_dirs` (absolute); a source given as text that imports files
+    finds them in `base_dir` (default: the working directory) first."""
+    dirs = list(include_dirs or [])
+    if path is None and "import" in text:
+        dirs.insert(0, base_dir if base_dir is not None else os.getcwd())
+    return [a for d in dirs for a in ("-I", os.path.abspath(os.fspath(d)))]
+
+
+def build(
+    source,
+    arch=None,
+    consts=None,
+    device=0,
+    output=None,
+    compiler=None,
+    release_asserts=True,
+    include_dirs=None,
+    base_dir=None,
+):
     """Compiles `.cute` source (a path or the text) to a cubin through the disk cache and returns the
     cubin's path (the cache entry, or `output` when given: the cubin is copied there). No GPU is
     needed. Raises `cutec.CompileError` with the compiler's rendered diagnostics."""
     text, path, label = read_source(source)
     arch = choose_arch(arch, text, device)
-    args = build_args(arch, consts, release_asserts)
+    args = build_args(arch, consts, release_asserts) + search_args(text, path, include_dirs, base_dir)
     found = find(compiler)
     key = cache_key(found, text, label, args)
     entry = cache.entry_path(key)
-    if not os.path.isfile(entry):
+    if not (os.path.isfile(entry) and cache.deps_current(key)):
         entry = _compile_into_cache(found, text, path, label, args, key)
     if output is None:
         return entry
@@ -239,7 +258,9 @@ def _compile_into_cache(found, text, path, label, args, key):
                 path = label
                 with open(os.path.join(tmp, label), "w", encoding="utf-8") as f:
                     f.write(text)
-            r = _run(found, [found.exe, "build", path, *args, "-o", temp], cwd=tmp)
+            deps = os.path.join(tmp, "deps.d")
+            r = _run(found, [found.exe, "build", path, *args, "-o", temp, "--deps-file", deps], cwd=tmp)
+            imported = _imported_files(deps, tmp) if r.returncode == 0 else []
         if r.returncode != 0:
             message = f"cutec build {label} {' '.join(args)} failed (exit {r.returncode}):\n{r.stderr.strip()}"
             if found.wheel and "libdevice not found" in r.stderr:
@@ -249,10 +270,25 @@ def _compile_into_cache(found, text, path, label, args, key):
             raise CompileError(message, stderr=r.stderr, returncode=r.returncode)
         if r.stderr:  # warnings and compile-time prints, as the command line shows them
             sys.stderr.write(r.stderr)
+        if imported:
+            cache.publish_deps(key, imported)
+        elif os.path.exists(cache.deps_path(key)):
+            os.remove(cache.deps_path(key))
         return cache.publish(temp, key)
     finally:
         if os.path.exists(temp):
             os.remove(temp)
+
+
+def _imported_files(deps, cwd):
+    """The files a build imported: the prerequisites of the compiler's `--deps-file` rule after
+    the source itself, as absolute paths."""
+    import re
+
+    with open(deps, encoding="utf-8") as f:
+        rule = f.read().replace("\\\n", " ")
+    prerequisites = re.split(r"(?<!\\)\s+", rule.split(": ", 1)[1].strip())
+    return [os.path.join(cwd, p.replace("\\ ", " ")) for p in prerequisites[1:]]
 
 
 def _run(found, cmd, cwd):

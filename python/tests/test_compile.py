@@ -221,3 +221,32 @@ def _nvidia_ptxas_on_sys_path(cutec_compiler):
         if top == "nvidia":
             found += [os.path.join(d, rel) for d in cutec_compiler._package_dirs(top)]
     return [p for p in found if os.path.isfile(p)]
+
+
+def test_the_key_covers_imported_files(counted, tmp_path):
+    """A build of a file that imports another is a hit while the imported file is unchanged and a
+    miss once it changes (its cubin then has the new value); a source given as text imports
+    relative to `base_dir`, and `include_dirs` is searched after the importing file's folder."""
+    wrapper, runs = counted
+    lib = tmp_path / "lib" / "scale.cute"
+    lib.parent.mkdir()
+    lib.write_text("const SCALE = 2.0;\n")
+    main = tmp_path / "main.cute"
+    main.write_text(
+        'import "lib/scale.cute";\n'
+        "kernel scale(a: tensor<f32, gmem, (128):(1)>) {\n    a[thread_idx.x] = SCALE * a[thread_idx.x];\n}\n"
+    )
+    first = cutec.build(main, compiler=wrapper)
+    assert cutec.build(main, compiler=wrapper) == first and len(runs()) == 1
+    before = open(first, "rb").read()
+    lib.write_text("const SCALE = 3.0;\n")
+    assert cutec.build(main, compiler=wrapper) == first and len(runs()) == 2
+    assert open(first, "rb").read() != before
+    assert cutec.build(main, compiler=wrapper) == first and len(runs()) == 2
+    text = main.read_text()
+    from_text = cutec.build(text, compiler=wrapper, base_dir=tmp_path)
+    assert len(runs()) == 3 and cutec.manifest(from_text).kernels == ["scale"]
+    with pytest.raises(cutec.CompileError, match="cannot import `scale.cute`"):
+        cutec.build(text.replace("lib/", ""), compiler=wrapper, base_dir=tmp_path / "elsewhere")
+    found = cutec.build(text.replace("lib/", ""), compiler=wrapper, base_dir=tmp_path, include_dirs=[lib.parent])
+    assert cutec.manifest(found).kernels == ["scale"]

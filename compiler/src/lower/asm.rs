@@ -44,7 +44,7 @@ impl KernelWriter<'_> {
         // The marker names the call's line and column, for ptxas errors in the PTX (the `.loc`
         // before an asm block may be an earlier instruction's): it travels with the block, through
         // unrolling too.
-        let (line, col) = self.lines.line_col(span.start);
+        let (_, line, col) = self.lines.locate(span.start);
         let text = format!(
             "llvm.inline_asm has_side_effects \"{}\", \"{}\" {} : ({}) -> {result}",
             escape(&format!("{}{line}:{col}\n\t{ptx}", crate::ptxas::ASM_MARKER)),

@@ -26,10 +26,10 @@ impl KernelWriter<'_> {
                 names.push(self.op(&format!("arith.index_cast {i} : index to i32"), span));
             }
         }
-        let (line, _) = self.lines.line_col(span.start);
+        let (file, line, _) = self.lines.locate(span.start);
         let format = format!(
             "{}:{line}: kernel {}: block (%u,%u,%u), thread (%u,%u,%u): assertion failed: {}\n",
-            self.file.replace('%', "%%"),
+            file.replace('%', "%%"),
             self.k.source_name,
             message.replace('%', "%%")
         );

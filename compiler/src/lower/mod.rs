@@ -34,8 +34,9 @@ mod vector;
 use types::mlir_value_ty;
 pub use types::{mlir_layout, mlir_scalar, mlir_tensor, mlir_tiled_mma};
 
-use cute_lang::diag::{Diagnostic, LineIndex};
+use cute_lang::diag::Diagnostic;
 use cute_lang::kir::{self, Inst, ValueId};
+use cute_lang::sources::{Lines, Sources};
 use cute_lang::span::Span;
 use cute_layout::Int;
 use std::collections::HashMap;
@@ -146,19 +147,17 @@ impl CuteText {
 /// Lowers the kernels of a KIR module to `cute` IR text.
 pub fn lower_to_cute(
     module: &kir::Module,
-    file_name: &str,
-    source: &str,
+    sources: &Sources,
     arch: &str,
     asserts: crate::pipeline::Asserts,
 ) -> Result<CuteText, Vec<Diagnostic>> {
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
     let mut fast_divisors = Vec::new();
-    let lines = LineIndex::new(source);
+    let lines = sources.lines();
     for k in &module.kernels {
         let vars = crate::plan::kernel_vars(k);
         let mut w = KernelWriter {
-            file: file_name,
             lines: &lines,
             k,
             out: String::new(),
@@ -195,8 +194,8 @@ pub fn lower_to_cute(
 }
 
 struct KernelWriter<'a> {
-    file: &'a str,
-    lines: &'a LineIndex<'a>,
+    /// Where each span is: its file, line and column (a program may be several files).
+    lines: &'a Lines<'a>,
     k: &'a kir::Kernel,
     out: String,
     indent: usize,
@@ -228,8 +227,8 @@ fn v(id: ValueId) -> String {
 
 impl KernelWriter<'_> {
     fn loc(&self, span: Span) -> String {
-        let (l, c) = self.lines.line_col(span.start);
-        format!("loc(\"{}\":{l}:{c})", escape(self.file))
+        let (file, l, c) = self.lines.locate(span.start);
+        format!("loc(\"{}\":{l}:{c})", escape(file))
     }
 
     fn line(&mut self, text: &str) {

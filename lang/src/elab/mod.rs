@@ -147,7 +147,7 @@ fn elaborate_with(
         variant_keys: Vec::new(),
         variant: 0,
     };
-    for item in &file.items {
+    for item in file.all_items() {
         match item {
             Item::Function(f) => {
                 if let Some(prev) = prog.functions.insert(f.name.name.clone(), f) {
@@ -178,7 +178,11 @@ fn elaborate_with(
         }
     }
     // Type parameters are checked as declared, before any instance is made.
-    for f in file.functions() {
+    let all_functions = file.all_items().filter_map(|i| match i {
+        Item::Function(f) => Some(f),
+        Item::Const(_) => None,
+    });
+    for f in all_functions {
         if let Err(d) = generics::check_type_params(f)
             .and_then(|()| index_width::of(f).map(drop))
             .and_then(|()| fast_math::of(f).map(drop))
@@ -194,6 +198,7 @@ fn elaborate_with(
         // Checked on every build, so a mistake shows before `cutec tune` runs.
         None => crate::tune::specs(file, "").map(drop)?,
     }
+    // The entry points are the file's own: an imported kernel is compiled where a launch asks.
     for f in file.functions() {
         let r = match f.kind {
             FnKind::Host => prog.host(f),

@@ -5,7 +5,7 @@
 
 mod describe;
 mod record;
-mod resolve;
+pub(crate) mod resolve;
 
 pub use describe::{describe, Fact, ValueInfo};
 pub(crate) use record::Recorder;

@@ -106,7 +106,7 @@ pub fn resolve(file: &File, source_len: usize) -> Index {
         scopes: Vec::new(),
         owner: None,
     };
-    for item in &file.items {
+    for item in file.all_items() {
         if let Item::Function(f) = item {
             let kind = match f.kind {
                 FnKind::Kernel => DefKind::Kernel,
@@ -118,7 +118,7 @@ pub fn resolve(file: &File, source_len: usize) -> Index {
         }
     }
     // `const` items are evaluated in order: each sees those above it.
-    for item in &file.items {
+    for item in file.all_items() {
         if let Item::Const(c) = item {
             r.expr(&c.value);
             if let Some(t) = &c.ty {
@@ -128,7 +128,7 @@ pub fn resolve(file: &File, source_len: usize) -> Index {
             r.consts.push((c.name.name.clone(), id));
         }
     }
-    for item in &file.items {
+    for item in file.all_items() {
         if let Item::Function(f) = item {
             r.function(f);
         }
