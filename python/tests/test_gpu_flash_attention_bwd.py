@@ -22,6 +22,8 @@ import math
 import pytest
 
 import cutec
+from test_gpu_flash_attention import reference as forward_reference
+from test_gpu_flash_attention import require_hopper
 
 TOL = {"bfloat16": 2e-2, "float16": 4e-3}
 # An absolute floor: where dS = P * (dP - D) cancels exactly (one key: dP = D), the reference's dQ and dK
@@ -45,9 +47,7 @@ SEQLENS = [
 
 @pytest.fixture(scope="module")
 def bwd(gpu, cubin):
-    torch = gpu
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip(f"wgmma cubins are sm_90a: needs a Hopper GPU, found {torch.cuda.get_device_name()}")
+    require_hopper(gpu)
     return cutec.load(cubin("flash_attention_bwd_sm90")).host("flash_attn_bwd")
 
 
@@ -59,26 +59,10 @@ def workspaces(torch, b, sq, h, d):
     return dq_accum, stats
 
 
-def sdpa(torch, q, k, v, scale, causal):
-    """O (batch, seqlen_q, heads, D) of the (batch, seqlen, heads, D) tensors, differentiable, and LSE
-    (batch, heads, seqlen_q), in the tensors' dtype."""
-    group = q.shape[2] // k.shape[2]
-    qt = q.transpose(1, 2)
-    kt = k.transpose(1, 2).repeat_interleave(group, dim=1)
-    vt = v.transpose(1, 2).repeat_interleave(group, dim=1)
-    sq, sk = qt.shape[2], kt.shape[2]
-    mask = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril() if causal else None
-    o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, scale=scale)
-    s = (qt @ kt.transpose(-1, -2)) * scale
-    if causal:
-        s = s.masked_fill(~mask, float("-inf"))
-    return o.transpose(1, 2), torch.logsumexp(s, dim=-1)
-
-
 def reference(torch, q, k, v, do, scale, causal, dtype):
     """dQ, dK, dV of sum(O * dO) in `dtype` by autograd."""
     qr, kr, vr = (t.detach().to(dtype).requires_grad_(True) for t in (q, k, v))
-    o, _ = sdpa(torch, qr, kr, vr, scale, causal)
+    o, _ = forward_reference(torch, qr, kr, vr, scale, causal, dtype)
     o.backward(do.to(dtype))
     return qr.grad, kr.grad, vr.grad
 
@@ -86,7 +70,7 @@ def reference(torch, q, k, v, do, scale, causal, dtype):
 def forward_inputs(torch, q, k, v, scale, causal):
     """O (rounded to the input type) and LSE (f32) for the kernel, from torch in float32."""
     with torch.no_grad():
-        o, lse = sdpa(torch, q.float(), k.float(), v.float(), scale, causal)
+        o, lse = forward_reference(torch, q, k, v, scale, causal, torch.float32)
     return o.to(q.dtype), lse.contiguous()
 
 
