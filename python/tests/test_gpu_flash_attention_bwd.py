@@ -6,7 +6,8 @@ torch.nn.functional.scaled_dot_product_attention computed in float32 (float64 wh
 on the same bf16/f16 inputs. O and LSE given to the kernel are torch's (O rounded to the input type),
 so the backward is checked on its own; test_forward_then_backward chains it to
 samples/flash_attention_sm90.cute's forward. Causal is torch's `is_causal=True` (top-left aligned).
-GQA: query head h reads K/V head h // (H / Hkv); dK, dV of a K/V head sum over its query heads (as
+Head dims 64, 128 and 256 (its own work split: 64 keys per block, P and dS through shared
+memory). GQA: query head h reads K/V head h // (H / Hkv); dK, dV of a K/V head sum over its query heads (as
 autograd through K.repeat_interleave gives them).
 
 Tolerance, per gradient G against the reference R: max |G - R| <= tol * max |R| and
@@ -108,7 +109,7 @@ def inputs(torch, dtype, b, sq, sk, h, hkv, d):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [64, 128, 256])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])
 @pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -144,7 +145,7 @@ def test_bhsd_views_and_scale(gpu, bwd, causal):
     check(torch, grads, q, k, v, do, 0.05, causal, ("bhsd", causal))
 
 
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [64, 128, 256])
 def test_forward_then_backward(gpu, bwd, cubin, d):
     """O and LSE from samples/flash_attention_sm90.cute's forward, then the backward: the two samples agree
     on the layout and meaning of LSE."""
@@ -177,7 +178,7 @@ def test_refuses_bad_shapes(gpu, bwd):
     with pytest.raises(cutec.Refused):
         call(*inputs(torch, torch.bfloat16, 1, 64, 64, 6, 4, 64))  # 6 heads over 4 K/V heads
     with pytest.raises(cutec.Refused):
-        call(*inputs(torch, torch.bfloat16, 1, 64, 64, 4, 4, 256))  # head_dim 256: not built yet
+        call(*inputs(torch, torch.bfloat16, 1, 64, 64, 4, 4, 96))  # head_dim 96
     with pytest.raises(cutec.Refused):  # dQaccum not padded to whole 64-row tiles
         q, k, v, do = inputs(torch, torch.bfloat16, 1, 100, 64, 4, 4, 64)
         call(q, k, v, do, dq_accum=torch.empty(1, 4, 100 * 64, device="cuda"))

@@ -896,8 +896,9 @@ def test_flash_attention_plan(cubin):
 
 def test_flash_attention_bwd_plan(cubin):
     """Three launches per call: the pre-pass and the dQ conversion a block per (64 query rows, head,
-    batch), the main kernel a block per (128 keys, K/V head, batch) with 384 threads; the instance of
-    the head dim (64, 128) and type; the workspaces must be padded to whole 64-row tiles."""
+    batch), the main kernel a block per (128 keys, or 64 at head dim 256; K/V head, batch) with 384
+    threads; the instance of the head dim (64, 128, 256) and type; the workspaces must be padded to
+    whole 64-row tiles."""
     bwd = cutec.manifest(cubin("flash_attention_bwd_sm90")).host("flash_attn_bwd").check
 
     def call(b, sq, sk, h, hkv, d, dtype="bf16", causal=1, padded=None, lse=None):
@@ -908,14 +909,14 @@ def test_flash_attention_bwd_plan(cubin):
         return bwd(q, k, v, o, do, lse or view(5, (b, h, sq), "f32"), dq, dk, dv, *ws, 0.125, causal)
 
     kernels = set()
-    for d in (64, 128):
+    for d in (64, 128, 256):
         for dtype in ("bf16", "f16"):
             prep, main, post = call(2, 1000, 300, 8, 2, d, dtype)
             assert prep["grid"] == (16, 8, 2) and prep["block"] == (256, 1, 1)
-            assert main["grid"] == (3, 2, 2) and main["block"] == (384, 1, 1)
-            assert post["grid"] == (16, 8, 2) and post["block"] == ((256 if d == 128 else 128), 1, 1)
+            assert main["grid"] == ((5 if d == 256 else 3), 2, 2) and main["block"] == (384, 1, 1)
+            assert post["grid"] == (16, 8, 2) and post["block"] == ((128 if d == 64 else 256), 1, 1)
             kernels.add((prep["kernel"], main["kernel"], post["kernel"]))
-    assert len(kernels) == 4
+    assert len(kernels) == 6
     # (batch, heads, seqlen, D) tensors passed as their transposes: head_dim contiguous, any strides.
     b, h, s, d = 2, 4, 300, 64
     bhsd = row_major((b, h, s, d))
@@ -925,7 +926,7 @@ def test_flash_attention_bwd_plan(cubin):
     assert bwd(*t[:5], view(5, (b, h, s), "f32"), *t[6:], *ws, 0.125, 0)
     for bad in (
         dict(h=6, hkv=4),  # query heads not a multiple of the K/V heads
-        dict(d=256),  # head_dim: 64 and 128 only
+        dict(d=96),  # head_dim: 64, 128 or 256
         dict(causal=2),
         dict(padded=1000),  # workspaces not padded to 64-row tiles
         dict(lse=view(5, (2, 8, 999), "f32")),  # LSE (batch, heads, seqlen_q)

@@ -103,7 +103,7 @@ if [ -z "$py_skip" ]; then
     # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
     check flash-attention   python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
     # FlashAttention backward (samples/flash_attention_bwd_sm90.cute, sm_90a): dQ, dK, dV against torch
-    # autograd of SDPA over seqlens 1..1000 (unequal too), causal or not, GQA 1/4, D 64/128, bf16/f16.
+    # autograd of SDPA over seqlens 1..1000 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
     check flash-attention-bwd python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -q -rs -p no:cacheprovider
 else
     echo "=== python-tests: SKIP: $py_skip"
