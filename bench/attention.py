@@ -12,6 +12,16 @@ causal and not. TFLOP/s = 4 * B * H * S * S * D / t, halved for causal. cutec ta
 (batch, seqlen, heads, D) (flash-attn's layout), torch as (batch, heads, seqlen, D) contiguous (its
 own): the same bytes either way. Each cell times every implementation once per round, round-robin,
 and reports the median over the rounds (clocks move with power and temperature).
+
+    python3 bench/attention.py --bwd --fwd FWD_CUBIN CUBIN [CUBIN ...] [same options]
+
+The backward (`--bwd`): each CUBIN is a build of samples/flash_attention_bwd_sm90.cute, FWD_CUBIN one
+of the forward (it makes O and LSE for the backward's inputs, once per input set). Timed: one
+`flash_attn_bwd` call (its three kernels: the D pre-pass, the main kernel, the dQ conversion) beside
+torch's backward of SDPA with each backend (`torch.autograd.grad` of the output with a retained
+graph: the backward kernels only, the forward ran before). TFLOP/s = 2.5 * 4 * B * H * S * S * D / t,
+halved for causal (the forward's count times 2.5: five GEMMs to the forward's two). Checked first:
+the relative error of dQ, dK and dV against the first torch backend's (the largest of the three).
 """
 
 import argparse
@@ -76,13 +86,19 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
         errs[label] = float((out.float() - ref).norm() / ref.norm())
         impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
     flop = 4 * b * HEADS * s * s * d * (0.5 if causal else 1.0)
+    report(env, impls, outs, errs, flop, rounds, f"B{b} H{HEADS} S{s} D{d}", causal, dtype)
+
+
+def report(env, impls, ours, errs, flop, rounds, shape, causal, dtype, pass_name=""):
+    """Times each implementation `rounds` times round-robin and prints TFLOP/s (median over the rounds)
+    beside the best torch backend; `ours` names cutec's rows (not peers)."""
     rates = {label: [] for label, _ in impls}
     for _ in range(rounds):
         for label, calls in impls:
             r = B.bench(env, calls, min_reps=10, max_reps=50)
             rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
-    print(f"== B{b} H{HEADS} S{s} D{d} {'causal' if causal else 'full'} {str(dtype).removeprefix('torch.')}")
-    best_peer = max((statistics.median(v) for k, v in rates.items() if k not in outs), default=float("nan"))
+    print(f"== {pass_name}{shape} {'causal' if causal else 'full'} {str(dtype).removeprefix('torch.')}")
+    best_peer = max((statistics.median(v) for k, v in rates.items() if k not in ours), default=float("nan"))
     for label, each in rates.items():
         tf = statistics.median(each)
         spread = " ".join(f"{x:.0f}" for x in each)
@@ -91,27 +107,86 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
         print(f"  {label:16s} {tf:7.1f} TFLOP/s  {tf / best_peer:5.3f} of the best peer  {err_s}  rounds: {spread}")
 
 
+def cell_bwd(torch, bwds, fwd, env, s, d, causal, dtype, rounds, l2):
+    """One backward cell: cutec's flash_attn_bwd (O and LSE from the forward build `fwd`) beside torch's
+    SDPA backward with each backend, on the same values."""
+    from torch.nn.attention import sdpa_kernel
+
+    b = TOKENS // s
+    scale = 1.0 / math.sqrt(d)
+    padded = -(-s // 64) * 64
+    per_set = 8 * b * s * HEADS * d * dtype.itemsize + b * HEADS * padded * (d + 3) * 4
+    sets = []
+    for _ in range(B.n_rotations(per_set, l2)):
+        q, k, v, do = (torch.randn(b, s, HEADS, d, device="cuda", dtype=dtype) for _ in range(4))
+        o = torch.empty_like(q)
+        lse = torch.empty(b, HEADS, s, device="cuda", dtype=torch.float32)
+        fwd(q, k, v, o, lse, scale, int(causal))
+        grads = tuple(torch.empty_like(t) for t in (q, k, v))
+        ws = (torch.empty(b, HEADS, padded * d, device="cuda"), torch.empty(b, HEADS, 2, padded, device="cuda"))
+        sets.append((q, k, v, o, do, lse, *grads, *ws))
+    impls = [(label, [lambda t=t, f=bwd: f(*t, scale, int(causal)) for t in sets]) for label, bwd in bwds]
+    outs = {}
+    for label, bwd in bwds:
+        t = sets[0]
+        bwd(*t, scale, int(causal))
+        outs[label] = [g.transpose(1, 2).float() for g in t[6:9]]
+    errs = {}
+    ref = None
+    for label, backend in torch_backends(torch):
+        # torch's own layout, (batch, heads, seqlen, D) contiguous, with the graph of its forward kept.
+        graphs = []
+        try:
+            for t in sets:
+                qt, kt, vt = (x.transpose(1, 2).contiguous().requires_grad_(True) for x in t[:3])
+                with sdpa_kernel(backend):
+                    out = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, scale=scale)
+                graphs.append((out, (qt, kt, vt), t[4].transpose(1, 2).contiguous()))
+            first = torch.autograd.grad(graphs[0][0], graphs[0][1], graphs[0][2], retain_graph=True)
+        except RuntimeError as e:
+            print(f"  {label}: not available here ({str(e).splitlines()[0][:80]})")
+            continue
+        if ref is None:
+            ref = [g.float() for g in first]
+            for label_c, out_c in outs.items():
+                errs[label_c] = max(float((g - r).norm() / r.norm()) for g, r in zip(out_c, ref))
+        errs[label] = max(float((g.float() - r).norm() / r.norm()) for g, r in zip(first, ref))
+        calls = [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
+        impls.append((label, calls))
+    flop = 2.5 * 4 * b * HEADS * s * s * d * (0.5 if causal else 1.0)
+    report(env, impls, outs, errs, flop, rounds, f"B{b} H{HEADS} S{s} D{d}", causal, dtype, pass_name="backward ")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cubins", nargs="+", help="builds of samples/flash_attention_sm90.cute")
+    ap.add_argument("cubins", nargs="+", help="builds of samples/flash_attention_sm90.cute (--bwd: _bwd_sm90)")
     ap.add_argument("--seqlens", default="1024,2048,4096,8192")
     ap.add_argument("--dims", default="64,128")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--causal", default="0,1", help="0 (full), 1 (causal) or both")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bwd", action="store_true", help="time the backward (CUBINs: builds of flash_attention_bwd_sm90)")
+    ap.add_argument("--fwd", help="with --bwd: a build of flash_attention_sm90.cute, for O and LSE")
     a = ap.parse_args()
+    if a.bwd and not a.fwd:
+        ap.error("--bwd needs --fwd FWD_CUBIN (the forward makes the backward's O and LSE)")
     import torch
     import cutec
 
     env = B.TorchEnv(torch)
-    attns = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host("flash_attn_fwd")) for p in a.cubins]
+    name = "flash_attn_bwd" if a.bwd else "flash_attn_fwd"
+    attns = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host(name)) for p in a.cubins]
+    fwd = cutec.load(a.fwd).host("flash_attn_fwd") if a.bwd else None
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[a.dtype]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
     for d in map(int, a.dims.split(",")):
         for s in map(int, a.seqlens.split(",")):
             for causal in (c == "1" for c in a.causal.split(",")):
-                cell(torch, attns, env, s, d, causal, dtype, a.rounds, l2)
+                if a.bwd:
+                    cell_bwd(torch, attns, fwd, env, s, d, causal, dtype, a.rounds, l2)
+                else:
+                    cell(torch, attns, env, s, d, causal, dtype, a.rounds, l2)
 
 
 if __name__ == "__main__":

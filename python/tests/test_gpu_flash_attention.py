@@ -37,11 +37,15 @@ SEQLENS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def attn(gpu, cubin):
-    torch = gpu
+def require_hopper(torch):
+    """Skips unless the GPU runs sm_90a cubins (the attention samples' wgmmas)."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip(f"wgmma cubins are sm_90a: needs a Hopper GPU, found {torch.cuda.get_device_name()}")
+
+
+@pytest.fixture(scope="module")
+def attn(gpu, cubin):
+    require_hopper(gpu)
     return cutec.load(cubin("flash_attention_sm90")).host("flash_attn_fwd")
 
 

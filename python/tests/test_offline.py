@@ -947,3 +947,47 @@ def test_gemm_sm90_persistent_plan(cubin):
                 refusal(host.check, *gemm90_views(layout, 64, 64, 7, dtype))
     assert all(len(k) == 1 for k in instances.values()) and len(instances) == 32
     assert set().union(*instances.values()) == set(m.kernels)
+
+
+# ---- samples/flash_attention_bwd_sm90.cute: the backward's plan and checks ---------------------------
+
+
+def test_flash_attention_bwd_plan(cubin):
+    """Three launches per call: the pre-pass and the dQ conversion a block per (64 query rows, head,
+    batch), the main kernel a block per (128 keys, or 64 at head dim 256; K/V head, batch) with 384
+    threads; the instance of the head dim (64, 128, 256) and type; the workspaces must be padded to
+    whole 64-row tiles."""
+    bwd = cutec.manifest(cubin("flash_attention_bwd_sm90")).host("flash_attn_bwd").check
+
+    def call(b, sq, sk, h, hkv, d, dtype="bf16", causal=1, padded=None, lse=None):
+        padded = padded if padded is not None else -(-sq // 64) * 64
+        q, o, do, dq = (view(i, (b, sq, h, d), dtype) for i in (0, 3, 4, 6))
+        k, v, dk, dv = (view(i, (b, sk, hkv, d), dtype) for i in (1, 2, 7, 8))
+        ws = view(9, (b, h, padded * d), "f32"), view(10, (b, h, 2, padded), "f32")
+        return bwd(q, k, v, o, do, lse or view(5, (b, h, sq), "f32"), dq, dk, dv, *ws, 0.125, causal)
+
+    kernels = set()
+    for d in (64, 128, 256):
+        for dtype in ("bf16", "f16"):
+            prep, main, post = call(2, 1000, 300, 8, 2, d, dtype)
+            assert prep["grid"] == (16, 8, 2) and prep["block"] == (256, 1, 1)
+            assert main["grid"] == ((5 if d == 256 else 3), 2, 2) and main["block"] == (384, 1, 1)
+            assert post["grid"] == (16, 8, 2) and post["block"] == ((128 if d == 64 else 256), 1, 1)
+            kernels.add((prep["kernel"], main["kernel"], post["kernel"]))
+    assert len(kernels) == 6
+    # (batch, heads, seqlen, D) tensors passed as their transposes: head_dim contiguous, any strides.
+    b, h, s, d = 2, 4, 300, 64
+    bhsd = row_major((b, h, s, d))
+    strides = (bhsd[0], bhsd[2], bhsd[1], 1)
+    t = [view(i, (b, s, h, d), "bf16", strides) for i in range(9)]
+    ws = view(9, (b, h, 320 * d), "f32"), view(10, (b, h, 2, 320), "f32")
+    assert bwd(*t[:5], view(5, (b, h, s), "f32"), *t[6:], *ws, 0.125, 0)
+    for bad in (
+        dict(h=6, hkv=4),  # query heads not a multiple of the K/V heads
+        dict(d=96),  # head_dim: 64, 128 or 256
+        dict(causal=2),
+        dict(padded=1000),  # workspaces not padded to 64-row tiles
+        dict(lse=view(5, (2, 8, 999), "f32")),  # LSE (batch, heads, seqlen_q)
+    ):
+        args = dict(b=2, sq=1000, sk=300, h=8, hkv=2, d=64) | bad
+        refusal(lambda a=args: call(**a))

@@ -110,6 +110,9 @@ if [ -z "$py_skip" ]; then
     # compiler, which this suite does not carry, so it skips unless the cutec-compiler wheel is
     # installed (scripts/gpu-suite/build-wheels.sh, python/wheel-install-test.sh) or CUTEC is set.
     check tune              python3 -m pytest "$PYTESTS/test_gpu_tune.py" -v -s -rs -p no:cacheprovider
+    # FlashAttention backward (samples/flash_attention_bwd_sm90.cute, sm_90a): dQ, dK, dV against torch
+    # autograd of SDPA over seqlens 1..1000 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
+    check flash-attention-bwd python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -q -rs -p no:cacheprovider
 else
     echo "=== python-tests: SKIP: $py_skip"
     rows+=("$(printf '%-34s %-14s %4s' python-tests SKIP -)")
@@ -127,6 +130,9 @@ if command -v compute-sanitizer >/dev/null; then
         # The attention forward on a tail tile (17 queries, 128 keys): TMA boxes past the ends, masks.
         check sanitizer-flash   compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -p no:cacheprovider -k "17x128 and mha"
+        # The backward on the same tail shapes: TMA boxes past the ends, dQ atomics, predicated dK/dV stores.
+        check sanitizer-flash-bwd compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -q -p no:cacheprovider -k "17x128 and mha"
     fi
 fi
 
