@@ -82,12 +82,9 @@ pub struct DiskLoader {
 
 impl Loader for DiskLoader {
     fn load(&mut self, importer: &str, path: &str) -> Result<(String, String), String> {
-        let candidates: Vec<PathBuf> = std::iter::once(beside(importer, path))
-            .chain(self.search_dirs.iter().map(|d| normalize(&d.join(path))))
-            .collect();
+        let candidates = self.candidates(importer, path);
         let Some(found) = candidates.iter().find(|c| c.is_file()) else {
-            let tried: Vec<String> = candidates.iter().map(|c| format!("`{}`", c.display())).collect();
-            return Err(format!("no such file (tried {})", tried.join(", ")));
+            return Err(DiskLoader::not_found(&candidates));
         };
         Ok((found.display().to_string(), read_text(found)?))
     }
@@ -98,9 +95,24 @@ impl DiskLoader {
     pub fn root(path: &Path) -> Result<Sources, String> {
         Ok(Sources::new(path.display().to_string(), read_text(path)?))
     }
+
+    /// Where the import `path` of the file `importer` may be, in the order they are tried (a
+    /// loader that keeps some files elsewhere, as the editor its unsaved buffers, tries the same).
+    pub fn candidates(&self, importer: &str, path: &str) -> Vec<PathBuf> {
+        std::iter::once(beside(importer, path))
+            .chain(self.search_dirs.iter().map(|d| normalize(&d.join(path))))
+            .collect()
+    }
+
+    /// The error of an import found at none of its `candidates`.
+    pub fn not_found(candidates: &[PathBuf]) -> String {
+        let tried: Vec<String> = candidates.iter().map(|c| format!("`{}`", c.display())).collect();
+        format!("no such file (tried {})", tried.join(", "))
+    }
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
+/// The text of the file at `path`, or why it cannot be had (unreadable, not UTF-8).
+pub fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         format!("`{}` is not UTF-8 (invalid byte at offset {})", path.display(), e.utf8_error().valid_up_to())

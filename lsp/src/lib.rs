@@ -12,6 +12,7 @@ mod hover;
 mod line_index;
 mod server;
 mod transport;
+mod workspace;
 
 pub use server::DEBOUNCE;
 

@@ -13,13 +13,20 @@
 //! and the newest text analysed instead: a change (or closing the document) cancels the running
 //! analysis, which stops at its next step of compile-time work (`cute_lang::Budget`), and the
 //! compile budget bounds any one analysis, so no text keeps a thread busy for long.
+//!
+//! A document's imports are read as `cutec build` reads them, beside it and then in the workspace
+//! folders, with the open documents' texts in place of their files ([`EditorLoader`]). A change to
+//! an open document (or its opening or closing) makes the documents that import it due again.
 
 use crate::completion::complete;
-use crate::diagnostics::{to_lsp, Kind};
+use crate::diagnostics::{Kind, Program};
 use crate::hover::markdown;
 use crate::line_index::{Encoding, LineIndex};
+use crate::workspace::{path_of, EditorLoader};
 use crossbeam_channel::{Receiver, Sender};
-use cute_lang::ide::{analyze_with, Analysis, DefKind};
+use cute_lang::ide::{analyze_files, Analysis, DefKind, Subject};
+use cute_lang::imports::DiskLoader;
+use cute_lang::sources::Sources;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _, PublishDiagnostics,
@@ -28,6 +35,7 @@ use lsp_types::request::{Completion, DocumentSymbolRequest, GotoDefinition, Hove
 use lsp_types::*;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,6 +49,8 @@ const REQUEST_WAIT: Duration = Duration::from_millis(40);
 struct Document {
     version: i32,
     text: String,
+    /// Its path, for a `file:` document: imports are found beside it, and it is imported by it.
+    path: Option<PathBuf>,
     lines: Arc<LineIndex>,
     /// Which text this is: analyses of other generations are stale.
     generation: u64,
@@ -88,6 +98,8 @@ struct Server {
     finished: Receiver<Finished>,
     /// The compile budget of each analysis, in steps.
     budget: u64,
+    /// Where imports are looked for after beside the importing file: the workspace folders.
+    search_dirs: Vec<PathBuf>,
 }
 
 pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -111,7 +123,7 @@ pub fn capabilities(encoding: Encoding) -> ServerCapabilities {
 /// Runs the server on `connection` until the client shuts it down or goes away, each analysis
 /// under a compile budget of `budget` steps.
 pub fn run(connection: Connection, budget: u64) -> Result<(), String> {
-    let Some(encoding) = initialize(&connection) else { return Ok(()) };
+    let Some((encoding, search_dirs)) = initialize(&connection) else { return Ok(()) };
     let (finished_sender, finished) = crossbeam_channel::unbounded();
     let mut server = Server {
         sender: connection.sender.clone(),
@@ -121,6 +133,7 @@ pub fn run(connection: Connection, budget: u64) -> Result<(), String> {
         finished_sender,
         finished,
         budget,
+        search_dirs,
     };
     loop {
         let next_due = server.documents.values().filter(|d| d.running.is_none()).filter_map(|d| d.due).min();
@@ -155,9 +168,10 @@ pub fn run(connection: Connection, budget: u64) -> Result<(), String> {
     }
 }
 
-/// Answers requests until a valid `initialize` (the handshake); `None` if the client goes away first.
-/// A bad `initialize` is answered with an invalid-params error, and the client may try again.
-fn initialize(connection: &Connection) -> Option<Encoding> {
+/// Answers requests until a valid `initialize` (the handshake): the position encoding and the
+/// workspace folders; `None` if the client goes away first. A bad `initialize` is answered with an
+/// invalid-params error, and the client may try again.
+fn initialize(connection: &Connection) -> Option<(Encoding, Vec<PathBuf>)> {
     loop {
         let request = match connection.receiver.recv().ok()? {
             Message::Request(request) => request,
@@ -188,18 +202,23 @@ fn initialize(connection: &Connection) -> Option<Encoding> {
             .and_then(|g| g.position_encodings)
             .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
         let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+        #[allow(deprecated)] // `root_uri` is what clients without workspace folders send.
+        let folders: Vec<Uri> = match (params.workspace_folders, params.root_uri) {
+            (Some(folders), _) => folders.into_iter().map(|f| f.uri).collect(),
+            (None, root) => root.into_iter().collect(),
+        };
         let result = serde_json::json!({
             "capabilities": capabilities(encoding),
             "serverInfo": { "name": "cutec lsp", "version": env!("CARGO_PKG_VERSION") },
         });
         let _ = connection.sender.send(Response::new_ok(request.id, result).into());
-        return Some(encoding);
+        return Some((encoding, folders.iter().filter_map(path_of).collect()));
     }
 }
 
-fn analyze_guarded(text: &str, cancel: Arc<AtomicBool>, limit: u64) -> Outcome {
+fn analyze_guarded(sources: Sources, mut loader: EditorLoader, cancel: Arc<AtomicBool>, limit: u64) -> Outcome {
     let budget = cute_lang::Budget { limit, cancel: Some(cancel) };
-    catch_unwind(AssertUnwindSafe(|| analyze_with(text, budget))).map(Arc::new).map_err(|panic| {
+    catch_unwind(AssertUnwindSafe(|| analyze_files(sources, &mut loader, budget))).map(Arc::new).map_err(|panic| {
         let message =
             panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         message.unwrap_or_else(|| "the front end panicked".into())
@@ -225,24 +244,25 @@ impl Server {
             DidOpenTextDocument::METHOD => {
                 if let Ok(p) = n.extract::<DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD) {
                     let doc = p.text_document;
-                    self.set_text(doc.uri, doc.version, doc.text, Instant::now());
+                    self.set_text(doc.uri.clone(), doc.version, doc.text, Instant::now());
+                    // A document that could not import this file before may now.
+                    self.importers_due(&doc.uri, true);
                 }
             }
             DidChangeTextDocument::METHOD => {
                 if let Ok(p) = n.extract::<DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD) {
                     // Full synchronisation: the last change holds the whole text.
                     if let Some(change) = p.content_changes.into_iter().last() {
-                        self.set_text(
-                            p.text_document.uri,
-                            p.text_document.version,
-                            change.text,
-                            Instant::now() + DEBOUNCE,
-                        );
+                        let uri = p.text_document.uri;
+                        self.set_text(uri.clone(), p.text_document.version, change.text, Instant::now() + DEBOUNCE);
+                        self.importers_due(&uri, false);
                     }
                 }
             }
             DidCloseTextDocument::METHOD => {
                 if let Ok(p) = n.extract::<DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD) {
+                    // Its importers read it from the disk again.
+                    self.importers_due(&p.text_document.uri, false);
                     if let Some(d) = self.documents.remove(&p.text_document.uri) {
                         d.cancel_analysis();
                     }
@@ -266,8 +286,26 @@ impl Server {
             Some(d) => (d.analysed, d.last_parsed, d.running),
             None => (None, None, None),
         };
-        let doc = Document { version, text, lines, generation, analysed, last_parsed, due: Some(due), running };
+        let path = path_of(&uri);
+        let doc = Document { version, text, lines, path, generation, analysed, last_parsed, due: Some(due), running };
         self.documents.insert(uri, doc);
+    }
+
+    /// Makes due again the other documents whose last analysis read the document `uri` (with
+    /// `any_importer`, every document with an `import`): what they import has changed.
+    fn importers_due(&mut self, uri: &Uri, any_importer: bool) {
+        let Some(path) = self.documents.get(uri).and_then(|d| d.path.clone()) else { return };
+        let due = Instant::now() + DEBOUNCE;
+        for (other, doc) in &mut self.documents {
+            let reads = doc.analysed.as_ref().and_then(|a| a.outcome.as_ref().ok()).is_some_and(|a| imports(a, &path));
+            let has_import = || doc.text.lines().any(|l| l.trim_start().starts_with("import"));
+            if other != uri && (reads || (any_importer && has_import())) {
+                doc.cancel_analysis();
+                self.generations += 1;
+                doc.generation = self.generations;
+                doc.due = Some(due);
+            }
+        }
     }
 
     fn analyze_due(&mut self) {
@@ -286,18 +324,27 @@ impl Server {
     /// Starts analysing the document's text on a thread of its own, unless one of its analyses
     /// runs (the text is then analysed when that one finishes).
     fn start(&mut self, uri: &Uri) {
+        let open = self
+            .documents
+            .iter()
+            .filter(|(other, _)| *other != uri)
+            .filter_map(|(_, d)| Some((d.path.clone()?, d.text.clone())))
+            .collect();
+        let loader = EditorLoader { disk: DiskLoader { search_dirs: self.search_dirs.clone() }, open };
         let Some(doc) = self.documents.get_mut(uri) else { return };
         if doc.running.is_some() || doc.due.is_none() {
             return;
         }
-        let (text, generation, uri, finished, limit) =
-            (doc.text.clone(), doc.generation, uri.clone(), self.finished_sender.clone(), self.budget);
+        let name = doc.path.as_ref().map_or_else(|| uri.as_str().to_string(), |p| p.display().to_string());
+        let sources = Sources::new(name, doc.text.clone());
+        let (generation, uri, finished, limit) =
+            (doc.generation, uri.clone(), self.finished_sender.clone(), self.budget);
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
         // The front end walks programs recursively: give it the stack `cutec` gives itself.
         let spawned =
             std::thread::Builder::new().name("cutec-lsp-analysis".into()).stack_size(64 << 20).spawn(move || {
-                let _ = finished.send((uri, generation, analyze_guarded(&text, flag, limit)));
+                let _ = finished.send((uri, generation, analyze_guarded(sources, loader, flag, limit)));
             });
         if spawned.is_ok() {
             doc.running = Some(cancel);
@@ -318,25 +365,65 @@ impl Server {
                 doc.last_parsed = Some(a.clone());
             }
         }
-        let diagnostics = match &outcome {
-            Ok(a) => {
-                let errors = a.errors.iter().map(|d| to_lsp(d, Kind::Error, &uri, &doc.text, &doc.lines));
-                let warnings = a.warnings.iter().map(|d| to_lsp(d, Kind::Warning, &uri, &doc.text, &doc.lines));
-                let unused = a.unused.iter().map(|d| to_lsp(d, Kind::Unused, &uri, &doc.text, &doc.lines));
+        let text: Arc<str> = doc.text.as_str().into();
+        let lines = doc.lines.clone();
+        let before = doc.analysed.replace(Analysed { generation, text, lines, outcome });
+        // The open files among those this analysis read, or the one before it read, show its
+        // diagnostics in them (or no longer do).
+        let read = |a: &Option<Analysed>| -> Vec<PathBuf> {
+            let files = a.as_ref().and_then(|a| a.outcome.as_ref().ok()).map(|a| a.sources.files());
+            files.unwrap_or_default().iter().skip(1).map(|f| PathBuf::from(&f.name)).collect()
+        };
+        let mut paths = read(&before);
+        paths.extend(read(&doc.analysed));
+        let others: Vec<Uri> = self
+            .documents
+            .iter()
+            .filter(|(other, d)| *other != &uri && d.path.as_ref().is_some_and(|p| paths.contains(p)))
+            .map(|(other, _)| other.clone())
+            .collect();
+        for u in std::iter::once(uri).chain(others) {
+            self.publish_document(u);
+        }
+    }
+
+    /// Publishes the diagnostics of the open document `uri`: those of its own analysis, and those
+    /// that the analyses of the documents importing it found in it.
+    fn publish_document(&self, uri: Uri) {
+        let Some(doc) = self.documents.get(&uri) else { return };
+        let mut diagnostics: Vec<lsp_types::Diagnostic> = match doc.analysed.as_ref().map(|a| &a.outcome) {
+            None => Vec::new(),
+            Some(Ok(a)) => {
+                let program = Program::new(&a.sources, &uri, self.encoding);
+                let errors = a.errors.iter().map(|d| program.in_root(d, Kind::Error));
+                let warnings = a.warnings.iter().map(|d| program.in_root(d, Kind::Warning));
+                let unused = a.unused.iter().map(|d| program.in_root(d, Kind::Unused));
                 errors.chain(warnings).chain(unused).collect()
             }
-            Err(panic) => vec![lsp_types::Diagnostic {
+            Some(Err(panic)) => vec![lsp_types::Diagnostic {
                 severity: Some(DiagnosticSeverity::ERROR),
                 source: Some("cutec".into()),
                 message: format!("internal error in the front end: {panic}\nhelp: this is a bug in cutec; please report it with this file"),
                 ..Default::default()
             }],
         };
-        let text: Arc<str> = doc.text.as_str().into();
-        let lines = doc.lines.clone();
-        doc.analysed = Some(Analysed { generation, text, lines, outcome });
-        let version = doc.version;
-        self.publish(uri, diagnostics, Some(version));
+        for (importer, other) in &self.documents {
+            let Some(Ok(a)) = other.analysed.as_ref().map(|a| &a.outcome) else { continue };
+            let Some(file) = doc.path.as_ref().and_then(|p| imported_index(a, p)).filter(|_| importer != &uri) else {
+                continue;
+            };
+            let program = Program::new(&a.sources, importer, self.encoding);
+            let found = a.errors.iter().map(|d| (d, Kind::Error)).chain(a.warnings.iter().map(|d| (d, Kind::Warning)));
+            for (d, kind) in found.filter(|(d, _)| a.sources.file_of(d.primary.0.start) == file) {
+                let shown = program.in_file(d, kind);
+                let same = |s: &lsp_types::Diagnostic| s.range == shown.range && s.message == shown.message;
+                if !diagnostics.iter().any(same) {
+                    diagnostics.push(shown);
+                }
+            }
+        }
+        let current = doc.analysed.as_ref().is_some_and(|a| a.generation == doc.generation);
+        self.publish(uri, diagnostics, current.then_some(doc.version));
     }
 
     /// Waits at most [`REQUEST_WAIT`] for the analysis of the document's current text, taking
@@ -408,24 +495,31 @@ impl Server {
     }
 
     fn hover(&mut self, uri: &Uri, position: Position) -> Option<Hover> {
+        let encoding = self.encoding;
         let (done, offset) = self.at(uri, position)?;
-        let hover = done.outcome.as_ref().ok()?.hover(offset)?;
+        let analysis = done.outcome.as_ref().ok()?;
+        let hover = analysis.hover(offset)?;
+        let mut value = markdown(&hover.subject);
+        if let Subject::Definition(h) = &hover.subject {
+            let file = analysis.sources.file_of(h.def.span.start);
+            if file != 0 {
+                let program = Program::new(&analysis.sources, uri, encoding);
+                value.push_str(&format!("\n\n*defined in `{}`*", program.name(file)));
+            }
+        }
         Some(Hover {
-            contents: HoverContents::Markup(MarkupContent {
-                kind: MarkupKind::Markdown,
-                value: markdown(&hover.subject),
-            }),
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
             range: Some(done.lines.range(&done.text, hover.span.start, hover.span.end)),
         })
     }
 
     fn definition(&mut self, uri: &Uri, position: Position) -> Option<GotoDefinitionResponse> {
+        let encoding = self.encoding;
         let (done, offset) = self.at(uri, position)?;
-        let def = done.outcome.as_ref().ok()?.definition(offset)?;
-        Some(GotoDefinitionResponse::Scalar(Location::new(
-            uri.clone(),
-            done.lines.range(&done.text, def.span.start, def.span.end),
-        )))
+        let analysis = done.outcome.as_ref().ok()?;
+        let def = analysis.definition(offset)?;
+        let location = Program::new(&analysis.sources, uri, encoding).location(def.span)?;
+        Some(GotoDefinitionResponse::Scalar(location))
     }
 
     fn symbols(&mut self, uri: &Uri) -> Option<DocumentSymbolResponse> {
@@ -460,4 +554,14 @@ impl Server {
         let names = current.or(doc.last_parsed.as_deref());
         Some(CompletionResponse::Array(complete(&doc.text, offset, names, current.is_some())))
     }
+}
+
+/// The index in `a`'s sources of the imported file at `path`, if `a` read it.
+fn imported_index(a: &Analysis, path: &std::path::Path) -> Option<usize> {
+    a.sources.files().iter().skip(1).position(|f| std::path::Path::new(&f.name) == path).map(|i| i + 1)
+}
+
+/// Whether the analysis `a` read the file at `path` as an import.
+fn imports(a: &Analysis, path: &std::path::Path) -> bool {
+    imported_index(a, path).is_some()
 }

@@ -197,7 +197,7 @@ impl<'k> Guards<'k> {
 
 /// Whether `insts` hold a block-wide barrier (`sync_threads()`; a pipeline's creation has one).
 fn syncs_block(insts: &[Inst]) -> bool {
-    insts.iter().any(|i| matches!(i, Inst::Barrier { .. }) || i.regions().into_iter().any(|r| syncs_block(r)))
+    insts.iter().any(|i| matches!(i, Inst::Barrier { .. }) || i.regions().into_iter().any(syncs_block))
 }
 
 fn cmp(op: CmpOp, a: i64, b: i64) -> bool {

@@ -1,7 +1,9 @@
 //! What an editor asks of the front end: the diagnostics of a file, what each name refers to and
 //! what elaboration computed for it (types, layouts, TV layouts, per kernel instance), where it is
-//! defined, and which names are in scope. One call, [`analyze`], runs the whole front end with a
-//! recorder observing elaboration; the queries then answer from its results. No MLIR here.
+//! defined, and which names are in scope. One call, [`analyze`] (or [`analyze_files`] for a file
+//! with imports), runs the whole front end with a recorder observing elaboration; the queries then
+//! answer from its results. No MLIR here, and no file system: the caller's [`Loader`] finds the
+//! imported files.
 
 mod describe;
 mod record;
@@ -15,19 +17,24 @@ pub use resolve::{
 };
 
 use crate::diag::Diagnostic;
+use crate::imports::{Loader, NoFiles};
+use crate::sources::Sources;
 use crate::span::Span;
 use crate::types::Scalar;
 use std::collections::HashMap;
 
-/// The front end's results for one version of a file.
+/// The front end's results for one version of a file. Its spans are offsets in the span space of
+/// [`Analysis::sources`]: the file analysed is at offset 0, the files it imports after it.
 pub struct Analysis {
-    /// Errors of parsing and elaboration, as `cutec check` reports them.
+    /// Errors of loading, parsing and elaboration, as `cutec check` reports them (in any file).
     pub errors: Vec<Diagnostic>,
     /// Warnings `cutec check` reports too: what elaboration could not check (an mbarrier ring's
     /// counts).
     pub warnings: Vec<Diagnostic>,
-    /// What only an editor reports (shown faded): `let` bindings that are never used.
+    /// What only an editor reports (shown faded): `let` bindings of the file that are never used.
     pub unused: Vec<Diagnostic>,
+    /// The file analysed and those it imports (as many as could be loaded), as analysed.
+    pub sources: Sources,
     /// Absent when the file does not parse.
     parsed: Option<Parsed>,
 }
@@ -103,33 +110,53 @@ pub fn analyze(source: &str) -> Analysis {
 
 /// [`analyze`] under a compile budget: the editor's carries a cancellation flag, set when a newer
 /// text supersedes this one (the analysis then ends early with [`crate::elab::cancelled`] errors).
+/// An `import` in `source` is an error: there are no files to import from.
 pub fn analyze_with(source: &str, budget: crate::Budget) -> Analysis {
-    let file = match crate::parse(source) {
+    analyze_files(Sources::new("<input>", source), &mut NoFiles, budget)
+}
+
+/// [`analyze_with`] on the root file of `sources`, its imports found by `loader` and added to the
+/// sources the analysis keeps. When the imports cannot be loaded, the errors say why and the
+/// queries answer about the root file alone (names it imports are then unresolved).
+pub fn analyze_files(mut sources: Sources, loader: &mut dyn Loader, budget: crate::Budget) -> Analysis {
+    let root = match crate::parse(&sources.root().text) {
         Ok(file) => file,
-        Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), unused: Vec::new(), parsed: None },
+        Err(d) => return Analysis { errors: vec![d], warnings: Vec::new(), unused: Vec::new(), sources, parsed: None },
     };
-    let index = resolve::resolve(&file, source.len());
+    let (file, load_errors) = match crate::imports::load(&mut sources, loader) {
+        Ok(file) => (file, Vec::new()),
+        Err(errors) => (root, errors),
+    };
+    let end = sources.files().last().map_or(0, |f| f.base + f.text.len());
+    let index = resolve::resolve(&file, end);
     let mut recorder = Recorder::default();
-    let result = crate::elab::elaborate_observed(&file, &mut recorder, budget);
-    let (errors, warnings) = match result {
-        Ok(module) => (Vec::new(), module.warnings),
-        Err(errors) => errors.into_iter().partition(|d| !d.warning),
+    let (errors, warnings) = if !load_errors.is_empty() {
+        (load_errors, Vec::new())
+    } else {
+        match crate::elab::elaborate_observed(&file, &mut recorder, budget) {
+            Ok(module) => (Vec::new(), module.warnings),
+            Err(errors) => errors.into_iter().partition(|d| !d.warning),
+        }
     };
+    let root_len = sources.root().text.len();
     Analysis {
         errors,
         warnings,
-        unused: unused_bindings(&index),
+        unused: unused_bindings(&index, root_len),
+        sources,
         parsed: Some(Parsed { index, bindings: recorder.bindings, instances: recorder.instances }),
     }
 }
 
-/// `let` bindings never used. They are [`Diagnostic`]s like the errors (which have no severity of
-/// their own); [`Analysis::unused`] is what makes them editor hints.
-fn unused_bindings(index: &Index) -> Vec<Diagnostic> {
+/// `let` bindings of the root file (the first `root_len` bytes) never used. They are
+/// [`Diagnostic`]s like the errors (which have no severity of their own); [`Analysis::unused`] is
+/// what makes them editor hints.
+fn unused_bindings(index: &Index, root_len: usize) -> Vec<Diagnostic> {
     index
         .defs
         .iter()
         .filter(|d| matches!(d.kind, DefKind::Let | DefKind::LetMut) && d.uses == 0 && !d.name.starts_with('_'))
+        .filter(|d| d.span.start <= root_len)
         .map(|d| {
             Diagnostic::error(format!("unused variable `{}`", d.name), d.span, "never used")
                 .with_help(format!("if this is intentional, name it `_{}` (or use `_` in the pattern)", d.name))
@@ -176,12 +203,15 @@ impl Analysis {
         Some(Hover { span: occurrence.span, subject })
     }
 
-    /// The items of the file (kernels, host functions, helpers, `const`s), in order.
+    /// The items of the file (kernels, host functions, helpers, `const`s), in order; not those
+    /// it imports.
     pub fn items(&self) -> Vec<&Definition> {
-        self.index().map(|i| i.defs.iter().filter(|d| d.kind.is_item()).collect()).unwrap_or_default()
+        let in_root = |d: &&Definition| self.sources.file_of(d.span.start) == 0;
+        self.index().map(|i| i.defs.iter().filter(|d| d.kind.is_item()).filter(in_root).collect()).unwrap_or_default()
     }
 
-    /// The names that can be used at `offset`, innermost first, each name once.
+    /// The names that can be used at `offset`, innermost first, each name once (the imported
+    /// files' items among them).
     pub fn names_in_scope(&self, offset: usize) -> Vec<&Definition> {
         let Some(index) = self.index() else { return Vec::new() };
         let mut visible: Vec<&Definition> =

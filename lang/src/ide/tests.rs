@@ -172,3 +172,48 @@ fn a_ring_the_compiler_cannot_check_is_a_warning_not_an_unused_hint() {
     assert_eq!(warnings, ["the transaction bytes of this barrier are not checked: they are known only at run time"]);
     assert!(a.unused.iter().all(|d| d.message.starts_with("unused variable")), "{:?}", a.unused);
 }
+
+const LIB: &str = "const SCALE = 2.0;\nfn twice(v) {\n    let unused_in_lib = 1;\n    return SCALE * v;\n}\n";
+const MAIN: &str = "import \"lib/common.cute\";\n\nhost run() {\n    let x = twice(3.0);\n    print(\"{}\", x);\n}\n";
+
+fn analyze_program(files: [(&str, &str); 2]) -> Analysis {
+    let mut loader = crate::imports::MemoryLoader::from(files);
+    analyze_files(Sources::new("main.cute", MAIN), &mut loader, crate::Budget::default())
+}
+
+#[test]
+fn names_from_an_imported_file_resolve_into_it() {
+    let a = analyze_program([("main.cute", MAIN), ("lib/common.cute", LIB)]);
+    assert!(a.errors.is_empty(), "{:?}", a.errors);
+    assert_eq!(a.sources.files().len(), 2);
+    let def = a.definition(at(MAIN, "twice(3.0)", 0, 0)).unwrap();
+    let (file, local) = a.sources.local(def.span);
+    assert_eq!((file, def.kind, local.start), (1, DefKind::Helper, at(LIB, "twice(v)", 0, 0)));
+    // The helper's parameter was bound by the call in the root file.
+    let v_in_lib = a.sources.global(1, Span::new(at(LIB, "twice(v)", 0, 6), at(LIB, "twice(v)", 0, 7)));
+    assert_eq!(a.values(v_in_lib).unwrap().values[0].value.facts[0].text, "3");
+    // The document's own items and unused bindings only; completion sees the imported names.
+    let items: Vec<&str> = a.items().iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(items, ["run"]);
+    assert!(a.unused.is_empty(), "{:?}", a.unused);
+    let names: Vec<String> = a.names_in_scope(at(MAIN, "print", 0, 0)).iter().map(|d| d.name.clone()).collect();
+    assert!(names.contains(&"SCALE".to_string()) && names.contains(&"x".to_string()), "{names:?}");
+}
+
+#[test]
+fn an_error_in_an_imported_file_is_located_there_and_the_root_still_answers() {
+    let broken = LIB.replace("SCALE * v", "SCALE * ");
+    let a = analyze_program([("main.cute", MAIN), ("lib/common.cute", &broken)]);
+    assert_eq!(a.errors.len(), 1, "{:?}", a.errors);
+    assert_eq!(a.sources.file_of(a.errors[0].primary.0.start), 1);
+    // Hover in the document still works; the imported name is unresolved.
+    assert!(a.hover(at(MAIN, "let x", 0, 4)).is_some());
+    assert!(a.definition(at(MAIN, "twice(3.0)", 0, 0)).is_none());
+}
+
+#[test]
+fn without_a_loader_an_import_is_an_error_at_it() {
+    let a = analyze(MAIN);
+    assert!(a.errors[0].message.starts_with("cannot import `lib/common.cute`"), "{:?}", a.errors);
+    assert!(a.parsed());
+}

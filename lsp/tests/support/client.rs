@@ -138,6 +138,12 @@ impl Client {
         (at, message["params"].clone())
     }
 
+    /// Waits for the diagnostics published for `uri` and returns them.
+    pub fn diagnostics_of(&mut self, uri: &str) -> Value {
+        let wanted = |m: &Value| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri;
+        self.receive(&format!("diagnostics of {uri}"), wanted).1["params"]["diagnostics"].clone()
+    }
+
     /// The `initialize` handshake; returns the server's `initialize` result.
     pub fn initialize(&mut self, capabilities: Value) -> Value {
         let result =
