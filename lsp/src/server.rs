@@ -292,14 +292,17 @@ impl Server {
     }
 
     /// Makes due again the other documents whose last analysis read the document `uri` (with
-    /// `any_importer`, every document with an `import`): what they import has changed.
+    /// `any_importer`, also those with an `import` and errors, which may be that the import was not
+    /// found): what they import has changed.
     fn importers_due(&mut self, uri: &Uri, any_importer: bool) {
         let Some(path) = self.documents.get(uri).and_then(|d| d.path.clone()) else { return };
         let due = Instant::now() + DEBOUNCE;
         for (other, doc) in &mut self.documents {
-            let reads = doc.analysed.as_ref().and_then(|a| a.outcome.as_ref().ok()).is_some_and(|a| imports(a, &path));
+            let analysis = doc.analysed.as_ref().and_then(|a| a.outcome.as_ref().ok());
+            let reads = analysis.is_some_and(|a| imports(a, &path));
+            let failed = analysis.is_none_or(|a| !a.errors.is_empty());
             let has_import = || doc.text.lines().any(|l| l.trim_start().starts_with("import"));
-            if other != uri && (reads || (any_importer && has_import())) {
+            if other != uri && (reads || (any_importer && failed && has_import())) {
                 doc.cancel_analysis();
                 self.generations += 1;
                 doc.generation = self.generations;
