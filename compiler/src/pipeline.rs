@@ -358,7 +358,7 @@ fn compile_stage(
     options: &Options,
     timings: &mut Timings,
 ) -> Result<(Output, Vec<String>, Vec<Diagnostic>), CompileError> {
-    let (file_name, source) = (sources.root().name.as_str(), sources.root().text.as_str());
+    let file_name = sources.root().name.as_str();
     timings.note(format!("{} of {} compile-budget steps", kir.compile_steps, options.budget.limit));
     if stage != Stage::Ast {
         cute_lang::check_arch(&kir, options.arch).map_err(CompileError::Source)?;
@@ -399,7 +399,7 @@ fn compile_stage(
         let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
         let cubin = timings
             .time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch))
-            .map_err(|e| ptxas_error(e, &ptx, source, options.arch))?;
+            .map_err(|e| ptxas_error(e, &ptx, sources, options.arch))?;
         return done(Output::Binary(cubin));
     }
     // The text stages print the program as one module.
@@ -421,8 +421,9 @@ fn compile_stage(
 }
 
 /// A ptxas failure: where its errors fall in the PTX of `asm` calls, source errors at those calls
-/// (the program's own PTX, which cutec does not check); else ptxas' own report.
-fn ptxas_error(e: ptxas::PtxasError, ptx: &str, source: &str, arch: Arch) -> CompileError {
+/// (the program's own PTX, which cutec does not check), in whichever file of `sources` each call
+/// is; else ptxas' own report.
+fn ptxas_error(e: ptxas::PtxasError, ptx: &str, sources: &Sources, arch: Arch) -> CompileError {
     let ptxas::PtxasError::Failed { message, .. } = &e else { return CompileError::Ptxas(e) };
     let found = ptxas::asm_errors(ptx, message);
     if found.is_empty() {
@@ -431,8 +432,11 @@ fn ptxas_error(e: ptxas::PtxasError, ptx: &str, source: &str, arch: Arch) -> Com
     let diagnostics = found
         .into_iter()
         .map(|a| {
+            let file = a.file.as_deref().and_then(|name| sources.find(name)).unwrap_or(0);
+            let source = &sources.files()[file].text;
             let start = source_offset(source, a.line, a.col);
-            let at = cute_lang::span::Span::new(start, (start + "asm".len()).min(source.len()));
+            let local = cute_lang::span::Span::new(start, (start + "asm".len()).min(source.len()));
+            let at = sources.global(file, local);
             Diagnostic::error(format!("ptxas refused the PTX of this `asm`: {}", a.message), at, "this `asm`").with_help(
                 format!("`asm` is not checked by cutec: ptxas checks its PTX for the target ({}); fix the instruction, or build for a target that has it (`--arch`)", arch.name()),
             )

@@ -116,13 +116,15 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: Arch) -> Result<Vec<u8>, PtxasErr
 }
 
 /// The comment code generation puts first in each `asm` block's PTX: `// cute-asm LINE:COL`, the
-/// `.cute` line and column of the call, for [`asm_errors`].
+/// `.cute` line and column of the call, for [`asm_errors`]; `// cute-asm FILE:LINE:COL` for a call
+/// in an imported file (the root file's calls keep the short form).
 pub const ASM_MARKER: &str = "// cute-asm ";
 
-/// One ptxas error inside the PTX of an `asm` call: the call's 1-based line and column in the
-/// `.cute` file, and what ptxas said.
+/// One ptxas error inside the PTX of an `asm` call: the call's file (`None`: the root file),
+/// 1-based line and column, and what ptxas said.
 #[derive(Debug, PartialEq)]
 pub struct AsmError {
+    pub file: Option<String>,
     pub line: usize,
     pub col: usize,
     pub message: String,
@@ -146,9 +148,13 @@ pub fn asm_errors(ptx: &str, stderr: &str) -> Vec<AsmError> {
             "// end inline asm" => Some(None),
             _ => None,
         });
-        let Some(Some((line, col))) = block.map(|b| b.and_then(|at| at.split_once(':'))) else { continue };
+        let Some(Some((at, col))) = block.map(|b| b.and_then(|at| at.rsplit_once(':'))) else { continue };
+        let (file, line) = match at.rsplit_once(':') {
+            Some((file, line)) => (Some(file.to_string()), line),
+            None => (None, at),
+        };
         if let (Ok(line), Ok(col)) = (line.trim().parse(), col.trim().parse()) {
-            out.push(AsmError { line, col, message });
+            out.push(AsmError { file, line, col, message });
         }
     }
     out
@@ -172,8 +178,12 @@ mod tests {
                       ptxas /tmp/k.ptx, line 6; error   : Unknown symbol '%r9'\n\
                       ptxas fatal   : Ptx assembly aborted due to errors\n";
         let got = asm_errors(ptx, stderr);
-        let want = AsmError { line: 5, col: 13, message: "Not a name of any known instruction: 'lop9'".into() };
-        assert_eq!(got, [want]);
+        let message = "Not a name of any known instruction: 'lop9'".to_string();
+        assert_eq!(got, [AsmError { file: None, line: 5, col: 13, message: message.clone() }]);
         assert!(asm_errors(ptx, "ptxas /tmp/k.ptx, line 99; error   : x\n").is_empty());
+        // A call in an imported file names it (a name may hold a `:`).
+        let imported = ptx.replace("cute-asm 5:13", "cute-asm lib/a:b.cute:5:13");
+        let want = AsmError { file: Some("lib/a:b.cute".into()), line: 5, col: 13, message };
+        assert_eq!(asm_errors(&imported, stderr), [want]);
     }
 }

@@ -41,13 +41,15 @@ impl KernelWriter<'_> {
             [one] => one.to_string(),
             many => format!("!llvm.struct<({})>", many.join(", ")),
         };
-        // The marker names the call's line and column, for ptxas errors in the PTX (the `.loc`
-        // before an asm block may be an earlier instruction's): it travels with the block, through
-        // unrolling too.
-        let (_, line, col) = self.lines.locate(span.start);
+        // The marker names the call's line and column (and its file, when imported), for ptxas
+        // errors in the PTX (the `.loc` before an asm block may be an earlier instruction's): it
+        // travels with the block, through unrolling too.
+        let (file, line, col) = self.lines.locate(span.start);
+        let root = self.lines.locate(0).0;
+        let file = if file == root { String::new() } else { format!("{file}:") };
         let text = format!(
             "llvm.inline_asm has_side_effects \"{}\", \"{}\" {} : ({}) -> {result}",
-            escape(&format!("{}{line}:{col}\n\t{ptx}", crate::ptxas::ASM_MARKER)),
+            escape(&format!("{}{file}{line}:{col}\n\t{ptx}", crate::ptxas::ASM_MARKER)),
             constraints.join(","),
             args.join(", "),
             arg_tys.join(", ")
