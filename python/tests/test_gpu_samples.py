@@ -1220,18 +1220,7 @@ def test_gemm_sm90_epilogue(gpu, load, shape, act):
 # row (C.expand(M, N), stride (0, 1): addmm's bias vector), and addmm_rowbias_tn's bias per row
 # (M); against float64, the bound GEMM_TOL's against the largest |alpha A B^T| or |ref|. Tails as
 # the linear layers'; TT's B (K,N) needs N a multiple of 8 as D does.
-ADDMM_SHAPES = [
-    (1, 8, 8),
-    (7, 1000, 128),
-    (127, 1000, 1000),
-    (1000, 1000, 1000),
-    (200, 264, 136),
-    (1000, 64, 72),
-    (20000, 120, 136),
-    (4096, 4096, 4096),
-    (1000, 7, 128),  # refused
-    (1000, 1000, 7),  # refused
-]
+ADDMM_SHAPES = EPILOGUE_SHAPES
 
 
 @pytest.mark.parametrize("shape", shapes(ADDMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
