@@ -1150,6 +1150,196 @@ def test_gemm_sm90_fp8_rowwise(gpu, load, shape):
             assert vs <= FP8_GEMM_TOL[dout], (shape, vs)
 
 
+# samples/gemm_sm90_epilogue.cute: linear layers with the activation fused into the persistent
+# GEMM's epilogue, D = act(A @ W^T + bias) for A (M,K), W (N,K), bias (N), bf16/f16, against
+# torch's float64 act(F.linear) (gelu exact and tanh, silu, relu, none). The epilogue rounds the
+# accumulators to D's type once before its f32 arithmetic (as torch's unfused F.linear + act
+# does), so the error bound is GEMM_TOL's against the largest pre-activation. Shapes: every tile
+# of the rule (128x64 for N <= 64, 128x256, 128x128, 64x128), more tiles than SMs, M of 1, 7,
+# 127, 1000 (M is free in TN), partial k-tiles; N of 7 and K of 7 are refused (TMA's 16-byte
+# rows: D's N and the K-major K must be multiples of 8).
+EPILOGUE_ACTS = {
+    "none": lambda F, x: x,
+    "relu": lambda F, x: F.relu(x),
+    "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "silu": lambda F, x: F.silu(x),
+}
+EPILOGUE_SHAPES = [
+    (1, 8, 8),  # 128x64
+    (7, 1000, 128),  # 64x128
+    (127, 1000, 1000),
+    (1000, 1000, 1000),
+    (200, 264, 136),  # a partial last k-tile
+    (1000, 64, 72),  # 128x64, 8 tiles
+    (20000, 120, 136),  # 128x128, 157 tiles: more than SMs
+    (4096, 4096, 4096),  # 128x256, 512 tiles
+    (1000, 7, 128),  # refused: D's N
+    (1000, 1000, 7),  # refused: K
+]
+EPILOGUE_DTYPES = ("bfloat16", "float16")
+
+
+def epilogue_error(got, ref, scale):
+    return float((got.double() - ref).abs().max() / scale.abs().max().clamp_min(1e-30))
+
+
+@pytest.mark.parametrize("act", list(EPILOGUE_ACTS))
+@pytest.mark.parametrize("shape", shapes(EPILOGUE_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_epilogue(gpu, load, shape, act):
+    torch = gpu
+    import torch.nn.functional as F
+
+    need_sm90a(torch)
+    m = load("gemm_sm90_epilogue")
+    host = getattr(m, f"linear_{act}")
+    M, N, K = shape
+    g = torch.Generator(device="cuda").manual_seed(M + N * 3 + K * 7)
+    for din in EPILOGUE_DTYPES:
+        dt = getattr(torch, din)
+        a = (torch.randn(M, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        w = (torch.randn(N, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        bias = torch.randn(N, device="cuda", generator=g).to(dt)
+        buf, d = guarded(torch, (M, N), dt)
+        if N % 8 or K % 8:
+            with pytest.raises(cutec.Refused):
+                host.check(a, w, bias, d)
+            continue
+        with pytest.raises(cutec.Refused, match="bias"):
+            host.check(a, w, torch.zeros(N + 8, device="cuda", dtype=dt), d)
+        host(a, w, bias, d)
+        torch.cuda.synchronize()
+        pre = F.linear(a.double(), w.double(), bias.double())
+        rel = epilogue_error(d, EPILOGUE_ACTS[act](F, pre), pre)
+        assert rel <= GEMM_TOL[din], (act, din, shape, rel)
+        assert guards_untouched(buf, M * N), (act, din, shape)
+
+
+# samples/gemm_sm90_addmm.cute: D = alpha A @ B^T + beta C (torch.addmm(C, A, B.t() or B,
+# beta=, alpha=)) with B (N,K) (addmm_tn) or (K,N) row-major (addmm_tt), C full or a broadcast
+# row (C.expand(M, N), stride (0, 1): addmm's bias vector), and addmm_rowbias_tn's bias per row
+# (M); against float64, the bound GEMM_TOL's against the largest |alpha A B^T| or |ref|. Tails as
+# the linear layers'; TT's B (K,N) needs N a multiple of 8 as D does.
+ADDMM_SHAPES = EPILOGUE_SHAPES
+
+
+@pytest.mark.parametrize("shape", shapes(ADDMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_addmm(gpu, load, shape):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_addmm")
+    M, N, K = shape
+    g = torch.Generator(device="cuda").manual_seed(M * 5 + N + K)
+    alpha, beta = 0.75, -1.5
+    for din in EPILOGUE_DTYPES:
+        dt = getattr(torch, din)
+        a = (torch.randn(M, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        b = (torch.randn(N, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        b_kn = b.t().contiguous()  # (K, N) row-major: addmm_tt's B is its transpose view
+        c_full = torch.randn(M, N, device="cuda", generator=g).to(dt)
+        c_row = torch.randn(N, device="cuda", generator=g).to(dt).expand(M, N)
+        row_bias = torch.randn(M, device="cuda", generator=g).to(dt)
+        prod = alpha * (a.double() @ b.double().t())
+        cases = [
+            ("tn", m.addmm_tn, (a, b), c_full, (), prod + beta * c_full.double()),
+            ("tn broadcast C", m.addmm_tn, (a, b), c_row, (), prod + beta * c_row.double()),
+            ("tt", m.addmm_tt, (a, b_kn.t()), c_full, (), prod + beta * c_full.double()),
+            (
+                "rowbias",
+                m.addmm_rowbias_tn,
+                (a, b),
+                c_full,
+                (row_bias,),
+                prod + beta * c_full.double() + row_bias.double()[:, None],
+            ),
+        ]
+        for name, host, ab, c, extra, ref in cases:
+            buf, d = guarded(torch, (M, N), dt)
+            args = (*ab, c, *extra, d, alpha, beta)
+            if N % 8 or K % 8:
+                with pytest.raises(cutec.Refused):
+                    host.check(*args)
+                continue
+            host(*args)
+            torch.cuda.synchronize()
+            scale = torch.maximum(prod.abs().max(), ref.abs().max())
+            rel = epilogue_error(d, ref, scale)
+            assert rel <= GEMM_TOL[din], (name, din, shape, rel)
+            assert guards_untouched(buf, M * N), (name, din, shape)
+        if N % 8 == 0 and K % 8 == 0:
+            with pytest.raises(cutec.Refused, match="bias"):
+                m.addmm_rowbias_tn.check(a, b, c_full, row_bias.repeat(2), torch.empty_like(c_full), alpha, beta)
+            with pytest.raises(cutec.Refused, match="C must"):
+                m.addmm_tn.check(
+                    a, b, c_full[: M - 1] if M > 1 else c_full.repeat(2, 1), torch.empty_like(c_full), alpha, beta
+                )
+
+
+# samples/gemm_sm90_bmm.cute: the strided-batched GEMM, C[l] = A[l] @ B[l]^T (torch.bmm), one
+# persistent launch over batch x tiles with 3-D TMA maps: bmm_tn with B (L,N,K), bmm_tt with
+# B = Y.transpose(1, 2) of Y (L,K,N) row-major; against float64 torch.bmm. Every tile of the rule,
+# more tiles than SMs (many batches), M of 1, 7, 127, and strided batches: A every other batch of
+# a larger tensor (x[::2]), A and C permuted views whose batch mode is not outermost ((M, L, K)
+# storage seen as (L, M, K)); K or N not a multiple of 8 is refused, and so are mismatched batches.
+BMM_SHAPES = [
+    # (L, M, N, K)
+    (1, 1, 8, 8),  # 128x64
+    (3, 7, 1000, 128),  # 64x128
+    (2, 127, 264, 1000),
+    (8, 1000, 1000, 64),  # 128x256, 64 tiles x 8 batches
+    (64, 128, 128, 72),  # 64 tiles of 128x128: 64x128
+    (200, 64, 64, 64),  # 128x64, 200 tiles: more than SMs
+    (4, 2048, 2048, 512),  # 128x256
+    (3, 100, 7, 64),  # refused: N
+    (3, 100, 64, 7),  # refused: K
+]
+
+
+def bmm_operands(torch, L, M, N, K, dt, g, layout):
+    """(A, B-as-the-host-takes-it, B (L,N,K) for the reference), A and C possibly strided views."""
+    a_big = (torch.randn(2 * L, M, K, device="cuda", generator=g) * K**-0.25).to(dt)
+    a = a_big[::2]  # batch stride 2 M K
+    b = (torch.randn(L, N, K, device="cuda", generator=g) * K**-0.25).to(dt)
+    if layout == "tt":
+        y = b.transpose(1, 2).contiguous()  # (L, K, N) row-major
+        return a, y.transpose(1, 2), b
+    return a, b, b
+
+
+@pytest.mark.parametrize("layout", ["tn", "tt"])
+@pytest.mark.parametrize("shape", shapes(BMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_bmm(gpu, load, shape, layout):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_bmm")
+    host = getattr(m, f"bmm_{layout}")
+    L, M, N, K = shape
+    g = torch.Generator(device="cuda").manual_seed(L + M * 3 + N * 5 + K * 7)
+    for din in EPILOGUE_DTYPES:
+        dt = getattr(torch, din)
+        a, b_arg, b = bmm_operands(torch, L, M, N, K, dt, g, layout)
+        buf, c = guarded(torch, (L, M, N), dt)
+        if N % 8 or K % 8:
+            with pytest.raises(cutec.Refused):
+                host.check(a, b_arg, c)
+            continue
+        host(a, b_arg, c)
+        torch.cuda.synchronize()
+        ref = torch.bmm(a.double(), b.double().transpose(1, 2))
+        rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+        assert rel <= GEMM_TOL[din], (layout, din, shape, rel)
+        assert guards_untouched(buf, L * M * N), (layout, din, shape)
+        # Batch modes that are not outermost: (M, L, K) storage for A, (M, L, N) for C.
+        a_perm = a.permute(1, 0, 2).contiguous().permute(1, 0, 2)
+        c_store = torch.full((M, L, N), float("nan"), device="cuda", dtype=dt)
+        host(a_perm, b_arg, c_store.permute(1, 0, 2))
+        torch.cuda.synchronize()
+        rel = float((c_store.permute(1, 0, 2).double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+        assert rel <= GEMM_TOL[din], (layout, din, shape, "permuted", rel)
+        with pytest.raises(cutec.Refused, match="batch"):
+            host.check(a[: L - 1] if L > 1 else a.repeat(2, 1, 1), b_arg, c)
+
+
 # samples/gemm_sm90_grouped.cute: a grouped (MoE) GEMM, torch._grouped_mm's 2D x 3D form: group e
 # is rows offs[e-1] .. offs[e] of A (M, K) and C (M, N), C_e = A_e @ B[e]^T for B (E, N, K). Groups
 # of any size (empty ones, one row, not multiples of the 128-row tile), against float64 per

@@ -95,11 +95,16 @@ if [ -z "$py_skip" ]; then
     # The Hopper GEMM (samples/gemm_sm90.cute, sm_90a) in its four operand layouts (TN, NT, NN, TT:
     # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
     # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
-    check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent"
+    check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm"
     # The persistent Hopper GEMM (samples/gemm_sm90_persistent.cute): grid = min(tiles, 132), TMA-store
     # epilogue, the tile picked per call (128x256, 128x128, 64x128, 128x64); four layouts x bf16/f16,
     # tiles fewer and more than SMs, one-k-tile problems and tails against float64, and the refusals.
     check gemm-sm90-persistent python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent
+    # Fused epilogues and the batched GEMM on the persistent kernel (samples/gemm_sm90_epilogue.cute,
+    # gemm_sm90_addmm.cute, gemm_sm90_bmm.cute): linear + none/relu/gelu/gelu_tanh/silu with a bias
+    # along N, addmm (alpha, beta, C full or broadcast, TN/TT, a bias along M) and torch.bmm (TN/TT,
+    # strided and permuted batches), bf16/f16, every tile, tails and refusals against float64.
+    check gemm-sm90-epilogue python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90_epilogue or gemm_sm90_addmm or gemm_sm90_bmm"
     # The FP8 GEMM (samples/gemm_sm90_fp8.cute): e4m3/e5m2 pairs x bf16/f16/f32 C with per-tensor
     # scales against the dequantized float64 product and torch._scaled_mm; -s prints each measured error.
     check gemm-sm90-fp8     python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -s -rs -p no:cacheprovider -k gemm_sm90_fp8
