@@ -482,7 +482,10 @@ pub(crate) fn module_to_ptx(
 /// NAME[128]` and takes their generic address with `cvta.param` instead of copying them to local
 /// memory. Done on the `llvm.func` (the NVVM dialect accepts the attribute on kernel functions only,
 /// and `convert-gpu-to-nvvm` drops `llvm.byval` from `gpu.func` arguments), by a textual round
-/// trip of the function's header line, only for modules that have such a kernel.
+/// trip of the function's header line, only for modules that have such a kernel. The module is
+/// printed with its locations: without them the re-parsed module has none, and NVPTX writes no
+/// `.loc` for any of its kernels (no line info for ptxas `-lineinfo`, and a module of TMA and
+/// other kernels whose per-kernel parts no longer join, `ptx_join`).
 fn tma_params_by_value<'c>(
     session: &'c Session,
     module: Module<'c>,
@@ -493,14 +496,14 @@ fn tma_params_by_value<'c>(
     if !ir::nested_ops(module.as_operation().to_raw()).into_iter().any(tma_kernel) {
         return Ok(module);
     }
-    let text = module.as_operation().to_string();
+    let flags = melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(true, false);
+    let text = module.as_operation().to_string_with_flags(flags).map_err(|e| CompileError::Internal(e.to_string()))?;
     const BYVAL: &str = ": !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}";
     let mut out = String::with_capacity(text.len() + 256);
     for line in text.lines() {
         if line.contains("llvm.func @") && line.contains("cute.tma_params") {
-            out.push_str(
-                &line.replace(": !llvm.ptr,", &format!("{BYVAL},")).replace(": !llvm.ptr)", &format!("{BYVAL})")),
-            );
+            // A parameter prints as `%argN: !llvm.ptr loc(...)`: the attributes go before its location.
+            out.push_str(&line.replace(": !llvm.ptr loc(", &format!("{BYVAL} loc(")));
         } else {
             out.push_str(line);
         }
