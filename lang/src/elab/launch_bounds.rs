@@ -3,9 +3,17 @@
 //! one block shape (`.reqntid`): ptxas splits the register file by it, and `setmaxnreg` moves
 //! registers within that budget. The shape comes from the kernel's launches in host functions,
 //! which must all give the same static block.
+//!
+//! The budget is checked too ([`register_budget`]): a block of T threads has
+//! floor(65536 / T / 8) · 8 registers a thread (168 for 384 threads), and the counts the warpgroups
+//! ask for with `setmaxnreg` may not add up to more than that times the warpgroups. Past it,
+//! `setmaxnreg.inc` waits for registers no warpgroup gives back, and the kernel hangs on the GPU
+//! (flash_attention_bwd_sm90 did, with 32 + 2 × 240 > 3 × 168: FlashAttention-3's 24 + 2 × 240
+//! and CUTLASS's 40 + 2 × 232 are exactly 3 × 168).
 
+use super::ring_threads::{Guards, Threads};
 use crate::diag::Diagnostic;
-use crate::kir::{HostStep, Inst, Launch, Module, WarpgroupOp};
+use crate::kir::{HostStep, Inst, Kernel, Launch, Module, WarpgroupOp};
 use crate::span::Span;
 
 /// Sets [`crate::kir::Kernel::reqntid`] of every kernel that needs one; the errors, if a kernel's
@@ -63,9 +71,89 @@ pub(super) fn apply(module: &mut Module) -> Vec<Diagnostic> {
             );
             continue;
         }
+        // One error for the instances of a source kernel that share the mistake.
+        if let Some(d) = register_budget(k, want) {
+            if !diags.iter().any(|e: &Diagnostic| e.message == d.message && e.primary.0 == d.primary.0) {
+                diags.push(d);
+            }
+        }
         k.reqntid = Some(want);
     }
     diags
+}
+
+/// The error, if the register counts kernel `k`'s warpgroups ask for (`setmaxnreg`) exceed what a
+/// block of `block` threads has. A warpgroup that asks for none keeps the launch's count. Where
+/// the checker cannot tell which threads reach a `setmaxnreg` (a condition it does not follow),
+/// there is no check.
+fn register_budget(k: &Kernel, block: [u32; 3]) -> Option<Diagnostic> {
+    let threads = block.iter().product::<u32>();
+    let warpgroups = (threads / 128) as usize;
+    let per_thread = (65536 / threads / 8 * 8).min(256);
+    let guards = Guards::new(k, Some(block.map(i64::from)));
+    let mut asks: Vec<Option<(u32, Span)>> = vec![None; warpgroups];
+    asked(&guards, &k.body, &guards.all(k), &mut asks).ok()?;
+    let total: u32 = asks.iter().map(|a| a.map_or(per_thread, |(n, _)| n)).sum();
+    let have = per_thread * warpgroups as u32;
+    if total <= have {
+        return None;
+    }
+    let terms: Vec<String> = asks.iter().map(|a| a.map_or(per_thread, |(n, _)| n).to_string()).collect();
+    // Each `setmaxnreg`, labelled with the warpgroups that reach it; the error points at the first.
+    let mut sites: Vec<(Span, u32, Vec<String>)> = Vec::new();
+    for (w, (n, at)) in asks.iter().enumerate().filter_map(|(w, a)| a.map(|a| (w, a))) {
+        match sites.iter_mut().find(|s| s.0 == at) {
+            Some(s) => s.2.push(w.to_string()),
+            None => sites.push((at, n, vec![w.to_string()])),
+        }
+    }
+    let label = |(_, n, ws): &(Span, u32, Vec<String>)| {
+        format!("{} {}: {n} each", if ws.len() == 1 { "warpgroup" } else { "warpgroups" }, ws.join(", "))
+    };
+    let first = sites.first()?;
+    let mut d = Diagnostic::error(
+        format!(
+            "the warpgroups of kernel `{}` ask for {} = {total} registers a thread, but a block of {threads} threads has {per_thread} a thread for each of its {warpgroups} warpgroups ({have}): `setmaxnreg.inc` would wait forever and the kernel hang",
+            k.source_name,
+            terms.join(" + ")
+        ),
+        first.0,
+        label(first),
+    );
+    for site in &sites[1..] {
+        d = d.with_secondary(site.0, label(site));
+    }
+    Some(d.with_help(format!(
+        "give back more (`warpgroup_reg_dealloc`) or ask for less (`warpgroup_reg_alloc`) so that the counts add up to at most {have}: e.g. 24 + 2 × 240 or 40 + 2 × 232 for three warpgroups"
+    )))
+}
+
+/// The count each warpgroup asks for last (`asks[w]`), walking `insts` with the threads that reach
+/// them; `Err` where the threads are not known.
+fn asked(g: &Guards, insts: &[Inst], threads: &Threads, asks: &mut [Option<(u32, Span)>]) -> Result<(), ()> {
+    for i in insts {
+        match i {
+            Inst::If { cond, then, els, span } => {
+                let (t, e) = g.split(threads, cond, *span);
+                asked(g, then, &t, asks)?;
+                asked(g, els, &e, asks)?;
+            }
+            Inst::Warpgroup { op: WarpgroupOp::RegAlloc(n) | WarpgroupOp::RegDealloc(n), span } => {
+                let set = threads.as_ref().map_err(drop)?;
+                for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
+                    if let Some(a) = asks.get_mut(t / 128) {
+                        *a = Some((*n, *span));
+                    }
+                }
+            }
+            other => {
+                for r in other.regions() {
+                    asked(g, r, threads, asks)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every launch of the host steps, nested ones included.
