@@ -86,41 +86,49 @@ elif [ ! -d "$PYTESTS" ]; then
 elif ! python3 -m pip install -q --no-index --no-deps --target /tmp/cutec-suite-site python/cutec-*.whl; then
     py_skip="pip cannot install python/cutec-*.whl"
 fi
+# A test that hangs (a kernel waiting on a barrier nobody completes) must not hold a row for the
+# row's 300 s and the next rows after it: with pytest-timeout (the GPU image has it) each test
+# gets 120 s, then the run dumps every thread's stack and exits (`thread` method), so the row
+# fails at once and its log names the test.
+PYTEST=(python3 -m pytest)
+if python3 -c 'import pytest_timeout' >/dev/null 2>&1; then
+    PYTEST+=(--timeout 120 --timeout-method thread)
+fi
 if [ -z "$py_skip" ]; then
     export PYTHONPATH=/tmp/cutec-suite-site CUTEC_CUBINS="$PWD/cubin"
-    check python-tests      python3 -m pytest "$PYTESTS" -v -rs -p no:cacheprovider
+    check python-tests      "${PYTEST[@]}" "$PYTESTS" -v -rs -p no:cacheprovider
     # stmatrix epilogues (samples/stmatrix_epilogue.cute, sm_90a): mma.sync and wgmma accumulators
     # through stmatrix(.trans) to shared and global memory, bit-exact against the universal copy and torch.
-    check stmatrix-epilogue python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k stmatrix
+    check stmatrix-epilogue "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k stmatrix
     # The Hopper GEMM (samples/gemm_sm90.cute, sm_90a) in its four operand layouts (TN, NT, NN, TT:
     # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
     # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
-    check gemm-sm90-layouts python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm"
+    check gemm-sm90-layouts "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm"
     # The persistent Hopper GEMM (samples/gemm_sm90_persistent.cute): grid = min(tiles, 132), TMA-store
     # epilogue, the tile picked per call (128x256, 128x128, 64x128, 128x64); four layouts x bf16/f16,
     # tiles fewer and more than SMs, one-k-tile problems and tails against float64, and the refusals.
-    check gemm-sm90-persistent python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent
+    check gemm-sm90-persistent "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent
     # Fused epilogues and the batched GEMM on the persistent kernel (samples/gemm_sm90_epilogue.cute,
     # gemm_sm90_addmm.cute, gemm_sm90_bmm.cute): linear + none/relu/gelu/gelu_tanh/silu with a bias
     # along N, addmm (alpha, beta, C full or broadcast, TN/TT, a bias along M) and torch.bmm (TN/TT,
     # strided and permuted batches), bf16/f16, every tile, tails and refusals against float64.
-    check gemm-sm90-epilogue python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90_epilogue or gemm_sm90_addmm or gemm_sm90_bmm"
+    check gemm-sm90-epilogue "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90_epilogue or gemm_sm90_addmm or gemm_sm90_bmm"
     # The FP8 GEMM (samples/gemm_sm90_fp8.cute): e4m3/e5m2 pairs x bf16/f16/f32 C with per-tensor
     # scales against the dequantized float64 product and torch._scaled_mm; -s prints each measured error.
-    check gemm-sm90-fp8     python3 -m pytest "$PYTESTS/test_gpu_samples.py" -v -s -rs -p no:cacheprovider -k gemm_sm90_fp8
+    check gemm-sm90-fp8     "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -s -rs -p no:cacheprovider -k gemm_sm90_fp8
     # FlashAttention forward (samples/flash_attention_sm90.cute, sm_90a): O and LSE against torch's
     # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
-    check flash-attention   python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
+    check flash-attention   "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
     # Tuning (cutec.tune on samples/fast_add.cute's add_tuned; -s prints the report): needs the
     # compiler, which this suite does not carry, so it skips unless the cutec-compiler wheel is
     # installed (scripts/gpu-suite/build-wheels.sh, python/wheel-install-test.sh) or CUTEC is set.
-    check tune              python3 -m pytest "$PYTESTS/test_gpu_tune.py" -v -s -rs -p no:cacheprovider
+    check tune              "${PYTEST[@]}" "$PYTESTS/test_gpu_tune.py" -v -s -rs -p no:cacheprovider
     # FlashAttention backward (samples/flash_attention_bwd_sm90.cute, sm_90a): dQ, dK, dV against torch
     # autograd of SDPA over seqlens 1..1000 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16.
     # It hung on the H100 in its first run (session 19): it runs only with CUTEC_RUN_FLASH_BWD=1
     # (the tests skip without it), under a short timeout, so a hang costs this row only.
     if [ "${CUTEC_RUN_FLASH_BWD:-0}" = 1 ]; then
-        check flash-attention-bwd timeout 120 python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -x -q -rs -p no:cacheprovider
+        check flash-attention-bwd timeout 120 "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention_bwd.py" -x -q -rs -p no:cacheprovider
     else
         rows+=("$(printf '%-34s %-14s %4s' flash-attention-bwd "SKIP(hung)" -)")
     fi
