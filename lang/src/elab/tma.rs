@@ -215,9 +215,7 @@ impl Frame<'_, '_> {
         let box_dims = compact_box(roles, &s, &order, esize, s_expr.span)?;
         let swizzle_bytes = box_swizzle_bytes(builtin, &s, box_dims[order[0]] * esize, esize, s_expr.span)?;
         self.check_box_placement(roles, within, sid, swizzle_bytes, esize, s_expr.span)?;
-        // A tile coordinate counts boxes; an `elements:` one counts elements already.
-        let unit = if crd.name.is_some() { vec![1; box_dims.len()] } else { box_dims.clone() };
-        let coords = self.tile_coords(builtin, &crd.value, &order, &unit)?;
+        let coords = self.tile_coords(builtin, &crd.value, &order, &box_dims, crd.name.is_some())?;
         let store = roles.builtin == STORE.builtin;
         let desc = kir::TmaDesc { param: gid as usize, elem: g.ty.elem, order, box_dims, swizzle_bytes, store };
         let tma = self.tma_map(desc);
@@ -350,11 +348,18 @@ impl Frame<'_, '_> {
         Ok(())
     }
 
-    /// The tile coordinate, times the box: element coordinates, in the map's dimension order.
-    /// The coordinate in the map's dimension order, in elements: `crd_expr`'s entries times `unit`
-    /// (the box's extents for a tile coordinate, ones for an element coordinate).
-    fn tile_coords(&mut self, builtin: &str, crd_expr: &Expr, order: &[usize], unit: &[i64]) -> R<Vec<Int>> {
+    /// The coordinate in the map's dimension order, in elements: a tile coordinate's entries times
+    /// the box's extents (it counts boxes), an element coordinate's (`elements:`) as they are.
+    fn tile_coords(
+        &mut self,
+        builtin: &str,
+        crd_expr: &Expr,
+        order: &[usize],
+        box_dims: &[i64],
+        elements: bool,
+    ) -> R<Vec<Int>> {
         let rank = order.len();
+        let what = if elements { "element coordinate" } else { "tile coordinate" };
         let crd = self.coordinate(std::slice::from_ref(crd_expr))?;
         let tile: Vec<Int> = match &crd {
             cute_layout::Crd::Tuple(items) if items.len() == rank => items
@@ -366,16 +371,14 @@ impl Frame<'_, '_> {
                 .collect::<Result<_, _>>()
                 .map_err(|_| {
                     Diagnostic::error(
-                        format!("`{builtin}`: the tile coordinate is a tuple of integers"),
+                        format!("`{builtin}`: the {what} is a tuple of integers"),
                         crd_expr.span,
-                        "not a tile coordinate",
+                        format!("not a {what}"),
                     )
                 })?,
             _ => {
                 return Err(Diagnostic::error(
-                    format!(
-                        "`{builtin}`: the tile coordinate must have {rank} integers, one per mode of the global tensor"
-                    ),
+                    format!("`{builtin}`: the {what} must have {rank} integers, one per mode of the global tensor"),
                     crd_expr.span,
                     "wrong coordinate",
                 ))
@@ -384,7 +387,7 @@ impl Frame<'_, '_> {
         let mut coords = Vec::new();
         for &d in order {
             let c = tile[d]
-                .mul(&Int::S(unit[d]))
+                .mul(&Int::S(if elements { 1 } else { box_dims[d] }))
                 .map_err(|e| Diagnostic::error(format!("`{builtin}`: {e}"), crd_expr.span, "bad coordinate"))?;
             coords.push(c);
         }
