@@ -280,7 +280,11 @@ impl Frame<'_, '_> {
                 if s.is_float() {
                     Ok(self.constant(s, Operand::Float(x as f64), span))
                 } else {
-                    Ok(self.constant(s, Operand::Int(i.clone()), span))
+                    // Checked as `operand` checks an `i32`'s: outside the type's range the literal
+                    // would be another bit pattern (MLIR refused `100000 : i16`, found by the
+                    // pipeline fuzz target).
+                    let op = self.operand(&v, s, span)?;
+                    Ok(self.constant(s, op, span))
                 }
             }
             (Value::Float(x), s) if s.is_float() => Ok(self.constant(s, Operand::Float(*x), span)),
