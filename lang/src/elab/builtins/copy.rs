@@ -71,6 +71,18 @@ pub(super) fn make_tiled_copy(_f: &mut Frame, name: &str, args: Vec<Arg>, span: 
         )
         .with_help("build the thread and value layouts from compile-time extents"));
     }
+    // Every (thread, value) must name an element of the tile (the `cute` dialect's verifier says
+    // the same of the op; found there by the pipeline fuzz target, a front-end error here).
+    let size = tile.product().ok().and_then(|s| s.as_static()).unwrap_or(0);
+    let reach = tv.cosize().ok().and_then(|s| s.as_static()).unwrap_or(i64::MAX);
+    if reach > size {
+        return Err(Diagnostic::error(
+            format!("the TV layout {tv} reaches element {} but the tile {tile} has {size}", reach - 1),
+            p[1].span,
+            "reaches past the tile",
+        )
+        .with_help("the TV layout maps (thread, value) to an element of the tile: its strides must keep every index below the tile's size"));
+    }
     Ok(Value::TiledCopy { elem, bits, op, tv, tile })
 }
 
