@@ -406,6 +406,27 @@ def n_rotations(bytes_per_set, l2, factor=4, max_sets=16):
     return max(2, min(max_sets, math.ceil(factor * l2 / bytes_per_set)))
 
 
+def round_robin_tflops(env, impls, flop, rounds, min_reps, max_reps):
+    """{label: [TFLOP/s per round]}: each round times every implementation once (bench(), same
+    method), round-robin, as clocks move with power and temperature from one second to the next."""
+    rates = {label: [] for label, _ in impls}
+    for _ in range(rounds):
+        for label, calls in impls:
+            r = bench(env, calls, min_reps=min_reps, max_reps=max_reps)
+            rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+    return rates
+
+
+def print_tflops(impls, rates, errs, width):
+    """One line per implementation: median TFLOP/s, its ratio to the first's, its relative error and
+    every round's rate."""
+    base = statistics.median(rates[impls[0][0]]) if impls else 1.0
+    for label, _ in impls:
+        tf = statistics.median(rates[label])
+        spread = " ".join(f"{v:.0f}" for v in rates[label])
+        print(f"  {label:{width}s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  relerr {errs[label]:.2e}  rounds: {spread}")
+
+
 def relerr(out, ref):
     """||out - ref|| / ||ref|| in float64; NaN anywhere -> inf (unwritten output)."""
     torch = sys.modules["torch"]

@@ -16,7 +16,6 @@ rounds and every round's rate.
 
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -92,18 +91,9 @@ def main():
                 torch.cuda.synchronize()
                 errs[label] = B.relerr(c, ref)
             del ref
-            flop = 2.0 * M * N * K
-            rates = {label: [] for label, _ in impls}
-            for _ in range(a.rounds):
-                for label, calls in impls:
-                    r = B.bench(env, calls, min_reps=10, max_reps=40)
-                    rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+            rates = B.round_robin_tflops(env, impls, 2.0 * M * N * K, a.rounds, min_reps=10, max_reps=40)
             print(f"== {pair} -> {a.out} {s}x{s}x{s}{' row-wise scales' if a.rowwise else ''}")
-            base = statistics.median(rates[impls[0][0]]) if impls else 1.0
-            for label, _ in impls:
-                tf = statistics.median(rates[label])
-                spread = " ".join(f"{v:.0f}" for v in rates[label])
-                print(f"  {label:22s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  relerr {errs[label]:.2e}  rounds: {spread}")
+            B.print_tflops(impls, rates, errs, 22)
             del sets, impls
             torch.cuda.empty_cache()
 

@@ -11,7 +11,6 @@ C (tokens, N) = per group A_e (rows, K) @ B[e]^T, B (E, N, K) bf16. TFLOP/s = 2 
 
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -85,18 +84,9 @@ def main():
             torch.cuda.synchronize()
             errs[label] = B.relerr(c0, ref)
         del ref
-        flop = 2.0 * M * N * K
-        rates = {label: [] for label, _ in impls}
-        for _ in range(a.rounds):
-            for label, calls in impls:
-                r = B.bench(env, calls, min_reps=5, max_reps=30)
-                rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+        rates = B.round_robin_tflops(env, impls, 2.0 * M * N * K, a.rounds, min_reps=5, max_reps=30)
         print(f"== E{E} tokens {M} N {N} K {K} bf16, rows per expert {min(sizes)}..{max(sizes)}")
-        base = statistics.median(rates[impls[0][0]])
-        for label, _ in impls:
-            tf = statistics.median(rates[label])
-            spread = " ".join(f"{v:.0f}" for v in rates[label])
-            print(f"  {label:24s} {tf:7.1f} TFLOP/s  {tf / base:5.3f}  relerr {errs[label]:.2e}  rounds: {spread}")
+        B.print_tflops(impls, rates, errs, 24)
         del sets, impls
         torch.cuda.empty_cache()
 
