@@ -115,6 +115,29 @@ def test_forward(gpu, attn, dtype, d, causal, gqa, seqlens):
     check(torch, o, lse, q, k, v, scale, causal, (dtype, d, causal, gqa, seqlens))
 
 
+# The long sequences and GQA 8 of the grid: one batch of 8 query heads over 8 or 1 K/V heads, every
+# head dim, bf16 (the reference's S is 8 x 8192 x 8192 f32, 2 GiB; the backward's autograd keeps a few).
+LONG = [(8192, 8192), (4096, 8192), (8192, 1000)]
+
+
+def long_grid(test):
+    """Parametrizes `test(d, causal, gqa, seqlens)` over the long-sequence grid (shared with the backward)."""
+    test = pytest.mark.parametrize("d", [64, 128, 256])(test)
+    test = pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])(test)
+    test = pytest.mark.parametrize("gqa", [1, 8], ids=["mha", "gqa8"])(test)
+    return pytest.mark.parametrize("seqlens", LONG, ids=lambda s: f"{s[0]}x{s[1]}")(test)
+
+
+@long_grid
+def test_forward_long(gpu, attn, d, causal, gqa, seqlens):
+    torch = gpu
+    sq, sk = seqlens
+    q, k, v = inputs(torch, torch.bfloat16, 1, sq, sk, 8, 8 // gqa, d)
+    scale = 1.0 / math.sqrt(d)
+    o, lse = run(torch, attn, q, k, v, scale, causal)
+    check(torch, o, lse, q, k, v, scale, causal, ("long", d, causal, gqa, seqlens))
+
+
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_bhsd_views_and_scale(gpu, attn, causal):
     """(batch, heads, seqlen, D) tensors passed as their (batch, seqlen, heads, D) transposes (head_dim

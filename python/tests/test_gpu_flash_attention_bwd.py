@@ -19,22 +19,13 @@ element the kernels do not write (or a workspace they forget to initialize) fail
 and torch (skipped otherwise)."""
 
 import math
-import os
 
 import pytest
 
 import cutec
 from test_gpu_flash_attention import reference as forward_reference
-from test_gpu_flash_attention import require_hopper
+from test_gpu_flash_attention import long_grid, require_hopper
 
-# The kernel hung on the H100 in its first run (session 19: test_backward[1x1-mha-full-64-bfloat16]
-# never returned): its producer gave back too few registers for the consumers' setmaxnreg (32, not
-# 24; the sample's comment has the arithmetic). The fix has not run on the H100 yet, so these tests
-# run only when asked for (CUTEC_RUN_FLASH_BWD=1), and one hang cannot stop the rest of the GPU suite.
-pytestmark = pytest.mark.skipif(
-    os.environ.get("CUTEC_RUN_FLASH_BWD") != "1",
-    reason="flash_attention_bwd_sm90 hung on the H100 (session 19); its fix has not run there: CUTEC_RUN_FLASH_BWD=1 runs it",
-)
 
 TOL = {"bfloat16": 2e-2, "float16": 4e-3}
 # An absolute floor: where dS = P * (dP - D) cancels exactly (one key: dP = D), the reference's dQ and dK
@@ -132,6 +123,17 @@ def test_backward(gpu, bwd, dtype, d, causal, gqa, seqlens):
     o, lse = forward_inputs(torch, q, k, v, scale, causal)
     grads = run(torch, bwd, q, k, v, o, do, lse, scale, causal)
     check(torch, grads, q, k, v, do, scale, causal, (dtype, d, causal, gqa, seqlens))
+
+
+@long_grid
+def test_backward_long(gpu, bwd, d, causal, gqa, seqlens):
+    torch = gpu
+    sq, sk = seqlens
+    q, k, v, do = inputs(torch, torch.bfloat16, 1, sq, sk, 8, 8 // gqa, d)
+    scale = 1.0 / math.sqrt(d)
+    o, lse = forward_inputs(torch, q, k, v, scale, causal)
+    grads = run(torch, bwd, q, k, v, o, do, lse, scale, causal)
+    check(torch, grads, q, k, v, do, scale, causal, ("long", d, causal, gqa, seqlens))
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])

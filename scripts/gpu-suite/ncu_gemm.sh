@@ -14,14 +14,8 @@ SITE=/tmp/cutec-site
 [ -d "$SITE/cutec" ] || python3 -m pip -q --disable-pip-version-check install --no-index --no-deps --target "$SITE" "$P"/wheel/*.whl
 export PYTHONPATH="$SITE"
 PIPE=${PIPE:-hmma}
-M="sm__pipe_tensor_op_${PIPE}_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active"
-M="$M,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor_op_${PIPE}.sum,launch__registers_per_thread,gpu__time_duration.sum"
-M="$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-M="$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
-M="$M,smsp__sass_inst_executed_op_ldgsts.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum,lts__t_sector_hit_rate.pct"
-for r in barrier long_scoreboard short_scoreboard math_pipe_throttle mio_throttle wait not_selected selected dispatch_stall lg_throttle no_instruction branch_resolving; do
-    M="$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
-done
+. scripts/gpu-suite/ncu_metrics.sh
+M=$(ncu_metrics "$PIPE" smsp__sass_inst_executed_op_ldgsts.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum,lts__t_sector_hit_rate.pct)
 # `python3 -P`: the repository root (the working directory) has a `cutec/` folder (the CLI crate),
 # which Python would otherwise import in place of the installed package.
 for layout in ${LAYOUTS:-tn nt nn}; do
