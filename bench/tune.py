@@ -2,7 +2,9 @@
 instance, in one run: each candidate of its `tune` block built on its own (`cutec.compile(consts=)`)
 and the hand-written `fast_add`, on every shape of the table and two shapes between them, timed with
 bench.py's method (CUDA events per call behind a sleep kernel, inputs rotated beyond L2, median).
-Issue 33's goal: tuned >= the best hand-picked instance on every shape of its table.
+Issue 33's goal: tuned >= the best hand-picked instance on every shape of its table. The best
+hand-picked instance is picked from a first pass over all of them, and the ratio comes from a second,
+head-to-head timing of the two (the maximum of 19 noisy rates overstates the winner's own).
 
     python3 bench/tune.py [--shapes 1024x1024,4096x4096,16384x1024] [--between 2000x3000,8192x8192]
 """
@@ -10,12 +12,14 @@ Issue 33's goal: tuned >= the best hand-picked instance on every shape of its ta
 import argparse
 import itertools
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "fast_add.cute")
+HEAD_TO_HEAD = 7  # alternations of the tuned call and the first pass's best hand-picked instance
 CANDIDATES = {"ADD_VEC_BYTES": [16, 8], "ADD_ILP": [1, 2, 4], "ADD_THREADS": [128, 256, 512]}
 
 
@@ -59,12 +63,19 @@ def main():
             gbps[key] = B.rotated_rate(env, fn, sets, nbytes)[0]
         t = (t0 + B.rotated_rate(env, tuned.add_tuned, sets, nbytes)[0]) / 2
         best = max(gbps, key=gbps.get)
-        ratio = t / gbps[best]
+        # The best of 19 noisy rates is biased upwards (the winner's curse): the ratio is taken from
+        # a second, head-to-head timing of the tuned call and that winner, alternating, medians.
+        pair = {"tuned": [], "best": []}
+        for _ in range(HEAD_TO_HEAD):
+            pair["tuned"].append(B.rotated_rate(env, tuned.add_tuned, sets, nbytes)[0])
+            pair["best"].append(B.rotated_rate(env, hand[best], sets, nbytes)[0])
+        t, hand_best = statistics.median(pair["tuned"]), statistics.median(pair["best"])
+        ratio = t / hand_best
         table = (m, n) in chosen
         if table:
             worst = ratio if worst is None else min(worst, ratio)
         tag = f"({chosen[(m, n)]})" if table else "(between tuned shapes)"
-        print(f"{m:>6}x{n:<6} {t:11.0f} {gbps[best]:22.0f} {ratio:6.3f}  {best} {tag}")
+        print(f"{m:>6}x{n:<6} {t:11.0f} {hand_best:22.0f} {ratio:6.3f}  {best} {tag}")
     print(f"\ntuned / best hand-picked on the table's shapes: worst {worst:.3f} (goal >= 1.00 within run-to-run noise)")
 
 
