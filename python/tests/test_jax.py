@@ -4,6 +4,7 @@ installed (CPU is enough; CI has none, so those tests skip), what a call traces 
 the checks made while tracing, and cutec's XLA FFI handler called by XLA itself (registered for
 the CPU, where it finds no op and says so). test_gpu_jax.py runs ops on the GPU."""
 
+import os
 import subprocess
 import sys
 
@@ -25,6 +26,9 @@ def flow(cubin):
 
 @pytest.fixture(scope="module")
 def jax():
+    # On a GPU machine JAX would take 75% of the GPU's memory at its first use: the GPU tests in the
+    # same pytest process need theirs.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         import jax
     except ImportError:
@@ -77,7 +81,9 @@ def test_parameters_that_cannot_map(fast):
     params = fast.host("fast_add").params
     with pytest.raises(ValueError, match="writes= and updates= are empty: name the tensor parameters it writes"):
         cj.custom_call(params, [], host="fast_add")
-    with pytest.raises(ValueError, match=r"writes= names 'out', which is not one of its tensor parameters \(mA, mB, mC\)"):
+    with pytest.raises(
+        ValueError, match=r"writes= names 'out', which is not one of its tensor parameters \(mA, mB, mC\)"
+    ):
         cj.custom_call(params, ["out"], host="fast_add")
     with pytest.raises(ValueError, match="mC in both writes= and updates="):
         cj.custom_call(params, ["mC"], ["mC"], host="fast_add")
@@ -148,7 +154,9 @@ def test_tracing_checks_the_call_against_the_manifest(jax, fast, flow):
         "cutec_test.fast_add (at trace time): argument `mC` is a int32 result; fast_add takes bf16 or f16 or f32 there"
     )
     # Mixed instances (f16, f32): no instance of the generic host function takes both.
-    assert refused(lambda: lowered(jax, lambda a, d: op(a, d, mC=a), a, d)).startswith("cutec_test.fast_add (at trace time): ")
+    assert refused(lambda: lowered(jax, lambda a, d: op(a, d, mC=a), a, d)).startswith(
+        "cutec_test.fast_add (at trace time): "
+    )
     # The row length of an f16 tensor must be a multiple of 8 (the runtime's message).
     odd = jnp.zeros((256, 1001), jnp.float16)
     message = refused(lambda: lowered(jax, lambda x: op(x, x, mC=x), odd))
@@ -156,7 +164,9 @@ def test_tracing_checks_the_call_against_the_manifest(jax, fast, flow):
     # A scalar out of its parameter's range (u32).
     collatz = cj.Op(flow.text, "collatz", "cutec_test.collatz", writes=["steps"])
     n = jnp.zeros((64,), jnp.int32)
-    assert "does not fit the parameter's type u32" in refused(lambda: lowered(jax, lambda n: collatz(n, -1, steps=n), n))
+    assert "does not fit the parameter's type u32" in refused(
+        lambda: lowered(jax, lambda n: collatz(n, -1, steps=n), n)
+    )
 
 
 def test_call_errors_name_what_is_missing(jax, fast):
