@@ -19,6 +19,7 @@ manifest or check a call: `cutec.manifest(path).host(name).check(*args)`.
 
     m = cutec.compile("gemm.cute", consts={"BM": 128})   # .cute to a cubin (cached on disk), loaded
     op = cutec.torch.register(m.host_fn, "mylib::op", mutates=["out"])  # a torch custom op
+    op = cutec.jax.register(m.host_fn, "mylib.op", writes=["out"])  # a JAX op (an XLA custom call)
 
 Compiling needs the compiler: `pip install cutec-compiler` (or `cutec[compiler]`).
 
@@ -54,11 +55,12 @@ def __getattr__(name):
             return version("cutec")
         except Exception:  # not installed as a distribution (a source checkout on sys.path)
             return "0+unknown"
-    # `cutec.torch` (torch custom ops) imported on first use: `import cutec` stays fast without torch.
-    if name == "torch":
+    # `cutec.torch` (torch custom ops) and `cutec.jax` (XLA custom calls) imported on first use:
+    # `import cutec` stays fast without torch or JAX, and imports neither.
+    if name in ("torch", "jax"):
         import importlib
 
-        return importlib.import_module(".torch", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'cutec' has no attribute {name!r}")
 
 

@@ -30,9 +30,9 @@ pub struct Callee<'a> {
     pub params: &'a [ParamSig],
 }
 
-/// A Python number.
+/// A Python number (or an XLA FFI scalar attribute: [`crate::jax_ops`]).
 #[derive(Clone, Copy, Debug)]
-enum Number {
+pub(crate) enum Number {
     Bool(bool),
     Int(i128),
     Float(f64),
@@ -66,7 +66,7 @@ fn number_like(obj: &Bound<'_, PyAny>) -> Option<Number> {
 
 /// The scalar `Arg` for `n` given to a parameter of kind `want` (`None`: no such parameter, the
 /// runtime reports the count). `Err` when `n` cannot be a value of the declared type.
-fn scalar_arg(n: Number, want: Option<&ParamKind>) -> Result<Arg, String> {
+pub(crate) fn scalar_arg(n: Number, want: Option<&ParamKind>) -> Result<Arg, String> {
     let Some(ParamKind::Scalar(d)) = want else {
         // Not a scalar parameter: pass the number as it is; the runtime says what was expected.
         return Ok(match n {

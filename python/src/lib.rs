@@ -7,7 +7,8 @@
 //! * [`offline`]: manifests and checks without a GPU;
 //! * [`arguments`], [`tensors`], [`view`]: Python values as the runtime's arguments;
 //! * [`streams`]: which stream a call goes on;
-//! * [`errors`]: the exceptions; [`planned`]: checks' results as Python values.
+//! * [`errors`]: the exceptions; [`planned`]: checks' results as Python values;
+//! * [`jax_ops`]: host functions as XLA custom calls (`cutec.jax`), over [`xla_ffi`], the XLA FFI C API.
 //!
 //! The user guide is `docs/python.md`.
 
@@ -15,12 +16,14 @@ use pyo3::prelude::*;
 
 mod arguments;
 mod errors;
+mod jax_ops;
 mod loaded;
 mod offline;
 mod planned;
 mod streams;
 mod tensors;
 mod view;
+mod xla_ffi;
 
 /// True when the CUDA driver (libcuda) can be loaded here.
 #[pyfunction]
@@ -62,5 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver_available, m)?)?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(compute_capability, m)?)?;
+    m.add_function(wrap_pyfunction!(jax_ops::jax_register, m)?)?;
+    m.add_function(wrap_pyfunction!(jax_ops::xla_ffi_handler, m)?)?;
     Ok(())
 }

@@ -214,6 +214,19 @@ impl HostFunction {
     }
 }
 
+impl HostFunction {
+    /// The runtime's host function.
+    pub(crate) fn runtime(&self) -> &HostFn {
+        &self.host
+    }
+
+    /// Calls it with `args` (already converted) on the raw stream `handle` of its device: the
+    /// XLA FFI handler's call ([`crate::jax_ops`]), which has no Python arguments to read.
+    pub(crate) fn call_on_stream(&self, handle: u64, args: &[Arg]) -> cute_runtime::Result<()> {
+        self.host.call(&self.loaded.streams.get(handle), args)
+    }
+}
+
 #[pymethods]
 impl HostFunction {
     #[pyo3(signature = (*args, stream=None))]

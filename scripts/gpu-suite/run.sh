@@ -120,6 +120,11 @@ if [ -z "$py_skip" ]; then
     # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16,
     # and up to 8192 (GQA 1/8, bf16).
     check flash-attention   "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
+    # JAX (cutec.jax.register: host functions as XLA FFI custom calls): jax.jit programs calling
+    # fast_add's, add_ilp's, elementwise_add's and reduce_sum's host functions among jnp ops, against
+    # jnp; a tensor read and written; a run-time error through XLA. Skips when python3 has no JAX
+    # with a CUDA jaxlib.
+    check jax               "${PYTEST[@]}" "$PYTESTS/test_gpu_jax.py" -v -rs -p no:cacheprovider
     # Tuning (cutec.tune on samples/fast_add.cute's add_tuned; -s prints the report): needs the
     # compiler, which this suite does not carry, so it skips unless the cutec-compiler wheel is
     # installed (scripts/gpu-suite/build-wheels.sh, python/wheel-install-test.sh) or CUTEC is set.
