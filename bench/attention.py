@@ -105,6 +105,23 @@ def report(env, impls, ours, errs, flop, rounds, shape, causal, dtype, pass_name
         err = errs.get(label)
         err_s = f"relerr {err:.2e}" if err is not None else "unchecked"
         print(f"  {label:16s} {tf:7.1f} TFLOP/s  {tf / best_peer:5.3f} of the best peer  {err_s}  rounds: {spread}")
+    medians = {label: statistics.median(each) for label, each in rates.items()}
+    SUMMARY.append((f"{pass_name or 'forward '}{shape} {'causal' if causal else 'full'}", medians, list(ours)))
+
+
+# One line per cell, printed at the end: every implementation's TFLOP/s and cutec's ratio to cuDNN.
+SUMMARY = []
+
+
+def print_summary():
+    if not SUMMARY:
+        return
+    print("\n== summary: TFLOP/s (median over the rounds); ratio = cutec / torch cudnn")
+    for cell_name, medians, ours in SUMMARY:
+        cudnn = medians.get("torch cudnn")
+        parts = [f"{label} {tf:.0f}" for label, tf in medians.items()]
+        ratios = [f"{label} {medians[label] / cudnn:.3f}" for label in ours if cudnn]
+        print(f"  {cell_name:34s} {' | '.join(parts)}   ratio: {', '.join(ratios) or 'n/a'}")
 
 
 def cell_bwd(torch, bwds, fwd, env, s, d, causal, dtype, rounds, l2):
@@ -187,6 +204,7 @@ def main():
                     cell_bwd(torch, attns, fwd, env, s, d, causal, dtype, a.rounds, l2)
                 else:
                     cell(torch, attns, env, s, d, causal, dtype, a.rounds, l2)
+    print_summary()
 
 
 if __name__ == "__main__":
