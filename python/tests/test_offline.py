@@ -957,8 +957,8 @@ SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements of W the sample asks for (its
 
 def test_gemm_sm90_splitk_plan(cubin):
     """Two launches where the sample's rule splits K (the tile: 128x64 for N <= 64, 64x128 for M <= 64,
-    else 128x128; splits = min(132 // tiles, k_tiles // 4), taken when >= 2 and the persistent kernel's
-    smallest tile makes at most 99 tiles): the partial kernel on a (tiles, splits) grid with the ring
+    else 128x128; splits: the largest of 16, 12, 8, 6, 4, 3, 2 with tiles x splits <= 132 and 4 k-tiles
+    a slice, where the persistent kernel's smallest tile makes at most 99 tiles): the partial kernel on a (tiles, splits) grid with the ring
     alone in shared memory, then the reduction, a thread per 8 elements of C. Otherwise the persistent
     kernel's one launch (its tile rule). splits x M x N never exceeds the fixed workspace; a smaller
     workspace is refused on every shape."""
@@ -977,6 +977,14 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((768, 768, 768), ((128, 128), 36, 3)),
         ((1, 8, 4096), ((128, 64), 1, 16)),  # one tile: 16 slices of 4 k-tiles
         ((127, 1000, 1000), ((128, 128), 8, 4)),  # K not a multiple of the k-tile
+        ((127, 1000, 2048), ((128, 128), 8, 8)),
+        ((256, 1000, 4096), ((128, 128), 16, 8)),
+        ((1000, 8, 4096), ((128, 64), 8, 16)),
+        ((16, 2048, 4096), ((64, 128), 16, 8)),
+        ((16, 1024, 4096), ((64, 128), 8, 16)),
+        ((16, 1536, 4096), ((64, 128), 12, 8)),
+        ((256, 2048, 4096), ((128, 128), 32, 4)),
+        ((16, 2560, 4096), ((64, 128), 20, 6)),
         ((16, 4096, 1600), ((64, 128), 32, 4)),  # 25 k-tiles: slices of 6, 6, 6, 7
         ((16, 4096, 512), ((64, 128), 32, 2)),  # 8 k-tiles: two slices of 4
         ((16, 4096, 128), None),  # 2 k-tiles: too short to split
@@ -992,6 +1000,11 @@ def test_gemm_sm90_splitk_plan(cubin):
             host = m.host(f"gemm_{layout}_{dtype}")
             ws = view(3, (SPLITK_WORKSPACE,), "f32")
             for (M, N, K), split in cases:
+                # TMA's 16-byte strides: the contiguous extent of each operand a multiple of 8.
+                a_row, b_row = (K if layout[0] == "t" else M), (K if layout[1] == "n" else N)
+                if a_row % 8 or b_row % 8:
+                    refusal(host.check, *gemm90_views(layout, M, N, K, dtype), ws)
+                    continue
                 launches = host.check(*gemm90_views(layout, M, N, K, dtype), ws)
                 if split is None:
                     (launch,) = launches
