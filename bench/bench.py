@@ -1062,6 +1062,22 @@ def gemm_shape_text(shape):
     return f"{M}^3" if M == N == K else f"{M}x{N}x{K}"
 
 
+# f32 elements of the workspace W that samples/gemm_sm90_splitk.cute's host functions take after C
+# (132 x 128 x 128, the size its header gives for every shape).
+SPLITK_WORKSPACE = 132 * 128 * 128
+
+
+def gemm_workspace(torch, f):
+    """The arguments GEMM host function f takes after A, B and C: () for most, (W,) for the split-K
+    sample's f32 workspace (one per call site: calls on one stream may share it)."""
+    extra = f.params[3:]
+    if not extra:
+        return ()
+    if len(extra) == 1 and extra[0][1].startswith("tensor<f32"):
+        return (torch.empty(SPLITK_WORKSPACE, device="cuda", dtype=torch.float32),)
+    raise ValueError(f"{f.name}: no bench arguments for its parameters after C: {extra}")
+
+
 def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
     """The GEMM cells of bench/gemm_variants.py and bench/gemm_clock.py (each of `shapes`, an
     (M, N, K) or M = N = K, every layout and dtype name): yields (layout, dtype name, (M, N, K), FLOP, impls, errs, tol),
@@ -1093,9 +1109,16 @@ def gemm_cells(torch, mods, shapes, layouts, dtypes, l2):
                 for label, m in mods:
                     if host in m.hosts:
                         f = m.host(host)
-                        # The host takes the logical operands A (M, K) and B (N, K).
+                        extra = gemm_workspace(torch, f)
+                        # The host takes the logical operands A (M, K) and B (N, K), C, then any workspace.
                         impls.append(
-                            (label, [cutec_call(f, (x, y.t(), c)) for x, y, c in ((*mm(p, q), c) for p, q, c in sets)])
+                            (
+                                label,
+                                [
+                                    cutec_call(f, (x, y.t(), c, *extra), out_index=2)
+                                    for x, y, c in ((*mm(p, q), c) for p, q, c in sets)
+                                ],
+                            )
                         )
                 errs = {}
                 for label, calls in impls:

@@ -11,7 +11,9 @@ small squares, skinny M, skinny N, short K, large non-multiples of the tile). Th
 per cell, each implementation's ratio to torch.matmul and the best cutec ratio.
 
 The cubins may also be gemm_sm90.cubin (all four layouts; gemm_sm80 has no tt: its cells list torch
-alone). A layout no cubin has a host for is timed for torch.matmul only.
+alone), gemm_sm90_persistent.cubin or gemm_sm90_splitk.cubin (its host functions take an f32
+workspace after C: bench.gemm_workspace passes one). A layout no cubin has a host for is timed for
+torch.matmul only.
 
 Clocks move with power and temperature from one second to the next, so each cell times every
 implementation once per round, round-robin, and reports the median over the rounds.

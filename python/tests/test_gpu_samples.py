@@ -959,10 +959,11 @@ GEMM90_SHAPES = [
 ]
 
 
-def check_gemm90(torch, host, layout, shape, din, dout):
+def check_gemm90(torch, host, layout, shape, din, dout, extra=()):
     """One call of a gemm_sm90* host function for `layout` (GEMM90_LAYOUTS) on fresh operands of
-    dtype `din` into a guarded C of `dout`, against float64; a shape whose contiguous extents TMA
-    cannot take must be refused instead."""
+    dtype `din` into a guarded C of `dout` (then the arguments `extra`, a workspace), against
+    float64; a shape whose contiguous extents TMA cannot take must be refused instead. Returns the
+    call's arguments (None when refused)."""
     M, N, K = shape
     store, views, mm, contiguous = GEMM90_LAYOUTS[layout]
     extent = {"M": M, "N": N, "K": K}
@@ -971,17 +972,19 @@ def check_gemm90(torch, host, layout, shape, din, dout):
     b = (torch.randn(sb, device="cuda") * K**-0.25).to(getattr(torch, din))
     buf, c = guarded(torch, (M, N), getattr(torch, dout))
     fits = all(extent[d] % 8 == 0 for d in contiguous) and N % (4 if dout == "float32" else 8) == 0
+    args = (*views(a, b), c, *extra)
     if not fits:
         with pytest.raises(cutec.Refused):
-            host.check(*views(a, b), c)
-        return
-    host(*views(a, b), c)
+            host.check(*args)
+        return None
+    host(*args)
     torch.cuda.synchronize()
     x, y = mm(a.double(), b.double())
     ref = x @ y
     rel = float((c.double() - ref).abs().max() / ref.abs().max())
     assert rel <= GEMM_TOL[dout], (layout, din, dout, shape, rel)
     assert guards_untouched(buf, M * N), (layout, din, dout, shape)
+    return args
 
 
 @pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
@@ -1036,6 +1039,54 @@ def test_gemm_sm90_persistent(gpu, load, shape, layout):
     m = load("gemm_sm90_persistent")
     for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
         check_gemm90(torch, m.host(f"gemm_{layout}_{short}"), layout, shape, din, din)
+
+
+# samples/gemm_sm90_splitk.cute: split-K for few output tiles and long K. Where the host's rule splits
+# (test_offline.py checks which shapes do), a partial kernel per (tile, K slice) writes f32 slices
+# into the workspace W and a second kernel sums them in slice order into C; elsewhere the call is
+# the persistent kernel's. Four layouts x bf16/f16 against float64, M, N, K from 1, 7, 127, 1000,
+# 4096 (with 8, 16, 96 of issue 31's skinny shapes, whose N TMA can store): skinny M and N, one
+# tile split 16 ways, K not a multiple of the k-tile, uneven slices (25 k-tiles in 4), shapes the
+# rule leaves unsplit, and the refusals of extents TMA cannot take. W is poisoned with NaN before
+# each call (a slice the partial kernel failed to write would reach C), and a second call must
+# give a bit-identical C (the fixed summation order: no atomics).
+SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements: the size the sample's header gives, for every shape
+GEMM90SK_SHAPES = [
+    (16, 4096, 4096),  # 64x128, 4 slices
+    (1, 1000, 4096),  # 64x128, 8 tiles, 16 slices
+    (7, 4096, 1000),  # 64x128, 4 slices of 4 k-tiles, the last partial
+    (127, 1000, 4096),  # 128x128, 8 tiles, 16 slices
+    (127, 4096, 1000),  # 128x128, 4 slices
+    (4096, 16, 4096),  # 128x64, 4 slices
+    (4096, 96, 1000),  # 128x128, 4 slices
+    (1000, 8, 4096),  # 128x64, 8 tiles, 16 slices
+    (1, 8, 4096),  # one tile, 16 slices
+    (16, 4096, 1600),  # 25 k-tiles in 4 uneven slices
+    (768, 768, 768),  # 128x128, 3 slices
+    (1000, 1000, 1000),  # not split: the persistent kernel
+    (1000, 4096, 127),  # not split; K = 127 in NT only
+    (7, 1000, 127),  # refused in every layout (M = 7 or K = 127 against TMA's strides)
+    (1000, 7, 4096),  # refused: C's N
+]
+
+
+@pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
+@pytest.mark.parametrize("shape", shapes(GEMM90SK_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_splitk(gpu, load, shape, layout):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_splitk")
+    w = torch.empty(SPLITK_WORKSPACE, device="cuda", dtype=torch.float32)
+    for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
+        w.fill_(float("nan"))
+        host = m.host(f"gemm_{layout}_{short}")
+        args = check_gemm90(torch, host, layout, shape, din, din, extra=(w,))
+        if args is not None:
+            first = args[2].clone()
+            w.fill_(float("nan"))
+            host(*args)
+            torch.cuda.synchronize()
+            assert torch.equal(first, args[2]), (layout, din, shape)
 
 
 # samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)

@@ -955,6 +955,87 @@ def test_gemm_sm90_persistent_plan(cubin):
     assert set().union(*instances.values()) == set(m.kernels)
 
 
+# ---- samples/gemm_sm90_splitk.cute: the split each call gets ----------------------------------------
+
+
+SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements of W the sample asks for (its header)
+
+
+def test_gemm_sm90_splitk_plan(cubin):
+    """Two launches where the sample's rule splits K (the tile: 128x64 for N <= 64, 64x128 for M <= 64,
+    else 128x128; splits: the largest of 16, 12, 8, 6, 4, 3, 2 with tiles x splits <= 132 and 4 k-tiles
+    a slice, where the persistent kernel's smallest tile makes at most 99 tiles): the partial kernel on a (tiles, splits) grid with the ring
+    alone in shared memory, then the reduction, a thread per 8 elements of C. Otherwise the persistent
+    kernel's one launch (its tile rule). splits x M x N never exceeds the fixed workspace; a smaller
+    workspace is refused on every shape."""
+    m = cutec.manifest(cubin("gemm_sm90_splitk"))
+    layouts, dtypes = ("tn", "nt", "nn", "tt"), ("bf16", "f16")
+    assert sorted(m.hosts) == sorted(f"gemm_{lo}_{d}" for lo in layouts for d in dtypes)
+    # stages x (BM + BN) x 64 x 2 bytes of ring + 1024 of barriers: 8, 8 and 7 stages.
+    smem = {(64, 128): 8 * 24576 + 1024, (128, 64): 8 * 24576 + 1024, (128, 128): 7 * 32768 + 1024}
+    cases = [  # (M, N, K), (tile, tiles, splits) or None: not split
+        ((16, 4096, 4096), ((64, 128), 32, 4)),
+        ((128, 4096, 4096), ((128, 128), 32, 4)),
+        ((64, 8192, 8192), ((64, 128), 64, 2)),
+        ((4096, 16, 4096), ((128, 64), 32, 4)),
+        ((8192, 64, 8192), ((128, 64), 64, 2)),
+        ((4096, 96, 4096), ((128, 128), 32, 4)),
+        ((768, 768, 768), ((128, 128), 36, 3)),
+        ((1, 8, 4096), ((128, 64), 1, 16)),  # one tile: 16 slices of 4 k-tiles
+        ((127, 1000, 1000), ((128, 128), 8, 4)),  # K not a multiple of the k-tile
+        ((127, 1000, 2048), ((128, 128), 8, 8)),
+        ((256, 1000, 4096), ((128, 128), 16, 8)),
+        ((1000, 8, 4096), ((128, 64), 8, 16)),
+        ((16, 2048, 4096), ((64, 128), 16, 8)),
+        ((16, 1024, 4096), ((64, 128), 8, 16)),
+        ((16, 1536, 4096), ((64, 128), 12, 8)),
+        ((256, 2048, 4096), ((128, 128), 32, 4)),
+        ((16, 2560, 4096), ((64, 128), 20, 6)),
+        ((16, 4096, 1600), ((64, 128), 32, 4)),  # 25 k-tiles: slices of 6, 6, 6, 7
+        ((16, 4096, 512), ((64, 128), 32, 2)),  # 8 k-tiles: two slices of 4
+        ((16, 4096, 128), None),  # 2 k-tiles: too short to split
+        ((1000, 1000, 1000), None),  # 128 tiles of 64x128 fill the GPU
+        ((1024, 1024, 1024), None),
+        ((128, 8192, 8192), None),
+        ((4096, 4096, 128), None),
+        ((4096, 4096, 4096), None),
+    ]
+    instances = {}
+    for layout in layouts:
+        for dtype in dtypes:
+            host = m.host(f"gemm_{layout}_{dtype}")
+            ws = view(3, (SPLITK_WORKSPACE,), "f32")
+            for (M, N, K), split in cases:
+                # TMA's 16-byte strides: the contiguous extent of each operand a multiple of 8.
+                a_row, b_row = (K if layout[0] == "t" else M), (K if layout[1] == "n" else N)
+                if a_row % 8 or b_row % 8:
+                    refusal(host.check, *gemm90_views(layout, M, N, K, dtype), ws)
+                    continue
+                launches = host.check(*gemm90_views(layout, M, N, K, dtype), ws)
+                if split is None:
+                    (launch,) = launches
+                    assert launch["kernel"].startswith("gemm_persistent"), (layout, M, N, K)
+                    continue
+                (tile, tiles, splits) = split
+                partial, reduce = launches
+                assert partial["kernel"].startswith("gemm_splitk_partial"), (layout, M, N, K)
+                assert partial["grid"] == (tiles, splits, 1), (layout, M, N, K)
+                assert partial["block"] == (384 if tile[0] == 128 else 256, 1, 1), (layout, M, N, K)
+                assert partial["smem"] == smem[tile] <= 232448, (layout, M, N, K)
+                assert tiles * splits <= 132 and splits * M * N <= SPLITK_WORKSPACE
+                assert reduce["kernel"].startswith("splitk_reduce") and reduce["block"] == (256, 1, 1)
+                assert reduce["grid"] == (-(-M * N // 8 // 256), 1, 1), (layout, M, N, K)
+                instances.setdefault((layout, dtype, tile), set()).add(partial["kernel"])
+            # The workspace: at least SPLITK_WORKSPACE f32, also where the call does not split.
+            for shape in ((16, 4096, 4096), (4096, 4096, 4096)):
+                small = view(3, (SPLITK_WORKSPACE - 1,), "f32")
+                assert "workspace" in refusal(host.check, *gemm90_views(layout, *shape, dtype), small)
+            # TMA's 16-byte strides, as the persistent kernel's.
+            refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype), ws)
+    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 24
+    assert len([k for k in m.kernels if k.startswith("gemm_splitk_partial")]) == 24
+
+
 # ---- samples/flash_attention_bwd_sm90.cute: the backward's plan and checks ---------------------------
 
 
