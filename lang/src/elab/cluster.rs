@@ -137,6 +137,15 @@ impl Frame<'_, '_> {
                 .with_secondary(span, "launched without a cluster")
                 .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or arrive on this block's barrier (no `cta:`)")));
             }
+            if let Some(at) = body.and_then(multicast_load) {
+                return Err(Diagnostic::error(
+                    format!("`{kernel}` multicasts a TMA load to the blocks of its cluster (`multicast:`), but this launch has no `cluster(...)` clause"),
+                    at,
+                    "a multicast load",
+                )
+                .with_secondary(span, "launched without a cluster")
+                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or load into this block only (no `multicast:`)")));
+            }
             return Ok(());
         };
         for (i, (g, c)) in grid.iter().zip(dims).enumerate() {
@@ -312,6 +321,10 @@ fn static_ranks(insts: &[Inst]) -> Vec<(i64, Span)> {
             | Inst::Mbarrier { op: MbarrierOp::ArriveCluster, arg: Some(Operand::Int(r)), span, .. } => {
                 out.extend(r.as_static().map(|r| (r, *span)))
             }
+            // A multicast mask reaches the block of its highest bit.
+            Inst::TmaLoad { multicast: Some(Operand::Int(m)), span, .. } => {
+                out.extend(m.as_static().filter(|m| *m > 0).map(|m| (63 - i64::from(m.leading_zeros()), *span)))
+            }
             other => other.regions().into_iter().for_each(|r| out.extend(static_ranks(r))),
         }
     }
@@ -323,6 +336,14 @@ fn remote_arrival(insts: &[Inst]) -> Option<Span> {
     insts.iter().find_map(|i| match i {
         Inst::Mbarrier { op: MbarrierOp::ArriveCluster, span, .. } => Some(*span),
         other => other.regions().into_iter().find_map(remote_arrival),
+    })
+}
+
+/// The first TMA load multicast to other blocks (`tma_load(..., multicast: mask)`) in `insts`.
+fn multicast_load(insts: &[Inst]) -> Option<Span> {
+    insts.iter().find_map(|i| match i {
+        Inst::TmaLoad { multicast: Some(_), span, .. } => Some(*span),
+        other => other.regions().into_iter().find_map(multicast_load),
     })
 }
 
