@@ -73,7 +73,10 @@ impl Frame<'_, '_> {
     pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
         let is_multicast = |a: &Arg| a.name.as_ref().is_some_and(|n| n.name == "multicast");
         let (mask_arg, args): (Vec<&Arg>, Vec<&Arg>) = args.iter().partition(|a| is_multicast(a));
-        if args.len() != 4 || args[..3].iter().any(|a| a.name.is_some()) || !coordinate_arg(args[3]) || mask_arg.len() > 1
+        if args.len() != 4
+            || args[..3].iter().any(|a| a.name.is_some())
+            || !coordinate_arg(args[3])
+            || mask_arg.len() > 1
         {
             return Err(Diagnostic::error("`tma_load` takes 4 arguments", span, "wrong arguments").with_help(format!(
                 "write `{}` (a tile coordinate), or `elements: (r, k)` as the last argument (an element coordinate); `multicast: mask` may follow",
@@ -122,11 +125,16 @@ impl Frame<'_, '_> {
             }
             Value::Scalar(crate::types::Scalar::I32, id) => Ok(kir::Operand::Value(id)),
             other => Err(Diagnostic::error(
-                format!("`tma_load`: the multicast mask must be an `i32`, found {}", crate::diag::article(&other.kind())),
+                format!(
+                    "`tma_load`: the multicast mask must be an `i32`, found {}",
+                    crate::diag::article(&other.kind())
+                ),
                 e.span,
                 "not an i32",
             )
-            .with_help("bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2")),
+            .with_help(
+                "bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2",
+            )),
         }
     }
 
