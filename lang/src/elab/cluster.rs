@@ -126,25 +126,38 @@ impl Frame<'_, '_> {
             }
         }
         let Some((dims, clause)) = cluster else {
-            // An arrival on another block's barrier needs the blocks it names.
+            // An arrival on another block's barrier, or a load multicast to other blocks, needs
+            // the blocks it names.
             let body = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map(|k| k.body.as_slice());
-            if let Some(at) = body.and_then(remote_arrival) {
+            let needs = body.and_then(|b| {
+                remote_arrival(b)
+                    .map(|at| {
+                        (
+                            at,
+                            "arrives on the barrier of another block of its cluster (`cta:`)",
+                            "a cluster-scope arrival",
+                            "arrive on this block's barrier (no `cta:`)",
+                        )
+                    })
+                    .or_else(|| {
+                        multicast_load(b).map(|at| {
+                            (
+                                at,
+                                "multicasts a TMA load to the blocks of its cluster (`multicast:`)",
+                                "a multicast load",
+                                "load into this block only (no `multicast:`)",
+                            )
+                        })
+                    })
+            });
+            if let Some((at, what, label, fix)) = needs {
                 return Err(Diagnostic::error(
-                    format!("`{kernel}` arrives on the barrier of another block of its cluster (`cta:`), but this launch has no `cluster(...)` clause"),
+                    format!("`{kernel}` {what}, but this launch has no `cluster(...)` clause"),
                     at,
-                    "a cluster-scope arrival",
+                    label,
                 )
                 .with_secondary(span, "launched without a cluster")
-                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or arrive on this block's barrier (no `cta:`)")));
-            }
-            if let Some(at) = body.and_then(multicast_load) {
-                return Err(Diagnostic::error(
-                    format!("`{kernel}` multicasts a TMA load to the blocks of its cluster (`multicast:`), but this launch has no `cluster(...)` clause"),
-                    at,
-                    "a multicast load",
-                )
-                .with_secondary(span, "launched without a cluster")
-                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or load into this block only (no `multicast:`)")));
+                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or {fix}")));
             }
             return Ok(());
         };
