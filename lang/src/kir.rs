@@ -536,7 +536,9 @@ pub enum Inst {
     /// A TMA load (sm_90): `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`
     /// of the box of tensor map `tma` (an index into [`Kernel::tmas`]) at element coordinates
     /// `coords` (in the map's dimension order, innermost first) into the shared tensor `smem`
-    /// (a whole allocation), completing on the mbarrier `offset` elements into `bar`.
+    /// (a whole allocation), completing on the mbarrier `offset` elements into `bar`. With
+    /// `multicast` (an `i32` bit mask of cluster ranks, `.multicast::cluster`), the box lands at the
+    /// same offset in the shared memory of every block of the mask, completing on each one's barrier.
     TmaLoad {
         tma: usize,
         smem: ValueId,
@@ -545,6 +547,7 @@ pub enum Inst {
         bar_ty: TensorTy,
         offset: Int,
         coords: Vec<Int>,
+        multicast: Option<Operand>,
         span: Span,
     },
     /// A cluster barrier step (sm_90): `barrier.cluster.arrive` (release), its `.relaxed` form, or

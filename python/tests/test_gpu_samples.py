@@ -1089,6 +1089,39 @@ def test_gemm_sm90_splitk(gpu, load, shape, layout):
             assert torch.equal(first, args[2]), (layout, din, shape)
 
 
+# samples/gemm_sm90_multicast.cute: gemm_sm90.cute's TN GEMM in clusters of 2 blocks (M tiles 2i and
+# 2i+1 of one N tile) that share the B tile through TMA multicast, bf16/f16 in and out, against
+# float64. Odd M-tile counts (the grid padded with a block whose tile is past M, which still loads
+# its half of B and arrives on its partner's barriers), even ones, a single M tile (the pair is one
+# real block and one padding block), one k-tile and partial k-tiles, tails in M and N (a half of B
+# wholly past N), many clusters; N of 7 refused before any launch (C's 16-byte rows).
+GEMM90MC_SHAPES = [
+    (1, 8, 8),  # one M tile: block 1 of the cluster is padding
+    (128, 256, 64),  # one tile, one k-tile
+    (129, 256, 64),  # two M tiles, the second of one row
+    (200, 264, 136),  # 2 M tiles x 2 N tiles (the second N tile's upper half of B past N)
+    (384, 1000, 72),  # 3 M tiles: padded; a partial second k-tile
+    (7, 1000, 128),
+    (127, 1000, 1000),
+    (1000, 1000, 1000),  # 8 M tiles
+    (1000, 7, 128),  # refused: C's N
+    (1100, 520, 8),  # 9 M tiles (padded), K = 8: one k-tile
+    (4096, 4096, 4096),
+    (136, 264, 4104),  # 2 x 2 tiles, 65 k-tiles
+    (8200, 8200, 136),  # 65 M tiles (padded) x 33 N tiles
+    (8192, 8192, 8192),
+]
+
+
+@pytest.mark.parametrize("shape", shapes(GEMM90MC_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_multicast(gpu, load, shape):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_multicast")
+    for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
+        check_gemm90(torch, m.host(f"gemm_tn_{short}"), "tn", shape, din, din)
+
+
 # samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)
 # row-major FP8 (torch.float8_e4m3fn / float8_e5m2, any pair), the scales 1-element f32 device
 # tensors (torch._scaled_mm's 0-dim scales, `.view(1)`), C bf16/f16 (gemm_tn_fp8) or f32

@@ -1038,6 +1038,41 @@ def test_gemm_sm90_splitk_plan(cubin):
     assert len([k for k in m.kernels if k.startswith("gemm_splitk_partial")]) == 24
 
 
+# ---- samples/gemm_sm90_multicast.cute: whole 2x1 clusters -------------------------------------------
+
+
+def test_gemm_sm90_multicast_plan(cubin):
+    """One launch per call of the 128x256 TN kernel in clusters of 2 blocks (M tiles 2i and 2i+1 of one
+    N tile): the grid is the M tiles rounded up to pairs times the N tiles, always whole clusters (an
+    odd M-tile count gets a padding block per N tile), 384 threads, 4 stages of 48 KB and the
+    barriers; one instance per dtype; the kernels carry the cluster shape."""
+    m = cutec.manifest(cubin("gemm_sm90_multicast"))
+    assert sorted(m.hosts) == ["gemm_tn_bf16", "gemm_tn_f16"]
+    assert m.text.count("cluster 2 1 1") == len(m.kernels) == 2
+    cases = [  # (M, N, K), M tiles, N tiles
+        ((1, 8, 8), 1, 1),
+        ((128, 256, 64), 1, 1),
+        ((129, 256, 64), 2, 1),
+        ((384, 1000, 72), 3, 4),
+        ((1000, 1000, 1000), 8, 4),
+        ((4096, 4096, 4096), 32, 16),
+        ((8200, 8200, 136), 65, 33),
+    ]
+    kernels = set()
+    for dtype in ("bf16", "f16"):
+        host = m.host(f"gemm_tn_{dtype}")
+        for shape, m_tiles, n_tiles in cases:
+            (launch,) = host.check(*gemm90_views("tn", *shape, dtype))
+            grid = (m_tiles + m_tiles % 2) * n_tiles
+            assert launch["grid"] == (grid, 1, 1) and grid % 2 == 0, (dtype, shape)
+            assert launch["block"] == (384, 1, 1) and launch["smem"] == 4 * 49152 + 1024, (dtype, shape)
+            kernels.add(launch["kernel"])
+        # TMA's 16-byte strides: C's N and K multiples of 8.
+        refusal(host.check, *gemm90_views("tn", 1000, 7, 128, dtype))
+        refusal(host.check, *gemm90_views("tn", 64, 64, 7, dtype))
+    assert kernels == set(m.kernels)
+
+
 # ---- samples/flash_attention_bwd_sm90.cute: the backward's plan and checks ---------------------------
 
 

@@ -103,7 +103,7 @@ if [ -z "$py_skip" ]; then
     # The Hopper GEMM (samples/gemm_sm90.cute, sm_90a) in its four operand layouts (TN, NT, NN, TT:
     # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
     # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
-    check gemm-sm90-layouts "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm and not splitk"
+    check gemm-sm90-layouts "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm and not splitk and not multicast"
     # The persistent Hopper GEMM (samples/gemm_sm90_persistent.cute): grid = min(tiles, 132), TMA-store
     # epilogue, the tile picked per call (128x256, 128x128, 64x128, 128x64); four layouts x bf16/f16,
     # tiles fewer and more than SMs, one-k-tile problems and tails against float64, and the refusals.
@@ -112,6 +112,11 @@ if [ -z "$py_skip" ]; then
     # into an f32 workspace, then a fixed-order reduction; four layouts x bf16/f16, skinny M/N, one tile
     # in 16 slices, uneven slices, unsplit shapes and refusals against float64, bit-identical reruns.
     check gemm-sm90-splitk  "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_splitk
+    # The Hopper GEMM in 2x1 clusters sharing the B tile through TMA multicast (samples/gemm_sm90_multicast.cute):
+    # TN bf16/f16, odd M-tile counts (a padding block in the last cluster of each N tile), one k-tile,
+    # tails and many clusters against float64. A hang here is a barrier that misses a block's arrival
+    # or bytes: pytest-timeout ends the row and names the shape.
+    check gemm-sm90-multicast "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_multicast
     # Fused epilogues and the batched GEMM on the persistent kernel (samples/gemm_sm90_epilogue.cute,
     # gemm_sm90_addmm.cute, gemm_sm90_bmm.cute): linear + none/relu/gelu/gelu_tanh/silu with a bias
     # along N, addmm (alpha, beta, C full or broadcast, TN/TT, a bias along M) and torch.bmm (TN/TT,

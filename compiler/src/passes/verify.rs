@@ -270,7 +270,8 @@ fn verify_mbarrier(op: Op) -> Result<(), Reported> {
     Ok(())
 }
 
-/// `cute.tma_load`: a shared destination, a barrier as `cute.mbarrier`'s, 1 to 5 coordinates.
+/// `cute.tma_load`: a shared destination, a barrier as `cute.mbarrier`'s, 1 to 5 coordinates (and
+/// the multicast mask where the op has `multicast`).
 fn verify_tma_load(op: Op) -> Result<(), Reported> {
     let (dst, _) = tensor_of(op, ir::operand(op, 0))?;
     if dst.space != "smem" {
@@ -283,7 +284,9 @@ fn verify_tma_load(op: Op) -> Result<(), Reported> {
     if bar.space != "smem" || bar.elem != "i64" || bar.swizzle.is_some() || bar.align < 8 {
         return Err(fail(op, &format!("the barrier of `cute.tma_load` is an 8-byte-aligned `i64` element of an unswizzled shared-memory tensor, not an element of a {} {} tensor", bar.space, bar.elem)));
     }
-    let coords = ir::operand_count(op).saturating_sub(4);
+    // A multicast load's mask follows the coordinates.
+    let mask = usize::from(ir::int_attr(op, "multicast").is_some());
+    let coords = ir::operand_count(op).saturating_sub(4 + mask);
     if !(1..=5).contains(&coords) {
         return Err(fail(op, &format!("`cute.tma_load` takes 1 to 5 coordinates, found {coords}")));
     }

@@ -126,16 +126,38 @@ impl Frame<'_, '_> {
             }
         }
         let Some((dims, clause)) = cluster else {
-            // An arrival on another block's barrier needs the blocks it names.
+            // An arrival on another block's barrier, or a load multicast to other blocks, needs
+            // the blocks it names.
             let body = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map(|k| k.body.as_slice());
-            if let Some(at) = body.and_then(remote_arrival) {
+            let needs = body.and_then(|b| {
+                remote_arrival(b)
+                    .map(|at| {
+                        (
+                            at,
+                            "arrives on the barrier of another block of its cluster (`cta:`)",
+                            "a cluster-scope arrival",
+                            "arrive on this block's barrier (no `cta:`)",
+                        )
+                    })
+                    .or_else(|| {
+                        multicast_load(b).map(|at| {
+                            (
+                                at,
+                                "multicasts a TMA load to the blocks of its cluster (`multicast:`)",
+                                "a multicast load",
+                                "load into this block only (no `multicast:`)",
+                            )
+                        })
+                    })
+            });
+            if let Some((at, what, label, fix)) = needs {
                 return Err(Diagnostic::error(
-                    format!("`{kernel}` arrives on the barrier of another block of its cluster (`cta:`), but this launch has no `cluster(...)` clause"),
+                    format!("`{kernel}` {what}, but this launch has no `cluster(...)` clause"),
                     at,
-                    "a cluster-scope arrival",
+                    label,
                 )
                 .with_secondary(span, "launched without a cluster")
-                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or arrive on this block's barrier (no `cta:`)")));
+                .with_help(format!("launch `{kernel}` with a `cluster(...)` clause, or {fix}")));
             }
             return Ok(());
         };
@@ -312,6 +334,10 @@ fn static_ranks(insts: &[Inst]) -> Vec<(i64, Span)> {
             | Inst::Mbarrier { op: MbarrierOp::ArriveCluster, arg: Some(Operand::Int(r)), span, .. } => {
                 out.extend(r.as_static().map(|r| (r, *span)))
             }
+            // A multicast mask reaches the block of its highest bit.
+            Inst::TmaLoad { multicast: Some(Operand::Int(m)), span, .. } => {
+                out.extend(m.as_static().filter(|m| *m > 0).map(|m| (63 - i64::from(m.leading_zeros()), *span)))
+            }
             other => other.regions().into_iter().for_each(|r| out.extend(static_ranks(r))),
         }
     }
@@ -323,6 +349,14 @@ fn remote_arrival(insts: &[Inst]) -> Option<Span> {
     insts.iter().find_map(|i| match i {
         Inst::Mbarrier { op: MbarrierOp::ArriveCluster, span, .. } => Some(*span),
         other => other.regions().into_iter().find_map(remote_arrival),
+    })
+}
+
+/// The first TMA load multicast to other blocks (`tma_load(..., multicast: mask)`) in `insts`.
+fn multicast_load(insts: &[Inst]) -> Option<Span> {
+    insts.iter().find_map(|i| match i {
+        Inst::TmaLoad { multicast: Some(_), span, .. } => Some(*span),
+        other => other.regions().into_iter().find_map(multicast_load),
     })
 }
 

@@ -270,7 +270,7 @@ impl<'k> Walk<'k> {
                     }
                 }
             }
-            Inst::TmaLoad { smem_ty, bar, offset, span, .. } => {
+            Inst::TmaLoad { smem_ty, bar, offset, multicast, span, .. } => {
                 let bar = self.bar(*bar, offset);
                 let bytes = smem_ty.layout.size().ok().and_then(|s| s.as_static()).unwrap_or(0)
                     * i64::from(smem_ty.elem.size_bytes());
@@ -282,6 +282,13 @@ impl<'k> Walk<'k> {
                     .rev()
                     .find_map(|(d, gs)| gs.iter_mut().find(|g| g.bar == bar).map(|g| (d, g)));
                 match found {
+                    // The other blocks of the mask complete their boxes on this barrier too.
+                    Some((_, g)) if multicast.is_some() => {
+                        g.unseen.get_or_insert(Unseen {
+                            span: *span,
+                            what: "the bytes other blocks of the cluster multicast to this barrier".into(),
+                        });
+                    }
                     Some((d, g)) if d + 1 == depth => g.loads.push((bytes, *span)),
                     Some((_, g)) => {
                         g.unseen.get_or_insert(Unseen {

@@ -8,6 +8,11 @@
 //! (the box starts at element `(r, k)`, anywhere: a grouped GEMM's group starts at any row),
 //! for loads and stores alike.
 //!
+//! Multicast (sm_90 clusters): `tma_load(gA, sA, bars[i], (m, n), multicast: mask)` writes the box
+//! into `sA` in the shared memory of every block of the cluster whose rank is a bit of `mask`, and
+//! completes its bytes on `bars[i]` in each of them (`.multicast::cluster`, CuTe's
+//! `SM90_TMA_LOAD_MULTICAST`): each block of a 2x1 GEMM cluster loads half of the shared operand.
+//!
 //! TMA stores: `tma_store(sC, gC, (m, n))` copies the shared tensor `sC` (the box, under the same
 //! rules as a load's destination) to the tile `(m, n)` of `gC`, through a map of the same kind (one
 //! map serves loads and stores of the same tensor, box and swizzle). The store is asynchronous,
@@ -66,16 +71,26 @@ struct TmaCopy {
 
 impl Frame<'_, '_> {
     pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
-        if args.len() != 4 || args[..3].iter().any(|a| a.name.is_some()) || !coordinate_arg(&args[3]) {
+        let is_multicast = |a: &Arg| a.name.as_ref().is_some_and(|n| n.name == "multicast");
+        let (mask_arg, args): (Vec<&Arg>, Vec<&Arg>) = args.iter().partition(|a| is_multicast(a));
+        if args.len() != 4
+            || args[..3].iter().any(|a| a.name.is_some())
+            || !coordinate_arg(args[3])
+            || mask_arg.len() > 1
+        {
             return Err(Diagnostic::error("`tma_load` takes 4 arguments", span, "wrong arguments").with_help(format!(
-                "write `{}` (a tile coordinate), or `elements: (r, k)` as the last argument (an element coordinate)",
+                "write `{}` (a tile coordinate), or `elements: (r, k)` as the last argument (an element coordinate); `multicast: mask` may follow",
                 LOAD.usage
             )));
         }
         self.need_kernel("`tma_load`", span)?;
-        let copy = self.tma_copy(&LOAD, &args[0].value, &args[1].value, &args[3])?;
+        let copy = self.tma_copy(&LOAD, &args[0].value, &args[1].value, args[3])?;
         let (bar, offset) = self.barrier_place(&args[2].value)?;
         let Origin::Kernel(bar_id) = bar.origin else { unreachable!() };
+        let multicast = match mask_arg.first() {
+            Some(a) => Some(self.multicast_mask(&a.value)?),
+            None => None,
+        };
         self.emit(Inst::TmaLoad {
             tma: copy.tma,
             smem: copy.smem,
@@ -84,9 +99,43 @@ impl Frame<'_, '_> {
             bar_ty: bar.ty,
             offset,
             coords: copy.coords,
+            multicast,
             span,
         });
         Ok(Value::Unit)
+    }
+
+    /// The `multicast:` mask of a TMA load: an `i32` whose bit `r` names the block of rank `r` in
+    /// the cluster (PTX's 16-bit `ctaMask`); a static one is 1 to 255 (8 blocks at most) and is
+    /// checked against the cluster at the launch.
+    fn multicast_mask(&mut self, e: &Expr) -> R<kir::Operand> {
+        match self.expr(e)? {
+            Value::Int(i) => {
+                if let Some(m) = i.as_static() {
+                    if !(1..1 << super::cluster::MAX_CLUSTER_BLOCKS).contains(&m) {
+                        return Err(Diagnostic::error(
+                            format!("`tma_load`: the multicast mask {m} names no block or a rank past 7"),
+                            e.span,
+                            "out of range",
+                        )
+                        .with_help("bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2"));
+                    }
+                }
+                Ok(kir::Operand::Int(i))
+            }
+            Value::Scalar(crate::types::Scalar::I32, id) => Ok(kir::Operand::Value(id)),
+            other => Err(Diagnostic::error(
+                format!(
+                    "`tma_load`: the multicast mask must be an `i32`, found {}",
+                    crate::diag::article(&other.kind())
+                ),
+                e.span,
+                "not an i32",
+            )
+            .with_help(
+                "bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2",
+            )),
+        }
     }
 
     /// `tma_store(sC, gC, (m, n))`: one `cp.async.bulk.tensor` from shared to global memory.
