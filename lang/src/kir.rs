@@ -708,7 +708,7 @@ pub enum MbarrierOp {
     /// has completed (a `bool`), after waiting at most a system-dependent time for it.
     TryWait,
     /// `mapa.shared::cluster` to the same barrier in the block of the given rank of the cluster,
-    /// then `mbarrier.arrive.release.cluster.shared::cluster.b64` there: one arrival.
+    /// then `mbarrier.arrive.shared::cluster.b64` there (CUTLASS's `ClusterBarrier::arrive(cta_id)`): one arrival.
     ArriveCluster,
 }
 

@@ -45,9 +45,13 @@ pub(super) fn mbarrier(b: &Builder, op: Op, t: &Lowered) -> Result<(), Reported>
         }
         "arrive_cluster" => {
             // CUTLASS's `ClusterBarrier::arrive(cta_id)`: the barrier's shared-window address in
-            // the block of the given rank (`mapa`), and a release arrival at cluster scope there.
+            // the block of the given rank (`mapa`), and an arrival there with the default
+            // semantics (release at CTA scope), as CUTLASS writes it. `.release.cluster` would
+            // make every arrival a cluster-scope fence: on the H100 the multicast GEMM's
+            // consumers, which release each stage in both blocks, stalled on it (`ncu`: 11.9
+            // `membar` stall cycles per issued instruction, session 20).
             let (asm, a, rank) = on_barrier(b, op, bar, 0);
-            asm.build(b, &format!("{{ .reg .b32 remote; mapa.shared::cluster.u32 remote, ${a}, ${rank}; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote]; }}"));
+            asm.build(b, &format!("{{ .reg .b32 remote; mapa.shared::cluster.u32 remote, ${a}, ${rank}; mbarrier.arrive.shared::cluster.b64 _, [remote]; }}"));
         }
         other => return Err(fail(op, &format!("{NAME}: `cute.mbarrier` kind \"{other}\" is unknown"))),
     }
