@@ -131,26 +131,10 @@ impl Frame<'_, '_> {
             let body = self.prog.module.kernels.iter().find(|k| k.symbol == symbol).map(|k| k.body.as_slice());
             let needs = body.and_then(|b| {
                 remote_arrival(b)
-                    .map(|at| {
-                        (
-                            at,
-                            "arrives on the barrier of another block of its cluster (`cta:`)",
-                            "a cluster-scope arrival",
-                            "arrive on this block's barrier (no `cta:`)",
-                        )
-                    })
-                    .or_else(|| {
-                        multicast_load(b).map(|at| {
-                            (
-                                at,
-                                "multicasts a TMA load to the blocks of its cluster (`multicast:`)",
-                                "a multicast load",
-                                "load into this block only (no `multicast:`)",
-                            )
-                        })
-                    })
+                    .map(|at| (at, REMOTE_ARRIVAL))
+                    .or_else(|| multicast_load(b).map(|at| (at, MULTICAST_LOAD)))
             });
-            if let Some((at, what, label, fix)) = needs {
+            if let Some((at, (what, label, fix))) = needs {
                 return Err(Diagnostic::error(
                     format!("`{kernel}` {what}, but this launch has no `cluster(...)` clause"),
                     at,
@@ -344,20 +328,39 @@ fn static_ranks(insts: &[Inst]) -> Vec<(i64, Span)> {
     out
 }
 
+/// What makes a kernel need a `cluster(...)` launch, in the words of the error when it has none:
+/// what the kernel does, the label at the instruction, and the other way out.
+type ClusterUse = (&'static str, &'static str, &'static str);
+const REMOTE_ARRIVAL: ClusterUse = (
+    "arrives on the barrier of another block of its cluster (`cta:`)",
+    "a cluster-scope arrival",
+    "arrive on this block's barrier (no `cta:`)",
+);
+const MULTICAST_LOAD: ClusterUse = (
+    "multicasts a TMA load to the blocks of its cluster (`multicast:`)",
+    "a multicast load",
+    "load into this block only (no `multicast:`)",
+);
+
 /// The first arrival on another block's barrier (`mbarrier_arrive(bar, cta: k)`) in `insts`.
 fn remote_arrival(insts: &[Inst]) -> Option<Span> {
-    insts.iter().find_map(|i| match i {
+    first_span(insts, &|i| match i {
         Inst::Mbarrier { op: MbarrierOp::ArriveCluster, span, .. } => Some(*span),
-        other => other.regions().into_iter().find_map(remote_arrival),
+        _ => None,
     })
 }
 
 /// The first TMA load multicast to other blocks (`tma_load(..., multicast: mask)`) in `insts`.
 fn multicast_load(insts: &[Inst]) -> Option<Span> {
-    insts.iter().find_map(|i| match i {
+    first_span(insts, &|i| match i {
         Inst::TmaLoad { multicast: Some(_), span, .. } => Some(*span),
-        other => other.regions().into_iter().find_map(multicast_load),
+        _ => None,
     })
+}
+
+/// The span `hit` gives the first instruction of `insts` (nested regions included) it matches.
+fn first_span(insts: &[Inst], hit: &dyn Fn(&Inst) -> Option<Span>) -> Option<Span> {
+    insts.iter().find_map(|i| hit(i).or_else(|| i.regions().into_iter().find_map(|r| first_span(r, hit))))
 }
 
 fn not_shared_element(v: &Value, span: Span) -> Diagnostic {

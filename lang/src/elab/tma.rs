@@ -69,6 +69,10 @@ struct TmaCopy {
     coords: Vec<Int>,
 }
 
+/// The help of a bad `multicast:` mask.
+const MASK_HELP: &str =
+    "bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2";
+
 impl Frame<'_, '_> {
     pub(crate) fn tma_load_call(&mut self, args: &[Arg], span: Span) -> R<Value> {
         let is_multicast = |a: &Arg| a.name.as_ref().is_some_and(|n| n.name == "multicast");
@@ -118,7 +122,7 @@ impl Frame<'_, '_> {
                             e.span,
                             "out of range",
                         )
-                        .with_help("bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2"));
+                        .with_help(MASK_HELP));
                     }
                 }
                 Ok(kir::Operand::Int(i))
@@ -132,9 +136,7 @@ impl Frame<'_, '_> {
                 e.span,
                 "not an i32",
             )
-            .with_help(
-                "bit r of the mask is the block of rank r in the cluster: `3` (0x3) for both blocks of a cluster of 2",
-            )),
+            .with_help(MASK_HELP)),
         }
     }
 
