@@ -92,11 +92,7 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
 def report(env, impls, ours, errs, flop, rounds, shape, causal, dtype, pass_name=""):
     """Times each implementation `rounds` times round-robin and prints TFLOP/s (median over the rounds)
     beside the best torch backend; `ours` names cutec's rows (not peers)."""
-    rates = {label: [] for label, _ in impls}
-    for _ in range(rounds):
-        for label, calls in impls:
-            r = B.bench(env, calls, min_reps=10, max_reps=50)
-            rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+    rates = B.round_robin_tflops(env, impls, flop, rounds, min_reps=10, max_reps=50)
     print(f"== {pass_name}{shape} {'causal' if causal else 'full'} {str(dtype).removeprefix('torch.')}")
     best_peer = max((statistics.median(v) for k, v in rates.items() if k not in ours), default=float("nan"))
     for label, each in rates.items():
