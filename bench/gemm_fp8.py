@@ -2,7 +2,11 @@
 method (CUDA events per call behind a sleep kernel, operands rotated beyond L2, median), each
 checked against the float64 product of the dequantized inputs first.
 
-    python3 bench/gemm_fp8.py CUBIN [--shapes 4096,8192] [--types e4m3:e4m3] [--out bf16] [--rowwise] [--rounds 3]
+    python3 bench/gemm_fp8.py CUBIN... [--shapes 4096,8192] [--types e4m3:e4m3] [--out bf16] [--rowwise] [--rounds 3]
+
+Each CUBIN is a build of a file with gemm_sm90_fp8.cute's host functions, timed in the same run:
+gemm_sm90_fp8.cubin (a block per tile) and gemm_sm90_fp8_persistent.cubin (the persistent kernel)
+side by side.
 
 C = (scale_a * scale_b) * (A @ B^T) for A (M,K), B (N,K) row-major FP8 with M = N = K = each shape:
 `gemm_tn_fp8` (bf16/f16 C) or `gemm_tn_fp8_f32` (f32 C) against `torch._scaled_mm(a, b.t(),
@@ -27,7 +31,7 @@ OUTS = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cubin", help="gemm_sm90_fp8.cubin")
+    ap.add_argument("cubins", nargs="+", help="gemm_sm90_fp8.cubin, gemm_sm90_fp8_persistent.cubin")
     ap.add_argument("--shapes", default="4096,8192", help="M = N = K per shape")
     ap.add_argument("--types", default="e4m3:e4m3", help="A:B FP8 type pairs, comma-separated")
     ap.add_argument("--out", default="bf16", help="C's type: bf16, f16 or f32")
@@ -38,8 +42,8 @@ def main():
     import cutec
 
     env = B.TorchEnv(torch)
-    m = cutec.load(a.cubin)
-    host = m.host("gemm_tn_fp8_rowwise" if a.rowwise else "gemm_tn_fp8_f32" if a.out == "f32" else "gemm_tn_fp8")
+    name = "gemm_tn_fp8_rowwise" if a.rowwise else "gemm_tn_fp8_f32" if a.out == "f32" else "gemm_tn_fp8"
+    hosts = {os.path.basename(c).removesuffix(".cubin"): cutec.load(c).host(name) for c in a.cubins}
     dout = getattr(torch, OUTS[a.out])
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for s in map(int, a.shapes.split(",")):
@@ -77,7 +81,8 @@ def main():
                 )
                 for fast in (False, True)
             ]
-            impls.append(("cutec gemm_sm90_fp8", [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]))
+            for label, host in hosts.items():
+                impls.append((f"cutec {label}", [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]))
             errs = {}
             for label, calls in list(impls):
                 c = sets[0][2]
@@ -93,7 +98,7 @@ def main():
             del ref
             rates = B.round_robin_tflops(env, impls, 2.0 * M * N * K, a.rounds, min_reps=10, max_reps=40)
             print(f"== {pair} -> {a.out} {s}x{s}x{s}{' row-wise scales' if a.rowwise else ''}")
-            B.print_tflops(impls, rates, errs, 22)
+            B.print_tflops(impls, rates, errs, 31)
             del sets, impls
             torch.cuda.empty_cache()
 

@@ -1134,6 +1134,14 @@ def test_gemm_sm90_multicast(gpu, load, shape):
 # multiple of 8 (4 for f32 C) and K of 16 (TMA's 16-byte rows): other shapes are refused. The
 # f32 results are also compared with torch._scaled_mm (cuBLAS, f32 out) where this torch and
 # cuBLAS have the type pair.
+#
+# Each case runs on both FP8 kernels: gemm_sm90_fp8.cute's (a block per tile) and
+# gemm_sm90_fp8_persistent.cute's (the same host functions on the persistent kernel: grid
+# min(tiles, 132), tiles b, b + grid, ... per block, the TMA-store epilogue through a staging tile of
+# C's type). Shapes with more 128x256 tiles than 132 SMs (2048x4096x512: 256 tiles; 4096³: 512;
+# 2000x4104x272, tails in M, N and K: 272) make its blocks take several tiles each, so the
+# producer runs ahead into the next tile and the staging tile is reused; the others have fewer.
+FP8_GEMM_SAMPLES = ["gemm_sm90_fp8", "gemm_sm90_fp8_persistent"]
 FP8_TYPES = {"f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
 FP8_GEMM_TOL = {"float32": 1e-2, "float16": 1e-2, "bfloat16": 1e-2 + 2.0**-8}
 FP8_GEMM_SHAPES = [
@@ -1148,14 +1156,17 @@ FP8_GEMM_SHAPES = [
     (136, 264, 4112),
     (4096, 4096, 4096),
     (8192, 256, 8192),
+    (2048, 4096, 512),
+    (2000, 4104, 272),
 ]
 
 
 @pytest.mark.parametrize("shape", shapes(FP8_GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
-def test_gemm_sm90_fp8(gpu, load, shape):
+@pytest.mark.parametrize("sample", FP8_GEMM_SAMPLES)
+def test_gemm_sm90_fp8(gpu, load, sample, shape):
     torch = gpu
     need_sm90a(torch)
-    m = load("gemm_sm90_fp8")
+    m = load(sample)
     M, N, K = shape
     sa = torch.tensor([0.5], device="cuda")
     sb = torch.tensor([0.25], device="cuda")
@@ -1175,7 +1186,7 @@ def test_gemm_sm90_fp8(gpu, load, shape):
                 host(*args)
                 torch.cuda.synchronize()
                 rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
-                print(f"fp8 gemm {qa}x{qb}->{dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
+                print(f"{sample} {qa}x{qb}->{dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
                 assert rel <= FP8_GEMM_TOL[dout], (qa, qb, dout, shape, rel)
                 assert guards_untouched(buf, M * N), (qa, qb, dout, shape)
                 if dout == "float32" and hasattr(torch, "_scaled_mm") and M % 16 == 0 and N % 16 == 0:
@@ -1196,10 +1207,11 @@ def test_gemm_sm90_fp8(gpu, load, shape):
 # product of the dequantized, scaled inputs, and against torch._scaled_mm's row-wise mode where this
 # torch has it; scale tensors of the wrong length are refused.
 @pytest.mark.parametrize("shape", shapes(FP8_GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
-def test_gemm_sm90_fp8_rowwise(gpu, load, shape):
+@pytest.mark.parametrize("sample", FP8_GEMM_SAMPLES)
+def test_gemm_sm90_fp8_rowwise(gpu, load, sample, shape):
     torch = gpu
     need_sm90a(torch)
-    m = load("gemm_sm90_fp8")
+    m = load(sample)
     M, N, K = shape
     g = torch.Generator(device="cuda").manual_seed(M * 7 + N)
     sa = torch.rand(M, device="cuda", generator=g) + 0.25
@@ -1220,7 +1232,7 @@ def test_gemm_sm90_fp8_rowwise(gpu, load, shape):
         m.gemm_tn_fp8_rowwise(*args)
         torch.cuda.synchronize()
         rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
-        print(f"fp8 rowwise gemm e4m3 -> {dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
+        print(f"{sample} rowwise e4m3 -> {dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
         assert rel <= FP8_GEMM_TOL[dout], (dout, shape, rel)
         assert guards_untouched(buf, M * N), (dout, shape)
         if dout == "bfloat16" and M % 16 == 0 and N % 16 == 0:
