@@ -1042,9 +1042,9 @@ def test_gemm_sm90_persistent(gpu, load, shape, layout):
 
 
 # samples/gemm_sm90_splitk.cute: split-K for few output tiles and long K. Where the host's rule splits
-# (test_offline.py checks which shapes do), a partial kernel per (tile, K slice) writes f32 slices
-# into the workspace W and a second kernel sums them in slice order into C; elsewhere the call is
-# the persistent kernel's. Four layouts x bf16/f16 against float64, M, N, K from 1, 7, 127, 1000,
+# (test_offline.py checks which shapes do), a partial kernel per (tile, K slice) writes f32 partial
+# tiles into the workspace W and a second kernel sums them in slice order into C; elsewhere the call
+# is the persistent kernel's. Four layouts x bf16/f16 against float64, M, N, K from 1, 7, 127, 1000,
 # 4096 (with 8, 16, 96 of issue 31's skinny shapes, whose N TMA can store): skinny M and N, one
 # tile split 16 ways, K not a multiple of the k-tile, uneven slices (25 k-tiles in 4), shapes the
 # rule leaves unsplit, and the refusals of extents TMA cannot take; then the persistent kernel's full
@@ -1063,7 +1063,7 @@ GEMM90SK_SHAPES = [
     (1000, 8, 4096),  # 128x64, 8 tiles, 16 slices
     (1, 8, 4096),  # one tile, 16 slices
     (16, 4096, 1600),  # 25 k-tiles in 4 uneven slices
-    (768, 768, 768),  # 128x128, 3 slices
+    (768, 768, 768),  # not split (12 k-tiles): the persistent kernel, 64x128
     (1000, 1000, 1000),  # not split: the persistent kernel
     (1000, 4096, 127),  # not split; K = 127 in NT only
     (7, 1000, 127),  # refused in every layout (M = 7 or K = 127 against TMA's strides)

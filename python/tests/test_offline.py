@@ -981,8 +981,13 @@ def test_gemm_sm90_splitk_plan(cubin):
     # The persistent kernel: its ring, the staging tile and the barriers.
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
     smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
-    split = lambda tile, blocks, splits: (None, 0, (tile, 0, blocks, 1, splits))  # noqa: E731
-    persistent = lambda tile, tiles: (tile, tiles, None)  # noqa: E731
+
+    def split(tile, blocks, splits):  # the whole problem split: no persistent launch
+        return None, 0, (tile, 0, blocks, 1, splits)
+
+    def persistent(tile, tiles):  # the persistent kernel on every tile
+        return tile, tiles, None
+
     cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or None)
         ((16, 4096, 4096), split((64, 128), 32, 4)),
         ((128, 4096, 4096), split((128, 128), 32, 4)),
