@@ -1042,12 +1042,13 @@ def test_gemm_sm90_persistent(gpu, load, shape, layout):
 
 
 # samples/gemm_sm90_splitk.cute: split-K for few output tiles and long K. Where the host's rule splits
-# (test_offline.py checks which shapes do), a partial kernel per (tile, K slice) writes f32 slices
-# into the workspace W and a second kernel sums them in slice order into C; elsewhere the call is
-# the persistent kernel's. Four layouts x bf16/f16 against float64, M, N, K from 1, 7, 127, 1000,
+# (test_offline.py checks which shapes do), a partial kernel per (tile, K slice) writes f32 partial
+# tiles into the workspace W and a second kernel sums them in slice order into C; elsewhere the call
+# is the persistent kernel's. Four layouts x bf16/f16 against float64, M, N, K from 1, 7, 127, 1000,
 # 4096 (with 8, 16, 96 of issue 31's skinny shapes, whose N TMA can store): skinny M and N, one
 # tile split 16 ways, K not a multiple of the k-tile, uneven slices (25 k-tiles in 4), shapes the
-# rule leaves unsplit, and the refusals of extents TMA cannot take. W is poisoned with NaN before
+# rule leaves unsplit, and the refusals of extents TMA cannot take; then the persistent kernel's full
+# waves with the last wave split, per tile of the rule. W is poisoned with NaN before
 # each call (a slice the partial kernel failed to write would reach C), and a second call must
 # give a bit-identical C (the fixed summation order: no atomics).
 SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements: the size the sample's header gives, for every shape
@@ -1062,11 +1063,19 @@ GEMM90SK_SHAPES = [
     (1000, 8, 4096),  # 128x64, 8 tiles, 16 slices
     (1, 8, 4096),  # one tile, 16 slices
     (16, 4096, 1600),  # 25 k-tiles in 4 uneven slices
-    (768, 768, 768),  # 128x128, 3 slices
+    (768, 768, 768),  # not split (12 k-tiles): the persistent kernel, 64x128
     (1000, 1000, 1000),  # not split: the persistent kernel
     (1000, 4096, 127),  # not split; K = 127 in NT only
     (7, 1000, 127),  # refused in every layout (M = 7 or K = 127 against TMA's strides)
     (1000, 7, 4096),  # refused: C's N
+    # The full waves on the persistent kernel, the last wave's tiles split (test_offline.py checks
+    # the launches): tiles the persistent kernel leaves must be exactly those the split computes.
+    (5000, 5000, 1024),  # 128x256: 6 waves, then 8 tiles as 16 128x128 halves x 4 slices
+    (8200, 8200, 1024),  # 128x256: 16 waves, then 33 tiles as 66 halves x 2; tails in M and N
+    (2824, 5768, 1000),  # 128x256: 4 waves, then one tile (2 halves, the second past N) x 4; tails in M, N, K
+    (6728, 520, 1000),  # 128x128: 2 waves, then one tile x 4; tails in M, N and K
+    (1536, 1536, 1536),  # 64x128: 2 waves, then 24 tiles x 4
+    (17000, 64, 1024),  # 128x64: one wave, then one tile (8 rows of it in M) x 4
 ]
 
 

@@ -1004,80 +1004,126 @@ SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements of W the sample asks for (its
 
 
 def test_gemm_sm90_splitk_plan(cubin):
-    """Two launches where the sample's rule splits K (the tile: 128x64 for N <= 64, 64x128 for M <= 64,
-    else 128x128; splits: the largest of 16, 12, 8, 6, 4, 3, 2 with tiles x splits <= 132 and 4 k-tiles
-    a slice, where the persistent kernel's smallest tile makes at most 99 tiles): the partial kernel on a (tiles, splits) grid with the ring
-    alone in shared memory, then the reduction, a thread per 8 elements of C. Otherwise the persistent
-    kernel's one launch (its tile rule). splits x M x N never exceeds the fixed workspace; a smaller
-    workspace is refused on every shape."""
+    """The launches of each path of the sample's rule (its header): split-K of the whole problem
+    where few tiles and a long K (the tile: 128x64 for N <= 64, 64x128 for M <= 64, else 128x128;
+    splits: the largest of 16, 12, 8, 6, 4, 3, 2 with blocks x splits <= 132 and 4 k-tiles a slice,
+    where the persistent kernel's smallest tile makes at most 99 tiles and K has 32 k-tiles): the
+    partial kernel on a (blocks, splits) grid with the ring alone in shared memory, then the
+    reduction, a thread per 8 elements of the split tiles; else the tile of least estimated time
+    (waves x the tile's cost) for the persistent kernel, on every tile, or on the full waves and
+    split-K on the last wave's tiles (128x256 ones as two 128x128 halves) where that wave's split
+    tiles fit 132 twice and K has 16 k-tiles. Checks the tiles each launch covers (the persistent
+    kernel's tile_end, the split launches' first tile and parts), that blocks x splits partial tiles
+    fit the fixed workspace, and that a smaller workspace is refused on every shape."""
     m = cutec.manifest(cubin("gemm_sm90_splitk"))
     layouts, dtypes = ("tn", "nt", "nn", "tt"), ("bf16", "f16")
     assert sorted(m.hosts) == sorted(f"gemm_{lo}_{d}" for lo in layouts for d in dtypes)
-    # stages x (BM + BN) x 64 x 2 bytes of ring + 1024 of barriers: 8, 8 and 7 stages.
-    smem = {(64, 128): 8 * 24576 + 1024, (128, 64): 8 * 24576 + 1024, (128, 128): 7 * 32768 + 1024}
-    cases = [  # (M, N, K), (tile, tiles, splits) or None: not split
-        ((16, 4096, 4096), ((64, 128), 32, 4)),
-        ((128, 4096, 4096), ((128, 128), 32, 4)),
-        ((64, 8192, 8192), ((64, 128), 64, 2)),
-        ((4096, 16, 4096), ((128, 64), 32, 4)),
-        ((8192, 64, 8192), ((128, 64), 64, 2)),
-        ((4096, 96, 4096), ((128, 128), 32, 4)),
-        ((768, 768, 768), None),  # 12 k-tiles: K too short to split (below 32)
-        ((1, 8, 4096), ((128, 64), 1, 16)),  # one tile: 16 slices of 4 k-tiles
-        ((127, 1000, 1000), None),  # 16 k-tiles
-        ((127, 1000, 2100), ((128, 128), 8, 8)),  # K not a multiple of the k-tile
-        ((127, 1000, 2048), ((128, 128), 8, 8)),
-        ((256, 1000, 4096), ((128, 128), 16, 8)),
-        ((1000, 8, 4096), ((128, 64), 8, 16)),
-        ((16, 2048, 4096), ((64, 128), 16, 8)),
-        ((16, 1024, 4096), ((64, 128), 8, 16)),
-        ((16, 1536, 4096), ((64, 128), 12, 8)),
-        ((256, 2048, 4096), ((128, 128), 32, 4)),
-        ((16, 2560, 4096), ((64, 128), 20, 6)),
-        ((16, 4096, 2600), ((64, 128), 32, 4)),  # 41 k-tiles: slices of 10, 10, 10, 11
-        ((16, 4096, 2048), ((64, 128), 32, 4)),  # 32 k-tiles: the shortest K split
-        ((16, 4096, 1984), None),  # 31 k-tiles
-        ((16, 4096, 128), None),
-        ((1000, 1000, 1000), None),  # 128 tiles of 64x128 fill the GPU
-        ((1024, 1024, 1024), None),
-        ((128, 8192, 8192), None),
-        ((4096, 4096, 128), None),
-        ((4096, 4096, 4096), None),
+    # The split kernel: stages x (BM + BN) x 64 x 2 bytes of ring + 1024 of barriers: 8, 8 and 7 stages.
+    split_smem = {(64, 128): 8 * 24576 + 1024, (128, 64): 8 * 24576 + 1024, (128, 128): 7 * 32768 + 1024}
+    # The persistent kernel: its ring, the staging tile and the barriers.
+    smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
+    smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
+
+    def split(tile, blocks, splits):  # the whole problem split: no persistent launch
+        return None, 0, (tile, 0, blocks, 1, splits)
+
+    def persistent(tile, tiles):  # the persistent kernel on every tile
+        return tile, tiles, None
+
+    cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or None)
+        ((16, 4096, 4096), split((64, 128), 32, 4)),
+        ((128, 4096, 4096), split((128, 128), 32, 4)),
+        ((64, 8192, 8192), split((64, 128), 64, 2)),
+        ((4096, 16, 4096), split((128, 64), 32, 4)),
+        ((8192, 64, 8192), split((128, 64), 64, 2)),
+        ((4096, 96, 4096), split((128, 128), 32, 4)),
+        ((768, 768, 768), persistent((64, 128), 72)),  # 12 k-tiles: K too short to split (below 32)
+        ((1, 8, 4096), split((128, 64), 1, 16)),  # one tile: 16 slices of 4 k-tiles
+        ((127, 1000, 1000), persistent((64, 128), 16)),  # 16 k-tiles
+        ((127, 1000, 2100), split((128, 128), 8, 8)),  # K not a multiple of the k-tile
+        ((127, 1000, 2048), split((128, 128), 8, 8)),
+        ((256, 1000, 4096), split((128, 128), 16, 8)),
+        ((1000, 8, 4096), split((128, 64), 8, 16)),
+        ((16, 2048, 4096), split((64, 128), 16, 8)),
+        ((16, 1024, 4096), split((64, 128), 8, 16)),
+        ((16, 1536, 4096), split((64, 128), 12, 8)),
+        ((256, 2048, 4096), split((128, 128), 32, 4)),
+        ((16, 2560, 4096), split((64, 128), 20, 6)),
+        ((16, 4096, 2600), split((64, 128), 32, 4)),  # 41 k-tiles: slices of 10, 10, 10, 11
+        ((16, 4096, 2048), split((64, 128), 32, 4)),  # 32 k-tiles: the shortest K split
+        ((16, 4096, 1984), persistent((64, 128), 32)),  # 31 k-tiles
+        ((16, 4096, 128), persistent((64, 128), 32)),
+        ((1000, 1000, 1000), persistent((64, 128), 128)),  # 128 tiles of 64x128: one wave
+        ((1024, 1024, 1024), persistent((64, 128), 128)),
+        ((128, 8192, 8192), persistent((64, 128), 128)),
+        ((2048, 2048, 2048), persistent((128, 256), 128)),
+        ((4096, 4096, 128), persistent((128, 256), 512)),  # 3.9 waves: the last one too full to split
+        ((4096, 4096, 4096), persistent((128, 256), 512)),
+        ((8192, 8192, 8192), persistent((128, 256), 2048)),  # a last wave of 68 tiles: 136 halves
+        ((5000, 5000, 960), persistent((128, 128), 1600)),  # 15 k-tiles: 13 waves of 128x128 < 7 of 128x256
+        ((20000, 120, 136), persistent((64, 128), 313)),
+        # The full waves, then the last wave's tiles split (first = the full waves' tiles).
+        ((5000, 5000, 5000), ((128, 256), 792, ((128, 128), 792, 16, 2, 8))),  # 6 waves + 8 tiles
+        ((5000, 5000, 1024), ((128, 256), 792, ((128, 128), 792, 16, 2, 4))),  # 16 k-tiles
+        ((8200, 8200, 8200), ((128, 256), 2112, ((128, 128), 2112, 66, 2, 2))),  # 16 waves + 33 tiles
+        ((8200, 8200, 1000), ((128, 256), 2112, ((128, 128), 2112, 66, 2, 2))),
+        ((2824, 5768, 1000), ((128, 256), 528, ((128, 128), 528, 2, 2, 4))),  # a last wave of one tile
+        ((6728, 520, 1000), ((128, 128), 264, ((128, 128), 264, 1, 1, 4))),  # a last wave of one tile
+        ((1536, 1536, 1536), ((64, 128), 264, ((64, 128), 264, 24, 1, 4))),
+        ((1000, 1064, 1000), ((64, 128), 132, ((64, 128), 132, 12, 1, 4))),
+        ((17000, 64, 1024), ((128, 64), 132, ((128, 64), 132, 1, 1, 4))),
     ]
     instances = {}
     for layout in layouts:
         for dtype in dtypes:
             host = m.host(f"gemm_{layout}_{dtype}")
             ws = view(3, (SPLITK_WORKSPACE,), "f32")
-            for (M, N, K), split in cases:
+            for (M, N, K), (head, tile_end, tail) in cases:
                 # TMA's 16-byte strides: the contiguous extent of each operand a multiple of 8.
                 a_row, b_row = (K if layout[0] == "t" else M), (K if layout[1] == "n" else N)
                 if a_row % 8 or b_row % 8:
                     refusal(host.check, *gemm90_views(layout, M, N, K, dtype), ws)
                     continue
                 launches = host.check(*gemm90_views(layout, M, N, K, dtype), ws)
-                if split is None:
-                    (launch,) = launches
-                    assert launch["kernel"].startswith("gemm_persistent"), (layout, M, N, K)
-                    continue
-                (tile, tiles, splits) = split
-                partial, reduce = launches
-                assert partial["kernel"].startswith("gemm_splitk_partial"), (layout, M, N, K)
-                assert partial["grid"] == (tiles, splits, 1), (layout, M, N, K)
-                assert partial["block"] == (384 if tile[0] == 128 else 256, 1, 1), (layout, M, N, K)
-                assert partial["smem"] == smem[tile] <= 232448, (layout, M, N, K)
-                assert tiles * splits <= 132 and splits * M * N <= SPLITK_WORKSPACE
-                assert reduce["kernel"].startswith("splitk_reduce") and reduce["block"] == (256, 1, 1)
-                assert reduce["grid"] == (-(-M * N // 8 // 256), 1, 1), (layout, M, N, K)
-                instances.setdefault((layout, dtype, tile), set()).add(partial["kernel"])
+                at = (layout, M, N, K)
+                assert len(launches) == (head is not None) + 2 * (tail is not None), at
+                if head is not None:
+                    (bm, bn) = head
+                    launch = launches[0]
+                    assert launch["kernel"].startswith("gemm_persistent_head"), at
+                    assert launch["grid"] == (min(tile_end, 132), 1, 1), at
+                    assert launch["block"] == (384 if bm == 128 else 256, 1, 1), at
+                    assert launch["smem"] == smem[bm, bn] <= 232448, at
+                    assert launch["args"][-1] == ("i32", tile_end), at
+                    instances.setdefault(("head", layout, dtype, (bm, bn)), set()).add(launch["kernel"])
+                if tail is not None:
+                    ((bm, bn), first, blocks, parts, splits) = tail
+                    partial, reduce = launches[-2:]
+                    assert partial["kernel"].startswith("gemm_splitk_partial"), at
+                    assert partial["grid"] == (blocks, splits, 1), at
+                    assert partial["block"] == (384 if bm == 128 else 256, 1, 1), at
+                    assert partial["smem"] == split_smem[bm, bn] <= 232448, at
+                    assert partial["args"][-2:] == [("i32", first), ("i32", parts)], at
+                    assert blocks * splits <= 132 and blocks * splits * bm * bn <= SPLITK_WORKSPACE, at
+                    # The split tiles are the schedule's last ones, those the persistent kernel left.
+                    sm, sn = head or (bm, bn)
+                    assert first == tile_end and first + blocks // parts == -(-M // sm) * -(-N // sn), at
+                    assert reduce["kernel"].startswith("splitk_reduce") and reduce["block"] == (256, 1, 1), at
+                    assert reduce["grid"] == (blocks * bm * bn // 8 // 256, 1, 1), at
+                    assert reduce["args"][-3:] == [("i32", splits), ("i32", first), ("i32", parts)], at
+                    instances.setdefault(("partial", layout, dtype, (bm, bn)), set()).add(partial["kernel"])
+                    instances.setdefault(("reduce", dtype, (bm, bn)), set()).add(reduce["kernel"])
             # The workspace: at least SPLITK_WORKSPACE f32, also where the call does not split.
-            for shape in ((16, 4096, 4096), (4096, 4096, 4096)):
+            for shape in ((16, 4096, 4096), (4096, 4096, 4096), (5000, 5000, 5000)):
                 small = view(3, (SPLITK_WORKSPACE - 1,), "f32")
                 assert "workspace" in refusal(host.check, *gemm90_views(layout, *shape, dtype), small)
             # TMA's 16-byte strides, as the persistent kernel's.
             refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype), ws)
-    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 24
-    assert len([k for k in m.kernels if k.startswith("gemm_splitk_partial")]) == 24
+    # One instance per layout, dtype and tile: 32 persistent, 24 split and 6 reduction instances.
+    assert all(len(k) == 1 for k in instances.values())
+    kinds = [key[0] for key in instances]
+    assert (kinds.count("head"), kinds.count("partial"), kinds.count("reduce")) == (32, 24, 6)
+    assert set().union(*instances.values()) == set(m.kernels)
 
 
 # ---- samples/gemm_sm90_multicast.cute: whole 2x1 clusters -------------------------------------------

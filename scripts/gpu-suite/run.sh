@@ -110,7 +110,8 @@ if [ -z "$py_skip" ]; then
     check gemm-sm90-persistent "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent
     # Split-K (samples/gemm_sm90_splitk.cute): few output tiles and long K, a block per (tile, K slice)
     # into an f32 workspace, then a fixed-order reduction; four layouts x bf16/f16, skinny M/N, one tile
-    # in 16 slices, uneven slices, unsplit shapes and refusals against float64, bit-identical reruns.
+    # in 16 slices, uneven slices, unsplit shapes and refusals against float64, bit-identical reruns;
+    # and the persistent kernel's full waves with the last wave's tiles split (5000x5000x1024, 8200x8200x1024, ...).
     check gemm-sm90-splitk  "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_splitk
     # The Hopper GEMM in 2x1 clusters sharing the B tile through TMA multicast (samples/gemm_sm90_multicast.cute):
     # TN bf16/f16, odd M-tile counts (a padding block in the last cluster of each N tile), one k-tile,
