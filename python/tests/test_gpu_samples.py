@@ -1055,14 +1055,14 @@ SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements: the size the sample's header
 GEMM90SK_SHAPES = [
     (16, 4096, 4096),  # 64x128, 4 slices
     (1, 1000, 4096),  # 64x128, 8 tiles, 16 slices
-    (7, 4096, 1000),  # 64x128, 4 slices of 4 k-tiles, the last partial
+    (7, 4096, 1000),  # not split (16 k-tiles): the persistent kernel, M = 7
     (127, 1000, 4096),  # 128x128, 8 tiles, 16 slices
-    (127, 4096, 1000),  # 128x128, 4 slices
+    (127, 4096, 1000),  # not split (16 k-tiles)
     (4096, 16, 4096),  # 128x64, 4 slices
-    (4096, 96, 1000),  # 128x128, 4 slices
+    (4096, 96, 1000),  # not split (16 k-tiles)
     (1000, 8, 4096),  # 128x64, 8 tiles, 16 slices
     (1, 8, 4096),  # one tile, 16 slices
-    (16, 4096, 1600),  # 25 k-tiles in 4 uneven slices
+    (16, 4096, 1600),  # not split (25 k-tiles)
     (768, 768, 768),  # not split (12 k-tiles): the persistent kernel, 64x128
     (1000, 1000, 1000),  # not split: the persistent kernel
     (1000, 4096, 127),  # not split; K = 127 in NT only
@@ -1071,10 +1071,10 @@ GEMM90SK_SHAPES = [
     # The full waves on the persistent kernel, the last wave's tiles split (test_offline.py checks
     # the launches): tiles the persistent kernel leaves must be exactly those the split computes.
     (5000, 5000, 1024),  # 128x256: 6 waves, then 8 tiles as 16 128x128 halves x 4 slices
-    (8200, 8200, 1024),  # 128x256: 16 waves, then 33 tiles as 66 halves x 2; tails in M and N
+    (8200, 8200, 1024),  # 128x256, persistent (a last wave of 33 tiles: too many to split); tails in M and N
     (2824, 5768, 1000),  # 128x256: 4 waves, then one tile (2 halves, the second past N) x 4; tails in M, N, K
     (6728, 520, 1000),  # 128x128: 2 waves, then one tile x 4; tails in M, N and K
-    (1536, 1536, 1536),  # 64x128: 2 waves, then 24 tiles x 4
+    (1536, 1536, 1536),  # 128x128: one wave, then 12 tiles x 6
     (17000, 64, 1024),  # 128x64: one wave, then one tile (8 rows of it in M) x 4
 ]
 

@@ -1007,12 +1007,12 @@ def test_gemm_sm90_splitk_plan(cubin):
     """The launches of each path of the sample's rule (its header): split-K of the whole problem
     where few tiles and a long K (the tile: 128x64 for N <= 64, 64x128 for M <= 64, else 128x128;
     splits: the largest of 16, 12, 8, 6, 4, 3, 2 with blocks x splits <= 132 and 4 k-tiles a slice,
-    where the persistent kernel's smallest tile makes at most 99 tiles and K has 32 k-tiles): the
+    where the persistent kernel's smallest tile makes at most 33 tiles and K has 32 k-tiles): the
     partial kernel on a (blocks, splits) grid with the ring alone in shared memory, then the
     reduction, a thread per 8 elements of the split tiles; else the tile of least estimated time
     (waves x the tile's cost) for the persistent kernel, on every tile, or on the full waves and
     split-K on the last wave's tiles (128x256 ones as two 128x128 halves) where that wave's split
-    tiles fit 132 twice and K has 16 k-tiles. Checks the tiles each launch covers (the persistent
+    tiles fit 132 eight times and K has 16 k-tiles. Checks the tiles each launch covers (the persistent
     kernel's tile_end, the split launches' first tile and parts), that blocks x splits partial tiles
     fit the fixed workspace, and that a smaller workspace is refused on every shape."""
     m = cutec.manifest(cubin("gemm_sm90_splitk"))
@@ -1032,11 +1032,11 @@ def test_gemm_sm90_splitk_plan(cubin):
 
     cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or None)
         ((16, 4096, 4096), split((64, 128), 32, 4)),
-        ((128, 4096, 4096), split((128, 128), 32, 4)),
-        ((64, 8192, 8192), split((64, 128), 64, 2)),
+        ((128, 4096, 4096), persistent((64, 128), 64)),  # 64 smallest tiles: more than a quarter wave
+        ((64, 8192, 8192), persistent((64, 128), 64)),
         ((4096, 16, 4096), split((128, 64), 32, 4)),
-        ((8192, 64, 8192), split((128, 64), 64, 2)),
-        ((4096, 96, 4096), split((128, 128), 32, 4)),
+        ((8192, 64, 8192), persistent((128, 64), 64)),
+        ((4096, 96, 4096), persistent((64, 128), 64)),
         ((768, 768, 768), persistent((64, 128), 72)),  # 12 k-tiles: K too short to split (below 32)
         ((1, 8, 4096), split((128, 64), 1, 16)),  # one tile: 16 slices of 4 k-tiles
         ((127, 1000, 1000), persistent((64, 128), 16)),  # 16 k-tiles
@@ -1047,7 +1047,7 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((16, 2048, 4096), split((64, 128), 16, 8)),
         ((16, 1024, 4096), split((64, 128), 8, 16)),
         ((16, 1536, 4096), split((64, 128), 12, 8)),
-        ((256, 2048, 4096), split((128, 128), 32, 4)),
+        ((256, 2048, 4096), persistent((64, 128), 64)),
         ((16, 2560, 4096), split((64, 128), 20, 6)),
         ((16, 4096, 2600), split((64, 128), 32, 4)),  # 41 k-tiles: slices of 10, 10, 10, 11
         ((16, 4096, 2048), split((64, 128), 32, 4)),  # 32 k-tiles: the shortest K split
@@ -1061,16 +1061,16 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((4096, 4096, 4096), persistent((128, 256), 512)),
         ((8192, 8192, 8192), persistent((128, 256), 2048)),  # a last wave of 68 tiles: 136 halves
         ((5000, 5000, 960), persistent((128, 128), 1600)),  # 15 k-tiles: 13 waves of 128x128 < 7 of 128x256
-        ((20000, 120, 136), persistent((64, 128), 313)),
+        ((20000, 120, 136), persistent((128, 128), 157)),  # 2 waves of 128x128 < 3 of 64x128
         # The full waves, then the last wave's tiles split (first = the full waves' tiles).
         ((5000, 5000, 5000), ((128, 256), 792, ((128, 128), 792, 16, 2, 8))),  # 6 waves + 8 tiles
         ((5000, 5000, 1024), ((128, 256), 792, ((128, 128), 792, 16, 2, 4))),  # 16 k-tiles
-        ((8200, 8200, 8200), ((128, 256), 2112, ((128, 128), 2112, 66, 2, 2))),  # 16 waves + 33 tiles
-        ((8200, 8200, 1000), ((128, 256), 2112, ((128, 128), 2112, 66, 2, 2))),
+        ((8200, 8200, 8200), persistent((128, 256), 2145)),  # a last wave of 33 tiles: 66 halves, too many
+        ((8200, 8200, 1000), persistent((128, 256), 2145)),
         ((2824, 5768, 1000), ((128, 256), 528, ((128, 128), 528, 2, 2, 4))),  # a last wave of one tile
         ((6728, 520, 1000), ((128, 128), 264, ((128, 128), 264, 1, 1, 4))),  # a last wave of one tile
-        ((1536, 1536, 1536), ((64, 128), 264, ((64, 128), 264, 24, 1, 4))),
-        ((1000, 1064, 1000), ((64, 128), 132, ((64, 128), 132, 12, 1, 4))),
+        ((1536, 1536, 1536), ((128, 128), 132, ((128, 128), 132, 12, 1, 6))),  # 24 k-tiles: 6 slices of 4
+        ((1000, 1064, 1000), persistent((128, 128), 72)),
         ((17000, 64, 1024), ((128, 64), 132, ((128, 64), 132, 1, 1, 4))),
     ]
     instances = {}
