@@ -1012,7 +1012,7 @@ def test_gemm_sm90_splitk_plan(cubin):
     reduction, a thread per 8 elements of the split tiles; else the tile of least estimated time
     (waves x the tile's cost) for the persistent kernel, on every tile, or on the full waves and
     split-K on the last wave's tiles (128x256 ones as two 128x128 halves) where that wave's split
-    tiles fit 132 eight times and K has 16 k-tiles. Checks the tiles each launch covers (the persistent
+    tiles fit 132 eight times, there are two full waves before it and K has 16 k-tiles. Checks the tiles each launch covers (the persistent
     kernel's tile_end, the split launches' first tile and parts), that blocks x splits partial tiles
     fit the fixed workspace, and that a smaller workspace is refused on every shape."""
     m = cutec.manifest(cubin("gemm_sm90_splitk"))
@@ -1069,9 +1069,9 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((8200, 8200, 1000), persistent((128, 256), 2145)),
         ((2824, 5768, 1000), ((128, 256), 528, ((128, 128), 528, 2, 2, 4))),  # a last wave of one tile
         ((6728, 520, 1000), ((128, 128), 264, ((128, 128), 264, 1, 1, 4))),  # a last wave of one tile
-        ((1536, 1536, 1536), ((128, 128), 132, ((128, 128), 132, 12, 1, 6))),  # 24 k-tiles: 6 slices of 4
+        ((1536, 1536, 1536), persistent((128, 256), 72)),  # one wave: too small to split its last
         ((1000, 1064, 1000), persistent((128, 128), 72)),
-        ((17000, 64, 1024), ((128, 64), 132, ((128, 64), 132, 1, 1, 4))),
+        ((17000, 64, 1024), persistent((128, 64), 133)),  # one full wave only
     ]
     instances = {}
     for layout in layouts:
