@@ -94,9 +94,12 @@ def main():
                         print(f"  {name:28s} {dname:8s} {M}x{N:<6d} refused: {str(e).splitlines()[0]}")
                         continue
                     rates = [[] for _ in a.dirs]
-                    for _ in range(a.rounds):
-                        for i, cs in enumerate(calls):
-                            r = B.bench(env, cs)
+                    for rnd in range(a.rounds):
+                        # Each round starts at the next build (bench.round_robin_tflops says why).
+                        order = list(range(len(calls)))
+                        k = rnd % max(len(order), 1)
+                        for i in order[k:] + order[:k]:
+                            r = B.bench(env, calls[i])
                             rates[i].append(nbytes / (r["median_ms"] * 1e-3) / 1e9)
                     med = [statistics.median(x) for x in rates]
                     cells = "  ".join(f"{lab} {m:7.1f} ({m / med[0]:.3f})" for lab, m in zip(labels, med))

@@ -139,11 +139,7 @@ def main():
     )
     summary = []
     for name, flop, impls, errs, tol in cells:
-        rates = {label: [] for label, _ in impls}
-        for _ in range(a.rounds):
-            for label, calls in impls:
-                r = B.bench(env, calls, min_reps=10, max_reps=40)
-                rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+        rates = B.round_robin_tflops(env, impls, flop, a.rounds, min_reps=10, max_reps=40)
         base = statistics.median(rates[impls[0][0]])
         print(f"== {name}")
         for label, _ in impls:

@@ -52,11 +52,7 @@ def main():
     cells = B.gemm_cells(torch, mods, shapes, a.layouts.split(","), a.dtypes.split(","), l2)
     summary = []
     for layout, dname, s, flop, impls, errs, tol in cells:
-        rates = {label: [] for label, _ in impls}
-        for _ in range(a.rounds):
-            for label, calls in impls:
-                r = B.bench(env, calls, min_reps=10, max_reps=40)
-                rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
+        rates = B.round_robin_tflops(env, impls, flop, a.rounds, min_reps=10, max_reps=40)
         rows = [
             (label, statistics.median(rates[label]), errs[label] <= tol, errs[label], rates[label])
             for label, _ in impls
