@@ -75,12 +75,17 @@ module attributes {gpu.container_module} {
 
     // Nested loops: each op goes as far out as its operands allow. `a / n` of the kernel's
     // arguments leaves both loops; `t / n` of the outer induction variable leaves the inner loop
-    // only; `k / t` of the inner one stays.
+    // only; `k / t` of the inner one stays. The two divisions by `n` share one guard, built where
+    // `n` is defined.
     // CHECK-LABEL: gpu.func @nested
     gpu.func @nested(%p: !llvm.ptr, %a: i32, %n: i32, %tiles: i32, %k: i32) kernel {
-      // CHECK: %[[AN:.*]] = arith.divui %{{.*}}, %{{.*}} : i32
+      // CHECK: llvm.freeze
+      // CHECK: %[[D:.*]] = arith.select
+      // CHECK-NOT: llvm.freeze
+      // CHECK: %[[AN:.*]] = arith.divui %{{.*}}, %[[D]] : i32
       // CHECK: scf.for %[[T:.*]] = {{.*}} : i32 {
-      // CHECK: %[[TN:.*]] = arith.floordivsi %[[T]], %{{.*}} : i32
+      // CHECK-NOT: llvm.freeze
+      // CHECK: %[[TN:.*]] = arith.floordivsi %[[T]], %[[D]] : i32
       // CHECK: scf.for %[[KT:.*]] = {{.*}} : i32 {
       // CHECK-NEXT: %[[KN:.*]] = arith.divsi %[[KT]], %{{.*}} : i32
       // CHECK-NEXT: llvm.inline_asm {{.*}} %[[AN]], %[[TN]], %[[KN]]
