@@ -308,6 +308,37 @@ pub fn block_arg_owner(v: Val) -> Option<(Op, usize)> {
     }
 }
 
+/// The op whose region holds `op`, or `None` at the top.
+pub fn parent_op(op: Op) -> Option<Op> {
+    let p = unsafe { mlirOperationGetParentOperation(op) };
+    (!p.ptr.is_null()).then_some(p)
+}
+
+/// Whether `op` is `ancestor` or nested in one of its regions.
+pub fn is_within(op: Op, ancestor: Op) -> bool {
+    std::iter::successors(Some(op), |&o| parent_op(o)).any(|o| o.ptr == ancestor.ptr)
+}
+
+/// Moves `op` to just before `anchor` (in `anchor`'s block).
+pub fn move_before(op: Op, anchor: Op) {
+    unsafe { mlirOperationMoveBefore(op, anchor) }
+}
+
+/// Makes `v` the `i`-th operand of `op`.
+pub fn set_operand(op: Op, i: usize, v: Val) {
+    unsafe { mlirOperationSetOperand(op, i as isize, v) }
+}
+
+/// Whether `t` is an integer type (`i1`, `i32`, ...; not `index`).
+pub fn is_integer(t: MlirType) -> bool {
+    unsafe { mlirTypeIsAInteger(t) }
+}
+
+/// Whether `t` is `index`.
+pub fn is_index(t: MlirType) -> bool {
+    unsafe { mlirTypeIsAIndex(t) }
+}
+
 /// Whether a value has any use.
 pub fn has_uses(v: Val) -> bool {
     unsafe { !mlirValueGetFirstUse(v).ptr.is_null() }

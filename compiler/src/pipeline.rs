@@ -136,6 +136,7 @@ pub fn cute_passes() -> Vec<String> {
         passes::lower_mma::NAME,
         passes::lower_to_gpu::NAME,
         passes::slice_vectors::NAME,
+        passes::hoist_arith::NAME,
     ]
     .map(String::from)
     .to_vec()

@@ -3,6 +3,7 @@
 pub(crate) mod algebra;
 pub mod canonicalize;
 pub(crate) mod common;
+pub mod hoist_arith;
 pub(crate) mod known_bits;
 pub mod lower_mma;
 pub mod lower_to_gpu;
@@ -98,6 +99,7 @@ pub const PASSES: &[PassInfo] = &[
     PassInfo { name: lower_mma::NAME, summary: lower_mma::SUMMARY, create: lower_mma::create },
     PassInfo { name: lower_to_gpu::NAME, summary: lower_to_gpu::SUMMARY, create: lower_to_gpu::create },
     PassInfo { name: slice_vectors::NAME, summary: slice_vectors::SUMMARY, create: slice_vectors::create },
+    PassInfo { name: hoist_arith::NAME, summary: hoist_arith::SUMMARY, create: hoist_arith::create },
 ];
 
 pub fn find(name: &str) -> Option<&'static PassInfo> {
