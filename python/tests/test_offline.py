@@ -859,9 +859,10 @@ def test_host_stream_parameters(cubin):
 
 def test_flash_attention_plan(cubin):
     """One launch per call: the kernel instance of the head dim (64, 128, 256; causal is a run-time
-    argument of the kernel), a block per (128 query rows, head, batch), 384 threads — at head dim 64
+    argument of the kernel), tiles of (128 query rows, head, batch), 384 threads — at head dim 64
     (192 query rows, 512 threads: three consumer warpgroups) unless causal over at most 1024 keys;
-    shapes that do not fit are refused before any launch."""
+    a 1-D grid, a block per tile when causal, else persistent: min(tiles, 132) blocks; shapes that
+    do not fit are refused before any launch."""
     attn = cutec.manifest(cubin("flash_attention_sm90")).host("flash_attn_fwd").check
 
     def call(b, sq, sk, h, hkv, d, dtype="bf16", causal=1, lse=None):
@@ -873,14 +874,18 @@ def test_flash_attention_plan(cubin):
     for d in (64, 128, 256):
         for dtype in ("bf16", "f16"):
             (launch,) = call(2, 1000, 17, 8, 2, d, dtype)
-            assert launch["grid"] == (8, 8, 2) and launch["block"] == (384, 1, 1)
+            assert launch["grid"] == (8 * 8 * 2, 1, 1) and launch["block"] == (384, 1, 1)
             kernels.add(launch["kernel"])
     for causal, sk in ((0, 17), (1, 1025)):
         for dtype in ("bf16", "f16"):
             (launch,) = call(2, 1000, sk, 8, 2, 64, dtype, causal=causal)
-            assert launch["grid"] == (6, 8, 2) and launch["block"] == (512, 1, 1)
+            assert launch["grid"] == (6 * 8 * 2, 1, 1) and launch["block"] == (512, 1, 1)
             kernels.add(launch["kernel"])
     assert len(kernels) == 8
+    # More tiles than SMs: 132 persistent blocks without causal masking, a block per tile with it.
+    for causal, grid in ((0, 132), (1, 32 * 16 * 8)):
+        (launch,) = call(8, 4096, 4096, 16, 16, 128, causal=causal)
+        assert launch["grid"] == (grid, 1, 1) and launch["block"] == (384, 1, 1)
     # (batch, heads, seqlen, D) tensors passed as their transposes: head_dim contiguous, any strides.
     b, h, s, d = 2, 4, 300, 64
     bhsd = row_major((b, h, s, d))
