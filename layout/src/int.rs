@@ -72,6 +72,21 @@ pub enum Op {
     Max(Int, Int),
 }
 
+impl Atom {
+    /// See [`Int::known_positive`].
+    fn known_positive(&self) -> bool {
+        match self {
+            Atom::Var { .. } => true,
+            Atom::Basis(_) => false,
+            Atom::Op(op) => match &**op {
+                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Min(a, b) => a.known_positive() && b.known_positive(),
+                Op::Max(a, b) => a.known_positive() || b.known_positive(),
+                Op::Div(..) | Op::Mod(..) => false,
+            },
+        }
+    }
+}
+
 fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
     while b != 0 {
@@ -559,7 +574,7 @@ impl Int {
                 Ok(Int::S(ceil_div_i(*a, *b).ok_or_else(|| Error::overflow(format!("{a} / {b}")))?))
             }
             // a | b with both positive: the quotient rounds up to one.
-            (Int::S(a), b) if *a > 0 && self.divides(b) == Some(true) => Ok(Int::S(1)),
+            (Int::S(a), b) if *a > 0 && b.known_positive() && self.divides(b) == Some(true) => Ok(Int::S(1)),
             _ => Ok(Dyn::atom(Atom::Op(Arc::new(Op::CeilDiv(self.clone(), o.clone()))))),
         }
     }
@@ -612,8 +627,7 @@ impl Int {
         if let Some(ord) = self.known_cmp(o) {
             return pick(ord != Ordering::Greater);
         }
-        let pos = |x: &Int| x.as_static().is_none_or(|v| v > 0);
-        if pos(self) && pos(o) {
+        if self.known_positive() && o.known_positive() {
             if self.divides(o) == Some(true) {
                 return pick(true);
             }
@@ -624,6 +638,17 @@ impl Int {
         let (a, b) = if self <= o { (self, o) } else { (o, self) };
         let op = if max { Op::Max(a.clone(), b.clone()) } else { Op::Min(a.clone(), b.clone()) };
         Dyn::atom(Atom::Op(Arc::new(op)))
+    }
+
+    /// Whether the value is known to be at least 1: a positive constant, or a positive
+    /// coefficient times leaves (run-time extents are positive) and operations that keep
+    /// positivity. Not a difference: `M - 131` may be zero or negative at run time (host plans
+    /// compute such values), and folding `min(M - 131, 1)` to 1 on "1 divides it" would be wrong.
+    pub fn known_positive(&self) -> bool {
+        match self {
+            Int::S(v) => *v > 0,
+            Int::D(d) => d.coef > 0 && d.factors.iter().all(Atom::known_positive),
+        }
     }
 
     pub fn abs(&self) -> Result<Int> {
@@ -830,6 +855,24 @@ mod tests {
         assert_eq!(Int::S(192).mul(&a).unwrap().known_eq(&a.mul(&Int::S(192)).unwrap()), Some(true));
         assert_eq!(a.known_eq(&b), None);
         assert_eq!(Int::var(2, 8).known_eq(&Int::S(12)), Some(false));
+    }
+
+    #[test]
+    fn differences_are_not_taken_for_positive_extents() {
+        // min(M - 131, 1) is M - 131 when M < 132: no folding to 1 on "1 divides it".
+        let m = Int::var(0, 1);
+        let d = m.add(&Int::S(-131)).unwrap();
+        assert!(!d.known_positive());
+        let lo = d.minimum(&Int::S(1));
+        assert!(!lo.is_static());
+        assert_eq!(lo.eval(&|_| Some(100)), Some(-31));
+        assert_eq!(lo.eval(&|_| Some(200)), Some(1));
+        assert!(!Int::S(1).ceil_div(&d).unwrap().is_static());
+        // Sums, quotients rounded up and minima of extents stay positive.
+        let n = Int::var(1, 8);
+        assert!(m.add(&n).unwrap().known_positive());
+        assert!(m.ceil_div(&Int::S(128)).unwrap().known_positive());
+        assert!(!m.floor_div(&Int::S(128)).unwrap().known_positive());
     }
 
     #[test]
