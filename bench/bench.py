@@ -416,6 +416,12 @@ def n_rotations(bytes_per_set, l2, factor=4, max_sets=16):
     return max(2, min(max_sets, math.ceil(factor * l2 / bytes_per_set)))
 
 
+def round_order(items, r):
+    """items in the order round r times them: rotated to start at item r (mod their number)."""
+    k = r % max(len(items), 1)
+    return items[k:] + items[:k]
+
+
 def round_robin_tflops(env, impls, flop, rounds, min_reps, max_reps):
     """{label: [TFLOP/s per round]}: each round times every implementation once (bench(), same
     method), round-robin, as clocks move with power and temperature from one second to the next.
@@ -423,8 +429,7 @@ def round_robin_tflops(env, impls, flop, rounds, min_reps, max_reps):
     follows the same one (with as many rounds as implementations, each takes every place once)."""
     rates = {label: [] for label, _ in impls}
     for r in range(rounds):
-        k = r % max(len(impls), 1)
-        for label, calls in impls[k:] + impls[:k]:
+        for label, calls in round_order(impls, r):
             r = bench(env, calls, min_reps=min_reps, max_reps=max_reps)
             rates[label].append(flop / (r["median_ms"] * 1e-3) / 1e12)
     return rates

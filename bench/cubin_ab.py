@@ -96,9 +96,7 @@ def main():
                     rates = [[] for _ in a.dirs]
                     for rnd in range(a.rounds):
                         # Each round starts at the next build (bench.round_robin_tflops says why).
-                        order = list(range(len(calls)))
-                        k = rnd % max(len(order), 1)
-                        for i in order[k:] + order[:k]:
+                        for i in B.round_order(list(range(len(calls))), rnd):
                             r = B.bench(env, calls[i])
                             rates[i].append(nbytes / (r["median_ms"] * 1e-3) / 1e9)
                     med = [statistics.median(x) for x in rates]

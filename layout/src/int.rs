@@ -72,21 +72,6 @@ pub enum Op {
     Max(Int, Int),
 }
 
-impl Atom {
-    /// See [`Int::known_positive`].
-    fn known_positive(&self) -> bool {
-        match self {
-            Atom::Var { .. } => true,
-            Atom::Basis(_) => false,
-            Atom::Op(op) => match &**op {
-                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Min(a, b) => a.known_positive() && b.known_positive(),
-                Op::Max(a, b) => a.known_positive() || b.known_positive(),
-                Op::Div(..) | Op::Mod(..) => false,
-            },
-        }
-    }
-}
-
 fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
     while b != 0 {
@@ -158,6 +143,19 @@ fn ceil_div_i(a: i64, b: i64) -> Option<i64> {
 }
 
 impl Atom {
+    /// See [`Int::known_positive`].
+    fn known_positive(&self) -> bool {
+        match self {
+            Atom::Var { .. } => true,
+            Atom::Basis(_) => false,
+            Atom::Op(op) => match &**op {
+                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Min(a, b) => a.known_positive() && b.known_positive(),
+                Op::Max(a, b) => a.known_positive() || b.known_positive(),
+                Op::Div(..) | Op::Mod(..) => false,
+            },
+        }
+    }
+
     fn has_basis(&self) -> bool {
         match self {
             Atom::Var { .. } => false,
