@@ -861,8 +861,9 @@ def test_flash_attention_plan(cubin):
     """One launch per call: the kernel instance of the head dim (64, 128, 256; causal is a run-time
     argument of the kernel), tiles of (128 query rows, head, batch), 384 threads — at head dim 64
     (192 query rows, 512 threads: three consumer warpgroups) unless causal over at most 1024 keys;
-    a 1-D grid, a block per tile when causal, else persistent: min(tiles, 132) blocks; shapes that
-    do not fit are refused before any launch."""
+    a 1-D grid, persistent without causal masking (min(tiles, 132) blocks); with it, persistent over
+    zigzag units (two tiles each) where those fill their waves to 95% and seqlen_q <= 8192, else a
+    block per tile; shapes that do not fit are refused before any launch."""
     attn = cutec.manifest(cubin("flash_attention_sm90")).host("flash_attn_fwd").check
 
     def call(b, sq, sk, h, hkv, d, dtype="bf16", causal=1, lse=None):
@@ -882,10 +883,19 @@ def test_flash_attention_plan(cubin):
             assert launch["grid"] == (6 * 8 * 2, 1, 1) and launch["block"] == (512, 1, 1)
             kernels.add(launch["kernel"])
     assert len(kernels) == 8
-    # More tiles than SMs: 132 persistent blocks without causal masking, a block per tile with it.
-    for causal, grid in ((0, 132), (1, 32 * 16 * 8)):
-        (launch,) = call(8, 4096, 4096, 16, 16, 128, causal=causal)
-        assert launch["grid"] == (grid, 1, 1) and launch["block"] == (384, 1, 1)
+    # More tiles than SMs: 132 persistent blocks without causal masking. With it: 132 where the
+    # zigzag units (1024 at S4096 here: 97% of 8 waves) fill the waves; a block per tile where they
+    # fill 89% (D64, 192-row tiles: 22 x 64 tiles, 704 units), at S16384, and with fewer units than
+    # SMs (4 x 16 at S1024, B1 H16: 64 units).
+    for causal, b, s, h, d, grid, threads in (
+        (0, 8, 4096, 16, 128, 132, 384),
+        (1, 8, 4096, 16, 128, 132, 384),
+        (1, 4, 4096, 16, 64, 22 * 64, 512),
+        (1, 1, 16384, 16, 128, 128 * 16, 384),
+        (1, 1, 1024, 16, 128, 8 * 16, 384),
+    ):
+        (launch,) = call(b, s, s, h, h, d, causal=causal)
+        assert launch["grid"] == (grid, 1, 1) and launch["block"] == (threads, 1, 1), (b, s, d, launch)
     # (batch, heads, seqlen, D) tensors passed as their transposes: head_dim contiguous, any strides.
     b, h, s, d = 2, 4, 300, 64
     bhsd = row_major((b, h, s, d))
