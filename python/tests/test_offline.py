@@ -860,7 +860,7 @@ def test_host_stream_parameters(cubin):
 def test_flash_attention_plan(cubin):
     """One launch per call: the kernel instance of the head dim (64, 128, 256; causal is a run-time
     argument of the kernel), tiles of (128 query rows, head, batch), 384 threads — at head dim 64
-    (192 query rows, 512 threads: three consumer warpgroups) unless causal over at most 1024 keys;
+    (192 query rows, 512 threads: three consumer warpgroups) unless causal over at most 2048 keys;
     a 1-D grid, persistent without causal masking (min(tiles, 132) blocks); with it, persistent over
     zigzag units (two tiles each) where those fill their waves to 95% and seqlen_q <= 8192, else a
     block per tile; shapes that do not fit are refused before any launch."""
@@ -877,7 +877,7 @@ def test_flash_attention_plan(cubin):
             (launch,) = call(2, 1000, 17, 8, 2, d, dtype)
             assert launch["grid"] == (8 * 8 * 2, 1, 1) and launch["block"] == (384, 1, 1)
             kernels.add(launch["kernel"])
-    for causal, sk in ((0, 17), (1, 1025)):
+    for causal, sk in ((0, 17), (1, 2049)):
         for dtype in ("bf16", "f16"):
             (launch,) = call(2, 1000, sk, 8, 2, 64, dtype, causal=causal)
             assert launch["grid"] == (6 * 8 * 2, 1, 1) and launch["block"] == (512, 1, 1)
