@@ -13,9 +13,9 @@ wgmma_peak.cubin (scripts/gpu-suite/build-python.sh puts all four in .device/pyt
 scripts/gpu-suite/build.sh in .device/suite/cubin); --gemm adds variants built from edited copies
 of the sample. --sm90 times the four layouts (tn,nt,nn,tt) unless --layouts says otherwise.
 
-The peaks on the H100 SXM (989.4 TFLOP/s dense bf16 at 1830 MHz on 132 SMs): wgmma 4096 FLOP per
-SM per clock (989.4e12 / (1.83e9 x 132)); mma.sync m16n8k16 half of it, 2048. The peak kernels
-measure what this GPU's SMs actually retire, beside which the GEMM's share is printed.
+The H100 SXM's datasheet peak, 989.4 TFLOP/s dense bf16 at 1830 MHz on 132 SMs, is 4096 FLOP per SM
+per clock (989.4e12 / (1.83e9 x 132)), for wgmma; mma.sync measured 2644 (docs/tutorial.md §17.2).
+The peak kernels measure what this GPU's SMs actually retire, beside which the GEMM's share is printed.
 
 Why per clock: on the H100 both cutec's mma.sync kernel and cuBLAS's run at the board's power
 limit (about 700 W), so the SM clock moves with the load, the temperature and the seconds before
