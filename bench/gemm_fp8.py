@@ -10,11 +10,19 @@ side by side.
 
 C = (scale_a * scale_b) * (A @ B^T) for A (M,K), B (N,K) row-major FP8 with M = N = K = each shape:
 `gemm_tn_fp8` (bf16/f16 C) or `gemm_tn_fp8_f32` (f32 C) against `torch._scaled_mm(a, b.t(),
-scale_a, scale_b, out_dtype=...)` (its default, use_fast_accum=False: cuBLAS promotes partial sums
-to f32; the cutec kernel accumulates in wgmma's FP8 accumulator only, so torch's use_fast_accum=True,
-which does not promote either, is timed too). --rowwise: row-wise scales (scale_a (M,1), scale_b
-(1,N); e4m3 x e4m3, bf16/f16 C), `gemm_tn_fp8_rowwise` against torch's row-wise mode. Clocks move with power and
-temperature, so each cell times both once per round, round-robin, and reports the median over the
+scale_a, scale_b, out_dtype=...)`. --rowwise: row-wise scales (scale_a (M,1), scale_b (1,N); e4m3 x
+e4m3, bf16/f16 C), `gemm_tn_fp8_rowwise` against torch's row-wise mode.
+
+Two accumulations, compared like with like (--accum both, the default, or one of them):
+  promoted   torch._scaled_mm's default (use_fast_accum=False: cuBLAS adds the partial sums into
+             f32 every few k-steps) beside the host functions that promote: those of a file that
+             also has `*_fast_accum` twins (gemm_sm90_fp8_persistent.cute's gemm_tn_fp8*, on
+             128x128 tiles);
+  fast       torch._scaled_mm(use_fast_accum=True) beside the host functions that accumulate in
+             wgmma's FP8 accumulator only: the `*_fast_accum` twins (128x256 tiles), and the plain
+             names of a file without twins (gemm_sm90_fp8.cute).
+Each group prints its ratios to its torch row. Clocks move with power and temperature, so each
+cell times every implementation once per round, round-robin, and reports the median over the
 rounds and every round's rate.
 """
 
@@ -27,6 +35,8 @@ import bench as B  # noqa: E402
 
 TYPES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 OUTS = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+ACCUMS = {"both": (True, False), "promoted": (True,), "fast": (False,)}  # --accum: whether each group promotes
+TORCH_LABEL = {True: "torch._scaled_mm", False: "torch._scaled_mm fast_accum"}  # by whether it promotes
 
 
 def main():
@@ -36,6 +46,7 @@ def main():
     ap.add_argument("--types", default="e4m3:e4m3", help="A:B FP8 type pairs, comma-separated")
     ap.add_argument("--out", default="bf16", help="C's type: bf16, f16 or f32")
     ap.add_argument("--rowwise", action="store_true", help="row-wise scales: gemm_tn_fp8_rowwise")
+    ap.add_argument("--accum", choices=ACCUMS, default="both", help="promoted, fast (accumulation) or both")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     import torch
@@ -43,7 +54,17 @@ def main():
 
     env = B.TorchEnv(torch)
     name = "gemm_tn_fp8_rowwise" if a.rowwise else "gemm_tn_fp8_f32" if a.out == "f32" else "gemm_tn_fp8"
-    hosts = {os.path.basename(c).removesuffix(".cubin"): cutec.load(c).host(name) for c in a.cubins}
+    wanted = ACCUMS[a.accum]
+    hosts = {}  # label -> (host function, whether it promotes)
+    for path in a.cubins:
+        mod, label = cutec.load(path), f"cutec {os.path.basename(path).removesuffix('.cubin')}"
+        twin = f"{name}_fast_accum"
+        if twin in mod.hosts:
+            hosts[label] = (mod.host(name), True)
+            hosts[f"{label} fast_accum"] = (mod.host(twin), False)
+        else:
+            hosts[label] = (mod.host(name), False)
+    hosts = {label: (host, promotes) for label, (host, promotes) in hosts.items() if promotes in wanted}
     dout = getattr(torch, OUTS[a.out])
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for s in map(int, a.shapes.split(",")):
@@ -69,7 +90,7 @@ def main():
             ref = (x.double() * sa.double().view(-1, 1)) @ (y.double() * sb.double().view(-1, 1)).t()
             impls = [
                 (
-                    f"torch._scaled_mm{' fast_accum' if fast else ''}",
+                    TORCH_LABEL[not fast],
                     [
                         (
                             lambda x=x, y=y, c=c, fast=fast, tsa=tsa, tsb=tsb: torch._scaled_mm(
@@ -80,9 +101,10 @@ def main():
                     ],
                 )
                 for fast in (False, True)
+                if (not fast) in wanted
             ]
-            for label, host in hosts.items():
-                impls.append((f"cutec {label}", [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]))
+            for label, (host, _) in hosts.items():
+                impls.append((label, [B.cutec_call(host, (x, y, c, sa, sb)) for x, y, c in sets]))
             errs = {}
             for label, calls in list(impls):
                 c = sets[0][2]
@@ -98,7 +120,11 @@ def main():
             del ref
             rates = B.round_robin_tflops(env, impls, 2.0 * M * N * K, a.rounds, min_reps=10, max_reps=40)
             print(f"== {pair} -> {a.out} {s}x{s}x{s}{' row-wise scales' if a.rowwise else ''}")
-            B.print_tflops(impls, rates, errs, 31)
+            promoting = {label: p for p, label in TORCH_LABEL.items()} | {label: p for label, (_, p) in hosts.items()}
+            for promotes in wanted:
+                group = [i for i in impls if promoting[i[0]] == promotes]
+                print(f"  {'promoted' if promotes else 'fast accumulation'}:")
+                B.print_tflops(group, rates, errs, 40)
             del sets, impls
             torch.cuda.empty_cache()
 

@@ -1136,21 +1136,28 @@ def test_gemm_sm90_multicast(gpu, load, shape):
 # tensors (torch._scaled_mm's 0-dim scales, `.view(1)`), C bf16/f16 (gemm_tn_fp8) or f32
 # (gemm_tn_fp8_f32). The reference is the float64 product of the dequantized inputs (the FP8
 # values are exact in float64). Tolerance, max |C - ref| / max |ref|: wgmma's FP8 accumulation is
-# not IEEE f32 (Hopper's FP8 tensor cores keep fewer bits while adding, and the kernel has no
-# periodic promotion into an f32 accumulator, CUTLASS's non-"fast accum" mode), so 1e-2 for f32
+# not IEEE f32 (Hopper's FP8 tensor cores keep fewer bits while adding, and gemm_sm90_fp8.cute and
+# the persistent file's *_fast_accum functions have no periodic promotion into an f32 accumulator;
+# its gemm_tn_fp8* promote: test_gemm_sm90_fp8_promotion below checks them tighter), so 1e-2 for f32
 # and f16 C, 1e-2 + bf16's rounding for bf16 C; each case prints its measured error (pytest -s)
 # for the accuracy note in docs/language.md §9. Tails: M, N of 1, 7, 127, 1000; C's N must be a
 # multiple of 8 (4 for f32 C) and K of 16 (TMA's 16-byte rows): other shapes are refused. The
 # f32 results are also compared with torch._scaled_mm (cuBLAS, f32 out) where this torch and
 # cuBLAS have the type pair.
 #
-# Each case runs on both FP8 kernels: gemm_sm90_fp8.cute's (a block per tile) and
-# gemm_sm90_fp8_persistent.cute's (the same host functions on the persistent kernel: grid
-# min(tiles, 132), tiles b, b + grid, ... per block, the TMA-store epilogue through a staging tile of
-# C's type). Shapes with more 128x256 tiles than 132 SMs (2048x4096x512: 256 tiles; 4096³: 512;
-# 2000x4104x272, tails in M, N and K: 272) make its blocks take several tiles each, so the
-# producer runs ahead into the next tile and the staging tile is reused; the others have fewer.
-FP8_GEMM_SAMPLES = ["gemm_sm90_fp8", "gemm_sm90_fp8_persistent"]
+# Each case runs on the three FP8 kernels: gemm_sm90_fp8.cute's (a block per tile) and
+# gemm_sm90_fp8_persistent.cute's two (the same host functions on the persistent kernel, promoting
+# on 128x128 tiles, and its *_fast_accum twins on 128x256: grid min(tiles, 132), tiles b, b + grid,
+# ... per block, the TMA-store epilogue through a staging tile of C's type). Shapes with more tiles
+# than 132 SMs (2048x4096x512: 256 of 128x256; 4096³: 512; 2000x4104x272, tails in M, N and K: 272)
+# make its blocks take several tiles each, so the producer runs ahead into the next tile and the
+# staging tile is reused; the others have fewer.
+FP8_GEMM_SAMPLES = [
+    ("gemm_sm90_fp8", ""),
+    ("gemm_sm90_fp8_persistent", ""),
+    ("gemm_sm90_fp8_persistent", "_fast_accum"),
+]
+FP8_GEMM_SAMPLE_IDS = ["gemm_sm90_fp8", "gemm_sm90_fp8_persistent", "gemm_sm90_fp8_persistent-fast_accum"]
 FP8_TYPES = {"f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
 FP8_GEMM_TOL = {"float32": 1e-2, "float16": 1e-2, "bfloat16": 1e-2 + 2.0**-8}
 FP8_GEMM_SHAPES = [
@@ -1171,10 +1178,11 @@ FP8_GEMM_SHAPES = [
 
 
 @pytest.mark.parametrize("shape", shapes(FP8_GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("sample", FP8_GEMM_SAMPLES)
+@pytest.mark.parametrize("sample", FP8_GEMM_SAMPLES, ids=FP8_GEMM_SAMPLE_IDS)
 def test_gemm_sm90_fp8(gpu, load, sample, shape):
     torch = gpu
     need_sm90a(torch)
+    sample, suffix = sample
     m = load(sample)
     M, N, K = shape
     sa = torch.tensor([0.5], device="cuda")
@@ -1185,7 +1193,7 @@ def test_gemm_sm90_fp8(gpu, load, sample, shape):
             b = (torch.randn(N, K, device="cuda") * 2).to(getattr(torch, tb))
             ref = (a.double() * 0.5) @ (b.double() * 0.25).t()
             for dout in ("bfloat16", "float16", "float32"):
-                host = m.gemm_tn_fp8_f32 if dout == "float32" else m.gemm_tn_fp8
+                host = m.host(("gemm_tn_fp8_f32" if dout == "float32" else "gemm_tn_fp8") + suffix)
                 buf, c = guarded(torch, (M, N), getattr(torch, dout))
                 args = (fp8_arg(torch, a, qa), fp8_arg(torch, b, qb), c, sa, sb)
                 if N % (4 if dout == "float32" else 8) != 0:
@@ -1195,7 +1203,7 @@ def test_gemm_sm90_fp8(gpu, load, sample, shape):
                 host(*args)
                 torch.cuda.synchronize()
                 rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
-                print(f"{sample} {qa}x{qb}->{dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
+                print(f"{sample}{suffix} {qa}x{qb}->{dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
                 assert rel <= FP8_GEMM_TOL[dout], (qa, qb, dout, shape, rel)
                 assert guards_untouched(buf, M * N), (qa, qb, dout, shape)
                 if dout == "float32" and hasattr(torch, "_scaled_mm") and M % 16 == 0 and N % 16 == 0:
@@ -1216,11 +1224,13 @@ def test_gemm_sm90_fp8(gpu, load, sample, shape):
 # product of the dequantized, scaled inputs, and against torch._scaled_mm's row-wise mode where this
 # torch has it; scale tensors of the wrong length are refused.
 @pytest.mark.parametrize("shape", shapes(FP8_GEMM_SHAPES), ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("sample", FP8_GEMM_SAMPLES)
+@pytest.mark.parametrize("sample", FP8_GEMM_SAMPLES, ids=FP8_GEMM_SAMPLE_IDS)
 def test_gemm_sm90_fp8_rowwise(gpu, load, sample, shape):
     torch = gpu
     need_sm90a(torch)
+    sample, suffix = sample
     m = load(sample)
+    rowwise = m.host("gemm_tn_fp8_rowwise" + suffix)
     M, N, K = shape
     g = torch.Generator(device="cuda").manual_seed(M * 7 + N)
     sa = torch.rand(M, device="cuda", generator=g) + 0.25
@@ -1234,14 +1244,14 @@ def test_gemm_sm90_fp8_rowwise(gpu, load, sample, shape):
         args = (fp8_arg(torch, a, "f8e4m3"), fp8_arg(torch, b, "f8e4m3"), c, sa, sb)
         if N % 8 != 0:
             with pytest.raises(cutec.Refused):
-                m.gemm_tn_fp8_rowwise.check(*args)
+                rowwise.check(*args)
             continue
         with pytest.raises(cutec.Refused, match="scale_a"):
-            m.gemm_tn_fp8_rowwise.check(args[0], args[1], c, sa[: max(M - 1, 0)] if M > 1 else sa.repeat(2), sb)
-        m.gemm_tn_fp8_rowwise(*args)
+            rowwise.check(args[0], args[1], c, sa[: max(M - 1, 0)] if M > 1 else sa.repeat(2), sb)
+        rowwise(*args)
         torch.cuda.synchronize()
         rel = float((c.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
-        print(f"{sample} rowwise e4m3 -> {dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
+        print(f"{sample}{suffix} rowwise e4m3 -> {dout} {M}x{N}x{K}: max error / max |ref| = {rel:.3e}")
         assert rel <= FP8_GEMM_TOL[dout], (dout, shape, rel)
         assert guards_untouched(buf, M * N), (dout, shape)
         if dout == "bfloat16" and M % 16 == 0 and N % 16 == 0:
@@ -1253,6 +1263,66 @@ def test_gemm_sm90_fp8_rowwise(gpu, load, sample, shape):
             vs = float((c.double() - want.double()).abs().max() / ref.abs().max())
             print(f"  vs torch._scaled_mm row-wise: {vs:.3e}")
             assert vs <= FP8_GEMM_TOL[dout], (shape, vs)
+
+
+# FP8 promotion (gemm_sm90_fp8_persistent.cute's gemm_tn_fp8 / gemm_tn_fp8_f32, torch._scaled_mm's
+# default) at long K, where wgmma's own accumulation drifts: inputs in [1, 2] (every product
+# positive, so the partial sums grow to K x 2.25 and every addition's lost bits push the same
+# way), K = 16384 and 32784 (a partial last k-tile). The tolerance is tight, 1e-3 of max |ref|
+# plus C's rounding; the reasoning, with wgmma keeping about 13 bits below the larger addend's
+# leading bit (the error growth test_gemm_sm90_fp8 prints for the fast kernels fits it):
+#   fast accumulation: the n = K / 32 k32 steps each lose about 2^-14 of the running sum, which is
+#     j / n of the total at step j, so about n / 2 x 2^-14 of it: 1.6e-2 at K = 16384, 3e-2 at
+#     32784;
+#   promoted: only the four steps of one k-tile share a wgmma accumulator, so about 2 x 2^-14 =
+#     1.2e-4 of it (and f32's adds, 2^-24 each), far inside 1e-3.
+# The *_fast_accum twins run on the same data: their error is printed with whether it would pass
+# the promoted tolerance, and checked only against FP8_FAST_ACCUM_LONG_K_TOL (the estimate above
+# with room: it documents the fast path's accuracy, not a failure of it). torch._scaled_mm's
+# default (cuBLAS, promoting) is printed beside them where it has the type pair.
+FP8_PROMOTED_TOL = {"float32": 1e-3, "float16": 1e-3 + 2.0**-11, "bfloat16": 1e-3 + 2.0**-8}
+FP8_FAST_ACCUM_LONG_K_TOL = 1e-1
+FP8_PROMOTION_SHAPES = [(128, 256, 16384), (200, 264, 32784)]
+
+
+@pytest.mark.parametrize("shape", shapes(FP8_PROMOTION_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_fp8_promotion(gpu, load, shape):
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_fp8_persistent")
+    M, N, K = shape
+    g = torch.Generator(device="cuda").manual_seed(K + M)
+    sa = torch.tensor([0.5], device="cuda")
+    sb = torch.tensor([0.25], device="cuda")
+    for qa, qb in (("f8e4m3", "f8e4m3"), ("f8e4m3", "f8e5m2")):
+        a = (1 + torch.rand(M, K, device="cuda", generator=g)).to(getattr(torch, FP8_TYPES[qa]))
+        b = (1 + torch.rand(N, K, device="cuda", generator=g)).to(getattr(torch, FP8_TYPES[qb]))
+        ref = (a.double() * 0.5) @ (b.double() * 0.25).t()
+        for dout in ("float32", "bfloat16", "float16"):
+            name = "gemm_tn_fp8_f32" if dout == "float32" else "gemm_tn_fp8"
+            rels = {}
+            for suffix in ("", "_fast_accum"):
+                buf, c = guarded(torch, (M, N), getattr(torch, dout))
+                m.host(name + suffix)(fp8_arg(torch, a, qa), fp8_arg(torch, b, qb), c, sa, sb)
+                torch.cuda.synchronize()
+                rels[suffix] = float((c.double() - ref).abs().max() / ref.abs().max())
+                assert guards_untouched(buf, M * N), (qa, qb, dout, shape, suffix)
+            promoted, fast = rels[""], rels["_fast_accum"]
+            tol = FP8_PROMOTED_TOL[dout]
+            print(
+                f"promotion {qa}x{qb}->{dout} {M}x{N}x{K}: promoted {promoted:.3e}, fast accum {fast:.3e} "
+                f"({'fails' if fast > tol else 'passes'} the promoted tolerance {tol:.1e})"
+            )
+            if dout == "float32" and M % 16 == 0 and N % 16 == 0:
+                try:
+                    want = torch._scaled_mm(a, b.t(), scale_a=sa.view(()), scale_b=sb.view(()), out_dtype=torch.float32)
+                    print(
+                        f"  torch._scaled_mm default: {float((want.double() - ref).abs().max() / ref.abs().max()):.3e}"
+                    )
+                except (RuntimeError, ValueError) as e:  # a torch or cuBLAS without the pair
+                    print(f"torch._scaled_mm {qa}x{qb}: {e}".splitlines()[0])
+            assert promoted <= tol, (qa, qb, dout, shape, promoted)
+            assert fast <= FP8_FAST_ACCUM_LONG_K_TOL, (qa, qb, dout, shape, fast)
 
 
 # samples/gemm_sm90_epilogue.cute: linear layers with the activation fused into the persistent

@@ -29,9 +29,10 @@ for f in samples/*.cute; do
 done
 # The kernel-assert sample once more with its run-time asserts left out (python/tests/test_gpu_kernel_checks.py).
 "$TGT/release/cutec" build samples/kernel_checks.cute --release-asserts=off -o "$OUT/cubin/kernel_checks_asserts_off.cubin"
-# The benchmark's own kernels (bench/kernels: mma_peak for bench/gemm_clock.py).
+# The benchmark's own kernels (bench/kernels: mma_peak and wgmma_peak (sm_90a) for bench/gemm_clock.py).
 for f in bench/kernels/*.cute; do
-    "$TGT/release/cutec" build "$f" -o "$OUT/cubin/$(basename "${f%.cute}").cubin"
+    arch=$(sed -n 's|^[[:space:]]*// cutec-build: --arch \([a-z0-9_]*\).*|\1|p' "$f" | head -n1)
+    "$TGT/release/cutec" build "$f" --arch "${arch:-sm_90}" -o "$OUT/cubin/$(basename "${f%.cute}").cubin"
 done
 bash python/build-wheel.sh "$OUT/wheel" >/dev/null
 if [ "$cute_dsl" = 1 ] && ! ls "$OUT"/cute-dsl/nvidia_cutlass_dsl-4.3.5-*.whl >/dev/null 2>&1; then

@@ -9,7 +9,9 @@ TGT=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 cargo build -p cutec
 cargo build --release -p cute-runtime --lib --bins --examples
 mkdir -p "$OUT/bin" "$OUT/cubin" "$OUT/gen" "$OUT/python"
-for f in samples/*.cute; do
+# The samples, and the benchmarks' own kernels (bench/kernels: mma_peak and wgmma_peak for
+# bench/gemm_clock.py, which finds them beside the samples' cubins).
+for f in samples/*.cute bench/kernels/*.cute; do
     # A sample that needs another target says so: `// cutec-build: --arch sm_90a` (docs/pipeline.md).
     arch=$(sed -n 's|^[[:space:]]*// cutec-build: --arch \([a-z0-9_]*\).*|\1|p' "$f" | head -n1)
     "$TGT/debug/cutec" build "$f" --arch "${arch:-sm_90}" -o "$OUT/cubin/$(basename "${f%.cute}").cubin" 2>/dev/null
