@@ -1034,9 +1034,13 @@ GEMM90P_SHAPES = [
 @pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
 @pytest.mark.parametrize("shape", shapes(GEMM90P_SHAPES), ids=lambda s: "x".join(map(str, s)))
 def test_gemm_sm90_persistent(gpu, load, shape, layout):
-    torch = gpu
+    check_gemm90_16bit(gpu, load, "gemm_sm90_persistent", layout, shape)
+
+
+def check_gemm90_16bit(torch, load, sample, layout, shape):
+    """check_gemm90 of the sample's `gemm_{layout}_bf16` and `_f16` host functions, C of the input type."""
     need_sm90a(torch)
-    m = load("gemm_sm90_persistent")
+    m = load(sample)
     for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
         check_gemm90(torch, m.host(f"gemm_{layout}_{short}"), layout, shape, din, din)
 
@@ -1167,11 +1171,7 @@ GEMM90PM_SHAPES = [
 @pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
 @pytest.mark.parametrize("shape", shapes(GEMM90PM_SHAPES), ids=lambda s: "x".join(map(str, s)))
 def test_gemm_sm90_persistent_multicast(gpu, load, shape, layout):
-    torch = gpu
-    need_sm90a(torch)
-    m = load("gemm_sm90_persistent_multicast")
-    for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
-        check_gemm90(torch, m.host(f"gemm_{layout}_{short}"), layout, shape, din, din)
+    check_gemm90_16bit(gpu, load, "gemm_sm90_persistent_multicast", layout, shape)
 
 
 # samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)
