@@ -1034,9 +1034,13 @@ GEMM90P_SHAPES = [
 @pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
 @pytest.mark.parametrize("shape", shapes(GEMM90P_SHAPES), ids=lambda s: "x".join(map(str, s)))
 def test_gemm_sm90_persistent(gpu, load, shape, layout):
-    torch = gpu
+    check_gemm90_16bit(gpu, load, "gemm_sm90_persistent", layout, shape)
+
+
+def check_gemm90_16bit(torch, load, sample, layout, shape):
+    """check_gemm90 of the sample's `gemm_{layout}_bf16` and `_f16` host functions, C of the input type."""
     need_sm90a(torch)
-    m = load("gemm_sm90_persistent")
+    m = load(sample)
     for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
         check_gemm90(torch, m.host(f"gemm_{layout}_{short}"), layout, shape, din, din)
 
@@ -1129,6 +1133,45 @@ def test_gemm_sm90_multicast(gpu, load, shape):
     m = load("gemm_sm90_multicast")
     for din, short in (("bfloat16", "bf16"), ("float16", "f16")):
         check_gemm90(torch, m.host(f"gemm_tn_{short}"), "tn", shape, din, din)
+
+
+# samples/gemm_sm90_persistent_multicast.cute: the persistent GEMM in clusters of 2 blocks along M
+# that walk the schedule in lockstep on pairs of tiles (M tiles 2i, 2i+1 of one N tile), sharing
+# each B k-tile through TMA multicast (each block loads half of it into both blocks' rings), for
+# 128x256 and 128x128 tiles with at least 132 pairs; other calls fall back to the plain persistent
+# kernel (test_offline.py checks which instance and grid each shape gets). Four layouts x bf16/f16
+# against float64: odd M-tile counts (a padding tile past M in each N tile's last pair), one
+# k-tile, K tails, M tails of 1, 7, 127 (M-major A refused: TMA's strides), N tails where rank
+# 1's half of an N-major B is partly or wholly past N, many waves of clusters, and the fallbacks.
+# A hang is a barrier missing the peer's arrival or bytes: pytest-timeout names the shape.
+GEMM90PM_SHAPES = [
+    (33544, 72, 8),  # 128x128 multicast: 263 M tiles (odd), 132 pairs, one k-tile; B's 72 rows
+    (1, 8, 8),  # fallback: 128x64, one tile
+    (4096, 4096, 512),  # 128x256 multicast: 256 pairs, 3.9 waves of 66 clusters
+    (4096, 4096, 64),  # one k-tile a tile: the producers run whole tiles ahead
+    (3912, 4096, 1000),  # 31 M tiles (odd, the last 72 rows), a partial last k-tile
+    (4097, 4096, 128),  # M tail 1 (K-major A only): the 33rd M tile one row, beside a padding tile
+    (4103, 4104, 1000),  # M tail 7, N tail 8 (17 N tiles), K tail
+    (4223, 4096, 136),  # M tail 127
+    (3968, 4104, 1),  # K = 1 (NT only: both operands M-/N-major): 31 M tiles (odd)
+    (4096, 4096, 127),  # K = 127 (NT only)
+    (5000, 5000, 1000),  # tails in M, N and K: 40 x 20 tiles
+    (8200, 8200, 136),  # 65 M tiles (odd) x 33 N tiles
+    (40000, 128, 136),  # 128x128 multicast: 313 M tiles (odd), one N tile
+    (34000, 96, 64),  # 128x128 multicast, N = 96: rank 1's half of B partly past N
+    (8192, 8192, 8192),
+    (1000, 1000, 1000),  # fallback: 64x128
+    (2048, 2048, 2048),  # fallback: 128x256, 64 pairs (one wave)
+    (20000, 120, 136),  # fallback: 128x128, 79 pairs
+    (17000, 64, 72),  # fallback: 128x64
+    (1000, 7, 128),  # refused: C's N
+]
+
+
+@pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
+@pytest.mark.parametrize("shape", shapes(GEMM90PM_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_persistent_multicast(gpu, load, shape, layout):
+    check_gemm90_16bit(gpu, load, "gemm_sm90_persistent_multicast", layout, shape)
 
 
 # samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)

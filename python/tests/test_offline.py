@@ -970,6 +970,58 @@ def test_gemm_sm90_persistent_plan(cubin):
     assert set().union(*instances.values()) == set(m.kernels)
 
 
+# ---- samples/gemm_sm90_persistent_multicast.cute: clusters of 2 where pairs are many -------------
+
+
+def test_gemm_sm90_persistent_multicast_plan(cubin):
+    """The plain persistent kernel's tile rule, then for 128x256 and 128x128 tiles with at least 132
+    pairs of tiles (M tiles rounded up to pairs x N tiles: two waves of 66 clusters) the multicast
+    instance, in clusters of 2 (its manifest block says `cluster 2 1 1`), a grid of 2 x min(pairs,
+    66) blocks, 384 threads and the plain tile's shared memory; every other call the plain instance
+    with gemm_sm90_persistent.cute's launch (grid min(tiles, 132), no cluster). The same host
+    functions as gemm_sm90_persistent.cute; one instance per layout, dtype, tile and kind."""
+    m = cutec.manifest(cubin("gemm_sm90_persistent_multicast"))
+    assert sorted(m.hosts) == sorted(cutec.manifest(cubin("gemm_sm90_persistent")).hosts)
+    clustered = {b.split("\n", 1)[0] for b in m.text.split("\nkernel ")[1:] if "\ncluster 2 1 1\n" in b}
+    assert clustered == {k for k in m.kernels if k.startswith("gemm_persistent_multicast")}
+    smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
+    smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
+    cases = [  # (M, N, K), tile, tiles, pairs (None: the plain kernel)
+        ((33544, 72, 8), (128, 128), 263, 132),  # 263 M tiles: the last pair padded
+        ((33416, 72, 8), (128, 128), 262, None),  # 131 pairs: one short
+        ((40000, 128, 136), (128, 128), 313, 157),
+        ((34000, 96, 64), (128, 128), 266, 133),
+        ((3072, 3072, 3072), (128, 256), 288, 144),
+        ((4096, 4096, 512), (128, 256), 512, 256),
+        ((3912, 4096, 1000), (128, 256), 496, 256),  # 31 M tiles: 16 pairs per N tile
+        ((8200, 8200, 136), (128, 256), 2145, 1089),
+        ((8192, 8192, 8192), (128, 256), 2048, 1024),
+        ((2816, 2816, 1024), (128, 256), 242, None),  # 121 pairs
+        ((2048, 2048, 2048), (128, 256), 128, None),
+        ((20000, 120, 136), (128, 128), 157, None),  # 79 pairs
+        ((1000, 1000, 1000), (64, 128), 128, None),
+        ((128, 8192, 8192), (64, 128), 128, None),
+        ((8192, 64, 8192), (128, 64), 64, None),
+        ((17000, 64, 72), (128, 64), 133, None),
+    ]
+    instances = {}
+    for layout in ("tn", "nt", "nn", "tt"):
+        for dtype in ("bf16", "f16"):
+            host = m.host(f"gemm_{layout}_{dtype}")
+            for shape, tile, tiles, pairs in cases:
+                (launch,) = host.check(*gemm90_views(layout, *shape, dtype))
+                multicast = launch["kernel"] in clustered
+                assert multicast == (pairs is not None), (layout, shape)
+                grid = 2 * min(pairs, 66) if multicast else min(tiles, 132)
+                assert launch["grid"] == (grid, 1, 1), (layout, shape)
+                assert launch["block"] == (384 if tile[0] == 128 else 256, 1, 1), (layout, shape)
+                assert launch["smem"] == smem[tile] <= 232448, (layout, shape)
+                instances.setdefault((layout, dtype, tile, multicast), set()).add(launch["kernel"])
+            refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype))
+    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 48
+    assert set().union(*instances.values()) == set(m.kernels)
+
+
 # ---- samples/gemm_sm90_fp8_persistent.cute: the FP8 GEMM's persistent launches ---------------------
 
 

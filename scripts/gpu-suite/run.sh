@@ -107,7 +107,13 @@ if [ -z "$py_skip" ]; then
     # The persistent Hopper GEMM (samples/gemm_sm90_persistent.cute): grid = min(tiles, 132), TMA-store
     # epilogue, the tile picked per call (128x256, 128x128, 64x128, 128x64); four layouts x bf16/f16,
     # tiles fewer and more than SMs, one-k-tile problems and tails against float64, and the refusals.
-    check gemm-sm90-persistent "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent
+    check gemm-sm90-persistent "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90_persistent and not multicast"
+    # The persistent GEMM with TMA multicast (samples/gemm_sm90_persistent_multicast.cute): clusters of 2
+    # blocks walking pairs of tiles (M tiles 2i, 2i+1 of one N tile) in lockstep, each loading half of
+    # the shared B k-tile into both rings, for 128x256/128x128 tiles with >= 132 pairs, else the plain
+    # kernel; four layouts x bf16/f16, odd M-tile counts (padding tiles), tails, many waves, the
+    # fallbacks. A hang is a barrier missing the peer's arrival or bytes: pytest-timeout names the shape.
+    check gemm-sm90-persistent-multicast "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent_multicast
     # Split-K (samples/gemm_sm90_splitk.cute): few output tiles and long K, a block per (tile, K slice)
     # into an f32 workspace, then a fixed-order reduction; four layouts x bf16/f16, skinny M/N, one tile
     # in 16 slices, uneven slices, unsplit shapes and refusals against float64, bit-identical reruns;
