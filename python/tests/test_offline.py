@@ -976,7 +976,8 @@ def test_gemm_sm90_persistent_plan(cubin):
 def test_gemm_sm90_persistent_multicast_plan(cubin):
     """The plain persistent kernel's tile rule, then for 128x256 and 128x128 tiles with at least 132
     pairs of tiles (M tiles rounded up to pairs x N tiles: two waves of 66 clusters) the multicast
-    instance, in clusters of 2 (its manifest block says `cluster 2 1 1`), a grid of 2 x min(pairs,
+    instance where the rows of A or B (their non-unit stride) are not a multiple of 64 elements
+    (128 bytes), in clusters of 2 (its manifest block says `cluster 2 1 1`), a grid of 2 x min(pairs,
     66) blocks, 384 threads and the plain tile's shared memory; every other call the plain instance
     with gemm_sm90_persistent.cute's launch (grid min(tiles, 132), no cluster). The same host
     functions as gemm_sm90_persistent.cute; one instance per layout, dtype, tile and kind."""
@@ -995,7 +996,8 @@ def test_gemm_sm90_persistent_multicast_plan(cubin):
         ((4096, 4096, 512), (128, 256), 512, 256),
         ((3912, 4096, 1000), (128, 256), 496, 256),  # 31 M tiles: 16 pairs per N tile
         ((8200, 8200, 136), (128, 256), 2145, 1089),
-        ((8192, 8192, 8192), (128, 256), 2048, 1024),
+        ((8192, 8192, 8192), (128, 256), 2048, 1024),  # rows aligned: the plain kernel
+        ((8192, 8192, 8200), (128, 256), 2048, 1024),  # TN, TT: K-major rows of 16400 bytes
         ((2816, 2816, 1024), (128, 256), 242, None),  # 121 pairs
         ((2048, 2048, 2048), (128, 256), 128, None),
         ((20000, 120, 136), (128, 128), 157, None),  # 79 pairs
@@ -1009,9 +1011,12 @@ def test_gemm_sm90_persistent_multicast_plan(cubin):
         for dtype in ("bf16", "f16"):
             host = m.host(f"gemm_{layout}_{dtype}")
             for shape, tile, tiles, pairs in cases:
+                M, N, K = shape
+                # The contiguous extents: K for a K-major operand (T), M or N else.
+                aligned = (K if layout[0] == "t" else M) % 64 == 0 and (K if layout[1] == "n" else N) % 64 == 0
                 (launch,) = host.check(*gemm90_views(layout, *shape, dtype))
                 multicast = launch["kernel"] in clustered
-                assert multicast == (pairs is not None), (layout, shape)
+                assert multicast == (pairs is not None and not aligned), (layout, shape)
                 grid = 2 * min(pairs, 66) if multicast else min(tiles, 132)
                 assert launch["grid"] == (grid, 1, 1), (layout, shape)
                 assert launch["block"] == (384 if tile[0] == 128 else 256, 1, 1), (layout, shape)
