@@ -138,6 +138,24 @@ def test_forward_long(gpu, attn, d, causal, gqa, seqlens):
     check(torch, o, lse, q, k, v, scale, causal, ("long", d, causal, gqa, seqlens))
 
 
+# Causal shapes whose zigzag units fill the persistent grid (test_offline.py checks the grids): an odd
+# count of query blocks per head (9 of 128 rows: units straddle two heads) and an odd total (261
+# tiles: the last unit has one tile), equal and unequal lengths; and an even count (8 x 66 heads,
+# 264 units: two waves). The smaller shapes of test_forward launch a block per tile.
+ZIGZAG = [(1, 29, 1100, 1100), (1, 29, 1100, 1500), (2, 33, 1000, 1000)]
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("shape", ZIGZAG, ids=lambda s: "x".join(map(str, s)))
+def test_forward_zigzag(gpu, attn, d, shape):
+    torch = gpu
+    b, h, sq, sk = shape
+    q, k, v = inputs(torch, torch.bfloat16, b, sq, sk, h, h, d)
+    scale = 1.0 / math.sqrt(d)
+    o, lse = run(torch, attn, q, k, v, scale, True)
+    check(torch, o, lse, q, k, v, scale, True, ("zigzag", d, shape))
+
+
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_bhsd_views_and_scale(gpu, attn, causal):
     """(batch, heads, seqlen, D) tensors passed as their (batch, seqlen, heads, D) transposes (head_dim

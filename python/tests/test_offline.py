@@ -893,6 +893,10 @@ def test_flash_attention_plan(cubin):
         (1, 4, 4096, 16, 64, 22 * 64, 512),
         (1, 1, 16384, 16, 128, 128 * 16, 384),
         (1, 1, 1024, 16, 128, 8 * 16, 384),
+        # test_gpu_flash_attention.py's zigzag shapes: 131 units (261 tiles, 9 a head), 132 (264).
+        (1, 1, 1100, 29, 64, 131, 384),
+        (1, 1, 1100, 29, 256, 131, 384),
+        (1, 2, 1000, 33, 128, 132, 384),
     ):
         (launch,) = call(b, s, s, h, h, d, causal=causal)
         assert launch["grid"] == (grid, 1, 1) and launch["block"] == (threads, 1, 1), (b, s, d, launch)
