@@ -930,7 +930,8 @@ def gemm90_views(layout, M, N, K, dtype):
 def test_gemm_sm90_persistent_plan(cubin):
     """One launch per call: the tile of the rule in the sample's header (128x64 for N <= 64; else
     the first of 128x256 (N > 128 only) and 128x128 that makes at least 66 tiles, half the H100's
-    132 SMs; else 64x128), one instance per layout, dtype and tile, a grid of min(tiles, 132)
+    132 SMs; else 64x128; 128x192 where 128x256 makes one wave at most and 128x192 too), one
+    instance per layout, dtype and tile, a grid of min(tiles, 132)
     blocks, 384 threads (256 for the one consumer warpgroup of 64x128), and the shared memory of
     the tile's ring and staging tile. The shapes are issue 31's categories (bench.GEMM_CATEGORIES),
     whose best tiles the lead measured with gemm_sm90.cute, and tails."""
@@ -940,10 +941,13 @@ def test_gemm_sm90_persistent_plan(cubin):
     # (stages x (BM + BN) x 64 x 2 bytes of ring) + BM x BN x 2 of staging + 1024 of barriers.
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
     smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
+    smem |= {(128, 192): 4 * 40960 + 49152 + 1024}
     cases = [
         ((768, 768, 768), (64, 128), 72),
         ((1000, 1000, 1000), (64, 128), 128),
-        ((1536, 1536, 1536), (128, 256), 72),
+        ((1536, 1536, 1536), (128, 192), 96),  # 128x256 would be one wave of 72: 128x192, one of 96
+        ((2048, 1536, 2048), (128, 192), 128),
+        ((2048, 2048, 2048), (128, 256), 128),  # 128x192 would make 176 tiles (two waves)
         ((4096, 4096, 4096), (128, 256), 512),
         ((8200, 8200, 8192), (128, 256), 2145),
         ((16, 4096, 4096), (64, 128), 32),
@@ -970,7 +974,7 @@ def test_gemm_sm90_persistent_plan(cubin):
             refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype))
             if layout != "nt":
                 refusal(host.check, *gemm90_views(layout, 64, 64, 7, dtype))
-    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 32
+    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 40
     assert set().union(*instances.values()) == set(m.kernels)
 
 
