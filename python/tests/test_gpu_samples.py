@@ -1177,6 +1177,57 @@ def test_gemm_sm90_persistent_multicast(gpu, load, shape, layout):
     check_gemm90_16bit(gpu, load, "gemm_sm90_persistent_multicast", layout, shape)
 
 
+# samples/gemm_sm90_pingpong.cute: the persistent GEMM's ping-pong schedule, each consumer warpgroup
+# computing whole tiles (the block's tiles 2i + w for warpgroup w), the two taking turns at the
+# tensor cores through named barriers (samples/lib/gemm_sm90_pingpong_kernel.cute). Its tile rule,
+# per warpgroup: 128x64 for N <= 64, 128x128 where that makes at least 132 tiles, else 64x128
+# (test_offline.py checks which instance and grid each shape gets). Four layouts x bf16/f16 against
+# float64: blocks with one tile (warpgroup 1 never takes a turn), two, and an odd count (warpgroup 0
+# one tile more: its last main loop hands no turn on), k-tile counts equal to the stages and to
+# twice the stages (the pipeline states' skip over the partner's k-tiles flips the phase only, or
+# moves nothing), one k-tile a tile, the tails M, N, K of 1, 7, 127, 1000 where TMA's strides allow
+# them (else refused), 4096³. A hang is a turn or a barrier never arriving: pytest-timeout names
+# the shape.
+GEMM90PP_SHAPES = [
+    (1, 8, 8),  # 128x64, one tile: warpgroup 1 has none
+    (128, 128, 64),  # 64x128, 2 tiles in 2 blocks: a tile each
+    (7, 1000, 128),  # 64x128, 8 tiles
+    (127, 1000, 1000),  # 64x128, 16
+    (1000, 1000, 1000),  # 64x128, 128 tiles of 16 k-tiles (twice the 8 stages)
+    (1064, 1064, 1000),  # 64x128, 153 tiles: blocks 0-20 two
+    (200, 264, 136),  # 64x128, 12; a partial last k-tile
+    (136, 264, 4104),  # 64x128, 9 tiles of 65 k-tiles
+    (256, 512, 1),  # 64x128; K = 1, 7, 127: NT only
+    (256, 512, 7),
+    (256, 512, 127),
+    (1000, 7, 128),  # refused: C's N
+    (1000, 1, 64),  # refused
+    (17024, 128, 72),  # 128x128, 133 tiles: block 0 two (a turn each), the others one
+    (16896, 256, 128),  # 128x128, 264 tiles: every block two
+    (33920, 128, 136),  # 128x128, 265 tiles: block 0 three (warpgroup 0 two, 1 one)
+    (1536, 1536, 1536),  # 128x128, 144 tiles
+    (4096, 4096, 4096),  # 128x128, 1024 tiles: 7 or 8 a block
+    (4096, 4096, 64),  # 128x128, one k-tile a tile: the producer runs tiles ahead
+    (4096, 4096, 320),  # 5 k-tiles, the 5 stages: a skip flips the phase only
+    (4096, 4096, 640),  # 10 k-tiles: a skip moves nothing
+    (8200, 8200, 136),  # 65 x 65 tiles, tails in M and N
+    (4097, 4096, 128),  # M tail 1 (K-major A only)
+    (4103, 4104, 1000),  # M tail 7, N tail 8, K tail
+    (4223, 4096, 136),  # M tail 127
+    (3968, 4104, 1),  # K = 1 (NT only)
+    (4096, 4096, 127),  # K = 127 (NT only)
+    (5000, 5000, 1000),  # tails in M, N and K
+    (17000, 64, 72),  # 128x64, 133 tiles
+    (30000, 48, 8),  # 128x64, 235 tiles of one k-tile each
+]
+
+
+@pytest.mark.parametrize("layout", list(GEMM90_LAYOUTS))
+@pytest.mark.parametrize("shape", shapes(GEMM90PP_SHAPES), ids=lambda s: "x".join(map(str, s)))
+def test_gemm_sm90_pingpong(gpu, load, shape, layout):
+    check_gemm90_16bit(gpu, load, "gemm_sm90_pingpong", layout, shape)
+
+
 # samples/gemm_sm90_fp8.cute: C = (scale_a * scale_b) * (A @ B^T), A (M,K) and B (N,K)
 # row-major FP8 (torch.float8_e4m3fn / float8_e5m2, any pair), the scales 1-element f32 device
 # tensors (torch._scaled_mm's 0-dim scales, `.view(1)`), C bf16/f16 (gemm_tn_fp8) or f32

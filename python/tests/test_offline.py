@@ -1035,6 +1035,53 @@ def test_gemm_sm90_persistent_multicast_plan(cubin):
     assert set().union(*instances.values()) == set(m.kernels)
 
 
+# ---- samples/gemm_sm90_pingpong.cute: the ping-pong schedule's tile and grid --------------------
+
+
+def test_gemm_sm90_pingpong_plan(cubin):
+    """The ping-pong kernel's tile rule, per consumer warpgroup (the sample's library): 128x64 for
+    N <= 64; else 128x128 where that makes at least 132 tiles; else 64x128. One launch per call, a
+    grid of min(tiles, 132) blocks, 384 threads (a producer and two consumer warpgroups whatever the
+    tile), and the shared memory of the tile's ring (8, 5 and 8 stages) beside two staging tiles.
+    The same host functions as gemm_sm90_persistent.cute; one instance per layout, dtype and tile."""
+    m = cutec.manifest(cubin("gemm_sm90_pingpong"))
+    assert sorted(m.hosts) == sorted(cutec.manifest(cubin("gemm_sm90_persistent")).hosts)
+    # stages x (BM + BN) x 64 x 2 bytes of ring + 2 x BM x BN x 2 of staging + 1024 of barriers.
+    smem = {(128, 128): 5 * 32768 + 65536 + 1024}
+    smem |= {(64, 128): 8 * 24576 + 32768 + 1024, (128, 64): 8 * 24576 + 32768 + 1024}
+    cases = [
+        ((8, 8, 8), (128, 64), 1),
+        ((128, 128, 64), (64, 128), 2),
+        ((1000, 1000, 1000), (64, 128), 128),
+        ((1064, 1064, 1000), (64, 128), 153),
+        ((16, 4096, 4096), (64, 128), 32),
+        ((16384, 128, 4096), (64, 128), 256),  # 128 tiles of 128x128: one short
+        ((17024, 128, 72), (128, 128), 133),
+        ((33920, 128, 136), (128, 128), 265),
+        ((1536, 1536, 1536), (128, 128), 144),
+        ((4096, 4096, 4096), (128, 128), 1024),
+        ((8200, 8200, 136), (128, 128), 4225),
+        ((8192, 64, 8192), (128, 64), 64),
+        ((17000, 64, 72), (128, 64), 133),
+    ]
+    instances = {}
+    for layout in ("tn", "nt", "nn", "tt"):
+        for dtype in ("bf16", "f16"):
+            host = m.host(f"gemm_{layout}_{dtype}")
+            for shape, tile, tiles in cases:
+                (launch,) = host.check(*gemm90_views(layout, *shape, dtype))
+                assert launch["grid"] == (min(tiles, 132), 1, 1), (layout, shape)
+                assert launch["block"] == (384, 1, 1), (layout, shape)
+                assert launch["smem"] == smem[tile] <= 232448, (layout, shape)
+                instances.setdefault((layout, dtype, tile), set()).add(launch["kernel"])
+            # TMA's 16-byte strides: C's N, and K of a K-major operand, multiples of 8.
+            refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype))
+            if layout != "nt":
+                refusal(host.check, *gemm90_views(layout, 64, 64, 7, dtype))
+    assert all(len(k) == 1 for k in instances.values()) and len(instances) == 24
+    assert set().union(*instances.values()) == set(m.kernels)
+
+
 # ---- samples/gemm_sm90_fp8_persistent.cute: the FP8 GEMM's persistent launches ---------------------
 
 

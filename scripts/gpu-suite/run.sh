@@ -103,7 +103,7 @@ if [ -z "$py_skip" ]; then
     # The Hopper GEMM (samples/gemm_sm90.cute, sm_90a) in its four operand layouts (TN, NT, NN, TT:
     # K-major and MN-major wgmma tiles, 64-row TMA boxes for M-/N-major operands) x bf16/f16 x
     # 16-bit/f32 C, tile multiples and tails against float64, and the refusals of shapes TMA cannot take.
-    check gemm-sm90-layouts "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm and not splitk and not multicast"
+    check gemm-sm90-layouts "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90 and not fp8 and not persistent and not epilogue and not addmm and not bmm and not splitk and not multicast and not pingpong"
     # The persistent Hopper GEMM (samples/gemm_sm90_persistent.cute): grid = min(tiles, 132), TMA-store
     # epilogue, the tile picked per call (128x256, 128x128, 64x128, 128x64); four layouts x bf16/f16,
     # tiles fewer and more than SMs, one-k-tile problems and tails against float64, and the refusals.
@@ -114,6 +114,12 @@ if [ -z "$py_skip" ]; then
     # kernel; four layouts x bf16/f16, odd M-tile counts (padding tiles), tails, many waves, the
     # fallbacks. A hang is a barrier missing the peer's arrival or bytes: pytest-timeout names the shape.
     check gemm-sm90-persistent-multicast "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_persistent_multicast
+    # The ping-pong persistent GEMM (samples/gemm_sm90_pingpong.cute): each consumer warpgroup computes
+    # whole tiles, the two taking turns at the tensor cores through named barriers (one's epilogue over
+    # the other's main loop); four layouts x bf16/f16, blocks with one, two and an odd count of tiles,
+    # k-tile counts of one, the stages and twice the stages, tails against float64, the refusals. A
+    # hang is a turn or a barrier never arriving: pytest-timeout names the shape.
+    check gemm-sm90-pingpong "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k gemm_sm90_pingpong
     # Split-K (samples/gemm_sm90_splitk.cute): few output tiles and long K, a block per (tile, K slice)
     # into an f32 workspace, then a fixed-order reduction; four layouts x bf16/f16, skinny M/N, one tile
     # in 16 slices, uneven slices, unsplit shapes and refusals against float64, bit-identical reruns;
