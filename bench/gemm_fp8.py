@@ -4,9 +4,10 @@ checked against the float64 product of the dequantized inputs first.
 
     python3 bench/gemm_fp8.py CUBIN... [--shapes 4096,8192] [--types e4m3:e4m3] [--out bf16] [--rowwise] [--rounds 3]
 
-Each CUBIN is a build of a file with gemm_sm90_fp8.cute's host functions, timed in the same run:
-gemm_sm90_fp8.cubin (a block per tile) and gemm_sm90_fp8_persistent.cubin (the persistent kernel)
-side by side.
+Each CUBIN is a build of a file with gemm_sm90_fp8.cute's host functions (or their *_fast_accum
+twins), timed in the same run: gemm_sm90_fp8.cubin (a block per tile), gemm_sm90_fp8_persistent.cubin
+(the persistent kernel, promoting) and gemm_sm90_fp8_persistent_fast.cubin (its fast twins) side
+by side.
 
 C = (scale_a * scale_b) * (A @ B^T) for A (M,K), B (N,K) row-major FP8 with M = N = K = each shape:
 `gemm_tn_fp8` (bf16/f16 C) or `gemm_tn_fp8_f32` (f32 C) against `torch._scaled_mm(a, b.t(),
@@ -15,12 +16,11 @@ e4m3, bf16/f16 C), `gemm_tn_fp8_rowwise` against torch's row-wise mode.
 
 Two accumulations, compared like with like (--accum both, the default, or one of them):
   promoted   torch._scaled_mm's default (use_fast_accum=False: cuBLAS adds the partial sums into
-             f32 every few k-steps) beside the host functions that promote: those of a file that
-             also has `*_fast_accum` twins (gemm_sm90_fp8_persistent.cute's gemm_tn_fp8*, on
-             128x128 tiles);
+             f32 every few k-steps) beside the host functions that promote: the plain names of a
+             file of the persistent kernel (gemm_sm90_fp8_persistent.cute's gemm_tn_fp8*);
   fast       torch._scaled_mm(use_fast_accum=True) beside the host functions that accumulate in
-             wgmma's FP8 accumulator only: the `*_fast_accum` twins (128x256 tiles), and the plain
-             names of a file without twins (gemm_sm90_fp8.cute).
+             wgmma's FP8 accumulator only: the `*_fast_accum` twins
+             (gemm_sm90_fp8_persistent_fast.cute), and the plain names of gemm_sm90_fp8.cute.
 Each group prints its ratios to its torch row. Clocks move with power and temperature, so each
 cell times every implementation once per round, round-robin, and reports the median over the
 rounds and every round's rate.
@@ -41,7 +41,11 @@ TORCH_LABEL = {True: "torch._scaled_mm", False: "torch._scaled_mm fast_accum"}  
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cubins", nargs="+", help="gemm_sm90_fp8.cubin, gemm_sm90_fp8_persistent.cubin")
+    ap.add_argument(
+        "cubins",
+        nargs="+",
+        help="gemm_sm90_fp8.cubin, gemm_sm90_fp8_persistent.cubin, gemm_sm90_fp8_persistent_fast.cubin",
+    )
     ap.add_argument("--shapes", default="4096,8192", help="M = N = K per shape")
     ap.add_argument("--types", default="e4m3:e4m3", help="A:B FP8 type pairs, comma-separated")
     ap.add_argument("--out", default="bf16", help="C's type: bf16, f16 or f32")
@@ -60,10 +64,9 @@ def main():
         mod, label = cutec.load(path), f"cutec {os.path.basename(path).removesuffix('.cubin')}"
         twin = f"{name}_fast_accum"
         if twin in mod.hosts:
-            hosts[label] = (mod.host(name), True)
-            hosts[f"{label} fast_accum"] = (mod.host(twin), False)
-        else:
-            hosts[label] = (mod.host(name), False)
+            hosts[label] = (mod.host(twin), False)
+        else:  # the persistent kernel's plain names promote, gemm_sm90_fp8.cute's do not
+            hosts[label] = (mod.host(name), any(k.startswith("gemm_persistent_fp8") for k in mod.kernels))
     hosts = {label: (host, promotes) for label, (host, promotes) in hosts.items() if promotes in wanted}
     dout = getattr(torch, OUTS[a.out])
     l2 = torch.cuda.get_device_properties(0).L2_cache_size

@@ -1234,27 +1234,29 @@ def test_gemm_sm90_pingpong(gpu, load, shape, layout):
 # (gemm_tn_fp8_f32). The reference is the float64 product of the dequantized inputs (the FP8
 # values are exact in float64). Tolerance, max |C - ref| / max |ref|: wgmma's FP8 accumulation is
 # not IEEE f32 (Hopper's FP8 tensor cores keep fewer bits while adding, and gemm_sm90_fp8.cute and
-# the persistent file's *_fast_accum functions have no periodic promotion into an f32 accumulator;
-# its gemm_tn_fp8* promote: test_gemm_sm90_fp8_promotion below checks them tighter), so 1e-2 for f32
+# gemm_sm90_fp8_persistent_fast.cute's *_fast_accum functions have no periodic promotion into an f32
+# accumulator; gemm_sm90_fp8_persistent.cute's gemm_tn_fp8* promote: test_gemm_sm90_fp8_promotion
+# below checks them tighter), so 1e-2 for f32
 # and f16 C, 1e-2 + bf16's rounding for bf16 C; each case prints its measured error (pytest -s)
 # for the accuracy note in docs/language.md §9. Tails: M, N of 1, 7, 127, 1000; C's N must be a
 # multiple of 8 (4 for f32 C) and K of 16 (TMA's 16-byte rows): other shapes are refused. The
 # f32 results are also compared with torch._scaled_mm (cuBLAS, f32 out) where this torch and
 # cuBLAS have the type pair.
 #
-# Each case runs on the three FP8 kernels: gemm_sm90_fp8.cute's (a block per tile) and
-# gemm_sm90_fp8_persistent.cute's two (the same host functions on the persistent kernel, promoting
-# on 128x128 tiles, and its *_fast_accum twins on 128x256: grid min(tiles, 132), tiles b, b + grid,
-# ... per block, the TMA-store epilogue through a staging tile of C's type). Shapes with more tiles
+# Each case runs on the three FP8 kernels: gemm_sm90_fp8.cute's (a block per tile) and the two of
+# the persistent files (the same host functions on the persistent kernel, 128x256 tiles, promoting
+# in gemm_sm90_fp8_persistent.cute, their *_fast_accum twins in gemm_sm90_fp8_persistent_fast.cute:
+# grid min(tiles, 132), tiles b, b + grid, ... per block, the TMA-store epilogue through a staging
+# tile of C's type). Shapes with more tiles
 # than 132 SMs (2048x4096x512: 256 of 128x256; 4096³: 512; 2000x4104x272, tails in M, N and K: 272)
 # make its blocks take several tiles each, so the producer runs ahead into the next tile and the
 # staging tile is reused; the others have fewer.
 FP8_GEMM_SAMPLES = [
     ("gemm_sm90_fp8", ""),
     ("gemm_sm90_fp8_persistent", ""),
-    ("gemm_sm90_fp8_persistent", "_fast_accum"),
+    ("gemm_sm90_fp8_persistent_fast", "_fast_accum"),
 ]
-FP8_GEMM_SAMPLE_IDS = ["gemm_sm90_fp8", "gemm_sm90_fp8_persistent", "gemm_sm90_fp8_persistent-fast_accum"]
+FP8_GEMM_SAMPLE_IDS = ["gemm_sm90_fp8", "gemm_sm90_fp8_persistent", "gemm_sm90_fp8_persistent_fast"]
 FP8_TYPES = {"f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
 FP8_GEMM_TOL = {"float32": 1e-2, "float16": 1e-2, "bfloat16": 1e-2 + 2.0**-8}
 FP8_GEMM_SHAPES = [
@@ -1373,7 +1375,7 @@ def test_gemm_sm90_fp8_rowwise(gpu, load, sample, shape):
 #     32784;
 #   promoted: only the four steps of one k-tile share a wgmma accumulator, so about 2 x 2^-14 =
 #     1.2e-4 of it (and f32's adds, 2^-24 each), far inside 1e-3.
-# The *_fast_accum twins run on the same data: their error is printed (not checked) with whether
+# The *_fast_accum twins (gemm_sm90_fp8_persistent_fast.cute) run on the same data: their error is printed (not checked) with whether
 # it would pass the promoted tolerance. Measured on the H100 (session 22) it is far above the
 # estimate: 0.29 of max |ref| at K = 16384 and 0.56 at 32784 (promoted: 3.7e-5 and 3.4e-5, the
 # same as torch._scaled_mm's default, 3.7e-5), so wgmma's accumulator keeps fewer bits than 13 or
@@ -1388,7 +1390,7 @@ FP8_PROMOTION_SHAPES = [(128, 256, 16384), (200, 264, 32784)]
 def test_gemm_sm90_fp8_promotion(gpu, load, shape):
     torch = gpu
     need_sm90a(torch)
-    m = load("gemm_sm90_fp8_persistent")
+    mods = {"": load("gemm_sm90_fp8_persistent"), "_fast_accum": load("gemm_sm90_fp8_persistent_fast")}
     M, N, K = shape
     g = torch.Generator(device="cuda").manual_seed(K + M)
     sa = torch.tensor([0.5], device="cuda")
@@ -1402,7 +1404,7 @@ def test_gemm_sm90_fp8_promotion(gpu, load, shape):
             rels = {}
             for suffix in ("", "_fast_accum"):
                 buf, c = guarded(torch, (M, N), getattr(torch, dout))
-                m.host(name + suffix)(fp8_arg(torch, a, qa), fp8_arg(torch, b, qb), c, sa, sb)
+                mods[suffix].host(name + suffix)(fp8_arg(torch, a, qa), fp8_arg(torch, b, qb), c, sa, sb)
                 torch.cuda.synchronize()
                 rels[suffix] = float((c.double() - ref).abs().max() / ref.abs().max())
                 assert guards_untouched(buf, M * N), (qa, qb, dout, shape, suffix)

@@ -1082,47 +1082,42 @@ def test_gemm_sm90_pingpong_plan(cubin):
     assert set().union(*instances.values()) == set(m.kernels)
 
 
-# ---- samples/gemm_sm90_fp8_persistent.cute: the FP8 GEMM's persistent launches ---------------------
+# ---- samples/gemm_sm90_fp8_persistent{,_fast}.cute: the FP8 GEMM's persistent launches --------------
 
 
 def test_gemm_sm90_fp8_persistent_plan(cubin):
     """gemm_sm90_fp8.cute's host functions on the persistent kernel, promoting (torch._scaled_mm's
-    default), and their *_fast_accum twins (wgmma's accumulator only): one launch each, a grid of
-    min(tiles, 132) blocks of 384 threads. Fast: 128x256 tiles, a ring of 48 KiB stages (128 bytes
-    of K), three beside a 64 KiB bf16/f16 staging tile, two beside a 128 KiB f32 one. Promoted:
-    128x128 tiles (the second accumulator's registers), 32 KiB stages, six beside a 32 KiB
-    bf16/f16 staging tile, five beside a 64 KiB f32 one. One instance per type triple and
-    accumulation (row-wise: e4m3 x e4m3 x bf16/f16), none shared between the two, and the same
+    default; gemm_sm90_fp8_persistent.cute), and their *_fast_accum twins (wgmma's accumulator
+    only; gemm_sm90_fp8_persistent_fast.cute): one launch each, a grid of min(tiles, 132) blocks of
+    384 threads, 128x256 tiles (the promotion's temporary covers half the tile), a ring of 48 KiB
+    stages (128 bytes of K), three beside a 64 KiB bf16/f16 staging tile, two beside a 128 KiB f32
+    one. One instance per type triple (row-wise: e4m3 x e4m3 x bf16/f16) in each file, and the same
     refusals as the non-persistent file (K a multiple of 16, C's N of 8 (4 for f32), C M x N, the
     scales' lengths)."""
-    m = cutec.manifest(cubin("gemm_sm90_fp8_persistent"))
+    files = {
+        "": cutec.manifest(cubin("gemm_sm90_fp8_persistent")),
+        "_fast_accum": cutec.manifest(cubin("gemm_sm90_fp8_persistent_fast")),
+    }
     plain = cutec.manifest(cubin("gemm_sm90_fp8")).hosts
-    assert sorted(m.hosts) == sorted(list(plain) + [f"{h}_fast_accum" for h in plain])
     fp8 = ("f8e4m3", "f8e5m2")
-    fast = {"bf16": 3 * 49152 + 65536 + 1024, "f16": 3 * 49152 + 65536 + 1024, "f32": 2 * 49152 + 131072 + 1024}
-    promoted = {"bf16": 6 * 32768 + 32768 + 1024, "f16": 6 * 32768 + 32768 + 1024, "f32": 5 * 32768 + 65536 + 1024}
-    # (M, N, K), its 128x256 tiles, its 128x128 tiles
-    cases = [
-        ((4096, 4096, 4096), 512, 1024),
-        ((2048, 4096, 512), 256, 512),
-        ((2000, 4104, 272), 272, 528),
-        ((1000, 1000, 1024), 32, 64),
-    ]
+    smem = {"bf16": 3 * 49152 + 65536 + 1024, "f16": 3 * 49152 + 65536 + 1024, "f32": 2 * 49152 + 131072 + 1024}
+    # (M, N, K), its 128x256 tiles
+    cases = [((4096, 4096, 4096), 512), ((2048, 4096, 512), 256), ((2000, 4104, 272), 272), ((1000, 1000, 1024), 32)]
     one = view(3, (1,), "f32")
-    instances = {"": set(), "_fast_accum": set()}
-    for suffix, smem, col in (("", promoted, 2), ("_fast_accum", fast, 1)):
+    for suffix, m in files.items():
+        assert sorted(m.hosts) == sorted(f"{h}{suffix}" for h in plain)
+        instances = set()
         for ta in fp8:
             for tb in fp8:
                 for tc in ("bf16", "f16", "f32"):
                     host = m.host(("gemm_tn_fp8_f32" if tc == "f32" else "gemm_tn_fp8") + suffix)
-                    for case in cases:
-                        (M, N, K), tiles = case[0], case[col]
+                    for (M, N, K), tiles in cases:
                         args = (view(0, (M, K), ta), view(1, (N, K), tb), view(2, (M, N), tc), one, one)
                         (launch,) = host.check(*args)
                         assert launch["grid"] == (min(tiles, 132), 1, 1), (suffix, ta, tb, tc, M, N, K)
                         assert launch["block"] == (384, 1, 1)
                         assert launch["smem"] == smem[tc] <= 232448, (suffix, tc)
-                        instances[suffix].add(launch["kernel"])
+                        instances.add(launch["kernel"])
                     refusal(host.check, view(0, (64, 24), ta), view(1, (64, 24), tb), view(2, (64, 64), tc), one, one)
                     refusal(host.check, view(0, (64, 32), ta), view(1, (62, 32), tb), view(2, (64, 62), tc), one, one)
                     refusal(host.check, view(0, (64, 32), ta), view(1, (64, 32), tb), view(2, (32, 64), tc), one, one)
@@ -1132,12 +1127,10 @@ def test_gemm_sm90_fp8_persistent_plan(cubin):
             a, b, c = view(0, (M, K), "f8e4m3"), view(1, (N, K), "f8e4m3"), view(2, (M, N), tc)
             (launch,) = rowwise.check(a, b, c, view(3, (M,), "f32"), view(4, (N,), "f32"))
             assert (launch["grid"], launch["smem"]) == ((132, 1, 1), smem[tc])
-            instances[suffix].add(launch["kernel"])
+            instances.add(launch["kernel"])
             assert "scale_a" in refusal(rowwise.check, a, b, c, view(3, (M - 1,), "f32"), view(4, (N,), "f32"))
             assert "scale_b" in refusal(rowwise.check, a, b, c, view(3, (M,), "f32"), view(4, (N + 1,), "f32"))
-    assert len(instances[""]) == len(instances["_fast_accum"]) == 14
-    assert not instances[""] & instances["_fast_accum"]
-    assert instances[""] | instances["_fast_accum"] == set(m.kernels)
+        assert len(instances) == 14 and instances == set(m.kernels), suffix
 
 
 # ---- samples/gemm_sm90_splitk.cute: the split each call gets ----------------------------------------

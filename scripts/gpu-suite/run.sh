@@ -135,8 +135,8 @@ if [ -z "$py_skip" ]; then
     # along N, addmm (alpha, beta, C full or broadcast, TN/TT, a bias along M) and torch.bmm (TN/TT,
     # strided and permuted batches), bf16/f16, every tile, tails and refusals against float64.
     check gemm-sm90-epilogue "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -rs -p no:cacheprovider -k "gemm_sm90_epilogue or gemm_sm90_addmm or gemm_sm90_bmm"
-    # The FP8 GEMM (samples/gemm_sm90_fp8.cute, and gemm_sm90_fp8_persistent.cute: the same host functions
-    # on the persistent kernel): e4m3/e5m2 pairs x bf16/f16/f32 C with per-tensor and row-wise scales,
+    # The FP8 GEMM (samples/gemm_sm90_fp8.cute, and gemm_sm90_fp8_persistent.cute and _fast.cute: the same host
+    # functions on the persistent kernel, promoting and not): e4m3/e5m2 pairs x bf16/f16/f32 C with per-tensor and row-wise scales,
     # tails, fewer and more tiles than SMs, against the dequantized float64 product and torch._scaled_mm;
     # -s prints each measured error.
     check gemm-sm90-fp8     "${PYTEST[@]}" "$PYTESTS/test_gpu_samples.py" -v -s -rs -p no:cacheprovider -k gemm_sm90_fp8
