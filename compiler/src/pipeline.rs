@@ -398,10 +398,12 @@ fn compile_stage(
         // The threads free their contexts while ptxas runs.
         workers.close();
         let Some(ptxas_path) = ptxas_path else { return done(Output::Text(ptx)) };
-        let cubin = timings
+        let (cubin, notes) = timings
             .time("ptxas", || ptxas::assemble(&ptxas_path, &ptx, options.arch))
             .map_err(|e| ptxas_error(e, &ptx, sources, options.arch))?;
-        return done(Output::Binary(cubin));
+        let mut warnings = kir.warnings.clone();
+        warnings.extend(notes.iter().map(|n| performance_warning(n, &kir)));
+        return Ok((Output::Binary(cubin), prints, warnings));
     }
     // The text stages print the program as one module.
     let session = Session::new()?;
@@ -419,6 +421,24 @@ fn compile_stage(
     })?;
     let module = tma_params_by_value(&session, module, file_name)?;
     done(print(&module))
+}
+
+/// A ptxas performance note as a warning on the kernel it names (its declaration; the file's start
+/// for a kernel the module does not list).
+fn performance_warning(note: &ptxas::PerformanceNote, kir: &cute_lang::kir::Module) -> Diagnostic {
+    let kernel = kir.kernels.iter().find(|k| k.symbol == note.kernel);
+    let name = kernel.map_or(note.kernel.as_str(), |k| k.source_name.as_str());
+    // `kernel NAME`, the declaration's first words.
+    let span = kernel.map_or(cute_lang::span::Span::new(0, 0), |k| {
+        cute_lang::span::Span::new(k.span.start, (k.span.start + "kernel ".len() + name.len()).min(k.span.end))
+    });
+    let instance = if name == note.kernel { String::new() } else { format!(" (instance `{}`)", note.kernel) };
+    Diagnostic::error(
+        format!("ptxas: the wgmma pipeline of kernel `{name}`{instance} loses performance ({}): {}", note.code, note.message),
+        span,
+        "in this kernel",
+    )
+    .with_help("the kernel is correct but slower: ptxas serializes a kernel's wgmmas (or inserts waits) where a non-wgmma instruction touches their accumulator registers while they are in flight, where a wgmma, its fence or its wait is under a branch ptxas does not know to be warp-uniform, or where the accumulators do not fit the registers (docs/language.md, \"wgmma and ptxas\")")
 }
 
 /// A ptxas failure: where its errors fall in the PTX of `asm` calls, source errors at those calls

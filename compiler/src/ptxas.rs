@@ -89,8 +89,57 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf, PtxasError> {
     Err(PtxasError::NotFound { looked })
 }
 
-/// Assembles PTX into a cubin for `arch` (e.g. `sm_90a`), keeping line info for profilers.
-pub fn assemble(ptxas: &Path, ptx: &str, arch: Arch) -> Result<Vec<u8>, PtxasError> {
+/// A performance note of a successful ptxas run on one kernel: ptxas tells, without failing, where
+/// it serialized a kernel's wgmmas or inserted waits they need (its codes C7508-C7520, "Potential
+/// Performance Loss", "warpgroup.wait is injected"). The kernel is correct, but its tensor-core
+/// pipeline waits on itself.
+#[derive(Debug, PartialEq)]
+pub struct PerformanceNote {
+    /// The cubin symbol of the kernel ptxas names.
+    pub kernel: String,
+    /// ptxas' code, e.g. `C7514`.
+    pub code: String,
+    /// What ptxas said after the code, without the kernel's name.
+    pub message: String,
+}
+
+/// The performance notes in ptxas' `stderr` (lines `ptxas info : (C75NN) ... function 'NAME'`), once
+/// each; but C7519, a `wgmma.fence` ptxas adds where a wgmma's registers come from two paths (a
+/// wgmma issued on some trips only, samples/flash_attention_sm90.cute's P·V): one fence, no
+/// serialization.
+pub fn performance_notes(stderr: &str) -> Vec<PerformanceNote> {
+    let mut notes: Vec<PerformanceNote> = Vec::new();
+    for line in stderr.lines() {
+        let Some(at) = line.find("(C75") else { continue };
+        let rest = &line[at + 1..];
+        let Some((code, text)) = rest.split_once(')') else { continue };
+        if code == "C7519" {
+            continue;
+        }
+        let Some(quoted) = text.rfind('\'') else { continue };
+        let Some(open) = text[..quoted].rfind('\'') else { continue };
+        let kernel = text[open + 1..quoted].to_string();
+        let message = text[..open]
+            .trim()
+            .trim_end_matches("in the function")
+            .trim_end_matches("for the function")
+            .trim_end_matches("in function")
+            .trim();
+        let message =
+            message.trim_start_matches("Potential Performance Loss:").split_whitespace().collect::<Vec<_>>().join(" ");
+        // ptxas' line numbers are the PTX's.
+        let message = message.replace("in around line", "around PTX line").replace(" by compiler", "");
+        let note = PerformanceNote { kernel, code: code.to_string(), message };
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    notes
+}
+
+/// Assembles PTX into a cubin for `arch` (e.g. `sm_90a`), keeping line info for profilers; with
+/// the performance notes ptxas printed ([`performance_notes`]).
+pub fn assemble(ptxas: &Path, ptx: &str, arch: Arch) -> Result<(Vec<u8>, Vec<PerformanceNote>), PtxasError> {
     let failed = |message: String| PtxasError::Failed { path: ptxas.to_path_buf(), message };
     let dir = std::env::temp_dir().join(format!("cutec-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -106,10 +155,12 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: Arch) -> Result<Vec<u8>, PtxasErr
             .arg(&input)
             .output()
             .map_err(|e| failed(format!("cannot run: {e}")))?;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         if !out.status.success() {
-            return Err(failed(String::from_utf8_lossy(&out.stderr).into_owned()));
+            return Err(failed(stderr));
         }
-        std::fs::read(&output).map_err(|e| failed(format!("cannot read {}: {e}", output.display())))
+        let cubin = std::fs::read(&output).map_err(|e| failed(format!("cannot read {}: {e}", output.display())))?;
+        Ok((cubin, performance_notes(&stderr)))
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
@@ -185,5 +236,29 @@ mod tests {
         let imported = ptx.replace("cute-asm 5:13", "cute-asm lib/a:b.cute:5:13");
         let want = AsmError { file: Some("lib/a:b.cute".into()), line: 5, col: 13, message };
         assert_eq!(asm_errors(&imported, stderr), [want]);
+    }
+
+    /// ptxas' performance notes (as ptxas 13 prints them) name their kernel and code, once each;
+    /// other info lines are not notes.
+    #[test]
+    fn performance_notes_name_the_kernel() {
+        let stderr = "ptxas info    : (C7517) warpgroup.wait is injected in around line 90 by compiler to allow use of registers defined by GMMA in function 'k_1'\n\
+                      ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline stage in the function 'k_1'\n\
+                      ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline stage in the function 'k_1'\n\
+                      ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the function 'k'\n\
+                      ptxas info    : (C7519) warpgroup.arrive is injected in around line 910 by compiler to allow use of registers in GMMA in function 'k_2'\n\
+                      ptxas info    : Used 168 registers, used 1 barriers\n";
+        let got = performance_notes(stderr);
+        let codes: Vec<(&str, &str)> = got.iter().map(|n| (n.kernel.as_str(), n.code.as_str())).collect();
+        assert_eq!(codes, [("k_1", "C7517"), ("k_1", "C7514"), ("k", "C7512")]);
+        assert_eq!(
+            got[0].message,
+            "warpgroup.wait is injected around PTX line 90 to allow use of registers defined by GMMA"
+        );
+        assert_eq!(
+            got[2].message,
+            "wgmma.mma_async instructions are serialized due to insufficient register resources"
+        );
+        assert!(performance_notes("ptxas info    : Used 40 registers\n").is_empty());
     }
 }
