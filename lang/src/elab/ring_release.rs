@@ -23,6 +23,10 @@
 //! stage; `st` itself is the same. Elsewhere stages are compared as linear expressions of what the
 //! walk does not know.
 //!
+//! A read is of the released ring only where the buffer's stage mode has as many stages as the
+//! ring's barriers (where both extents are known): a single buffer sliced on its last mode
+//! (`sK[0, _, 0, _, 0]` of a K tile loaded once) is no stage of a two-stage ring.
+//!
 //! A release of a stage that an in-flight group read is refuted: an error naming both sites. A
 //! release whose stage, or a read whose stage, is a value the walk does not follow (loaded from
 //! memory), or two stages it cannot tell equal or apart (a counter advanced under a condition it
@@ -30,7 +34,7 @@
 
 use super::ring_walk::{Followed as Stage, Values, Visitor};
 use crate::diag::Diagnostic;
-use crate::kir::{CmpOp, Inst, Kernel, MbarrierOp, ValueId, ViewHow, WarpgroupOp};
+use crate::kir::{CmpOp, Inst, Kernel, MbarrierOp, ValueId, ValueTy, ViewHow, WarpgroupOp};
 use crate::span::Span;
 use cute_layout::expr::Value as ExprValue;
 use cute_layout::{Int, IntTuple, Layout};
@@ -38,14 +42,19 @@ use std::collections::HashMap;
 
 /// The errors and warnings of rule (d) in one kernel.
 pub(super) fn check(k: &Kernel) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-    let mut w = Walk::default();
+    let mut w = Walk { types: &k.value_types, ..Walk::default() };
     super::ring_walk::walk(k, &mut w);
     (w.errors, w.warnings)
 }
 
+/// A stage read: its index, and the stage count of the buffer it is a stage of, where static.
+type StageOf = (Stage, Option<i64>);
+
 #[derive(Clone)]
 struct Read {
     stage: Stage,
+    /// The extent of the sliced stage mode, where static.
+    stages: Option<i64>,
     span: Span,
 }
 
@@ -65,15 +74,18 @@ struct State {
 }
 
 #[derive(Default)]
-struct Walk {
-    /// Each view's source, the stage it selects (a slice's last-mode coordinate), and its span.
-    views: HashMap<ValueId, (ValueId, Option<Stage>, Span)>,
+struct Walk<'k> {
+    /// The kernel's value types (a sliced tensor's stage count).
+    types: &'k [ValueTy],
+    /// Each view's source, the stage it selects (a slice's last-mode coordinate) with the extent
+    /// of that mode, and its span.
+    views: HashMap<ValueId, (ValueId, Option<StageOf>, Span)>,
     next_group: u32,
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
 }
 
-impl Visitor for Walk {
+impl Visitor for Walk<'_> {
     type State = State;
 
     /// What holds after either of two paths: groups pending on both.
@@ -90,7 +102,7 @@ impl Visitor for Walk {
                 let stage = match how {
                     ViewHow::Algebra { op, args } if op == "slice" => match args.first() {
                         Some(ExprValue::Tuple(items)) => match items.last() {
-                            Some(ExprValue::Int(c)) => Some(vals.canon(c, *span)),
+                            Some(ExprValue::Int(c)) => Some((vals.canon(c, *span), self.last_extent(*src))),
                             _ => None,
                         },
                         _ => None,
@@ -102,8 +114,8 @@ impl Visitor for Walk {
             Inst::Wgmma { a, a_ty, b, span, .. } => {
                 let operands = if a_ty.is_some() { vec![*a, *b] } else { vec![*b] };
                 for op in operands {
-                    if let Some(stage) = self.stage_read(op, *span) {
-                        st.open.push(Read { stage, span: *span });
+                    if let Some((stage, stages)) = self.stage_read(op, *span) {
+                        st.open.push(Read { stage, stages, span: *span });
                     }
                 }
             }
@@ -124,10 +136,18 @@ impl Visitor for Walk {
     }
 }
 
-impl Walk {
-    /// The stage a wgmma operand reads: the last-mode slice coordinate on its chain of views (the
-    /// gemm's own per-atom slices, made at the gemm, not counted); `None` when it reads no stage.
-    fn stage_read(&self, operand: ValueId, gemm: Span) -> Option<Stage> {
+impl Walk<'_> {
+    /// The static extent of the last mode of tensor `v` (a buffer's stage count).
+    fn last_extent(&self, v: ValueId) -> Option<i64> {
+        let Some(ValueTy::Tensor(t)) = self.types.get(v as usize) else { return None };
+        let rank = t.layout.rank();
+        t.layout.mode(rank.checked_sub(1)?).ok()?.size().ok()?.as_static()
+    }
+
+    /// The stage a wgmma operand reads, with the stage count of its buffer: the last-mode slice
+    /// coordinate on its chain of views (the gemm's own per-atom slices, made at the gemm, not
+    /// counted); `None` when it reads no stage.
+    fn stage_read(&self, operand: ValueId, gemm: Span) -> Option<StageOf> {
         let mut at = operand;
         let mut steps = 0;
         while let Some((src, stage, span)) = self.views.get(&at) {
@@ -166,7 +186,13 @@ impl Walk {
                 return;
             }
         };
+        let ring_stages = stage_count(bars);
         for (read, newer) in reads {
+            if let (Some(ring), Some(buffer)) = (ring_stages, read.stages) {
+                if ring != buffer {
+                    continue; // another buffer than this ring's
+                }
+            }
             let stage = match &read.stage {
                 Ok(c) => c,
                 Err(at) => {
@@ -217,6 +243,15 @@ impl Walk {
 
 /// The most barriers per stage the walk lists (a pipeline has two: full and empty).
 const MAX_PER_STAGE: i64 = 16;
+
+/// The stages of a barrier tensor laid out as `bars` (its mode 0: a `(STAGES)` ring of barriers or
+/// a pipeline's `(STAGES, 2)`), where static.
+fn stage_count(bars: &Layout) -> Option<i64> {
+    match bars.rank() {
+        0 | 1 => bars.size().ok()?.as_static(),
+        _ => bars.mode(0).ok()?.size().ok()?.as_static(),
+    }
+}
 
 /// The offsets of the barriers of stage `stage` in a barrier tensor laid out as `bars`: the
 /// element at mode-0 coordinate `stage` (and any coordinate of the other modes).
