@@ -371,6 +371,9 @@ impl Frame<'_, '_> {
             }
             None => sid,
         };
+        // A whole allocation laid out again (`make_tensor(alloc, layout)`, the same memory from its
+        // first byte) is placed where the allocation is.
+        let alloc_id = self.relaid_allocation(alloc_id);
         let placed = self.specials.iter().chain(self.regions.iter().flatten()).find_map(|i| match i {
             Inst::Alloc { dst, ty, .. } if *dst == alloc_id => Some(kir::smem_alloc_align(ty)),
             Inst::LaunchSmem { dst, offset, .. } if *dst == alloc_id => {
@@ -392,11 +395,32 @@ impl Frame<'_, '_> {
                 .with_help(format!("allocate it at an offset that is a multiple of {need}")));
             }
             None => {
-                return Err(Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`) or a slice `t[..., _, ...]` of one, not another view"), span, "not an allocation")
+                return Err(Diagnostic::error(format!("`{builtin}`: the {shared} must be a shared-memory allocation (`make_smem_tensor` or `smem.allocate_tensor`, or `make_tensor` of a whole one) or a slice `t[..., _, ...]` of one, not another view"), span, "not an allocation")
                     .with_help("allocate the stages as one tensor and pass a stage, as in `sA[_, _, stage]`"));
             }
         }
         Ok(())
+    }
+
+    /// The allocation `id` lays out again, where `id` is `make_tensor` of a whole allocation
+    /// (through any number of such views); `id` itself otherwise.
+    fn relaid_allocation(&self, id: ValueId) -> ValueId {
+        let mut id = id;
+        while !self.is_allocation(id) {
+            let src = self.specials.iter().chain(self.regions.iter().flatten()).find_map(|i| match i {
+                Inst::View { dst, src, how: kir::ViewHow::Algebra { op, .. }, .. }
+                    if *dst == id && op == "make_view" =>
+                {
+                    Some(*src)
+                }
+                _ => None,
+            });
+            match src {
+                Some(s) => id = s,
+                None => break,
+            }
+        }
+        id
     }
 
     /// The coordinate in the map's dimension order, in elements: a tile coordinate's entries times
