@@ -7,19 +7,23 @@
 //! Before a run-time `if` or loop whose statements advance it (`st.advance()` written in them), it
 //! moves into two `i32` register cells, index and phase, as a hand-written ring's `let mut stage`
 //! and `let mut phase`, and stays there: `advance()` is then `index += 1` and, past the last
-//! stage, `index = 0; phase = 1 - phase`. A state advanced only inside a function called under
-//! such control flow is not seen in time, and is refused where it is advanced.
+//! stage, `index = 0; phase = 1 - phase`. A state passed by name to a function that advances its
+//! parameter (`fn produce(pipe, st) { ... st.advance(); }`, through any depth of such calls)
+//! counts as advanced there, so a producer or consumer loop can be a function of its own. A
+//! state advanced otherwise out of sight (kept in a tuple, say) is not seen in time, and is
+//! refused where it is advanced.
 
 use super::builtins::args::{arity, Arg};
 use super::pipeline::Pipeline;
 use super::value::Value;
 use super::{Frame, R};
-use crate::ast::{BinOp, Block, Expr, ExprKind, Stmt};
+use crate::ast::{BinOp, Block, Expr, ExprKind, Function, Stmt};
 use crate::diag::Diagnostic;
 use crate::kir::{Inst, Operand, ValueId};
 use crate::span::Span;
 use crate::types::Scalar;
 use cute_layout::Int;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Where a state's stage and parity are.
@@ -107,7 +111,7 @@ impl PipeState {
                 "advanced under a run-time `if` or loop",
             )
             .with_secondary(self.span, "the state is made here")
-            .with_help("the compiler keeps a state in registers from before a run-time `if` or loop whose own statements call `st.advance()`: write the `advance()` in the `if` or loop itself (not only in a function it calls, nor after a run-time `break` or `return`), or make the state inside it")),
+            .with_help("the compiler keeps a state in registers from before a run-time `if` or loop whose statements call `st.advance()`, or pass `st` by name to a function that does: write the `advance()` there (not after a run-time `break` or `return`, nor on a state kept in a tuple), or make the state inside it")),
             At::Count(c) => {
                 self.set_at(At::Count(c + 1));
                 Ok(())
@@ -187,13 +191,14 @@ impl Frame<'_, '_> {
         exprs: &[&Expr],
         span: Span,
     ) -> R<()> {
-        let mut names = Vec::new();
+        let mut scan = Advanced { functions: &self.prog.functions, names: Vec::new(), calls: 0 };
         for s in stmts {
-            advanced_in_stmt(s, &mut names);
+            scan.stmt(s, None);
         }
         for e in exprs {
-            advanced_in_expr(e, &mut names);
+            scan.expr(e, None);
         }
+        let names = scan.names;
         for n in names {
             if let Some(Value::PipeState(st)) = self.lookup(&n) {
                 if st.depth == self.depth {
@@ -205,60 +210,116 @@ impl Frame<'_, '_> {
     }
 }
 
-/// The names `n` of the `n.advance()` calls in a statement.
-fn advanced_in_stmt(s: &Stmt, out: &mut Vec<String>) {
-    let block = |b: &Block, out: &mut Vec<String>| b.stmts.iter().for_each(|s| advanced_in_stmt(s, out));
-    match s {
-        Stmt::Let { value, .. } | Stmt::Expr(value) => advanced_in_expr(value, out),
-        Stmt::Assign { target, value, .. } => {
-            advanced_in_expr(target, out);
-            advanced_in_expr(value, out);
-        }
-        Stmt::If { cond, then, els, .. } => {
-            advanced_in_expr(cond, out);
-            block(then, out);
-            if let Some(e) = els {
-                advanced_in_stmt(e, out);
-            }
-        }
-        Stmt::Block(b) => block(b, out),
-        Stmt::For { body, .. } => block(body, out),
-        Stmt::While { cond, body, .. } => {
-            advanced_in_expr(cond, out);
-            block(body, out);
-        }
-        Stmt::Return { value: Some(e), .. } => advanced_in_expr(e, out),
-        Stmt::Return { value: None, .. } | Stmt::Break(_) | Stmt::Continue(_) | Stmt::Launch { .. } => {}
-    }
+/// The scan for the states a run-time `if` or loop advances: the names `n` of its `n.advance()`
+/// calls, and of the arguments `n` of its calls to functions that advance the parameter `n` is
+/// passed as (through their calls too).
+struct Advanced<'a, 'f> {
+    functions: &'a HashMap<String, &'f Function>,
+    names: Vec<String>,
+    /// Function bodies entered so far: a bound on the scan (recursion, or a very deep call tree).
+    calls: usize,
 }
 
-fn advanced_in_expr(e: &Expr, out: &mut Vec<String>) {
-    match &e.kind {
-        ExprKind::Method { receiver, name, args } => {
-            if let (ExprKind::Name(n), "advance") = (&receiver.kind, name.name.as_str()) {
-                if !out.contains(n) {
-                    out.push(n.clone());
+/// The bodies a scan enters at most, in all.
+const MAX_SCANNED_CALLS: usize = 256;
+
+impl Advanced<'_, '_> {
+    /// `n.advance()` on `n` found; `names`, inside a called function, maps its parameters to the
+    /// caller's names (a name it does not map is the function's own).
+    fn found(&mut self, n: &str, names: Option<&HashMap<String, String>>) {
+        let n = match names {
+            Some(map) => match map.get(n) {
+                Some(outer) => outer.clone(),
+                None => return,
+            },
+            None => n.to_string(),
+        };
+        if !self.names.contains(&n) {
+            self.names.push(n);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, names: Option<&HashMap<String, String>>) {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Expr(value) => self.expr(value, names),
+            Stmt::Assign { target, value, .. } => {
+                self.expr(target, names);
+                self.expr(value, names);
+            }
+            Stmt::If { cond, then, els, .. } => {
+                self.expr(cond, names);
+                self.block(then, names);
+                if let Some(e) = els {
+                    self.stmt(e, names);
                 }
             }
-            advanced_in_expr(receiver, out);
-            args.iter().for_each(|a| advanced_in_expr(&a.value, out));
+            Stmt::Block(b) => self.block(b, names),
+            Stmt::For { body, .. } => self.block(body, names),
+            Stmt::While { cond, body, .. } => {
+                self.expr(cond, names);
+                self.block(body, names);
+            }
+            Stmt::Return { value: Some(e), .. } => self.expr(e, names),
+            Stmt::Return { value: None, .. } | Stmt::Break(_) | Stmt::Continue(_) | Stmt::Launch { .. } => {}
         }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| advanced_in_expr(&a.value, out)),
-        ExprKind::Tuple(items) => items.iter().for_each(|i| advanced_in_expr(i, out)),
-        ExprKind::Unary(_, a) | ExprKind::Field { base: a, .. } => advanced_in_expr(a, out),
-        ExprKind::Binary(_, a, b) => {
-            advanced_in_expr(a, out);
-            advanced_in_expr(b, out);
+    }
+
+    fn block(&mut self, b: &Block, names: Option<&HashMap<String, String>>) {
+        b.stmts.iter().for_each(|s| self.stmt(s, names));
+    }
+
+    fn expr(&mut self, e: &Expr, names: Option<&HashMap<String, String>>) {
+        match &e.kind {
+            ExprKind::Method { receiver, name, args } => {
+                if let (ExprKind::Name(n), "advance") = (&receiver.kind, name.name.as_str()) {
+                    self.found(n, names);
+                }
+                self.expr(receiver, names);
+                args.iter().for_each(|a| self.expr(&a.value, names));
+            }
+            ExprKind::Call { callee, args } => {
+                args.iter().for_each(|a| self.expr(&a.value, names));
+                self.call(&callee.name, args, names);
+            }
+            ExprKind::Tuple(items) => items.iter().for_each(|i| self.expr(i, names)),
+            ExprKind::Unary(_, a) | ExprKind::Field { base: a, .. } => self.expr(a, names),
+            ExprKind::Binary(_, a, b) => {
+                self.expr(a, names);
+                self.expr(b, names);
+            }
+            ExprKind::Index { base, index } => {
+                self.expr(base, names);
+                index.iter().for_each(|i| self.expr(i, names));
+            }
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::Name(_)
+            | ExprKind::Wildcard => {}
         }
-        ExprKind::Index { base, index } => {
-            advanced_in_expr(base, out);
-            index.iter().for_each(|i| advanced_in_expr(i, out));
+    }
+
+    /// A call of a user function: its body, with each parameter that a positional argument
+    /// `n` (a plain name) is passed as standing for `n`.
+    fn call(&mut self, callee: &str, args: &[crate::ast::Arg], names: Option<&HashMap<String, String>>) {
+        let Some(f) = self.functions.get(callee).copied() else { return };
+        let mut map = HashMap::new();
+        for (p, a) in f.params.iter().zip(args) {
+            if let (None, ExprKind::Name(n)) = (&a.name, &a.value.kind) {
+                let outer = match names {
+                    Some(m) => m.get(n).cloned(),
+                    None => Some(n.clone()),
+                };
+                if let Some(outer) = outer {
+                    map.insert(p.name.name.clone(), outer);
+                }
+            }
         }
-        ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Str(_)
-        | ExprKind::Name(_)
-        | ExprKind::Wildcard => {}
+        if map.is_empty() || self.calls >= MAX_SCANNED_CALLS {
+            return;
+        }
+        self.calls += 1;
+        self.block(&f.body, Some(&map));
     }
 }
