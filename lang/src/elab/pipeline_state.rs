@@ -198,8 +198,7 @@ impl Frame<'_, '_> {
         for e in exprs {
             scan.expr(e, None);
         }
-        let names = scan.names;
-        for n in names {
+        for n in scan.names {
             if let Some(Value::PipeState(st)) = self.lookup(&n) {
                 if st.depth == self.depth {
                     st.to_cells(self, span)?;
@@ -224,18 +223,21 @@ struct Advanced<'a, 'f> {
 const MAX_SCANNED_CALLS: usize = 256;
 
 impl Advanced<'_, '_> {
-    /// `n.advance()` on `n` found; `names`, inside a called function, maps its parameters to the
-    /// caller's names (a name it does not map is the function's own).
+    /// The scanned `if` or loop's name for `n`: `n` itself there; inside a called function, the
+    /// caller's name its parameter `n` stands for (`names`), none for the function's own names.
+    fn outer(n: &str, names: Option<&HashMap<String, String>>) -> Option<String> {
+        match names {
+            Some(map) => map.get(n).cloned(),
+            None => Some(n.to_string()),
+        }
+    }
+
+    /// `n.advance()` on `n` found.
     fn found(&mut self, n: &str, names: Option<&HashMap<String, String>>) {
-        let n = match names {
-            Some(map) => match map.get(n) {
-                Some(outer) => outer.clone(),
-                None => return,
-            },
-            None => n.to_string(),
-        };
-        if !self.names.contains(&n) {
-            self.names.push(n);
+        if let Some(n) = Self::outer(n, names) {
+            if !self.names.contains(&n) {
+                self.names.push(n);
+            }
         }
     }
 
@@ -307,11 +309,7 @@ impl Advanced<'_, '_> {
         let mut map = HashMap::new();
         for (p, a) in f.params.iter().zip(args) {
             if let (None, ExprKind::Name(n)) = (&a.name, &a.value.kind) {
-                let outer = match names {
-                    Some(m) => m.get(n).cloned(),
-                    None => Some(n.clone()),
-                };
-                if let Some(outer) = outer {
+                if let Some(outer) = Self::outer(n, names) {
                     map.insert(p.name.name.clone(), outer);
                 }
             }
