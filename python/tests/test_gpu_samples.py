@@ -1046,26 +1046,29 @@ def check_gemm90_16bit(torch, load, sample, layout, shape):
 
 
 # samples/gemm_sm90_splitk.cute: split-K for few output tiles and long K. Where the host's rule splits
-# (test_offline.py checks which shapes do), a partial kernel per (tile, K slice) writes f32 partial
-# tiles into the workspace W and a second kernel sums them in slice order into C; elsewhere the call
-# is the persistent kernel's. Four layouts x bf16/f16 against float64, M, N, K from 1, 7, 127, 1000,
-# 4096 (with 8, 16, 96 of issue 31's skinny shapes, whose N TMA can store): skinny M and N, one
-# tile split 16 ways, K not a multiple of the k-tile, uneven slices (25 k-tiles in 4), shapes the
-# rule leaves unsplit, and the refusals of extents TMA cannot take; then the persistent kernel's full
-# waves with the last wave split, per tile of the rule. W is poisoned with NaN before
-# each call (a slice the partial kernel failed to write would reach C), and a second call must
-# give a bit-identical C (the fixed summation order: no atomics).
+# (test_offline.py checks which shapes do), either (N or M at most 64) the slices of each 64x64 tile
+# run as one thread-block cluster and sum through distributed shared memory into C, or a partial
+# kernel per (tile, K slice) writes f32 partial tiles into the workspace W and a second kernel sums
+# them in slice order into C; elsewhere the call is the persistent kernel's. Four layouts x bf16/f16
+# against float64, M, N, K from 1, 7, 127, 1000, 4096 (with 8, 16, 96 of issue 31's skinny shapes,
+# whose N TMA can store): skinny M and N in clusters of 2, 4 and 8 with tails in M and N, K not a
+# multiple of the k-tile, uneven slices, shapes the rule leaves unsplit, and the refusals of
+# extents TMA cannot take; then the persistent kernel's full waves with the last wave split. W is
+# poisoned with NaN before each call (a slice the partial kernel failed to write would reach C),
+# and a second call must give a bit-identical C (the fixed summation order: no atomics).
 SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements: the size the sample's header gives, for every shape
 GEMM90SK_SHAPES = [
-    (16, 4096, 4096),  # 64x128, 4 slices
-    (1, 1000, 4096),  # 64x128, 8 tiles, 16 slices
+    (16, 4096, 4096),  # 64 tiles of 64x64 in clusters of 2
+    (1, 1000, 4096),  # 16 tiles in clusters of 4
+    (8, 960, 4096),  # 15 tiles in clusters of 8
     (7, 4096, 1000),  # not split (16 k-tiles): the persistent kernel, M = 7
-    (127, 1000, 4096),  # 128x128, 8 tiles, 16 slices
+    (127, 1000, 4096),  # 128x128 through W: 8 tiles, 16 slices
     (127, 4096, 1000),  # not split (16 k-tiles)
-    (4096, 16, 4096),  # 128x64, 4 slices
+    (4096, 16, 4096),  # clusters of 2
+    (4100, 24, 2100),  # 65 tiles in clusters of 2, tails in M, N and K (33 k-tiles: slices of 16 and 17)
     (4096, 96, 1000),  # not split (16 k-tiles)
-    (1000, 8, 4096),  # 128x64, 8 tiles, 16 slices
-    (1, 8, 4096),  # one tile, 16 slices
+    (1000, 8, 4096),  # 16 tiles in clusters of 4, the last 40 rows
+    (1, 8, 4096),  # one tile, a cluster of 8
     (16, 4096, 1600),  # not split (25 k-tiles)
     (768, 768, 768),  # not split (12 k-tiles): the persistent kernel, 64x128
     (1000, 1000, 1000),  # not split: the persistent kernel

@@ -1140,22 +1140,34 @@ SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements of W the sample asks for (its
 
 
 def test_gemm_sm90_splitk_plan(cubin):
-    """The launches of each path of the sample's rule (its header): split-K of the whole problem
-    where few tiles and a long K (the tile: 128x64 for N <= 64, 64x128 for M <= 64, else 128x128;
-    splits: the largest of 16, 12, 8, 6, 4, 3, 2 with blocks x splits <= 132 and 4 k-tiles a slice,
-    where the persistent kernel's smallest tile makes at most 33 tiles and K has 32 k-tiles): the
-    partial kernel on a (blocks, splits) grid with the ring alone in shared memory, then the
-    reduction, a thread per 8 elements of the split tiles; else the tile of least estimated time
-    (waves x the tile's cost) for the persistent kernel, on every tile, or on the full waves and
-    split-K on the last wave's tiles (128x256 ones as two 128x128 halves) where that wave's split
-    tiles fit 132 eight times, there are two full waves before it and K has 16 k-tiles. Checks the tiles each launch covers (the persistent
-    kernel's tile_end, the split launches' first tile and parts), that blocks x splits partial tiles
-    fit the fixed workspace, and that a smaller workspace is refused on every shape."""
+    """The launches of each path of the sample's rule (its header): where N or M is at most 64, at
+    most 66 tiles of 64x64 and K has 32 k-tiles, the whole problem in 64x64 tiles split in clusters
+    (8 slices up to 15 tiles, 4 up to 30, else 2: the clusters the H100 holds at once), one
+    launch on a (tiles, splits) grid in clusters of (1, splits), the ring and the reduction's padded
+    f32 tile in shared memory; split-K of the whole problem through the workspace where M and N
+    exceed 64, few tiles and a long K (128x128 tiles; splits: the largest of 16, 12, 8, 6, 4, 3, 2
+    with blocks x splits <= 132 and 4 k-tiles a slice, where 64x128 makes at most 33 tiles and K
+    has 32 k-tiles): the partial kernel on a (blocks, splits) grid with the ring alone in shared
+    memory, then the reduction, a thread per 8 elements of the split tiles; else the tile of least
+    estimated time (waves x the tile's cost) for the persistent kernel, on every tile, or (128x256
+    and 128x128 tiles) on the full waves and split-K on the last wave's tiles (128x256 ones as two
+    128x128 halves) where that wave's split tiles fit 132 eight times, there are two full waves
+    before it and K has 16 k-tiles. Checks the tiles each launch covers (the persistent kernel's
+    tile_end, the split launches' first tile and parts), that blocks x splits partial tiles fit the
+    fixed workspace, which kernels run in clusters, and that a smaller workspace is refused on every
+    shape."""
     m = cutec.manifest(cubin("gemm_sm90_splitk"))
     layouts, dtypes = ("tn", "nt", "nn", "tt"), ("bf16", "f16")
+    # The kernel instances compiled for clusters of (1, splits): their manifest blocks say so.
+    clustered = {
+        n: {b.split("\n", 1)[0] for b in m.text.split("\nkernel ")[1:] if f"\ncluster 1 {n} 1\n" in b}
+        for n in (2, 4, 8)
+    }
     assert sorted(m.hosts) == sorted(f"gemm_{lo}_{d}" for lo in layouts for d in dtypes)
-    # The split kernel: stages x (BM + BN) x 64 x 2 bytes of ring + 1024 of barriers: 8, 8 and 7 stages.
-    split_smem = {(64, 128): 8 * 24576 + 1024, (128, 64): 8 * 24576 + 1024, (128, 128): 7 * 32768 + 1024}
+    # The split kernel: stages x (BM + BN) x 64 x 2 bytes of ring + 1024 of barriers: 7 stages.
+    split_smem = {(128, 128): 7 * 32768 + 4 + 1024}  # + the one word that stands for the cluster's tile
+    # In clusters: 8 stages of 64x64 + the (64, 64):(72, 1) f32 tile (4,600 words) + the barriers.
+    cluster_smem = 8 * 16384 + 4 * 4600 + 1024
     # The persistent kernel: its ring, the staging tile and the barriers.
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
     smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
@@ -1166,27 +1178,36 @@ def test_gemm_sm90_splitk_plan(cubin):
     def persistent(tile, tiles):  # the persistent kernel on every tile
         return tile, tiles, None
 
-    cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or None)
-        ((16, 4096, 4096), split((64, 128), 32, 4)),
+    def cluster(blocks, splits):  # 64x64 tiles split in clusters of (1, splits): one launch
+        return None, 0, (blocks, splits)
+
+    cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or (blocks, splits) or None)
+        ((16, 4096, 4096), cluster(64, 2)),
         ((128, 4096, 4096), persistent((64, 128), 64)),  # 64 smallest tiles: more than a quarter wave
         ((64, 8192, 8192), persistent((64, 128), 64)),
-        ((4096, 16, 4096), split((128, 64), 32, 4)),
+        ((4096, 16, 4096), cluster(64, 2)),
         ((8192, 64, 8192), persistent((128, 64), 64)),
         ((4096, 96, 4096), persistent((64, 128), 64)),
+        ((4096, 64, 4096), cluster(64, 2)),
+        ((4224, 64, 4096), cluster(66, 2)),
+        ((4288, 64, 4096), persistent((128, 64), 34)),  # 67 tiles of 64x64
         ((768, 768, 768), persistent((64, 128), 72)),  # 12 k-tiles: K too short to split (below 32)
-        ((1, 8, 4096), split((128, 64), 1, 16)),  # one tile: 16 slices of 4 k-tiles
+        ((1, 8, 4096), cluster(1, 8)),  # one tile: 8 slices of 8 k-tiles
         ((127, 1000, 1000), persistent((64, 128), 16)),  # 16 k-tiles
         ((127, 1000, 2100), split((128, 128), 8, 8)),  # K not a multiple of the k-tile
         ((127, 1000, 2048), split((128, 128), 8, 8)),
         ((256, 1000, 4096), split((128, 128), 16, 8)),
-        ((1000, 8, 4096), split((128, 64), 8, 16)),
-        ((16, 2048, 4096), split((64, 128), 16, 8)),
-        ((16, 1024, 4096), split((64, 128), 8, 16)),
-        ((16, 1536, 4096), split((64, 128), 12, 8)),
+        ((1000, 8, 4096), cluster(16, 4)),  # 16 tiles: one more than 15 clusters of 8
+        ((16, 2048, 4096), cluster(32, 2)),  # 32 tiles: two more than 30 clusters of 4
+        ((16, 1024, 4096), cluster(16, 4)),
+        ((16, 960, 4096), cluster(15, 8)),
+        ((16, 1536, 4096), cluster(24, 4)),
         ((256, 2048, 4096), persistent((64, 128), 64)),
-        ((16, 2560, 4096), split((64, 128), 20, 6)),
-        ((16, 4096, 2600), split((64, 128), 32, 4)),  # 41 k-tiles: slices of 10, 10, 10, 11
-        ((16, 4096, 2048), split((64, 128), 32, 4)),  # 32 k-tiles: the shortest K split
+        ((16, 2560, 4096), cluster(40, 2)),
+        ((16, 4160, 4096), cluster(65, 2)),
+        ((16, 4288, 4096), persistent((64, 128), 34)),  # 67 tiles of 64x64: more than 66 clusters of 2
+        ((16, 4096, 2600), cluster(64, 2)),  # 41 k-tiles: slices of 20 and 21
+        ((16, 4096, 2048), cluster(64, 2)),  # 32 k-tiles: the shortest K split
         ((16, 4096, 1984), persistent((64, 128), 32)),  # 31 k-tiles
         ((16, 4096, 128), persistent((64, 128), 32)),
         ((1000, 1000, 1000), persistent((64, 128), 128)),  # 128 tiles of 64x128: one wave
@@ -1222,6 +1243,15 @@ def test_gemm_sm90_splitk_plan(cubin):
                     continue
                 launches = host.check(*gemm90_views(layout, M, N, K, dtype), ws)
                 at = (layout, M, N, K)
+                if tail is not None and len(tail) == 2:
+                    (blocks, splits) = tail
+                    [launch] = launches
+                    assert launch["kernel"] in clustered[splits], at
+                    assert launch["grid"] == (blocks, splits, 1) and blocks <= {2: 66, 4: 30, 8: 15}[splits], at
+                    assert launch["block"] == (256, 1, 1) and launch["smem"] == cluster_smem, at
+                    assert launch["args"][-2:] == [("i32", 0), ("i32", 1)], at
+                    instances.setdefault(("cluster", layout, dtype, splits), set()).add(launch["kernel"])
+                    continue
                 assert len(launches) == (head is not None) + 2 * (tail is not None), at
                 if head is not None:
                     (bm, bn) = head
@@ -1255,10 +1285,12 @@ def test_gemm_sm90_splitk_plan(cubin):
                 assert "workspace" in refusal(host.check, *gemm90_views(layout, *shape, dtype), small)
             # TMA's 16-byte strides, as the persistent kernel's.
             refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype), ws)
-    # One instance per layout, dtype and tile: 32 persistent, 24 split and 6 reduction instances.
+    # One instance per layout, dtype and tile (or cluster): 32 persistent, 8 split through the
+    # workspace, 2 reductions and 24 split in clusters.
     assert all(len(k) == 1 for k in instances.values())
     kinds = [key[0] for key in instances]
-    assert (kinds.count("head"), kinds.count("partial"), kinds.count("reduce")) == (32, 24, 6)
+    counts = [kinds.count(kind) for kind in ("head", "partial", "reduce", "cluster")]
+    assert counts == [32, 8, 2, 24], counts
     assert set().union(*instances.values()) == set(m.kernels)
 
 
