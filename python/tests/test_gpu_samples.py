@@ -1065,7 +1065,7 @@ GEMM90SK_SHAPES = [
     (127, 1000, 4096),  # 128x128 through W: 8 tiles, 16 slices
     (127, 4096, 1000),  # not split (16 k-tiles)
     (4096, 16, 4096),  # clusters of 2
-    (4100, 24, 2100),  # 65 tiles in clusters of 2, tails in M, N and K (33 k-tiles: slices of 16 and 17)
+    (4104, 24, 2104),  # 65 tiles in clusters of 2, tails in M, N and K (33 k-tiles: slices of 16 and 17)
     (4096, 96, 1000),  # not split (16 k-tiles)
     (1000, 8, 4096),  # 16 tiles in clusters of 4, the last 40 rows
     (1, 8, 4096),  # one tile, a cluster of 8

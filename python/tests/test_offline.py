@@ -1191,6 +1191,7 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((4096, 96, 4096), persistent((64, 128), 64)),
         ((4096, 64, 4096), cluster(64, 2)),
         ((4224, 64, 4096), cluster(66, 2)),
+        ((4104, 24, 2104), cluster(65, 2)),  # tails in M, N and K (33 k-tiles), taken in every layout
         ((4288, 64, 4096), persistent((128, 64), 34)),  # 67 tiles of 64x64
         ((768, 768, 768), persistent((64, 128), 72)),  # 12 k-tiles: K too short to split (below 32)
         ((1, 8, 4096), cluster(1, 8)),  # one tile: 8 slices of 8 k-tiles
