@@ -919,6 +919,13 @@ def test_flash_attention_plan(cubin):
 # ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
 
 
+def clustered_kernels(m, shape):
+    """The kernels of manifest `m` compiled for thread-block clusters of `shape` (x, y, z): their
+    manifest blocks have a `cluster X Y Z` line."""
+    line = "\ncluster {} {} {}\n".format(*shape)
+    return {b.split("\n", 1)[0] for b in m.text.split("\nkernel ")[1:] if line in b}
+
+
 def gemm90_views(layout, M, N, K, dtype):
     """The logical A (M,K), B (N,K) and C (M,N) of a gemm_sm90* host function for `layout` (T: K-major,
     N: M-/N-major; first letter A, second B), at fake addresses."""
@@ -991,7 +998,7 @@ def test_gemm_sm90_persistent_multicast_plan(cubin):
     functions as gemm_sm90_persistent.cute; one instance per layout, dtype, tile and kind."""
     m = cutec.manifest(cubin("gemm_sm90_persistent_multicast"))
     assert sorted(m.hosts) == sorted(cutec.manifest(cubin("gemm_sm90_persistent")).hosts)
-    clustered = {b.split("\n", 1)[0] for b in m.text.split("\nkernel ")[1:] if "\ncluster 2 1 1\n" in b}
+    clustered = clustered_kernels(m, (2, 1, 1))
     assert clustered == {k for k in m.kernels if k.startswith("gemm_persistent_multicast")}
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
     smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
@@ -1159,10 +1166,7 @@ def test_gemm_sm90_splitk_plan(cubin):
     m = cutec.manifest(cubin("gemm_sm90_splitk"))
     layouts, dtypes = ("tn", "nt", "nn", "tt"), ("bf16", "f16")
     # The kernel instances compiled for clusters of (1, splits): their manifest blocks say so.
-    clustered = {
-        n: {b.split("\n", 1)[0] for b in m.text.split("\nkernel ")[1:] if f"\ncluster 1 {n} 1\n" in b}
-        for n in (2, 4, 8)
-    }
+    clustered = {n: clustered_kernels(m, (1, n, 1)) for n in (2, 4, 8)}
     assert sorted(m.hosts) == sorted(f"gemm_{lo}_{d}" for lo in layouts for d in dtypes)
     # The split kernel: stages x (BM + BN) x 64 x 2 bytes of ring + 1024 of barriers: 7 stages.
     split_smem = {(128, 128): 7 * 32768 + 4 + 1024}  # + the one word that stands for the cluster's tile
