@@ -1081,7 +1081,8 @@ GEMM90SK_SHAPES = [
     (8200, 8200, 1024),  # 128x256, persistent (a last wave of 33 tiles: too many to split); tails in M and N
     (2824, 5768, 1000),  # 128x256: 4 waves, then one tile (2 halves, the second past N) x 4; tails in M, N, K
     (6728, 520, 1000),  # 128x128: 2 waves, then one tile x 4; tails in M, N and K
-    (1536, 1536, 1536),  # 128x256, persistent (one wave)
+    (1536, 1536, 1536),  # 128x192, persistent (one wave)
+    (1496, 1544, 1000),  # 128x192, persistent (one wave); tails in M, N and K
     (17000, 64, 1024),  # 128x64, persistent (133 tiles: one full wave only, its last tile 8 rows tall)
 ]
 

@@ -1156,8 +1156,8 @@ def test_gemm_sm90_splitk_plan(cubin):
     with blocks x splits <= 132 and 4 k-tiles a slice, where 64x128 makes at most 33 tiles and K
     has 32 k-tiles): the partial kernel on a (blocks, splits) grid with the ring alone in shared
     memory, then the reduction, a thread per 8 elements of the split tiles; else the tile of least
-    estimated time (waves x the tile's cost) for the persistent kernel, on every tile, or (128x256
-    and 128x128 tiles) on the full waves and split-K on the last wave's tiles (128x256 ones as two
+    estimated time (waves x the tile's cost; 128x256, 128x192, 128x128, 64x128, or 128x64 for N <=
+    64) for the persistent kernel, on every tile, or (128x256 and 128x128 tiles) on the full waves and split-K on the last wave's tiles (128x256 ones as two
     128x128 halves) where that wave's split tiles fit 132 eight times, there are two full waves
     before it and K has 16 k-tiles. Checks the tiles each launch covers (the persistent kernel's
     tile_end, the split launches' first tile and parts), that blocks x splits partial tiles fit the
@@ -1176,6 +1176,7 @@ def test_gemm_sm90_splitk_plan(cubin):
     # The persistent kernel: its ring, the staging tile and the barriers.
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
     smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
+    smem |= {(128, 192): 4 * 40960 + 49152 + 1024}
 
     def split(tile, blocks, splits):  # the whole problem split: no persistent launch
         return None, 0, (tile, 0, blocks, 1, splits)
@@ -1232,7 +1233,11 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((8200, 8200, 1000), persistent((128, 256), 2145)),
         ((2824, 5768, 1000), ((128, 256), 528, ((128, 128), 528, 2, 2, 4))),  # a last wave of one tile
         ((6728, 520, 1000), ((128, 128), 264, ((128, 128), 264, 1, 1, 4))),  # a last wave of one tile
-        ((1536, 1536, 1536), persistent((128, 256), 72)),  # one wave: too small to split its last
+        ((1536, 1536, 1536), persistent((128, 192), 96)),  # one wave of 96, where 128x256 makes one of 72
+        ((2048, 1536, 2048), persistent((128, 192), 128)),
+        ((1496, 1544, 1000), persistent((128, 192), 108)),  # tails in M, N and K
+        ((3072, 3072, 3072), persistent((128, 192), 384)),  # 3 waves, as 128x256's 288 tiles
+        ((3000, 5000, 2000), persistent((128, 256), 480)),  # 4 waves, where 128x192 takes 5
         ((1000, 1064, 1000), persistent((128, 128), 72)),
         ((17000, 64, 1024), persistent((128, 64), 133)),  # one full wave only
     ]
@@ -1291,12 +1296,12 @@ def test_gemm_sm90_splitk_plan(cubin):
                 assert "workspace" in refusal(host.check, *gemm90_views(layout, *shape, dtype), small)
             # TMA's 16-byte strides, as the persistent kernel's.
             refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype), ws)
-    # One instance per layout, dtype and tile (or cluster): 32 persistent, 8 split through the
+    # One instance per layout, dtype and tile (or cluster): 40 persistent, 8 split through the
     # workspace, 2 reductions and 24 split in clusters.
     assert all(len(k) == 1 for k in instances.values())
     kinds = [key[0] for key in instances]
     counts = [kinds.count(kind) for kind in ("head", "partial", "reduce", "cluster")]
-    assert counts == [32, 8, 2, 24], counts
+    assert counts == [40, 8, 2, 24], counts
     assert set().union(*instances.values()) == set(m.kernels)
 
 
