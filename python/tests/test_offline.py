@@ -1173,6 +1173,9 @@ def test_gemm_sm90_splitk_plan(cubin):
     # In clusters: 13 (clusters of 2) or 8 stages of 64x64 + the (64, 64):(72, 1) f32 tile (4,600
     # words) + the barriers.
     cluster_smem = {n: (13 if n == 2 else 8) * 16384 + 4 * 4600 + 1024 for n in (2, 4, 8)}
+    # Narrow tiles (64x16, 64x32; B K-major, N <= 16 or 32, clusters of 2): 16 stages of (64 + bn)
+    # x 64 x 2 bytes + the (64, bn):(bn + 8, 1) f32 tile + the barriers.
+    narrow_smem = {bn: 16 * (64 + bn) * 128 + 4 * (63 * (bn + 8) + bn) + 1024 for bn in (16, 32)}
     # The persistent kernel: its ring, the staging tile and the barriers.
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
     smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
@@ -1187,16 +1190,23 @@ def test_gemm_sm90_splitk_plan(cubin):
     def cluster(blocks, splits):  # 64x64 tiles split in clusters of (1, splits): one launch
         return None, 0, (blocks, splits)
 
+    def narrow(blocks, bn):  # 64 x bn tiles in clusters of 2 where B is K-major, else 64x64 ones
+        return None, 0, (blocks, 2, bn)
+
     cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or (blocks, splits) or None)
         ((16, 4096, 4096), cluster(64, 2)),
         ((128, 4096, 4096), persistent((64, 128), 64)),  # 64 smallest tiles: more than a quarter wave
         ((64, 8192, 8192), persistent((64, 128), 64)),
-        ((4096, 16, 4096), cluster(64, 2)),
+        ((4096, 16, 4096), narrow(64, 16)),
+        ((2056, 16, 4096), narrow(33, 16)),  # 33 tiles: one more than 30 clusters of 4; a tail in M
+        ((4096, 32, 4096), narrow(64, 32)),
+        ((4096, 40, 4096), cluster(64, 2)),  # N > 32: 64x64
+        ((960, 16, 4096), cluster(15, 8)),  # 15 tiles: clusters of 8, 64x64
         ((8192, 64, 8192), persistent((128, 64), 64)),
         ((4096, 96, 4096), persistent((64, 128), 64)),
         ((4096, 64, 4096), cluster(64, 2)),
         ((4224, 64, 4096), cluster(66, 2)),
-        ((4104, 24, 2104), cluster(65, 2)),  # tails in M, N and K (33 k-tiles), taken in every layout
+        ((4104, 24, 2104), narrow(65, 32)),  # tails in M, N and K (33 k-tiles), taken in every layout
         ((4288, 64, 4096), persistent((128, 64), 34)),  # 67 tiles of 64x64
         ((768, 768, 768), persistent((64, 128), 72)),  # 12 k-tiles: K too short to split (below 32)
         ((1, 8, 4096), cluster(1, 8)),  # one tile: 8 slices of 8 k-tiles
@@ -1254,14 +1264,16 @@ def test_gemm_sm90_splitk_plan(cubin):
                     continue
                 launches = host.check(*gemm90_views(layout, M, N, K, dtype), ws)
                 at = (layout, M, N, K)
-                if tail is not None and len(tail) == 2:
-                    (blocks, splits) = tail
+                if tail is not None and len(tail) in (2, 3):
+                    (blocks, splits) = tail[:2]
+                    bn = tail[2] if len(tail) == 3 and layout[1] == "n" else 64  # B K-major: narrow
                     [launch] = launches
                     assert launch["kernel"] in clustered[splits], at
                     assert launch["grid"] == (blocks, splits, 1) and blocks <= {2: 66, 4: 30, 8: 15}[splits], at
-                    assert launch["block"] == (256, 1, 1) and launch["smem"] == cluster_smem[splits], at
+                    smem_of = cluster_smem[splits] if bn == 64 else narrow_smem[bn]
+                    assert launch["block"] == (256, 1, 1) and launch["smem"] == smem_of, at
                     assert launch["args"][-2:] == [("i32", 0), ("i32", 1)], at
-                    instances.setdefault(("cluster", layout, dtype, splits), set()).add(launch["kernel"])
+                    instances.setdefault(("cluster", layout, dtype, splits, bn), set()).add(launch["kernel"])
                     continue
                 assert len(launches) == (head is not None) + 2 * (tail is not None), at
                 if head is not None:
@@ -1297,11 +1309,12 @@ def test_gemm_sm90_splitk_plan(cubin):
             # TMA's 16-byte strides, as the persistent kernel's.
             refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype), ws)
     # One instance per layout, dtype and tile (or cluster): 40 persistent, 8 split through the
-    # workspace, 2 reductions and 24 split in clusters.
+    # workspace, 2 reductions and 32 split in clusters (64x64 in clusters of 2, 4 and 8 in every
+    # layout; 64x16 and 64x32 in clusters of 2 where B is K-major, TN and NN).
     assert all(len(k) == 1 for k in instances.values())
     kinds = [key[0] for key in instances]
     counts = [kinds.count(kind) for kind in ("head", "partial", "reduce", "cluster")]
-    assert counts == [40, 8, 2, 24], counts
+    assert counts == [40, 8, 2, 32], counts
     assert set().union(*instances.values()) == set(m.kernels)
 
 
