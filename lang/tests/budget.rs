@@ -16,9 +16,9 @@ use std::sync::Arc;
 /// (82 kernel instances: five persistent tiles, the split-K kernels and the cluster reductions,
 /// x 4 layouts x bf16/f16) takes about 116,000 and builds in 15 s on the 2-core machine;
 /// flash_attention_sm90.cute (eight instances: head dims 64 (two and three consumer warpgroups),
-/// 128, 256 x bf16/f16; ping-pong at every head dim) about 95,000 and flash_attention_bwd_sm90.cute
-/// about 89,000. (A third, 100,000,
-/// until session 26 added the splitk sample's 128x192 and narrow tiles.)
+/// 128, 256 x bf16/f16; ping-pong at every head dim) about 95,000; flash_attention_bwd_sm90.cute
+/// about 89,000. (A third, 100,000, until session 26 added the splitk sample's 128x192 and
+/// narrow tiles.)
 const SAMPLE_LIMIT: u64 = DEFAULT_BUDGET * 2 / 5;
 
 /// The front end under `budget`, on a 64 MiB stack as `cutec` runs it; the rendered errors.
