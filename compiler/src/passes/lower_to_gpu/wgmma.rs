@@ -189,8 +189,9 @@ fn descriptor(b: &Builder, op: Op, index: usize, t: &Lowered, what: &str) -> Res
     // CUTLASS's descriptor iterator, a masked base per allocation or stage plus each k-block's
     // constant offset >> 4 (both with the run-time part inside and outside the mask): fewer
     // instructions, the forward attention 1-6% faster, the backward at head dim 128 up to 4%
-    // slower (7% with the run-time part outside the mask; docs/tutorial.md §18.5). Without the mask the pointer's bits above the shared window reach
-    // the field (multicast GEMMs computed wrong results, session 24).
+    // slower (7% with the run-time part outside the mask; docs/tutorial.md §18.5). Without the
+    // mask the pointer's bits above the shared window reach the field (multicast GEMMs computed
+    // wrong results, session 24).
     let addr = b.cast("llvm.ptrtoint", t.ptr, "i32");
     let rel_bytes = mul(b, rel, Int::Const(e));
     let start = match rel_bytes {
