@@ -1052,22 +1052,25 @@ def check_gemm90_16bit(torch, load, sample, layout, shape):
 # them in slice order into C; elsewhere the call is the persistent kernel's. Four layouts x bf16/f16
 # against float64, M, N, K from 1, 7, 127, 1000, 4096 (with 8, 16, 96 of issue 31's skinny shapes,
 # whose N TMA can store): skinny M and N in clusters of 2, 4 and 8 (skinny N in 64x16 and 64x32
-# tiles where B is K-major) with tails in M and N, K not a
+# tiles, skinny M so too as C^T = B A^T) with tails in M and N, K not a
 # multiple of the k-tile, uneven slices, shapes the rule leaves unsplit, and the refusals of
 # extents TMA cannot take; then the persistent kernel's full waves with the last wave split. W is
 # poisoned with NaN before each call (a slice the partial kernel failed to write would reach C),
 # and a second call must give a bit-identical C (the fixed summation order: no atomics).
 SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements: the size the sample's header gives, for every shape
 GEMM90SK_SHAPES = [
-    (16, 4096, 4096),  # 64 tiles of 64x64 in clusters of 2
+    (16, 4096, 4096),  # 64 tiles in clusters of 2: C^T = B A^T in 64x16 tiles
+    (24, 4104, 2104),  # C^T in 64x32 tiles: tails in M, N and K
+    (1, 2056, 4096),  # C^T in 64x16 tiles: 33 tiles, one row (TN, TT; refused where A is M-major)
+    (8, 2056, 4096),  # C^T in 64x16 tiles: 33 tiles, 8 rows
     (1, 1000, 4096),  # 16 tiles in clusters of 4
     (8, 960, 4096),  # 15 tiles in clusters of 8
     (7, 4096, 1000),  # not split (16 k-tiles): the persistent kernel, M = 7
     (127, 1000, 4096),  # 128x128 through W: 8 tiles, 16 slices
     (127, 4096, 1000),  # not split (16 k-tiles)
-    (4096, 16, 4096),  # clusters of 2 (64x16 tiles where B is K-major: TN, NN)
-    (2056, 16, 4096),  # 33 tiles in clusters of 2 (64x16 in TN and NN), a tail in M
-    (4104, 24, 2104),  # 65 tiles (64x32 in TN, NN), tails in M, N, K (33 k-tiles: slices of 16, 17)
+    (4096, 16, 4096),  # clusters of 2 in 64x16 tiles
+    (2056, 16, 4096),  # 33 tiles in clusters of 2 (64x16), a tail in M
+    (4104, 24, 2104),  # 65 tiles (64x32), tails in M, N, K (33 k-tiles: slices of 16, 17)
     (4096, 96, 1000),  # not split (16 k-tiles)
     (1000, 8, 4096),  # 16 tiles in clusters of 4, the last 40 rows
     (1, 8, 4096),  # one tile, a cluster of 8

@@ -1150,9 +1150,9 @@ def test_gemm_sm90_splitk_plan(cubin):
     """The launches of each path of the sample's rule (its header): where N or M is at most 64, at
     most 66 tiles of 64x64 and K has 32 k-tiles, the whole problem in 64x64 tiles split in clusters
     (8 slices up to 15 tiles, 4 up to 30, else 2: the clusters the H100 holds at once; in clusters
-    of 2 with B K-major and N at most 16 or 32, 64x16 or 64x32 tiles), one launch on a (tiles,
-    splits) grid in clusters of (1, splits), the ring and the reduction's padded
-    f32 tile in shared memory; split-K of the whole problem through the workspace where M and N
+    of 2 with N at most 16 or 32, 64x16 or 64x32 tiles; with M at most 16 or 32 and N above 32, the
+    same narrow tiles of C^T = B A^T, the operands swapped and C stored transposed), one launch on a (tiles, splits) grid in clusters of (1, splits), the ring and the
+    reduction's padded f32 tile in shared memory; split-K of the whole problem through the workspace where M and N
     exceed 64, few tiles and a long K (128x128 tiles; splits: the largest of 16, 12, 8, 6, 4, 3, 2
     with blocks x splits <= 132 and 4 k-tiles a slice, where 64x128 makes at most 33 tiles and K
     has 32 k-tiles): the partial kernel on a (blocks, splits) grid with the ring alone in shared
@@ -1192,11 +1192,18 @@ def test_gemm_sm90_splitk_plan(cubin):
     def cluster(blocks, splits):  # 64x64 tiles split in clusters of (1, splits): one launch
         return None, 0, (blocks, splits)
 
-    def narrow(blocks, bn):  # 64 x bn tiles in clusters of 2 where B is K-major, else 64x64 ones
-        return None, 0, (blocks, 2, bn)
+    def narrow(blocks, bn):  # 64 x bn tiles in clusters of 2
+        return None, 0, (blocks, 2, bn, False)
+
+    def narrow_t(blocks, bn):  # C^T = B A^T in 64 x bn tiles in clusters of 2
+        return None, 0, (blocks, 2, bn, True)
 
     cases = [  # (M, N, K), (persistent tile or None, its tile_end, (split tile, first, blocks, parts, splits) or (blocks, splits) or None)
-        ((16, 4096, 4096), cluster(64, 2)),
+        ((16, 4096, 4096), narrow_t(64, 16)),
+        ((32, 4096, 4096), narrow_t(64, 32)),
+        ((24, 4104, 2104), narrow_t(65, 32)),  # tails in M, N and K
+        ((1, 2056, 4096), narrow_t(33, 16)),
+        ((40, 4096, 4096), cluster(64, 2)),  # M > 32: 64x64
         ((128, 4096, 4096), persistent((64, 128), 64)),  # 64 smallest tiles: more than a quarter wave
         ((64, 8192, 8192), persistent((64, 128), 64)),
         ((4096, 16, 4096), narrow(64, 16)),
@@ -1217,16 +1224,16 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((127, 1000, 2048), split((128, 128), 8, 8)),
         ((256, 1000, 4096), split((128, 128), 16, 8)),
         ((1000, 8, 4096), cluster(16, 4)),  # 16 tiles: one more than 15 clusters of 8
-        ((16, 2048, 4096), cluster(32, 2)),  # 32 tiles: two more than 30 clusters of 4
+        ((16, 2048, 4096), narrow_t(32, 16)),  # 32 tiles: two more than 30 clusters of 4
         ((16, 1024, 4096), cluster(16, 4)),
         ((16, 960, 4096), cluster(15, 8)),
         ((16, 1536, 4096), cluster(24, 4)),
         ((256, 2048, 4096), persistent((64, 128), 64)),
-        ((16, 2560, 4096), cluster(40, 2)),
-        ((16, 4160, 4096), cluster(65, 2)),
+        ((16, 2560, 4096), narrow_t(40, 16)),
+        ((16, 4160, 4096), narrow_t(65, 16)),
         ((16, 4288, 4096), persistent((64, 128), 34)),  # 67 tiles of 64x64: more than 66 clusters of 2
-        ((16, 4096, 2600), cluster(64, 2)),  # 41 k-tiles: slices of 20 and 21
-        ((16, 4096, 2048), cluster(64, 2)),  # 32 k-tiles: the shortest K split
+        ((16, 4096, 2600), narrow_t(64, 16)),  # 41 k-tiles: slices of 20 and 21
+        ((16, 4096, 2048), narrow_t(64, 16)),  # 32 k-tiles: the shortest K split
         ((16, 4096, 1984), persistent((64, 128), 32)),  # 31 k-tiles
         ((16, 4096, 128), persistent((64, 128), 32)),
         ((1000, 1000, 1000), persistent((64, 128), 128)),  # 128 tiles of 64x128: one wave
@@ -1266,16 +1273,23 @@ def test_gemm_sm90_splitk_plan(cubin):
                     continue
                 launches = host.check(*gemm90_views(layout, M, N, K, dtype), ws)
                 at = (layout, M, N, K)
-                if tail is not None and len(tail) in (2, 3):
+                if tail is not None and len(tail) in (2, 4):
                     (blocks, splits) = tail[:2]
-                    bn = tail[2] if len(tail) == 3 and layout[1] == "n" else 64  # B K-major: narrow
+                    # Narrow (64, bn) tiles; where M is the skinny side the operands swapped and
+                    # C transposed: the kernel's A is B (K-major "t" where B is "n") and its B is A
+                    # (N-major "t" where A is M-major "n").
+                    bn, transposed = tail[2:] if len(tail) == 4 else (64, False)
+                    swap = {"t": "n", "n": "t"}
+                    kernel_layout = swap[layout[1]] + swap[layout[0]] if transposed else layout
                     [launch] = launches
                     assert launch["kernel"] in clustered[splits], at
                     assert launch["grid"] == (blocks, splits, 1) and blocks <= {2: 66, 4: 30, 8: 15}[splits], at
                     smem_of = cluster_smem[splits] if bn == 64 else narrow_smem[bn]
                     assert launch["block"] == (256, 1, 1) and launch["smem"] == smem_of, at
-                    assert launch["args"][-2:] == [("i32", 0), ("i32", 1)], at
-                    instances.setdefault(("cluster", layout, dtype, splits, bn), set()).add(launch["kernel"])
+                    assert launch["args"][-3:] == [("i32", 0), ("i32", 1), ("i32", int(transposed))], at
+                    # The kernel's A: B's memory where swapped (fake addresses: A 0, B 1).
+                    assert launch["args"][0] == ("ptr", fake_ptr(int(transposed))), at
+                    instances.setdefault(("cluster", kernel_layout, dtype, splits, bn), set()).add(launch["kernel"])
                     continue
                 assert len(launches) == (head is not None) + 2 * (tail is not None), at
                 if head is not None:
@@ -1294,7 +1308,7 @@ def test_gemm_sm90_splitk_plan(cubin):
                     assert partial["grid"] == (blocks, splits, 1), at
                     assert partial["block"] == (384 if bm == 128 else 256, 1, 1), at
                     assert partial["smem"] == split_smem[bm, bn] <= 232448, at
-                    assert partial["args"][-2:] == [("i32", first), ("i32", parts)], at
+                    assert partial["args"][-3:] == [("i32", first), ("i32", parts), ("i32", 0)], at
                     assert blocks * splits <= 132 and blocks * splits * bm * bn <= SPLITK_WORKSPACE, at
                     # The split tiles are the schedule's last ones, those the persistent kernel left.
                     sm, sn = head or (bm, bn)
@@ -1310,13 +1324,15 @@ def test_gemm_sm90_splitk_plan(cubin):
                 assert "workspace" in refusal(host.check, *gemm90_views(layout, *shape, dtype), small)
             # TMA's 16-byte strides, as the persistent kernel's.
             refusal(host.check, *gemm90_views(layout, 1000, 7, 128, dtype), ws)
-    # One instance per layout, dtype and tile (or cluster): 40 persistent, 8 split through the
-    # workspace, 2 reductions and 32 split in clusters (64x64 in clusters of 2, 4 and 8 in every
-    # layout; 64x16 and 64x32 in clusters of 2 where B is K-major, TN and NN).
+    # One instance per layout (of the kernel's operands), dtype and tile (or cluster): 40
+    # persistent, 8 split through the workspace, 2 reductions and 40 split in clusters (64x64 in
+    # clusters of 2, 4 and 8, 64x16 and 64x32 in clusters of 2, in every layout). Skinny M swapped
+    # takes the narrow instance of the swapped operands' layout (TT's is NN's: C is transposed at
+    # run time, not in the instance).
     assert all(len(k) == 1 for k in instances.values())
     kinds = [key[0] for key in instances]
     counts = [kinds.count(kind) for kind in ("head", "partial", "reduce", "cluster")]
-    assert counts == [40, 8, 2, 32], counts
+    assert counts == [40, 8, 2, 40], counts
     assert set().union(*instances.values()) == set(m.kernels)
 
 
