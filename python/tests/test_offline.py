@@ -859,7 +859,8 @@ def test_host_stream_parameters(cubin):
 
 def test_flash_attention_plan(cubin):
     """One launch per call: the kernel instance of the head dim (64, 128, 256; causal is a run-time
-    argument of the kernel), tiles of (128 query rows, head, batch), 384 threads — at head dim 64
+    argument of the kernel; at head dim 256 64-key tiles where causal over at most 1024 keys, else
+    80), tiles of (128 query rows, head, batch), 384 threads — at head dim 64
     (192 query rows, 512 threads: three consumer warpgroups) unless causal over at most 2048 keys;
     a 1-D grid, persistent without causal masking (min(tiles, 132) blocks); with it, persistent over
     zigzag units (two tiles each) where those fill their waves to 95% and seqlen_q <= 8192, else a
@@ -882,7 +883,17 @@ def test_flash_attention_plan(cubin):
             (launch,) = call(2, 1000, sk, 8, 2, 64, dtype, causal=causal)
             assert launch["grid"] == (6 * 8 * 2, 1, 1) and launch["block"] == (512, 1, 1)
             kernels.add(launch["kernel"])
-    assert len(kernels) == 8
+    # Head dim 256 causal over at most 1024 keys: 64-key tiles (instances of their own, two K and V
+    # stages of 32 KiB beside Q's 64), else 80-key ones (40 KiB stages); O staged in V's ring.
+    for dtype in ("bf16", "f16"):
+        (short,) = call(2, 1000, 1024, 8, 2, 256, dtype)
+        (long,) = call(2, 1000, 1025, 8, 2, 256, dtype)
+        (full,) = call(2, 1000, 1024, 8, 2, 256, dtype, causal=0)
+        assert short["kernel"] != long["kernel"] == full["kernel"]
+        assert short["smem"] == (128 * 256 + 4 * 64 * 256) * 2 + 1024
+        assert long["smem"] == full["smem"] == (128 * 256 + 4 * 80 * 256) * 2 + 1024
+        kernels |= {short["kernel"], long["kernel"]}
+    assert len(kernels) == 10
     # More tiles than SMs: 132 persistent blocks without causal masking. With it: 132 where the
     # zigzag units (1024 at S4096 here: 97% of 8 waves) fill the waves; a block per tile where they
     # fill 89% (D64, 192-row tiles: 22 x 64 tiles, 704 units), at S16384, and with fewer units than
