@@ -1088,7 +1088,7 @@ GEMM90SK_SHAPES = [
     (6728, 520, 1000),  # 128x128: 2 waves, then one tile x 4; tails in M, N and K
     (1536, 1536, 1536),  # 128x192, persistent (one wave)
     (1496, 1544, 1000),  # 128x192, persistent (one wave); tails in M, N and K
-    (17000, 64, 1024),  # 128x64, persistent (133 tiles: one full wave only, its last tile 8 rows tall)
+    (17000, 64, 1024),  # 64x64, persistent (266 tiles: two full waves and 2 tiles, the last 40 rows tall)
 ]
 
 

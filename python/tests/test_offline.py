@@ -1168,8 +1168,8 @@ def test_gemm_sm90_splitk_plan(cubin):
     with blocks x splits <= 132 and 4 k-tiles a slice, where 64x128 makes at most 33 tiles and K
     has 32 k-tiles): the partial kernel on a (blocks, splits) grid with the ring alone in shared
     memory, then the reduction, a thread per 8 elements of the split tiles; else the tile of least
-    estimated time (waves x the tile's cost; 128x256, 128x192, 128x128, 64x128, or 128x64 for N <=
-    64) for the persistent kernel, on every tile, or (128x256 and 128x128 tiles) on the full waves
+    estimated time (waves x the tile's cost; 128x256, 128x192, 128x128, 64x128, 64x64 where N > 128,
+    or 64x64 for N <= 64) for the persistent kernel, on every tile, or (128x256 and 128x128 tiles) on the full waves
     and split-K on the last wave's tiles (128x256 ones as two
     128x128 halves) where that wave's split tiles fit 132 eight times, there are two full waves
     before it and K has 16 k-tiles. Checks the tiles each launch covers (the persistent kernel's
@@ -1191,7 +1191,7 @@ def test_gemm_sm90_splitk_plan(cubin):
     narrow_smem = {bn: 16 * (64 + bn) * 128 + 4 * (63 * (bn + 8) + bn) + 1024 for bn in (16, 32)}
     # The persistent kernel: its ring, the staging tile and the barriers.
     smem = {(128, 256): 3 * 49152 + 65536 + 1024, (128, 128): 6 * 32768 + 32768 + 1024}
-    smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (128, 64): 8 * 24576 + 16384 + 1024}
+    smem |= {(64, 128): 8 * 24576 + 16384 + 1024, (64, 64): 8 * 16384 + 8192 + 1024}
     smem |= {(128, 192): 4 * 40960 + 49152 + 1024}
 
     def split(tile, blocks, splits):  # the whole problem split: no persistent launch
@@ -1215,22 +1215,22 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((24, 4104, 2104), narrow_t(65, 32)),  # tails in M, N and K
         ((1, 2056, 4096), narrow_t(33, 16)),
         ((40, 4096, 4096), cluster(64, 2)),  # M > 32: 64x64
-        ((128, 4096, 4096), persistent((64, 128), 64)),  # 64 smallest tiles: more than a quarter wave
-        ((64, 8192, 8192), persistent((64, 128), 64)),
+        ((128, 4096, 4096), persistent((64, 64), 128)),  # 64 tiles of 64x128: more than a quarter wave
+        ((64, 8192, 8192), persistent((64, 64), 128)),
         ((4096, 16, 4096), narrow(64, 16)),
         ((2056, 16, 4096), narrow(33, 16)),  # 33 tiles: one more than 30 clusters of 4; a tail in M
         ((4096, 32, 4096), narrow(64, 32)),
         ((4096, 40, 4096), cluster(64, 2)),  # N > 32: 64x64
         ((960, 16, 4096), cluster(15, 8)),  # 15 tiles: clusters of 8, 64x64
-        ((8192, 64, 8192), persistent((128, 64), 64)),
-        ((4096, 96, 4096), persistent((64, 128), 64)),
+        ((8192, 64, 8192), persistent((64, 64), 128)),
+        ((4096, 96, 4096), persistent((64, 128), 64)),  # N <= 128: not 64x64 (A loaded twice)
         ((4096, 64, 4096), cluster(64, 2)),
         ((4224, 64, 4096), cluster(66, 2)),
         ((4104, 24, 2104), narrow(65, 32)),  # tails in M, N and K (33 k-tiles), taken in every layout
-        ((4288, 64, 4096), persistent((128, 64), 34)),  # 67 tiles of 64x64
+        ((4288, 64, 4096), persistent((64, 64), 67)),  # 67 tiles of 64x64: more than 66 clusters
         ((768, 768, 768), persistent((64, 128), 72)),  # 12 k-tiles: K too short to split (below 32)
         ((1, 8, 4096), cluster(1, 8)),  # one tile: 8 slices of 8 k-tiles
-        ((127, 1000, 1000), persistent((64, 128), 16)),  # 16 k-tiles
+        ((127, 1000, 1000), persistent((64, 64), 32)),  # 16 k-tiles
         ((127, 1000, 2100), split((128, 128), 8, 8)),  # K not a multiple of the k-tile
         ((127, 1000, 2048), split((128, 128), 8, 8)),
         ((256, 1000, 4096), split((128, 128), 16, 8)),
@@ -1239,14 +1239,14 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((16, 1024, 4096), cluster(16, 4)),
         ((16, 960, 4096), cluster(15, 8)),
         ((16, 1536, 4096), cluster(24, 4)),
-        ((256, 2048, 4096), persistent((64, 128), 64)),
+        ((256, 2048, 4096), persistent((64, 64), 128)),
         ((16, 2560, 4096), narrow_t(40, 16)),
         ((16, 4160, 4096), narrow_t(65, 16)),
-        ((16, 4288, 4096), persistent((64, 128), 34)),  # 67 tiles of 64x64: more than 66 clusters of 2
+        ((16, 4288, 4096), persistent((64, 64), 67)),  # 67 tiles of 64x64: more than 66 clusters of 2
         ((16, 4096, 2600), narrow_t(64, 16)),  # 41 k-tiles: slices of 20 and 21
         ((16, 4096, 2048), narrow_t(64, 16)),  # 32 k-tiles: the shortest K split
-        ((16, 4096, 1984), persistent((64, 128), 32)),  # 31 k-tiles
-        ((16, 4096, 128), persistent((64, 128), 32)),
+        ((16, 4096, 1984), persistent((64, 64), 64)),  # 31 k-tiles
+        ((16, 4096, 128), persistent((64, 64), 64)),
         ((1000, 1000, 1000), persistent((64, 128), 128)),  # 128 tiles of 64x128: one wave
         ((1024, 1024, 1024), persistent((64, 128), 128)),
         ((128, 8192, 8192), persistent((64, 128), 128)),
@@ -1269,7 +1269,7 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((3072, 3072, 3072), persistent((128, 192), 384)),  # 3 waves, as 128x256's 288 tiles
         ((3000, 5000, 2000), persistent((128, 256), 480)),  # 4 waves, where 128x192 takes 5
         ((1000, 1064, 1000), persistent((128, 128), 72)),
-        ((17000, 64, 1024), persistent((128, 64), 133)),  # one full wave only
+        ((17000, 64, 1024), persistent((64, 64), 266)),  # two full waves, 2 tiles: 64x64 is never split
     ]
     instances = {}
     for layout in layouts:
