@@ -1074,7 +1074,9 @@ GEMM90SK_SHAPES = [
     (4096, 96, 1000),  # not split (16 k-tiles)
     (1000, 8, 4096),  # 16 tiles in clusters of 4, the last 40 rows
     (1, 8, 4096),  # one tile, a cluster of 8
-    (16, 4096, 1600),  # not split (25 k-tiles)
+    (16, 4096, 1600),  # C^T in 64x16 tiles, 25 k-tiles (narrow tiles split from 24): slices of 12, 13
+    (4104, 24, 1560),  # 64x32 tiles, 25 k-tiles; tails in M, N and K
+    (16, 4096, 1472),  # not split (23 k-tiles)
     (768, 768, 768),  # not split (12 k-tiles): the persistent kernel, 64x128
     (1000, 1000, 1000),  # not split: the persistent kernel
     (1000, 4096, 127),  # not split; K = 127 in NT only

@@ -1161,7 +1161,7 @@ def test_gemm_sm90_splitk_plan(cubin):
     """The launches of each path of the sample's rule (its header): where N or M is at most 64, at
     most 66 tiles of 64x64 and K has 32 k-tiles, the whole problem in 64x64 tiles split in clusters
     (8 slices up to 15 tiles, 4 up to 30, else 2: the clusters the H100 holds at once; in clusters
-    of 2 with N at most 16 or 32, 64x16 or 64x32 tiles; with M at most 16 or 32 and N above 32, the
+    of 2 with N at most 16 or 32, 64x16 or 64x32 tiles, split from 24 k-tiles on; with M at most 16 or 32 and N above 32, the
     same narrow tiles of C^T = B A^T, the operands swapped and C stored transposed), one launch on a (tiles, splits) grid in clusters of (1, splits), the ring and the
     reduction's padded f32 tile in shared memory; split-K of the whole problem through the workspace where M and N
     exceed 64, few tiles and a long K (128x128 tiles; splits: the largest of 16, 12, 8, 6, 4, 3, 2
@@ -1245,7 +1245,12 @@ def test_gemm_sm90_splitk_plan(cubin):
         ((16, 4288, 4096), persistent((64, 64), 67)),  # 67 tiles of 64x64: more than 66 clusters of 2
         ((16, 4096, 2600), narrow_t(64, 16)),  # 41 k-tiles: slices of 20 and 21
         ((16, 4096, 2048), narrow_t(64, 16)),  # 32 k-tiles: the shortest K split
-        ((16, 4096, 1984), persistent((64, 64), 64)),  # 31 k-tiles
+        ((16, 4096, 1984), narrow_t(64, 16)),  # 31 k-tiles: narrow tiles split from 24
+        ((16, 4096, 1536), narrow_t(64, 16)),
+        ((16, 4096, 1472), persistent((64, 64), 64)),  # 23 k-tiles
+        ((4096, 16, 1536), narrow(64, 16)),
+        ((4096, 40, 1984), persistent((64, 64), 64)),  # 64x64 clusters split from 32 k-tiles
+        ((1000, 8, 1984), persistent((64, 64), 16)),  # 16 tiles: clusters of 4, from 32 k-tiles
         ((16, 4096, 128), persistent((64, 64), 64)),
         ((1000, 1000, 1000), persistent((64, 128), 128)),  # 128 tiles of 64x128: one wave
         ((1024, 1024, 1024), persistent((64, 128), 128)),
