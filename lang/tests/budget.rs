@@ -11,14 +11,15 @@ use cute_lang::{front_end_files, front_end_with, Budget, DEFAULT_BUDGET};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// How much of the default budget the largest sample or bench kernel may use: the limit must
-/// leave real programs room to grow. Nine twentieths (135,000 steps): samples/gemm_sm90_splitk.cute
-/// (90 kernel instances: five persistent tiles, the split-K kernels and the cluster reductions,
-/// x 4 layouts x bf16/f16) takes about 125,600 and builds in 13 s on the 2-core machine;
-/// flash_attention_sm90.cute (ten instances: head dims 64 (two and three consumer warpgroups),
-/// 128, 256 (80- and 64-key tiles) x bf16/f16; ping-pong at every head dim) about 120,000;
-/// flash_attention_bwd_sm90.cute about 89,000. (A third, 100,000, until session 26 added the splitk sample's 128x192 and
-/// narrow tiles; two fifths, 120,000, until session 27 added its narrow N-major tiles.)
+/// How much of the default budget the largest sample or bench kernel may use: the limit must leave
+/// real programs room to grow. Nine twentieths (135,000 steps): samples/gemm_sm90_splitk.cute (90
+/// kernel instances: five persistent tiles, the split-K kernels and the cluster reductions, x 4
+/// layouts x bf16/f16) takes about 125,600 and builds in 13 s on the 2-core machine;
+/// flash_attention_sm90.cute (ten instances: head dims 64 (two and three consumer warpgroups), 128,
+/// 256 (80- and 64-key tiles) x bf16/f16; ping-pong at every head dim) about 120,000;
+/// flash_attention_bwd_sm90.cute about 89,000. (A third, 100,000, until session 26 added the splitk
+/// sample's 128x192 and narrow tiles; two fifths, 120,000, until session 27 added its narrow
+/// N-major tiles.)
 const SAMPLE_LIMIT: u64 = DEFAULT_BUDGET * 9 / 20;
 
 /// The front end under `budget`, on a 64 MiB stack as `cutec` runs it; the rendered errors.
