@@ -232,6 +232,7 @@ cases! {
     host_loop_bound_not_integer => host3(COPY_KERNEL, "    for r in 0..mA {\n        launch copy_rows(mA, mB) grid(r) block(32);\n    }");
     host_reads_memory => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    printf(\"{}\\n\", a[0]);\n}\n";
     host_thread_idx => "host h(a: tensor<f32, gmem, (?):(1)>) {\n    let t = thread_idx.x;\n}\n";
+    host_where_on_floats => "host h(a: tensor<f32, gmem, (?):(1)>, x: f32) {\n    let s = where(size(a) > 4, x, 1.0);\n}\n";
     for_unknown_clause => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..16 stride 2 {\n        a[i] = 0.0;\n    }\n}\n";
     for_step_not_positive => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..16 step 0 {\n        a[i] = 0.0;\n    }\n}\n";
     for_bound_not_integer => "kernel k(a: tensor<f32, gmem, (16):(1)>) {\n    for i in 0..a[0] {\n        a[i] = 0.0;\n    }\n}\n";

@@ -155,6 +155,29 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// `where(c, a, b)` in a host function, `c` a run-time condition and `a`, `b` index integers:
+    /// `b + (a - b) * [c]` as plan arithmetic (`None`: not such a call). A launch plan's
+    /// expressions have no select, so the indicator `[c]` (1 where `c` holds, else 0) is built from
+    /// what they have, exact in i64: `x >= y` is `min(max(x - y + 1, 0), 1)` and likewise for the
+    /// other comparisons, `&&` a product, `||` a `max`, `!` `1 - [c]`.
+    pub(super) fn host_select(&self, c: &Value, a: &Value, b: &Value, span: Span) -> R<Option<Value>> {
+        let Some(Cond::Run(c)) = self.as_cond(c) else {
+            return Ok(None);
+        };
+        let (Value::Int(a), Value::Int(b)) = (a, b) else {
+            let other = if matches!(a, Value::Int(_)) { b } else { a };
+            return Err(Diagnostic::error(
+                format!("`where` on a run-time condition in a host function chooses between index integers, found {}", article(&other.kind())),
+                span,
+                "not an index integer",
+            )
+            .with_help("a launch plan computes with index integers (extents, tile counts, grid sizes); pass other values to a kernel and choose there"));
+        };
+        let at = |e| super::layout_err(e, span);
+        let picked = a.sub(b).and_then(|d| d.mul(&indicator(&c)?)).and_then(|d| b.add(&d)).map_err(at)?;
+        Ok(Some(Value::Int(picked)))
+    }
+
     /// The run-time condition a host `assert` clause stands for, when `v` is one made by a single
     /// comparison (`let ok = n < 8; assert(ok)`).
     pub(super) fn host_cmp_of(&self, v: &Value) -> Option<(Int, CmpOp, Int)> {
@@ -265,4 +288,32 @@ pub(super) fn host_jump_error(what: &str, span: Span) -> Diagnostic {
     }
     Diagnostic::error(format!("{what} under a run-time condition cannot leave a loop unrolled at compile time"), span, "run-time jump")
         .with_help("in a host function, `break` and `continue` under a run-time `if` work in a loop with run-time bounds; give this loop run-time bounds, or make the condition static")
+}
+
+/// 1 where the host condition `c` holds, else 0, as index-integer arithmetic ([`Frame::host_select`]).
+fn indicator(c: &HostCond) -> cute_layout::Result<Int> {
+    let (zero, one) = (Int::S(0), Int::S(1));
+    // 1 where the integer d is at least 1, else 0.
+    let positive = |d: Int| d.maximum(&zero).minimum(&one);
+    Ok(match c {
+        HostCond::Cmp { lhs, op, rhs } => match op {
+            CmpOp::Gt => positive(lhs.sub(rhs)?),
+            CmpOp::Ge => positive(lhs.sub(rhs)?.add(&one)?),
+            CmpOp::Lt => positive(rhs.sub(lhs)?),
+            CmpOp::Le => positive(rhs.sub(lhs)?.add(&one)?),
+            CmpOp::Eq | CmpOp::Ne => {
+                let ge = positive(lhs.sub(rhs)?.add(&one)?);
+                let le = positive(rhs.sub(lhs)?.add(&one)?);
+                let eq = ge.mul(&le)?;
+                if *op == CmpOp::Eq {
+                    eq
+                } else {
+                    one.sub(&eq)?
+                }
+            }
+        },
+        HostCond::And(x, y) => indicator(x)?.mul(&indicator(y)?)?,
+        HostCond::Or(x, y) => indicator(x)?.maximum(&indicator(y)?),
+        HostCond::Not(x) => one.sub(&indicator(x)?)?,
+    })
 }

@@ -367,6 +367,10 @@ impl<'f> Program<'f> {
             key.push_str(&match (p.is_const, a) {
                 (true, v) => format!("{v}"),
                 (false, Value::Tensor(t)) => format!("{}", t.ty),
+                // A typed scalar parameter is read at run time whatever the launch passes: a
+                // compile-time integer keys as a run-time one, so `f(x, 0)` and `f(x, n)` share
+                // an instance.
+                (false, Value::Int(_)) => "i32".to_string(),
                 (false, v) => v.kind(),
             });
         }

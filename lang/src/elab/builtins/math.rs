@@ -6,7 +6,7 @@ use crate::ast::BinOp;
 use crate::diag::Diagnostic;
 use crate::elab::expr::static_f64;
 use crate::elab::value::Value;
-use crate::elab::{layout_err, Frame, R};
+use crate::elab::{layout_err, Frame, Mode, R};
 use crate::kir::{BinaryOp, FragTy, Inst, MathFn, Operand, ValueId, ValueTy};
 use crate::span::Span;
 use crate::types::Scalar;
@@ -74,6 +74,11 @@ pub(super) fn where_(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
     let (c, a, b) = (&args[0], &args[1], &args[2]);
     if let Value::Bool(cond) = c.value {
         return Ok(if cond { a.value.clone() } else { b.value.clone() });
+    }
+    if f.mode == Mode::Host {
+        if let Some(v) = f.host_select(&c.value, &a.value, &b.value, span)? {
+            return Ok(v);
+        }
     }
     let ty = match (&a.value, &b.value) {
         (Value::Scalar(s, _), _) | (_, Value::Scalar(s, _)) => *s,
