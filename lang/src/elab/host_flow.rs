@@ -317,3 +317,34 @@ fn indicator(c: &HostCond) -> cute_layout::Result<Int> {
         HostCond::Not(x) => one.sub(&indicator(x)?)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The indicator of every comparison, and of `&&`, `||`, `!` over them, evaluated at run-time
+    /// values (zero and negative ones too: `i32` parameters) is 1 exactly where the condition holds.
+    #[test]
+    fn indicator_is_one_exactly_where_the_condition_holds() {
+        let (x, y) = (Int::var(0, 1), Int::var(1, 1));
+        let cmp = |op| HostCond::Cmp { lhs: x.clone(), op, rhs: y.clone() };
+        let shifted = HostCond::Cmp { lhs: x.add(&Int::S(3)).unwrap(), op: CmpOp::Lt, rhs: Int::S(130) };
+        for vx in -5..=5 {
+            for vy in -5..=5 {
+                let env = |id: u32| Some(if id == 0 { vx } else { vy });
+                let value = |c: &HostCond| indicator(c).unwrap().eval(&env).unwrap();
+                for op in CmpOp::ALL {
+                    assert_eq!(value(&cmp(op)), i64::from(op.holds(vx, vy)), "{vx} {} {vy}", op.symbol());
+                }
+                let (lt, ne) = (cmp(CmpOp::Lt), cmp(CmpOp::Ne));
+                let and = HostCond::And(Box::new(lt.clone()), Box::new(ne.clone()));
+                let or = HostCond::Or(Box::new(lt.clone()), Box::new(cmp(CmpOp::Eq)));
+                let not = HostCond::Not(Box::new(and.clone()));
+                assert_eq!(value(&and), i64::from(vx < vy && vx != vy));
+                assert_eq!(value(&or), i64::from(vx <= vy));
+                assert_eq!(value(&not), i64::from(!(vx < vy && vx != vy)));
+                assert_eq!(value(&shifted), i64::from(vx + 3 < 130));
+            }
+        }
+    }
+}
