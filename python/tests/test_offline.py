@@ -1158,23 +1158,24 @@ SPLITK_WORKSPACE = 132 * 128 * 128  # f32 elements of W the sample asks for (its
 
 
 def test_gemm_sm90_splitk_plan(cubin):
-    """The launches of each path of the sample's rule (its header): where N or M is at most 64, at
-    most 66 tiles of 64x64 and K has 32 k-tiles, the whole problem in 64x64 tiles split in clusters
-    (8 slices up to 15 tiles, 4 up to 30, else 2: the clusters the H100 holds at once; in clusters
-    of 2 with N at most 16 or 32, 64x16 or 64x32 tiles, split from 24 k-tiles on; with M at most 16 or 32 and N above 32, the
-    same narrow tiles of C^T = B A^T, the operands swapped and C stored transposed), one launch on a (tiles, splits) grid in clusters of (1, splits), the ring and the
-    reduction's padded f32 tile in shared memory; split-K of the whole problem through the workspace where M and N
-    exceed 64, few tiles and a long K (128x128 tiles; splits: the largest of 16, 12, 8, 6, 4, 3, 2
-    with blocks x splits <= 132 and 4 k-tiles a slice, where 64x128 makes at most 33 tiles and K
-    has 32 k-tiles): the partial kernel on a (blocks, splits) grid with the ring alone in shared
-    memory, then the reduction, a thread per 8 elements of the split tiles; else the tile of least
-    estimated time (waves x the tile's cost; 128x256, 128x192, 128x128, 64x128, 64x64 where N > 128,
-    or 64x64 for N <= 64) for the persistent kernel, on every tile, or (128x256 and 128x128 tiles) on the full waves
-    and split-K on the last wave's tiles (128x256 ones as two
-    128x128 halves) where that wave's split tiles fit 132 eight times, there are two full waves
-    before it and K has 16 k-tiles. Checks the tiles each launch covers (the persistent kernel's
-    tile_end, the split launches' first tile and parts), that blocks x splits partial tiles fit the
-    fixed workspace, which kernels run in clusters, and that a smaller workspace is refused on every
+    """The launches of each path of the sample's rule (its header): where N or M is at most 64, at most
+    66 tiles of 64x64 and K has 32 k-tiles, the whole problem in 64x64 tiles split in clusters (8
+    slices up to 15 tiles, 4 up to 30, else 2: the clusters the H100 holds at once; in clusters of 2
+    with N at most 16 or 32, 64x16 or 64x32 tiles, split from 24 k-tiles on; with M at most 16 or 32
+    and N above 32, the same narrow tiles of C^T = B A^T, the operands swapped and C stored
+    transposed), one launch on a (tiles, splits) grid in clusters of (1, splits), the ring and the
+    reduction's padded f32 tile in shared memory; split-K of the whole problem through the workspace
+    where M and N exceed 64, few tiles and a long K (128x128 tiles; splits: the largest of 16, 12,
+    8, 6, 4, 3, 2 with blocks x splits <= 132 and 4 k-tiles a slice, where 64x128 makes at most 33
+    tiles and K has 32 k-tiles): the partial kernel on a (blocks, splits) grid with the ring alone
+    in shared memory, then the reduction, a thread per 8 elements of the split tiles; else the tile
+    of least estimated time (waves x the tile's cost; 128x256, 128x192, 128x128, 64x128, 64x64 where
+    N > 128, or 64x64 for N <= 64) for the persistent kernel, on every tile, or (128x256 and 128x128
+    tiles) on the full waves and split-K on the last wave's tiles (128x256 ones as two 128x128
+    halves) where that wave's split tiles fit 132 eight times, there are two full waves before it
+    and K has 16 k-tiles. Checks the tiles each launch covers (the persistent kernel's tile_end, the
+    split launches' first tile and parts), that blocks x splits partial tiles fit the fixed
+    workspace, which kernels run in clusters, and that a smaller workspace is refused on every
     shape."""
     m = cutec.manifest(cubin("gemm_sm90_splitk"))
     layouts, dtypes = ("tn", "nt", "nn", "tt"), ("bf16", "f16")
