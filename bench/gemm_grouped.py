@@ -2,7 +2,9 @@
 and torch._grouped_mm (where this torch has it), timed with bench.py's method (CUDA events per call
 behind a sleep kernel, operands rotated beyond L2, median), each checked against float64 first.
 
-    python3 bench/gemm_grouped.py CUBIN [--experts 8,64] [--tokens 16384] [--n 4096] [--k 4096] [--rounds 3]
+    python3 bench/gemm_grouped.py CUBIN [CUBIN ...] [--experts 8,64] [--tokens 16384] [--n 4096] [--k 4096] [--rounds 3]
+
+Several CUBINs (builds of the sample, each labelled by its file name) are timed in the same run.
 
 Group sizes are uneven: `tokens` rows split over the experts by a fixed-seed Dirichlet draw,
 rounded to multiples of 16 (torch._grouped_mm's alignment; the cutec kernel takes any sizes).
@@ -27,7 +29,7 @@ def group_sizes(torch, experts, tokens):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cubin", help="gemm_sm90_grouped.cubin")
+    ap.add_argument("cubins", nargs="+", help="gemm_sm90_grouped.cubin builds (the file name labels the row)")
     ap.add_argument("--experts", default="8,64")
     ap.add_argument("--tokens", type=int, default=16384)
     ap.add_argument("--n", type=int, default=4096)
@@ -39,7 +41,7 @@ def main():
 
     torch.manual_seed(0)
     env = B.TorchEnv(torch)
-    host = cutec.load(a.cubin).host("gemm_grouped_tn")
+    hosts = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host("gemm_grouped_tn")) for p in a.cubins]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     M, N, K, dt = a.tokens, a.n, a.k, torch.bfloat16
     for E in map(int, a.experts.split(",")):
@@ -68,9 +70,8 @@ def main():
             # through a copy.
             grouped = [lambda x=x, w=w, o=offs: torch._grouped_mm(x, w.transpose(-2, -1), offs=o) for x, w, _ in sets]
             impls.append(("torch._grouped_mm", grouped))
-        impls.append(
-            ("cutec gemm_sm90_grouped", [B.cutec_call(host, (x, w, c, offs), out_index=2) for x, w, c in sets])
-        )
+        for name, host in hosts:
+            impls.append((f"cutec {name}", [B.cutec_call(host, (x, w, c, offs), out_index=2) for x, w, c in sets]))
         x, w, c0 = sets[0]
         ref = torch.empty(M, N, dtype=torch.float64, device="cuda")
         for e in range(E):
