@@ -60,6 +60,24 @@ impl Frame<'_, '_> {
             }
             _ => {}
         }
+        if name == "where" && args.len() == 3 && args.iter().all(|a| a.name.is_none()) {
+            // A compile-time condition picks its value before the other is elaborated (as an
+            // `if` on one would): `where(batched, s[0, _, _], s)` where `s` has no batch mode.
+            let cond = self.expr(&args[0].value)?;
+            if let Value::Bool(c) = cond {
+                return self.expr(&args[if c { 1 } else { 2 }].value);
+            }
+            let mut vals = vec![builtins::Arg { name: None, name_span: None, value: cond, span: args[0].value.span }];
+            for a in &args[1..] {
+                vals.push(builtins::Arg {
+                    name: None,
+                    name_span: None,
+                    value: self.expr(&a.value)?,
+                    span: a.value.span,
+                });
+            }
+            return builtins::call(self, &name, callee.span, vals, span);
+        }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;
             return self.call_value(&name, vals, span);
