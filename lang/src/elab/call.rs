@@ -60,24 +60,6 @@ impl Frame<'_, '_> {
             }
             _ => {}
         }
-        if name == "where" && args.len() == 3 && args.iter().all(|a| a.name.is_none()) {
-            // A compile-time condition picks its value before the other is elaborated (as an
-            // `if` on one would): `where(batched, s[0, _, _], s)` where `s` has no batch mode.
-            let cond = self.expr(&args[0].value)?;
-            if let Value::Bool(c) = cond {
-                return self.expr(&args[if c { 1 } else { 2 }].value);
-            }
-            let mut vals = vec![builtins::Arg { name: None, name_span: None, value: cond, span: args[0].value.span }];
-            for a in &args[1..] {
-                vals.push(builtins::Arg {
-                    name: None,
-                    name_span: None,
-                    value: self.expr(&a.value)?,
-                    span: a.value.span,
-                });
-            }
-            return builtins::call(self, &name, callee.span, vals, span);
-        }
         if builtins::is_operator(&name) {
             let vals = args.iter().map(|a| self.expr(&a.value)).collect::<R<Vec<_>>>()?;
             return self.call_value(&name, vals, span);
@@ -95,16 +77,28 @@ impl Frame<'_, '_> {
             let v = self.expr(&args[0].value)?;
             return self.dynamic_scalar(ty, v, args[0].value.span);
         }
+        // `where` on a compile-time condition picks its value before the other is elaborated (as
+        // an `if` on one would): `where(batched, s[0, _, _], s)` where `s` has no batch mode.
+        let lazy_where = name == "where" && args.len() == 3 && args.iter().all(|a| a.name.is_none());
         let mut vals = Vec::with_capacity(args.len());
-        for a in args {
-            vals.push(builtins::Arg {
-                name: a.name.as_ref().map(|n| n.name.clone()),
-                name_span: a.name.as_ref().map(|n| n.span),
-                value: self.expr(&a.value)?,
-                span: a.value.span,
-            });
+        for (i, a) in args.iter().enumerate() {
+            let arg = self.builtin_arg(a)?;
+            if let (true, 0, Value::Bool(c)) = (lazy_where, i, &arg.value) {
+                return self.expr(&args[if *c { 1 } else { 2 }].value);
+            }
+            vals.push(arg);
         }
         builtins::call(self, &name, callee.span, vals, span)
+    }
+
+    /// An argument of a builtin or method, elaborated, with its name.
+    fn builtin_arg(&mut self, a: &Arg) -> R<builtins::Arg> {
+        Ok(builtins::Arg {
+            name: a.name.as_ref().map(|n| n.name.clone()),
+            name_span: a.name.as_ref().map(|n| n.span),
+            value: self.expr(&a.value)?,
+            span: a.value.span,
+        })
     }
 
     pub(crate) fn call_value(&mut self, func: &str, args: Vec<Value>, span: Span) -> R<Value> {
@@ -213,15 +207,7 @@ impl Frame<'_, '_> {
     }
 
     pub(super) fn method(&mut self, recv: Value, name: &Ident, args: &[Arg], span: Span) -> R<Value> {
-        let mut vals = Vec::with_capacity(args.len());
-        for a in args {
-            vals.push(builtins::Arg {
-                name: a.name.as_ref().map(|n| n.name.clone()),
-                name_span: a.name.as_ref().map(|n| n.span),
-                value: self.expr(&a.value)?,
-                span: a.value.span,
-            });
-        }
+        let vals = args.iter().map(|a| self.builtin_arg(a)).collect::<R<Vec<_>>>()?;
         builtins::method(self, recv, name, vals, span)
     }
 }
