@@ -2,16 +2,20 @@
 and torch._grouped_mm (where this torch has it), timed with bench.py's method (CUDA events per call
 behind a sleep kernel, operands rotated beyond L2, median), each checked against float64 first.
 
-    python3 bench/gemm_grouped.py CUBIN [CUBIN ...] [--experts 8,64] [--tokens 16384] [--n 4096] [--k 4096] [--rounds 3]
+    python3 bench/gemm_grouped.py CUBIN [CUBIN ...] [--experts 8,64] [--tokens 16384] [--n 4096] [--k 4096]
+        [--layouts tn,tt] [--rounds 3]
 
 Several CUBINs (builds of the sample, each labelled by its file name) are timed in the same run.
 
 Group sizes are uneven: `tokens` rows split over the experts by a fixed-seed Dirichlet draw,
 rounded to multiples of 16 (torch._grouped_mm's alignment; the cutec kernel takes any sizes).
-C (tokens, N) = per group A_e (rows, K) @ B[e]^T, B (E, N, K) bf16. TFLOP/s = 2 * tokens * N * K / t.
+C (tokens, N) = per group A_e (rows, K) @ W[e], bf16, for weights stored per layout: tn, B (E, N, K)
+(nn.Linear's, W[e] = B[e]^T: gemm_grouped_tn); tt, W (E, K, N) row-major (gemm_grouped_tt on its
+(E, N, K) view). TFLOP/s = 2 * tokens * N * K / t.
 """
 
 import argparse
+import itertools
 import os
 import sys
 
@@ -27,6 +31,13 @@ def group_sizes(torch, experts, tokens):
     return sizes
 
 
+def weights(torch, layout, E, N, K, dt):
+    """B (E, N, K): K-major for tn; for tt the (E, N, K) view of W (E, K, N) stored row-major."""
+    if layout == "tn":
+        return (torch.randn(E, N, K, device="cuda") * K**-0.25).to(dt)
+    return (torch.randn(E, K, N, device="cuda") * K**-0.25).to(dt).transpose(-2, -1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cubins", nargs="+", help="gemm_sm90_grouped.cubin builds (the file name labels the row)")
@@ -34,6 +45,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=16384)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--layouts", default="tn", help="tn, tt or both (comma-separated)")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     import torch
@@ -41,10 +53,11 @@ def main():
 
     torch.manual_seed(0)
     env = B.TorchEnv(torch)
-    hosts = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host("gemm_grouped_tn")) for p in a.cubins]
+    modules = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p)) for p in a.cubins]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     M, N, K, dt = a.tokens, a.n, a.k, torch.bfloat16
-    for E in map(int, a.experts.split(",")):
+    for layout, E in itertools.product(a.layouts.split(","), map(int, a.experts.split(","))):
+        hosts = [(name, m.host(f"gemm_grouped_{layout}")) for name, m in modules]
         sizes = group_sizes(torch, E, M)
         offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
         bounds = [0, *offs.tolist()]
@@ -52,7 +65,7 @@ def main():
         sets = [
             (
                 (torch.randn(M, K, device="cuda") * K**-0.25).to(dt),
-                (torch.randn(E, N, K, device="cuda") * K**-0.25).to(dt),
+                weights(torch, layout, E, N, K, dt),
                 torch.empty(M, N, device="cuda", dtype=dt),
             )
             for _ in range(B.n_rotations(per_set, l2, max_sets=2))
@@ -86,7 +99,7 @@ def main():
             errs[label] = B.relerr(c0, ref)
         del ref
         rates = B.round_robin_tflops(env, impls, 2.0 * M * N * K, a.rounds, min_reps=5, max_reps=30)
-        print(f"== E{E} tokens {M} N {N} K {K} bf16, rows per expert {min(sizes)}..{max(sizes)}")
+        print(f"== {layout.upper()} E{E} tokens {M} N {N} K {K} bf16, rows per expert {min(sizes)}..{max(sizes)}")
         B.print_tflops(impls, rates, errs, 24)
         del sets, impls
         torch.cuda.empty_cache()

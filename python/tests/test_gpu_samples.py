@@ -1636,10 +1636,12 @@ def test_gemm_sm90_bmm(gpu, load, shape, layout):
 
 
 # samples/gemm_sm90_grouped.cute: a grouped (MoE) GEMM, torch._grouped_mm's 2D x 3D form: group e
-# is rows offs[e-1] .. offs[e] of A (M, K) and C (M, N), C_e = A_e @ B[e]^T for B (E, N, K). Groups
-# of any size (empty ones, one row, not multiples of the 128-row tile), against float64 per
-# group; rows past offs[E-1] stay untouched, and C's guards too. Offsets that run past M or go
-# backwards are clamped (nothing outside C is written).
+# is rows offs[e-1] .. offs[e] of A (M, K) and C (M, N), C_e = A_e @ W[e] for weights given as B
+# (E, N, K): K-major (gemm_grouped_tn, nn.Linear's (out, in)) or N-major (gemm_grouped_tt, the
+# transposed view of W (E, K, N) stored row-major). Groups of any size (empty ones, one row, not
+# multiples of the 128-row tile), against float64 per group; rows past offs[E-1] stay untouched,
+# and C's guards too. Offsets that run past M or go backwards are clamped (nothing outside C is
+# written).
 GROUPED_CASES = [
     # (group sizes, N, K)
     ([64], 256, 64),
@@ -1650,11 +1652,19 @@ GROUPED_CASES = [
 ]
 
 
+def grouped_weights(torch, layout, E, N, K, dt, g):
+    """B (E, N, K) for the layout: K-major, or the N-major view of a row-major (E, K, N)."""
+    if layout == "tn":
+        return (torch.randn(E, N, K, device="cuda", generator=g) * K**-0.25).to(dt)
+    return (torch.randn(E, K, N, device="cuda", generator=g) * K**-0.25).to(dt).transpose(-2, -1)
+
+
+@pytest.mark.parametrize("layout", ["tn", "tt"])
 @pytest.mark.parametrize("case", range(len(GROUPED_CASES)))
-def test_gemm_sm90_grouped(gpu, load, case):
+def test_gemm_sm90_grouped(gpu, load, case, layout):
     torch = gpu
     need_sm90a(torch)
-    m = load("gemm_sm90_grouped")
+    host = getattr(load("gemm_sm90_grouped"), f"gemm_grouped_{layout}")
     sizes, N, K = GROUPED_CASES[case]
     E, rows = len(sizes), sum(sizes)
     M = rows + 9  # rows past the last group: never written
@@ -1662,29 +1672,55 @@ def test_gemm_sm90_grouped(gpu, load, case):
     g = torch.Generator(device="cuda").manual_seed(case)
     for dt in (torch.bfloat16, torch.float16):
         a = (torch.randn(M, K, device="cuda", generator=g) * K**-0.25).to(dt)
-        b = (torch.randn(E, N, K, device="cuda", generator=g) * K**-0.25).to(dt)
+        b = grouped_weights(torch, layout, E, N, K, dt, g)
         buf, c = guarded(torch, (M, N), dt)
-        m.gemm_grouped_tn(a, b, c, offs)
+        host(a, b, c, offs)
         torch.cuda.synchronize()
         start = 0
         for e, n in enumerate(sizes):
             ref = a[start : start + n].double() @ b[e].double().t()
             err = float((c[start : start + n].double() - ref).abs().max()) if n else 0.0
-            assert err <= 2e-2 * max(1.0, float(ref.abs().max()) if n else 1.0), (case, dt, e, err)
+            assert err <= 2e-2 * max(1.0, float(ref.abs().max()) if n else 1.0), (case, layout, dt, e, err)
             start += n
-        assert bool(torch.isnan(c[rows:]).all()), (case, dt, "rows past the groups were written")
-        assert guards_untouched(buf, M * N), (case, dt)
+        assert bool(torch.isnan(c[rows:]).all()), (case, layout, dt, "rows past the groups were written")
+        assert guards_untouched(buf, M * N), (case, layout, dt)
         if hasattr(torch, "_grouped_mm") and all(x % 16 == 0 for x in sizes):
             want = torch._grouped_mm(a[:rows], b.transpose(-2, -1), offs=offs)
-            assert float((c[:rows].double() - want.double()).abs().max()) <= 2e-2, (case, dt)
+            assert float((c[:rows].double() - want.double()).abs().max()) <= 2e-2, (case, layout, dt)
     # Offsets past M or going backwards are clamped: nothing outside C is written.
     bad = torch.tensor([M + 100, 3, M * 2][:E] + [M] * max(0, E - 3), device="cuda", dtype=torch.int32)
     buf, c = guarded(torch, (M, N), torch.bfloat16)
-    m.gemm_grouped_tn(a.to(torch.bfloat16), b.to(torch.bfloat16), c, bad)
+    host(a.to(torch.bfloat16), b.to(torch.bfloat16), c, bad)
     torch.cuda.synchronize()
-    assert guards_untouched(buf, M * N), (case, "clamped offsets")
+    assert guards_untouched(buf, M * N), (case, layout, "clamped offsets")
     with pytest.raises(cutec.Refused, match="offs"):
-        m.gemm_grouped_tn.check(a, b, c.to(a.dtype), offs[:-1] if E > 1 else offs.repeat(2))
+        host.check(a, b, c.to(a.dtype), offs[:-1] if E > 1 else offs.repeat(2))
+    if layout == "tt":
+        with pytest.raises(cutec.Refused):  # K-major weights are the other host function's
+            host.check(a, grouped_weights(torch, "tn", E, N, K, a.dtype, g), c.to(a.dtype), offs)
+
+
+def test_gemm_sm90_grouped_backward_data(gpu, load):
+    """The backward pass of a grouped TN layer, dA_e = dC_e @ B[e] for B (E, N, K) K-major, is the TT
+    host function on B.transpose(-2, -1) (an (E, K, N) view with K contiguous)."""
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_grouped")
+    sizes, N, K = [300, 0, 17, 1000], 520, 264
+    E, M = len(sizes), sum(sizes)
+    offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    g = torch.Generator(device="cuda").manual_seed(7)
+    b = (torch.randn(E, N, K, device="cuda", generator=g) * N**-0.25).to(torch.bfloat16)
+    dc = (torch.randn(M, N, device="cuda", generator=g) * N**-0.25).to(torch.bfloat16)
+    da = torch.full((M, K), float("nan"), device="cuda", dtype=torch.bfloat16)
+    m.gemm_grouped_tt(dc, b.transpose(-2, -1), da, offs)
+    torch.cuda.synchronize()
+    start = 0
+    for e, n in enumerate(sizes):
+        ref = dc[start : start + n].double() @ b[e].double()
+        err = float((da[start : start + n].double() - ref).abs().max()) if n else 0.0
+        assert err <= 2e-2 * max(1.0, float(ref.abs().max()) if n else 1.0), (e, err)
+        start += n
 
 
 # ---- mbarrier_pipeline: a producer warp and a consumer warp through a 2-stage mbarrier ring -------

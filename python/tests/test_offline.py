@@ -2,6 +2,7 @@
 protocols read from fake producers, scalars, host functions that only print, and the compiler
 driver. These run in CI."""
 
+import itertools
 import os
 import subprocess
 import sys
@@ -1152,29 +1153,41 @@ def test_gemm_sm90_fp8_persistent_plan(cubin):
 
 
 def test_gemm_sm90_grouped_plan(cubin):
-    """The persistent grouped (MoE) GEMM: one launch of min(virtual tiles, 132) blocks of 384
+    """The persistent grouped (MoE) GEMM, B K-major (TN) or N-major (TT): one launch of min(virtual tiles, 132) blocks of 384
     threads, the virtual tiles (ceil(M / 128) + E) x ceil(N / 256), a ring of three 48 KiB stages
     beside C's padded staging tile and the groups' table (512 x 4 i32); at most 512 groups, one per
     row end of `offs`, and B's K that of A."""
     m = cutec.manifest(cubin("gemm_sm90_grouped"))
     smem = 3 * 49152 + 128 * 264 * 2 + 512 * 16 + 1024
-    for dtype in ("bf16", "f16"):
-        host = m.host("gemm_grouped_tn")
+
+    def weights(layout, E, N, K, dtype):  # B (E, N, K): K-major, or the N-major view of (E, K, N)
+        return view(1, (E, N, K), dtype, strides=(N * K, K, 1) if layout == "tn" else (N * K, 1, N))
+
+    for layout, dtype in itertools.product(("tn", "tt"), ("bf16", "f16")):
+        host = m.host(f"gemm_grouped_{layout}")
         for (M, N, K, E), tiles in (
             ((16384, 4096, 4096, 8), (128 + 8) * 16),
             ((100, 264, 72, 4), (1 + 4) * 2),
             ((64, 256, 64, 1), 2),
             ((4096, 256, 256, 512), 32 + 512),
         ):
-            args = (view(0, (M, K), dtype), view(1, (E, N, K), dtype), view(2, (M, N), dtype), view(3, (E,), "i32"))
+            args = (
+                view(0, (M, K), dtype),
+                weights(layout, E, N, K, dtype),
+                view(2, (M, N), dtype),
+                view(3, (E,), "i32"),
+            )
             (launch,) = host.check(*args)
-            assert launch["grid"] == (min(tiles, 132), 1, 1), (M, N, K, E)
+            assert launch["grid"] == (min(tiles, 132), 1, 1), (layout, M, N, K, E)
             assert launch["block"] == (384, 1, 1)
             assert launch["smem"] == smem <= 232448
         a, c = view(0, (4096, 256), dtype), view(2, (4096, 256), dtype)
-        assert "512 groups" in refusal(host.check, a, view(1, (513, 256, 256), dtype), c, view(3, (513,), "i32"))
-        assert "offs" in refusal(host.check, a, view(1, (8, 256, 256), dtype), c, view(3, (7,), "i32"))
-        assert "same K" in refusal(host.check, a, view(1, (8, 256, 128), dtype), c, view(3, (8,), "i32"))
+        assert "512 groups" in refusal(host.check, a, weights(layout, 513, 256, 256, dtype), c, view(3, (513,), "i32"))
+        assert "offs" in refusal(host.check, a, weights(layout, 8, 256, 256, dtype), c, view(3, (7,), "i32"))
+        assert "same K" in refusal(host.check, a, weights(layout, 8, 256, 128, dtype), c, view(3, (8,), "i32"))
+        # Each host function takes its own majorness of B and no other.
+        other = weights("tt" if layout == "tn" else "tn", 8, 256, 256, dtype)
+        refusal(host.check, a, other, c, view(3, (8,), "i32"))
 
 
 # ---- samples/gemm_sm90_splitk.cute: the split each call gets ----------------------------------------
