@@ -1723,6 +1723,54 @@ def test_gemm_sm90_grouped_backward_data(gpu, load):
         start += n
 
 
+# The groups along K (gemm_grouped_k_nt, the weight gradient of a grouped layer): C_e = A[:, k0:k1]
+# @ B[:, k0:k1]^T for A (M, Ktot) M-major and B (N, Ktot) N-major (dC.t() and X.t() as stored), C
+# (E, M, N). Columns past offs[E-1] hold NaN: the last group's last k-tile reads them, and the
+# kernel must zero them (as it zeros the next group's columns in every group's last k-tile). An
+# empty group's output is zeros.
+GROUPED_K_CASES = [
+    # (group sizes, M, N)
+    ([64], 256, 256),
+    ([1, 0, 127, 300], 264, 72),
+    ([130, 1, 0, 255, 1000, 7, 3, 128], 136, 1000),
+    ([5] * 64, 8, 64),
+    ([2048, 3000, 17], 1024, 4096),
+]
+
+
+@pytest.mark.parametrize("case", range(len(GROUPED_K_CASES)))
+def test_gemm_sm90_grouped_k(gpu, load, case):
+    torch = gpu
+    need_sm90a(torch)
+    host = load("gemm_sm90_grouped").gemm_grouped_k_nt
+    sizes, M, N = GROUPED_K_CASES[case]
+    E, cols = len(sizes), sum(sizes)
+    KT = cols + 9  # columns past the last group: NaN, never part of a sum
+    offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    g = torch.Generator(device="cuda").manual_seed(case)
+    for dt in (torch.bfloat16, torch.float16):
+        a = (torch.randn(KT, M, device="cuda", generator=g) * 0.5).to(dt)
+        b = (torch.randn(KT, N, device="cuda", generator=g) * 0.5).to(dt)
+        a[cols:], b[cols:] = float("nan"), float("nan")
+        buf, c = guarded(torch, (E, M, N), dt)
+        host(a.t(), b.t(), c, offs)
+        torch.cuda.synchronize()
+        start = 0
+        for e, n in enumerate(sizes):
+            ref = a[start : start + n].double().t() @ b[start : start + n].double()
+            err = float((c[e].double() - ref).abs().max())
+            assert err <= 2e-2 * max(1.0, float(ref.abs().max())), (case, dt, e, n, err)
+            start += n
+        assert guards_untouched(buf, E * M * N), (case, dt)
+        if hasattr(torch, "_grouped_mm") and all(x % 16 == 0 for x in sizes):
+            want = torch._grouped_mm(a[:cols].t(), b[:cols], offs=offs)
+            assert float((c.double() - want.double()).abs().max()) <= 1e-2 * float(want.abs().max()), (case, dt)
+    with pytest.raises(cutec.Refused, match="same K_total"):
+        host.check(a[:-1].t(), b.t(), c, offs)
+    with pytest.raises(cutec.Refused, match=r"\(E, M, N\)"):
+        host.check(a.t(), b.t(), c[:-1] if E > 1 else c.repeat(2, 1, 1), offs)
+
+
 # ---- mbarrier_pipeline: a producer warp and a consumer warp through a 2-stage mbarrier ring -------
 
 

@@ -1153,7 +1153,7 @@ def test_gemm_sm90_fp8_persistent_plan(cubin):
 
 
 def test_gemm_sm90_grouped_plan(cubin):
-    """The persistent grouped (MoE) GEMM, B K-major (TN) or N-major (TT): one launch of min(virtual tiles, 132) blocks of 384
+    """The persistent grouped (MoE) GEMM, B K-major (TN) or N-major (TT), and the groups along K: one launch of min(virtual tiles, 132) blocks of 384
     threads, the virtual tiles (ceil(M / 128) + E) x ceil(N / 256), a ring of three 48 KiB stages
     beside C's padded staging tile and the groups' table (512 x 4 i32); at most 512 groups, one per
     row end of `offs`, and B's K that of A."""
@@ -1188,6 +1188,37 @@ def test_gemm_sm90_grouped_plan(cubin):
         # Each host function takes its own majorness of B and no other.
         other = weights("tt" if layout == "tn" else "tn", 8, 256, 256, dtype)
         refusal(host.check, a, other, c, view(3, (8,), "i32"))
+    # Groups along K (the weight gradient): E x M tiles x N tiles, A (M, Ktot) and B (N, Ktot)
+    # MN-major, C (E, M, N).
+    for dtype in ("bf16", "f16"):
+        host = m.host("gemm_grouped_k_nt")
+        for (M, N, KT, E), tiles in (
+            ((4096, 4096, 16384, 8), 8 * 32 * 16),
+            ((264, 72, 400, 4), 4 * 3),
+            ((8, 64, 320, 64), 64),
+        ):
+            args = (
+                view(0, (M, KT), dtype, strides=(1, M)),
+                view(1, (N, KT), dtype, strides=(1, N)),
+                view(2, (E, M, N), dtype),
+                view(3, (E,), "i32"),
+            )
+            (launch,) = host.check(*args)
+            assert launch["grid"] == (min(tiles, 132), 1, 1), (M, N, KT, E)
+            assert launch["block"] == (384, 1, 1) and launch["smem"] == smem
+        a, b = view(0, (256, 512), dtype, strides=(1, 256)), view(1, (128, 512), dtype, strides=(1, 128))
+        assert "(E, M, N)" in refusal(host.check, a, b, view(2, (3, 256, 128), dtype), view(3, (4,), "i32"))
+        assert "same K_total" in refusal(
+            host.check,
+            a,
+            view(1, (128, 500), dtype, strides=(1, 128)),
+            view(2, (4, 256, 128), dtype),
+            view(3, (4,), "i32"),
+        )
+        assert "512 groups" in refusal(host.check, a, b, view(2, (513, 256, 128), dtype), view(3, (513,), "i32"))
+        refusal(
+            host.check, view(0, (256, 512), dtype), b, view(2, (4, 256, 128), dtype), view(3, (4,), "i32")
+        )  # K-major A
 
 
 # ---- samples/gemm_sm90_splitk.cute: the split each call gets ----------------------------------------
