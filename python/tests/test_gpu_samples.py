@@ -1723,6 +1723,60 @@ def test_gemm_sm90_grouped_backward_data(gpu, load):
         start += n
 
 
+# FP8 (gemm_grouped_fp8_tn): e4m3 A (M, K) and B (E, N, K) K-major, row-wise scales scale_a (M) and
+# scale_b (E, N), bf16/f16 C, against the float64 product of the dequantized inputs per group (and
+# torch._scaled_grouped_mm where this torch has it and the groups are multiples of 16).
+GROUPED_FP8_CASES = [
+    # (group sizes, N, K): K a multiple of 16
+    ([64], 256, 128),
+    ([1, 0, 127, 300], 264, 80),
+    ([130, 1, 0, 255, 1000, 7, 3, 128], 512, 1008),
+    ([5] * 64, 8, 64),
+    ([2048, 3000, 17], 4096, 4096),
+]
+
+
+@pytest.mark.parametrize("case", range(len(GROUPED_FP8_CASES)))
+def test_gemm_sm90_grouped_fp8(gpu, load, case):
+    torch = gpu
+    need_sm90a(torch)
+    host = load("gemm_sm90_grouped").gemm_grouped_fp8_tn
+    sizes, N, K = GROUPED_FP8_CASES[case]
+    E, rows = len(sizes), sum(sizes)
+    M = rows + 9
+    offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    g = torch.Generator(device="cuda").manual_seed(case)
+    a = torch.randn(M, K, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    b = (torch.randn(E, N, K, device="cuda", generator=g) * 0.5).to(torch.float8_e4m3fn)
+    scale_a = torch.rand(M, device="cuda", generator=g) + 0.5
+    scale_b = torch.rand(E, N, device="cuda", generator=g) + 0.5
+    for dt in (torch.bfloat16, torch.float16):
+        buf, c = guarded(torch, (M, N), dt)
+        host(a, b, c, offs, scale_a, scale_b)
+        torch.cuda.synchronize()
+        start = 0
+        for e, n in enumerate(sizes):
+            rows_e = slice(start, start + n)
+            ref = (a[rows_e].double() * scale_a[rows_e, None].double()) @ (
+                b[e].double() * scale_b[e, :, None].double()
+            ).t()
+            err = float((c[rows_e].double() - ref).abs().max()) if n else 0.0
+            assert err <= 2e-2 * max(1.0, float(ref.abs().max()) if n else 1.0), (case, dt, e, err)
+            start += n
+        assert bool(torch.isnan(c[rows:]).all()), (case, dt, "rows past the groups were written")
+        assert guards_untouched(buf, M * N), (case, dt)
+        if hasattr(torch, "_scaled_grouped_mm") and all(x % 16 == 0 for x in sizes) and dt == torch.bfloat16:
+            want = torch._scaled_grouped_mm(
+                a[:rows], b.transpose(-2, -1), scale_a[:rows], scale_b, offs=offs, out_dtype=torch.bfloat16
+            )
+            assert float((c[:rows].double() - want.double()).abs().max()) <= 2e-2 * float(want.abs().max()), case
+    c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(cutec.Refused, match="scale_a"):
+        host.check(a, b, c, offs, scale_a[:-1], scale_b)
+    with pytest.raises(cutec.Refused, match="scale_b"):
+        host.check(a, b, c, offs, scale_a, scale_b[:, :-1])
+
+
 # The groups along K (gemm_grouped_k_nt, the weight gradient of a grouped layer): C_e = A[:, k0:k1]
 # @ B[:, k0:k1]^T for A (M, Ktot) M-major and B (N, Ktot) N-major (dC.t() and X.t() as stored), C
 # (E, M, N). Columns past offs[E-1] hold NaN: the last group's last k-tile reads them, and the

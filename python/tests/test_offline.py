@@ -1153,7 +1153,7 @@ def test_gemm_sm90_fp8_persistent_plan(cubin):
 
 
 def test_gemm_sm90_grouped_plan(cubin):
-    """The persistent grouped (MoE) GEMM, B K-major (TN) or N-major (TT), and the groups along K: one launch of min(virtual tiles, 132) blocks of 384
+    """The persistent grouped (MoE) GEMM, B K-major (TN, also FP8) or N-major (TT), and the groups along K: one launch of min(virtual tiles, 132) blocks of 384
     threads, the virtual tiles (ceil(M / 128) + E) x ceil(N / 256), a ring of three 48 KiB stages
     beside C's padded staging tile and the groups' table (512 x 4 i32); at most 512 groups, one per
     row end of `offs`, and B's K that of A."""
@@ -1188,6 +1188,17 @@ def test_gemm_sm90_grouped_plan(cubin):
         # Each host function takes its own majorness of B and no other.
         other = weights("tt" if layout == "tn" else "tn", 8, 256, 256, dtype)
         refusal(host.check, a, other, c, view(3, (8,), "i32"))
+    # FP8 e4m3 with row-wise scales: the same schedule and shared memory (a stage is 128 bytes of K).
+    for out in ("bf16", "f16"):
+        host = m.host("gemm_grouped_fp8_tn")
+        M, N, K, E = 16384, 4096, 4096, 8
+        a, b, c = view(0, (M, K), "f8e4m3"), view(1, (E, N, K), "f8e4m3"), view(2, (M, N), out)
+        offs, sa, sb = view(3, (E,), "i32"), view(4, (M,), "f32"), view(5, (E, N), "f32")
+        (launch,) = host.check(a, b, c, offs, sa, sb)
+        assert launch["grid"] == (132, 1, 1) and launch["block"] == (384, 1, 1) and launch["smem"] == smem
+        assert "scale_a" in refusal(host.check, a, b, c, offs, view(4, (M - 1,), "f32"), sb)
+        assert "scale_b" in refusal(host.check, a, b, c, offs, sa, view(5, (E, N - 8), "f32"))
+        refusal(host.check, view(0, (M, 4104), "f8e4m3"), view(1, (E, N, 4104), "f8e4m3"), c, offs, sa, sb)  # K % 16
     # Groups along K (the weight gradient): E x M tiles x N tiles, A (M, Ktot) and B (N, Ktot)
     # MN-major, C (E, M, N).
     for dtype in ("bf16", "f16"):
