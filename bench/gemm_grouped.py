@@ -3,7 +3,7 @@ and torch._grouped_mm (where this torch has it), timed with bench.py's method (C
 behind a sleep kernel, operands rotated beyond L2, median), each checked against float64 first.
 
     python3 bench/gemm_grouped.py CUBIN [CUBIN ...] [--experts 8,64] [--tokens 16384] [--n 4096] [--k 4096]
-        [--layouts tn,tt,k_nt,fp8_tn] [--rounds 3]
+        [--layouts tn,tt,k_nt,fp8_tn,fp8_tn_fast_accum] [--rounds 3]
 
 Several CUBINs (builds of the sample, each labelled by its file name) are timed in the same run.
 
@@ -14,7 +14,8 @@ C (tokens, N) = per group A_e (rows, K) @ W[e], bf16, for weights stored per lay
 (E, N, K) view); k_nt, the weight gradient dW (E, N, K), dW[e] = dC_e^T @ X_e over the group's
 tokens (gemm_grouped_k_nt(dC.t(), X.t(), dW, offs); torch._grouped_mm(dC.t(), X, offs=offs));
 fp8_tn, e4m3 A and B (E, N, K) with row-wise scales into bf16 (gemm_grouped_fp8_tn against
-torch._scaled_grouped_mm).
+torch._scaled_grouped_mm, both promoting); fp8_tn_fast_accum, the same with fast accumulation
+(gemm_grouped_fp8_tn_fast_accum against use_fast_accum=True).
 TFLOP/s = 2 * tokens * N * K / t.
 """
 
@@ -75,9 +76,10 @@ def forward_case(torch, hosts, layout, E, offs, bounds, M, N, K, dt, l2):
     return impls, c0, ref
 
 
-def fp8_case(torch, hosts, E, offs, bounds, M, N, K, dt, l2):
+def fp8_case(torch, hosts, E, offs, bounds, M, N, K, dt, l2, fast):
     """FP8 e4m3 A (tokens, K) and B (E, N, K) with row-wise scales (scale_a per token, scale_b per
-    expert and column), bf16 C: the implementations, C to check, its float64 value."""
+    expert and column), bf16 C, promoted or with fast accumulation (torch's use_fast_accum): the
+    implementations, C to check, its float64 value."""
     f8 = torch.float8_e4m3fn
     per_set = (M * K + E * N * K) + M * N * 2
     sets = [
@@ -94,11 +96,11 @@ def fp8_case(torch, hosts, E, offs, bounds, M, N, K, dt, l2):
     if hasattr(torch, "_scaled_grouped_mm"):
         grouped = [
             lambda x=x, w=w, sa=sa, sb=sb: torch._scaled_grouped_mm(
-                x, w.transpose(-2, -1), sa, sb, offs=offs, out_dtype=dt
+                x, w.transpose(-2, -1), sa, sb, offs=offs, out_dtype=dt, use_fast_accum=fast
             )
             for x, w, _, sa, sb in sets
         ]
-        impls.append(("torch._scaled_grouped_mm", grouped))
+        impls.append(("torch._scaled_grouped_mm" + (" fast_accum" if fast else ""), grouped))
     for name, host in hosts:
         calls = [B.cutec_call(host, (x, w, c, offs, sa, sb), out_index=2) for x, w, c, sa, sb in sets]
         impls.append((f"cutec {name}", calls))
@@ -149,7 +151,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=16384)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--k", type=int, default=4096)
-    ap.add_argument("--layouts", default="tn", help="tn, tt, k_nt, fp8_tn (comma-separated)")
+    ap.add_argument("--layouts", default="tn", help="tn, tt, k_nt, fp8_tn, fp8_tn_fast_accum (comma-separated)")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     import torch
@@ -167,8 +169,8 @@ def main():
         bounds = [0, *offs.tolist()]
         if layout == "k_nt":
             impls, c0, ref = wgrad_case(torch, hosts, E, offs, bounds, M, N, K, dt, l2)
-        elif layout == "fp8_tn":
-            impls, c0, ref = fp8_case(torch, hosts, E, offs, bounds, M, N, K, dt, l2)
+        elif layout.startswith("fp8_tn"):
+            impls, c0, ref = fp8_case(torch, hosts, E, offs, bounds, M, N, K, dt, l2, layout.endswith("fast_accum"))
         else:
             impls, c0, ref = forward_case(torch, hosts, layout, E, offs, bounds, M, N, K, dt, l2)
         errs = {}
@@ -181,7 +183,7 @@ def main():
             errs[label] = B.relerr(c0, ref)
         del ref
         rates = B.round_robin_tflops(env, impls, 2.0 * M * N * K, a.rounds, min_reps=5, max_reps=30)
-        kind = "e4m3 -> bf16" if layout == "fp8_tn" else "bf16"
+        kind = "e4m3 -> bf16" if layout.startswith("fp8") else "bf16"
         print(f"== {layout.upper()} E{E} tokens {M} N {N} K {K} {kind}, rows per expert {min(sizes)}..{max(sizes)}")
         B.print_tflops(impls, rates, errs, 24)
         del impls, c0

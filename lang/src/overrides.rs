@@ -66,8 +66,8 @@ pub struct Overriding<'a> {
     consts: Vec<String>,
     /// A file did not parse (compiling it reports why): its `const`s are unknown.
     unparsed: bool,
-    /// How many files were seen: a program of one is "the source".
-    files: usize,
+    /// The files seen (a file two others import is loaded once per import, and counted once).
+    files: Vec<String>,
 }
 
 impl<'a> Overriding<'a> {
@@ -82,7 +82,7 @@ impl<'a> Overriding<'a> {
             again: vec![None; n],
             consts: Vec::new(),
             unparsed: false,
-            files: 0,
+            files: Vec::new(),
         })
     }
 
@@ -92,12 +92,18 @@ impl<'a> Overriding<'a> {
     }
 
     fn apply_to(&mut self, name: &str, text: &str) -> String {
-        self.files += 1;
+        let again = self.files.iter().any(|f| f == name);
+        if !again {
+            self.files.push(name.to_string());
+        }
         let mut here = vec![false; self.overrides.len()];
         let Some(out) = apply_found(text, self.overrides, &mut here, &mut self.consts) else {
             self.unparsed = true;
             return text.to_string();
         };
+        if again {
+            return out;
+        }
         for (k, _) in here.iter().enumerate().filter(|(_, h)| **h) {
             match &self.found[k] {
                 None => self.found[k] = Some(name.to_string()),
@@ -113,7 +119,7 @@ impl<'a> Overriding<'a> {
             match (&self.found[k], &self.again[k]) {
                 (None, _) if self.unparsed => {}
                 (None, _) => {
-                    let whose = if self.files > 1 { "the program has" } else { "the source has" };
+                    let whose = if self.files.len() > 1 { "the program has" } else { "the source has" };
                     return Err(not_found(o, &self.consts, whose));
                 }
                 (Some(first), Some(second)) => {
@@ -233,6 +239,12 @@ mod tests {
         let mut loader = Overriding::new(&mut files, &overrides).unwrap();
         assert_eq!(loader.root("main.cute", "import \"lib.cute\";\n"), "import \"lib.cute\";\n");
         assert_eq!(loader.load("main.cute", "lib.cute").unwrap().1, "const BK = 128;\n");
+        loader.finish().unwrap();
+        // A file imported by two files is one definition.
+        let mut loader = Overriding::new(&mut files, &overrides).unwrap();
+        loader.root("main.cute", "import \"lib.cute\";\n");
+        assert_eq!(loader.load("main.cute", "lib.cute").unwrap().1, "const BK = 128;\n");
+        assert_eq!(loader.load("other.cute", "lib.cute").unwrap().1, "const BK = 128;\n");
         loader.finish().unwrap();
         let mut loader = Overriding::new(&mut files, &overrides).unwrap();
         loader.load("main.cute", "lib.cute").unwrap();

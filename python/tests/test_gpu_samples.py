@@ -1723,9 +1723,10 @@ def test_gemm_sm90_grouped_backward_data(gpu, load):
         start += n
 
 
-# FP8 (gemm_grouped_fp8_tn): e4m3 A (M, K) and B (E, N, K) K-major, row-wise scales scale_a (M) and
-# scale_b (E, N), bf16/f16 C, against the float64 product of the dequantized inputs per group (and
-# torch._scaled_grouped_mm where this torch has it and the groups are multiples of 16).
+# FP8 (gemm_grouped_fp8_tn, promoted, and its _fast_accum twin): e4m3 A (M, K) and B (E, N, K)
+# K-major, row-wise scales scale_a (M) and scale_b (E, N), bf16/f16 C, against the float64 product
+# of the dequantized inputs per group (and torch._scaled_grouped_mm with the same accumulation where
+# this torch has it and the groups are multiples of 16).
 GROUPED_FP8_CASES = [
     # (group sizes, N, K): K a multiple of 16
     ([64], 256, 128),
@@ -1736,11 +1737,12 @@ GROUPED_FP8_CASES = [
 ]
 
 
+@pytest.mark.parametrize("accum", ["", "_fast_accum"])
 @pytest.mark.parametrize("case", range(len(GROUPED_FP8_CASES)))
-def test_gemm_sm90_grouped_fp8(gpu, load, case):
+def test_gemm_sm90_grouped_fp8(gpu, load, case, accum):
     torch = gpu
     need_sm90a(torch)
-    host = load("gemm_sm90_grouped").gemm_grouped_fp8_tn
+    host = getattr(load("gemm_sm90_grouped"), f"gemm_grouped_fp8_tn{accum}")
     sizes, N, K = GROUPED_FP8_CASES[case]
     E, rows = len(sizes), sum(sizes)
     M = rows + 9
@@ -1767,7 +1769,13 @@ def test_gemm_sm90_grouped_fp8(gpu, load, case):
         assert guards_untouched(buf, M * N), (case, dt)
         if hasattr(torch, "_scaled_grouped_mm") and all(x % 16 == 0 for x in sizes) and dt == torch.bfloat16:
             want = torch._scaled_grouped_mm(
-                a[:rows], b.transpose(-2, -1), scale_a[:rows], scale_b, offs=offs, out_dtype=torch.bfloat16
+                a[:rows],
+                b.transpose(-2, -1),
+                scale_a[:rows],
+                scale_b,
+                offs=offs,
+                out_dtype=torch.bfloat16,
+                use_fast_accum=accum == "_fast_accum",
             )
             assert float((c[:rows].double() - want.double()).abs().max()) <= 2e-2 * float(want.abs().max()), case
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
@@ -1775,6 +1783,31 @@ def test_gemm_sm90_grouped_fp8(gpu, load, case):
         host.check(a, b, c, offs, scale_a[:-1], scale_b)
     with pytest.raises(cutec.Refused, match="scale_b"):
         host.check(a, b, c, offs, scale_a, scale_b[:, :-1])
+
+
+def test_gemm_sm90_grouped_fp8_promotion(gpu, load):
+    """A long K of inputs of one sign (in [1, 2]), where the FP8 wgmma accumulator's dropped bits
+    add up: the promoting host function within 1e-3 of max |C| (plus C's bf16 rounding) of the
+    float64 product; the fast one's error printed beside it."""
+    torch = gpu
+    need_sm90a(torch)
+    m = load("gemm_sm90_grouped")
+    sizes, N, K = [64, 200], 256, 16384
+    E, M = len(sizes), sum(sizes)
+    offs = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    g = torch.Generator(device="cuda").manual_seed(3)
+    a = (torch.rand(M, K, device="cuda", generator=g) + 1).to(torch.float8_e4m3fn)
+    b = (torch.rand(E, N, K, device="cuda", generator=g) + 1).to(torch.float8_e4m3fn)
+    scale_a, scale_b = torch.ones(M, device="cuda"), torch.ones(E, N, device="cuda")
+    ref = torch.cat([a[:64].double() @ b[0].double().t(), a[64:].double() @ b[1].double().t()])
+    errs = {}
+    for accum in ("", "_fast_accum"):
+        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        getattr(m, f"gemm_grouped_fp8_tn{accum}")(a, b, c, offs, scale_a, scale_b)
+        torch.cuda.synchronize()
+        errs[accum] = float((c.double() - ref).abs().max() / ref.abs().max())
+    print(f"grouped FP8 K={K}: promoted {errs['']:.2e}, fast accumulation {errs['_fast_accum']:.2e} of max |C|")
+    assert errs[""] <= 1e-3 + 2**-8, errs
 
 
 # The groups along K (gemm_grouped_k_nt, the weight gradient of a grouped layer): C_e = A[:, k0:k1]

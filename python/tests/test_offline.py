@@ -1189,8 +1189,8 @@ def test_gemm_sm90_grouped_plan(cubin):
         other = weights("tt" if layout == "tn" else "tn", 8, 256, 256, dtype)
         refusal(host.check, a, other, c, view(3, (8,), "i32"))
     # FP8 e4m3 with row-wise scales: the same schedule and shared memory (a stage is 128 bytes of K).
-    for out in ("bf16", "f16"):
-        host = m.host("gemm_grouped_fp8_tn")
+    for out, accum in itertools.product(("bf16", "f16"), ("", "_fast_accum")):
+        host = m.host(f"gemm_grouped_fp8_tn{accum}")
         M, N, K, E = 16384, 4096, 4096, 8
         a, b, c = view(0, (M, K), "f8e4m3"), view(1, (E, N, K), "f8e4m3"), view(2, (M, N), out)
         offs, sa, sb = view(3, (E,), "i32"), view(4, (M,), "f32"), view(5, (E, N), "f32")
