@@ -1641,14 +1641,16 @@ def test_gemm_sm90_bmm(gpu, load, shape, layout):
 # transposed view of W (E, K, N) stored row-major). Groups of any size (empty ones, one row, not
 # multiples of the 128-row tile), against float64 per group; rows past offs[E-1] stay untouched,
 # and C's guards too. Offsets that run past M or go backwards are clamped (nothing outside C is
-# written).
+# written). The last three cases average at most 64 rows a group: the 64-row tiles.
 GROUPED_CASES = [
     # (group sizes, N, K)
     ([64], 256, 64),
     ([1, 0, 127, 300], 264, 72),
     ([130, 1, 0, 255, 1000, 7, 3, 128], 512, 1000),
-    ([5] * 64, 8, 64),
     ([2048, 3000, 17], 4096, 4096),
+    ([5] * 64, 8, 64),
+    ([1, 0, 127, 300, 3, 60, 0, 9], 264, 72),
+    ([(i * 7) % 23 for i in range(128)], 512, 1000),
 ]
 
 
@@ -1728,12 +1730,14 @@ def test_gemm_sm90_grouped_backward_data(gpu, load):
 # of the dequantized inputs per group (and torch._scaled_grouped_mm with the same accumulation where
 # this torch has it and the groups are multiples of 16).
 GROUPED_FP8_CASES = [
-    # (group sizes, N, K): K a multiple of 16
+    # (group sizes, N, K): K a multiple of 16; the last three on 64-row tiles
     ([64], 256, 128),
     ([1, 0, 127, 300], 264, 80),
     ([130, 1, 0, 255, 1000, 7, 3, 128], 512, 1008),
-    ([5] * 64, 8, 64),
     ([2048, 3000, 17], 4096, 4096),
+    ([5] * 64, 8, 64),
+    ([1, 0, 127, 300, 3, 60, 0, 9], 264, 80),
+    ([(i * 7) % 23 for i in range(128)], 512, 1008),
 ]
 
 

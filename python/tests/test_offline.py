@@ -1165,11 +1165,14 @@ def test_gemm_sm90_grouped_plan(cubin):
 
     for layout, dtype in itertools.product(("tn", "tt"), ("bf16", "f16")):
         host = m.host(f"gemm_grouped_{layout}")
-        for (M, N, K, E), tiles in (
-            ((16384, 4096, 4096, 8), (128 + 8) * 16),
-            ((100, 264, 72, 4), (1 + 4) * 2),
-            ((64, 256, 64, 1), 2),
-            ((4096, 256, 256, 512), 32 + 512),
+        # 128-row tiles, or 64-row ones (one consumer warpgroup, four stages) where M <= 64 E.
+        for (M, N, K, E), tiles, bm in (
+            ((16384, 4096, 4096, 8), (128 + 8) * 16, 128),
+            ((300, 264, 72, 4), (3 + 4) * 2, 128),
+            ((100, 264, 72, 4), (2 + 4) * 2, 64),
+            ((65, 256, 64, 1), 2, 128),
+            ((4096, 256, 256, 512), 64 + 512, 64),
+            ((64, 256, 64, 1), 2, 64),
         ):
             args = (
                 view(0, (M, K), dtype),
@@ -1179,8 +1182,8 @@ def test_gemm_sm90_grouped_plan(cubin):
             )
             (launch,) = host.check(*args)
             assert launch["grid"] == (min(tiles, 132), 1, 1), (layout, M, N, K, E)
-            assert launch["block"] == (384, 1, 1)
-            assert launch["smem"] == smem <= 232448
+            assert launch["block"] == (128 * (bm // 64 + 1), 1, 1)
+            assert launch["smem"] == (smem if bm == 128 else 4 * 40960 + 64 * 264 * 2 + 512 * 16 + 1024) <= 232448
         a, c = view(0, (4096, 256), dtype), view(2, (4096, 256), dtype)
         assert "512 groups" in refusal(host.check, a, weights(layout, 513, 256, 256, dtype), c, view(3, (513,), "i32"))
         assert "offs" in refusal(host.check, a, weights(layout, 8, 256, 256, dtype), c, view(3, (7,), "i32"))
