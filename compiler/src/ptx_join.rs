@@ -6,8 +6,12 @@
 //! most of a build's time. ptxas then assembles one PTX module. The per-kernel modules differ from
 //! the one-module output only in what LLVM numbers or places module-wide:
 //!
-//! - the header (`.version`, `.target`, `.address_size`) and the trailer (debug sections, the
-//!   `.file` table, which lists the one source file) are the same in every part: kept once;
+//! - the header (`.version`, `.target`, `.address_size`) and the trailer's debug sections are the
+//!   same in every part: kept once. The trailer's `.file` table lists the source files a part's
+//!   `.loc` lines name, numbered from 1 in the order the part first names them; one module numbers
+//!   them in the order its kernels first name them, so the joined table is the parts' tables in
+//!   order, each file once, and each part's `.loc` lines are renumbered to it (a kernel that
+//!   inlines code of an imported library names that file too, and its neighbours may not);
 //! - the first function's `// .globl` comment comes before the module-scope statements;
 //! - module-scope statements: function declarations (`vprintf`) come first, deduplicated; the
 //!   printf format strings, which `convert-gpu-to-nvvm` names `printfFormat_N` in the order it
@@ -163,6 +167,34 @@ fn used(text: &str, prefix: &str) -> usize {
     most
 }
 
+const FILE: &str = "\t.file\t";
+const LOC: &str = "\t.loc\t";
+
+/// A part's trailer, its `.file` table apart.
+struct Trailer<'a> {
+    /// The lines other than the table's.
+    rest: Vec<&'a str>,
+    /// Where the table stood: the index in `rest` it came before (`usize::MAX`: none).
+    at: usize,
+    /// Each entry's number and the rest of its line (the path, and any checksum).
+    files: Vec<(usize, &'a str)>,
+}
+
+fn file_table(trailer: &str) -> Option<Trailer<'_>> {
+    let (mut rest, mut at, mut files) = (Vec::new(), None, Vec::new());
+    for line in trailer.split_inclusive('\n') {
+        match line.strip_prefix(FILE) {
+            Some(entry) => {
+                let digits = entry.bytes().take_while(u8::is_ascii_digit).count();
+                files.push((entry[..digits].parse().ok()?, &entry[digits..]));
+                at.get_or_insert(rest.len());
+            }
+            None => rest.push(line),
+        }
+    }
+    Some(Trailer { rest, at: at.unwrap_or(usize::MAX), files })
+}
+
 /// The PTX LLVM generates for the parts' kernels as one module, in the parts' order; `None` when
 /// the parts hold something this join does not place (the caller then compiles one module).
 pub fn join(parts: &[String]) -> Option<String> {
@@ -171,9 +203,32 @@ pub fn join(parts: &[String]) -> Option<String> {
     }
     let parts: Vec<Part> = parts.iter().map(|p| split(p)).collect::<Option<_>>()?;
     let first = parts.first()?;
-    if parts.iter().any(|p| p.header != first.header || p.trailer != first.trailer) {
+    let tables: Vec<Trailer> = parts.iter().map(|p| file_table(p.trailer)).collect::<Option<_>>()?;
+    let trailer = &tables[0];
+    if parts.iter().any(|p| p.header != first.header)
+        || tables.iter().any(|t| t.rest != trailer.rest || t.at != trailer.at)
+    {
         return None;
     }
+    // The module's file table, and each part's numbers in it.
+    let mut module_files: Vec<&str> = Vec::new();
+    let file_maps: Vec<HashMap<usize, usize>> = tables
+        .iter()
+        .map(|t| {
+            let mut sorted = t.files.clone();
+            sorted.sort_unstable();
+            sorted
+                .into_iter()
+                .map(|(n, path)| {
+                    let at = module_files.iter().position(|f| *f == path).unwrap_or_else(|| {
+                        module_files.push(path);
+                        module_files.len() - 1
+                    });
+                    (n, at + 1)
+                })
+                .collect()
+        })
+        .collect();
     let mut declarations: Vec<&str> = Vec::new();
     let mut ours: Vec<&str> = Vec::new();
     let mut library: Vec<&str> = Vec::new();
@@ -182,7 +237,7 @@ pub fn join(parts: &[String]) -> Option<String> {
     let mut printf_lines: Vec<String> = Vec::new();
     let mut functions = String::new();
     let (mut function_number, mut tmp_base, mut callseq_base) = (0, 0, 0);
-    for part in &parts {
+    for (part, files) in parts.iter().zip(&file_maps) {
         let mut formats: Vec<(usize, &str)> = Vec::new();
         for s in &part.statements {
             match classify(s)? {
@@ -216,6 +271,7 @@ pub fn join(parts: &[String]) -> Option<String> {
         }
         let (Some(globl), Some(function)) = (part.globl, part.function) else { continue };
         let mut text = renumber(function, PRINTF, |n| to_module.get(&n).copied().unwrap_or(n));
+        text = renumber(&text, LOC, |n| files.get(&n).copied().unwrap_or(n));
         let (tmps, callseqs) = (used(&text, "$L__tmp"), used(&text, "// callseq "));
         text = renumber(&text, "$L__tmp", |n| n + tmp_base);
         text = renumber(&text, "// callseq ", |n| n + callseq_base);
@@ -237,8 +293,22 @@ pub fn join(parts: &[String]) -> Option<String> {
     ours.iter().chain(&library).for_each(|s| out.push_str(s));
     out.push('\n');
     out.push_str(&functions);
-    out.push_str(first.trailer);
+    for (i, line) in trailer.rest.iter().enumerate() {
+        if i == trailer.at {
+            push_files(&mut out, &module_files);
+        }
+        out.push_str(line);
+    }
+    if trailer.at >= trailer.rest.len() {
+        push_files(&mut out, &module_files);
+    }
     Some(out)
+}
+
+fn push_files(out: &mut String, files: &[&str]) {
+    for (i, rest) in files.iter().enumerate() {
+        let _ = write!(out, "{FILE}{}{rest}", i + 1);
+    }
 }
 
 #[cfg(test)]
@@ -267,6 +337,23 @@ mod tests {
             format!(".version 8.0\n.target sm_90\n.address_size 64\n\n\t// .globl\t{name}\n\n.visible .entry {name}()\n{{\n\tret;\n}}\n.func helper()\n{{\n\tret;\n}}\n")
         };
         assert!(join(&[part("a"), part("b")]).is_none());
+    }
+
+    /// Parts that name different source files: one table, in the order the parts first name them,
+    /// and each part's `.loc` lines renumbered to it.
+    #[test]
+    fn file_tables_are_merged_in_order_of_first_use() {
+        let part = |name: &str, files: &[&str]| {
+            let locs: String = (1..=files.len()).map(|n| format!("\t.loc\t{n} 7 0\n")).collect();
+            let table: String =
+                files.iter().enumerate().map(|(i, f)| format!("\t.file\t{} \"{f}\"\n", i + 1)).collect();
+            format!(".version 8.0\n.target sm_90\n.address_size 64\n\n\t// .globl\t{name}\n\n.visible .entry {name}()\n{{\n{locs}\tret;\n}}\n\t.section\t.debug_macinfo\t{{\t}}\n{table}")
+        };
+        let joined = join(&[part("a", &["main.cute"]), part("b", &["lib.cute", "main.cute"])]).unwrap();
+        assert!(joined.contains("\t.file\t1 \"main.cute\"\n\t.file\t2 \"lib.cute\"\n"), "{joined}");
+        assert!(joined.ends_with("\t.file\t2 \"lib.cute\"\n"), "{joined}");
+        let b = &joined[joined.find(".entry b").unwrap()..];
+        assert!(b.starts_with(".entry b()\n{\n\t.loc\t2 7 0\n\t.loc\t1 7 0\n"), "{b}");
     }
 
     /// For every sample, its kernels compiled one module each and joined give exactly the PTX of
