@@ -229,6 +229,12 @@ pub fn join(parts: &[String]) -> Option<String> {
                 .collect()
         })
         .collect();
+    // A `.loc` of inlined code names a second file number after `inlined_at`, which the
+    // renumbering below does not reach: such parts join only where no number changes.
+    let renumbered = file_maps.iter().any(|m| m.iter().any(|(n, to)| n != to));
+    if renumbered && parts.iter().any(|p| p.function.is_some_and(|f| f.contains("inlined_at"))) {
+        return None;
+    }
     let mut declarations: Vec<&str> = Vec::new();
     let mut ours: Vec<&str> = Vec::new();
     let mut library: Vec<&str> = Vec::new();
@@ -354,6 +360,11 @@ mod tests {
         assert!(joined.ends_with("\t.file\t2 \"lib.cute\"\n"), "{joined}");
         let b = &joined[joined.find(".entry b").unwrap()..];
         assert!(b.starts_with(".entry b()\n{\n\t.loc\t2 7 0\n\t.loc\t1 7 0\n"), "{b}");
+        // A `.loc ... inlined_at N ...` would keep its part's number: not joined.
+        let inlined =
+            part("c", &["lib.cute", "main.cute"]).replace("\t.loc\t1 7 0\n", "\t.loc\t1 7 0, inlined_at 2 3 4\n");
+        assert!(join(&[part("a", &["main.cute"]), inlined.clone()]).is_none());
+        assert!(join(&[part("a", &["lib.cute", "main.cute"]), inlined]).is_some());
     }
 
     /// For every sample, its kernels compiled one module each and joined give exactly the PTX of
