@@ -638,6 +638,20 @@ impl Int {
         Dyn::atom(Atom::Op(Arc::new(op)))
     }
 
+    /// min(max(self, 0), 1): 1 where the value is at least 1, else 0, for leaves of any sign.
+    /// Folded only where the value is a constant: [`Int::minimum`] and [`Int::maximum`] fold on
+    /// the order they infer taking leaves for extents (positive), which a host function's `i32`
+    /// parameters are not (`max(l + 2, 0)` is not `l + 2` for l = -5).
+    pub fn indicator_of_positive(&self) -> Int {
+        match self.as_static() {
+            Some(v) => Int::S(v.clamp(0, 1)),
+            None => {
+                let max = Dyn::atom(Atom::Op(Arc::new(Op::Max(Int::S(0), self.clone()))));
+                Dyn::atom(Atom::Op(Arc::new(Op::Min(Int::S(1), max))))
+            }
+        }
+    }
+
     /// Whether the value is known to be at least 1: a positive constant, or a positive
     /// coefficient times leaves (run-time extents are positive) and operations that keep
     /// positivity. Not a difference: `M - 131` may be zero or negative at run time (host plans

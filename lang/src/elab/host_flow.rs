@@ -292,9 +292,9 @@ pub(super) fn host_jump_error(what: &str, span: Span) -> Diagnostic {
 
 /// 1 where the host condition `c` holds, else 0, as index-integer arithmetic ([`Frame::host_select`]).
 fn indicator(c: &HostCond) -> cute_layout::Result<Int> {
-    let (zero, one) = (Int::S(0), Int::S(1));
-    // 1 where the integer d is at least 1, else 0.
-    let positive = |d: Int| d.maximum(&zero).minimum(&one);
+    let one = Int::S(1);
+    // 1 where the integer d is at least 1, else 0 (for parameters of any sign).
+    let positive = |d: Int| d.indicator_of_positive();
     Ok(match c {
         HostCond::Cmp { lhs, op, rhs } => match op {
             CmpOp::Gt => positive(lhs.sub(rhs)?),
@@ -313,7 +313,11 @@ fn indicator(c: &HostCond) -> cute_layout::Result<Int> {
             }
         },
         HostCond::And(x, y) => indicator(x)?.mul(&indicator(y)?)?,
-        HostCond::Or(x, y) => indicator(x)?.maximum(&indicator(y)?),
+        // a + b - a·b: `maximum` would fold on the positivity it assumes of leaves.
+        HostCond::Or(x, y) => {
+            let (a, b) = (indicator(x)?, indicator(y)?);
+            a.add(&b)?.sub(&a.mul(&b)?)?
+        }
         HostCond::Not(x) => one.sub(&indicator(x)?)?,
     })
 }
@@ -344,6 +348,15 @@ mod tests {
                 assert_eq!(value(&or), i64::from(vx <= vy));
                 assert_eq!(value(&not), i64::from(!(vx < vy && vx != vy)));
                 assert_eq!(value(&shifted), i64::from(vx + 3 < 130));
+                // Comparisons with constants (`l == -1 && r == 0`): nothing folded on the
+                // positivity the layout algebra assumes of extents, which i32 parameters lack.
+                let eq = |v: &Int, k: i64| HostCond::Cmp { lhs: v.clone(), op: CmpOp::Eq, rhs: Int::S(k) };
+                let both = HostCond::And(Box::new(eq(&x, -1)), Box::new(eq(&y, 0)));
+                assert_eq!(value(&both), i64::from(vx == -1 && vy == 0), "{vx} == -1 && {vy} == 0");
+                let either = HostCond::Or(Box::new(eq(&x, -1)), Box::new(eq(&y, 0)));
+                assert_eq!(value(&either), i64::from(vx == -1 || vy == 0), "{vx} == -1 || {vy} == 0");
+                let ge = HostCond::Cmp { lhs: x.clone(), op: CmpOp::Ge, rhs: Int::S(-2) };
+                assert_eq!(value(&ge), i64::from(vx >= -2), "{vx} >= -2");
             }
         }
     }
