@@ -137,6 +137,13 @@ impl Visitor for Phases<'_> {
         });
     }
 
+    // Only barrier operations are recorded with their threads: an `if` around none (a mask on a
+    // fragment's elements, unrolled) needs no split of the threads, which evaluates its condition
+    // for every thread of the block.
+    fn watches(&self, then: &[Inst], els: &[Inst]) -> bool {
+        has_barrier_ops(then) || has_barrier_ops(els)
+    }
+
     fn enter(&mut self, cond: &Operand, span: Span, taken: bool) {
         let (outer, maybe) = self.threads.last().cloned().expect("the block's threads are pushed first");
         let (then, els) = self.guards.split(&outer, cond, span);

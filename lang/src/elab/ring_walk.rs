@@ -43,6 +43,12 @@ pub(super) trait Visitor {
     fn meet(&mut self, a: &mut Self::State, b: &Self::State);
     /// An instruction that is neither control flow nor a value the walk follows.
     fn inst(&mut self, vals: &Values, i: &Inst, st: &mut Self::State);
+    /// Whether the rule looks at what an `if` with these branches guards: where it does not (no
+    /// instruction of the rule's in either), the walk follows the branches' values without
+    /// [`Visitor::enter`] and [`Visitor::leave`].
+    fn watches(&self, _then: &[Inst], _els: &[Inst]) -> bool {
+        true
+    }
     /// Entering (`taken`: the then branch) and leaving a branch of an `if` the walk cannot decide.
     fn enter(&mut self, _cond: &Operand, _span: Span, _taken: bool) {}
     fn leave(&mut self) {}
@@ -299,12 +305,16 @@ impl<V: Visitor> Walker<'_, V> {
                     return self.block(if taken != 0 { then } else { els }, path);
                 }
                 let mut other = path.clone();
-                self.v.enter(cond, *span, true);
-                self.block(then, path);
-                self.v.leave();
-                self.v.enter(cond, *span, false);
-                self.block(els, &mut other);
-                self.v.leave();
+                let watched = self.v.watches(then, els);
+                for (branch, taken, path) in [(then, true, &mut *path), (els, false, &mut other)] {
+                    if watched {
+                        self.v.enter(cond, *span, taken);
+                    }
+                    self.block(branch, path);
+                    if watched {
+                        self.v.leave();
+                    }
+                }
                 self.meet(path, &other);
             }
             Inst::For { iv, lb, ub, step, body, exit, .. } => {
