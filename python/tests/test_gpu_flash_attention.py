@@ -4,7 +4,9 @@ against torch: O against torch.nn.functional.scaled_dot_product_attention comput
 (float64 where the shape is small) on the same bf16/f16 inputs, and the log-sum-exp per row against
 torch.logsumexp of the scaled, masked scores. Causal is torch's `is_causal=True` (top-left aligned:
 query i sees keys j <= i, for unequal lengths too). GQA: query head h reads K/V head h // (H / Hkv),
-as K.repeat_interleave(H // Hkv, dim=heads) gives torch.
+as K.repeat_interleave(H // Hkv, dim=heads) gives torch. Sliding windows (`flash_attn_fwd_window`,
+query i sees keys i - left .. i + right, -1 unbounded) against the same reference with that boolean
+mask; a row that sees no key must be O = 0 and LSE = -inf (the reference's NaN row replaced so).
 
 Tolerance, per element: |O - ref| <= atol + rtol * |ref| with (atol, rtol) = (1e-2, 1e-2) for bf16
 and (2e-3, 2e-3) for f16 (P is rounded to the input type for the P·V wgmma and O once at the end:
@@ -49,30 +51,55 @@ def attn(gpu, cubin):
     return cutec.load(cubin("flash_attention_sm90")).host("flash_attn_fwd")
 
 
+def attention_mask(torch, sq, sk, masking, device):
+    """The keys each query sees, (seqlen_q, seqlen_k) bool, or None for all: `masking` False (full),
+    True (causal, top-left aligned) or a window (left, right), a side -1 where unbounded."""
+    if masking is False:
+        return None
+    left, right = (-1, 0) if masking is True else masking
+    i = torch.arange(sq, device=device)[:, None]
+    j = torch.arange(sk, device=device)[None, :]
+    mask = torch.ones(sq, sk, dtype=torch.bool, device=device)
+    if left >= 0:
+        mask &= j >= i - left
+    if right >= 0:
+        mask &= j <= i + right
+    return mask
+
+
 def reference(torch, q, k, v, scale, causal, dtype):
     """O (batch, seqlen_q, heads, D) and LSE (batch, heads, seqlen_q) in `dtype`, from the
-    (batch, seqlen, heads, D) inputs."""
+    (batch, seqlen, heads, D) inputs; `causal` as attention_mask's `masking`. Rows that see no key:
+    O = 0 and LSE = -inf (SDPA computes them unmasked, then they are overwritten, so that autograd
+    gives them no gradient)."""
     group = q.shape[2] // k.shape[2]
     qt = q.to(dtype).transpose(1, 2)
     kt = k.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
     vt = v.to(dtype).transpose(1, 2).repeat_interleave(group, dim=1)
     sq, sk = qt.shape[2], kt.shape[2]
-    mask = None
-    if causal:
-        mask = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril()
+    mask = attention_mask(torch, sq, sk, causal, q.device)
+    empty = None
+    if mask is not None:
+        empty = ~mask.any(dim=-1)
+        mask = mask | empty[:, None]
     o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, scale=scale)
     s = (qt @ kt.transpose(-1, -2)) * scale
-    if causal:
+    if mask is not None:
         s = s.masked_fill(~mask, float("-inf"))
-    return o.transpose(1, 2), torch.logsumexp(s, dim=-1)
+    lse = torch.logsumexp(s, dim=-1)
+    if empty is not None and bool(empty.any()):
+        o = o.masked_fill(empty[:, None], 0.0)
+        lse = lse.masked_fill(empty, float("-inf"))
+    return o.transpose(1, 2), lse
 
 
 def run(torch, attn, q, k, v, scale, causal, o=None):
+    """`causal` a bool (flash_attn_fwd) or a window (left, right) (flash_attn_fwd_window)."""
     b, sq, h, d = q.shape
     if o is None:
         o = torch.full_like(q, float("nan"))
     lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
-    attn(q, k, v, o, lse, scale, int(causal))
+    attn(q, k, v, o, lse, scale, *(causal if isinstance(causal, tuple) else (int(causal),)))
     torch.cuda.synchronize()
     return o, lse
 
@@ -85,9 +112,11 @@ def check(torch, o, lse, q, k, v, scale, causal, case):
     bound = atol + rtol * ref_o.abs()
     assert not bool(torch.isnan(o).any()), ("O has unwritten or NaN elements", case)
     assert bool((err <= bound).all()), ("O", case, float(err.max()), float((err - bound).max()))
-    lerr = (lse.to(ref_lse.dtype) - ref_lse).abs()
     assert not bool(torch.isnan(lse).any()), ("LSE has unwritten or NaN elements", case)
-    assert bool((lerr <= LSE_TOL[0] + LSE_TOL[1] * ref_lse.abs()).all()), ("LSE", case, float(lerr.max()))
+    seen = torch.isfinite(ref_lse)  # rows that see no key: LSE -inf
+    assert bool((lse[~seen] == float("-inf")).all()), ("LSE of rows that see no key", case)
+    lerr = (lse.to(ref_lse.dtype) - ref_lse).abs()[seen]
+    assert bool((lerr <= LSE_TOL[0] + LSE_TOL[1] * ref_lse.abs()[seen]).all()), ("LSE", case, float(lerr.max()))
 
 
 def inputs(torch, dtype, b, sq, sk, h, hkv, d):
@@ -171,6 +200,55 @@ def test_bhsd_views_and_scale(gpu, attn, causal):
     check(torch, o, lse, q, k, v, 0.05, causal, ("bhsd", causal))
 
 
+# Sliding windows (left, right): causal ones (right 0) narrower and wider than a K tile, a band both
+# ways, the diagonal alone, one side unbounded. With seqlen_q > seqlen_k + left the last rows see no
+# key (1000 x 300 with left <= 200; whole query blocks at left 0 and 64).
+WINDOWS = [(0, 0), (64, 0), (200, 0), (100, 37), (-1, 100), (300, -1)]
+WINDOW_SEQLENS = [(17, 17), (1000, 1000), (1000, 300), (300, 1000)]
+
+
+@pytest.fixture(scope="module")
+def attn_window(gpu, cubin):
+    require_hopper(gpu)
+    return cutec.load(cubin("flash_attention_sm90")).host("flash_attn_fwd_window")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"w{w[0]}_{w[1]}")
+@pytest.mark.parametrize("seqlens", WINDOW_SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_forward_window(gpu, attn_window, dtype, d, gqa, window, seqlens):
+    torch = gpu
+    sq, sk = seqlens
+    q, k, v = inputs(torch, getattr(torch, dtype), 2, sq, sk, 4, 4 // gqa, d)
+    scale = 1.0 / math.sqrt(d)
+    o, lse = run(torch, attn_window, q, k, v, scale, window)
+    check(torch, o, lse, q, k, v, scale, window, ("window", dtype, d, gqa, window, seqlens))
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("window", [(1024, 0), (511, 511)], ids=lambda w: f"w{w[0]}_{w[1]}")
+def test_forward_window_long(gpu, attn_window, d, window):
+    """8192 queries and keys on the persistent grid: every tile a window's work."""
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 1, 8192, 8192, 8, 2, d)
+    scale = 1.0 / math.sqrt(d)
+    o, lse = run(torch, attn_window, q, k, v, scale, window)
+    check(torch, o, lse, q, k, v, scale, window, ("window long", d, window))
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_window_without_bounds_is_causal_or_full(gpu, attn, attn_window, d):
+    """(-1, 0) is causal attention and (-1, -1) full attention: the same kernels, bit for bit."""
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 2, 1000, 700, 4, 2, d)
+    for window, causal in (((-1, 0), True), ((-1, -1), False)):
+        o, lse = run(torch, attn_window, q, k, v, 0.1, window)
+        o_ref, lse_ref = run(torch, attn, q, k, v, 0.1, causal)
+        assert torch.equal(o, o_ref) and torch.equal(lse, lse_ref), (d, window)
+
+
 def test_refuses_bad_shapes(gpu, attn):
     torch = gpu
     q, k, v = inputs(torch, torch.bfloat16, 1, 64, 64, 6, 4, 64)  # 6 heads over 4 K/V heads
@@ -183,3 +261,14 @@ def test_refuses_bad_shapes(gpu, attn):
     lse = torch.empty(1, 4, 64, device="cuda")
     with pytest.raises(cutec.Refused):
         attn.check(q, k, v, o, lse, 0.125, 0)
+
+
+def test_window_refuses_bad_sides(gpu, attn_window):
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 1, 64, 64, 4, 4, 64)
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 4, 64, device="cuda")
+    attn_window.check(q, k, v, o, lse, 0.125, 16, 0)  # accepted: the windows below are the refusals
+    for window in ((-2, 0), (16, -5)):
+        with pytest.raises(cutec.Refused):
+            attn_window.check(q, k, v, o, lse, 0.125, *window)

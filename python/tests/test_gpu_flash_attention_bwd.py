@@ -8,7 +8,9 @@ so the backward is checked on its own; test_forward_then_backward chains it to
 samples/flash_attention_sm90.cute's forward. Causal is torch's `is_causal=True` (top-left aligned).
 Head dims 64, 128 and 256 (its own work split: 64 keys per block, P and dS through shared
 memory). GQA: query head h reads K/V head h // (H / Hkv); dK, dV of a K/V head sum over its query heads (as
-autograd through K.repeat_interleave gives them).
+autograd through K.repeat_interleave gives them). Sliding windows (`flash_attn_bwd_window`) against
+the same reference with the window's mask (test_gpu_flash_attention.py's, rows that see no key
+contributing nothing).
 
 Tolerance, per gradient G against the reference R: max |G - R| <= tol * max |R| and
 ||G - R|| <= tol / 2 * ||R|| with tol = 2e-2 for bf16 and 4e-3 for f16: P and dS are rounded to the
@@ -24,7 +26,7 @@ import pytest
 
 import cutec
 from test_gpu_flash_attention import reference as forward_reference
-from test_gpu_flash_attention import long_grid, require_hopper
+from test_gpu_flash_attention import WINDOW_SEQLENS, WINDOWS, long_grid, require_hopper
 
 
 TOL = {"bfloat16": 2e-2, "float16": 4e-3}
@@ -77,12 +79,14 @@ def forward_inputs(torch, q, k, v, scale, causal):
 
 
 def run(torch, bwd, q, k, v, o, do, lse, scale, causal, grads=None):
+    """`causal` a bool (flash_attn_bwd) or a window (left, right) (flash_attn_bwd_window)."""
     b, sq, h, d = q.shape
     if grads is None:
         grads = tuple(torch.full_like(t, float("nan")) for t in (q, k, v))
     dq, dk, dv = grads
     dq_accum, stats = workspaces(torch, b, sq, h, d)
-    bwd(q, k, v, o, do, lse, dq, dk, dv, dq_accum, stats, scale, int(causal))
+    masking = causal if isinstance(causal, tuple) else (int(causal),)
+    bwd(q, k, v, o, do, lse, dq, dk, dv, dq_accum, stats, scale, *masking)
     torch.cuda.synchronize()
     return dq, dk, dv
 
@@ -98,6 +102,13 @@ def check(torch, grads, q, k, v, do, scale, causal, case):
         assert float(err.abs().max()) <= tol * scale_r + FLOOR, (name, case, float(err.abs().max()), scale_r)
         floor = FLOOR * r.numel() ** 0.5
         assert float(err.norm()) <= tol / 2 * float(r.norm()) + floor, (name, case, float(err.norm() / r.norm()))
+
+
+def backward_against_torch(torch, bwd, q, k, v, do, scale, causal, case):
+    """The backward on torch's O and LSE, checked against autograd (`causal` as `run` takes it)."""
+    o, lse = forward_inputs(torch, q, k, v, scale, causal)
+    grads = run(torch, bwd, q, k, v, o, do, lse, scale, causal)
+    check(torch, grads, q, k, v, do, scale, causal, case)
 
 
 def inputs(torch, dtype, b, sq, sk, h, hkv, d):
@@ -120,9 +131,7 @@ def test_backward(gpu, bwd, dtype, d, causal, gqa, seqlens):
     b, h = 2, 4
     q, k, v, do = inputs(torch, getattr(torch, dtype), b, sq, sk, h, h // gqa, d)
     scale = 1.0 / math.sqrt(d)
-    o, lse = forward_inputs(torch, q, k, v, scale, causal)
-    grads = run(torch, bwd, q, k, v, o, do, lse, scale, causal)
-    check(torch, grads, q, k, v, do, scale, causal, (dtype, d, causal, gqa, seqlens))
+    backward_against_torch(torch, bwd, q, k, v, do, scale, causal, (dtype, d, causal, gqa, seqlens))
 
 
 @long_grid
@@ -131,9 +140,7 @@ def test_backward_long(gpu, bwd, d, causal, gqa, seqlens):
     sq, sk = seqlens
     q, k, v, do = inputs(torch, torch.bfloat16, 1, sq, sk, 8, 8 // gqa, d)
     scale = 1.0 / math.sqrt(d)
-    o, lse = forward_inputs(torch, q, k, v, scale, causal)
-    grads = run(torch, bwd, q, k, v, o, do, lse, scale, causal)
-    check(torch, grads, q, k, v, do, scale, causal, ("long", d, causal, gqa, seqlens))
+    backward_against_torch(torch, bwd, q, k, v, do, scale, causal, ("long", d, causal, gqa, seqlens))
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -158,19 +165,42 @@ def test_bhsd_views_and_scale(gpu, bwd, causal):
 
 
 @pytest.mark.parametrize("d", [64, 128, 256])
-def test_forward_then_backward(gpu, bwd, cubin, d):
+@pytest.mark.parametrize("masking", [True, (64, 0), (100, 37)], ids=["causal", "w64_0", "w100_37"])
+def test_forward_then_backward(gpu, bwd, cubin, d, masking):
     """O and LSE from samples/flash_attention_sm90.cute's forward, then the backward: the two samples agree
-    on the layout and meaning of LSE."""
+    on the layout and meaning of LSE. Windows (the `_window` hosts, f16) over 500 keys: the rows past
+    seqlen_k + left get LSE -inf from the forward."""
     torch = gpu
-    fwd = cutec.load(cubin("flash_attention_sm90")).host("flash_attn_fwd")
-    b, h, sq, sk = 2, 4, 777, 777
-    q, k, v, do = inputs(torch, torch.bfloat16, b, sq, sk, h, h, d)
+    windowed = isinstance(masking, tuple)
+    suffix = "_window" if windowed else ""
+    fwd = cutec.load(cubin("flash_attention_sm90")).host("flash_attn_fwd" + suffix)
+    bwd = cutec.load(cubin("flash_attention_bwd_sm90")).host("flash_attn_bwd" + suffix)
+    b, h, sq, sk = 2, 4, 777, (500 if windowed else 777)
+    q, k, v, do = inputs(torch, torch.float16 if windowed else torch.bfloat16, b, sq, sk, h, h, d)
     scale = 1.0 / math.sqrt(d)
     o = torch.empty_like(q)
     lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
-    fwd(q, k, v, o, lse, scale, 1)
-    grads = run(torch, bwd, q, k, v, o, do, lse, scale, True)
-    check(torch, grads, q, k, v, do, scale, True, ("fwd+bwd", d))
+    fwd(q, k, v, o, lse, scale, *(masking if windowed else (1,)))
+    grads = run(torch, bwd, q, k, v, o, do, lse, scale, masking)
+    check(torch, grads, q, k, v, do, scale, masking, ("fwd+bwd", d, masking))
+
+
+@pytest.fixture(scope="module")
+def bwd_window(gpu, cubin):
+    require_hopper(gpu)
+    return cutec.load(cubin("flash_attention_bwd_sm90")).host("flash_attn_bwd_window")
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"w{w[0]}_{w[1]}")
+@pytest.mark.parametrize("seqlens", WINDOW_SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_backward_window(gpu, bwd_window, d, gqa, window, seqlens):
+    torch = gpu
+    sq, sk = seqlens
+    q, k, v, do = inputs(torch, torch.bfloat16, 2, sq, sk, 4, 4 // gqa, d)
+    scale = 1.0 / math.sqrt(d)
+    backward_against_torch(torch, bwd_window, q, k, v, do, scale, window, ("window", d, gqa, window, seqlens))
 
 
 def test_refuses_bad_shapes(gpu, bwd):

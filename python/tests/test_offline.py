@@ -928,6 +928,29 @@ def test_flash_attention_plan(cubin):
         refusal(lambda a=args: call(**a))
 
 
+def test_flash_attention_window_plan(cubin):
+    """flash_attn_fwd_window launches flash_attn_fwd's kernels: (-1, 0) is causal attention (its
+    kernel, grid and block), (-1, -1) full attention, and any other window full attention's
+    persistent grid (a window's tiles are alike); a side below -1 is refused."""
+    m = cutec.manifest(cubin("flash_attention_sm90"))
+    attn, window = m.host("flash_attn_fwd").check, m.host("flash_attn_fwd_window").check
+
+    def args(b, s, h, d):
+        q, o = view(0, (b, s, h, d), "bf16"), view(3, (b, s, h, d), "bf16")
+        k, v = view(1, (b, s, h, d), "bf16"), view(2, (b, s, h, d), "bf16")
+        return q, k, v, o, view(4, (b, h, s), "f32"), 0.125
+
+    for b, s, h, d in ((8, 4096, 16, 128), (4, 1000, 16, 64), (1, 1000, 8, 256)):
+        for sides, causal in (((-1, 0), 1), ((-1, -1), 0)):
+            assert window(*args(b, s, h, d), *sides) == attn(*args(b, s, h, d), causal), (b, s, d, sides)
+        tiles = b * h * -(-s // (192 if d == 64 else 128))
+        for sides in ((64, 0), (100, 37), (-1, 100)):
+            (launch,) = window(*args(b, s, h, d), *sides)
+            assert launch["grid"] == (min(tiles, 132), 1, 1), (b, s, d, sides, launch)
+    for sides in ((-2, 0), (0, -3)):
+        refusal(lambda w=sides: window(*args(1, 64, 4, 64), *w))
+
+
 # ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
 
 
@@ -1514,3 +1537,18 @@ def test_flash_attention_bwd_plan(cubin):
     ):
         args = dict(b=2, sq=1000, sk=300, h=8, hkv=2, d=64) | bad
         refusal(lambda a=args: call(**a))
+    # The window's host: flash_attn_bwd's launches; (-1, 0) is causal, a side below -1 refused.
+    window = cutec.manifest(cubin("flash_attention_bwd_sm90")).host("flash_attn_bwd_window").check
+    q, o, do, dq = (view(i, (2, 1000, 8, 128), "bf16") for i in (0, 3, 4, 6))
+    k, v, dk, dv = (view(i, (2, 300, 2, 128), "bf16") for i in (1, 2, 7, 8))
+    rest = (
+        view(5, (2, 8, 1000), "f32"),
+        dq,
+        dk,
+        dv,
+        view(9, (2, 8, 1024 * 128), "f32"),
+        view(10, (2, 8, 2, 1024), "f32"),
+    )
+    assert window(q, k, v, o, do, *rest, 0.125, -1, 0) == bwd(q, k, v, o, do, *rest, 0.125, 1)
+    assert window(q, k, v, o, do, *rest, 0.125, 64, 0)
+    refusal(lambda: window(q, k, v, o, do, *rest, 0.125, 64, -2))
