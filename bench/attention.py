@@ -13,6 +13,12 @@ causal and not. TFLOP/s = 4 * B * H * S * S * D / t, halved for causal. cutec ta
 own): the same bytes either way. Each cell times every implementation once per round, round-robin,
 and reports the median over the rounds (clocks move with power and temperature).
 
+    python3 bench/attention.py CUBIN [CUBIN ...] --window LEFT,RIGHT [same options]
+
+Sliding windows (`--window`, forward only): `flash_attn_fwd_window` with query i seeing keys
+i - LEFT .. i + RIGHT, beside torch's backends given the window as a boolean attn_mask (those that
+take one); TFLOP/s = 4 * B * H * D * (the (query, key) pairs the window keeps) / t.
+
     python3 bench/attention.py --bwd --fwd FWD_CUBIN CUBIN [CUBIN ...] [same options]
 
 The backward (`--bwd`): each CUBIN is a build of samples/flash_attention_bwd_sm90.cute, FWD_CUBIN one
@@ -47,7 +53,16 @@ def torch_backends(torch):
 
 
 def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
+    """One forward cell; `causal` a bool, or a window (left, right) for flash_attn_fwd_window."""
     from torch.nn.attention import sdpa_kernel
+
+    window = causal if isinstance(causal, tuple) else None
+    args = window or (int(causal),)
+    mask = None
+    if window:
+        i = torch.arange(s, device="cuda")[:, None]
+        j = torch.arange(s, device="cuda")[None, :]
+        mask = (j >= i - window[0]) & (j <= i + window[1])
 
     b = TOKENS // s
     scale = 1.0 / math.sqrt(d)
@@ -60,11 +75,11 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
         # torch's own layout: (batch, heads, seqlen, D) contiguous copies of the same values.
         qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
         sets.append((q, k, v, o, lse, qt, kt, vt))
-    impls = [(label, [lambda t=t, a=attn: a(*t[:5], scale, int(causal)) for t in sets]) for label, attn in attns]
+    impls = [(label, [lambda t=t, a=attn: a(*t[:5], scale, *args) for t in sets]) for label, attn in attns]
     outs = {}
     for label, attn in attns:
         q, k, v, o, lse, qt, kt, vt = sets[0]
-        attn(q, k, v, o, lse, scale, int(causal))
+        attn(q, k, v, o, lse, scale, *args)
         outs[label] = o.transpose(1, 2).float()
     errs = {}
     ref = None
@@ -72,7 +87,9 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
 
         def call(t, backend=backend):
             with sdpa_kernel(backend):
-                return torch.nn.functional.scaled_dot_product_attention(t[5], t[6], t[7], is_causal=causal, scale=scale)
+                return torch.nn.functional.scaled_dot_product_attention(
+                    t[5], t[6], t[7], attn_mask=mask, is_causal=causal is True, scale=scale
+                )
 
         try:
             out = call(sets[0])
@@ -85,15 +102,15 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
                 errs[label_c] = float((out_c - ref).norm() / ref.norm())
         errs[label] = float((out.float() - ref).norm() / ref.norm())
         impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
-    flop = 4 * b * HEADS * s * s * d * (0.5 if causal else 1.0)
-    report(env, impls, outs, errs, flop, rounds, f"B{b} H{HEADS} S{s} D{d}", causal, dtype)
+    pairs = int(mask.sum()) if window else s * s * (0.5 if causal else 1.0)
+    report(env, impls, outs, errs, 4 * b * HEADS * pairs * d, rounds, f"B{b} H{HEADS} S{s} D{d}", causal, dtype)
 
 
 def report(env, impls, ours, errs, flop, rounds, shape, causal, dtype, pass_name=""):
     """Times each implementation `rounds` times round-robin and prints TFLOP/s (median over the rounds)
     beside the best torch backend; `ours` names cutec's rows (not peers)."""
     rates = B.round_robin_tflops(env, impls, flop, rounds, min_reps=10, max_reps=50)
-    print(f"== {pass_name}{shape} {'causal' if causal else 'full'} {str(dtype).removeprefix('torch.')}")
+    print(f"== {pass_name}{shape} {masking_name(causal)} {str(dtype).removeprefix('torch.')}")
     best_peer = max((statistics.median(v) for k, v in rates.items() if k not in ours), default=float("nan"))
     for label, each in rates.items():
         tf = statistics.median(each)
@@ -102,7 +119,11 @@ def report(env, impls, ours, errs, flop, rounds, shape, causal, dtype, pass_name
         err_s = f"relerr {err:.2e}" if err is not None else "unchecked"
         print(f"  {label:16s} {tf:7.1f} TFLOP/s  {tf / best_peer:5.3f} of the best peer  {err_s}  rounds: {spread}")
     medians = {label: statistics.median(each) for label, each in rates.items()}
-    SUMMARY.append((f"{pass_name or 'forward '}{shape} {'causal' if causal else 'full'}", medians, list(ours)))
+    SUMMARY.append((f"{pass_name or 'forward '}{shape} {masking_name(causal)}", medians, list(ours)))
+
+
+def masking_name(causal):
+    return f"window {causal[0]},{causal[1]}" if isinstance(causal, tuple) else "causal" if causal else "full"
 
 
 # One line per cell, printed at the end: every implementation's TFLOP/s and cutec's ratio to cuDNN.
@@ -180,14 +201,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bwd", action="store_true", help="time the backward (CUBINs: builds of flash_attention_bwd_sm90)")
     ap.add_argument("--fwd", help="with --bwd: a build of flash_attention_sm90.cute, for O and LSE")
+    ap.add_argument("--window", help="LEFT,RIGHT: sliding-window attention (forward), instead of --causal")
     a = ap.parse_args()
     if a.bwd and not a.fwd:
         ap.error("--bwd needs --fwd FWD_CUBIN (the forward makes the backward's O and LSE)")
+    if a.bwd and a.window:
+        ap.error("--window times the forward only")
     import torch
     import cutec
 
     env = B.TorchEnv(torch)
-    name = "flash_attn_bwd" if a.bwd else "flash_attn_fwd"
+    name = "flash_attn_bwd" if a.bwd else "flash_attn_fwd_window" if a.window else "flash_attn_fwd"
     attns = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host(name)) for p in a.cubins]
     fwd = cutec.load(a.fwd).host("flash_attn_fwd") if a.bwd else None
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[a.dtype]
@@ -195,7 +219,8 @@ def main():
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
     for d in map(int, a.dims.split(",")):
         for s in map(int, a.seqlens.split(",")):
-            for causal in (c == "1" for c in a.causal.split(",")):
+            maskings = [tuple(map(int, a.window.split(",")))] if a.window else [c == "1" for c in a.causal.split(",")]
+            for causal in maskings:
                 if a.bwd:
                     cell_bwd(torch, attns, fwd, env, s, d, causal, dtype, a.rounds, l2)
                 else:
