@@ -620,6 +620,30 @@ impl Int {
         self.extremum(o, true)
     }
 
+    /// min(a, b) of values of either sign (run-time `i32` values, not extents): folded only where
+    /// both are constants or equal. [`Int::minimum`] folds on the order it infers taking leaves for
+    /// extents (positive): `min(v, 0)` is 0 there, which a loaded or passed `i32` need not be.
+    pub fn minimum_signed(&self, o: &Int) -> Int {
+        self.extremum_signed(o, false)
+    }
+
+    /// max(a, b) of values of either sign, as [`Int::minimum_signed`].
+    pub fn maximum_signed(&self, o: &Int) -> Int {
+        self.extremum_signed(o, true)
+    }
+
+    fn extremum_signed(&self, o: &Int, max: bool) -> Int {
+        match (self.as_static(), o.as_static()) {
+            (Some(p), Some(q)) => Int::S(if max { p.max(q) } else { p.min(q) }),
+            _ if self == o => self.clone(),
+            _ => {
+                let (a, b) = if self <= o { (self, o) } else { (o, self) };
+                let op = if max { Op::Max(a.clone(), b.clone()) } else { Op::Min(a.clone(), b.clone()) };
+                Dyn::atom(Atom::Op(Arc::new(op)))
+            }
+        }
+    }
+
     fn extremum(&self, o: &Int, max: bool) -> Int {
         let pick = |self_is_smaller: bool| if self_is_smaller != max { self.clone() } else { o.clone() };
         if let Some(ord) = self.known_cmp(o) {
@@ -643,13 +667,7 @@ impl Int {
     /// the order they infer taking leaves for extents (positive), which a host function's `i32`
     /// parameters are not (`max(l + 2, 0)` is not `l + 2` for l = -5).
     pub fn indicator_of_positive(&self) -> Int {
-        match self.as_static() {
-            Some(v) => Int::S(v.clamp(0, 1)),
-            None => {
-                let max = Dyn::atom(Atom::Op(Arc::new(Op::Max(Int::S(0), self.clone()))));
-                Dyn::atom(Atom::Op(Arc::new(Op::Min(Int::S(1), max))))
-            }
-        }
+        self.maximum_signed(&Int::S(0)).minimum_signed(&Int::S(1))
     }
 
     /// Whether the value is known to be at least 1: a positive constant, or a positive
@@ -811,6 +829,24 @@ pub fn offset_alignment(base_align: u32, offset: &Int, elem_bytes: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `minimum_signed`/`maximum_signed` (and the indicator built on them) hold for leaves of any
+    /// sign, where `minimum`/`maximum` fold on the positivity of extents.
+    #[test]
+    fn signed_extrema_hold_for_negative_leaves() {
+        let v = Int::var(0, 1);
+        for x in -6..=6 {
+            let at = |i: &Int| i.eval(&|_| Some(x)).unwrap();
+            assert_eq!(at(&v.maximum_signed(&Int::S(0))), x.max(0), "max({x}, 0)");
+            assert_eq!(at(&v.minimum_signed(&Int::S(0))), x.min(0), "min({x}, 0)");
+            let w = v.mul(&Int::S(2)).unwrap();
+            assert_eq!(at(&w.maximum_signed(&v)), (2 * x).max(x), "max(2·{x}, {x})");
+            let shifted = v.add(&Int::S(3)).unwrap();
+            assert_eq!(at(&shifted.indicator_of_positive()), i64::from(x + 3 >= 1), "[{x} + 3 >= 1]");
+        }
+        // Extents keep their folds: max(M, 0) is M for a run-time extent M >= 1.
+        assert_eq!(v.maximum(&Int::S(0)), v);
+    }
 
     #[test]
     fn subst_rebinds_and_simplifies() {

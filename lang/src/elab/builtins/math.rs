@@ -32,7 +32,9 @@ pub(super) fn min_max(f: &mut Frame, is_max: bool, a: Value, b: Value, span: Spa
         if let (Some(p), Some(q)) = (x.as_static(), y.as_static()) {
             return Ok(Value::Int(Int::S(if is_max { p.max(q) } else { p.min(q) })));
         }
-        return Ok(Value::Int(if is_max { x.maximum(y) } else { x.minimum(y) }));
+        // An index integer may be a run-time `i32` of either sign (a parameter, a loaded value),
+        // not only an extent: no folding on the positivity `Int::minimum` assumes of leaves.
+        return Ok(Value::Int(if is_max { x.maximum_signed(y) } else { x.minimum_signed(y) }));
     }
     let ty = match (&a, &b) {
         (Value::Scalar(s, _), _) | (_, Value::Scalar(s, _)) => *s,
