@@ -949,6 +949,9 @@ def test_flash_attention_window_plan(cubin):
             assert launch["grid"] == (min(tiles, 132), 1, 1), (b, s, d, sides, launch)
     for sides in ((-2, 0), (0, -3)):
         refusal(lambda w=sides: window(*args(1, 64, 4, 64), *w))
+    # A side past every sequence is clamped to 2^29 (the kernels add it to row indices in i32).
+    (launch,) = window(*args(1, 1000, 8, 128), 2**31 - 1, 0)
+    assert ("i32", 2**29) in launch["args"] and ("i32", 2**31 - 1) not in launch["args"], launch["args"]
 
 
 # ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
