@@ -636,11 +636,7 @@ impl Int {
         match (self.as_static(), o.as_static()) {
             (Some(p), Some(q)) => Int::S(if max { p.max(q) } else { p.min(q) }),
             _ if self == o => self.clone(),
-            _ => {
-                let (a, b) = if self <= o { (self, o) } else { (o, self) };
-                let op = if max { Op::Max(a.clone(), b.clone()) } else { Op::Min(a.clone(), b.clone()) };
-                Dyn::atom(Atom::Op(Arc::new(op)))
-            }
+            _ => self.extremum_op(o, max),
         }
     }
 
@@ -657,6 +653,11 @@ impl Int {
                 return pick(false);
             }
         }
+        self.extremum_op(o, max)
+    }
+
+    /// min(a, b) or max(a, b) unfolded, its operands in canonical order.
+    fn extremum_op(&self, o: &Int, max: bool) -> Int {
         let (a, b) = if self <= o { (self, o) } else { (o, self) };
         let op = if max { Op::Max(a.clone(), b.clone()) } else { Op::Min(a.clone(), b.clone()) };
         Dyn::atom(Atom::Op(Arc::new(op)))
