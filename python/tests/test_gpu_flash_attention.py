@@ -93,13 +93,19 @@ def reference(torch, q, k, v, scale, causal, dtype):
     return o.transpose(1, 2), lse
 
 
+def masking_args(causal):
+    """The host function's last arguments: `causal` 0/1 (flash_attn_*), or the window's two sides
+    (flash_attn_*_window)."""
+    return causal if isinstance(causal, tuple) else (int(causal),)
+
+
 def run(torch, attn, q, k, v, scale, causal, o=None):
     """`causal` a bool (flash_attn_fwd) or a window (left, right) (flash_attn_fwd_window)."""
     b, sq, h, d = q.shape
     if o is None:
         o = torch.full_like(q, float("nan"))
     lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
-    attn(q, k, v, o, lse, scale, *(causal if isinstance(causal, tuple) else (int(causal),)))
+    attn(q, k, v, o, lse, scale, *masking_args(causal))
     torch.cuda.synchronize()
     return o, lse
 

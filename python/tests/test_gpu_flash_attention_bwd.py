@@ -26,7 +26,7 @@ import pytest
 
 import cutec
 from test_gpu_flash_attention import reference as forward_reference
-from test_gpu_flash_attention import WINDOW_SEQLENS, WINDOWS, long_grid, require_hopper
+from test_gpu_flash_attention import WINDOW_SEQLENS, WINDOWS, long_grid, masking_args, require_hopper
 
 
 TOL = {"bfloat16": 2e-2, "float16": 4e-3}
@@ -85,8 +85,7 @@ def run(torch, bwd, q, k, v, o, do, lse, scale, causal, grads=None):
         grads = tuple(torch.full_like(t, float("nan")) for t in (q, k, v))
     dq, dk, dv = grads
     dq_accum, stats = workspaces(torch, b, sq, h, d)
-    masking = causal if isinstance(causal, tuple) else (int(causal),)
-    bwd(q, k, v, o, do, lse, dq, dk, dv, dq_accum, stats, scale, *masking)
+    bwd(q, k, v, o, do, lse, dq, dk, dv, dq_accum, stats, scale, *masking_args(causal))
     torch.cuda.synchronize()
     return dq, dk, dv
 
@@ -180,7 +179,7 @@ def test_forward_then_backward(gpu, bwd, cubin, d, masking):
     scale = 1.0 / math.sqrt(d)
     o = torch.empty_like(q)
     lse = torch.empty(b, h, sq, device="cuda", dtype=torch.float32)
-    fwd(q, k, v, o, lse, scale, *(masking if windowed else (1,)))
+    fwd(q, k, v, o, lse, scale, *masking_args(masking))
     grads = run(torch, bwd, q, k, v, o, do, lse, scale, masking)
     check(torch, grads, q, k, v, do, scale, masking, ("fwd+bwd", d, masking))
 
