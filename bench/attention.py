@@ -91,19 +91,28 @@ def cell(torch, attns, env, s, d, causal, dtype, rounds, l2):
                     t[5], t[6], t[7], attn_mask=mask, is_causal=causal is True, scale=scale
                 )
 
-        try:
-            out = call(sets[0])
-        except RuntimeError as e:
-            print(f"  {label}: not available here ({str(e).splitlines()[0][:80]})")
-            continue
-        if ref is None:
-            ref = out.float()
-            for label_c, out_c in outs.items():
-                errs[label_c] = float((out_c - ref).norm() / ref.norm())
-        errs[label] = float((out.float() - ref).norm() / ref.norm())
-        impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
+        available, ref = checked_peer(label, lambda c=call: c(sets[0]), ref, outs, errs)
+        if available:
+            impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
     pairs = int(mask.sum()) if window else s * s * (0.5 if causal else 1.0)
     report(env, impls, outs, errs, 4 * b * HEADS * pairs * d, rounds, f"B{b} H{HEADS} S{s} D{d}", causal, dtype)
+
+
+def checked_peer(label, first, ref, outs, errs):
+    """Runs a torch backend once (`first()` returns its O) and records in `errs` the relative error of
+    O against `ref`, the first available backend's (this one's where `ref` is None, and then cutec's
+    outputs `outs` against it too). Returns (whether the backend ran, ref)."""
+    try:
+        out = first().float()
+    except (RuntimeError, AttributeError) as e:
+        print(f"  {label}: not available here ({str(e).splitlines()[0][:80]})")
+        return False, ref
+    if ref is None:
+        ref = out
+        for label_c, out_c in outs.items():
+            errs[label_c] = float((out_c - ref).norm() / ref.norm())
+    errs[label] = float((out - ref).norm() / ref.norm())
+    return True, ref
 
 
 def report(env, impls, ours, errs, flop, rounds, shape, causal, dtype, pass_name=""):
@@ -191,14 +200,27 @@ def cell_bwd(torch, bwds, fwd, env, s, d, causal, dtype, rounds, l2):
     report(env, impls, outs, errs, flop, rounds, f"B{b} H{HEADS} S{s} D{d}", causal, dtype, pass_name="backward ")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("cubins", nargs="+", help="builds of samples/flash_attention_sm90.cute (--bwd: _bwd_sm90)")
-    ap.add_argument("--seqlens", default="1024,2048,4096,8192")
-    ap.add_argument("--dims", default="64,128")
+def grid_args(ap, lengths_flag, lengths, dims):
+    """The options of a grid of cells (both attention benches): lengths, head dims, dtype, masking, rounds."""
+    ap.add_argument(lengths_flag, default=lengths)
+    ap.add_argument("--dims", default=dims)
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--causal", default="0,1", help="0 (full), 1 (causal) or both")
     ap.add_argument("--rounds", type=int, default=3)
+
+
+def torch_setup(dtype_name):
+    """torch, bench.py's timing environment, the element type named by --dtype and the GPU's L2 bytes."""
+    import torch
+
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
+    return torch, B.TorchEnv(torch), dtype, torch.cuda.get_device_properties(0).L2_cache_size
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cubins", nargs="+", help="builds of samples/flash_attention_sm90.cute (--bwd: _bwd_sm90)")
+    grid_args(ap, "--seqlens", "1024,2048,4096,8192", "64,128")
     ap.add_argument("--bwd", action="store_true", help="time the backward (CUBINs: builds of flash_attention_bwd_sm90)")
     ap.add_argument("--fwd", help="with --bwd: a build of flash_attention_sm90.cute, for O and LSE")
     ap.add_argument("--window", help="LEFT,RIGHT: sliding-window attention (forward), instead of --causal")
@@ -207,15 +229,12 @@ def main():
         ap.error("--bwd needs --fwd FWD_CUBIN (the forward makes the backward's O and LSE)")
     if a.bwd and a.window:
         ap.error("--window times the forward only")
-    import torch
     import cutec
 
-    env = B.TorchEnv(torch)
+    torch, env, dtype, l2 = torch_setup(a.dtype)
     name = "flash_attn_bwd" if a.bwd else "flash_attn_fwd_window" if a.window else "flash_attn_fwd"
     attns = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host(name)) for p in a.cubins]
     fwd = cutec.load(a.fwd).host("flash_attn_fwd") if a.bwd else None
-    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[a.dtype]
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
     for d in map(int, a.dims.split(",")):
         for s in map(int, a.seqlens.split(",")):

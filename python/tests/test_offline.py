@@ -954,6 +954,47 @@ def test_flash_attention_window_plan(cubin):
     assert ("i32", 2**29) in launch["args"] and ("i32", 2**31 - 1) not in launch["args"], launch["args"]
 
 
+# ---- samples/flash_attention_varlen_sm90.cute: packed variable-length batches ------------------------
+
+
+def test_flash_attention_varlen_plan(cubin):
+    """One launch per call: the instance of the head dim (three consumer warpgroups and 192-row
+    tiles at 64, two and 128 rows at 128 and 256; six instances with bf16/f16), a block per (query
+    block slot, head, sequence): ceil(max_seqlen_q / rows) x heads x batch, the packed tensors passed
+    as (1, total, heads, D) views and LSE as (1, heads, total_q); shapes that do not fit, offsets of
+    different lengths and a max_seqlen_q below 1 are refused before any launch."""
+    m = cutec.manifest(cubin("flash_attention_varlen_sm90"))
+    attn, window = m.host("flash_attn_varlen_fwd").check, m.host("flash_attn_varlen_fwd_window").check
+
+    def args(tq, tk, h, hkv, d, batch, dtype="bf16", lse=None, cu_k=None):
+        q, o = view(0, (tq, h, d), dtype), view(3, (tq, h, d), dtype)
+        k, v = view(1, (tk, hkv, d), dtype), view(2, (tk, hkv, d), dtype)
+        cu_q = view(5, (batch + 1,), "i32")
+        return q, k, v, o, lse or view(4, (h, tq), "f32"), cu_q, cu_k or view(6, (batch + 1,), "i32")
+
+    kernels = set()
+    for d, rows, threads in ((64, 192, 512), (128, 128, 384), (256, 128, 384)):
+        for dtype in ("bf16", "f16"):
+            for causal in (0, 1):
+                (launch,) = attn(*args(5000, 3000, 8, 2, d, 7, dtype), 1000, 0.125, causal)
+                assert launch["grid"] == (-(-1000 // rows) * 8 * 7, 1, 1) and launch["block"] == (threads, 1, 1)
+                kernels.add(launch["kernel"])
+                # The window (-1, 0) is causal attention, (-1, -1) full: the same launch.
+                assert window(*args(5000, 3000, 8, 2, d, 7, dtype), 1000, 0.125, -1, causal - 1) == [launch]
+    assert len(kernels) == 6
+    for bad in (
+        dict(h=6, hkv=4),  # query heads not a multiple of the K/V heads
+        dict(d=96),  # head_dim
+        dict(lse=view(4, (5000, 8), "f32")),  # LSE (total_q, heads)
+        dict(cu_k=view(6, (7,), "i32")),  # 7 key offsets for 8 query offsets
+    ):
+        a = dict(tq=5000, tk=3000, h=8, hkv=2, d=64, batch=7) | bad
+        refusal(lambda a=a: attn(*args(**a), 1000, 0.125, 1))
+    refusal(lambda: attn(*args(5000, 3000, 8, 2, 64, 7), 0, 0.125, 1))  # max_seqlen_q 0
+    refusal(lambda: attn(*args(5000, 3000, 8, 2, 64, 7), 1000, 0.125, 2))  # causal 2
+    refusal(lambda: window(*args(5000, 3000, 8, 2, 64, 7), 1000, 0.125, -2, 0))
+
+
 # ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
 
 

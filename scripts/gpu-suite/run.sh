@@ -144,6 +144,11 @@ if [ -z "$py_skip" ]; then
     # SDPA and logsumexp over seqlens 1..4096 (unequal too), causal or not, GQA 1/4, D 64/128/256, bf16/f16,
     # and up to 8192 (GQA 1/8, bf16).
     check flash-attention   "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention.py" -q -rs -p no:cacheprovider
+    # Its variable-length batches (samples/flash_attention_varlen_sm90.cute: packed sequences,
+    # cu_seqlens): each sequence against the same reference, sequences without queries or keys,
+    # many shorter than a tile, a short max_seqlen_q, bad offsets, bit-equality with the fixed-length
+    # kernel on equal lengths.
+    check flash-attention-varlen "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention_varlen.py" -q -rs -p no:cacheprovider
     # JAX (cutec.jax.register: host functions as XLA FFI custom calls): jax.jit programs calling
     # fast_add's, add_ilp's, elementwise_add's and reduce_sum's host functions among jnp ops, against
     # jnp; a tensor read and written; a run-time error through XLA. Skips when python3 has no JAX
@@ -176,6 +181,9 @@ if command -v compute-sanitizer >/dev/null; then
         # The attention forward on a tail tile (17 queries, 128 keys): TMA boxes past the ends, masks.
         check sanitizer-flash   compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention.py" -q -p no:cacheprovider -k "17x128 and mha"
+        # Variable-length batches: tiles across sequences' ends, empty sequences, clamped bad offsets.
+        check sanitizer-flash-varlen compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            python3 -m pytest "$PYTESTS/test_gpu_flash_attention_varlen.py" -q -p no:cacheprovider -k "(short or empty or one) and mha and bfloat16 or bad_offsets"
         # The backward on the same tail shapes: TMA boxes past the ends, dQ atomics, predicated dK/dV stores.
         check sanitizer-flash-bwd timeout 120 compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -q -p no:cacheprovider -k "17x128 and mha"
