@@ -104,11 +104,17 @@ def masking_id(m):
     return f"w{m[0]}_{m[1]}" if isinstance(m, tuple) else ("causal" if m else "full")
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("d", [64, 128, 256])
-@pytest.mark.parametrize("masking", [False, True, *WINDOWS], ids=masking_id)
-@pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])
-@pytest.mark.parametrize("batch", sorted(BATCHES))
+def varlen_grid(test):
+    """Parametrizes `test(dtype, d, masking, gqa, batch)` over the batches, maskings, GQA ratios, head
+    dims and types (shared with the backward's test)."""
+    test = pytest.mark.parametrize("dtype", ["bfloat16", "float16"])(test)
+    test = pytest.mark.parametrize("d", [64, 128, 256])(test)
+    test = pytest.mark.parametrize("masking", [False, True, *WINDOWS], ids=masking_id)(test)
+    test = pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])(test)
+    return pytest.mark.parametrize("batch", sorted(BATCHES))(test)
+
+
+@varlen_grid
 def test_varlen_forward(gpu, varlen, dtype, d, masking, gqa, batch):
     torch = gpu
     lens = BATCHES[batch]
@@ -119,8 +125,13 @@ def test_varlen_forward(gpu, varlen, dtype, d, masking, gqa, batch):
     check(torch, o, lse, q, k, v, segments(cu_q, cu_k), scale, masking, (batch, dtype, d, masking, gqa))
 
 
-@pytest.mark.parametrize("d", [64, 128, 256])
-@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def dims_and_causal(test):
+    """Parametrizes `test(d, causal)` over the head dims, causal and not (the long tests of both files)."""
+    test = pytest.mark.parametrize("d", [64, 128, 256])(test)
+    return pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])(test)
+
+
+@dims_and_causal
 def test_varlen_long(gpu, varlen, d, causal):
     """Long sequences of unequal lengths, GQA 8 over 1 (the blocks of the longest run on many K tiles)."""
     torch = gpu

@@ -995,6 +995,34 @@ def test_flash_attention_varlen_plan(cubin):
     refusal(lambda: window(*args(5000, 3000, 8, 2, 64, 7), 1000, 0.125, -2, 0))
 
 
+def test_flash_attention_varlen_bwd_plan(cubin):
+    """Three launches per call (the pre-pass, the main kernel, dQ's post-pass) of the head dim's
+    instances: grids over max_seqlen_q's 64-row slots (the pre-pass rounded to 128-row ranges) and
+    max_seqlen_k's key blocks (128 keys, 64 at head dim 256), x heads (K/V heads for the main kernel)
+    x batch; the workspaces must be (heads, R * D) and (heads, 2, R) with R = ceil(total_q / 128) *
+    128 + 128 * batch."""
+    bwd = cutec.manifest(cubin("flash_attention_varlen_bwd_sm90")).host("flash_attn_varlen_bwd").check
+
+    def args(tq, tk, h, hkv, d, batch, rows=None):
+        rows = rows or -(-tq // 128) * 128 + 128 * batch
+        q, o, do, dq = (view(i, (tq, h, d), "bf16") for i in (0, 3, 4, 6))
+        k, v, dk, dv = (view(i, (tk, hkv, d), "bf16") for i in (1, 2, 7, 8))
+        ws = view(9, (h, rows * d), "f32"), view(10, (h, 2, rows), "f32")
+        cu = view(11, (batch + 1,), "i32"), view(12, (batch + 1,), "i32")
+        return q, k, v, o, do, view(5, (h, tq), "f32"), dq, dk, dv, *ws, *cu
+
+    kernels = set()
+    for d, keys in ((64, 128), (128, 128), (256, 64)):
+        prep, main, post = bwd(*args(5000, 3000, 8, 2, d, 7), 1000, 900, 0.125, 1)
+        assert prep["grid"] == (2 * -(-1000 // 128), 8, 7) and prep["block"] == (256, 1, 1)
+        assert main["grid"] == (-(-900 // keys), 2, 7) and main["block"] == (384, 1, 1)
+        assert post["grid"] == (-(-1000 // 64), 8, 7)
+        kernels |= {prep["kernel"], main["kernel"], post["kernel"]}
+    assert len(kernels) == 9
+    refusal(lambda: bwd(*args(5000, 3000, 8, 2, 64, 7, rows=5000), 1000, 900, 0.125, 1))  # workspaces too small
+    refusal(lambda: bwd(*args(5000, 3000, 8, 2, 64, 7), 1000, 0, 0.125, 1))  # max_seqlen_k 0
+
+
 # ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
 
 

@@ -149,6 +149,10 @@ if [ -z "$py_skip" ]; then
     # many shorter than a tile, a short max_seqlen_q, bad offsets, bit-equality with the fixed-length
     # kernel on equal lengths.
     check flash-attention-varlen "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention_varlen.py" -q -rs -p no:cacheprovider
+    # And their backward (samples/flash_attention_varlen_bwd_sm90.cute), chained to that forward: dQ,
+    # dK, dV of each sequence against autograd, a short max_seqlen_k (NaN dQ), bad offsets,
+    # bit-equality of dK and dV with the fixed-length backward on equal lengths.
+    check flash-attention-varlen-bwd timeout 240 "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention_varlen_bwd.py" -q -rs -p no:cacheprovider
     # JAX (cutec.jax.register: host functions as XLA FFI custom calls): jax.jit programs calling
     # fast_add's, add_ilp's, elementwise_add's and reduce_sum's host functions among jnp ops, against
     # jnp; a tensor read and written; a run-time error through XLA. Skips when python3 has no JAX
@@ -184,6 +188,8 @@ if command -v compute-sanitizer >/dev/null; then
         # Variable-length batches: tiles across sequences' ends, empty sequences, clamped bad offsets.
         check sanitizer-flash-varlen compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention_varlen.py" -q -p no:cacheprovider -k "(short or empty or one) and mha and bfloat16 or bad_offsets"
+        check sanitizer-flash-varlen-bwd timeout 170 compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            python3 -m pytest "$PYTESTS/test_gpu_flash_attention_varlen_bwd.py" -q -p no:cacheprovider -k "(short or empty or one) and mha and bfloat16 and (full or causal) or bad_offsets or max_seqlen"
         # The backward on the same tail shapes: TMA boxes past the ends, dQ atomics, predicated dK/dV stores.
         check sanitizer-flash-bwd timeout 120 compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -q -p no:cacheprovider -k "17x128 and mha"
