@@ -330,6 +330,7 @@ cases! {
     mbarrier_not_i64 => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let flags = smem.allocate_tensor(i32, make_layout(4));\n    mbarrier_init(flags[0], 1);\n}\n";
     mbarrier_in_global => "kernel k(x: tensor<i64, gmem, (?):(1)>) {\n    mbarrier_arrive(x[block_idx.x]);\n}\n";
     mbarrier_value_not_place => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    let b = bars[0] + 1;\n    mbarrier_arrive(b);\n}\n";
+    mbarrier_through_fn => "fn arrive(bar) {\n    mbarrier_arrive(bar);\n}\n\nkernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    arrive(bars[0]);\n}\n";
     mbarrier_slice => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_arrive(bars[_]);\n}\n";
     mbarrier_wrong_arity => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_wait(bars[0]);\n}\n";
     mbarrier_count_out_of_range => "kernel k(x: tensor<f32, gmem, (?):(1)>) {\n    let smem = smem_allocator();\n    let bars = smem.allocate_tensor(i64, make_layout(4));\n    mbarrier_init(bars[0], 0);\n}\n";

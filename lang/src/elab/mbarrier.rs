@@ -187,6 +187,18 @@ impl Frame<'_, '_> {
 }
 
 fn not_barrier(v: &Value, span: Span) -> Diagnostic {
+    // `bars[i]` bound by a `let` or passed to a `fn` was read there: what arrives is the word's
+    // value. Say so, and how to pass a barrier instead.
+    if let Value::Scalar(Scalar::I64, _) = v {
+        return Diagnostic::error(
+            "an mbarrier is an element of an `i64` shared-memory tensor, as in `bars[i]`; this is an `i64` value, read from one where it was bound or passed",
+            span,
+            "a value, not a barrier",
+        )
+        .with_help(
+            "`bars[i]` names the barrier only where it is written as the operand: a `let` or a `fn` argument holding it reads its value; pass the tensor and index it here (`f(bars, i)`, then `bars[i]` in `f`), or a pipeline's `producer_get_barrier(state)`, which passes through `let` and `fn`",
+        );
+    }
     Diagnostic::error(
         format!(
             "an mbarrier is an element of an `i64` shared-memory tensor, as in `bars[i]`; found {}",
