@@ -1,0 +1,150 @@
+"""FlashAttention as PyTorch autograd functions, on the cubins of cutec's attention samples.
+
+    import cutec, cutec.attention, torch
+    attn = cutec.attention.FlashAttention(cutec.load("flash_attention_sm90.cubin"),
+                                          cutec.load("flash_attention_bwd_sm90.cubin"))
+    o = attn(q, k, v, causal=True)          # q (B, Sq, H, D), k, v (B, Sk, Hkv, D); head_dim contiguous
+    o.backward(do)                          # dQ, dK, dV from the backward sample
+
+    varlen = cutec.attention.FlashAttentionVarlen(cutec.load("flash_attention_varlen_sm90.cubin"),
+                                                  cutec.load("flash_attention_varlen_bwd_sm90.cubin"))
+    o = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal=True)
+
+The forward and backward are the samples' host functions (`flash_attn_fwd`, `flash_attn_bwd`, their
+`_window` and `_varlen` forms; docs/tutorial.md §18), called on torch's current stream and checked
+like every host call (a refused call raises `cutec.Refused`). The forward saves Q, K, V, O and the
+log-sum-exp for the backward, which allocates its f32 workspaces itself. `causal` is torch's
+`is_causal` (top-left aligned), `window=(left, right)` a sliding window (-1 unbounded; causal is
+(-1, 0)), `softmax_scale` defaults to head_dim^-0.5. Tensors whose head_dim is not contiguous are
+copied first. Without a backward module the forward still runs, and a backward through it raises.
+"""
+
+_functions = {}  # the torch.autograd.Function classes, made on first use (torch is imported then)
+
+
+def _masking(causal, window):
+    """The host functions' name suffix and last arguments: `causal` (0/1) or the window's sides."""
+    if window is None:
+        return "", (int(bool(causal)),)
+    if causal:
+        raise ValueError("give causal=True or a window, not both (causal attention is the window (-1, 0))")
+    left, right = window
+    return "_window", (int(left), int(right))
+
+
+def _contiguous_head_dim(t):
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def _backward_host(module, name):
+    if module is None:
+        raise RuntimeError(f"no backward module was given: cannot differentiate through {name}")
+    return module.host(name)
+
+
+def _function(kind):
+    """The autograd function of `kind` ("fixed" or "varlen"), made once."""
+    if kind in _functions:
+        return _functions[kind]
+    import torch
+
+    class Fixed(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, hosts, scale, mask):
+            q, k, v = (_contiguous_head_dim(t) for t in (q, k, v))
+            b, sq, h, _ = q.shape
+            o = torch.empty_like(q)
+            lse = torch.empty(b, h, sq, device=q.device, dtype=torch.float32)
+            hosts[0](q, k, v, o, lse, scale, *mask)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.call = (hosts[1], scale, mask)
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            bwd, scale, mask = ctx.call
+            q, k, v, o, lse = ctx.saved_tensors
+            b, sq, h, d = q.shape
+            dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
+            rows = -(-sq // 64) * 64  # seqlen_q padded to the backward's 64-row tiles
+            dq_accum = torch.empty(b, h, rows * d, device=q.device, dtype=torch.float32)
+            stats = torch.empty(b, h, 2, rows, device=q.device, dtype=torch.float32)
+            bwd()(q, k, v, o, _contiguous_head_dim(do), lse, dq, dk, dv, dq_accum, stats, scale, *mask)
+            return dq, dk, dv, None, None, None
+
+    class Varlen(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, cu_q, cu_k, max_q, max_k, hosts, scale, mask):
+            q, k, v = (_contiguous_head_dim(t) for t in (q, k, v))
+            o = torch.empty_like(q)
+            lse = torch.empty(q.shape[1], q.shape[0], device=q.device, dtype=torch.float32)
+            hosts[0](q, k, v, o, lse, cu_q, cu_k, max_q, scale, *mask)
+            ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+            ctx.call = (hosts[1], max_q, max_k, scale, mask)
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            bwd, max_q, max_k, scale, mask = ctx.call
+            q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+            total_q, h, d = q.shape
+            dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
+            # Each sequence's workspace rows start at a multiple of 128 (the sample's varlen_rows).
+            rows = -(-total_q // 128) * 128 + 128 * (cu_q.shape[0] - 1)
+            dq_accum = torch.empty(h, rows * d, device=q.device, dtype=torch.float32)
+            stats = torch.empty(h, 2, rows, device=q.device, dtype=torch.float32)
+            args = (dq, dk, dv, dq_accum, stats, cu_q, cu_k, max_q, max_k, scale, *mask)
+            bwd()(q, k, v, o, _contiguous_head_dim(do), lse, *args)
+            return dq, dk, dv, None, None, None, None, None, None, None
+
+    _functions.update(fixed=Fixed, varlen=Varlen)
+    return _functions[kind]
+
+
+class FlashAttention:
+    """Attention over (batch, seqlen, heads, head_dim) tensors: `forward` is a module of
+    samples/flash_attention_sm90.cute (`cutec.load(...)`), `backward` one of
+    samples/flash_attention_bwd_sm90.cute (or None: no gradients)."""
+
+    def __init__(self, forward, backward=None):
+        self.forward, self.backward = forward, backward
+
+    def __call__(self, q, k, v, causal=False, window=None, softmax_scale=None):
+        suffix, mask = _masking(causal, window)
+        scale = float(softmax_scale) if softmax_scale is not None else q.shape[-1] ** -0.5
+        fwd = self.forward.host("flash_attn_fwd" + suffix)
+        bwd_name = "flash_attn_bwd" + suffix
+        hosts = (fwd, lambda: _backward_host(self.backward, bwd_name))
+        return _function("fixed").apply(q, k, v, hosts, scale, mask)
+
+
+class FlashAttentionVarlen:
+    """Attention over packed variable-length sequences (flash-attn's `flash_attn_varlen_func`): Q
+    (total_q, heads, head_dim), K, V (total_k, kv_heads, head_dim), `cu_seqlens_q`/`cu_seqlens_k`
+    int32 offsets (batch + 1) on the GPU, `max_seqlen_q`/`max_seqlen_k` the longest lengths.
+    `forward`: a module of samples/flash_attention_varlen_sm90.cute, `backward` one of
+    samples/flash_attention_varlen_bwd_sm90.cute (or None)."""
+
+    def __init__(self, forward, backward=None):
+        self.forward, self.backward = forward, backward
+
+    def __call__(
+        self,
+        q,
+        k,
+        v,
+        cu_seqlens_q,
+        cu_seqlens_k,
+        max_seqlen_q,
+        max_seqlen_k,
+        causal=False,
+        window=None,
+        softmax_scale=None,
+    ):
+        suffix, mask = _masking(causal, window)
+        scale = float(softmax_scale) if softmax_scale is not None else q.shape[-1] ** -0.5
+        fwd = self.forward.host("flash_attn_varlen_fwd" + suffix)
+        bwd_name = "flash_attn_varlen_bwd" + suffix
+        hosts = (fwd, lambda: _backward_host(self.backward, bwd_name))
+        lengths = (int(max_seqlen_q), int(max_seqlen_k))
+        return _function("varlen").apply(q, k, v, cu_seqlens_q, cu_seqlens_k, *lengths, hosts, scale, mask)
