@@ -239,6 +239,14 @@ fn host_for_with_run_time_bounds_becomes_a_plan_loop() {
 /// A generic kernel is instantiated per element type at its launches; a generic host function once
 /// per listed type, named `NAME<T>`, with the parameters each type argument types.
 #[test]
+fn where_of_two_literals_takes_f32_or_i32() {
+    // Two float literals (or a float and an integer one) are f32, two integer ones i32, as
+    // Triton's `tl.where(c, 1.0, 0.0)`: no type to infer them from is not an error.
+    let src = "kernel k(x: tensor<f32, gmem, (?):(1)>, y: tensor<i32, gmem, (?):(1)>, a: i32) {\n    x[0] = where(a < 0, 1.0, 0.0);\n    x[1] = where(a < 1, 2.5, 0);\n    y[0] = where(a < 2, 1, 0);\n}\n";
+    front_end(src).unwrap_or_else(|ds| panic!("{}", render("test.cute", src, &ds)));
+}
+
+#[test]
 fn element_type_generics_instantiate() {
     let src = r#"
 kernel scale<T>(x: tensor<T, gmem>, y: tensor<T, gmem>, a: T) {

@@ -82,9 +82,12 @@ pub(super) fn where_(f: &mut Frame, args: &[Arg], span: Span) -> R<Value> {
             return Ok(v);
         }
     }
+    // A typed side gives the type; two literals are f32 (a float literal among them, as Triton's
+    // `tl.where(c, 1.0, 0.0)`) or i32.
     let ty = match (&a.value, &b.value) {
         (Value::Scalar(s, _), _) | (_, Value::Scalar(s, _)) => *s,
         (Value::Frag(fr, _), _) | (_, Value::Frag(fr, _)) => fr.elem,
+        (Value::Float(_), _) | (_, Value::Float(_)) => Scalar::F32,
         (Value::Int(_), _) | (_, Value::Int(_)) => Scalar::I32,
         _ => return Err(Diagnostic::error("`where` chooses between two values of one type", span, "no type")),
     };
