@@ -34,6 +34,21 @@ from attention import checked_peer, grid_args, torch_setup  # noqa: E402
 TOKENS, HEADS = 16384, 16
 
 
+def packed_batch(torch, mean, d):
+    """A cell's sequence lengths (seeded by the cell) and their int32 offsets on the GPU."""
+    lens = lengths(mean, seed=mean + d)
+    offs = torch.tensor([0] + [sum(lens[: i + 1]) for i in range(len(lens))], dtype=torch.int32, device="cuda")
+    return lens, offs
+
+
+def jagged(torch, x, offs64, lens):
+    """The packed (total, heads, D) `x` as torch's nested jagged (batch, heads, j, D), min and max lengths
+    given (without them torch reads the max back from the GPU on every call). Q, K and V must share one
+    `offs64` tensor (int64): torch matches their ragged dimension by it."""
+    nt = torch.nested.nested_tensor_from_jagged(x, offs64, min_seqlen=min(lens), max_seqlen=max(lens))
+    return nt.transpose(1, 2)
+
+
 def lengths(mean, seed):
     rng = random.Random(seed)
     lens = []
@@ -45,10 +60,9 @@ def lengths(mean, seed):
 def cell(torch, ours, fixed, env, mean, d, causal, dtype, rounds, l2):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    lens = lengths(mean, seed=mean + d)
+    lens, offs = packed_batch(torch, mean, d)
     total = sum(lens)
     scale = 1.0 / math.sqrt(d)
-    offs = torch.tensor([0] + [sum(lens[: i + 1]) for i in range(len(lens))], dtype=torch.int32, device="cuda")
     per_set = 4 * total * HEADS * d * dtype.itemsize + total * HEADS * 4
     sets = []
     for _ in range(B.n_rotations(per_set, l2)):
@@ -73,15 +87,7 @@ def cell(torch, ours, fixed, env, mean, d, causal, dtype, rounds, l2):
     errs = {}
     ref = None
     offs64 = offs.to(torch.int64)
-    # The nested tensors are made once per set, with their min and max lengths given: without them
-    # torch computes the max on the device and reads it back (a synchronization per call).
-    nested = [
-        tuple(
-            torch.nested.nested_tensor_from_jagged(x, offs64, min_seqlen=min(lens), max_seqlen=max_len).transpose(1, 2)
-            for x in t[:3]
-        )
-        for t in sets
-    ]
+    nested = [tuple(jagged(torch, x, offs64, lens) for x in t[:3]) for t in sets]  # once per set
     for label, backend in (
         ("torch flash (njt)", SDPBackend.FLASH_ATTENTION),
         ("torch efficient (njt)", SDPBackend.EFFICIENT_ATTENTION),
@@ -127,10 +133,9 @@ def cell_bwd(torch, bwds, fwd, env, mean, d, causal, dtype, rounds, l2):
     torch's SDPA backward on nested jagged tensors (autograd of the forward, graph kept)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    lens = lengths(mean, seed=mean + d)
+    lens, offs = packed_batch(torch, mean, d)
     total, batch, max_len = sum(lens), len(lens), max(lens)
     scale = 1.0 / math.sqrt(d)
-    offs = torch.tensor([0] + [sum(lens[: i + 1]) for i in range(batch)], dtype=torch.int32, device="cuda")
     rows = -(-total // 128) * 128 + 128 * batch
     per_set = 8 * total * HEADS * d * dtype.itemsize + HEADS * rows * (d + 2) * 4
     sets = []
@@ -160,14 +165,9 @@ def cell_bwd(torch, bwds, fwd, env, mean, d, causal, dtype, rounds, l2):
         def first(backend=backend, graphs=graphs):
             for t in sets:
                 leaves = tuple(x.detach().requires_grad_(True) for x in t[:3])
-                nested = (
-                    torch.nested.nested_tensor_from_jagged(x, offs64, min_seqlen=min(lens), max_seqlen=max_len)
-                    for x in leaves
-                )
+                nested = (jagged(torch, x, offs64, lens) for x in leaves)
                 with sdpa_kernel(backend):
-                    out = torch.nn.functional.scaled_dot_product_attention(
-                        *(n.transpose(1, 2) for n in nested), is_causal=causal, scale=scale
-                    )
+                    out = torch.nn.functional.scaled_dot_product_attention(*nested, is_causal=causal, scale=scale)
                 graphs.append((out.transpose(1, 2).values(), leaves, t[4]))
             g = graphs[0]
             return torch.autograd.grad(g[0], g[1], g[2], retain_graph=True)[0]

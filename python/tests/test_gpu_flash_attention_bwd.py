@@ -110,6 +110,12 @@ def backward_against_torch(torch, bwd, q, k, v, do, scale, causal, case):
     check(torch, grads, q, k, v, do, scale, causal, case)
 
 
+def backward_case(torch, bwd, dtype, b, seqlens, h, hkv, d, masking, case):
+    """Seeded inputs of the shape, the backward on torch's O and LSE at the default scale D^-0.5, checked."""
+    q, k, v, do = inputs(torch, dtype, b, *seqlens, h, hkv, d)
+    backward_against_torch(torch, bwd, q, k, v, do, 1.0 / math.sqrt(d), masking, case)
+
+
 def inputs(torch, dtype, b, sq, sk, h, hkv, d):
     gen = torch.Generator(device="cuda").manual_seed(sq * 7919 + sk * 31 + d + h + hkv)
     q = torch.randn(b, sq, h, d, device="cuda", generator=gen).to(dtype)
@@ -125,21 +131,12 @@ def inputs(torch, dtype, b, sq, sk, h, hkv, d):
 @pytest.mark.parametrize("gqa", [1, 4], ids=["mha", "gqa4"])
 @pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_backward(gpu, bwd, dtype, d, causal, gqa, seqlens):
-    torch = gpu
-    sq, sk = seqlens
-    b, h = 2, 4
-    q, k, v, do = inputs(torch, getattr(torch, dtype), b, sq, sk, h, h // gqa, d)
-    scale = 1.0 / math.sqrt(d)
-    backward_against_torch(torch, bwd, q, k, v, do, scale, causal, (dtype, d, causal, gqa, seqlens))
+    backward_case(gpu, bwd, getattr(gpu, dtype), 2, seqlens, 4, 4 // gqa, d, causal, (dtype, d, causal, gqa, seqlens))
 
 
 @long_grid
 def test_backward_long(gpu, bwd, d, causal, gqa, seqlens):
-    torch = gpu
-    sq, sk = seqlens
-    q, k, v, do = inputs(torch, torch.bfloat16, 1, sq, sk, 8, 8 // gqa, d)
-    scale = 1.0 / math.sqrt(d)
-    backward_against_torch(torch, bwd, q, k, v, do, scale, causal, ("long", d, causal, gqa, seqlens))
+    backward_case(gpu, bwd, gpu.bfloat16, 1, seqlens, 8, 8 // gqa, d, causal, ("long", d, causal, gqa, seqlens))
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -195,11 +192,8 @@ def bwd_window(gpu, cubin):
 @pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"w{w[0]}_{w[1]}")
 @pytest.mark.parametrize("seqlens", WINDOW_SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_backward_window(gpu, bwd_window, d, gqa, window, seqlens):
-    torch = gpu
-    sq, sk = seqlens
-    q, k, v, do = inputs(torch, torch.bfloat16, 2, sq, sk, 4, 4 // gqa, d)
-    scale = 1.0 / math.sqrt(d)
-    backward_against_torch(torch, bwd_window, q, k, v, do, scale, window, ("window", d, gqa, window, seqlens))
+    case = ("window", d, gqa, window, seqlens)
+    backward_case(gpu, bwd_window, gpu.bfloat16, 2, seqlens, 4, 4 // gqa, d, window, case)
 
 
 def test_refuses_bad_shapes(gpu, bwd):
