@@ -26,7 +26,8 @@ fn expr(nvars: usize) -> impl Strategy<Value = Expr> {
             prop::collection::vec(inner, 1..4).prop_map(Expr::Max),
             two.clone().prop_map(|(a, b)| Expr::Div(a, b)),
             two.clone().prop_map(|(a, b)| Expr::Mod(a, b)),
-            two.prop_map(|(a, b)| Expr::CeilDiv(a, b)),
+            two.clone().prop_map(|(a, b)| Expr::CeilDiv(a, b)),
+            two.prop_map(|(a, b)| Expr::CeilQuot(a, b)),
         ]
     })
 }

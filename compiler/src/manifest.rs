@@ -11,10 +11,11 @@
 //! it from the cubin's ELF symbol table on the host (no GPU needed).
 
 use cute_abi::manifest::{
-    HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, Need, ParamKind as AbiParamKind, ParamSig,
-    Require, StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE, MANIFEST_VERSION_BOUND,
-    MANIFEST_VERSION_CLUSTER, MANIFEST_VERSION_FAST_DIV, MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS,
-    MANIFEST_VERSION_INDEX64, MANIFEST_VERSION_TMA, MANIFEST_VERSION_TMA_STORE,
+    Expr, HostSig, HostStep as Step, IntTuple as AbiTuple, KernelSig, Manifest, Need, ParamKind as AbiParamKind,
+    ParamSig, PlanArg as AbiPlanArg, Require, StepNesting, TensorSig, TmaSig, TypeArgSig, MANIFEST_VERSION_BASE,
+    MANIFEST_VERSION_BOUND, MANIFEST_VERSION_CEIL_QUOT, MANIFEST_VERSION_CLUSTER, MANIFEST_VERSION_FAST_DIV,
+    MANIFEST_VERSION_HOST_FLOW, MANIFEST_VERSION_HOST_LOOPS, MANIFEST_VERSION_INDEX64, MANIFEST_VERSION_TMA,
+    MANIFEST_VERSION_TMA_STORE,
 };
 use cute_lang::kir::{HostBranch, HostStep, Kernel, Module, Param, ParamKind, TensorTy, ValueId};
 use cute_layout::IntTuple;
@@ -93,7 +94,26 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>],
     if has_minimum(&m) {
         m.version = m.version.max(MANIFEST_VERSION_BOUND);
     }
+    if has_ceil_quot(&m) {
+        m.version = m.version.max(MANIFEST_VERSION_CEIL_QUOT);
+    }
     m.to_text()
+}
+
+/// Whether a launch passes a view whose extents hold a program's `ceil_div` (`ceilquot`).
+fn has_ceil_quot(m: &Manifest) -> bool {
+    fn quot(e: &Expr) -> bool {
+        match e {
+            Expr::Const(_) | Expr::Var(_) => false,
+            Expr::CeilQuot(..) => true,
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().any(quot),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => quot(a) || quot(b),
+        }
+    }
+    m.hosts.iter().flat_map(|h| &h.launches).flat_map(|l| &l.args).any(|a| match a {
+        AbiPlanArg::Tensor { dyn_leaves, .. } => dyn_leaves.iter().any(quot),
+        AbiPlanArg::Scalar { .. } => false,
+    })
 }
 
 /// Whether a kernel body holds a run-time `assert` (in any region).

@@ -73,8 +73,20 @@ pub fn kernel_vars(k: &Kernel) -> HashMap<ValueId, usize> {
 }
 
 /// An integer as a plan expression; `None` if it refers to a value that is not one of the
-/// host's dynamic values (which elaboration never produces).
+/// host's dynamic values (which elaboration never produces). A program's `ceil_div`
+/// ([`Op::CeilQuot`]) is written `ceildiv` here: outside a view's extents the runtime never checks
+/// a ceiling division, and manifests keep the form older runtimes read ([`leaf_expr`] keeps it).
 pub fn expr(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
+    int_expr(i, vars, false)
+}
+
+/// [`expr`] for a view's extent or stride, where the runtime takes a `ceildiv` that does not
+/// divide for a partial tile: a program's `ceil_div` is written `ceilquot`, which it leaves alone.
+pub fn leaf_expr(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
+    int_expr(i, vars, true)
+}
+
+fn int_expr(i: &Int, vars: &HashMap<ValueId, usize>, quot: bool) -> Option<Expr> {
     match i {
         Int::S(v) => Some(Expr::Const(*v)),
         Int::D(d) => {
@@ -83,7 +95,7 @@ pub fn expr(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
                 parts.push(Expr::Const(d.coef));
             }
             for a in d.factors.iter() {
-                parts.push(atom(a, vars)?);
+                parts.push(atom(a, vars, quot)?);
             }
             if parts.len() == 1 {
                 parts.pop()
@@ -99,17 +111,20 @@ pub fn expr_text(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<String> {
     expr(i, vars).map(|e| e.to_string())
 }
 
-fn atom(a: &Atom, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
+fn atom(a: &Atom, vars: &HashMap<ValueId, usize>, quot: bool) -> Option<Expr> {
     match a {
         Atom::Var { id, .. } => vars.get(id).map(|k| Expr::Var(*k)),
         Atom::Op(op) => {
-            let two = |x: &Int, y: &Int| Some((Box::new(expr(x, vars)?), Box::new(expr(y, vars)?)));
-            let list = |x: &Int, y: &Int| Some(vec![expr(x, vars)?, expr(y, vars)?]);
+            let e = |x: &Int| int_expr(x, vars, quot);
+            let two = |x: &Int, y: &Int| Some((Box::new(e(x)?), Box::new(e(y)?)));
+            let list = |x: &Int, y: &Int| Some(vec![e(x)?, e(y)?]);
             Some(match &**op {
                 Op::Add(x, y) => Expr::Add(list(x, y)?),
                 Op::Div(x, y) => two(x, y).map(|(a, b)| Expr::Div(a, b))?,
                 Op::Mod(x, y) => two(x, y).map(|(a, b)| Expr::Mod(a, b))?,
                 Op::CeilDiv(x, y) => two(x, y).map(|(a, b)| Expr::CeilDiv(a, b))?,
+                Op::CeilQuot(x, y) if quot => two(x, y).map(|(a, b)| Expr::CeilQuot(a, b))?,
+                Op::CeilQuot(x, y) => two(x, y).map(|(a, b)| Expr::CeilDiv(a, b))?,
                 Op::Min(x, y) => Expr::Min(list(x, y)?),
                 Op::Max(x, y) => Expr::Max(list(x, y)?),
             })
@@ -131,7 +146,7 @@ pub fn launch(l: &Launch, vars: &HashMap<ValueId, usize>) -> Option<abi::LaunchP
             PlanArg::Tensor { host_param, offset, dyn_leaves } => abi::PlanArg::Tensor {
                 host_param: *host_param,
                 offset: e(offset)?,
-                dyn_leaves: dyn_leaves.iter().map(e).collect::<Option<_>>()?,
+                dyn_leaves: dyn_leaves.iter().map(|i| leaf_expr(i, vars)).collect::<Option<_>>()?,
             },
             PlanArg::Scalar { ty, value } => abi::PlanArg::Scalar { ty: *ty, value: e(value)? },
         });

@@ -61,8 +61,12 @@ pub enum Atom {
 #[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Op {
     Add(Int, Int),
-    /// ceil(a / b), CuTe's `shape_div` where the divisibility is unknown.
+    /// ceil(a / b), CuTe's `shape_div` where the divisibility is unknown: a count of tiles.
     CeilDiv(Int, Int),
+    /// ceil(a / b) that a program computed as a value (the language's `ceil_div`, e.g. a padded
+    /// extent `ceil_div(n, 128) * 128`), not a tiling: the launch checks, which take a
+    /// [`Op::CeilDiv`] in an extent for a partial tile, leave it alone.
+    CeilQuot(Int, Int),
     /// floor(a / b)
     Div(Int, Int),
     /// a mod b
@@ -70,6 +74,21 @@ pub enum Op {
     Min(Int, Int),
     /// max(a, b): only run-time host code makes it (`max` of run-time values picks a tiling).
     Max(Int, Int),
+}
+
+impl Op {
+    /// The two operands, whatever the operation.
+    pub fn operands(&self) -> (&Int, &Int) {
+        match self {
+            Op::Add(a, b)
+            | Op::CeilDiv(a, b)
+            | Op::CeilQuot(a, b)
+            | Op::Div(a, b)
+            | Op::Mod(a, b)
+            | Op::Min(a, b)
+            | Op::Max(a, b) => (a, b),
+        }
+    }
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -101,7 +120,7 @@ impl Atom {
             Atom::Basis(_) => None,
             Atom::Op(op) => match &**op {
                 Op::Add(a, b) => a.eval(env)?.checked_add(b.eval(env)?),
-                Op::CeilDiv(a, b) => ceil_div_i(a.eval(env)?, b.eval(env)?),
+                Op::CeilDiv(a, b) | Op::CeilQuot(a, b) => ceil_div_i(a.eval(env)?, b.eval(env)?),
                 Op::Div(a, b) => {
                     let b = b.eval(env)?;
                     if b == 0 {
@@ -149,7 +168,9 @@ impl Atom {
             Atom::Var { .. } => true,
             Atom::Basis(_) => false,
             Atom::Op(op) => match &**op {
-                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Min(a, b) => a.known_positive() && b.known_positive(),
+                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::CeilQuot(a, b) | Op::Min(a, b) => {
+                    a.known_positive() && b.known_positive()
+                }
                 Op::Max(a, b) => a.known_positive() || b.known_positive(),
                 Op::Div(..) | Op::Mod(..) => false,
             },
@@ -160,11 +181,10 @@ impl Atom {
         match self {
             Atom::Var { .. } => false,
             Atom::Basis(_) => true,
-            Atom::Op(op) => match &**op {
-                Op::Add(a, b) | Op::CeilDiv(a, b) | Op::Div(a, b) | Op::Mod(a, b) | Op::Min(a, b) | Op::Max(a, b) => {
-                    a.has_basis() || b.has_basis()
-                }
-            },
+            Atom::Op(op) => {
+                let (a, b) = op.operands();
+                a.has_basis() || b.has_basis()
+            }
         }
     }
 }
@@ -350,14 +370,7 @@ impl Int {
                 (lo..=hi).contains(&d.coef)
                     && d.factors.iter().all(|a| match a {
                         Atom::Op(op) => {
-                            let (x, y) = match op.as_ref() {
-                                Op::Add(x, y)
-                                | Op::CeilDiv(x, y)
-                                | Op::Div(x, y)
-                                | Op::Mod(x, y)
-                                | Op::Min(x, y)
-                                | Op::Max(x, y) => (x, y),
-                            };
+                            let (x, y) = op.operands();
                             x.constants_within(lo, hi) && y.constants_within(lo, hi)
                         }
                         Atom::Var { .. } | Atom::Basis(_) => true,
@@ -577,6 +590,23 @@ impl Int {
         }
     }
 
+    /// ceil(a / b) as a value the program computed (the language's `ceil_div`): folded as
+    /// [`Int::ceil_div`] folds, else an [`Op::CeilQuot`], which the launch checks do not take for
+    /// a tiling's partial tile.
+    pub fn ceil_quot(&self, o: &Int) -> Result<Int> {
+        let q = self.ceil_div(o)?;
+        Ok(match &q {
+            Int::D(d) if d.coef == 1 && d.factors.len() == 1 => match &d.factors[0] {
+                Atom::Op(op) => match &**op {
+                    Op::CeilDiv(x, y) => Dyn::atom(Atom::Op(Arc::new(Op::CeilQuot(x.clone(), y.clone())))),
+                    _ => q,
+                },
+                _ => q,
+            },
+            _ => q,
+        })
+    }
+
     /// floor(a / b).
     pub fn floor_div(&self, o: &Int) -> Result<Int> {
         if o.is(0) {
@@ -740,7 +770,7 @@ impl Int {
                                 x.proven_non_negative(non_negative, positive)
                                     && y.proven_non_negative(non_negative, positive)
                             }
-                            Op::Div(x, y) | Op::CeilDiv(x, y) => {
+                            Op::Div(x, y) | Op::CeilDiv(x, y) | Op::CeilQuot(x, y) => {
                                 x.proven_non_negative(non_negative, positive) && y.proven_positive(positive)
                             }
                             Op::Mod(_, y) => y.proven_positive(positive),
@@ -771,6 +801,7 @@ impl Int {
                 Atom::Op(op) => match &**op {
                     Op::Add(x, y) => x.subst(f)?.add(&y.subst(f)?)?,
                     Op::CeilDiv(x, y) => x.subst(f)?.ceil_div(&y.subst(f)?)?,
+                    Op::CeilQuot(x, y) => x.subst(f)?.ceil_quot(&y.subst(f)?)?,
                     Op::Div(x, y) => x.subst(f)?.floor_div(&y.subst(f)?)?,
                     Op::Mod(x, y) => x.subst(f)?.modulo(&y.subst(f)?)?,
                     Op::Min(x, y) => x.subst(f)?.minimum(&y.subst(f)?),
@@ -922,6 +953,21 @@ mod tests {
         assert!(m.add(&n).unwrap().known_positive());
         assert!(m.ceil_div(&Int::S(128)).unwrap().known_positive());
         assert!(!m.floor_div(&Int::S(128)).unwrap().known_positive());
+    }
+
+    #[test]
+    fn ceil_quot_folds_as_ceil_div_and_keeps_its_kind() {
+        let x = Int::var(1, 4);
+        assert_eq!(Int::S(7).ceil_quot(&Int::S(2)).unwrap(), Int::S(4));
+        assert_eq!(x.ceil_quot(&Int::S(4)).unwrap(), x.exact_div(&Int::S(4)).unwrap()); // exact: folded
+        let q = x.ceil_quot(&Int::S(128)).unwrap();
+        let Int::D(d) = &q else { panic!("{q}") };
+        assert!(matches!(&d.factors[0], Atom::Op(op) if matches!(&**op, Op::CeilQuot(..))));
+        assert_eq!(q.eval(&|_| Some(300)), Some(3));
+        // A padded extent: a multiple of the divisor, exactly divisible again.
+        let padded = q.mul(&Int::S(128)).unwrap();
+        assert_eq!(padded.divisibility(), 128);
+        assert_eq!(padded.ceil_div(&Int::S(128)).unwrap(), q);
     }
 
     #[test]

@@ -85,8 +85,8 @@ def test_manifest_absent_and_unreadable(tmp_path):
     assert e.value.status == "CUTE_ERROR_IO"
     assert str(e.value).startswith(f"cannot read {tmp_path / 'missing.cubin'}: ")
     with pytest.raises(cutec.Error) as e:
-        cutec.parse_manifest("cutec-manifest 10\n")
-    assert "manifest version 10 is newer than this runtime understands (9); update cute-runtime" in str(e.value)
+        cutec.parse_manifest("cutec-manifest 11\n")
+    assert "manifest version 11 is newer than this runtime understands (10); update cute-runtime" in str(e.value)
     with pytest.raises(TypeError, match="a cubin is given as a path or as bytes, not a int"):
         cutec.manifest(42)
 

@@ -227,8 +227,9 @@ mod tests {
         assert_eq!(Manifest::parse(&seal("cutec-manifest 7\n")).unwrap().version, 7);
         assert_eq!(Manifest::parse(&seal("cutec-manifest 8\n")).unwrap().version, 8);
         assert_eq!(Manifest::parse(&seal("cutec-manifest 9\n")).unwrap().version, 9);
-        let e = Manifest::parse(&seal("cutec-manifest 10\n")).unwrap_err();
-        assert!(e.to_string().contains("manifest version 10 is newer than this runtime understands (9)"), "{e}");
+        assert_eq!(Manifest::parse(&seal("cutec-manifest 10\n")).unwrap().version, 10);
+        let e = Manifest::parse(&seal("cutec-manifest 11\n")).unwrap_err();
+        assert!(e.to_string().contains("manifest version 11 is newer than this runtime understands (10)"), "{e}");
         assert!(Manifest::parse(&seal("hello\n")).is_err());
         assert!(Manifest::parse(&seal(
             "cutec-manifest 1\nkernel k\nparam a tensor elem=f32 space=gmem align=4 shape=(?,8) stride=1\nend\n"

@@ -294,6 +294,6 @@ fn malformed_branches_make_the_plan_unusable() {
 fn newer_manifests_are_refused_and_version_2_reads() {
     let m = module(&launch_k("1"));
     assert_eq!(m.version, 2);
-    let e = Manifest::parse(&seal("cutec-manifest 10\n")).unwrap_err().to_string();
-    assert!(e.contains("manifest version 10 is newer than this runtime understands (9)"), "{e}");
+    let e = Manifest::parse(&seal("cutec-manifest 11\n")).unwrap_err().to_string();
+    assert!(e.contains("manifest version 11 is newer than this runtime understands (10)"), "{e}");
 }

@@ -22,8 +22,12 @@ pub enum Expr {
     Div(Box<Expr>, Box<Expr>),
     /// `(mod a b)`: Euclidean remainder (never negative).
     Mod(Box<Expr>, Box<Expr>),
-    /// `(ceildiv a b)`: ceiling division.
+    /// `(ceildiv a b)`: ceiling division, a count of tiles where it is a tensor extent (checked
+    /// for exactness there, see [`Expr::inexact_division`]).
     CeilDiv(Box<Expr>, Box<Expr>),
+    /// `(ceilquot a b)`: ceiling division the program computed as a value (its `ceil_div`, e.g.
+    /// a padded extent `ceil_div(n, 128) * 128`), not a tiling: never checked for exactness.
+    CeilQuot(Box<Expr>, Box<Expr>),
     /// `(min a b ...)`.
     Min(Vec<Expr>),
     /// `(max a b ...)`.
@@ -107,7 +111,7 @@ impl Expr {
                 }
                 Ok(m)
             }
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => {
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
                 let (x, y) = (a.eval(vars)?, b.eval(vars)?);
                 if y == 0 {
                     return Err(EvalError::DivByZero(self.to_string()));
@@ -124,7 +128,8 @@ impl Expr {
 
     /// The first division in the expression (outermost first, left to right) that is not exact
     /// for `vars`: a `ceildiv` (which rounds a partial tile up: the tile would reach past the
-    /// data) or a floor `div` (which drops it: the remainder is never computed). Returns the
+    /// data) or a floor `div` (which drops it: the remainder is never computed); a `ceilquot` is
+    /// the program's own rounding, not a tiling, and only its operands are looked into. Returns the
     /// division's kind, numerator expression, numerator value and divisor.
     pub fn inexact_division(&self, vars: &[i64]) -> std::result::Result<Option<Inexact<'_>>, EvalError> {
         match self {
@@ -152,7 +157,7 @@ impl Expr {
                     None => b.inexact_division(vars),
                 }
             }
-            Expr::Mod(a, b) => match a.inexact_division(vars)? {
+            Expr::Mod(a, b) | Expr::CeilQuot(a, b) => match a.inexact_division(vars)? {
                 Some(hit) => Ok(Some(hit)),
                 None => b.inexact_division(vars),
             },
@@ -165,7 +170,9 @@ impl Expr {
             Expr::Const(_) => false,
             Expr::Var(k) => f(*k),
             Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().any(|x| x.any_var(f)),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.any_var(f) || b.any_var(f),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
+                a.any_var(f) || b.any_var(f)
+            }
         }
     }
 
@@ -175,7 +182,9 @@ impl Expr {
             Expr::Const(_) => None,
             Expr::Var(k) => f(*k).then_some(*k),
             Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().find_map(|x| x.find_var(f)),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.find_var(f).or_else(|| b.find_var(f)),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
+                a.find_var(f).or_else(|| b.find_var(f))
+            }
         }
     }
 
@@ -185,7 +194,9 @@ impl Expr {
             Expr::Const(_) => None,
             Expr::Var(k) => Some(*k),
             Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().filter_map(Expr::max_var).max(),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => a.max_var().max(b.max_var()),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
+                a.max_var().max(b.max_var())
+            }
         }
     }
 }
@@ -301,8 +312,9 @@ pub(super) fn parse_expr(b: &[u8], pos: &mut usize, depth: usize) -> std::result
                 "div" => two(xs).map(|(a, b)| Expr::Div(a, b)),
                 "mod" => two(xs).map(|(a, b)| Expr::Mod(a, b)),
                 "ceildiv" => two(xs).map(|(a, b)| Expr::CeilDiv(a, b)),
+                "ceilquot" => two(xs).map(|(a, b)| Expr::CeilQuot(a, b)),
                 "" => Err("`(` without an operator".into()),
-                other => Err(format!("unknown operator `{other}` (known: mul add div mod ceildiv min max)")),
+                other => Err(format!("unknown operator `{other}` (known: mul add div mod ceildiv ceilquot min max)")),
             }
         }
         Some(&c) => Err(format!("unexpected `{}`", c as char)),
@@ -322,6 +334,7 @@ impl fmt::Display for Expr {
             Expr::Div(a, b) => write!(f, "(div {a} {b})"),
             Expr::Mod(a, b) => write!(f, "(mod {a} {b})"),
             Expr::CeilDiv(a, b) => write!(f, "(ceildiv {a} {b})"),
+            Expr::CeilQuot(a, b) => write!(f, "(ceilquot {a} {b})"),
         }
     }
 }
@@ -500,5 +513,30 @@ impl fmt::Display for Cond {
             Cond::Or(cs) => list(f, "or", cs),
             Cond::Not(c) => write!(f, "(not {c})"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Expr {
+        let mut pos = 0;
+        parse_expr(text.as_bytes(), &mut pos, 0).unwrap()
+    }
+
+    #[test]
+    fn a_programs_ceil_div_is_not_a_partial_tile() {
+        // 1000 rows padded to whole tiles of 128: ceilquot rounds, nothing is refused.
+        let padded = parse("(mul 128 (ceilquot $0 128))");
+        assert_eq!(padded.eval(&[1000]), Ok(1024));
+        assert_eq!(padded.inexact_division(&[1000]), Ok(None));
+        // A tiling's count of the same extent is refused, also under a ceilquot.
+        let tiles = parse("(ceildiv $0 128)");
+        let hit = tiles.inexact_division(&[1000]).unwrap().unwrap();
+        assert!(hit.ceil && hit.value == 1000 && hit.divisor == 128);
+        let nested = parse("(ceilquot (ceildiv $0 16) 4)");
+        assert_eq!(nested.inexact_division(&[1000]).unwrap().map(|h| h.divisor), Some(16));
+        assert_eq!(nested.to_string(), "(ceilquot (ceildiv $0 16) 4)");
     }
 }

@@ -59,6 +59,9 @@
 //!   (`kernel k(...) index(i64)`), in [`KernelSig::index_bits`] (32 when absent): its dynamic
 //!   extents and strides are `i64` parameters, and checked launches accept tensors whose extents
 //!   and offsets pass 2^31 - 1, which a 32-bit kernel is refused. A malformed line fails the manifest.
+//! * `(ceilquot a b)` in a launch's view extents (version 10): a program's own `ceil_div` (a
+//!   padded extent), evaluated as `ceildiv` but never taken for a partial tile
+//!   ([`Expr::inexact_division`]); the writer spells it `ceildiv` everywhere else.
 //! * `asserts` in a kernel block (any version): the kernel has run-time `assert`s compiled in
 //!   (not built with `--release-asserts=off`), in [`KernelSig::asserts`]: a failed one prints
 //!   where it failed and traps, and the runtime explains a launch failure of such a kernel as a
@@ -119,10 +122,13 @@ pub const MANIFEST_VERSION_TMA_STORE: u32 = 7;
 pub const MANIFEST_VERSION_BOUND: u32 = 8;
 /// The newest manifest major version this reader understands (each version above adds records an
 /// older reader must not skip, so a writer uses the lowest version its manifest needs).
-pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_INDEX64;
+pub const MANIFEST_VERSION: u32 = MANIFEST_VERSION_CEIL_QUOT;
 /// `index 64` in kernel blocks (64-bit index math): such a kernel takes `i64` extents and strides,
 /// which a reader that skipped the line would pass as `i32`.
 pub const MANIFEST_VERSION_INDEX64: u32 = 9;
+/// `(ceilquot a b)` in a view's extents (a program's `ceil_div`, not a tiling): a reader that did
+/// not know the operator would refuse the manifest without saying to update.
+pub const MANIFEST_VERSION_CEIL_QUOT: u32 = 10;
 
 /// A parsed manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

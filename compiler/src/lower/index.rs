@@ -128,7 +128,9 @@ impl KernelWriter<'_> {
         // operands are proven non-negative (coordinates, extents, thread indices) the cheaper
         // unsigned operations are exact; otherwise the signed Euclidean forms are built.
         let unsigned = match &*op {
-            Op::Div(x, y) | Op::Mod(x, y) | Op::CeilDiv(x, y) => self.non_negative(x) && self.positive(y),
+            Op::Div(x, y) | Op::Mod(x, y) | Op::CeilDiv(x, y) | Op::CeilQuot(x, y) => {
+                self.non_negative(x) && self.positive(y)
+            }
             _ => false,
         };
         let result = match (&*op, unsigned) {
@@ -144,7 +146,7 @@ impl KernelWriter<'_> {
                 let (x, y) = (self.int(x, span), self.int(y, span));
                 self.op(&format!("arith.maxsi {x}, {y} : {}", self.ix), span)
             }
-            (Op::Div(x, y), true) | (Op::Mod(x, y), true) | (Op::CeilDiv(x, y), true) => {
+            (Op::Div(x, y), true) | (Op::Mod(x, y), true) | (Op::CeilDiv(x, y) | Op::CeilQuot(x, y), true) => {
                 let name = match &*op {
                     Op::Div(..) => "divui",
                     Op::Mod(..) => "remui",
@@ -153,7 +155,7 @@ impl KernelWriter<'_> {
                 let (x, y) = (self.int(x, span), self.int(y, span));
                 self.op(&format!("arith.{name} {x}, {y} : {}", self.ix), span)
             }
-            (Op::CeilDiv(x, y), false) => {
+            (Op::CeilDiv(x, y) | Op::CeilQuot(x, y), false) => {
                 let (x, y) = (self.int(x, span), self.int(y, span));
                 self.op(&format!("arith.ceildivsi {x}, {y} : {}", self.ix), span)
             }

@@ -481,7 +481,7 @@ impl Folder {
                 let (x, y) = (self.materialize(b, x, memo), self.materialize(b, y, memo));
                 b.binary("arith.maxsi", x, y)
             }
-            IntOp::Div(x, y) | IntOp::Mod(x, y) | IntOp::CeilDiv(x, y) => {
+            IntOp::Div(x, y) | IntOp::Mod(x, y) | IntOp::CeilDiv(x, y) | IntOp::CeilQuot(x, y) => {
                 // The algebra's division is Euclidean (divisors are positive extents). Where the
                 // dividend is proven non-negative the unsigned operations are exact and cheapest.
                 let unsigned = self.non_negative(x) && y.proven_positive(&|id| self.positive(id));
@@ -489,9 +489,9 @@ impl Folder {
                 match (&*op, unsigned) {
                     (IntOp::Div(..), true) => b.binary("arith.divui", xv, yv),
                     (IntOp::Mod(..), true) => b.binary("arith.remui", xv, yv),
-                    (IntOp::CeilDiv(..), true) => b.binary("arith.ceildivui", xv, yv),
+                    (IntOp::CeilDiv(..) | IntOp::CeilQuot(..), true) => b.binary("arith.ceildivui", xv, yv),
                     (IntOp::Div(..), false) => b.binary("arith.floordivsi", xv, yv),
-                    (IntOp::CeilDiv(..), false) => b.binary("arith.ceildivsi", xv, yv),
+                    (IntOp::CeilDiv(..) | IntOp::CeilQuot(..), false) => b.binary("arith.ceildivsi", xv, yv),
                     _ => {
                         let q = b.binary("arith.floordivsi", xv, yv);
                         let qy = b.binary("arith.muli", q, yv);

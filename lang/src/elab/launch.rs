@@ -454,7 +454,10 @@ impl<'f> Frame<'_, 'f> {
                                 }
                                 walk(x, out);
                             }
+                            // A program's own `ceil_div` (a padded extent) is a value, not a
+                            // tile count: only its operands may hold a tiling.
                             cute_layout::int::Op::Add(x, y)
+                            | cute_layout::int::Op::CeilQuot(x, y)
                             | cute_layout::int::Op::Div(x, y)
                             | cute_layout::int::Op::Mod(x, y)
                             | cute_layout::int::Op::Min(x, y)

@@ -122,7 +122,9 @@ pub(super) fn ceil_div(_f: &mut Frame, _name: &str, args: Vec<Arg>, span: Span) 
     let lerr = |e| layout_err(e, span);
     let p = positional(&args);
     match (&p[0].value, &p[1].value) {
-        (Value::Int(a), Value::Int(b)) if b.as_static() != Some(0) => a.ceil_div(b).map(Value::Int).map_err(lerr),
+        // `ceil_quot`, not the algebra's `ceil_div`: a value the program rounds (a padded extent
+        // `ceil_div(n, 128) * 128` included), which the launch checks do not take for a tiling.
+        (Value::Int(a), Value::Int(b)) if b.as_static() != Some(0) => a.ceil_quot(b).map(Value::Int).map_err(lerr),
         _ => Err(Diagnostic::error("`ceil_div` takes two integers, the second not zero", span, "invalid operands")),
     }
 }
