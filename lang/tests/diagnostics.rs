@@ -225,6 +225,8 @@ cases! {
     host_bool_printed => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    let big = n > 1024;\n    printf(\"{}\\n\", big);\n}\n";
     host_loop_return => "host h(a: tensor<f32, gmem, (?):(1)>, n: i32) {\n    for i in 0..n {\n        printf(\"{}\\n\", i);\n        return;\n    }\n}\n";
     host_return_under_runtime_if => host3(COPY_KERNEL, "    if n > 4 {\n        return;\n    }\n    launch copy_rows(mA, mB) grid(n) block(32);");
+    host_helper_returns_under_runtime_if => host3(&format!("{COPY_KERNEL}\n\nfn blocks(n) {{\n    if n > 132 {{\n        return 132;\n    }}\n    return n;\n}}"), "    launch copy_rows(mA, mB) grid(blocks(n)) block(32);");
+    host_helper_return_statement_under_runtime_if => host3(&format!("{COPY_KERNEL}\n\nfn maybe_copy(a, b, n) {{\n    if n > 4 {{\n        return;\n    }}\n    launch copy_rows(a, b) grid(n) block(32);\n}}"), "    maybe_copy(mA, mB, n);");
     host_break_of_unrolled_loop_under_runtime_if => host3(COPY_KERNEL, "    for k in 0..4 {\n        if n > k {\n            break;\n        }\n        launch copy_rows(mA, mB) grid(k + 1) block(32);\n    }");
     host_loop_variable_as_const => host3("kernel fill(dst: tensor<f32, gmem>, const ROW) {\n    dst[ROW, thread_idx.x] = 0.0;\n}", "    for r in 0..n {\n        launch fill(mA, r) grid(1) block(32);\n    }");
     host_loop_variable_as_float => host3("kernel scale(dst: tensor<f32, gmem>, s: f32) {\n    dst[block_idx.x, thread_idx.x] = s;\n}", "    for r in 0..n {\n        launch scale(mA, r) grid(1) block(32);\n    }");

@@ -303,6 +303,11 @@ impl Frame<'_, '_> {
             }
             return Ok(Flow { flags: Vec::new(), always: true, jump: Some(Jump::Return) });
         }
+        if self.mode == Mode::Host {
+            // A host function's plan has no registers to carry a result or a `returned` flag
+            // past a run-time branch (they would be a kernel's rmem cells).
+            return Err(host_fn_return_error(v.is_some(), value.map_or(span, |e| e.span)));
+        }
         if let Some(v) = v {
             let (cell, ty) = match ctx.result {
                 Some(r) => r,
@@ -550,4 +555,18 @@ impl Frame<'_, '_> {
         self.emit(Inst::While { cond: Cond { insts: head, value }, body: insts, span });
         Ok(self.runtime_loop_done(stop, &l, span))
     }
+}
+
+/// A `return` under a run-time condition in a `fn` a host function calls: the plan computes values
+/// without branches, so a value is selected with `where`, and a `return;` is the `else` branch.
+fn host_fn_return_error(with_value: bool, span: Span) -> Diagnostic {
+    if !with_value {
+        return host_jump_error("`return`", span);
+    }
+    Diagnostic::error(
+        "a `fn` called from a host function cannot return a value under a run-time condition",
+        span,
+        "run-time return",
+    )
+    .with_help("select the value with `where(cond, a, b)` and return it as the `fn`'s last statement (a host function's plan computes values without branches), or make the condition static")
 }
