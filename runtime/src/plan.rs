@@ -593,10 +593,11 @@ impl HostPlan {
                 }
             }
             // A grid computed with a floor division that is not exact would leave the remainder
-            // uncomputed (the kernels have no tail handling).
+            // uncomputed (the kernels have no tail handling): the divisions the grid's count is
+            // made of, not those under a `min` or `max` (a cap, a host `where`'s condition).
             for (i, e) in l.grid.iter().enumerate() {
                 let hit = e
-                    .inexact_division(&s.vars)
+                    .inexact_count(&s.vars)
                     .map_err(|err| refuse(host, format!("launch {li} ({}): {err}", l.kernel)))?;
                 if let Some(hit) = hit.filter(|h| !h.ceil) {
                     return Err(refuse(

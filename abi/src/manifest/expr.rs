@@ -132,11 +132,35 @@ impl Expr {
     /// the program's own rounding, not a tiling, and only its operands are looked into. Returns the
     /// division's kind, numerator expression, numerator value and divisor.
     pub fn inexact_division(&self, vars: &[i64]) -> std::result::Result<Option<Inexact<'_>>, EvalError> {
+        self.inexact(vars, true)
+    }
+
+    /// [`Expr::inexact_division`] of a count (a grid's blocks): only the divisions the count is
+    /// made of through products, sums and quotients. One under a `min` or `max` is a computation
+    /// the count is capped or selected with (`min(tiles / 132, 4)`, the conditions of a host
+    /// `where`), not a count of tiles, and is not looked at.
+    pub fn inexact_count(&self, vars: &[i64]) -> std::result::Result<Option<Inexact<'_>>, EvalError> {
+        self.inexact(vars, false)
+    }
+
+    fn inexact(&self, vars: &[i64], extrema: bool) -> std::result::Result<Option<Inexact<'_>>, EvalError> {
+        fn either<'e>(
+            a: &'e Expr,
+            b: &'e Expr,
+            vars: &[i64],
+            extrema: bool,
+        ) -> std::result::Result<Option<Inexact<'e>>, EvalError> {
+            match a.inexact(vars, extrema)? {
+                Some(hit) => Ok(Some(hit)),
+                None => b.inexact(vars, extrema),
+            }
+        }
         match self {
             Expr::Const(_) | Expr::Var(_) => Ok(None),
+            Expr::Min(_) | Expr::Max(_) if !extrema => Ok(None),
             Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => {
                 for x in xs {
-                    if let Some(hit) = x.inexact_division(vars)? {
+                    if let Some(hit) = x.inexact(vars, extrema)? {
                         return Ok(Some(hit));
                     }
                 }
@@ -152,15 +176,9 @@ impl Expr {
                         divisor: y,
                     }));
                 }
-                match a.inexact_division(vars)? {
-                    Some(hit) => Ok(Some(hit)),
-                    None => b.inexact_division(vars),
-                }
+                either(a, b, vars, extrema)
             }
-            Expr::Mod(a, b) | Expr::CeilQuot(a, b) => match a.inexact_division(vars)? {
-                Some(hit) => Ok(Some(hit)),
-                None => b.inexact_division(vars),
-            },
+            Expr::Mod(a, b) | Expr::CeilQuot(a, b) => either(a, b, vars, extrema),
         }
     }
 
@@ -538,5 +556,17 @@ mod tests {
         let nested = parse("(ceilquot (ceildiv $0 16) 4)");
         assert_eq!(nested.inexact_division(&[1000]).unwrap().map(|h| h.divisor), Some(16));
         assert_eq!(nested.to_string(), "(ceilquot (ceildiv $0 16) 4)");
+    }
+
+    #[test]
+    fn a_count_capped_by_min_is_not_a_partial_tile() {
+        // A grid of n / 256 blocks drops a remainder; capped, min(n / 256, 4) is a computation.
+        let grid = parse("(div $0 256)");
+        assert_eq!(grid.inexact_count(&[1000]).unwrap().map(|h| (h.ceil, h.divisor)), Some((false, 256)));
+        let capped = parse("(add 1 (min (div $0 256) 4))");
+        assert_eq!(capped.inexact_count(&[1000]), Ok(None));
+        assert!(capped.inexact_division(&[1000]).unwrap().is_some());
+        let product = parse("(mul (div $0 128) (div $1 128))");
+        assert_eq!(product.inexact_count(&[1024, 1000]).unwrap().map(|h| h.value), Some(1000));
     }
 }
