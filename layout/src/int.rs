@@ -595,10 +595,14 @@ impl Int {
     /// a tiling's partial tile.
     pub fn ceil_quot(&self, o: &Int) -> Result<Int> {
         let q = self.ceil_div(o)?;
+        // Only the division this call made: a folded result (`x / 1` is `x`) may itself be a
+        // tiling's count, which keeps its kind.
         Ok(match &q {
             Int::D(d) if d.coef == 1 && d.factors.len() == 1 => match &d.factors[0] {
                 Atom::Op(op) => match &**op {
-                    Op::CeilDiv(x, y) => Dyn::atom(Atom::Op(Arc::new(Op::CeilQuot(x.clone(), y.clone())))),
+                    Op::CeilDiv(x, y) if x == self && y == o => {
+                        Dyn::atom(Atom::Op(Arc::new(Op::CeilQuot(x.clone(), y.clone()))))
+                    }
                     _ => q,
                 },
                 _ => q,
@@ -968,6 +972,9 @@ mod tests {
         let padded = q.mul(&Int::S(128)).unwrap();
         assert_eq!(padded.divisibility(), 128);
         assert_eq!(padded.ceil_div(&Int::S(128)).unwrap(), q);
+        // A tiling's count divided by 1 stays the tiling's (its partial tile is still checked).
+        let tiles = x.ceil_div(&Int::S(128)).unwrap();
+        assert_eq!(tiles.ceil_quot(&Int::S(1)).unwrap(), tiles);
     }
 
     #[test]
