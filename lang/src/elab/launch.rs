@@ -442,28 +442,26 @@ impl<'f> Frame<'_, 'f> {
 
     /// Records that every run-time extent a layout operation divided by a static tile must be a
     /// multiple of it: a `ceil_div` in the result means a partial tile the kernel would overrun.
+    /// A program's own `ceil_div` (a padded extent) is a value, not a tile count, in a host
+    /// function, whose views the runtime keeps inside their tensors; in a kernel, where nothing
+    /// bounds a view made of it, it is taken for a tiling's as well.
     pub(crate) fn require_whole_tiles(&mut self, layout: &Layout, span: Span) {
-        fn walk(i: &Int, out: &mut Vec<(Int, i64)>) {
+        fn walk(i: &Int, kernel: bool, out: &mut Vec<(Int, i64)>) {
+            use cute_layout::int::Op;
             if let Int::D(d) = i {
                 for a in d.factors.iter() {
                     if let cute_layout::int::Atom::Op(op) = a {
                         match &**op {
-                            cute_layout::int::Op::CeilDiv(x, y) => {
+                            Op::CeilDiv(x, y) | Op::CeilQuot(x, y) if kernel || matches!(&**op, Op::CeilDiv(..)) => {
                                 if let Some(b) = y.as_static() {
                                     out.push((x.clone(), b));
                                 }
-                                walk(x, out);
+                                walk(x, kernel, out);
                             }
-                            // A program's own `ceil_div` (a padded extent) is a value, not a
-                            // tile count: only its operands may hold a tiling.
-                            cute_layout::int::Op::Add(x, y)
-                            | cute_layout::int::Op::CeilQuot(x, y)
-                            | cute_layout::int::Op::Div(x, y)
-                            | cute_layout::int::Op::Mod(x, y)
-                            | cute_layout::int::Op::Min(x, y)
-                            | cute_layout::int::Op::Max(x, y) => {
-                                walk(x, out);
-                                walk(y, out);
+                            _ => {
+                                let (x, y) = op.operands();
+                                walk(x, kernel, out);
+                                walk(y, kernel, out);
                             }
                         }
                     }
@@ -472,7 +470,7 @@ impl<'f> Frame<'_, 'f> {
         }
         let mut found = Vec::new();
         for leaf in layout.shape.leaves() {
-            walk(&leaf, &mut found);
+            walk(&leaf, self.mode == Mode::Kernel, &mut found);
         }
         for (value, divisor) in found {
             let require = kir::Require {
