@@ -82,7 +82,7 @@ pub fn expr(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
 
 /// [`expr`] for a view's extent or stride, where the runtime takes a `ceildiv` that does not
 /// divide for a partial tile: a program's `ceil_div` is written `ceilquot`, which it leaves alone.
-pub fn leaf_expr(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
+fn leaf_expr(i: &Int, vars: &HashMap<ValueId, usize>) -> Option<Expr> {
     int_expr(i, vars, true)
 }
 

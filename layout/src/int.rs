@@ -597,18 +597,8 @@ impl Int {
         let q = self.ceil_div(o)?;
         // Only the division this call made: a folded result (`x / 1` is `x`) may itself be a
         // tiling's count, which keeps its kind.
-        Ok(match &q {
-            Int::D(d) if d.coef == 1 && d.factors.len() == 1 => match &d.factors[0] {
-                Atom::Op(op) => match &**op {
-                    Op::CeilDiv(x, y) if x == self && y == o => {
-                        Dyn::atom(Atom::Op(Arc::new(Op::CeilQuot(x.clone(), y.clone()))))
-                    }
-                    _ => q,
-                },
-                _ => q,
-            },
-            _ => q,
-        })
+        let made = Dyn::atom(Atom::Op(Arc::new(Op::CeilDiv(self.clone(), o.clone()))));
+        Ok(if q == made { Dyn::atom(Atom::Op(Arc::new(Op::CeilQuot(self.clone(), o.clone())))) } else { q })
     }
 
     /// floor(a / b).

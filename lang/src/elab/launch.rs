@@ -451,18 +451,20 @@ impl<'f> Frame<'_, 'f> {
             if let Int::D(d) = i {
                 for a in d.factors.iter() {
                     if let cute_layout::int::Atom::Op(op) = a {
-                        match &**op {
-                            Op::CeilDiv(x, y) | Op::CeilQuot(x, y) if kernel || matches!(&**op, Op::CeilDiv(..)) => {
-                                if let Some(b) = y.as_static() {
-                                    out.push((x.clone(), b));
-                                }
-                                walk(x, kernel, out);
+                        let tile_count = match &**op {
+                            Op::CeilDiv(..) => true,
+                            Op::CeilQuot(..) => kernel,
+                            _ => false,
+                        };
+                        let (x, y) = op.operands();
+                        if tile_count {
+                            if let Some(b) = y.as_static() {
+                                out.push((x.clone(), b));
                             }
-                            _ => {
-                                let (x, y) = op.operands();
-                                walk(x, kernel, out);
-                                walk(y, kernel, out);
-                            }
+                            walk(x, kernel, out);
+                        } else {
+                            walk(x, kernel, out);
+                            walk(y, kernel, out);
                         }
                     }
                 }
