@@ -727,7 +727,7 @@ pub(crate) fn wgmma_tile(op: Op, i: usize) -> Result<(cute_dialect::TensorTypeIn
 /// `cute.wgmma`: a wgmma atom; A and B one atom's tiles in shared memory, of its element types,
 /// each a canonical K- or MN-major GMMA layout (the descriptor's LBO/SBO are read off it); C and D one
 /// thread's accumulator values. With an RS atom, A is instead one thread's A fragment, a vector of
-/// the atom's 8 16-bit values (four 32-bit registers).
+/// the atom's 8 16-bit or 16 FP8 values (four 32-bit registers).
 fn verify_wgmma(op: Op) -> Result<(), Reported> {
     let name = ir::string_attr(op, "atom")
         .ok_or_else(|| fail(op, "`cute.wgmma` needs an `atom` attribute naming the MMA atom"))?;
@@ -736,7 +736,8 @@ fn verify_wgmma(op: Op) -> Result<(), Reported> {
         .ok_or_else(|| fail(op, &format!("\"{name}\" is not a wgmma atom (SM90_64xNx16_..._SS or _RS)")))?;
     let a_printed = ir::type_to_string(ir::value_type(ir::operand(op, 0)));
     if !atom.reads_smem(cute_layout::MmaOperand::A) {
-        let want = format!("vector<{}x{}>", atom.values(cute_layout::MmaOperand::A), atom.a);
+        let elem = cute_abi::DType::from_name(atom.a).map_or(atom.a, |d| d.mlir_name());
+        let want = format!("vector<{}x{elem}>", atom.values(cute_layout::MmaOperand::A));
         if a_printed != want {
             return Err(fail(
                 op,

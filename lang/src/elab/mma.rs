@@ -139,9 +139,10 @@ pub fn make_mma_atom(args: &[Arg], span: Span) -> R<Value> {
     }
     if let Some((true, src_span)) = a_src {
         // Only wgmma has an A-from-registers variant (mma.sync reads every operand from registers).
-        let rs = MmaAtom::find_rs(ab.name(), acc.name(), shape).map_err(|e| {
-            Diagnostic::error(e.reason.clone(), src_span, "not a wgmma atom")
-                .with_help("`a_src: \"rmem\"` is for wgmma shapes (64, N, 16); leave it out for mma.sync")
+        let rs = MmaAtom::find_rs_mixed(ab.name(), b_name, acc.name(), shape).map_err(|e| {
+            Diagnostic::error(e.reason.clone(), src_span, "not a wgmma atom").with_help(
+                "`a_src: \"rmem\"` is for wgmma shapes (64, N, 16) (64, N, 32 for FP8); leave it out for mma.sync",
+            )
         })?;
         return Ok(Value::MmaAtom(rs));
     }

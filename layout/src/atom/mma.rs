@@ -99,6 +99,11 @@ const B_8X8_TF32: &str = "((4,8),2):((8,1),32)";
 /// CuTe's `SM90::GMMA::ALayout_64x16`: A of a wgmma RS atom (16-bit types), 8 values per thread.
 const A_64X16_RS: &str = "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))";
 
+/// CuTe's `SM90::GMMA::ALayout_64x32`: A of an FP8 wgmma RS atom, 16 values per thread. The same
+/// bytes as the 16-bit layout's: each 32-bit register holds four consecutive K values where the
+/// 16-bit one holds two.
+const A_64X32_RS: &str = "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))";
+
 const ATOMS: &[MmaAtom] = &[
     MmaAtom {
         name: "SM80_16x8x16_F32F16F16F32_TN",
@@ -202,19 +207,19 @@ impl MmaAtom {
     /// a_src=OperandSource.RMEM)`, C++'s `SM90_64xNx16_..._RS`) for the same inputs, accumulator and
     /// shape as [`MmaAtom::find`]'s SS atom: only wgmma shapes have one.
     pub fn find_rs(ab: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
-        let ss = MmaAtom::find(ab, acc, shape)?;
+        MmaAtom::find_rs_mixed(ab, ab, acc, shape)
+    }
+
+    /// [`MmaAtom::find_rs`] with different A and B input types (the FP8 pairs).
+    pub fn find_rs_mixed(ab: &str, b_ty: &str, acc: &str, shape: [i64; 3]) -> Result<&'static MmaAtom> {
+        let ss = MmaAtom::find_mixed(ab, b_ty, acc, shape)?;
         if !ss.is_wgmma() {
             return Err(Error::new("make_mma_atom", format!("A from registers is a wgmma option; ({},{},{}) is an mma.sync atom ({}), which reads A from registers always", shape[0], shape[1], shape[2], ss.name)));
         }
         wgmma_atoms()
             .iter()
-            .find(|a| a.kind == MmaKind::WarpgroupRS && a.a == ab && a.c == acc && a.shape_mnk == shape)
-            .ok_or_else(|| {
-                Error::new(
-                    "make_mma_atom",
-                    format!("no RS atom for {}: A from registers is for 16-bit inputs (f16, bf16) here", ss.name),
-                )
-            })
+            .find(|a| a.kind == MmaKind::WarpgroupRS && a.a == ab && a.b == b_ty && a.c == acc && a.shape_mnk == shape)
+            .ok_or_else(|| Error::new("make_mma_atom", format!("no RS atom for {}", ss.name)))
     }
 
     /// The SM80 `mma.sync` atoms (the wgmma atoms are many: [`MmaAtom::find`] them).
@@ -336,14 +341,14 @@ fn wgmma_atoms() -> &'static [MmaAtom] {
         let mut out = Vec::new();
         for (kind, src) in [(MmaKind::WarpgroupSS, "SS"), (MmaKind::WarpgroupRS, "RS")] {
             for t in &WGMMA_TYPES {
-                // FP8 A register fragments are not modelled (their fences and loads are 16-bit).
-                if kind == MmaKind::WarpgroupRS && t.k != 16 {
-                    continue;
-                }
                 let k = t.k;
                 for n in (8..=256).step_by(8) {
                     let a_tv = if kind == MmaKind::WarpgroupRS {
-                        A_64X16_RS
+                        if k == 16 {
+                            A_64X16_RS
+                        } else {
+                            A_64X32_RS
+                        }
                     } else {
                         leak(format!("(128,(64,{k})):(0,(1,64))"))
                     };
@@ -995,8 +1000,25 @@ mod tests {
         assert!(e.contains("bf16 inputs take K = 16"), "{e}");
         let e = MmaAtom::find("f8e4m3", "bf16", [64, 256, 32]).unwrap_err().to_string();
         assert!(e.contains("the K = 32 wgmma atoms take f8e4m3xf8e4m3->f32"), "{e}");
-        let e = MmaAtom::find_rs("f8e4m3", "f32", [64, 256, 32]).unwrap_err().to_string();
-        assert!(e.contains("A from registers is for 16-bit inputs"), "{e}");
+        // FP8 RS: A's 64x32 bytes in the 16-bit atom's places, four K values a register.
+        let rs = MmaAtom::find_rs_mixed("f8e4m3", "f8e5m2", "f32", [64, 256, 32]).unwrap();
+        assert_eq!(rs.name, "SM90_64x256x32_F32E4M3E5M2_RS");
+        assert_eq!(rs.values(MmaOperand::A), 16);
+        let tv = rs.layout_tv(MmaOperand::A);
+        let tv16_layout = MmaAtom::find_rs("bf16", "f32", [64, 256, 16]).unwrap().layout_tv(MmaOperand::A);
+        let tv16 = |t: i64, v: i64| tv16_layout.call(t + 128 * v).unwrap().as_static().unwrap();
+        let mut seen = vec![false; 64 * 32];
+        for t in 0..128 {
+            for v in 0..16 {
+                let at = tv.call(t + 128 * v).unwrap().as_static().unwrap() as usize;
+                assert!(!seen[at], "thread {t} value {v} repeats {at}");
+                seen[at] = true;
+                let (m, k) = ((at % 64) as i64, (at / 64) as i64);
+                let (m16, k16) = (tv16(t, v / 2) % 64, tv16(t, v / 2) / 64);
+                assert_eq!((m, k / 2), (m16, k16), "byte of thread {t} value {v} is not the 16-bit atom's");
+            }
+        }
+        assert!(seen.iter().all(|s| *s));
         let tm = TiledMma::new(atom, [2, 1, 1], None).unwrap();
         assert_eq!(tm.tile, [128, 256, 32]);
         let sa = Layout::from_str("(128,128):(128,1)").unwrap();

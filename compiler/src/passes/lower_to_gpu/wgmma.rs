@@ -89,13 +89,28 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     let (ptr, n, elem) = root;
     let n = *n as usize;
     let f32_regs = elem == "f32";
-    if !(f32_regs || n.is_multiple_of(2)) {
+    // Elements a 32-bit register holds: an f32, a pair of 16-bit elements (element 2i in the low
+    // half), or four FP8 values (an FP8 RS atom's A fragment).
+    let per_reg = if f32_regs {
+        1
+    } else if elem.starts_with("f8") || elem == "i8" {
+        4
+    } else {
+        2
+    };
+    if !n.is_multiple_of(per_reg) {
         return;
     }
-    let nr = if f32_regs { n } else { n / 2 };
-    // A register's memory: an f32, or a pair of 16-bit elements (element 2i in the low half).
-    let chunk_ty = if f32_regs { "f32".to_string() } else { format!("vector<2x{elem}>") };
-    let align = b.attr(if f32_regs { "4 : i64" } else { "2 : i64" });
+    let nr = n / per_reg;
+    // Loaded as the register itself where LLVM has the type (f32, 16-bit pairs); FP8 quadruples as
+    // an i32 word (LLVM has no FP8 type).
+    let as_is = f32_regs || per_reg == 4;
+    let chunk_ty = match per_reg {
+        1 => "f32".to_string(),
+        4 => "i32".to_string(),
+        _ => format!("vector<{per_reg}x{elem}>"),
+    };
+    let align = b.attr(&format!("{} : i64", 4 / per_reg));
     let slots: Vec<Val> = (0..nr).map(|i| byte_gep(b, *ptr, 4 * i as i64)).collect();
     let regs: Vec<Val> = slots
         .iter()
@@ -109,7 +124,7 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
                 ),
                 0,
             );
-            if f32_regs {
+            if as_is {
                 v
             } else {
                 registers32(b, v, 1, false)[0]
@@ -125,7 +140,7 @@ fn register_fence(b: &Builder, root: &(Val, i64, String)) {
     let Some(result) = asm.build(b, "") else { return };
     for (i, slot) in slots.iter().enumerate() {
         let r = ptx_asm::output(b, result, i, reg_ty);
-        let v = if f32_regs {
+        let v = if as_is {
             r
         } else {
             let one = ir::result(b.create("vector.from_elements", &[r], &[b.ty("vector<1xi32>")], &[]), 0);
@@ -231,7 +246,9 @@ fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), R
                     &format!("{NAME}: {} reads A from shared memory, but A is a register vector", atom.name),
                 ));
             }
-            let na = atom.values(cute_layout::MmaOperand::A) as usize / 2;
+            // 16-bit pairs or FP8 quadruples a register: 32 bits of K either way.
+            let per_reg = if atom.transposable() { 2 } else { 4 };
+            let na = atom.values(cute_layout::MmaOperand::A) as usize / per_reg;
             registers32(b, ir::operand(op, 0), na, false)
         }
     };
@@ -262,6 +279,9 @@ fn wgmma(b: &Builder, op: Op, a: Option<&Lowered>, bt: &Lowered) -> Result<(), R
         (operand_list(a_at), "1, 1".to_string())
     } else if a.is_some() {
         (operand_list(a_at), format!("1, 1, {}, {}", trans_a.trans(), trans_b.trans()))
+    } else if !atom.transposable() {
+        // FP8 with A in registers: no imm-trans-b either.
+        (format!("{{{}}}", operand_list(a_at)), "1, 1".to_string())
     } else {
         (format!("{{{}}}", operand_list(a_at)), format!("1, 1, {}", trans_b.trans()))
     };
