@@ -102,14 +102,7 @@ pub fn manifest_text(module: &Module, arch: &str, fast_divisors: &[Vec<String>],
 
 /// Whether a launch passes a view whose extents hold a program's `ceil_div` (`ceilquot`).
 fn has_ceil_quot(m: &Manifest) -> bool {
-    fn quot(e: &Expr) -> bool {
-        match e {
-            Expr::Const(_) | Expr::Var(_) => false,
-            Expr::CeilQuot(..) => true,
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().any(quot),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) => quot(a) || quot(b),
-        }
-    }
+    let quot = |e: &Expr| e.find_map(&|x| matches!(x, Expr::CeilQuot(..)).then_some(())).is_some();
     m.hosts.iter().flat_map(|h| &h.launches).flat_map(|l| &l.args).any(|a| match a {
         AbiPlanArg::Tensor { dyn_leaves, .. } => dyn_leaves.iter().any(quot),
         AbiPlanArg::Scalar { .. } => false,

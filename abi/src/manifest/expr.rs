@@ -182,39 +182,40 @@ impl Expr {
         }
     }
 
+    /// The operands of an operation, left to right; none for a constant or a `$k`.
+    pub fn operands(&self) -> impl Iterator<Item = &Expr> {
+        let (list, pair): (&[Expr], Option<[&Expr; 2]>) = match self {
+            Expr::Const(_) | Expr::Var(_) => (&[], None),
+            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => (xs, None),
+            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => (&[], Some([a, b])),
+        };
+        list.iter().chain(pair.into_iter().flatten())
+    }
+
+    /// The first value `f` gives a subexpression of this one (itself included), in pre-order, left
+    /// to right.
+    pub fn find_map<T>(&self, f: &impl Fn(&Expr) -> Option<T>) -> Option<T> {
+        f(self).or_else(|| self.operands().find_map(|x| x.find_map(f)))
+    }
+
     /// Whether some `$k` referenced satisfies `f`.
     pub fn any_var(&self, f: &impl Fn(usize) -> bool) -> bool {
-        match self {
-            Expr::Const(_) => false,
-            Expr::Var(k) => f(*k),
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().any(|x| x.any_var(f)),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
-                a.any_var(f) || b.any_var(f)
-            }
-        }
+        self.find_var(f).is_some()
     }
 
     /// The first `$k` referenced (left to right) that satisfies `f`.
     pub fn find_var(&self, f: &impl Fn(usize) -> bool) -> Option<usize> {
-        match self {
-            Expr::Const(_) => None,
-            Expr::Var(k) => f(*k).then_some(*k),
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().find_map(|x| x.find_var(f)),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
-                a.find_var(f).or_else(|| b.find_var(f))
-            }
-        }
+        self.find_map(&|e| match e {
+            Expr::Var(k) if f(*k) => Some(*k),
+            _ => None,
+        })
     }
 
     /// The largest `$k` referenced, if any.
     pub fn max_var(&self) -> Option<usize> {
         match self {
-            Expr::Const(_) => None,
             Expr::Var(k) => Some(*k),
-            Expr::Mul(xs) | Expr::Add(xs) | Expr::Min(xs) | Expr::Max(xs) => xs.iter().filter_map(Expr::max_var).max(),
-            Expr::Div(a, b) | Expr::Mod(a, b) | Expr::CeilDiv(a, b) | Expr::CeilQuot(a, b) => {
-                a.max_var().max(b.max_var())
-            }
+            _ => self.operands().filter_map(Expr::max_var).max(),
         }
     }
 }
@@ -541,6 +542,22 @@ mod tests {
     fn parse(text: &str) -> Expr {
         let mut pos = 0;
         parse_expr(text.as_bytes(), &mut pos, 0).unwrap()
+    }
+
+    #[test]
+    fn walks_visit_every_operand_left_to_right() {
+        let e = parse("(add (mul $2 (ceilquot $0 128)) (min $5 (mod $1 7)))");
+        assert_eq!(e.max_var(), Some(5));
+        assert_eq!(e.find_var(&|k| k != 2), Some(0));
+        assert!(e.any_var(&|k| k == 1));
+        assert!(!e.any_var(&|k| k == 3));
+        let quot = e.find_map(&|x| match x {
+            Expr::CeilQuot(_, b) => Some(b.to_string()),
+            _ => None,
+        });
+        assert_eq!(quot.as_deref(), Some("128"));
+        assert_eq!(parse("7").max_var(), None);
+        assert_eq!(e.operands().count(), 2);
     }
 
     #[test]
