@@ -1204,8 +1204,8 @@ def test_gemm_sm90_fp8_persistent_plan(cubin):
     default; gemm_sm90_fp8_persistent.cute), and their *_fast_accum twins (wgmma's accumulator
     only; gemm_sm90_fp8_persistent_fast.cute): one launch each, a grid of min(tiles, 132) blocks of
     384 threads, 128x256 tiles (the promotion's temporary covers half the tile), a ring of 48 KiB
-    stages (128 bytes of K), three beside a 64 KiB bf16/f16 staging tile, two beside a 128 KiB f32
-    one. One instance per type triple (row-wise: e4m3 x e4m3 x bf16/f16) in each file, and the same
+    stages (128 bytes of K), three beside a 64 KiB staging tile (bf16/f16, or an f32 C's column
+    half: it stages the tile in two halves). One instance per type triple (row-wise: e4m3 x e4m3 x bf16/f16) in each file, and the same
     refusals as the non-persistent file (K a multiple of 16, C's N of 8 (4 for f32), C M x N, the
     scales' lengths)."""
     files = {
@@ -1214,7 +1214,7 @@ def test_gemm_sm90_fp8_persistent_plan(cubin):
     }
     plain = cutec.manifest(cubin("gemm_sm90_fp8")).hosts
     fp8 = ("f8e4m3", "f8e5m2")
-    smem = {"bf16": 3 * 49152 + 65536 + 1024, "f16": 3 * 49152 + 65536 + 1024, "f32": 2 * 49152 + 131072 + 1024}
+    smem = {tc: 3 * 49152 + 65536 + 1024 for tc in ("bf16", "f16", "f32")}
     # (M, N, K), its 128x256 tiles
     cases = [((4096, 4096, 4096), 512), ((2048, 4096, 512), 256), ((2000, 4104, 272), 272), ((1000, 1000, 1024), 32)]
     one = view(3, (1,), "f32")
