@@ -132,11 +132,20 @@ pub(super) fn make_copy_atom(_f: &mut Frame, name: &str, args: Vec<Arg>, span: S
     // cp.async moves 4, 8 or 16 bytes (.ca) or exactly 16 bytes (.cg), as the PTX ISA says.
     let allowed = op.bits();
     if op.lane_elements().is_some() && elem.size_bytes() != 2 {
-        return Err(Diagnostic::error(
+        let e = Diagnostic::error(
             format!("{} moves 16-bit elements, not {}", op.name(), elem.name()),
             span,
             "not a 16-bit type",
-        ));
+        );
+        // An FP8 RS wgmma's A fragment is four K values a register: each thread loads its own.
+        return Err(if elem.size_bytes() == 1 {
+            e.with_help(format!(
+                "move 8-bit register fragments (an FP8 RS wgmma's A, four K values a register) with the universal copy: `make_copy_atom({}, bits: 32)`",
+                elem.name()
+            ))
+        } else {
+            e
+        });
     }
     if !allowed.is_empty() && !allowed.contains(&bits) {
         let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
