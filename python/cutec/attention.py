@@ -10,6 +10,9 @@
                                                   cutec.load("flash_attention_varlen_bwd_sm90.cubin"))
     o = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal=True)
 
+    dec = cutec.load("flash_attention_decode_sm90.cubin")
+    o, lse = cutec.attention.decode(dec, q, k_cache, v_cache, cache_seqlens)   # split-KV decoding
+
 The forward and backward are the samples' host functions (`flash_attn_fwd`, `flash_attn_bwd`, their
 `_window` and `_varlen` forms; docs/tutorial.md §18), called on torch's current stream and checked
 like every host call (a refused call raises `cutec.Refused`). The forward saves Q, K, V, O and the
@@ -148,3 +151,65 @@ class FlashAttentionVarlen:
         hosts = (fwd, lambda: _backward_host(self.backward, bwd_name))
         lengths = (int(max_seqlen_q), int(max_seqlen_k))
         return _function("varlen").apply(q, k, v, cu_seqlens_q, cu_seqlens_k, *lengths, hosts, scale, mask)
+
+
+# samples/flash_attention_decode_sm90.cute's constants: the SMs its splits fill, its query tile's rows.
+_SMS = 132
+_DECODE_ROWS = 64
+
+
+def decode_tiles(batch, seqlen_q, heads, kv_heads):
+    """The query tiles of a `flash_attn_decode` call (its `tile_counters` needs one entry each): the
+    query heads of a K/V head share its 64-row tiles (GQA packing)."""
+    return batch * kv_heads * -(-(heads // kv_heads * seqlen_q) // _DECODE_ROWS)
+
+
+def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=None):
+    """The splits `flash_attn_decode` takes for these extents given a workspace of `most` splits
+    (the sample's `decode_splits`): enough blocks to fill the SMs once, at most one a K tile, and
+    no split without tiles."""
+    tiles = decode_tiles(batch, seqlen_q, heads, kv_heads)
+    k_tiles = -(-seqlen_k // (128 if head_dim <= 128 else 80))
+    want = min(max(_SMS // tiles, 1), k_tiles, most or k_tiles)
+    return -(-k_tiles // -(-k_tiles // want))
+
+
+def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=None):
+    """Attention of few queries over a long K/V cache (a decode step): q (B, Sq, H, D), k, v
+    (B, Sk, Hkv, D), head_dim contiguous; batch b's queries see its first cache_seqlens[b] keys
+    (an int32 tensor of B on the GPU; None: all Sk), no other masking. `module` is
+    samples/flash_attention_decode_sm90.cute's. Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
+    f32 workspaces of the split K/V are sized by `decode_splits` (at most `max_splits`) and
+    allocated here; its tile counters are kept zeroed per (device, stream) (each call leaves them
+    at zero). No autograd."""
+    import torch
+
+    if cache_seqlens is None:
+        cache_seqlens = torch.full((q.shape[0],), k.shape[1], device=q.device, dtype=torch.int32)
+
+    q, k, v = (_contiguous_head_dim(t) for t in (q, k, v))
+    b, sq, h, d = q.shape
+    splits = decode_splits(b, sq, h, k.shape[2], d, k.shape[1], max_splits)
+    o = torch.empty_like(q)
+    lse = torch.empty(b, h, sq, device=q.device, dtype=torch.float32)
+    o_accum = torch.empty(splits, b, sq, h, d, device=q.device, dtype=torch.float32)
+    lse_accum = torch.empty(splits, b, h, sq, device=q.device, dtype=torch.float32)
+    scale = float(softmax_scale) if softmax_scale is not None else d**-0.5
+    counters = _tile_counters(torch, q.device, decode_tiles(b, sq, h, k.shape[2]))
+    module.host("flash_attn_decode")(q, k, v, o, lse, o_accum, lse_accum, cache_seqlens, counters, scale)
+    return o, lse
+
+
+_counters = {}  # (device, stream) -> int32 zeros, grown as calls need
+
+
+def _tile_counters(torch, device, n):
+    """Zeroed tile counters for a decode call on the current stream: the kernel sets each back to 0,
+    so one buffer serves every call on a stream (calls on different streams may overlap: each
+    stream has its own)."""
+    key = (str(device), torch.cuda.current_stream(device).cuda_stream)
+    have = _counters.get(key)
+    if have is None or have.numel() < n:
+        have = torch.zeros(max(n, 1024), device=device, dtype=torch.int32)
+        _counters[key] = have
+    return have

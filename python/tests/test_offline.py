@@ -1023,6 +1023,57 @@ def test_flash_attention_varlen_bwd_plan(cubin):
     refusal(lambda: bwd(*args(5000, 3000, 8, 2, 64, 7), 1000, 0, 0.125, 1))  # max_seqlen_k 0
 
 
+# ---- samples/flash_attention_decode_sm90.cute: split K/V for decoding ------------------------------
+
+
+def test_flash_attention_decode_plan(cubin):
+    """The split kernel's grid is (query tiles x splits) with one consumer warpgroup (256 threads),
+    the splits those cutec.attention.decode_splits predicts (the SMs filled once, at most one a K
+    tile and the workspace's first extent, none empty); the query heads of a K/V head packed into
+    its 64-row tiles (heads / kv_heads x seqlen_q rows); one launch a call (more than one split is
+    merged by each tile's last split); bad workspaces and too few tile counters are refused before
+    any launch."""
+    import cutec.attention
+
+    m = cutec.manifest(cubin("flash_attention_decode_sm90"))
+    dec = m.host("flash_attn_decode").check
+
+    def args(b, sq, sk, h, hkv, d, most, acc=None):
+        q, o = view(0, (b, sq, h, d), "bf16"), view(3, (b, sq, h, d), "bf16")
+        k, v = view(1, (b, sk, hkv, d), "bf16"), view(2, (b, sk, hkv, d), "bf16")
+        o_acc = view(5, acc or (most, b, sq, h, d), "f32")
+        lse_acc = view(6, (most, b, h, sq), "f32")
+        counters = view(8, (cutec.attention.decode_tiles(b, sq, h, hkv),), "i32")
+        return q, k, v, o, view(4, (b, h, sq), "f32"), o_acc, lse_acc, view(7, (b,), "i32"), counters, 0.125
+
+    kernels = set()
+    for b, sq, sk, h, hkv, d, most, tiles in (
+        (1, 1, 8192, 32, 8, 128, 64, 8),  # packed: 8 K/V heads' tiles of 4 rows
+        (4, 1, 30000, 64, 8, 64, 64, 32),
+        (1, 1, 100000, 16, 1, 256, 300, 1),  # MQA: one tile of 16 rows, 132 splits
+        (2, 3, 1000, 8, 2, 128, 64, 4),  # three queries of 4 heads: 12 rows a K/V head
+        (1, 40, 1000, 8, 2, 128, 64, 6),  # 160 rows a K/V head: three tiles
+        (64, 1, 4096, 32, 8, 128, 64, 512),  # enough tiles: one split
+        (1, 1, 8192, 32, 8, 128, 5, 8),  # the workspace bounds the splits
+        (1, 1, 700, 32, 32, 128, 64, 32),  # few K tiles bound them (MHA: a row a tile)
+    ):
+        splits = cutec.attention.decode_splits(b, sq, h, hkv, d, sk, most)
+        (launch,) = dec(*args(b, sq, sk, h, hkv, d, most))
+        assert launch["grid"] == (tiles * splits, 1, 1) and launch["block"] == (256, 1, 1), launch
+        assert tiles == cutec.attention.decode_tiles(b, sq, h, hkv)
+        kernels.add(launch["kernel"])
+        k_tiles = -(-sk // (128 if d <= 128 else 80))
+        assert 1 <= splits <= min(most, k_tiles) and (splits - 1) * -(-k_tiles // splits) < k_tiles
+    assert cutec.attention.decode_splits(1, 1, 32, 8, 128, 8192) == 16
+    assert len(kernels) == 3  # the split kernel at head dims 64, 128, 256 (bf16)
+    refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 4, acc=(4, 1, 1, 8, 64))))  # O_accum's head_dim
+    refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 0)))  # no split
+    refusal(lambda: dec(*args(1, 1, 512, 6, 4, 128, 4)))  # 6 query heads over 4 K/V heads
+    a = list(args(2, 1, 512, 8, 2, 128, 4))
+    a[8] = view(8, (3,), "i32")  # 4 query tiles
+    refusal(lambda: dec(*a))
+
+
 # ---- samples/gemm_sm90_persistent.cute: the tile each call gets ------------------------------------
 
 

@@ -1,0 +1,140 @@
+"""samples/flash_attention_decode_sm90.cute (issue 34): split-K/V attention for decoding (few queries
+over a long K/V cache, the query heads of a K/V head packed into its query tiles), O and LSE against the
+reference of test_gpu_flash_attention.py (SDPA and logsumexp in float32, float64 where small) with
+its tolerances, without masking. The splits are the host function's choice for the workspace it is
+given (`cutec.attention.decode_splits`): one split writes O and LSE itself, more are merged by each
+tile's last split, so the tests give workspaces of one to many splits. Outputs and workspaces are
+poisoned with NaN before the call: an element left unwritten, or a partial the merge reads that no
+split wrote, fails; the tile counters must be back at zero after every call. Needs an sm_90 GPU and
+torch (skipped otherwise)."""
+
+import math
+
+import pytest
+
+import cutec
+import cutec.attention
+from test_gpu_flash_attention import inputs, require_hopper
+from test_gpu_flash_attention import check as check_attention
+
+# (seqlen_q, seqlen_k): one query over keys from one to 16k, a few queries (speculative decoding),
+# tails of the 128- and 80-key tiles; 17 and 40 queries of 8 heads fill more than one 64-row tile.
+SEQLENS = [(1, 1), (1, 17), (1, 128), (1, 1000), (1, 4096), (1, 16384), (2, 1000), (5, 4097), (17, 300), (40, 1000)]
+
+
+@pytest.fixture(scope="module")
+def decode(gpu, cubin):
+    require_hopper(gpu)
+    return cutec.load(cubin("flash_attention_decode_sm90"))
+
+
+def run(torch, module, q, k, v, scale, splits, lengths=None):
+    """The host call with a workspace of `splits` splits and cache_seqlens `lengths` (default: every
+    key), outputs and workspaces NaN."""
+    b, sq, h, d = q.shape
+    lengths = lengths if lengths is not None else [k.shape[1]] * b
+    cache_seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
+    counters = torch.zeros(cutec.attention.decode_tiles(b, sq, h, k.shape[2]), device="cuda", dtype=torch.int32)
+    nan = float("nan")
+    o = torch.full_like(q, nan)
+    lse = torch.full((b, h, sq), nan, device="cuda", dtype=torch.float32)
+    o_acc = torch.full((splits, b, sq, h, d), nan, device="cuda", dtype=torch.float32)
+    lse_acc = torch.full((splits, b, h, sq), nan, device="cuda", dtype=torch.float32)
+    module.host("flash_attn_decode")(q, k, v, o, lse, o_acc, lse_acc, cache_seqlens, counters, scale)
+    torch.cuda.synchronize()
+    assert int(counters.abs().sum()) == 0, "the tile counters are not back at zero"
+    return o, lse
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 4, 8], ids=["mha", "gqa4", "gqa8"])
+@pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_decode(gpu, decode, dtype, d, gqa, seqlens):
+    torch = gpu
+    sq, sk = seqlens
+    b, h = 2, 8
+    q, k, v = inputs(torch, getattr(torch, dtype), b, sq, sk, h, h // gqa, d)
+    scale = 1.0 / math.sqrt(d)
+    splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, sk)
+    o, lse = run(torch, decode, q, k, v, scale, splits)
+    check_attention(torch, o, lse, q, k, v, scale, False, ("decode", dtype, d, gqa, seqlens, splits))
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("most", [1, 2, 3, 7, 200])
+def test_workspace_bounds_splits(gpu, decode, d, most):
+    """A workspace of `most` splits: one (no combine), uneven shares (3 and 7 splits of 8-13 K tiles),
+    more than the heuristic wants (200: the kernel takes its own count, the rest unread)."""
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 1, 1, 1000, 16, 2, d)
+    o, lse = run(torch, decode, q, k, v, 0.1, most)
+    check_attention(torch, o, lse, q, k, v, 0.1, False, ("splits", d, most))
+
+
+# Caches of 8192 keys, each batch's own length: none, one, tails, a split's share and less, all,
+# and out-of-range lengths (clamped: -5 none, 10**6 all).
+CACHE_LENGTHS = [0, 1, 17, 200, 1000, 4097, 8191, 8192, -5, 10**6]
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 8], ids=["mha", "gqa8"])
+@pytest.mark.parametrize("sq", [1, 3])
+def test_cache_seqlens(gpu, decode, d, gqa, sq):
+    """Batch b sees its first cache_seqlens[b] keys: each against the reference over those keys; a
+    batch with none gets O = 0 and LSE = -inf."""
+    torch = gpu
+    b, h, sk = len(CACHE_LENGTHS), 8, 8192
+    q, k, v = inputs(torch, torch.bfloat16, b, sq, sk, h, h // gqa, d)
+    splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, sk)
+    o, lse = run(torch, decode, q, k, v, 0.1, splits, CACHE_LENGTHS)
+    for i, n in enumerate(CACHE_LENGTHS):
+        keys = min(max(n, 0), sk)
+        case = ("cache", d, gqa, sq, n, splits)
+        if keys == 0:
+            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), case
+            continue
+        sl = slice(i, i + 1)
+        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], 0.1, False, case)
+
+
+def test_python_api_on_bhsd_views(gpu, decode):
+    """cutec.attention.decode on (B, H, S, D) tensors passed as their transposes, a batch of 3."""
+    torch = gpu
+    qb = torch.randn(3, 32, 1, 128, device="cuda").to(torch.bfloat16)
+    kb = torch.randn(3, 8, 5000, 128, device="cuda").to(torch.bfloat16)
+    vb = torch.randn(3, 8, 5000, 128, device="cuda").to(torch.bfloat16)
+    q, k, v = (t.transpose(1, 2) for t in (qb, kb, vb))
+    o, lse = cutec.attention.decode(decode, q, k, v)
+    torch.cuda.synchronize()
+    check_attention(torch, o, lse, q, k, v, 128**-0.5, False, "api")
+    lengths = torch.tensor([5000, 100, 3333], device="cuda", dtype=torch.int32)
+    o, lse = cutec.attention.decode(decode, q, k, v, cache_seqlens=lengths, max_splits=4)
+    torch.cuda.synchronize()
+    for i, n in enumerate(lengths.tolist()):
+        sl = slice(i, i + 1)
+        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 128**-0.5, False, ("api", n))
+
+
+def test_refuses_bad_workspaces(gpu, decode):
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 2, 1, 512, 8, 2, 128)
+    o = torch.empty_like(q)
+    lse = torch.empty(2, 8, 1, device="cuda")
+    host = decode.host("flash_attn_decode")
+    lengths = torch.full((2,), 512, device="cuda", dtype=torch.int32)
+    counters = torch.zeros(4, device="cuda", dtype=torch.int32)  # 2 batches x 2 K/V heads: 4 tiles
+    ok = (4, 2, 1, 8, 128), (4, 2, 8, 1), 2, 4
+    host.check(
+        q, k, v, o, lse, torch.empty(ok[0], device="cuda"), torch.empty(ok[1], device="cuda"), lengths, counters, 0.125
+    )
+    for o_acc, lse_acc, n, c in (
+        ((4, 2, 1, 8, 64), (4, 2, 8, 1), 2, 4),  # head_dim
+        ((4, 2, 1, 8, 128), (3, 2, 8, 1), 2, 4),  # splits differ
+        ((0, 2, 1, 8, 128), (0, 2, 8, 1), 2, 4),  # no split
+        ((4, 2, 1, 8, 128), (4, 2, 8, 1), 1, 4),  # one length for two sequences
+        ((4, 2, 1, 8, 128), (4, 2, 8, 1), 2, 3),  # a counter short
+    ):
+        ws = torch.empty(o_acc, device="cuda"), torch.empty(lse_acc, device="cuda")
+        with pytest.raises(cutec.Refused):
+            host.check(q, k, v, o, lse, *ws, lengths[:n], counters[:c], 0.125)
