@@ -9,7 +9,8 @@ round-robin), each checked against torch first (relative error of O).
         [--cells 1x16384,1x65536,8x8192,32x4096,64x4096] [--heads 32,8] [--dims 128] [--seqlen-q 1] [--rounds 3]
 
 A cell BxS is a batch of B sequences of S keys; --heads H,HKV the query and K/V heads (32,8: GQA 4,
-as Llama 3 8B). Decoding is memory-bound: the rate is the bytes of K and V read (and Q, O written)
+as Llama 3 8B). --page P times `flash_attn_decode_paged` instead, over a paged cache of P-key pages
+in shuffled order (the same keys). Decoding is memory-bound: the rate is the bytes of K and V read (and Q, O written)
 per second, TB/s, against the H100's ~3.35 TB/s of HBM3; the ratio is to the best torch backend.
 """
 
@@ -25,7 +26,16 @@ from attention import checked_peer, torch_backends, torch_setup  # noqa: E402
 SUMMARY = []
 
 
-def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, l2):
+def paged(torch, k, v, page):
+    """k, v (B, S, Hkv, D) as a paged cache of `page`-key pages in shuffled order, and its table."""
+    b, s, hkv, d = k.shape
+    perm = torch.randperm(b * s // page, device="cuda")
+    kp, vp = (t.reshape(b * s // page, page, hkv, d)[perm].contiguous() for t in (k, v))
+    table = torch.argsort(perm).to(torch.int32).view(b, s // page)
+    return kp, vp, table
+
+
+def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, l2, page):
     from torch.nn.attention import sdpa_kernel
 
     h, hkv = heads
@@ -36,7 +46,7 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
     for _ in range(B.n_rotations(io_bytes, l2)):
         q = torch.randn(b, sq, h, d, device="cuda", dtype=dtype)
         k, v = (torch.randn(b, s, hkv, d, device="cuda", dtype=dtype) for _ in range(2))
-        splits = cutec.attention.decode_splits(b, sq, h, hkv, d, s)
+        splits = cutec.attention.decode_splits(b, sq, h, hkv, d, s, paged=page is not None)
         ws = (
             torch.empty(splits, b, sq, h, d, device="cuda"),
             torch.empty(splits, b, h, sq, device="cuda"),
@@ -45,8 +55,13 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
         ws += (torch.zeros(cutec.attention.decode_tiles(b, sq, h, hkv), device="cuda", dtype=torch.int32),)
         o = torch.empty_like(q)
         lse = torch.empty(b, h, sq, device="cuda")
+        if page is not None:  # the paged host's arguments: the pages, and the table after cache_seqlens
+            kp, vp, table = paged(torch, k, v, page)
+            ours = (q, kp, vp, o, lse, (*ws[:3], table, ws[3]))
+        else:
+            ours = (q, k, v, o, lse, ws)
         # torch's own layout, (batch, heads, seqlen, D), as views of the same tensors.
-        sets.append((q, k, v, o, lse, ws, tuple(t.transpose(1, 2) for t in (q, k, v))))
+        sets.append((*ours, tuple(t.transpose(1, 2) for t in (q, k, v))))
     impls, outs = [], {}
     for label, host in decoders:
         impls.append((label, [lambda t=t, f=host: f(*t[:5], *t[5], scale) for t in sets]))
@@ -70,7 +85,7 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
             impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
     rates = B.round_robin_tflops(env, impls, io_bytes, rounds, min_reps=20, max_reps=200)  # TB/s
     ours = [label for label, _ in decoders] + (["fixed forward"] if fixed is not None else [])
-    name = f"B{b} S{s} H{h}/{hkv} D{d} Sq{sq}"
+    name = f"B{b} S{s} H{h}/{hkv} D{d} Sq{sq}" + (f" page{page}" if page else "")
     print(f"== {name} {str(dtype).removeprefix('torch.')}")
     best = max((statistics.median(v) for k, v in rates.items() if k not in ours), default=float("nan"))
     for label, each in rates.items():
@@ -95,19 +110,23 @@ def main():
     ap.add_argument("--seqlen-q", type=int, default=1)
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--page", type=int, help="time flash_attn_decode_paged over pages of this many keys")
     a = ap.parse_args()
+    if a.page and a.fixed:
+        ap.error("--fixed compares contiguous caches: leave it out with --page")
     import cutec
     import cutec.attention
 
     torch, env, dtype, l2 = torch_setup(a.dtype)
-    decoders = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host("flash_attn_decode")) for p in a.cubins]
+    host = "flash_attn_decode_paged" if a.page else "flash_attn_decode"
+    decoders = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host(host)) for p in a.cubins]
     fixed = cutec.load(a.fixed).host("flash_attn_fwd") if a.fixed else None
     heads = tuple(map(int, a.heads.split(",")))
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
     for d in map(int, a.dims.split(",")):
         for c in a.cells.split(","):
             b, s = map(int, c.split("x"))
-            cell(torch, cutec, decoders, fixed, env, b, s, heads, d, a.seqlen_q, dtype, a.rounds, l2)
+            cell(torch, cutec, decoders, fixed, env, b, s, heads, d, a.seqlen_q, dtype, a.rounds, l2, a.page)
     print("\n== summary: TB/s (median over the rounds); ratio = cutec / the best torch backend")
     for name, medians, ours, best in SUMMARY:
         parts = " | ".join(f"{label} {tb:.2f}" for label, tb in medians.items())

@@ -164,39 +164,48 @@ def decode_tiles(batch, seqlen_q, heads, kv_heads):
     return batch * kv_heads * -(-(heads // kv_heads * seqlen_q) // _DECODE_ROWS)
 
 
-def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=None):
-    """The splits `flash_attn_decode` takes for these extents given a workspace of `most` splits
-    (the sample's `decode_splits`): enough blocks to fill the SMs once, at most one a K tile, and
-    no split without tiles."""
+def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=None, paged=False):
+    """The splits `flash_attn_decode` (`paged`: `flash_attn_decode_paged`, whose K/V tiles are 64
+    keys; `seqlen_k` the table's max_pages x page_size) takes for these extents given a workspace of
+    `most` splits (the sample's `decode_splits`): enough blocks to fill the SMs once, at most one a
+    K tile, and no split without tiles."""
     tiles = decode_tiles(batch, seqlen_q, heads, kv_heads)
-    k_tiles = -(-seqlen_k // (128 if head_dim <= 128 else 80))
+    k_tiles = -(-seqlen_k // (64 if paged else 128 if head_dim <= 128 else 80))
     want = min(max(_SMS // tiles, 1), k_tiles, most or k_tiles)
     return -(-k_tiles // -(-k_tiles // want))
 
 
-def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=None):
+def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=None, block_table=None):
     """Attention of few queries over a long K/V cache (a decode step): q (B, Sq, H, D), k, v
     (B, Sk, Hkv, D), head_dim contiguous; batch b's queries see its first cache_seqlens[b] keys
-    (an int32 tensor of B on the GPU; None: all Sk), no other masking. `module` is
+    (an int32 tensor of B on the GPU; None: all Sk), no other masking. With `block_table` (int32
+    (B, max_pages)) k and v are a paged cache (pages, page_size, Hkv, D), page_size a multiple of
+    64, sequence b's keys j·page_size.. in page block_table[b, j]. `module` is
     samples/flash_attention_decode_sm90.cute's. Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
     f32 workspaces of the split K/V are sized by `decode_splits` (at most `max_splits`) and
     allocated here; its tile counters are kept zeroed per (device, stream) (each call leaves them
     at zero). No autograd."""
     import torch
 
+    paged = block_table is not None
+    cache_keys = block_table.shape[1] * k.shape[1] if paged else k.shape[1]
     if cache_seqlens is None:
-        cache_seqlens = torch.full((q.shape[0],), k.shape[1], device=q.device, dtype=torch.int32)
+        cache_seqlens = torch.full((q.shape[0],), cache_keys, device=q.device, dtype=torch.int32)
 
     q, k, v = (_contiguous_head_dim(t) for t in (q, k, v))
     b, sq, h, d = q.shape
-    splits = decode_splits(b, sq, h, k.shape[2], d, k.shape[1], max_splits)
+    splits = decode_splits(b, sq, h, k.shape[2], d, cache_keys, max_splits, paged)
     o = torch.empty_like(q)
     lse = torch.empty(b, h, sq, device=q.device, dtype=torch.float32)
     o_accum = torch.empty(splits, b, sq, h, d, device=q.device, dtype=torch.float32)
     lse_accum = torch.empty(splits, b, h, sq, device=q.device, dtype=torch.float32)
     scale = float(softmax_scale) if softmax_scale is not None else d**-0.5
     counters = _tile_counters(torch, q.device, decode_tiles(b, sq, h, k.shape[2]))
-    module.host("flash_attn_decode")(q, k, v, o, lse, o_accum, lse_accum, cache_seqlens, counters, scale)
+    if paged:
+        args = (cache_seqlens, block_table, counters, scale)
+        module.host("flash_attn_decode_paged")(q, k, v, o, lse, o_accum, lse_accum, *args)
+    else:
+        module.host("flash_attn_decode")(q, k, v, o, lse, o_accum, lse_accum, cache_seqlens, counters, scale)
     return o, lse
 
 

@@ -98,6 +98,62 @@ def test_cache_seqlens(gpu, decode, d, gqa, sq):
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], 0.1, False, case)
 
 
+def paged_cache(torch, k, v, page, lengths, seed):
+    """k, v (B, S, Hkv, D) as a paged cache: (pages, page, Hkv, D) with each sequence's pages at
+    shuffled places, two spare pages, and a block table (B, ceil(S / page)) whose entries past a
+    sequence's length are garbage (-1, past the cache, huge): the kernel must not read them."""
+    b, s, hkv, d = k.shape
+    per = -(-s // page)
+    n = b * per + 2
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))[: b * per].view(b, per)
+    kp = torch.zeros(n, page, hkv, d, dtype=k.dtype, device="cuda")
+    vp = torch.zeros_like(kp)
+    for i in range(b):
+        for j in range(per):
+            rows = slice(j * page, min((j + 1) * page, s))
+            kp[perm[i, j], : rows.stop - rows.start] = k[i, rows]
+            vp[perm[i, j], : rows.stop - rows.start] = v[i, rows]
+    table = perm.clone().to(torch.int32)
+    junk = [-1, n + 5, 2**30]
+    for i, length in enumerate(lengths):
+        for j in range(-(-max(min(length, s), 0) // page), per):
+            table[i, j] = junk[(i + j) % 3]
+    return kp, vp, table.cuda()
+
+
+PAGED_LENGTHS = [0, 1, 63, 64, 65, 700, 2000, 2048]
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 8], ids=["mha", "gqa8"])
+@pytest.mark.parametrize("page", [64, 128, 256])
+def test_paged(gpu, decode, d, gqa, page):
+    """flash_attn_decode_paged over a shuffled paged cache against the reference on each sequence's
+    keys, through cutec.attention.decode (its workspaces and counters)."""
+    torch = gpu
+    b, h, s = len(PAGED_LENGTHS), 8, 2048
+    q, k, v = inputs(torch, torch.bfloat16, b, 1, s, h, h // gqa, d)
+    kp, vp, table = paged_cache(torch, k, v, page, PAGED_LENGTHS, page + d + gqa)
+    lengths = torch.tensor(PAGED_LENGTHS, device="cuda", dtype=torch.int32)
+    o, lse = cutec.attention.decode(decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table)
+    torch.cuda.synchronize()
+    for i, n in enumerate(PAGED_LENGTHS):
+        case = ("paged", d, gqa, page, n)
+        if n == 0:
+            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), case
+            continue
+        sl = slice(i, i + 1)
+        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, case)
+
+
+def test_paged_refuses_pages_of_other_sizes(gpu, decode):
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 2, 1, 96, 8, 2, 128)  # pages of 96 keys
+    table = torch.zeros(2, 4, device="cuda", dtype=torch.int32)
+    with pytest.raises(cutec.Refused):
+        cutec.attention.decode(decode, q, k, v, block_table=table)
+
+
 def test_python_api_on_bhsd_views(gpu, decode):
     """cutec.attention.decode on (B, H, S, D) tensors passed as their transposes, a batch of 3."""
     torch = gpu
