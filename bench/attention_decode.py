@@ -64,9 +64,9 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
         sets.append((*ours, tuple(t.transpose(1, 2) for t in (q, k, v))))
     impls, outs = [], {}
     for label, host in decoders:
-        impls.append((label, [lambda t=t, f=host: f(*t[:5], *t[5], scale) for t in sets]))
+        impls.append((label, [lambda t=t, f=host: f(*t[:5], *t[5], scale, 0) for t in sets]))
         t = sets[0]
-        host(*t[:5], *t[5], scale)
+        host(*t[:5], *t[5], scale, 0)
         outs[label] = t[3].transpose(1, 2).float().clone()
     if fixed is not None:
         impls.append(("fixed forward", [lambda t=t: fixed(*t[:5], scale, 0) for t in sets]))

@@ -175,10 +175,11 @@ def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=Non
     return -(-k_tiles // -(-k_tiles // want))
 
 
-def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=None, block_table=None):
+def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=None, block_table=None, causal=False):
     """Attention of few queries over a long K/V cache (a decode step): q (B, Sq, H, D), k, v
     (B, Sk, Hkv, D), head_dim contiguous; batch b's queries see its first cache_seqlens[b] keys
-    (an int32 tensor of B on the GPU; None: all Sk), no other masking. With `block_table` (int32
+    (an int32 tensor of B on the GPU; None: all Sk); `causal`: query i of a sequence of L keys sees
+    keys up to L - Sq + i (flash-attn's causal over a K/V cache). With `block_table` (int32
     (B, max_pages)) k and v are a paged cache (pages, page_size, Hkv, D), page_size a multiple of
     64, sequence b's keys j·page_size.. in page block_table[b, j]. `module` is
     samples/flash_attention_decode_sm90.cute's. Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
@@ -202,10 +203,11 @@ def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=N
     scale = float(softmax_scale) if softmax_scale is not None else d**-0.5
     counters = _tile_counters(torch, q.device, decode_tiles(b, sq, h, k.shape[2]))
     if paged:
-        args = (cache_seqlens, block_table, counters, scale)
+        args = (cache_seqlens, block_table, counters, scale, int(bool(causal)))
         module.host("flash_attn_decode_paged")(q, k, v, o, lse, o_accum, lse_accum, *args)
     else:
-        module.host("flash_attn_decode")(q, k, v, o, lse, o_accum, lse_accum, cache_seqlens, counters, scale)
+        args = (cache_seqlens, counters, scale, int(bool(causal)))
+        module.host("flash_attn_decode")(q, k, v, o, lse, o_accum, lse_accum, *args)
     return o, lse
 
 

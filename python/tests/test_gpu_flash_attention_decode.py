@@ -14,7 +14,7 @@ import pytest
 
 import cutec
 import cutec.attention
-from test_gpu_flash_attention import inputs, require_hopper
+from test_gpu_flash_attention import LSE_TOL, TOL, inputs, require_hopper
 from test_gpu_flash_attention import check as check_attention
 
 # (seqlen_q, seqlen_k): one query over keys from one to 16k, a few queries (speculative decoding),
@@ -28,7 +28,7 @@ def decode(gpu, cubin):
     return cutec.load(cubin("flash_attention_decode_sm90"))
 
 
-def run(torch, module, q, k, v, scale, splits, lengths=None):
+def run(torch, module, q, k, v, scale, splits, lengths=None, causal=0):
     """The host call with a workspace of `splits` splits and cache_seqlens `lengths` (default: every
     key), outputs and workspaces NaN."""
     b, sq, h, d = q.shape
@@ -40,7 +40,7 @@ def run(torch, module, q, k, v, scale, splits, lengths=None):
     lse = torch.full((b, h, sq), nan, device="cuda", dtype=torch.float32)
     o_acc = torch.full((splits, b, sq, h, d), nan, device="cuda", dtype=torch.float32)
     lse_acc = torch.full((splits, b, h, sq), nan, device="cuda", dtype=torch.float32)
-    module.host("flash_attn_decode")(q, k, v, o, lse, o_acc, lse_acc, cache_seqlens, counters, scale)
+    module.host("flash_attn_decode")(q, k, v, o, lse, o_acc, lse_acc, cache_seqlens, counters, scale, causal)
     torch.cuda.synchronize()
     assert int(counters.abs().sum()) == 0, "the tile counters are not back at zero"
     return o, lse
@@ -96,6 +96,58 @@ def test_cache_seqlens(gpu, decode, d, gqa, sq):
             continue
         sl = slice(i, i + 1)
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], 0.1, False, case)
+
+
+def causal_reference(torch, q, k, v, scale, lengths):
+    """O (1, Sq, H, D) and LSE (1, H, Sq) in float64 of each sequence b over its first lengths[b]
+    keys, query i seeing keys up to lengths[b] - Sq + i (bottom-right aligned; rows that see none:
+    O = 0, LSE = -inf), or None for a sequence with no key."""
+    out = []
+    sq, group = q.shape[1], q.shape[2] // k.shape[2]
+    for b, n in enumerate(lengths):
+        n = min(max(n, 0), k.shape[1])
+        if n == 0:
+            out.append(None)
+            continue
+        qt = q[b].double().transpose(0, 1)  # (H, Sq, D)
+        kt, vt = (t[b, :n].double().transpose(0, 1).repeat_interleave(group, dim=0) for t in (k, v))
+        s = (qt @ kt.transpose(-1, -2)) * scale
+        i = torch.arange(sq, device=q.device)[:, None]
+        j = torch.arange(n, device=q.device)[None, :]
+        s = s.masked_fill(j > n - sq + i, float("-inf"))
+        lse = torch.logsumexp(s, dim=-1)
+        p = torch.exp(s - lse[..., None]).nan_to_num(0.0)  # rows of -inf: 0
+        out.append(((p @ vt).transpose(0, 1)[None], lse[None]))
+    return out
+
+
+CAUSAL_LENGTHS = [0, 1, 3, 5, 17, 300, 4096]
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 4, 8], ids=["mha", "gqa4", "gqa8"])
+@pytest.mark.parametrize("sq", [1, 5, 17])
+def test_causal(gpu, decode, d, gqa, sq):
+    """Causal decoding (speculative tokens): query i of a sequence of L cached keys sees keys up to
+    L - Sq + i; with L < Sq the first queries see none (O = 0, LSE = -inf)."""
+    torch = gpu
+    b, h = len(CAUSAL_LENGTHS), 8
+    q, k, v = inputs(torch, torch.bfloat16, b, sq, 4096, h, h // gqa, d)
+    splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, 4096)
+    o, lse = run(torch, decode, q, k, v, 0.1, splits, CAUSAL_LENGTHS, causal=1)
+    atol, rtol = TOL["bfloat16"]
+    for i, ref in enumerate(causal_reference(torch, q, k, v, 0.1, CAUSAL_LENGTHS)):
+        case = ("causal", d, gqa, sq, CAUSAL_LENGTHS[i])
+        if ref is None:
+            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), case
+            continue
+        ref_o, ref_lse = ref  # (1, sq, h, d), (1, h, sq)
+        seen = torch.isfinite(ref_lse[0])  # rows that see a key
+        err = (o[i].to(ref_o.dtype) - ref_o[0]).abs()
+        assert bool((err <= atol + rtol * ref_o[0].abs()).all()), (case, float(err.max()))
+        assert bool((lse[i][~seen] == float("-inf")).all()), case
+        lerr = (lse[i].to(ref_lse.dtype) - ref_lse[0]).abs()[seen]
+        assert bool((lerr <= LSE_TOL[0] + LSE_TOL[1] * ref_lse[0].abs()[seen]).all()), (case, float(lerr.max()))
 
 
 def paged_cache(torch, k, v, page, lengths, seed):
@@ -180,10 +232,10 @@ def test_refuses_bad_workspaces(gpu, decode):
     host = decode.host("flash_attn_decode")
     lengths = torch.full((2,), 512, device="cuda", dtype=torch.int32)
     counters = torch.zeros(4, device="cuda", dtype=torch.int32)  # 2 batches x 2 K/V heads: 4 tiles
-    ok = (4, 2, 1, 8, 128), (4, 2, 8, 1), 2, 4
-    host.check(
-        q, k, v, o, lse, torch.empty(ok[0], device="cuda"), torch.empty(ok[1], device="cuda"), lengths, counters, 0.125
-    )
+    ws = torch.empty(4, 2, 1, 8, 128, device="cuda"), torch.empty(4, 2, 8, 1, device="cuda")
+    host.check(q, k, v, o, lse, *ws, lengths, counters, 0.125, 0)  # accepted: the rest are the refusals
+    with pytest.raises(cutec.Refused):
+        host.check(q, k, v, o, lse, *ws, lengths, counters, 0.125, 2)  # causal 2
     for o_acc, lse_acc, n, c in (
         ((4, 2, 1, 8, 64), (4, 2, 8, 1), 2, 4),  # head_dim
         ((4, 2, 1, 8, 128), (3, 2, 8, 1), 2, 4),  # splits differ
@@ -193,4 +245,4 @@ def test_refuses_bad_workspaces(gpu, decode):
     ):
         ws = torch.empty(o_acc, device="cuda"), torch.empty(lse_acc, device="cuda")
         with pytest.raises(cutec.Refused):
-            host.check(q, k, v, o, lse, *ws, lengths[:n], counters[:c], 0.125)
+            host.check(q, k, v, o, lse, *ws, lengths[:n], counters[:c], 0.125, 0)

@@ -1044,7 +1044,7 @@ def test_flash_attention_decode_plan(cubin):
         o_acc = view(5, acc or (most, b, sq, h, d), "f32")
         lse_acc = view(6, (most, b, h, sq), "f32")
         counters = view(8, (cutec.attention.decode_tiles(b, sq, h, hkv),), "i32")
-        return q, k, v, o, view(4, (b, h, sq), "f32"), o_acc, lse_acc, view(7, (b,), "i32"), counters, 0.125
+        return q, k, v, o, view(4, (b, h, sq), "f32"), o_acc, lse_acc, view(7, (b,), "i32"), counters, 0.125, 0
 
     kernels = set()
     for b, sq, sk, h, hkv, d, most, tiles in (
@@ -1083,6 +1083,7 @@ def test_flash_attention_decode_plan(cubin):
     refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 4, acc=(4, 1, 1, 8, 64))))  # O_accum's head_dim
     refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 0)))  # no split
     refusal(lambda: dec(*args(1, 1, 512, 6, 4, 128, 4)))  # 6 query heads over 4 K/V heads
+    refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 4)[:-1], 2))  # causal 2
     a = list(args(2, 1, 512, 8, 2, 128, 4))
     a[8] = view(8, (3,), "i32")  # 4 query tiles
     refusal(lambda: dec(*a))
