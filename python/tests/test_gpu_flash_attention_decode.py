@@ -1,7 +1,8 @@
 """samples/flash_attention_decode_sm90.cute (issue 34): split-K/V attention for decoding (few queries
 over a long K/V cache, the query heads of a K/V head packed into its query tiles), O and LSE against the
 reference of test_gpu_flash_attention.py (SDPA and logsumexp in float32, float64 where small) with
-its tolerances, without masking. The splits are the host function's choice for the workspace it is
+its tolerances, over contiguous and paged caches, and with the causal mask over the cache against a
+float64 reference of its own (`causal_reference`). The splits are the host function's choice for the workspace it is
 given (`cutec.attention.decode_splits`): one split writes O and LSE itself, more are merged by each
 tile's last split, so the tests give workspaces of one to many splits. Outputs and workspaces are
 poisoned with NaN before the call: an element left unwritten, or a partial the merge reads that no
@@ -64,7 +65,7 @@ def test_decode(gpu, decode, dtype, d, gqa, seqlens):
 @pytest.mark.parametrize("d", [64, 128, 256])
 @pytest.mark.parametrize("most", [1, 2, 3, 7, 200])
 def test_workspace_bounds_splits(gpu, decode, d, most):
-    """A workspace of `most` splits: one (no combine), uneven shares (3 and 7 splits of 8-13 K tiles),
+    """A workspace of `most` splits: one (no merge), uneven shares (3 and 7 splits of 8-13 K tiles),
     more than the heuristic wants (200: the kernel takes its own count, the rest unread)."""
     torch = gpu
     q, k, v = inputs(torch, torch.bfloat16, 1, 1, 1000, 16, 2, d)
