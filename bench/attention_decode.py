@@ -9,8 +9,9 @@ round-robin), each checked against torch first (relative error of O).
         [--cells 1x16384,1x65536,8x8192,32x4096,64x4096] [--heads 32,8] [--dims 128] [--seqlen-q 1] [--rounds 3]
 
 A cell BxS is a batch of B sequences of S keys; --heads H,HKV the query and K/V heads (32,8: GQA 4,
-as Llama 3 8B). --page P times `flash_attn_decode_paged` instead, over a paged cache of P-key pages
-in shuffled order (the same keys). Decoding is memory-bound: the rate is the bytes of K and V read (and Q, O written)
+as Llama 3 8B). --page P times `flash_attn_decode_paged` instead (the CUBINs then builds of
+samples/flash_attention_decode_paged_sm90.cute), over a paged cache of P-key pages in shuffled
+order (the same keys). Decoding is memory-bound: the rate is the bytes of K and V read (and Q, O written)
 per second, TB/s, against the H100's ~3.35 TB/s of HBM3; the ratio is to the best torch backend.
 """
 

@@ -12,6 +12,8 @@
 
     dec = cutec.load("flash_attention_decode_sm90.cubin")
     o, lse = cutec.attention.decode(dec, q, k_cache, v_cache, cache_seqlens)   # split-KV decoding
+    paged = cutec.load("flash_attention_decode_paged_sm90.cubin")
+    o, lse = cutec.attention.decode(paged, q, k_pages, v_pages, cache_seqlens, block_table=table)
 
 The forward and backward are the samples' host functions (`flash_attn_fwd`, `flash_attn_bwd`, their
 `_window` and `_varlen` forms; docs/tutorial.md §18), called on torch's current stream and checked
@@ -182,7 +184,8 @@ def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=N
     keys up to L - Sq + i (flash-attn's causal over a K/V cache). With `block_table` (int32
     (B, max_pages)) k and v are a paged cache (pages, page_size, Hkv, D), page_size a multiple of
     64, sequence b's keys j·page_size.. in page block_table[b, j]. `module` is
-    samples/flash_attention_decode_sm90.cute's. Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
+    samples/flash_attention_decode_sm90.cute's (with `block_table`,
+    samples/flash_attention_decode_paged_sm90.cute's). Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
     f32 workspaces of the split K/V are sized by `decode_splits` (at most `max_splits`) and
     allocated here; its tile counters are kept zeroed per (device, stream) (each call leaves them
     at zero). No autograd."""

@@ -29,6 +29,12 @@ def decode(gpu, cubin):
     return cutec.load(cubin("flash_attention_decode_sm90"))
 
 
+@pytest.fixture(scope="module")
+def paged_decode(gpu, cubin):
+    require_hopper(gpu)
+    return cutec.load(cubin("flash_attention_decode_paged_sm90"))
+
+
 def run(torch, module, q, k, v, scale, splits, lengths=None, causal=0):
     """The host call with a workspace of `splits` splits and cache_seqlens `lengths` (default: every
     key), outputs and workspaces NaN."""
@@ -180,7 +186,7 @@ PAGED_LENGTHS = [0, 1, 63, 64, 65, 700, 2000, 2048]
 @pytest.mark.parametrize("d", [64, 128, 256])
 @pytest.mark.parametrize("gqa", [1, 8], ids=["mha", "gqa8"])
 @pytest.mark.parametrize("page", [64, 128, 256])
-def test_paged(gpu, decode, d, gqa, page):
+def test_paged(gpu, paged_decode, d, gqa, page):
     """flash_attn_decode_paged over a shuffled paged cache against the reference on each sequence's
     keys, through cutec.attention.decode (its workspaces and counters)."""
     torch = gpu
@@ -188,7 +194,9 @@ def test_paged(gpu, decode, d, gqa, page):
     q, k, v = inputs(torch, torch.bfloat16, b, 1, s, h, h // gqa, d)
     kp, vp, table = paged_cache(torch, k, v, page, PAGED_LENGTHS, page + d + gqa)
     lengths = torch.tensor(PAGED_LENGTHS, device="cuda", dtype=torch.int32)
-    o, lse = cutec.attention.decode(decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table)
+    o, lse = cutec.attention.decode(
+        paged_decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table
+    )
     torch.cuda.synchronize()
     for i, n in enumerate(PAGED_LENGTHS):
         case = ("paged", d, gqa, page, n)
@@ -199,12 +207,12 @@ def test_paged(gpu, decode, d, gqa, page):
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, case)
 
 
-def test_paged_refuses_pages_of_other_sizes(gpu, decode):
+def test_paged_refuses_pages_of_other_sizes(gpu, paged_decode):
     torch = gpu
     q, k, v = inputs(torch, torch.bfloat16, 2, 1, 96, 8, 2, 128)  # pages of 96 keys
     table = torch.zeros(2, 4, device="cuda", dtype=torch.int32)
     with pytest.raises(cutec.Refused):
-        cutec.attention.decode(decode, q, k, v, block_table=table)
+        cutec.attention.decode(paged_decode, q, k, v, block_table=table)
 
 
 def test_python_api_on_bhsd_views(gpu, decode):

@@ -149,9 +149,10 @@ if [ -z "$py_skip" ]; then
     # many shorter than a tile, a short max_seqlen_q, bad offsets, bit-equality with the fixed-length
     # kernel on equal lengths.
     check flash-attention-varlen "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention_varlen.py" -q -rs -p no:cacheprovider
-    # Decoding (samples/flash_attention_decode_sm90.cute: split K/V and its combine, the query heads
-    # of a K/V head packed into its tiles, cache_seqlens): few queries over caches up to 16k keys,
-    # GQA 1/4/8, D 64/128/256, bf16/f16, workspaces of one to 200 splits, lengths of none to all.
+    # Decoding (samples/flash_attention_decode_sm90.cute and _decode_paged_sm90.cute: split K/V merged
+    # by each tile's last split, the query heads of a K/V head packed into its tiles, cache_seqlens,
+    # paged caches, causal over the cache): few queries over caches up to 16k keys, GQA 1/4/8, D
+    # 64/128/256, bf16/f16, workspaces of one to 200 splits, lengths of none to all.
     check flash-attention-decode "${PYTEST[@]}" "$PYTESTS/test_gpu_flash_attention_decode.py" -q -rs -p no:cacheprovider
     # And their backward (samples/flash_attention_varlen_bwd_sm90.cute), chained to that forward: dQ,
     # dK, dV of each sequence against autograd, a short max_seqlen_k (NaN dQ), bad offsets,
