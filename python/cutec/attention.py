@@ -183,7 +183,7 @@ def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=N
     (an int32 tensor of B on the GPU; None: all Sk); `causal`: query i of a sequence of L keys sees
     keys up to L - Sq + i (flash-attn's causal over a K/V cache). With `block_table` (int32
     (B, max_pages)) k and v are a paged cache (pages, page_size, Hkv, D), page_size a multiple of
-    64, sequence b's keys j·page_size.. in page block_table[b, j]. `module` is
+    16, sequence b's keys j·page_size.. in page block_table[b, j]. `module` is
     samples/flash_attention_decode_sm90.cute's (with `block_table`,
     samples/flash_attention_decode_paged_sm90.cute's). Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
     f32 workspaces of the split K/V are sized by `decode_splits` (at most `max_splits`) and

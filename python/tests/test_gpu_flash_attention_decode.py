@@ -185,7 +185,7 @@ PAGED_LENGTHS = [0, 1, 63, 64, 65, 700, 2000, 2048]
 
 @pytest.mark.parametrize("d", [64, 128, 256])
 @pytest.mark.parametrize("gqa", [1, 8], ids=["mha", "gqa8"])
-@pytest.mark.parametrize("page", [64, 128, 256])
+@pytest.mark.parametrize("page", [16, 48, 64, 128, 256])
 def test_paged(gpu, paged_decode, d, gqa, page):
     """flash_attn_decode_paged over a shuffled paged cache against the reference on each sequence's
     keys, through cutec.attention.decode (its workspaces and counters)."""
@@ -207,9 +207,29 @@ def test_paged(gpu, paged_decode, d, gqa, page):
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, case)
 
 
+@pytest.mark.parametrize("page", [16, 48])
+def test_paged_table_ends_inside_a_tile(gpu, paged_decode, page):
+    """A table of 1008 keys (63 pages of 16, 21 of 48) ends inside the last 64-key tile: the boxes
+    past its last page must read zeros (no table column past max_pages is read), and sequences
+    ending in that tile see only their keys."""
+    torch = gpu
+    lengths_list = [1, 17, 999, 1000, 1008]
+    b, h, s, d = len(lengths_list), 8, 1008, 128
+    q, k, v = inputs(torch, torch.bfloat16, b, 1, s, h, 2, d)
+    kp, vp, table = paged_cache(torch, k, v, page, lengths_list, page)
+    lengths = torch.tensor(lengths_list, device="cuda", dtype=torch.int32)
+    o, lse = cutec.attention.decode(
+        paged_decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table
+    )
+    torch.cuda.synchronize()
+    for i, n in enumerate(lengths_list):
+        sl = slice(i, i + 1)
+        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, ("end", page, n))
+
+
 def test_paged_refuses_pages_of_other_sizes(gpu, paged_decode):
     torch = gpu
-    q, k, v = inputs(torch, torch.bfloat16, 2, 1, 96, 8, 2, 128)  # pages of 96 keys
+    q, k, v = inputs(torch, torch.bfloat16, 2, 1, 24, 8, 2, 128)  # pages of 24 keys
     table = torch.zeros(2, 4, device="cuda", dtype=torch.int32)
     with pytest.raises(cutec.Refused):
         cutec.attention.decode(paged_decode, q, k, v, block_table=table)

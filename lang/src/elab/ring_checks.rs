@@ -3,7 +3,9 @@
 //!
 //! - **transaction bytes**: an `mbarrier_arrive_and_expect_tx(bar, BYTES)` announces the bytes of
 //!   the `tma_load`s that complete on `bar` after it, in the same block of statements, up to the
-//!   next announcement on `bar`: BYTES must be their tiles' bytes;
+//!   next announcement on `bar`: BYTES must be their tiles' bytes. Loads under an `if` count where
+//!   both of its arms bring the barrier the same bytes (a paged cache's tile as one box or as
+//!   several), whichever runs;
 //! - **arrival count**: `mbarrier_init(bar, N)` must count the threads that arrive on `bar` per
 //!   phase, the threads that reach its `mbarrier_arrive*` calls, each counted once per arrival
 //!   in its largest run (the arrivals on one barrier in one block of statements with no wait, `if`
@@ -138,6 +140,22 @@ struct TxGroup {
     unseen: Option<Unseen>,
 }
 
+/// The loads of one arm of an `if` on barriers announced outside it, kept until the other arm is
+/// walked: where both arms bring a barrier the same bytes they count as loads of the `if`'s block.
+struct Arm {
+    /// The arm's block's level (its index in `Walk::open`).
+    level: usize,
+    loads: Vec<(Bar, i64, Span)>,
+    /// Barriers of the arm's loads the checker could not follow (under a loop, multicast).
+    unseen: Vec<(Bar, Unseen)>,
+}
+
+impl Arm {
+    fn bytes(&self, bar: &Bar) -> i64 {
+        self.loads.iter().filter(|(b, ..)| b == bar).map(|(_, n, _)| n).sum()
+    }
+}
+
 struct Walk<'k> {
     guards: Guards<'k>,
     /// Register cells (`let mut`): how often each was written so far, and the first read of each
@@ -153,6 +171,8 @@ struct Walk<'k> {
     open: Vec<Vec<TxGroup>>,
     groups: Vec<TxGroup>,
     orphans: Vec<Span>,
+    /// The arms of the `if`s being walked, innermost last.
+    arms: Vec<Arm>,
 }
 
 impl<'k> Walk<'k> {
@@ -170,6 +190,7 @@ impl<'k> Walk<'k> {
             runs: Vec::new(),
             groups: Vec::new(),
             orphans: Vec::new(),
+            arms: Vec::new(),
         };
         w.block(&k.body, &threads);
         w
@@ -224,8 +245,14 @@ impl<'k> Walk<'k> {
             }
             Inst::If { cond, then, els, span } => {
                 let (t, e) = self.guards.split(threads, cond, *span);
+                let level = self.open.len();
+                self.arms.push(Arm { level, loads: Vec::new(), unseen: Vec::new() });
                 self.block(then, &t);
+                let then_arm = self.arms.pop().expect("pushed above");
+                self.arms.push(Arm { level, loads: Vec::new(), unseen: Vec::new() });
                 self.block(els, &e);
+                let else_arm = self.arms.pop().expect("pushed above");
+                self.join_arms(then_arm, else_arm, level - 1);
             }
             Inst::For { body, exit, .. } => {
                 if let Some(c) = exit {
@@ -274,32 +301,87 @@ impl<'k> Walk<'k> {
                 let bar = self.bar(*bar, offset);
                 let bytes = smem_ty.layout.size().ok().and_then(|s| s.as_static()).unwrap_or(0)
                     * i64::from(smem_ty.elem.size_bytes());
-                let depth = self.open.len();
-                let found = self
-                    .open
-                    .iter_mut()
-                    .enumerate()
-                    .rev()
-                    .find_map(|(d, gs)| gs.iter_mut().find(|g| g.bar == bar).map(|g| (d, g)));
-                match found {
+                if multicast.is_some() {
                     // The other blocks of the mask complete their boxes on this barrier too.
-                    Some((_, g)) if multicast.is_some() => {
-                        g.unseen.get_or_insert(Unseen {
-                            span: *span,
-                            what: "the bytes other blocks of the cluster multicast to this barrier".into(),
-                        });
-                    }
-                    Some((d, g)) if d + 1 == depth => g.loads.push((bytes, *span)),
-                    Some((_, g)) => {
-                        g.unseen.get_or_insert(Unseen {
-                            span: *span,
-                            what: "this `tma_load` under a branch or loop".into(),
-                        });
-                    }
-                    None => self.orphans.push(*span),
+                    let what = "the bytes other blocks of the cluster multicast to this barrier";
+                    self.load_unseen(bar, Unseen { span: *span, what: what.into() }, self.open.len() - 1);
+                } else {
+                    self.load(bar, bytes, *span, self.open.len() - 1);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A load of `bytes` on `bar` in the block at `level`: one of the transaction group announced
+    /// on `bar` in that block, or of the `if` arm that block is, or one the checker cannot count.
+    fn load(&mut self, bar: Bar, bytes: i64, span: Span, level: usize) {
+        let Some(d) = self.group_level(&bar, level) else {
+            self.orphans.push(span);
+            return;
+        };
+        if d == level {
+            let g = self.open[d].iter_mut().find(|g| g.bar == bar).expect("found above");
+            g.loads.push((bytes, span));
+        } else if let Some(arm) = self.arms.last_mut().filter(|a| a.level == level) {
+            arm.loads.push((bar, bytes, span));
+        } else {
+            self.load_unseen(bar, Unseen { span, what: "this `tma_load` under a branch or loop".into() }, level);
+        }
+    }
+
+    /// A load on `bar` in the block at `level` whose bytes the checker cannot count: its group
+    /// (or the `if` arm on the way to it) is not checked.
+    fn load_unseen(&mut self, bar: Bar, unseen: Unseen, level: usize) {
+        let Some(d) = self.group_level(&bar, level) else {
+            self.orphans.push(unseen.span);
+            return;
+        };
+        if d < level {
+            if let Some(arm) = self.arms.last_mut().filter(|a| a.level == level) {
+                arm.unseen.push((bar, unseen));
+                return;
+            }
+        }
+        let g = self.open[d].iter_mut().find(|g| g.bar == bar).expect("found above");
+        g.unseen.get_or_insert(unseen);
+    }
+
+    /// The level of the innermost block at or outside `level` with an open transaction group on `bar`.
+    fn group_level(&self, bar: &Bar, level: usize) -> Option<usize> {
+        (0..=level).rev().find(|&d| self.open[d].iter().any(|g| g.bar == *bar))
+    }
+
+    /// An `if` at `level` whose arms loaded on barriers announced outside them: where both arms
+    /// bring a barrier the same bytes and the checker saw all of them, the loads count as the
+    /// `if` block's own (the first arm's, for their spans); otherwise the barrier is not checked.
+    fn join_arms(&mut self, then_arm: Arm, else_arm: Arm, level: usize) {
+        let mut bars: Vec<Bar> = Vec::new();
+        for (b, ..) in then_arm.loads.iter().chain(&else_arm.loads) {
+            if !bars.contains(b) {
+                bars.push(b.clone());
+            }
+        }
+        for (b, u) in then_arm.unseen.iter().chain(&else_arm.unseen) {
+            if !bars.contains(b) {
+                self.load_unseen(b.clone(), u.clone(), level);
+                bars.push(b.clone());
+            }
+        }
+        for bar in bars {
+            let unseen = then_arm.unseen.iter().chain(&else_arm.unseen).any(|(b, _)| *b == bar);
+            if unseen {
+                continue;
+            }
+            if then_arm.bytes(&bar) == else_arm.bytes(&bar) {
+                for (b, bytes, span) in then_arm.loads.iter().filter(|(b, ..)| *b == bar) {
+                    self.load(b.clone(), *bytes, *span, level);
+                }
+            } else {
+                let span = then_arm.loads.iter().chain(&else_arm.loads).find(|(b, ..)| *b == bar).expect("a load").2;
+                let what = "this `tma_load` under an `if` whose arms load different bytes".into();
+                self.load_unseen(bar, Unseen { span, what }, level);
+            }
         }
     }
 }
