@@ -168,11 +168,11 @@ def decode_tiles(batch, seqlen_q, heads, kv_heads):
 
 def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=None, paged=False):
     """The splits `flash_attn_decode` (`paged`: `flash_attn_decode_paged`, whose K/V tiles are 64
-    keys; `seqlen_k` the table's max_pages x page_size) takes for these extents given a workspace of
+    keys at head dim 256; `seqlen_k` the table's max_pages x page_size) takes for these extents given a workspace of
     `most` splits (the sample's `decode_splits`): enough blocks to fill the SMs once, at most one a
     K tile, and no split without tiles."""
     tiles = decode_tiles(batch, seqlen_q, heads, kv_heads)
-    k_tiles = -(-seqlen_k // (64 if paged else 128 if head_dim <= 128 else 80))
+    k_tiles = -(-seqlen_k // (128 if head_dim <= 128 else 64 if paged else 80))
     want = min(max(_SMS // tiles, 1), k_tiles, most or k_tiles)
     return -(-k_tiles // -(-k_tiles // want))
 

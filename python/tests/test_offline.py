@@ -1065,12 +1065,12 @@ def test_flash_attention_decode_plan(cubin):
         k_tiles = -(-sk // (128 if d <= 128 else 80))
         assert 1 <= splits <= min(most, k_tiles) and (splits - 1) * -(-k_tiles // splits) < k_tiles
     assert cutec.attention.decode_splits(1, 1, 32, 8, 128, 8192) == 16
-    # A paged cache: 64-key tiles over max_pages x page_size keys a sequence.
     assert len(kernels) == 3  # the split kernel at head dims 64, 128, 256 (bf16)
-    # samples/flash_attention_decode_paged_sm90.cute's host, on the same kernel with 64-key tiles.
+    # samples/flash_attention_decode_paged_sm90.cute's host: the same kernel loading its tiles in
+    # 16-key boxes (128-key tiles, 64 at head dim 256) over max_pages x page_size keys a sequence.
     paged = cutec.manifest(cubin("flash_attention_decode_paged_sm90")).host("flash_attn_decode_paged").check
     kernels = set()
-    for b, h, hkv, d, pages, page in ((1, 32, 8, 128, 64, 256), (4, 16, 2, 256, 30, 64)):
+    for b, h, hkv, d, pages, page in ((1, 32, 8, 128, 64, 256), (4, 16, 2, 256, 30, 64), (2, 8, 8, 64, 500, 16)):
         a = list(args(b, 1, page, h, hkv, d, 132))
         a[1], a[2] = view(1, (200, page, hkv, d), "bf16"), view(2, (200, page, hkv, d), "bf16")
         a.insert(8, view(9, (b, pages), "i32"))
@@ -1078,11 +1078,11 @@ def test_flash_attention_decode_plan(cubin):
         splits = cutec.attention.decode_splits(b, 1, h, hkv, d, pages * page, 132, paged=True)
         tiles = cutec.attention.decode_tiles(b, 1, h, hkv)
         assert launch["grid"] == (tiles * splits, 1, 1), (launch, splits)
-        assert (pages * page // 64) >= splits > 1
+        assert (pages * page // (128 if d <= 128 else 64)) >= splits > 1
         kernels.add(launch["kernel"])
-        a[1], a[2] = view(1, (200, 96, hkv, d), "bf16"), view(2, (200, 96, hkv, d), "bf16")
-        refusal(lambda a=a: paged(*a))  # pages of 96 keys
-    assert len(kernels) == 2  # the paged instances at head dims 128 and 256 (bf16)
+        a[1], a[2] = view(1, (200, 24, hkv, d), "bf16"), view(2, (200, 24, hkv, d), "bf16")
+        refusal(lambda a=a: paged(*a))  # pages of 24 keys
+    assert len(kernels) == 3  # the paged instances at head dims 64, 128 and 256 (bf16)
     refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 4, acc=(4, 1, 1, 8, 64))))  # O_accum's head_dim
     refusal(lambda: dec(*args(1, 1, 512, 8, 2, 128, 0)))  # no split
     refusal(lambda: dec(*args(1, 1, 512, 6, 4, 128, 4)))  # 6 query heads over 4 K/V heads
