@@ -166,31 +166,50 @@ def decode_tiles(batch, seqlen_q, heads, kv_heads):
     return batch * kv_heads * -(-(heads // kv_heads * seqlen_q) // _DECODE_ROWS)
 
 
-def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=None, paged=False):
+def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=None, paged=False, window=None):
     """The splits `flash_attn_decode` (`paged`: `flash_attn_decode_paged`, whose K/V tiles are 64
-    keys at head dim 256; `seqlen_k` the table's max_pages x page_size) takes for these extents given a workspace of
-    `most` splits (the sample's `decode_splits`): enough blocks to fill the SMs once, at most one a
-    K tile, and no split without tiles."""
+    keys at head dim 256; `seqlen_k` the table's max_pages x page_size; `window` (left, right), -1
+    unbounded: the `_window` hosts) takes for these extents given a workspace of `most` splits (the
+    sample's `decode_splits`): enough blocks to fill the SMs once, at most one a K tile of the
+    window's keys, and no split without tiles."""
     tiles = decode_tiles(batch, seqlen_q, heads, kv_heads)
-    k_tiles = -(-seqlen_k // (128 if head_dim <= 128 else 64 if paged else 80))
+    bn = 128 if head_dim <= 128 else 64 if paged else 80
+    k_tiles = -(-seqlen_k // bn)
+    if window is not None:
+        left, right = (seqlen_k if side == -1 else min(side, seqlen_k) for side in window)
+        k_tiles = min(k_tiles, -(-min(left + seqlen_q + right, seqlen_k) // bn) + 1)
     want = min(max(_SMS // tiles, 1), k_tiles, most or k_tiles)
     return -(-k_tiles // -(-k_tiles // want))
 
 
-def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=None, block_table=None, causal=False):
+def decode(
+    module,
+    q,
+    k,
+    v,
+    cache_seqlens=None,
+    softmax_scale=None,
+    max_splits=None,
+    block_table=None,
+    causal=False,
+    window=None,
+):
     """Attention of few queries over a long K/V cache (a decode step): q (B, Sq, H, D), k, v
     (B, Sk, Hkv, D), head_dim contiguous; batch b's queries see its first cache_seqlens[b] keys
     (an int32 tensor of B on the GPU; None: all Sk); `causal`: query i of a sequence of L keys sees
-    keys up to L - Sq + i (flash-attn's causal over a K/V cache). With `block_table` (int32
-    (B, max_pages)) k and v are a paged cache (pages, page_size, Hkv, D), page_size a multiple of
-    16, sequence b's keys j·page_size.. in page block_table[b, j]. `module` is
-    samples/flash_attention_decode_sm90.cute's (with `block_table`,
-    samples/flash_attention_decode_paged_sm90.cute's). Returns O (B, Sq, H, D) and LSE (B, H, Sq) f32. The
-    f32 workspaces of the split K/V are sized by `decode_splits` (at most `max_splits`) and
-    allocated here; its tile counters are kept zeroed per (device, stream) (each call leaves them
-    at zero). No autograd."""
+    keys up to L - Sq + i (flash-attn's causal over a K/V cache); `window` (left, right), a side -1
+    where unbounded: query i sees keys L - Sq + i - left .. L - Sq + i + right (flash-attn's
+    `window_size`; causal is (-1, 0)). With `block_table` (int32 (B, max_pages)) k and v are a
+    paged cache (pages, page_size, Hkv, D), page_size a multiple of 16, sequence b's keys
+    j·page_size.. in page block_table[b, j]. `module` is samples/flash_attention_decode_sm90.cute's
+    (with `block_table`, samples/flash_attention_decode_paged_sm90.cute's). Returns O (B, Sq, H, D)
+    and LSE (B, H, Sq) f32. The f32 workspaces of the split K/V are sized by `decode_splits` (at
+    most `max_splits`) and allocated here; its tile counters are kept zeroed per (device, stream)
+    (each call leaves them at zero). No autograd."""
     import torch
 
+    if window is not None and causal:
+        raise ValueError("give causal=True or window=(left, right), not both: causal is the window (-1, 0)")
     paged = block_table is not None
     cache_keys = block_table.shape[1] * k.shape[1] if paged else k.shape[1]
     if cache_seqlens is None:
@@ -198,19 +217,17 @@ def decode(module, q, k, v, cache_seqlens=None, softmax_scale=None, max_splits=N
 
     q, k, v = (_contiguous_head_dim(t) for t in (q, k, v))
     b, sq, h, d = q.shape
-    splits = decode_splits(b, sq, h, k.shape[2], d, cache_keys, max_splits, paged)
+    splits = decode_splits(b, sq, h, k.shape[2], d, cache_keys, max_splits, paged, window)
     o = torch.empty_like(q)
     lse = torch.empty(b, h, sq, device=q.device, dtype=torch.float32)
     o_accum = torch.empty(splits, b, sq, h, d, device=q.device, dtype=torch.float32)
     lse_accum = torch.empty(splits, b, h, sq, device=q.device, dtype=torch.float32)
     scale = float(softmax_scale) if softmax_scale is not None else d**-0.5
     counters = _tile_counters(torch, q.device, decode_tiles(b, sq, h, k.shape[2]))
-    if paged:
-        args = (cache_seqlens, block_table, counters, scale, int(bool(causal)))
-        module.host("flash_attn_decode_paged")(q, k, v, o, lse, o_accum, lse_accum, *args)
-    else:
-        args = (cache_seqlens, counters, scale, int(bool(causal)))
-        module.host("flash_attn_decode")(q, k, v, o, lse, o_accum, lse_accum, *args)
+    host = "flash_attn_decode" + ("_paged" if paged else "") + ("_window" if window is not None else "")
+    mask = (int(window[0]), int(window[1])) if window is not None else (int(bool(causal)),)
+    table = (block_table,) if paged else ()
+    module.host(host)(q, k, v, o, lse, o_accum, lse_accum, cache_seqlens, *table, counters, scale, *mask)
     return o, lse
 
 

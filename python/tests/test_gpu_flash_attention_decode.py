@@ -35,9 +35,9 @@ def paged_decode(gpu, cubin):
     return cutec.load(cubin("flash_attention_decode_paged_sm90"))
 
 
-def run(torch, module, q, k, v, scale, splits, lengths=None, causal=0):
+def run(torch, module, q, k, v, scale, splits, lengths=None, causal=0, window=None):
     """The host call with a workspace of `splits` splits and cache_seqlens `lengths` (default: every
-    key), outputs and workspaces NaN."""
+    key), outputs and workspaces NaN; `window` (left, right): flash_attn_decode_window's."""
     b, sq, h, d = q.shape
     lengths = lengths if lengths is not None else [k.shape[1]] * b
     cache_seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
@@ -47,7 +47,11 @@ def run(torch, module, q, k, v, scale, splits, lengths=None, causal=0):
     lse = torch.full((b, h, sq), nan, device="cuda", dtype=torch.float32)
     o_acc = torch.full((splits, b, sq, h, d), nan, device="cuda", dtype=torch.float32)
     lse_acc = torch.full((splits, b, h, sq), nan, device="cuda", dtype=torch.float32)
-    module.host("flash_attn_decode")(q, k, v, o, lse, o_acc, lse_acc, cache_seqlens, counters, scale, causal)
+    if window is None:
+        module.host("flash_attn_decode")(q, k, v, o, lse, o_acc, lse_acc, cache_seqlens, counters, scale, causal)
+    else:
+        host = module.host("flash_attn_decode_window")
+        host(q, k, v, o, lse, o_acc, lse_acc, cache_seqlens, counters, scale, *window)
     torch.cuda.synchronize()
     assert int(counters.abs().sum()) == 0, "the tile counters are not back at zero"
     return o, lse
@@ -105,10 +109,11 @@ def test_cache_seqlens(gpu, decode, d, gqa, sq):
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], 0.1, False, case)
 
 
-def causal_reference(torch, q, k, v, scale, lengths):
+def causal_reference(torch, q, k, v, scale, lengths, window=(-1, 0)):
     """O (1, Sq, H, D) and LSE (1, H, Sq) in float64 of each sequence b over its first lengths[b]
     keys, query i seeing keys up to lengths[b] - Sq + i (bottom-right aligned; rows that see none:
-    O = 0, LSE = -inf), or None for a sequence with no key."""
+    O = 0, LSE = -inf), or None for a sequence with no key. `window` (left, right), -1 unbounded:
+    the keys from that position - left to it + right."""
     out = []
     sq, group = q.shape[1], q.shape[2] // k.shape[2]
     for b, n in enumerate(lengths):
@@ -121,7 +126,11 @@ def causal_reference(torch, q, k, v, scale, lengths):
         s = (qt @ kt.transpose(-1, -2)) * scale
         i = torch.arange(sq, device=q.device)[:, None]
         j = torch.arange(n, device=q.device)[None, :]
-        s = s.masked_fill(j > n - sq + i, float("-inf"))
+        left, right = window
+        if right != -1:
+            s = s.masked_fill(j > n - sq + i + right, float("-inf"))
+        if left != -1:
+            s = s.masked_fill(j < n - sq + i - left, float("-inf"))
         lse = torch.logsumexp(s, dim=-1)
         p = torch.exp(s - lse[..., None]).nan_to_num(0.0)  # rows of -inf: 0
         out.append(((p @ vt).transpose(0, 1)[None], lse[None]))
@@ -142,19 +151,24 @@ def test_causal(gpu, decode, d, gqa, sq):
     q, k, v = inputs(torch, torch.bfloat16, b, sq, 4096, h, h // gqa, d)
     splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, 4096)
     o, lse = run(torch, decode, q, k, v, 0.1, splits, CAUSAL_LENGTHS, causal=1)
+    check_masked(torch, o, lse, causal_reference(torch, q, k, v, 0.1, CAUSAL_LENGTHS), ("causal", d, gqa, sq))
+
+
+def check_masked(torch, o, lse, refs, case):
+    """O and LSE of each sequence against its float64 reference (`causal_reference`) with the
+    bf16 tolerances: rows that see no key have LSE -inf (and O 0), a sequence with none O 0."""
     atol, rtol = TOL["bfloat16"]
-    for i, ref in enumerate(causal_reference(torch, q, k, v, 0.1, CAUSAL_LENGTHS)):
-        case = ("causal", d, gqa, sq, CAUSAL_LENGTHS[i])
+    for i, ref in enumerate(refs):
         if ref is None:
-            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), case
+            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), (*case, i)
             continue
         ref_o, ref_lse = ref  # (1, sq, h, d), (1, h, sq)
         seen = torch.isfinite(ref_lse[0])  # rows that see a key
         err = (o[i].to(ref_o.dtype) - ref_o[0]).abs()
-        assert bool((err <= atol + rtol * ref_o[0].abs()).all()), (case, float(err.max()))
-        assert bool((lse[i][~seen] == float("-inf")).all()), case
+        assert bool((err <= atol + rtol * ref_o[0].abs()).all()), (*case, i, float(err.max()))
+        assert bool((lse[i][~seen] == float("-inf")).all()), (*case, i)
         lerr = (lse[i].to(ref_lse.dtype) - ref_lse[0]).abs()[seen]
-        assert bool((lerr <= LSE_TOL[0] + LSE_TOL[1] * ref_lse[0].abs()[seen]).all()), (case, float(lerr.max()))
+        assert bool((lerr <= LSE_TOL[0] + LSE_TOL[1] * ref_lse[0].abs()[seen]).all()), (*case, i, float(lerr.max()))
 
 
 def paged_cache(torch, k, v, page, lengths, seed):
@@ -205,6 +219,53 @@ def test_paged(gpu, paged_decode, d, gqa, page):
             continue
         sl = slice(i, i + 1)
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, case)
+
+
+WINDOW_LENGTHS = [0, 1, 5, 300, 1000, 4096]
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("gqa", [1, 8], ids=["mha", "gqa8"])
+@pytest.mark.parametrize("sq", [1, 5])
+@pytest.mark.parametrize("window", [(0, 0), (100, 0), (1000, 0), (300, 2), (257, -1), (-1, 0), (-1, -1)])
+def test_window(gpu, decode, d, gqa, sq, window):
+    """Sliding-window decoding (flash_attn_decode_window): query i of a sequence of L keys sees keys
+    L - Sq + i - left .. L - Sq + i + right, against the float64 reference, over cache lengths
+    shorter than the window and the queries and far longer; (-1, 0) is the causal mask, (-1, -1)
+    every key. Workspaces of the splits cutec.attention.decode_splits predicts for the window."""
+    torch = gpu
+    b, h = len(WINDOW_LENGTHS), 8
+    q, k, v = inputs(torch, torch.bfloat16, b, sq, 4096, h, h // gqa, d)
+    splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, 4096, window=window)
+    o, lse = run(torch, decode, q, k, v, 0.1, splits, WINDOW_LENGTHS, window=window)
+    refs = causal_reference(torch, q, k, v, 0.1, WINDOW_LENGTHS, window)
+    check_masked(torch, o, lse, refs, ("window", window, d, gqa, sq))
+
+
+@pytest.mark.parametrize("window", [(16, 0), (700, 0)])
+def test_paged_window(gpu, paged_decode, window):
+    """flash_attn_decode_paged_window through cutec.attention.decode over 16-key pages."""
+    torch = gpu
+    lengths_list = [1, 17, 999, 2048]
+    b, h, s, d = len(lengths_list), 8, 2048, 128
+    q, k, v = inputs(torch, torch.bfloat16, b, 3, s, h, 2, d)
+    kp, vp, table = paged_cache(torch, k, v, 16, lengths_list, 16)
+    lengths = torch.tensor(lengths_list, device="cuda", dtype=torch.int32)
+    o, lse = cutec.attention.decode(
+        paged_decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table, window=window
+    )
+    torch.cuda.synchronize()
+    check_masked(torch, o, lse, causal_reference(torch, q, k, v, 0.1, lengths_list, window), ("paged window", window))
+
+
+def test_window_refusals(gpu, decode):
+    """A side below -1, and causal with a window, are refused."""
+    torch = gpu
+    q, k, v = inputs(torch, torch.bfloat16, 1, 1, 512, 8, 2, 128)
+    with pytest.raises(cutec.Refused):
+        cutec.attention.decode(decode, q, k, v, window=(-2, 0))
+    with pytest.raises(ValueError):
+        cutec.attention.decode(decode, q, k, v, window=(8, 0), causal=True)
 
 
 @pytest.mark.parametrize("page", [16, 48])

@@ -1065,6 +1065,14 @@ def test_flash_attention_decode_plan(cubin):
         k_tiles = -(-sk // (128 if d <= 128 else 80))
         assert 1 <= splits <= min(most, k_tiles) and (splits - 1) * -(-k_tiles // splits) < k_tiles
     assert cutec.attention.decode_splits(1, 1, 32, 8, 128, 8192) == 16
+    # A sliding window splits the tiles its keys span: 4097 keys (34 tiles of 128 at most) over 32k.
+    win = m.host("flash_attn_decode_window").check
+    for window, want in (((4096, 0), 12), ((100, 0), 2), ((-1, -1), 16), ((-1, 0), 16)):
+        a = args(1, 1, 32768, 32, 8, 128, 64)
+        (launch,) = win(*a[:-1], *window)
+        splits = cutec.attention.decode_splits(1, 1, 32, 8, 128, 32768, 64, window=window)
+        assert splits == want and launch["grid"] == (8 * splits, 1, 1), (window, launch, splits)
+    refusal(lambda: win(*args(1, 1, 512, 8, 2, 128, 4)[:-1], -2, 0))  # a side below -1
     assert len(kernels) == 3  # the split kernel at head dims 64, 128, 256 (bf16)
     # samples/flash_attention_decode_paged_sm90.cute's host: the same kernel loading its tiles in
     # 16-key boxes (128-key tiles, 64 at head dim 256) over max_pages x page_size keys a sequence.

@@ -196,9 +196,10 @@ if command -v compute-sanitizer >/dev/null; then
         check sanitizer-flash-varlen-bwd timeout 170 compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention_varlen_bwd.py" -q -p no:cacheprovider -k "(short or empty or one) and mha and bfloat16 and (full or causal) or bad_offsets or max_seqlen"
         # Decoding: the consumers' Q loads of packed rows, split shares past a short cache, the last
-        # split's merge, one split's direct stores; a paged cache's 16-key boxes past its table.
+        # split's merge, one split's direct stores; a paged cache's 16-key boxes past its table and a
+        # window's first tiles.
         check sanitizer-flash-decode compute-sanitizer --error-exitcode 9 --report-api-errors no \
-            python3 -m pytest "$PYTESTS/test_gpu_flash_attention_decode.py" -q -p no:cacheprovider -k "(1x17 or 17x300 or 40x1000) and bfloat16 or cache_seqlens and mha or workspace or table_ends"
+            python3 -m pytest "$PYTESTS/test_gpu_flash_attention_decode.py" -q -p no:cacheprovider -k "(1x17 or 17x300 or 40x1000) and bfloat16 or cache_seqlens and mha or workspace or table_ends or paged_window"
         # The backward on the same tail shapes: TMA boxes past the ends, dQ atomics, predicated dK/dV stores.
         check sanitizer-flash-bwd timeout 120 compute-sanitizer --error-exitcode 9 --report-api-errors no \
             python3 -m pytest "$PYTESTS/test_gpu_flash_attention_bwd.py" -q -p no:cacheprovider -k "17x128 and mha"
