@@ -11,7 +11,10 @@ round-robin), each checked against torch first (relative error of O).
 A cell BxS is a batch of B sequences of S keys; --heads H,HKV the query and K/V heads (32,8: GQA 4,
 as Llama 3 8B). --page P times `flash_attn_decode_paged` instead (the CUBINs then builds of
 samples/flash_attention_decode_paged_sm90.cute), over a paged cache of P-key pages in shuffled
-order (the same keys). Decoding is memory-bound: the rate is the bytes of K and V read (and Q, O written)
+order (the same keys). --window W times the `_window` host functions with the window (W, 0) over
+one query a sequence, beside torch on the last W + 1 keys (the same attention: the rate counts
+those keys). A build that refuses a cell (pages it does not take) is left out of it. Decoding is
+memory-bound: the rate is the bytes of K and V read (and Q, O written)
 per second, TB/s, against the H100's ~3.35 TB/s of HBM3; the ratio is to the best torch backend.
 """
 
@@ -36,18 +39,21 @@ def paged(torch, k, v, page):
     return kp, vp, table
 
 
-def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, l2, page):
+def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, l2, page, window):
     from torch.nn.attention import sdpa_kernel
 
     h, hkv = heads
     scale = d**-0.5
-    kv_bytes = 2 * b * s * hkv * d * dtype.itemsize
+    seen = s if window is None else min(window + 1, s)  # the keys a query sees (and torch reads)
+    mask = (0,) if window is None else (window, 0)
+    kv_bytes = 2 * b * seen * hkv * d * dtype.itemsize
     io_bytes = kv_bytes + 2 * b * sq * h * d * dtype.itemsize
     sets = []
     for _ in range(B.n_rotations(io_bytes, l2)):
         q = torch.randn(b, sq, h, d, device="cuda", dtype=dtype)
         k, v = (torch.randn(b, s, hkv, d, device="cuda", dtype=dtype) for _ in range(2))
-        splits = cutec.attention.decode_splits(b, sq, h, hkv, d, s, paged=page is not None)
+        wsides = None if window is None else (window, 0)
+        splits = cutec.attention.decode_splits(b, sq, h, hkv, d, s, paged=page is not None, window=wsides)
         ws = (
             torch.empty(splits, b, sq, h, d, device="cuda"),
             torch.empty(splits, b, h, sq, device="cuda"),
@@ -62,12 +68,16 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
         else:
             ours = (q, k, v, o, lse, ws)
         # torch's own layout, (batch, heads, seqlen, D), as views of the same tensors.
-        sets.append((*ours, tuple(t.transpose(1, 2) for t in (q, k, v))))
+        sets.append((*ours, tuple(t.transpose(1, 2) for t in (q, k[:, s - seen :], v[:, s - seen :]))))
     impls, outs = [], {}
     for label, host in decoders:
-        impls.append((label, [lambda t=t, f=host: f(*t[:5], *t[5], scale, 0) for t in sets]))
         t = sets[0]
-        host(*t[:5], *t[5], scale, 0)
+        try:
+            host(*t[:5], *t[5], scale, *mask)
+        except cutec.Refused as e:
+            print(f"  {label}: refused ({str(e).splitlines()[0][:80]})")
+            continue
+        impls.append((label, [lambda t=t, f=host: f(*t[:5], *t[5], scale, *mask) for t in sets]))
         outs[label] = t[3].transpose(1, 2).float().clone()
     if fixed is not None:
         impls.append(("fixed forward", [lambda t=t: fixed(*t[:5], scale, 0) for t in sets]))
@@ -85,8 +95,12 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
         if available:
             impls.append((label, [lambda t=t, c=call: c(t) for t in sets]))
     rates = B.round_robin_tflops(env, impls, io_bytes, rounds, min_reps=20, max_reps=200)  # TB/s
-    ours = [label for label, _ in decoders] + (["fixed forward"] if fixed is not None else [])
-    name = f"B{b} S{s} H{h}/{hkv} D{d} Sq{sq}" + (f" page{page}" if page else "")
+    ours = list(outs)
+    name = (
+        f"B{b} S{s} H{h}/{hkv} D{d} Sq{sq}"
+        + (f" page{page}" if page else "")
+        + (f" window{window}" if window is not None else "")
+    )
     print(f"== {name} {str(dtype).removeprefix('torch.')}")
     best = max((statistics.median(v) for k, v in rates.items() if k not in ours), default=float("nan"))
     for label, each in rates.items():
@@ -112,14 +126,17 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--page", type=int, help="time flash_attn_decode_paged over pages of this many keys")
+    ap.add_argument("--window", type=int, help="time the _window hosts with the window (W, 0), one query a sequence")
     a = ap.parse_args()
-    if a.page and a.fixed:
-        ap.error("--fixed compares contiguous caches: leave it out with --page")
+    if (a.page or a.window is not None) and a.fixed:
+        ap.error("--fixed compares contiguous caches without a window: leave it out with --page or --window")
+    if a.window is not None and (a.seqlen_q != 1 or a.window < 0):
+        ap.error("--window W: one query a sequence (--seqlen-q 1), W at least 0")
     import cutec
     import cutec.attention
 
     torch, env, dtype, l2 = torch_setup(a.dtype)
-    host = "flash_attn_decode_paged" if a.page else "flash_attn_decode"
+    host = "flash_attn_decode" + ("_paged" if a.page else "") + ("_window" if a.window is not None else "")
     decoders = [(os.path.basename(p).removesuffix(".cubin"), cutec.load(p).host(host)) for p in a.cubins]
     fixed = cutec.load(a.fixed).host("flash_attn_fwd") if a.fixed else None
     heads = tuple(map(int, a.heads.split(",")))
@@ -127,7 +144,7 @@ def main():
     for d in map(int, a.dims.split(",")):
         for c in a.cells.split(","):
             b, s = map(int, c.split("x"))
-            cell(torch, cutec, decoders, fixed, env, b, s, heads, d, a.seqlen_q, dtype, a.rounds, l2, a.page)
+            cell(torch, cutec, decoders, fixed, env, b, s, heads, d, a.seqlen_q, dtype, a.rounds, l2, a.page, a.window)
     print("\n== summary: TB/s (median over the rounds); ratio = cutec / the best torch backend")
     for name, medians, ours, best in SUMMARY:
         parts = " | ".join(f"{label} {tb:.2f}" for label, tb in medians.items())
