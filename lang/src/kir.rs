@@ -984,6 +984,10 @@ pub struct Kernel {
     /// (PTX `.reqntid`): a kernel that re-allocates registers (`setmaxnreg`) must tell ptxas how
     /// many threads share the register file.
     pub reqntid: Option<[u32; 3]>,
+    /// With `reqntid`: the blocks an SM holds by the registers the kernel's warpgroups ask for
+    /// (`setmaxnreg`), PTX `.minnctapersm` (1 unless every warpgroup asks and the counts leave room
+    /// for more).
+    pub blocks_per_sm: u32,
     pub span: Span,
     /// The thread-block cluster shape its launches gave (`cluster(...)`), if any.
     pub cluster: Option<Cluster>,

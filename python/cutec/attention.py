@@ -178,7 +178,8 @@ def decode_splits(batch, seqlen_q, heads, kv_heads, head_dim, seqlen_k, most=Non
     if window is not None:
         left, right = (seqlen_k if side == -1 else min(side, seqlen_k) for side in window)
         k_tiles = min(k_tiles, -(-min(left + seqlen_q + right, seqlen_k) // bn) + 1)
-    want = min(max(_SMS // tiles, 1), k_tiles, most or k_tiles)
+    per_sm = 2 if paged and head_dim == 64 else 1  # the sample's decode_blocks_per_sm, for its splits
+    want = min(max(_SMS * per_sm // tiles, 1), k_tiles, most or k_tiles)
     return -(-k_tiles // -(-k_tiles // want))
 
 

@@ -36,12 +36,14 @@ impl KernelWriter<'_> {
         }
         // A fixed block shape (a kernel that re-allocates registers): `.reqntid` for ptxas, and
         // thread indices known to be below it.
-        // `.minnctapersm 1` as well (CUTLASS's `__launch_bounds__(384, 1)`): without it ptxas may
+        // `.minnctapersm` as well (CUTLASS's `__launch_bounds__(384, 1)`): without it ptxas may
         // size the kernel's registers below the block's share and then ignore `setmaxnreg` ("unable
-        // to determine register count at entry", C7508), capping every warpgroup at that count.
+        // to determine register count at entry", C7508), capping every warpgroup at that count. It
+        // is 1, or the blocks the warpgroups' register counts leave room for (lang's
+        // launch_bounds.rs: a producer at 24 and one consumer at 232 make 2).
         if let Some([x, y, z]) = self.k.reqntid {
             attr_list.push(format!("known_block_size = array<i32: {x}, {y}, {z}>"));
-            attr_list.push("nvvm.minctasm = 1 : i32".to_string());
+            attr_list.push(format!("nvvm.minctasm = {} : i32", self.k.blocks_per_sm));
         }
         // A cluster shape (`launch ... cluster(X, Y, Z)`): NVPTX writes `.explicitcluster` and
         // `.reqnctapercluster X, Y, Z`, so every launch of the kernel runs in such clusters.

@@ -78,8 +78,25 @@ pub(super) fn apply(module: &mut Module) -> Vec<Diagnostic> {
             }
         }
         k.reqntid = Some(want);
+        k.blocks_per_sm = blocks_per_sm(k, want);
     }
     diags
+}
+
+/// How many blocks of `block` threads an SM's 65,536 registers hold when every warpgroup of kernel
+/// `k` asks for its count (`setmaxnreg`): a one-warpgroup producer at 24 and one consumer at 232
+/// (256 a thread, two warpgroups) leave room for two, which ptxas then compiles for
+/// (`.minnctapersm 2`: at most 128 registers a thread until the warpgroups re-allocate). 1 where a
+/// warpgroup keeps the launch's share, or the threads that ask are not known.
+fn blocks_per_sm(k: &Kernel, block: [u32; 3]) -> u32 {
+    let threads = block.iter().product::<u32>();
+    let guards = Guards::new(k, Some(block.map(i64::from)));
+    let mut asks: Vec<Option<(u32, Span)>> = vec![None; (threads / 128) as usize];
+    if asked(&guards, &k.body, &guards.all(k), &mut asks).is_err() {
+        return 1;
+    }
+    let Some(per_block) = asks.iter().map(|a| a.map(|(n, _)| n * 128)).sum::<Option<u32>>() else { return 1 };
+    (65536 / per_block.max(1)).max(1)
 }
 
 /// The error, if the register counts kernel `k`'s warpgroups ask for (`setmaxnreg`) exceed what a

@@ -566,6 +566,7 @@ impl Frame<'_, '_> {
             requires: self.requires,
             tmas,
             reqntid: None,
+            blocks_per_sm: 1,
             span: f.span,
             cluster: None,
             index64: width.clause,
