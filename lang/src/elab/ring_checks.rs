@@ -357,20 +357,15 @@ impl<'k> Walk<'k> {
     /// `if` block's own (the first arm's, for their spans); otherwise the barrier is not checked.
     fn join_arms(&mut self, then_arm: Arm, else_arm: Arm, level: usize) {
         let mut bars: Vec<Bar> = Vec::new();
-        for (b, ..) in then_arm.loads.iter().chain(&else_arm.loads) {
+        let named = then_arm.loads.iter().map(|(b, ..)| b).chain(then_arm.unseen.iter().map(|(b, _)| b));
+        for b in named.chain(else_arm.loads.iter().map(|(b, ..)| b)).chain(else_arm.unseen.iter().map(|(b, _)| b)) {
             if !bars.contains(b) {
-                bars.push(b.clone());
-            }
-        }
-        for (b, u) in then_arm.unseen.iter().chain(&else_arm.unseen) {
-            if !bars.contains(b) {
-                self.load_unseen(b.clone(), u.clone(), level);
                 bars.push(b.clone());
             }
         }
         for bar in bars {
-            let unseen = then_arm.unseen.iter().chain(&else_arm.unseen).any(|(b, _)| *b == bar);
-            if unseen {
+            if let Some((_, u)) = then_arm.unseen.iter().chain(&else_arm.unseen).find(|(b, _)| *b == bar) {
+                self.load_unseen(bar, u.clone(), level);
                 continue;
             }
             if then_arm.bytes(&bar) == else_arm.bytes(&bar) {
