@@ -45,15 +45,15 @@ def cell(torch, cutec, decoders, fixed, env, b, s, heads, d, sq, dtype, rounds, 
     h, hkv = heads
     scale = d**-0.5
     seen = s if window is None else min(window + 1, s)  # the keys a query sees (and torch reads)
-    mask = (0,) if window is None else (window, 0)
+    wsides = None if window is None else (window, 0)
+    mask = wsides or (0,)
+    splits = cutec.attention.decode_splits(b, sq, h, hkv, d, s, paged=page is not None, window=wsides)
     kv_bytes = 2 * b * seen * hkv * d * dtype.itemsize
     io_bytes = kv_bytes + 2 * b * sq * h * d * dtype.itemsize
     sets = []
     for _ in range(B.n_rotations(io_bytes, l2)):
         q = torch.randn(b, sq, h, d, device="cuda", dtype=dtype)
         k, v = (torch.randn(b, s, hkv, d, device="cuda", dtype=dtype) for _ in range(2))
-        wsides = None if window is None else (window, 0)
-        splits = cutec.attention.decode_splits(b, sq, h, hkv, d, s, paged=page is not None, window=wsides)
         ws = (
             torch.empty(splits, b, sq, h, d, device="cuda"),
             torch.empty(splits, b, h, sq, device="cuda"),

@@ -1,9 +1,9 @@
 """samples/flash_attention_decode_sm90.cute (issue 34): split-K/V attention for decoding (few queries
 over a long K/V cache, the query heads of a K/V head packed into its query tiles), O and LSE against the
 reference of test_gpu_flash_attention.py (SDPA and logsumexp in float32, float64 where small) with
-its tolerances, over contiguous and paged caches, and with the causal mask over the cache against a
-float64 reference of its own (`causal_reference`). The splits are the host function's choice for the workspace it is
-given (`cutec.attention.decode_splits`): one split writes O and LSE itself, more are merged by each
+its tolerances, over contiguous and paged caches, and with the causal mask or a sliding window over
+the cache against a float64 reference of its own (`masked_reference`). The splits are the host
+function's choice for the workspace it is given (`cutec.attention.decode_splits`): one split writes O and LSE itself, more are merged by each
 tile's last split, so the tests give workspaces of one to many splits. Outputs and workspaces are
 poisoned with NaN before the call: an element left unwritten, or a partial the merge reads that no
 split wrote, fails; the tile counters must be back at zero after every call. Needs an sm_90 GPU and
@@ -109,7 +109,7 @@ def test_cache_seqlens(gpu, decode, d, gqa, sq):
         check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], 0.1, False, case)
 
 
-def causal_reference(torch, q, k, v, scale, lengths, window=(-1, 0)):
+def masked_reference(torch, q, k, v, scale, lengths, window=(-1, 0)):
     """O (1, Sq, H, D) and LSE (1, H, Sq) in float64 of each sequence b over its first lengths[b]
     keys, query i seeing keys up to lengths[b] - Sq + i (bottom-right aligned; rows that see none:
     O = 0, LSE = -inf), or None for a sequence with no key. `window` (left, right), -1 unbounded:
@@ -151,11 +151,11 @@ def test_causal(gpu, decode, d, gqa, sq):
     q, k, v = inputs(torch, torch.bfloat16, b, sq, 4096, h, h // gqa, d)
     splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, 4096)
     o, lse = run(torch, decode, q, k, v, 0.1, splits, CAUSAL_LENGTHS, causal=1)
-    check_masked(torch, o, lse, causal_reference(torch, q, k, v, 0.1, CAUSAL_LENGTHS), ("causal", d, gqa, sq))
+    check_masked(torch, o, lse, masked_reference(torch, q, k, v, 0.1, CAUSAL_LENGTHS), ("causal", d, gqa, sq))
 
 
 def check_masked(torch, o, lse, refs, case):
-    """O and LSE of each sequence against its float64 reference (`causal_reference`) with the
+    """O and LSE of each sequence against its float64 reference (`masked_reference`) with the
     bf16 tolerances: rows that see no key have LSE -inf (and O 0), a sequence with none O 0."""
     atol, rtol = TOL["bfloat16"]
     for i, ref in enumerate(refs):
@@ -238,7 +238,7 @@ def test_window(gpu, decode, d, gqa, sq, window):
     q, k, v = inputs(torch, torch.bfloat16, b, sq, 4096, h, h // gqa, d)
     splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, 4096, window=window)
     o, lse = run(torch, decode, q, k, v, 0.1, splits, WINDOW_LENGTHS, window=window)
-    refs = causal_reference(torch, q, k, v, 0.1, WINDOW_LENGTHS, window)
+    refs = masked_reference(torch, q, k, v, 0.1, WINDOW_LENGTHS, window)
     check_masked(torch, o, lse, refs, ("window", window, d, gqa, sq))
 
 
@@ -255,7 +255,7 @@ def test_paged_window(gpu, paged_decode, window):
         paged_decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table, window=window
     )
     torch.cuda.synchronize()
-    check_masked(torch, o, lse, causal_reference(torch, q, k, v, 0.1, lengths_list, window), ("paged window", window))
+    check_masked(torch, o, lse, masked_reference(torch, q, k, v, 0.1, lengths_list, window), ("paged window", window))
 
 
 def test_window_refusals(gpu, decode):
