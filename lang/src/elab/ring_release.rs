@@ -25,12 +25,19 @@
 //!
 //! A read is of the released ring only where the buffer's stage mode has as many stages as the
 //! ring's barriers (where both extents are known): a single buffer sliced on its last mode
-//! (`sK[0, _, 0, _, 0]` of a K tile loaded once) is no stage of a two-stage ring.
+//! (`sK[0, _, 0, _, 0]` of a K tile loaded once) is no stage of a two-stage ring. Nor is a read of
+//! a buffer that `tma_load`s fill on other barriers than the released one's tensor, where that
+//! tensor has loads of its own: two pipelines of one stage count (FlashAttention's K and V rings),
+//! each its `(STAGES, 2)` tensor of full and empty barriers, guard their own buffers. (A
+//! hand-written ring's empty barriers are a tensor no load completes on: its reads are compared.)
 //!
 //! A release of a stage that an in-flight group read is refuted: an error naming both sites. A
 //! release whose stage, or a read whose stage, is a value the walk does not follow (loaded from
 //! memory), or two stages it cannot tell equal or apart (a counter advanced under a condition it
-//! cannot decide, or by an earlier run-time loop), is a warning.
+//! cannot decide, or a run-time number of times that its partner is not), is a warning. Counters
+//! advanced alike by run-time loops stay related (ring_walk.rs: residues modulo the stage count,
+//! a loop's exit walked after no trip and after some), so a persistent kernel's consumer states
+//! are compared tile after tile.
 
 use super::ring_walk::{Followed as Stage, Values, Visitor};
 use crate::diag::Diagnostic;
@@ -38,11 +45,11 @@ use crate::kir::{CmpOp, Inst, Kernel, MbarrierOp, ValueId, ValueTy, ViewHow, War
 use crate::span::Span;
 use cute_layout::expr::Value as ExprValue;
 use cute_layout::{Int, IntTuple, Layout};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The errors and warnings of rule (d) in one kernel.
 pub(super) fn check(k: &Kernel) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-    let mut w = Walk { types: &k.value_types, ..Walk::default() };
+    let mut w = Walk { types: &k.value_types, rings: Rings::of(&k.body), ..Walk::default() };
     super::ring_walk::walk(k, &mut w);
     (w.errors, w.warnings)
 }
@@ -55,7 +62,69 @@ struct Read {
     stage: Stage,
     /// The extent of the sliced stage mode, where static.
     stages: Option<i64>,
+    /// The tensor the read views, at the root of its chain of views.
+    buffer: ValueId,
     span: Span,
+}
+
+/// Which buffers the kernel's `tma_load`s fill on which barrier tensors, each tensor by the root of
+/// its chain of views.
+#[derive(Default)]
+struct Rings {
+    /// Each view's source.
+    parents: HashMap<ValueId, ValueId>,
+    /// Per barrier tensor, the buffers loaded on its barriers.
+    filled: HashMap<ValueId, HashSet<ValueId>>,
+    /// Every buffer a `tma_load` fills.
+    loaded: HashSet<ValueId>,
+}
+
+impl Rings {
+    fn of(body: &[Inst]) -> Rings {
+        let mut r = Rings::default();
+        let mut loads = Vec::new();
+        r.scan(body, &mut loads);
+        for (smem, bar) in loads {
+            let (buffer, bars) = (r.root(smem), r.root(bar));
+            r.filled.entry(bars).or_default().insert(buffer);
+            r.loaded.insert(buffer);
+        }
+        r
+    }
+
+    fn scan(&mut self, insts: &[Inst], loads: &mut Vec<(ValueId, ValueId)>) {
+        for i in insts {
+            match i {
+                Inst::View { dst, src, .. } => {
+                    self.parents.insert(*dst, *src);
+                }
+                Inst::TmaLoad { smem, bar, .. } => loads.push((*smem, *bar)),
+                _ => {}
+            }
+            for region in i.regions() {
+                self.scan(region, loads);
+            }
+        }
+    }
+
+    /// The tensor at the root of `v`'s chain of views.
+    fn root(&self, v: ValueId) -> ValueId {
+        let mut at = v;
+        for _ in 0..256 {
+            match self.parents.get(&at) {
+                Some(src) => at = *src,
+                None => break,
+            }
+        }
+        at
+    }
+
+    /// Whether a read of `buffer` is of another ring than the barrier tensor `bars`': the tensor's
+    /// barriers complete loads, and only into other buffers, while `buffer` is loaded on others.
+    fn other_ring(&self, buffer: ValueId, bars: ValueId) -> bool {
+        let bars = self.root(bars);
+        self.filled.get(&bars).is_some_and(|own| !own.contains(&buffer)) && self.loaded.contains(&buffer)
+    }
 }
 
 #[derive(Clone)]
@@ -77,6 +146,8 @@ struct State {
 struct Walk<'k> {
     /// The kernel's value types (a sliced tensor's stage count).
     types: &'k [ValueTy],
+    /// The buffers each barrier tensor's loads fill.
+    rings: Rings,
     /// Each view's source, the stage it selects (a slice's last-mode coordinate) with the extent
     /// of that mode, and its span.
     views: HashMap<ValueId, (ValueId, Option<StageOf>, Span)>,
@@ -87,6 +158,10 @@ struct Walk<'k> {
 
 impl Visitor for Walk<'_> {
     type State = State;
+
+    fn splits_loop_exits(&self) -> bool {
+        true
+    }
 
     /// What holds after either of two paths: groups pending on both.
     fn meet(&mut self, a: &mut State, b: &State) {
@@ -115,7 +190,7 @@ impl Visitor for Walk<'_> {
                 let operands = if a_ty.is_some() { vec![*a, *b] } else { vec![*b] };
                 for op in operands {
                     if let Some((stage, stages)) = self.stage_read(op, *span) {
-                        st.open.push(Read { stage, stages, span: *span });
+                        st.open.push(Read { stage, stages, buffer: self.rings.root(op), span: *span });
                     }
                 }
             }
@@ -127,9 +202,9 @@ impl Visitor for Walk<'_> {
                 let keep = (*n as usize).min(st.pending.len());
                 st.pending.drain(..st.pending.len() - keep);
             }
-            Inst::Mbarrier { op: MbarrierOp::Arrive, ty, offset, span, .. } => {
+            Inst::Mbarrier { op: MbarrierOp::Arrive, tensor, ty, offset, span, .. } => {
                 let released = vals.canon(offset, *span);
-                self.release(vals, st, &ty.layout, released, *span);
+                self.release(vals, st, (*tensor, &ty.layout), released, *span);
             }
             _ => {}
         }
@@ -165,14 +240,18 @@ impl Walk<'_> {
         None
     }
 
-    /// An arrival on the barrier at `released` of a tensor laid out as `bars`: refuted when a
-    /// wgmma still in flight read the stage it names.
-    fn release(&mut self, vals: &Values, st: &State, bars: &Layout, released: Stage, span: Span) {
+    /// An arrival on the barrier at `released` of barrier tensor `bars` (its value and layout):
+    /// refuted when a wgmma still in flight read the stage it names.
+    fn release(&mut self, vals: &Values, st: &State, bars: (ValueId, &Layout), released: Stage, span: Span) {
+        let (tensor, bars) = bars;
         let inflight = st.pending.iter().enumerate().flat_map(|(k, g)| {
             let newer = st.pending.len() - 1 - k;
             g.reads.iter().map(move |r| (r, Some(newer)))
         });
-        let reads: Vec<(&Read, Option<usize>)> = inflight.chain(st.open.iter().map(|r| (r, None))).collect();
+        let reads: Vec<(&Read, Option<usize>)> = inflight
+            .chain(st.open.iter().map(|r| (r, None)))
+            .filter(|(r, _)| !self.rings.other_ring(r.buffer, tensor))
+            .collect();
         if reads.is_empty() {
             return;
         }
@@ -211,7 +290,7 @@ impl Walk<'_> {
                     self.warn(
                         Diagnostic::error("this release is not checked against a wgmma in flight: the checker cannot tell whether it releases the stage the wgmma reads", span, "not checked")
                             .with_secondary(read.span, "reads a stage the checker cannot compare with the released one")
-                            .with_help("the checker knows a stage index where it starts from a compile-time value (`let mut stage = 0`, a new pipeline state) and is advanced under conditions it can decide; an index advanced under other conditions, or by an earlier run-time loop, is a run-time value to it"),
+                            .with_help("the checker knows a stage index where it starts from a compile-time value (`let mut stage = 0`, a new pipeline state) and is advanced under conditions it can decide, and two indices advanced alike by run-time loops as a stage apart modulo the stage count; an index advanced under other conditions, or a run-time number of times its partner is not, is a run-time value to it"),
                     );
                 }
                 continue;

@@ -13,14 +13,29 @@
 //!
 //! A loop is walked as the visitor asks ([`Trips`]): twice, the first trip at the lower bound and
 //! the second a later one (past it), so that what one trip leaves behind is seen by the next; or
-//! its first trips one by one with their indices, to see a ring wrap.
+//! its first trips one by one with their indices, to see a ring wrap. Where the visitor asks
+//! ([`Visitor::splits_loop_exits`]), the statements after a loop with run-time bounds are walked
+//! twice, once after no trip and once after some, each knowing which (`ub <= lb`, `ub >= lb + 1`):
+//! a persistent kernel's `if k_tiles > 0 { release the last stage }` after its k loop is then
+//! decided on both, and the two meet at the end of the block.
+//!
+//! Where paths meet, cells that differ keep what relates them: a cell that is another plus a
+//! constant on both paths stays so (a new symbol for the first, the sum for the second), and one
+//! congruent to another modulo some m on both (their differences on the two paths differ by a
+//! multiple of m) becomes a symbol known only modulo m. A ring's wrap, `if next == STAGES {
+//! stage = 0 }` after `stage = next`, makes `stage` a symbol congruent to `next` modulo STAGES. So
+//! a pipeline's consumer state and the one a stage behind it (`done`), each advanced by run-time
+//! loops, stay a stage apart modulo the stage count, and two stage indices that differ modulo it
+//! are different stages.
 
 use crate::kir::{At, BinaryOp, CmpOp, Inst, Kernel, Operand, ValueId};
 use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::int::{Atom, Op};
 use cute_layout::Int;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// A value as the walk sees it: an expression over its own symbols, or a value it does not
 /// follow (where it comes from).
@@ -56,7 +71,34 @@ pub(super) trait Visitor {
     fn trips(&self, _body: &[Inst]) -> Trips {
         Trips::Twice
     }
+    /// Whether the statements after a loop walked [`Trips::Twice`] are walked after no trip and
+    /// after some separately (rather than from what holds after either).
+    fn splits_loop_exits(&self) -> bool {
+        false
+    }
 }
+
+/// A loop's exit walked apart from the path after its trips: the path after no trip, and what
+/// holds on each (sums of symbols at least a constant).
+struct Exit<S> {
+    zero: Path<S>,
+    none: Vec<Fact>,
+    some: Vec<Fact>,
+}
+
+/// `Σ terms ≥ bound` on the path being walked.
+type Fact = (BTreeMap<u32, i64>, i64);
+
+/// A value as a sum of symbols times coefficients plus a constant, known up to a multiple of
+/// `modulus` (exactly where it is 0).
+struct Residue {
+    terms: BTreeMap<u32, i64>,
+    constant: i64,
+    modulus: i64,
+}
+
+/// How many loop exits' statements are walked apart at once (each doubles what follows).
+const MAX_SPLITS: usize = 4;
 
 /// One path's register cells: each cell's version (a fresh number per write) and, when the last
 /// write stored a value the walk names, that value.
@@ -78,11 +120,26 @@ pub(super) struct Values {
     first_read: HashMap<(ValueId, String, u32), Int>,
     /// The least value of each symbol that stands for a loop index after the loop's first trip.
     lower: HashMap<u32, i64>,
+    /// Symbols known modulo a number: the symbol ≡ the expression (mod the number).
+    congruent: HashMap<u32, (Int, i64)>,
+    /// The operands of an `a == b` the walk could not decide, by the symbol it made for it.
+    equations: HashMap<u32, (Int, Int)>,
+    /// The operands of a `min` or `max` of values the walk follows, by the symbol it made for it.
+    extremes: HashMap<u32, (BinaryOp, Int, Int)>,
+    /// What holds on the path being walked (a loop's trips, none or some).
+    facts: Vec<Fact>,
+    /// Terms the walk's sums treat as symbols of their own (products, divisions), by their
+    /// numbers.
+    opaque: RefCell<HashMap<Int, u32>>,
     fresh: u32,
 }
 
 /// Symbols are numbered above every value id, so that a parameter keeps its own id.
 const SYMBOLS: u32 = 1 << 30;
+/// A loop bound's values the walk does not follow (loaded from memory) are named by their value
+/// ids above this (`Values::bound`), opaque terms above every such name.
+const UNFOLLOWED: u32 = 2 << 30;
+const OPAQUE: u32 = 3 << 30;
 
 /// Walks kernel `k`'s body with `v`.
 pub(super) fn walk<V: Visitor>(k: &Kernel, v: &mut V) {
@@ -94,7 +151,7 @@ pub(super) fn walk<V: Visitor>(k: &Kernel, v: &mut V) {
         }
     }
     let mut path = Path::default();
-    Walker { vals, v }.block(&k.body, &mut path);
+    Walker { vals, v, splits: 0 }.block(&k.body, &mut path);
 }
 
 impl Values {
@@ -110,12 +167,25 @@ impl Values {
 
     /// `i` over the walk's symbols, or `span` where it reads a value the walk does not follow.
     pub(super) fn canon(&self, i: &Int, span: Span) -> Followed {
-        i.subst(&mut |id, div| match self.syms.get(&id) {
+        substitute(i, &mut |id, div| match self.syms.get(&id) {
             Some(s) => Ok(s.clone()),
             None if self.params.contains(&id) => Ok(Int::var(id, div)),
             None => Err(cute_layout::Error::new("canon", "not followed")),
         })
         .map_err(|_| span)
+    }
+
+    /// A loop bound over the walk's symbols, a value it does not follow (loaded from memory)
+    /// named by its id: only what the trip counts tell of it is known (`facts`). The facts of a
+    /// loop hold for the statements after it in its block, where its bounds' values are the same.
+    fn bound(&self, i: &Int) -> Option<Int> {
+        substitute(i, &mut |id, div| match self.syms.get(&id) {
+            Some(s) => Ok(s.clone()),
+            None if self.params.contains(&id) => Ok(Int::var(id, div)),
+            None if id < SYMBOLS => Ok(Int::var(UNFOLLOWED + id, 1)),
+            None => Err(cute_layout::Error::new("bound", "not named")),
+        })
+        .ok()
     }
 
     /// What an integer or bool operand is over the walk's symbols; `None` when not followed.
@@ -156,7 +226,13 @@ impl Values {
             (_, _, BinaryOp::Mul) => x.mul(&y).ok(),
             _ => None,
         };
-        let v = v.unwrap_or_else(|| self.symbol());
+        let v = v.unwrap_or_else(|| {
+            let s = self.symbol();
+            if let (BinaryOp::Min | BinaryOp::Max, Some(id)) = (op, symbol_id(&s)) {
+                self.extremes.insert(id, (op, x, y));
+            }
+            s
+        });
         self.syms.insert(dst, v);
     }
 
@@ -168,7 +244,13 @@ impl Values {
         };
         let v = match self.decide(op, &x, &y) {
             Some(holds) => Int::S(i64::from(holds)),
-            None => self.symbol(),
+            None => {
+                let s = self.symbol();
+                if let (CmpOp::Eq, Some(id)) = (op, symbol_id(&s)) {
+                    self.equations.insert(id, (x, y));
+                }
+                s
+            }
         };
         self.syms.insert(dst, v);
     }
@@ -176,9 +258,21 @@ impl Values {
     /// Whether `a op b` holds, where the walk can tell: `a - b` is a constant, or is bounded on
     /// one side by the loop indices it reads (each past its loop's lower bound after the first trip).
     pub(super) fn decide(&self, op: CmpOp, a: &Int, b: &Int) -> Option<bool> {
-        let (terms, c) = linear(&a.sub(b).ok()?)?;
+        if let Some(holds) = self.decide_extreme(op, a, b) {
+            return Some(holds);
+        }
+        let d = a.sub(b).ok()?;
+        // Opaque terms only where a fact may name them: interning them costs.
+        let linear =
+            self.linear(&d, false).or_else(|| if self.facts.is_empty() { None } else { self.linear(&d, true) });
+        let Some((terms, c)) = linear else {
+            return match op {
+                CmpOp::Eq | CmpOp::Ne if self.incongruent(a, b) => Some(op == CmpOp::Ne),
+                _ => None,
+            };
+        };
         let (mut lo, mut hi) = (Some(c), Some(c));
-        for (id, k) in terms {
+        for (&id, &k) in &terms {
             let least = self.lower.get(&id).map(|l| k.checked_mul(*l));
             let (up, down) = if k > 0 { (&mut lo, &mut hi) } else { (&mut hi, &mut lo) };
             *up = match (*up, least) {
@@ -187,12 +281,32 @@ impl Values {
             };
             *down = None;
         }
+        // The path's facts bound the sum where it is one of them, or its negation.
+        for (fact, bound) in &self.facts {
+            if terms.is_empty() {
+                break;
+            }
+            if *fact == terms {
+                let l = bound.checked_add(c);
+                lo = match (lo, l) {
+                    (Some(x), Some(y)) => Some(x.max(y)),
+                    (x, y) => x.or(y),
+                };
+            } else if fact.len() == terms.len() && fact.iter().all(|(id, k)| terms.get(id) == k.checked_neg().as_ref())
+            {
+                let h = bound.checked_neg().and_then(|b| b.checked_add(c));
+                hi = match (hi, h) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                };
+            }
+        }
         let below = |v: i64| hi.is_some_and(|h| h < v);
         let above = |v: i64| lo.is_some_and(|l| l > v);
         let at = lo.is_some() && lo == hi && lo == Some(0);
         match op {
             CmpOp::Eq if at => Some(true),
-            CmpOp::Eq if below(0) || above(0) => Some(false),
+            CmpOp::Eq if below(0) || above(0) || self.incongruent(a, b) => Some(false),
             CmpOp::Ne => self.decide(CmpOp::Eq, a, b).map(|e| !e),
             CmpOp::Lt if below(0) => Some(true),
             CmpOp::Lt if above(-1) => Some(false),
@@ -201,6 +315,120 @@ impl Values {
             CmpOp::Gt | CmpOp::Ge => self.decide(if op == CmpOp::Gt { CmpOp::Lt } else { CmpOp::Le }, b, a),
             _ => None,
         }
+    }
+
+    /// `a < b` or `a <= b` (`a > b`, `a >= b` turned round) where `a` or `b` is a `min` or `max`
+    /// (`extremes`): min(p, q) ≤ b where p ≤ b or q ≤ b, a ≤ min(p, q) where a ≤ p and a ≤ q,
+    /// and so on.
+    fn decide_extreme(&self, op: CmpOp, a: &Int, b: &Int) -> Option<bool> {
+        let (op, a, b) = match op {
+            CmpOp::Gt => (CmpOp::Lt, b, a),
+            CmpOp::Ge => (CmpOp::Le, b, a),
+            CmpOp::Lt | CmpOp::Le => (op, a, b),
+            _ => return None,
+        };
+        let extreme = |i: &Int| -> Option<(BinaryOp, Int, Int)> {
+            if let Some(e) = symbol_id(i).and_then(|id| self.extremes.get(&id)) {
+                return Some(e.clone());
+            }
+            let Int::D(d) = i else { return None };
+            match (&d.factors[..], d.coef) {
+                ([Atom::Op(op)], 1) => match &**op {
+                    Op::Min(p, q) => Some((BinaryOp::Min, p.clone(), q.clone())),
+                    Op::Max(p, q) => Some((BinaryOp::Max, p.clone(), q.clone())),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        // Whether the comparison holds of either operand (`any`) or of both.
+        let of = |p: Option<bool>, q: Option<bool>, any: bool| match (p, q) {
+            (Some(x), Some(y)) => Some(if any { x || y } else { x && y }),
+            (Some(x), None) | (None, Some(x)) if x == any => Some(x),
+            _ => None,
+        };
+        if let Some((kind, p, q)) = extreme(a) {
+            return of(self.decide(op, &p, b), self.decide(op, &q, b), kind == BinaryOp::Min);
+        }
+        if let Some((kind, p, q)) = extreme(b) {
+            return of(self.decide(op, a, &p), self.decide(op, a, &q), kind == BinaryOp::Max);
+        }
+        None
+    }
+
+    /// Whether `a` and `b` differ modulo a number both are known modulo (`congruent`): then they
+    /// are different values.
+    fn incongruent(&self, a: &Int, b: &Int) -> bool {
+        if self.congruent.is_empty() {
+            return false;
+        }
+        let (Some(x), Some(y)) = (self.residue(a, 0), self.residue(b, 0)) else { return false };
+        let Some(d) = x.minus(&y) else { return false };
+        d.terms.is_empty() && d.modulus >= 2 && d.constant.rem_euclid(d.modulus) != 0
+    }
+
+    /// `i` as a [`Residue`]: its sum of symbols, each symbol known modulo a number replaced by
+    /// what it is congruent to.
+    fn residue(&self, i: &Int, depth: usize) -> Option<Residue> {
+        let (terms, constant) = self.linear(i, false)?;
+        let mut r = Residue { terms: BTreeMap::new(), constant, modulus: 0 };
+        for (id, k) in terms {
+            match self.congruent.get(&id) {
+                Some((e, m)) if depth < 16 => {
+                    let inner = self.residue(e, depth + 1)?;
+                    for (t, c) in inner.terms {
+                        let sum = r.terms.entry(t).or_insert(0);
+                        *sum = sum.checked_add(k.checked_mul(c)?)?;
+                    }
+                    r.constant = r.constant.checked_add(k.checked_mul(inner.constant)?)?;
+                    r.modulus = gcd(r.modulus, k.checked_mul(gcd(*m, inner.modulus))?);
+                }
+                _ => {
+                    let sum = r.terms.entry(id).or_insert(0);
+                    *sum = sum.checked_add(k)?;
+                }
+            }
+        }
+        r.terms.retain(|_, k| *k != 0);
+        Some(r)
+    }
+
+    /// `i` as a sum of symbols times coefficients plus a constant; `None` for anything else
+    /// (sums over basis elements, and with `opaque` false products of symbols, divisions and
+    /// remainders; with it true each of those is a term of its own).
+    fn linear(&self, i: &Int, opaque: bool) -> Option<(BTreeMap<u32, i64>, i64)> {
+        let Int::D(d) = i else { return Some((BTreeMap::new(), i.as_static()?)) };
+        let one = |id: u32| (BTreeMap::from([(id, 1)]), 0);
+        let (mut terms, c) = match &d.factors[..] {
+            [Atom::Var { id, .. }] => one(*id),
+            [Atom::Op(op)] if matches!(&**op, Op::Add(..)) => {
+                let Op::Add(x, y) = &**op else { unreachable!("matched above") };
+                let ((mut t, a), (u, b)) = (self.linear(x, opaque)?, self.linear(y, opaque)?);
+                for (id, k) in u {
+                    let sum = t.entry(id).or_insert(0);
+                    *sum = sum.checked_add(k)?;
+                }
+                (t, a.checked_add(b)?)
+            }
+            factors if !opaque || factors.iter().any(|f| matches!(f, Atom::Basis(_))) => return None,
+            factors => {
+                let term = Int::D(cute_layout::int::Dyn { coef: 1, factors: factors.into() });
+                let mut opaque = self.opaque.borrow_mut();
+                let n = opaque.len() as u32;
+                one(*opaque.entry(term).or_insert(OPAQUE + n))
+            }
+        };
+        for k in terms.values_mut() {
+            *k = k.checked_mul(d.coef)?;
+        }
+        terms.retain(|_, k| *k != 0);
+        Some((terms, c.checked_mul(d.coef)?))
+    }
+
+    /// The fact that `a - b ≥ bound`, where the walk follows both.
+    fn fact(&self, a: &Int, b: &Int, bound: i64) -> Option<Fact> {
+        let (terms, c) = self.linear(&a.sub(b).ok()?, true)?;
+        Some((terms, bound.checked_sub(c)?))
     }
 
     /// The instructions that define values: whether `i` was one.
@@ -274,35 +502,117 @@ impl Values {
 struct Walker<'v, V> {
     vals: Values,
     v: &'v mut V,
+    /// The loop exits whose statements are being walked apart.
+    splits: usize,
 }
 
 impl<V: Visitor> Walker<'_, V> {
     fn block(&mut self, insts: &[Inst], path: &mut Path<V::State>) {
-        for i in insts {
-            self.inst(i, path);
+        for (k, i) in insts.iter().enumerate() {
+            let Some(exit) = self.inst(i, path) else { continue };
+            let rest = &insts[k + 1..];
+            if rest.is_empty() || self.splits >= MAX_SPLITS {
+                self.meet(path, &exit.zero, None);
+                continue;
+            }
+            // What follows the loop, after no trip and after some, each with what it knows.
+            self.splits += 1;
+            let known = self.vals.facts.len();
+            let mut zero = exit.zero;
+            self.vals.facts.extend(exit.none);
+            self.block(rest, &mut zero);
+            self.vals.facts.truncate(known);
+            self.vals.facts.extend(exit.some);
+            self.block(rest, path);
+            self.vals.facts.truncate(known);
+            self.splits -= 1;
+            self.meet(path, &zero, None);
+            return;
         }
     }
 
-    /// What holds after either of two paths: the rule's meet, and cells equal on both.
-    fn meet(&mut self, a: &mut Path<V::State>, b: &Path<V::State>) {
+    /// What holds after either of two paths: the rule's meet, cells equal on both, and what
+    /// relates the cells that differ (the module's header). `wrap`: the meet after an `if e ==
+    /// STAGES` (path `a` its then branch), as (e, STAGES).
+    fn meet(&mut self, a: &mut Path<V::State>, b: &Path<V::State>, wrap: Option<(Int, i64)>) {
         self.v.meet(&mut a.rule, &b.rule);
-        let keys: Vec<_> = a.cells.keys().chain(b.cells.keys()).cloned().collect();
+        let keys: Vec<_> =
+            a.cells.keys().chain(b.cells.keys().filter(|k| !a.cells.contains_key(*k))).cloned().collect();
+        // Cells that differ and hold values on both paths, in a fixed order (the symbols' order).
+        let mut valued = Vec::new();
         for key in keys {
-            if a.cells.get(&key) != b.cells.get(&key) {
-                let version = self.vals.fresh();
-                a.cells.insert(key, (version, None));
+            let (x, y) = (a.cells.get(&key), b.cells.get(&key));
+            if x == y {
+                continue;
+            }
+            match (x.and_then(|c| c.1.clone()), y.and_then(|c| c.1.clone())) {
+                (Some(x), Some(y)) => valued.push((key, x, y)),
+                _ => {
+                    let version = self.vals.fresh();
+                    a.cells.insert(key, (version, None));
+                }
             }
         }
+        valued.sort_by(|p, q| p.0.cmp(&q.0));
+        // (the symbol now, its value on a, on b) of each cell met so far.
+        let mut bases: Vec<(Int, Int, Int)> = Vec::new();
+        for (key, x, y) in valued {
+            let version = self.vals.fresh();
+            let value = self.related(&x, &y, &wrap, &mut bases);
+            a.cells.insert(key, (version, Some(value)));
+        }
     }
 
-    fn inst(&mut self, i: &Inst, path: &mut Path<V::State>) {
+    /// The value of a cell that holds `x` on one path and `y` on the other, related to the cells
+    /// met before it (`bases`) where their differences allow.
+    fn related(&mut self, x: &Int, y: &Int, wrap: &Option<(Int, i64)>, bases: &mut Vec<(Int, Int, Int)>) -> Int {
+        if let Some((e, stages)) = wrap {
+            if *x == Int::S(0) && y == e {
+                // 0 where e == STAGES, else e: e modulo STAGES either way.
+                let s = self.vals.symbol();
+                if let Some(id) = symbol_id(&s) {
+                    self.vals.congruent.insert(id, (e.clone(), *stages));
+                }
+                return s;
+            }
+        }
+        for (base, bx, by) in bases.iter() {
+            let dx = x.sub(bx).ok().and_then(|d| self.vals.residue(&d, 0));
+            let dy = y.sub(by).ok().and_then(|d| self.vals.residue(&d, 0));
+            let (Some(dx), Some(dy)) = (dx, dy) else { continue };
+            if !dx.terms.is_empty() || !dy.terms.is_empty() {
+                continue;
+            }
+            let Some(apart) = dx.constant.checked_sub(dy.constant) else { continue };
+            let modulus = gcd(gcd(dx.modulus, dy.modulus), apart);
+            let Ok(sum) = base.add(&Int::S(dx.constant)) else { continue };
+            if modulus == 0 {
+                return sum;
+            }
+            if modulus >= 2 {
+                let s = self.vals.symbol();
+                if let Some(id) = symbol_id(&s) {
+                    self.vals.congruent.insert(id, (sum, modulus));
+                }
+                bases.push((s.clone(), x.clone(), y.clone()));
+                return s;
+            }
+        }
+        let s = self.vals.symbol();
+        bases.push((s.clone(), x.clone(), y.clone()));
+        s
+    }
+
+    /// Walks instruction `i`; a loop whose exit the visitor splits returns it.
+    fn inst(&mut self, i: &Inst, path: &mut Path<V::State>) -> Option<Exit<V::State>> {
         if self.vals.define(i, path) {
-            return;
+            return None;
         }
         match i {
             Inst::If { cond, then, els, span } => {
                 if let Some(taken) = self.vals.value(cond).and_then(|c| c.as_static()) {
-                    return self.block(if taken != 0 { then } else { els }, path);
+                    self.block(if taken != 0 { then } else { els }, path);
+                    return None;
                 }
                 let mut other = path.clone();
                 let watched = self.v.watches(then, els);
@@ -315,7 +625,8 @@ impl<V: Visitor> Walker<'_, V> {
                         self.v.leave();
                     }
                 }
-                self.meet(path, &other);
+                let wrap = self.wrap(cond);
+                self.meet(path, &other, wrap);
             }
             Inst::For { iv, lb, ub, step, body, exit, .. } => {
                 let entry = path.clone();
@@ -334,28 +645,66 @@ impl<V: Visitor> Walker<'_, V> {
                             trip(self, Int::S(lb + step * k as i64), path);
                         }
                         if all.is_none_or(|a| a > n) {
-                            self.meet(path, &entry);
+                            self.meet(path, &entry, None);
                         }
-                        return;
+                        return None;
                     }
                 }
-                let lb = self.vals.value(&Operand::Int(lb.clone()));
-                for k in 0..2 {
+                let first = self.vals.bound(lb);
+                let last = self.vals.bound(ub);
+                let forward = bounds.2.is_some_and(|s| s > 0);
+                let trips = match (&first, &last) {
+                    (Some(l), Some(u)) if forward => self.vals.decide(CmpOp::Lt, l, u),
+                    _ => None,
+                };
+                if trips == Some(false) {
+                    return None; // no trip
+                }
+                let split = self.v.splits_loop_exits() && forward;
+                // A loop of at most one trip (`0..min(n, 1)`) has no later one.
+                let later = match (&first, &last, bounds.2) {
+                    (Some(l), Some(u), Some(step)) if step > 0 => {
+                        l.add(&Int::S(step)).ok().and_then(|next| self.vals.decide(CmpOp::Lt, &next, u))
+                    }
+                    _ => None,
+                };
+                let index0 = self.vals.value(&Operand::Int(lb.clone()));
+                let mut after_first = None;
+                for k in 0..if later == Some(false) { 1 } else { 2 } {
                     // The first trip's index is the lower bound; a later one's is past it.
-                    let s = match (&lb, k) {
+                    let s = match (&index0, k) {
                         (Some(l), 0) => l.clone(),
                         _ => self.vals.symbol(),
                     };
                     if let (Some(l), Some(step), Some(id), 1) =
-                        (lb.as_ref().and_then(Int::as_static), bounds.2, symbol_id(&s), k)
+                        (index0.as_ref().and_then(Int::as_static), bounds.2, symbol_id(&s), k)
                     {
                         if step > 0 {
                             self.vals.lower.insert(id, l.saturating_add(step));
                         }
                     }
                     trip(self, s, path);
+                    if split && k == 0 {
+                        after_first = Some(path.clone());
+                    }
                 }
-                self.meet(path, &entry);
+                if let Some(one) = after_first {
+                    // After some trips: after the first, or after a later one.
+                    self.meet(path, &one, None);
+                    if trips == Some(true) {
+                        return None;
+                    }
+                    let (none, some) = match (&first, &last) {
+                        (Some(l), Some(u)) => (self.vals.fact(l, u, 0), self.vals.fact(u, l, 1)),
+                        _ => (None, None),
+                    };
+                    return Some(Exit {
+                        zero: entry,
+                        none: none.into_iter().collect(),
+                        some: some.into_iter().collect(),
+                    });
+                }
+                self.meet(path, &entry, None);
             }
             Inst::While { cond, body, .. } => {
                 let entry = path.clone();
@@ -368,47 +717,162 @@ impl<V: Visitor> Walker<'_, V> {
                     self.block(body, path);
                 }
                 self.block(&cond.insts, path);
-                self.meet(path, &entry);
+                self.meet(path, &entry, None);
             }
             _ => self.v.inst(&self.vals, i, &mut path.rule),
+        }
+        None
+    }
+
+    /// An `if` on `e == STAGES` (an undecided equation with a constant side of at least 2): (e,
+    /// STAGES).
+    fn wrap(&self, cond: &Operand) -> Option<(Int, i64)> {
+        let id = symbol_id(&self.vals.value(cond)?)?;
+        let (x, y) = self.vals.equations.get(&id)?;
+        match (x.as_static(), y.as_static()) {
+            (None, Some(n)) if n >= 2 => Some((x.clone(), n)),
+            (Some(n), None) if n >= 2 => Some((y.clone(), n)),
+            _ => None,
         }
     }
 }
 
-/// `i` as a sum of symbols times coefficients plus a constant; `None` for anything else
-/// (products of symbols, divisions, remainders).
-fn linear(i: &Int) -> Option<(BTreeMap<u32, i64>, i64)> {
-    let Int::D(d) = i else { return Some((BTreeMap::new(), i.as_static()?)) };
-    let [factor] = &d.factors[..] else { return None };
-    let (mut terms, c) = match factor {
-        Atom::Var { id, .. } => (BTreeMap::from([(*id, 1)]), 0),
-        Atom::Op(op) => match &**op {
-            Op::Add(x, y) => {
-                let ((mut t, a), (u, b)) = (linear(x)?, linear(y)?);
-                for (id, k) in u {
-                    *t.entry(id).or_insert(0) += k;
-                }
-                (t, a.checked_add(b)?)
-            }
-            _ => return None,
-        },
-        Atom::Basis(_) => return None,
-    };
-    for k in terms.values_mut() {
-        *k = k.checked_mul(d.coef)?;
+/// `i` with every leaf replaced by `f(id, div)`, as [`Int::subst`] but with `min` and `max`
+/// folded only where both sides are constants or equal: the walk's symbols stand for values of
+/// either sign (a trip count `where(ok, n, 0)`), which `Int::minimum` would take for extents,
+/// folding `min(n, 1)` to 1.
+fn substitute(i: &Int, f: &mut dyn FnMut(u32, i64) -> cute_layout::Result<Int>) -> cute_layout::Result<Int> {
+    let Int::D(d) = i else { return Ok(i.clone()) };
+    let mut acc = Int::S(d.coef);
+    for a in d.factors.iter() {
+        let x = match a {
+            Atom::Var { id, div } => f(*id, *div)?,
+            Atom::Op(op) => match &**op {
+                Op::Add(x, y) => substitute(x, f)?.add(&substitute(y, f)?)?,
+                Op::Min(x, y) => substitute(x, f)?.minimum_signed(&substitute(y, f)?),
+                Op::Max(x, y) => substitute(x, f)?.maximum_signed(&substitute(y, f)?),
+                _ => Int::D(cute_layout::int::Dyn { coef: 1, factors: Arc::from(vec![a.clone()]) }).subst(f)?,
+            },
+            Atom::Basis(_) => Int::D(cute_layout::int::Dyn { coef: 1, factors: Arc::from(vec![a.clone()]) }),
+        };
+        acc = acc.mul(&x)?;
     }
-    terms.retain(|_, k| *k != 0);
-    Some((terms, c.checked_mul(d.coef)?))
+    Ok(acc)
 }
 
 /// The symbol `s` is, when it is one alone.
 fn symbol_id(s: &Int) -> Option<u32> {
-    match linear(s)? {
-        (terms, 0) if terms.len() == 1 && terms.values().all(|k| *k == 1) => terms.keys().next().copied(),
+    match s {
+        Int::D(d) if d.coef == 1 => match &d.factors[..] {
+            [Atom::Var { id, .. }] => Some(*id),
+            _ => None,
+        },
         _ => None,
+    }
+}
+
+/// The greatest common divisor of `|a|` and `|b|` (0 with 0: the other), as a modulus: 1 (known
+/// modulo nothing) where it is 2^63.
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(1)
+}
+
+impl Residue {
+    /// `self - other`, known modulo both moduli's divisor.
+    fn minus(&self, other: &Residue) -> Option<Residue> {
+        let mut terms = self.terms.clone();
+        for (id, k) in &other.terms {
+            let sum = terms.entry(*id).or_insert(0);
+            *sum = sum.checked_sub(*k)?;
+        }
+        terms.retain(|_, k| *k != 0);
+        Some(Residue {
+            terms,
+            constant: self.constant.checked_sub(other.constant)?,
+            modulus: gcd(self.modulus, other.modulus),
+        })
     }
 }
 
 fn at_key(at: &At) -> String {
     format!("{at:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(vals: &mut Values) -> (Int, u32) {
+        let s = vals.symbol();
+        let id = symbol_id(&s).expect("a fresh symbol");
+        (s, id)
+    }
+
+    fn plus(a: &Int, c: i64) -> Int {
+        a.add(&Int::S(c)).expect("small sums")
+    }
+
+    #[test]
+    fn residues_tell_stages_apart_modulo_the_stage_count() {
+        let mut vals = Values::default();
+        let (g, _) = sym(&mut vals);
+        // h ≡ g + 1 (mod 4): the index after one advance; k ≡ h + 3 ≡ g (mod 4).
+        let (h, hid) = sym(&mut vals);
+        vals.congruent.insert(hid, (plus(&g, 1), 4));
+        let (k, kid) = sym(&mut vals);
+        vals.congruent.insert(kid, (plus(&h, 3), 4));
+        assert_eq!(vals.decide(CmpOp::Eq, &h, &g), Some(false));
+        assert_eq!(vals.decide(CmpOp::Ne, &h, &g), Some(true));
+        // Congruent values may or may not be equal (k is g's residue, g any integer).
+        assert_eq!(vals.decide(CmpOp::Eq, &k, &g), None);
+        // Barrier offsets of a (STAGES, 2) tensor laid out (1, 4): stage + 4·j.
+        assert_eq!(vals.decide(CmpOp::Eq, &plus(&h, 4), &g), Some(false));
+        // Scaled: 2h ≡ 2g + 2 (mod 8).
+        let two = |x: &Int| x.mul(&Int::S(2)).expect("small products");
+        assert_eq!(vals.decide(CmpOp::Eq, &plus(&two(&h), 1), &plus(&two(&g), 1)), Some(false));
+    }
+
+    #[test]
+    fn facts_and_extremes_decide_trip_counts() {
+        let mut vals = Values::default();
+        let (n, _) = sym(&mut vals);
+        let (m, mid) = sym(&mut vals);
+        vals.extremes.insert(mid, (BinaryOp::Min, n.clone(), Int::S(1)));
+        assert_eq!(vals.decide(CmpOp::Lt, &Int::S(0), &n), None);
+        // After a loop `0..n` with no trip: n <= 0, so `0..min(n, 1)` has none either.
+        let none = vals.fact(&Int::S(0), &n, 0).expect("linear");
+        vals.facts.push(none);
+        assert_eq!(vals.decide(CmpOp::Gt, &n, &Int::S(0)), Some(false));
+        assert_eq!(vals.decide(CmpOp::Lt, &Int::S(0), &m), Some(false));
+        vals.facts.clear();
+        // After some: n >= 1, so `0..min(n, 1)` has exactly one trip.
+        let some = vals.fact(&n, &Int::S(0), 1).expect("linear");
+        vals.facts.push(some);
+        assert_eq!(vals.decide(CmpOp::Gt, &n, &Int::S(0)), Some(true));
+        assert_eq!(vals.decide(CmpOp::Lt, &Int::S(0), &m), Some(true));
+        assert_eq!(vals.decide(CmpOp::Lt, &Int::S(1), &m), Some(false));
+    }
+
+    #[test]
+    fn opaque_terms_carry_facts() {
+        // ceil(K / 64) as a KIR bound over a parameter: a term of its own.
+        let k = Int::var(7, 1).ceil_quot(&Int::S(64)).expect("a quotient");
+        let mut vals = Values::default();
+        vals.params.push(7);
+        let fact = vals.fact(&k, &Int::S(0), 1).expect("an opaque term");
+        vals.facts.push(fact);
+        assert_eq!(vals.decide(CmpOp::Gt, &k, &Int::S(0)), Some(true));
+        assert_eq!(vals.decide(CmpOp::Le, &k, &Int::S(0)), Some(false));
+    }
+
+    #[test]
+    fn gcd_of_differences() {
+        assert_eq!(gcd(0, 4), 4);
+        assert_eq!(gcd(-6, 4), 2);
+        assert_eq!(gcd(0, 0), 0);
+    }
 }
