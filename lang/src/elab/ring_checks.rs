@@ -31,6 +31,7 @@ use crate::span::Span;
 use crate::types::MemSpace;
 use cute_layout::Int;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The errors and warnings of every kernel's rings.
 pub(super) fn check(module: &Module) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
@@ -124,6 +125,11 @@ struct Init {
 struct Arrival {
     bar: Bar,
     threads: Threads,
+    /// The blocks whose `threads` arrive: 1, or a cluster's blocks arriving on each other's
+    /// barriers (`cta:`), `threads` those of each block that name rank 0 (`Walk::cluster`).
+    blocks: usize,
+    /// A cluster arrival's threads that name each rank (none for a block's own).
+    ranks: Vec<usize>,
     span: Span,
     /// The run it is part of: the arrivals on one barrier in one block of statements with no
     /// wait, `if` or loop between, which the same threads make in one phase.
@@ -173,6 +179,11 @@ struct Walk<'k> {
     orphans: Vec<Span>,
     /// The arms of the `if`s being walked, innermost last.
     arms: Vec<Arm>,
+    /// The blocks of the kernel's thread-block cluster (`cluster(...)` of its launches), where
+    /// more than one.
+    cluster: Option<usize>,
+    /// The multicast loads counted from every block of the cluster, by span.
+    multicast: HashMap<Span, usize>,
 }
 
 impl<'k> Walk<'k> {
@@ -191,6 +202,12 @@ impl<'k> Walk<'k> {
             groups: Vec::new(),
             orphans: Vec::new(),
             arms: Vec::new(),
+            multicast: HashMap::new(),
+            cluster: k
+                .cluster
+                .as_ref()
+                .and_then(|c| usize::try_from(c.dims.iter().map(|d| u64::from(*d)).product::<u64>()).ok())
+                .filter(|n| *n > 1),
         };
         w.block(&k.body, &threads);
         w
@@ -206,6 +223,35 @@ impl<'k> Walk<'k> {
         Bar { tensor, offset: offset.subst(&mut canon).unwrap_or_else(|_| offset.clone()) }
     }
 
+    /// Where `threads` arrive on the barrier of the cluster's block `cta` names for each
+    /// (`mbarrier_arrive(bar, cta: lane)`): those that name rank 0, and how many name each rank.
+    /// The blocks of a cluster run the same statements, so block r's barrier gets from every
+    /// block the arrivals that name r; the count check takes rank 0's and checks that the sites
+    /// of a barrier name every rank alike. A `cta` that is the index of a loop over the
+    /// cluster's ranks names each once for every thread. `None` where a rank is not known for
+    /// each thread.
+    fn cluster_arrivals(&self, threads: &Threads, cta: Option<&Operand>) -> Option<(Rc<Vec<bool>>, Vec<usize>)> {
+        let blocks = self.cluster?;
+        let Ok(set) = threads else { return None };
+        let cta = cta?;
+        if let Operand::Value(iv) = cta {
+            if let Some((lb, ub, step)) = self.guards.ivs.get(iv) {
+                let whole =
+                    (lb.as_static(), ub.as_static(), step.as_static()) == (Some(0), Some(blocks as i64), Some(1));
+                let n = set.iter().filter(|on| **on).count();
+                return whole.then(|| (set.clone(), vec![n; blocks]));
+            }
+        }
+        let ranks = self.guards.per_thread(threads, cta)?;
+        let mut per_rank = vec![0usize; blocks];
+        let mut rank0 = vec![false; set.len()];
+        for (t, r) in ranks {
+            *per_rank.get_mut(usize::try_from(r).ok()?)? += 1;
+            rank0[t] = r == 0;
+        }
+        Some((Rc::new(rank0), per_rank))
+    }
+
     /// An arrival on `bar`, in the run of the arrivals on it before in this block, if any.
     fn arrive(&mut self, bar: Bar, threads: &Threads, span: Span) {
         let runs = self.runs.last_mut().expect("a block is open");
@@ -216,7 +262,7 @@ impl<'k> Walk<'k> {
                 self.arrivals.len()
             }
         };
-        self.arrivals.push(Arrival { bar, threads: threads.clone(), span, run });
+        self.arrivals.push(Arrival { bar, threads: threads.clone(), blocks: 1, ranks: Vec::new(), span, run });
     }
 
     fn block(&mut self, insts: &'k [Inst], threads: &Threads) {
@@ -286,14 +332,15 @@ impl<'k> Walk<'k> {
                     // The blocks of the cluster arrive on each other's barriers: one block's threads
                     // do not give the count.
                     MbarrierOp::ArriveCluster => {
-                        let what = "the arrivals from other blocks of the cluster (`cta:`)".into();
+                        let (threads, blocks, ranks) = match self.cluster_arrivals(threads, arg.as_ref()) {
+                            Some((rank0, ranks)) => (Ok(rank0), ranks.len(), ranks),
+                            None => {
+                                let what = "the arrivals from other blocks of the cluster (`cta:`: the rank a thread names is not known for each, or the kernel has no static `cluster(...)`)".into();
+                                (Err(Unseen { span: *span, what }), 1, Vec::new())
+                            }
+                        };
                         let run = self.arrivals.len();
-                        self.arrivals.push(Arrival {
-                            bar,
-                            threads: Err(Unseen { span: *span, what }),
-                            span: *span,
-                            run,
-                        });
+                        self.arrivals.push(Arrival { bar, threads, blocks, ranks, span: *span, run });
                     }
                 }
             }
@@ -301,12 +348,20 @@ impl<'k> Walk<'k> {
                 let bar = self.bar(*bar, offset);
                 let bytes = smem_ty.layout.size().ok().and_then(|s| s.as_static()).unwrap_or(0)
                     * i64::from(smem_ty.elem.size_bytes());
-                if multicast.is_some() {
-                    // The other blocks of the mask complete their boxes on this barrier too.
-                    let what = "the bytes other blocks of the cluster multicast to this barrier";
-                    self.load_unseen(bar, Unseen { span: *span, what: what.into() }, self.open.len() - 1);
-                } else {
-                    self.load(bar, bytes, *span, self.open.len() - 1);
+                match (multicast, self.cluster) {
+                    (None, _) => self.load(bar, bytes, *span, self.open.len() - 1),
+                    // A mask of every block of the cluster: each block's load lands in all of
+                    // them, so each barrier gets the box from every block (the blocks of a cluster
+                    // run the same statements: a load under a condition on the block's rank is
+                    // an `if` arm the other blocks do not take, left unchecked).
+                    (Some(Operand::Int(mask)), Some(c)) if c < 32 && mask.as_static() == Some((1i64 << c) - 1) => {
+                        self.multicast.insert(*span, c);
+                        self.load(bar, bytes * c as i64, *span, self.open.len() - 1)
+                    }
+                    (Some(_), _) => {
+                        let what = "the bytes other blocks of the cluster multicast to this barrier (its mask is not a compile-time value naming every block of the cluster)";
+                        self.load_unseen(bar, Unseen { span: *span, what: what.into() }, self.open.len() - 1);
+                    }
                 }
             }
             _ => {}
@@ -468,7 +523,13 @@ impl Walk<'_> {
                     format!("expects {bytes} bytes"),
                 );
                 for (b, at) in &g.loads {
-                    d = d.with_secondary(*at, format!("completes {b} bytes"));
+                    let label = match self.multicast.get(at) {
+                        Some(c) => {
+                            format!("completes {b} bytes ({} from each of the cluster's {c} blocks)", b / *c as i64)
+                        }
+                        None => format!("completes {b} bytes"),
+                    };
+                    d = d.with_secondary(*at, label);
                 }
                 out.error(d.with_help(format!("announce the bytes of the tiles loaded in the phase: `{loaded}` (each `tma_load` counts its whole box, out-of-bounds zeros included)")));
             }
@@ -517,6 +578,28 @@ impl Walk<'_> {
                 }
             }
             let Some(first) = sites.first() else { continue };
+            // A cluster's arrivals give every block's barrier the same count only where its sites
+            // name every rank alike.
+            let mut per_rank: Vec<usize> = Vec::new();
+            for a in sites.iter().filter(|a| a.blocks > 1) {
+                per_rank.resize(a.ranks.len(), 0);
+                per_rank.iter_mut().zip(&a.ranks).for_each(|(n, m)| *n += m);
+            }
+            if per_rank.iter().any(|n| *n != per_rank[0]) {
+                let times: Vec<String> = per_rank.iter().map(usize::to_string).collect();
+                let u = Unseen {
+                    span: first.span,
+                    what: format!(
+                        "the same count at every block of the cluster (its arrivals name the cluster's ranks {} times)",
+                        times.join(", ")
+                    ),
+                };
+                out.warn(
+                    unseen_warning("the arrival count of this barrier is not checked", first.span, &u)
+                        .with_secondary(init.span, format!("initialized for {count} arrivals")),
+                );
+                continue;
+            }
             // Each thread's arrivals per phase: the most it makes in one run.
             let mut per_thread = vec![0usize; threads.max(0) as usize];
             let mut per_site = Vec::new();
@@ -535,10 +618,10 @@ impl Walk<'_> {
                 let times = sites.iter().filter(|b| b.run == a.run).count();
                 let mut n = 0;
                 for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
-                    per_thread[t] = per_thread[t].max(times);
+                    per_thread[t] = per_thread[t].max(times * a.blocks);
                     n += 1;
                 }
-                per_site.push((a.span, n, times));
+                per_site.push((a.span, n, times, a.blocks));
             }
             if per_site.len() != sites.len() {
                 continue;
@@ -557,7 +640,10 @@ impl Walk<'_> {
                 );
                 continue;
             }
-            let repeated = if arrivals == arriving as i64 {
+            let cluster = sites.iter().map(|a| a.blocks).max().unwrap_or(1);
+            let repeated = if cluster > 1 {
+                format!(", {arrivals} arrivals per phase from the cluster's {cluster} blocks (each block's threads that name this block's rank)")
+            } else if arrivals == arriving as i64 {
                 String::new()
             } else {
                 format!(", {arrivals} arrivals per phase (a thread's arrivals on it in one block, with no wait, `if` or loop between, are in one phase)")
@@ -567,19 +653,24 @@ impl Walk<'_> {
                 init.span,
                 format!("initialized for {count} arrivals"),
             );
-            for (at, n, times) in &per_site {
+            for (at, n, times, blocks) in &per_site {
                 if !d.secondary.iter().any(|(s, _)| s == at) {
                     let each = if *times > 1 {
                         format!(", {times} times each per phase with the arrivals beside it")
                     } else {
                         String::new()
                     };
+                    let whose = if *blocks > 1 {
+                        format!(" from each of the cluster's {blocks} blocks")
+                    } else {
+                        String::new()
+                    };
                     d = d.with_secondary(
                         *at,
                         format!(
-                            "{} arrive{} here{each}",
+                            "{}{whose} arrive{} here{each}",
                             crate::diag::count(*n, "thread"),
-                            if *n == 1 { "s" } else { "" }
+                            if *n == 1 && whose.is_empty() { "s" } else { "" }
                         ),
                     );
                 }

@@ -131,6 +131,21 @@ impl<'k> Guards<'k> {
         (Ok(Rc::new(then)), Ok(Rc::new(els)))
     }
 
+    /// The value of `op` for each thread of `threads` (by linear index), where it is known for
+    /// every one of them.
+    pub(super) fn per_thread(&self, threads: &Threads, op: &Operand) -> Option<Vec<(usize, i64)>> {
+        let (Ok(set), Some(b)) = (threads, self.block) else { return None };
+        let mut values = Vec::new();
+        for (t, _) in set.iter().enumerate().filter(|(_, on)| **on) {
+            let i = t as i64;
+            match self.operand(op, [i % b[0], (i / b[0]) % b[1], i / (b[0] * b[1])]) {
+                Ev::Known(v) => values.push((t, v)),
+                _ => return None,
+            }
+        }
+        Some(values)
+    }
+
     fn operand(&self, op: &Operand, tid: [i64; 3]) -> Ev {
         match op {
             Operand::Int(i) => self.int(i, tid),
