@@ -99,14 +99,20 @@ def test_cache_seqlens(gpu, decode, d, gqa, sq):
     q, k, v = inputs(torch, torch.bfloat16, b, sq, sk, h, h // gqa, d)
     splits = cutec.attention.decode_splits(b, sq, h, h // gqa, d, sk)
     o, lse = run(torch, decode, q, k, v, 0.1, splits, CACHE_LENGTHS)
-    for i, n in enumerate(CACHE_LENGTHS):
-        keys = min(max(n, 0), sk)
-        case = ("cache", d, gqa, sq, n, splits)
+    check_each(torch, o, lse, q, k, v, 0.1, CACHE_LENGTHS, ("cache", d, gqa, sq, splits))
+
+
+def check_each(torch, o, lse, q, k, v, scale, lengths, case):
+    """O and LSE of each sequence i against the reference over its first lengths[i] keys (clamped
+    to the cache's, as the kernel clamps cache_seqlens): a sequence with none has O = 0 and LSE =
+    -inf."""
+    for i, n in enumerate(lengths):
+        keys = min(max(n, 0), k.shape[1])
         if keys == 0:
-            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), case
+            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), (*case, n)
             continue
         sl = slice(i, i + 1)
-        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], 0.1, False, case)
+        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :keys], v[sl, :keys], scale, False, (*case, n))
 
 
 def masked_reference(torch, q, k, v, scale, lengths, window=(-1, 0)):
@@ -212,13 +218,7 @@ def test_paged(gpu, paged_decode, d, gqa, page):
         paged_decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table
     )
     torch.cuda.synchronize()
-    for i, n in enumerate(PAGED_LENGTHS):
-        case = ("paged", d, gqa, page, n)
-        if n == 0:
-            assert bool((o[i] == 0).all()) and bool((lse[i] == float("-inf")).all()), case
-            continue
-        sl = slice(i, i + 1)
-        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, case)
+    check_each(torch, o, lse, q, k, v, 0.1, PAGED_LENGTHS, ("paged", d, gqa, page))
 
 
 WINDOW_LENGTHS = [0, 1, 5, 300, 1000, 4096]
@@ -283,9 +283,7 @@ def test_paged_table_ends_inside_a_tile(gpu, paged_decode, page):
         paged_decode, q, kp, vp, cache_seqlens=lengths, softmax_scale=0.1, block_table=table
     )
     torch.cuda.synchronize()
-    for i, n in enumerate(lengths_list):
-        sl = slice(i, i + 1)
-        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 0.1, False, ("end", page, n))
+    check_each(torch, o, lse, q, k, v, 0.1, lengths_list, ("end", page))
 
 
 def test_paged_refuses_pages_of_other_sizes(gpu, paged_decode):
@@ -309,9 +307,7 @@ def test_python_api_on_bhsd_views(gpu, decode):
     lengths = torch.tensor([5000, 100, 3333], device="cuda", dtype=torch.int32)
     o, lse = cutec.attention.decode(decode, q, k, v, cache_seqlens=lengths, max_splits=4)
     torch.cuda.synchronize()
-    for i, n in enumerate(lengths.tolist()):
-        sl = slice(i, i + 1)
-        check_attention(torch, o[sl], lse[sl], q[sl], k[sl, :n], v[sl, :n], 128**-0.5, False, ("api", n))
+    check_each(torch, o, lse, q, k, v, 128**-0.5, lengths.tolist(), ("api",))
 
 
 def test_refuses_bad_workspaces(gpu, decode):

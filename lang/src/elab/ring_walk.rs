@@ -99,6 +99,9 @@ struct Residue {
 
 /// How many loop exits' statements are walked apart at once (each doubles what follows).
 const MAX_SPLITS: usize = 4;
+/// How many cells of a meet a cell is compared with for what relates them (a meet of many
+/// integer cells would otherwise cost their square).
+const MAX_BASES: usize = 64;
 
 /// One path's register cells: each cell's version (a fresh number per write) and, when the last
 /// write stored a value the walk names, that value.
@@ -576,7 +579,7 @@ impl<V: Visitor> Walker<'_, V> {
                 return s;
             }
         }
-        for (base, bx, by) in bases.iter() {
+        for (base, bx, by) in bases.iter().take(MAX_BASES) {
             let dx = x.sub(bx).ok().and_then(|d| self.vals.residue(&d, 0));
             let dy = y.sub(by).ok().and_then(|d| self.vals.residue(&d, 0));
             let (Some(dx), Some(dy)) = (dx, dy) else { continue };
