@@ -170,23 +170,24 @@ impl Values {
 
     /// `i` over the walk's symbols, or `span` where it reads a value the walk does not follow.
     pub(super) fn canon(&self, i: &Int, span: Span) -> Followed {
-        substitute(i, &mut |id, div| match self.syms.get(&id) {
-            Some(s) => Ok(s.clone()),
-            None if self.params.contains(&id) => Ok(Int::var(id, div)),
-            None => Err(cute_layout::Error::new("canon", "not followed")),
-        })
-        .map_err(|_| span)
+        self.over_symbols(i, false).ok_or(span)
     }
 
     /// A loop bound over the walk's symbols, a value it does not follow (loaded from memory)
     /// named by its id: only what the trip counts tell of it is known (`facts`). The facts of a
     /// loop hold for the statements after it in its block, where its bounds' values are the same.
     fn bound(&self, i: &Int) -> Option<Int> {
+        self.over_symbols(i, true)
+    }
+
+    /// `i` with its leaves replaced by the walk's symbols (parameters stay themselves); a leaf
+    /// the walk does not follow is named by its id where `name_unfollowed`, else `None`.
+    fn over_symbols(&self, i: &Int, name_unfollowed: bool) -> Option<Int> {
         substitute(i, &mut |id, div| match self.syms.get(&id) {
             Some(s) => Ok(s.clone()),
             None if self.params.contains(&id) => Ok(Int::var(id, div)),
-            None if id < SYMBOLS => Ok(Int::var(UNFOLLOWED + id, 1)),
-            None => Err(cute_layout::Error::new("bound", "not named")),
+            None if name_unfollowed && id < SYMBOLS => Ok(Int::var(UNFOLLOWED + id, 1)),
+            None => Err(cute_layout::Error::new("over_symbols", "not followed")),
         })
         .ok()
     }
